@@ -1,0 +1,12 @@
+//! volley remoting: wire protocol, codec and TCP transport.
+//!
+//! [`wire`] is the versioned wire protocol (preamble, frames, PDUs) with an
+//! allocation-free [`wire::Encoder`] and [`wire::Decoder`];
+//! [`serialization`] maps serializer ids to payload formats. The byte-level
+//! specification lives in `docs/wire-protocol.md` at the repository root and
+//! is pinned by the golden vectors in `tests/vectors/`.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod serialization;
+pub mod wire;

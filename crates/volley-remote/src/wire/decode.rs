@@ -1,0 +1,397 @@
+//! Splits a read buffer into frames and decodes their PDUs in place.
+
+use super::address::{validate_host, validate_system, Address};
+use super::error::DecodeError;
+use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
+use super::handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
+use super::pdu::{
+    Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, SpawnRequest,
+    SpawnResponse, SpawnResult, SystemAck, SystemMessage, UserMessage, MESSAGE_HEADER_LEN,
+};
+use crate::serialization::SerializerId;
+
+/// Default highest reference id a peer may declare per lane: 2^20. The
+/// receiver keeps resolved references in a `Vec` indexed by id, so this
+/// bounds that table (about 16 MiB at 16 bytes an entry).
+pub const DEFAULT_MAX_REF_ID: u32 = 1 << 20;
+
+/// Limits a [`Decoder`] enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecoderConfig {
+    /// Largest accepted frame length (kind byte + body).
+    pub max_frame_len: u32,
+    /// Largest accepted id in a [`RefDeclaration`].
+    pub max_ref_id: u32,
+}
+
+impl Default for DecoderConfig {
+    fn default() -> Self {
+        DecoderConfig {
+            max_frame_len: SMALL_MAX_FRAME_LEN,
+            max_ref_id: DEFAULT_MAX_REF_ID,
+        }
+    }
+}
+
+impl DecoderConfig {
+    /// The default limits of `lane`.
+    pub fn for_lane(lane: Lane) -> Self {
+        DecoderConfig {
+            max_frame_len: lane.default_max_frame_len(),
+            ..DecoderConfig::default()
+        }
+    }
+}
+
+/// Decodes frames from a read buffer without copying or allocating.
+///
+/// Typical transport loop:
+///
+/// ```
+/// # use bytes::{Buf, BytesMut};
+/// # use volley_remote::wire::{Decoder, DecoderConfig, Pdu};
+/// # let decoder = Decoder::new(DecoderConfig::default());
+/// # let mut read_buf = BytesMut::new();
+/// let mut frames = decoder.frames(&read_buf);
+/// for pdu in &mut frames {
+///     match pdu {
+///         Ok(Pdu::UserMessage(m)) => { /* dispatch m.header, m.payload */ }
+///         Ok(_) => {}
+///         Err(e) => { /* protocol violation: close the connection */ }
+///     }
+/// }
+/// let used = frames.consumed();
+/// read_buf.advance(used); // keeps the partial trailing frame
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Decoder {
+    config: DecoderConfig,
+}
+
+impl Decoder {
+    /// A decoder with the given limits.
+    pub fn new(config: DecoderConfig) -> Self {
+        Decoder { config }
+    }
+
+    /// The limits in force.
+    pub fn config(&self) -> &DecoderConfig {
+        &self.config
+    }
+
+    /// An iterator over all complete frames at the start of `buf`.
+    pub fn frames<'a>(&self, buf: &'a [u8]) -> Frames<'a> {
+        Frames {
+            buf,
+            pos: 0,
+            config: self.config,
+            failed: false,
+        }
+    }
+
+    /// Decodes the first frame of `buf`: `Ok(None)` if it is not complete
+    /// yet, else the PDU and the number of bytes it occupied.
+    pub fn decode_frame<'a>(&self, buf: &'a [u8]) -> Result<Option<(Pdu<'a>, usize)>, DecodeError> {
+        let mut frames = self.frames(buf);
+        match frames.next() {
+            None => Ok(None),
+            Some(Ok(pdu)) => Ok(Some((pdu, frames.consumed()))),
+            Some(Err(e)) => Err(e),
+        }
+    }
+}
+
+/// Iterator over the complete frames of one read buffer.
+///
+/// It stops at the first incomplete frame (see [`Frames::consumed`]) and
+/// after the first error: the stream cannot be trusted past a frame that did
+/// not decode.
+#[derive(Debug, Clone)]
+pub struct Frames<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    config: DecoderConfig,
+    failed: bool,
+}
+
+impl<'a> Frames<'a> {
+    /// Bytes taken up by the frames decoded so far; the caller drops them
+    /// from the read buffer. After an error, the offset of the bad frame.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+
+    /// Total length (header included) of the incomplete frame at the current
+    /// position, once its length field has arrived, so the transport can
+    /// reserve room for it in one go. `None` if fewer than 4 bytes remain or
+    /// the frame is already complete.
+    pub fn pending_frame_len(&self) -> Option<usize> {
+        let rest = self.buf.get(self.pos..)?;
+        let len = u32::from_le_bytes(*rest.first_chunk::<4>()?) as usize;
+        let total = len.checked_add(4)?;
+        (total > rest.len() && len <= self.config.max_frame_len as usize).then_some(total)
+    }
+
+    fn fail(&mut self, e: DecodeError) -> Option<Result<Pdu<'a>, DecodeError>> {
+        self.failed = true;
+        Some(Err(e))
+    }
+}
+
+impl<'a> Iterator for Frames<'a> {
+    type Item = Result<Pdu<'a>, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let rest = self.buf.get(self.pos..)?;
+        let len = u32::from_le_bytes(*rest.first_chunk::<4>()?) as usize;
+        // Checked before waiting for the body, so an oversized frame is never
+        // buffered.
+        if len > self.config.max_frame_len as usize {
+            return self.fail(DecodeError::FrameTooLong {
+                len,
+                max: self.config.max_frame_len as usize,
+            });
+        }
+        let Some((&kind, body)) = rest.get(4..len.saturating_add(4))?.split_first() else {
+            return self.fail(DecodeError::EmptyFrame);
+        };
+        match decode_pdu(kind, body, &self.config) {
+            Ok(pdu) => {
+                self.pos += len + 4;
+                Some(Ok(pdu))
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+}
+
+#[inline]
+fn decode_pdu<'a>(kind: u8, body: &'a [u8], config: &DecoderConfig) -> Result<Pdu<'a>, DecodeError> {
+    // The hot path first, without the generic reader.
+    if kind == PduKind::UserMessage as u8 {
+        return user_message(body);
+    }
+    let kind = PduKind::from_u8(kind).ok_or(DecodeError::UnknownPduKind(kind))?;
+    let mut r = Reader { kind, buf: body };
+    let pdu = match kind {
+        PduKind::Heartbeat => Pdu::Heartbeat,
+        PduKind::HeartbeatAck => Pdu::HeartbeatAck,
+        PduKind::HandshakeRequest => Pdu::HandshakeRequest(HandshakeRequest {
+            version: r.u8("version")?,
+            uid: r.u64("uid")?,
+            from: r.address("from")?,
+            to: r.address("to")?,
+            auth_token: r.opt_bytes16("auth_token")?,
+        }),
+        PduKind::HandshakeResponse => {
+            let version = r.u8("version")?;
+            let status = HandshakeStatus::from_u8(r.u8("status")?)
+                .ok_or(r.malformed("status", "unknown handshake status"))?;
+            Pdu::HandshakeResponse(HandshakeResponse {
+                version,
+                status,
+                uid: r.u64("uid")?,
+                from: r.address("from")?,
+                auth_token: r.opt_bytes16("auth_token")?,
+                reason: r.str16("reason")?,
+            })
+        }
+        PduKind::Disassociate => Pdu::Disassociate(Disassociate {
+            reason: DisassociateReason::from_u8(r.u8("reason")?),
+            text: r.str16("text")?,
+        }),
+        PduKind::RefDeclaration => {
+            let id = r.u32("id")?;
+            let id = RefId::new(id)
+                .filter(|id| id.get() <= config.max_ref_id)
+                .ok_or(r.malformed("id", "reference id is 0 or above the limit"))?;
+            let uid = r.u64("uid")?;
+            let path = r.str16("path")?;
+            if path.is_empty() {
+                return Err(r.malformed("path", "actor path is empty"));
+            }
+            Pdu::RefDeclaration(RefDeclaration { id, uid, path })
+        }
+        PduKind::SystemMessage => {
+            let seq = r.u64("seq")?;
+            if seq == 0 {
+                return Err(r.malformed("seq", "sequence numbers start at 1"));
+            }
+            let ack = r.u64("ack")?;
+            let Some((head, payload)) = r.buf.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
+                return Err(truncated_header(kind, r.buf.len()));
+            };
+            let header = message_header(kind, head)?;
+            r.buf = &[];
+            Pdu::SystemMessage(SystemMessage {
+                seq,
+                ack,
+                header,
+                payload,
+            })
+        }
+        PduKind::SystemAck => Pdu::SystemAck(SystemAck { ack: r.u64("ack")? }),
+        PduKind::SpawnRequest => Pdu::SpawnRequest(SpawnRequest {
+            request_id: r.u64("request_id")?,
+            serializer: SerializerId(r.u16("serializer")?),
+            kind: r.str16("kind")?,
+            name: r.str16("name")?,
+            props: std::mem::take(&mut r.buf),
+        }),
+        PduKind::SpawnResponse => {
+            let request_id = r.u64("request_id")?;
+            let result = match r.u8("status")? {
+                0 => SpawnResult::Spawned {
+                    uid: r.u64("uid")?,
+                    path: r.str16("path")?,
+                },
+                1 => SpawnResult::Failed {
+                    error: r.str16("error")?,
+                },
+                _ => return Err(r.malformed("status", "spawn status is neither 0 nor 1")),
+            };
+            Pdu::SpawnResponse(SpawnResponse { request_id, result })
+        }
+        PduKind::UserMessage => return user_message(body),
+    };
+    if !r.buf.is_empty() {
+        return Err(DecodeError::TrailingBytes {
+            kind,
+            extra: r.buf.len(),
+        });
+    }
+    Ok(pdu)
+}
+
+#[inline]
+fn user_message(body: &[u8]) -> Result<Pdu<'_>, DecodeError> {
+    let Some((head, payload)) = body.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
+        return Err(truncated_header(PduKind::UserMessage, body.len()));
+    };
+    let header = message_header(PduKind::UserMessage, head)?;
+    Ok(Pdu::UserMessage(UserMessage { header, payload }))
+}
+
+#[cold]
+fn truncated_header(kind: PduKind, have: usize) -> DecodeError {
+    const FIELDS: [(usize, &str); 4] = [
+        (4, "recipient"),
+        (8, "sender"),
+        (10, "serializer"),
+        (14, "type_id"),
+    ];
+    let field = FIELDS
+        .iter()
+        .find(|(end, _)| have < *end)
+        .map_or("type_id", |(_, f)| f);
+    DecodeError::Truncated { kind, field }
+}
+
+#[inline]
+fn message_header(kind: PduKind, h: &[u8; MESSAGE_HEADER_LEN]) -> Result<MessageHeader, DecodeError> {
+    let [r0, r1, r2, r3, s0, s1, s2, s3, z0, z1, t0, t1, t2, t3] = *h;
+    let recipient = RefId::new(u32::from_le_bytes([r0, r1, r2, r3])).ok_or(DecodeError::Malformed {
+        kind,
+        field: "recipient",
+        reason: "recipient id 0",
+    })?;
+    Ok(MessageHeader {
+        recipient,
+        sender: RefId::new(u32::from_le_bytes([s0, s1, s2, s3])),
+        serializer: SerializerId(u16::from_le_bytes([z0, z1])),
+        type_id: u32::from_le_bytes([t0, t1, t2, t3]),
+    })
+}
+
+/// Reads fields from a frame body front to back; every read is bounds
+/// checked and names the field it was after.
+struct Reader<'a> {
+    kind: PduKind,
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
+        let (head, rest) = self
+            .buf
+            .split_first_chunk::<N>()
+            .ok_or(DecodeError::Truncated {
+                kind: self.kind,
+                field,
+            })?;
+        self.buf = rest;
+        Ok(*head)
+    }
+
+    fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
+        self.take::<1>(field).map(|[b]| b)
+    }
+
+    fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
+        self.take(field).map(u16::from_le_bytes)
+    }
+
+    fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        self.take(field).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, field: &'static str) -> Result<u64, DecodeError> {
+        self.take(field).map(u64::from_le_bytes)
+    }
+
+    fn bytes16(&mut self, field: &'static str) -> Result<&'a [u8], DecodeError> {
+        let len = self.u16(field)? as usize;
+        if self.buf.len() < len {
+            return Err(DecodeError::Truncated {
+                kind: self.kind,
+                field,
+            });
+        }
+        let (b, rest) = self.buf.split_at(len);
+        self.buf = rest;
+        Ok(b)
+    }
+
+    fn str16(&mut self, field: &'static str) -> Result<&'a str, DecodeError> {
+        let b = self.bytes16(field)?;
+        std::str::from_utf8(b).map_err(|_| DecodeError::InvalidUtf8 {
+            kind: self.kind,
+            field,
+        })
+    }
+
+    fn opt_bytes16(&mut self, field: &'static str) -> Result<Option<&'a [u8]>, DecodeError> {
+        match self.u8(field)? {
+            0 => Ok(None),
+            1 => self.bytes16(field).map(Some),
+            _ => Err(self.malformed(field, "presence flag is neither 0 nor 1")),
+        }
+    }
+
+    fn address(&mut self, field: &'static str) -> Result<Address, DecodeError> {
+        let system = self.str16(field)?;
+        let host = self.str16(field)?;
+        let port = self.u16(field)?;
+        let invalid = |source| DecodeError::InvalidAddress {
+            kind: self.kind,
+            field,
+            source,
+        };
+        // Validate before allocating, so garbage costs no allocation.
+        validate_system(system).map_err(invalid)?;
+        validate_host(host).map_err(invalid)?;
+        Address::new(system, host, port).map_err(invalid)
+    }
+
+    fn malformed(&self, field: &'static str, reason: &'static str) -> DecodeError {
+        DecodeError::Malformed {
+            kind: self.kind,
+            field,
+            reason,
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The protocol data units carried in frames.
+//!
+//! Decoded PDUs borrow their byte and string fields from the read buffer. A
+//! transport that wants to keep a payload past the read (to hand it to
+//! another thread, say) turns it into a zero-copy `Bytes` with
+//! `read_buf.slice_ref(payload)` on the frozen read buffer.
+
+use std::num::NonZeroU32;
+
+use super::frame::PduKind;
+use super::handshake::{HandshakeRequest, HandshakeResponse};
+use crate::serialization::SerializerId;
+
+/// A compressed actor reference: an index into the per-lane table the
+/// sending side fills with [`RefDeclaration`]s. Zero is never a valid id, so
+/// `Option<RefId>` is four bytes and `0` on the wire means "no sender".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefId(NonZeroU32);
+
+impl RefId {
+    /// The id `n`, or `None` for 0.
+    pub const fn new(n: u32) -> Option<RefId> {
+        match NonZeroU32::new(n) {
+            Some(n) => Some(RefId(n)),
+            None => None,
+        }
+    }
+
+    /// The wire value, usable as an index into the receiver's table.
+    pub const fn get(self) -> u32 {
+        self.0.get()
+    }
+}
+
+/// Length of the fixed header of a user message body: recipient (4),
+/// sender (4), serializer (2), type id (4).
+pub const MESSAGE_HEADER_LEN: usize = 14;
+
+/// Addressing and typing of a user or system message; everything but the
+/// payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MessageHeader {
+    /// Who receives the message (declared by the sender on this lane).
+    pub recipient: RefId,
+    /// Who sent it, if anyone (declared by the sender on this lane).
+    pub sender: Option<RefId>,
+    /// How the payload is serialized.
+    pub serializer: SerializerId,
+    /// Stable, user-registered id of the message type.
+    pub type_id: u32,
+}
+
+/// An ordinary actor message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserMessage<'a> {
+    /// Addressing and typing.
+    pub header: MessageHeader,
+    /// The serialized message: the rest of the frame.
+    pub payload: &'a [u8],
+}
+
+/// Binds a reference id to an actor, for the rest of the connection (or
+/// until re-declared).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefDeclaration<'a> {
+    /// The id later messages on this lane will use.
+    pub id: RefId,
+    /// Incarnation uid of the actor, so a message for a previous actor at the
+    /// same path is not delivered to its successor.
+    pub uid: u64,
+    /// Full actor path, `volley://system@host:port/user/...`.
+    pub path: &'a str,
+}
+
+/// A system message (watch, unwatch, terminated, ...) with the sequence
+/// number and cumulative ack of the reliable-delivery layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemMessage<'a> {
+    /// Sequence number of this message, starting at 1, per association.
+    pub seq: u64,
+    /// Highest sequence number received contiguously from the peer (0 if
+    /// none), piggy-backed.
+    pub ack: u64,
+    /// Addressing and typing.
+    pub header: MessageHeader,
+    /// The serialized system message: the rest of the frame.
+    pub payload: &'a [u8],
+}
+
+/// A standalone cumulative ack for system messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemAck {
+    /// Highest sequence number received contiguously.
+    pub ack: u64,
+}
+
+/// Why an association is being torn down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DisassociateReason {
+    /// The sending system is shutting down normally.
+    Shutdown,
+    /// The receiver's incarnation has been quarantined by the sender.
+    Quarantined,
+    /// The handshake failed or timed out.
+    HandshakeFailed,
+    /// The peer violated the protocol (a decode error, say).
+    ProtocolError,
+    /// The association was idle too long.
+    Idle,
+    /// A code this build does not know; kept so a newer peer's reason is
+    /// still logged rather than rejected.
+    Other(u8),
+}
+
+impl DisassociateReason {
+    /// The wire value.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            DisassociateReason::Shutdown => 0,
+            DisassociateReason::Quarantined => 1,
+            DisassociateReason::HandshakeFailed => 2,
+            DisassociateReason::ProtocolError => 3,
+            DisassociateReason::Idle => 4,
+            DisassociateReason::Other(v) => v,
+        }
+    }
+
+    /// The reason for a wire value; unknown values become `Other`.
+    pub fn from_u8(v: u8) -> DisassociateReason {
+        match v {
+            0 => DisassociateReason::Shutdown,
+            1 => DisassociateReason::Quarantined,
+            2 => DisassociateReason::HandshakeFailed,
+            3 => DisassociateReason::ProtocolError,
+            4 => DisassociateReason::Idle,
+            v => DisassociateReason::Other(v),
+        }
+    }
+}
+
+/// Last words before closing a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Disassociate<'a> {
+    /// Machine-readable reason.
+    pub reason: DisassociateReason,
+    /// Optional human-readable detail (may be empty).
+    pub text: &'a str,
+}
+
+/// Asks the peer to spawn an actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpawnRequest<'a> {
+    /// Correlates the response; chosen by the requester.
+    pub request_id: u64,
+    /// Serializer of `props`.
+    pub serializer: SerializerId,
+    /// Name under which the behaviour was registered on the peer.
+    pub kind: &'a str,
+    /// Requested child name; empty lets the peer choose one.
+    pub name: &'a str,
+    /// Serialized constructor arguments: the rest of the frame.
+    pub props: &'a [u8],
+}
+
+/// Outcome of a [`SpawnRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpawnResult<'a> {
+    /// The actor was started.
+    Spawned {
+        /// Its full path.
+        path: &'a str,
+        /// Its incarnation uid.
+        uid: u64,
+    },
+    /// The spawn failed.
+    Failed {
+        /// Why.
+        error: &'a str,
+    },
+}
+
+/// Answer to a [`SpawnRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpawnResponse<'a> {
+    /// The request's id.
+    pub request_id: u64,
+    /// What happened.
+    pub result: SpawnResult<'a>,
+}
+
+/// One decoded (or to-be-encoded) frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pdu<'a> {
+    /// See [`HandshakeRequest`].
+    HandshakeRequest(HandshakeRequest<'a>),
+    /// See [`HandshakeResponse`].
+    HandshakeResponse(HandshakeResponse<'a>),
+    /// Liveness probe.
+    Heartbeat,
+    /// Answer to a heartbeat.
+    HeartbeatAck,
+    /// See [`Disassociate`].
+    Disassociate(Disassociate<'a>),
+    /// See [`UserMessage`].
+    UserMessage(UserMessage<'a>),
+    /// See [`RefDeclaration`].
+    RefDeclaration(RefDeclaration<'a>),
+    /// See [`SystemMessage`].
+    SystemMessage(SystemMessage<'a>),
+    /// See [`SystemAck`].
+    SystemAck(SystemAck),
+    /// See [`SpawnRequest`].
+    SpawnRequest(SpawnRequest<'a>),
+    /// See [`SpawnResponse`].
+    SpawnResponse(SpawnResponse<'a>),
+}
+
+impl Pdu<'_> {
+    /// The kind byte this PDU is framed with.
+    pub fn kind(&self) -> PduKind {
+        match self {
+            Pdu::HandshakeRequest(_) => PduKind::HandshakeRequest,
+            Pdu::HandshakeResponse(_) => PduKind::HandshakeResponse,
+            Pdu::Heartbeat => PduKind::Heartbeat,
+            Pdu::HeartbeatAck => PduKind::HeartbeatAck,
+            Pdu::Disassociate(_) => PduKind::Disassociate,
+            Pdu::UserMessage(_) => PduKind::UserMessage,
+            Pdu::RefDeclaration(_) => PduKind::RefDeclaration,
+            Pdu::SystemMessage(_) => PduKind::SystemMessage,
+            Pdu::SystemAck(_) => PduKind::SystemAck,
+            Pdu::SpawnRequest(_) => PduKind::SpawnRequest,
+            Pdu::SpawnResponse(_) => PduKind::SpawnResponse,
+        }
+    }
+}
