@@ -1,0 +1,127 @@
+package bench.pekko;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Command-line contract shared with the Rust harness (see bench/peers/README.md). */
+final class Args {
+    static final String USAGE = String.join("\n",
+            "usage:",
+            "  java -jar pekko-bench.jar local-pingpong [--system pekko] --configs P:K:T[,P:K:T...] --messages M [--warmup]",
+            "  java -jar pekko-bench.jar spawn [--system pekko] --actors N",
+            "  java -jar pekko-bench.jar ask-local [--system pekko] --requests N",
+            "  java -jar pekko-bench.jar remote-pingpong [--system pekko] --clients 1,5,10 --repeat R [--inflight 50]");
+
+    /** Pekko's own default for dispatcher throughput, used when T is omitted. */
+    static final int DEFAULT_THROUGHPUT = 5;
+
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    record PairConfig(long pairs, long inflight, int throughput) {}
+
+    String scenario;
+    List<PairConfig> configs;
+    long messages;
+    boolean warmup;
+    long actors;
+    long requests;
+    int[] clients;
+    long repeat;
+    int inflight = 50;
+
+    static Args parse(String[] argv) throws UsageException {
+        if (argv.length == 0) {
+            throw new UsageException("missing scenario");
+        }
+        Args a = new Args();
+        a.scenario = argv[0];
+        List<String> allowed = switch (a.scenario) {
+            case "local-pingpong" -> List.of("--system", "--configs", "--messages", "--warmup");
+            case "spawn" -> List.of("--system", "--actors");
+            case "ask-local" -> List.of("--system", "--requests");
+            case "remote-pingpong" -> List.of("--system", "--clients", "--repeat", "--inflight");
+            default -> throw new UsageException("unknown scenario '" + a.scenario + "'");
+        };
+        List<String> seen = new ArrayList<>();
+        for (int i = 1; i < argv.length; i++) {
+            String flag = argv[i];
+            if (!allowed.contains(flag)) {
+                throw new UsageException("flag '" + flag + "' is not valid for " + a.scenario);
+            }
+            seen.add(flag);
+            if (flag.equals("--warmup")) {
+                a.warmup = true;
+                continue;
+            }
+            if (++i >= argv.length) {
+                throw new UsageException(flag + " needs a value");
+            }
+            String v = argv[i];
+            switch (flag) {
+                case "--system" -> {
+                    if (!v.equals("pekko")) {
+                        throw new UsageException("this harness only runs --system pekko, got '" + v + "'");
+                    }
+                }
+                case "--configs" -> a.configs = parseConfigs(v);
+                case "--messages" -> a.messages = positive(flag, v);
+                case "--actors" -> a.actors = positive(flag, v);
+                case "--requests" -> a.requests = positive(flag, v);
+                case "--clients" -> a.clients = parseClients(v);
+                case "--repeat" -> a.repeat = positive(flag, v);
+                case "--inflight" -> a.inflight = (int) Math.min(positive(flag, v), Integer.MAX_VALUE);
+                default -> throw new IllegalStateException(flag);
+            }
+        }
+        for (String flag : allowed) {
+            boolean optional = flag.equals("--system") || flag.equals("--warmup") || flag.equals("--inflight");
+            if (!optional && !seen.contains(flag)) {
+                throw new UsageException(flag + " is required for " + a.scenario);
+            }
+        }
+        return a;
+    }
+
+    private static long positive(String flag, String v) throws UsageException {
+        try {
+            long n = Long.parseLong(v);
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // fall through to the error below
+        }
+        throw new UsageException(flag + " expects a positive integer, got '" + v + "'");
+    }
+
+    private static List<PairConfig> parseConfigs(String v) throws UsageException {
+        List<PairConfig> out = new ArrayList<>();
+        for (String item : v.split(",", -1)) {
+            String[] p = item.split(":", -1);
+            if (p.length < 2 || p.length > 3) {
+                throw new UsageException("--configs entry '" + item + "' is not P:K:T");
+            }
+            long t = p.length == 3 ? positive("--configs throughput", p[2]) : DEFAULT_THROUGHPUT;
+            out.add(new PairConfig(
+                    positive("--configs pairs", p[0]),
+                    positive("--configs inflight", p[1]),
+                    (int) Math.min(t, Integer.MAX_VALUE)));
+        }
+        return out;
+    }
+
+    private static int[] parseClients(String v) throws UsageException {
+        String[] parts = v.split(",", -1);
+        int[] out = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = (int) Math.min(positive("--clients", parts[i]), 100_000);
+        }
+        return out;
+    }
+}
