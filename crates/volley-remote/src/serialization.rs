@@ -181,11 +181,16 @@ impl<T: Serialize + DeserializeOwned> Serializer<T> for PostcardSerializer {
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<T, SerializeError> {
-        let (value, rest) = postcard::take_from_bytes(bytes).map_err(|e| SerializeError::Decode {
-            serializer: SerializerId::POSTCARD,
-            source: Box::new(e),
-        })?;
-        check_consumed(SerializerId::POSTCARD, bytes.len(), bytes.len() - rest.len())?;
+        let (value, rest) =
+            postcard::take_from_bytes(bytes).map_err(|e| SerializeError::Decode {
+                serializer: SerializerId::POSTCARD,
+                source: Box::new(e),
+            })?;
+        check_consumed(
+            SerializerId::POSTCARD,
+            bytes.len(),
+            bytes.len() - rest.len(),
+        )?;
         Ok(value)
     }
 }
@@ -235,7 +240,9 @@ mod tests {
     #[test]
     fn bincode_is_fixed_width_little_endian() {
         let mut buf = BytesMut::new();
-        BincodeSerializer.encode(&Pair { a: 1, b: -2 }, &mut buf).unwrap();
+        BincodeSerializer
+            .encode(&Pair { a: 1, b: -2 }, &mut buf)
+            .unwrap();
         assert_eq!(
             &buf[..],
             &[1, 0, 0, 0, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
@@ -247,19 +254,29 @@ mod tests {
     #[test]
     fn trailing_bytes_and_garbage_are_errors() {
         let mut buf = BytesMut::new();
-        BincodeSerializer.encode(&Pair { a: 1, b: 2 }, &mut buf).unwrap();
+        BincodeSerializer
+            .encode(&Pair { a: 1, b: 2 }, &mut buf)
+            .unwrap();
         buf.put_u8(0);
         let r: Result<Pair, _> = BincodeSerializer.decode(&buf);
-        assert!(matches!(r, Err(SerializeError::TrailingBytes { extra: 1, .. })));
+        assert!(matches!(
+            r,
+            Err(SerializeError::TrailingBytes { extra: 1, .. })
+        ));
         let r: Result<Pair, _> = BincodeSerializer.decode(&buf[..3]);
         assert!(matches!(r, Err(SerializeError::Decode { .. })));
 
         let mut buf = BytesMut::new();
-        PostcardSerializer.encode(&Pair { a: 1, b: -2 }, &mut buf).unwrap();
+        PostcardSerializer
+            .encode(&Pair { a: 1, b: -2 }, &mut buf)
+            .unwrap();
         assert_eq!(&buf[..], &[2, 3]);
         buf.put_u8(7);
         let r: Result<Pair, _> = PostcardSerializer.decode(&buf);
-        assert!(matches!(r, Err(SerializeError::TrailingBytes { extra: 1, .. })));
+        assert!(matches!(
+            r,
+            Err(SerializeError::TrailingBytes { extra: 1, .. })
+        ));
     }
 
     #[test]

@@ -120,7 +120,11 @@ pub(crate) fn validate_host(host: &str) -> Result<(), AddressError> {
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.host.contains(':') {
-            write!(f, "{SCHEME}://{}@[{}]:{}", self.system, self.host, self.port)
+            write!(
+                f,
+                "{SCHEME}://{}@[{}]:{}",
+                self.system, self.host, self.port
+            )
         } else {
             write!(f, "{SCHEME}://{}@{}:{}", self.system, self.host, self.port)
         }
@@ -183,7 +187,10 @@ mod tests {
     #[test]
     fn parses_and_displays() {
         let a: Address = "volley://sys@host.example:2552".parse().unwrap();
-        assert_eq!((a.system(), a.host(), a.port()), ("sys", "host.example", 2552));
+        assert_eq!(
+            (a.system(), a.host(), a.port()),
+            ("sys", "host.example", 2552)
+        );
         assert_eq!(a.to_string(), "volley://sys@host.example:2552");
 
         let v6: Address = "volley://my-sys_1@[::1]:1".parse().unwrap();

@@ -170,7 +170,11 @@ impl<'a> Iterator for Frames<'a> {
 }
 
 #[inline]
-fn decode_pdu<'a>(kind: u8, body: &'a [u8], config: &DecoderConfig) -> Result<Pdu<'a>, DecodeError> {
+fn decode_pdu<'a>(
+    kind: u8,
+    body: &'a [u8],
+    config: &DecoderConfig,
+) -> Result<Pdu<'a>, DecodeError> {
     // The hot path first, without the generic reader.
     if kind == PduKind::UserMessage as u8 {
         return user_message(body);
@@ -292,13 +296,17 @@ fn truncated_header(kind: PduKind, have: usize) -> DecodeError {
 }
 
 #[inline]
-fn message_header(kind: PduKind, h: &[u8; MESSAGE_HEADER_LEN]) -> Result<MessageHeader, DecodeError> {
+fn message_header(
+    kind: PduKind,
+    h: &[u8; MESSAGE_HEADER_LEN],
+) -> Result<MessageHeader, DecodeError> {
     let [r0, r1, r2, r3, s0, s1, s2, s3, z0, z1, t0, t1, t2, t3] = *h;
-    let recipient = RefId::new(u32::from_le_bytes([r0, r1, r2, r3])).ok_or(DecodeError::Malformed {
-        kind,
-        field: "recipient",
-        reason: "recipient id 0",
-    })?;
+    let recipient =
+        RefId::new(u32::from_le_bytes([r0, r1, r2, r3])).ok_or(DecodeError::Malformed {
+            kind,
+            field: "recipient",
+            reason: "recipient id 0",
+        })?;
     Ok(MessageHeader {
         recipient,
         sender: RefId::new(u32::from_le_bytes([s0, s1, s2, s3])),

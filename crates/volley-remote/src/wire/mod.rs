@@ -19,8 +19,7 @@ pub use encode::Encoder;
 pub use error::{DecodeError, EncodeError};
 pub use frame::{
     Lane, PduKind, Preamble, FRAME_HEADER_LEN, HEARTBEAT_ACK_FRAME, HEARTBEAT_FRAME,
-    LARGE_MAX_FRAME_LEN, MAGIC, MAX_STR_LEN, PREAMBLE_LEN, PROTOCOL_VERSION,
-    SMALL_MAX_FRAME_LEN,
+    LARGE_MAX_FRAME_LEN, MAGIC, MAX_STR_LEN, PREAMBLE_LEN, PROTOCOL_VERSION, SMALL_MAX_FRAME_LEN,
 };
 pub use handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
 pub use pdu::{

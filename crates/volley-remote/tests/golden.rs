@@ -1,0 +1,449 @@
+//! Golden vectors: the exact bytes of every PDU kind, the preamble and a
+//! handshake, pinned in `tests/vectors/*.hex` so a peer written in another
+//! language can be checked against them.
+//!
+//! Each file is hex text: `#` starts a comment, whitespace is ignored. Lines
+//! are split by field with the field's name in a comment. Run with
+//! `VOLLEY_BLESS=1` to rewrite the files after a deliberate format change
+//! (which also needs a protocol version bump).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use bytes::BytesMut;
+use serde::{Deserialize, Serialize};
+use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
+use volley_remote::wire::*;
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Ping {
+    seq: u64,
+}
+
+struct Vector {
+    name: &'static str,
+    description: String,
+    bytes: Vec<u8>,
+    /// (field name, length) in wire order; lengths add up to `bytes.len()`.
+    fields: Vec<(String, usize)>,
+}
+
+fn addr(s: &str) -> Address {
+    s.parse().unwrap()
+}
+
+fn rid(n: u32) -> RefId {
+    RefId::new(n).unwrap()
+}
+
+fn frame_fields(kind: PduKind, body: &[(&str, usize)]) -> Vec<(String, usize)> {
+    let mut f = vec![
+        ("frame length (u32 LE)".to_string(), 4),
+        (format!("kind = {kind}"), 1),
+    ];
+    f.extend(body.iter().map(|(n, l)| (n.to_string(), *l)));
+    f
+}
+
+fn str_fields(name: &str, s: &str) -> [(String, usize); 2] {
+    [
+        (format!("{name} length (u16 LE)"), 2),
+        (format!("{name} = {s:?}"), s.len()),
+    ]
+}
+
+fn address_fields(name: &str, a: &Address) -> Vec<(String, usize)> {
+    let mut f = Vec::new();
+    f.extend(str_fields(&format!("{name}.system"), a.system()));
+    f.extend(str_fields(&format!("{name}.host"), a.host()));
+    f.push((format!("{name}.port = {} (u16 LE)", a.port()), 2));
+    f
+}
+
+fn encode(pdu: &Pdu<'_>) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    Encoder::for_lane(Lane::Large)
+        .encode(pdu, &mut buf)
+        .unwrap();
+    buf.to_vec()
+}
+
+const MESSAGE_HEADER: [(&str, usize); 4] = [
+    ("recipient ref id (u32 LE)", 4),
+    ("sender ref id (u32 LE, 0 = none)", 4),
+    ("serializer id (u16 LE)", 2),
+    ("type id (u32 LE)", 4),
+];
+
+/// Every vector, built from known values. The PDU is returned alongside so
+/// the decode direction can be checked.
+fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
+    let mut out = Vec::new();
+
+    let pre = Preamble::new(Lane::Ordinary);
+    out.push((
+        Vector {
+            name: "preamble",
+            description: "connection preamble, protocol version 1, lane 1 (ordinary)".into(),
+            bytes: pre.to_bytes().to_vec(),
+            fields: vec![
+                ("magic \"VLLY\"".into(), 4),
+                ("protocol version".into(), 1),
+                ("lane".into(), 1),
+            ],
+        },
+        None,
+    ));
+
+    let from = addr("volley://alpha@node-a.example:2552");
+    let to = addr("volley://beta@node-b.example:2553");
+    let req = Pdu::HandshakeRequest(HandshakeRequest {
+        version: PROTOCOL_VERSION,
+        from: from.clone(),
+        uid: 0x0123_4567_89ab_cdef,
+        to: to.clone(),
+        auth_token: Some(b"secret"),
+    });
+    let mut fields = vec![("version".to_string(), 1), ("uid (u64 LE)".into(), 8)];
+    fields.extend(address_fields("from", &from));
+    fields.extend(address_fields("to", &to));
+    fields.push(("auth_token present = 1".into(), 1));
+    fields.extend(str_fields("auth_token", "secret"));
+    out.push((
+        Vector {
+            name: "handshake_request",
+            description: format!("{req:?}"),
+            bytes: encode(&req),
+            fields: frame_fields(PduKind::HandshakeRequest, &[])
+                .into_iter()
+                .chain(fields)
+                .collect(),
+        },
+        Some(req),
+    ));
+
+    let rsp = Pdu::HandshakeResponse(HandshakeResponse {
+        version: PROTOCOL_VERSION,
+        status: HandshakeStatus::Accepted,
+        from: to.clone(),
+        uid: 0xfedc_ba98_7654_3210,
+        auth_token: None,
+        reason: "",
+    });
+    let mut fields = vec![
+        ("version".to_string(), 1),
+        ("status = 0 (accepted)".into(), 1),
+        ("uid (u64 LE)".into(), 8),
+    ];
+    fields.extend(address_fields("from", &to));
+    fields.push(("auth_token present = 0".into(), 1));
+    fields.extend(str_fields("reason", ""));
+    out.push((
+        Vector {
+            name: "handshake_response",
+            description: format!("{rsp:?}"),
+            bytes: encode(&rsp),
+            fields: frame_fields(PduKind::HandshakeResponse, &[])
+                .into_iter()
+                .chain(fields)
+                .collect(),
+        },
+        Some(rsp),
+    ));
+
+    for (name, pdu, kind) in [
+        ("heartbeat", Pdu::Heartbeat, PduKind::Heartbeat),
+        ("heartbeat_ack", Pdu::HeartbeatAck, PduKind::HeartbeatAck),
+    ] {
+        out.push((
+            Vector {
+                name,
+                description: format!("{pdu:?} (static bytes, no body)"),
+                bytes: encode(&pdu),
+                fields: frame_fields(kind, &[]),
+            },
+            Some(pdu),
+        ));
+    }
+
+    let dis = Pdu::Disassociate(Disassociate {
+        reason: DisassociateReason::Shutdown,
+        text: "bye",
+    });
+    out.push((
+        Vector {
+            name: "disassociate",
+            description: format!("{dis:?}"),
+            bytes: encode(&dis),
+            fields: frame_fields(PduKind::Disassociate, &[("reason = 0 (shutdown)", 1)])
+                .into_iter()
+                .chain(str_fields("text", "bye"))
+                .collect(),
+        },
+        Some(dis),
+    ));
+
+    let user = Pdu::UserMessage(UserMessage {
+        header: MessageHeader {
+            recipient: rid(7),
+            sender: Some(rid(3)),
+            serializer: SerializerId::BINCODE,
+            type_id: 1001,
+        },
+        payload: ping_payload,
+    });
+    let mut body = MESSAGE_HEADER.to_vec();
+    body.push(("payload: bincode Ping { seq: 42 } = u64 LE", 8));
+    out.push((
+        Vector {
+            name: "user_message",
+            description: format!("{user:?}"),
+            bytes: encode(&user),
+            fields: frame_fields(PduKind::UserMessage, &body),
+        },
+        Some(user),
+    ));
+
+    let path = "volley://beta@node-b.example:2553/user/echo";
+    let decl = Pdu::RefDeclaration(RefDeclaration {
+        id: rid(7),
+        uid: 0x1122_3344_5566_7788,
+        path,
+    });
+    out.push((
+        Vector {
+            name: "ref_declaration",
+            description: format!("{decl:?}"),
+            bytes: encode(&decl),
+            fields: frame_fields(
+                PduKind::RefDeclaration,
+                &[("ref id (u32 LE)", 4), ("actor uid (u64 LE)", 8)],
+            )
+            .into_iter()
+            .chain(str_fields("path", path))
+            .collect(),
+        },
+        Some(decl),
+    ));
+
+    let sys = Pdu::SystemMessage(SystemMessage {
+        seq: 5,
+        ack: 3,
+        header: MessageHeader {
+            recipient: rid(7),
+            sender: Some(rid(3)),
+            serializer: SerializerId::BINCODE,
+            type_id: 9,
+        },
+        payload: &[0xde, 0xad],
+    });
+    let mut body = vec![("seq (u64 LE)", 8), ("cumulative ack (u64 LE)", 8)];
+    body.extend(MESSAGE_HEADER);
+    body.push(("payload", 2));
+    out.push((
+        Vector {
+            name: "system_message",
+            description: format!("{sys:?}"),
+            bytes: encode(&sys),
+            fields: frame_fields(PduKind::SystemMessage, &body),
+        },
+        Some(sys),
+    ));
+
+    let ack = Pdu::SystemAck(SystemAck { ack: 12 });
+    out.push((
+        Vector {
+            name: "system_ack",
+            description: format!("{ack:?}"),
+            bytes: encode(&ack),
+            fields: frame_fields(PduKind::SystemAck, &[("cumulative ack (u64 LE)", 8)]),
+        },
+        Some(ack),
+    ));
+
+    let spawn = Pdu::SpawnRequest(SpawnRequest {
+        request_id: 77,
+        serializer: SerializerId::BINCODE,
+        kind: "worker",
+        name: "w1",
+        props: &[1, 2, 3],
+    });
+    out.push((
+        Vector {
+            name: "spawn_request",
+            description: format!("{spawn:?}"),
+            bytes: encode(&spawn),
+            fields: frame_fields(
+                PduKind::SpawnRequest,
+                &[("request id (u64 LE)", 8), ("serializer id (u16 LE)", 2)],
+            )
+            .into_iter()
+            .chain(str_fields("kind", "worker"))
+            .chain(str_fields("name", "w1"))
+            .chain([("props payload".to_string(), 3)])
+            .collect(),
+        },
+        Some(spawn),
+    ));
+
+    let spawned_path = "volley://beta@node-b.example:2553/remote/w1";
+    let ok = Pdu::SpawnResponse(SpawnResponse {
+        request_id: 77,
+        result: SpawnResult::Spawned {
+            path: spawned_path,
+            uid: 99,
+        },
+    });
+    out.push((
+        Vector {
+            name: "spawn_response_ok",
+            description: format!("{ok:?}"),
+            bytes: encode(&ok),
+            fields: frame_fields(
+                PduKind::SpawnResponse,
+                &[
+                    ("request id (u64 LE)", 8),
+                    ("status = 0 (spawned)", 1),
+                    ("actor uid (u64 LE)", 8),
+                ],
+            )
+            .into_iter()
+            .chain(str_fields("path", spawned_path))
+            .collect(),
+        },
+        Some(ok),
+    ));
+
+    let err = Pdu::SpawnResponse(SpawnResponse {
+        request_id: 78,
+        result: SpawnResult::Failed {
+            error: "unknown kind",
+        },
+    });
+    out.push((
+        Vector {
+            name: "spawn_response_error",
+            description: format!("{err:?}"),
+            bytes: encode(&err),
+            fields: frame_fields(
+                PduKind::SpawnResponse,
+                &[("request id (u64 LE)", 8), ("status = 1 (failed)", 1)],
+            )
+            .into_iter()
+            .chain(str_fields("error", "unknown kind"))
+            .collect(),
+        },
+        Some(err),
+    ));
+
+    out
+}
+
+fn render(v: &Vector) -> String {
+    let mut s = format!(
+        "# volley wire protocol v{PROTOCOL_VERSION} golden vector: {}\n# {}\n# {} bytes\n",
+        v.name,
+        v.description,
+        v.bytes.len()
+    );
+    let mut pos = 0;
+    for (field, len) in &v.fields {
+        let hex: Vec<String> = v.bytes[pos..pos + len]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let hex = if hex.is_empty() {
+            "".to_string()
+        } else {
+            hex.join(" ")
+        };
+        if hex.is_empty() {
+            writeln!(s, "# (empty) {field}").unwrap();
+        } else {
+            writeln!(s, "{hex:<24} # {field}").unwrap();
+        }
+        pos += len;
+    }
+    s
+}
+
+fn parse_hex(text: &str) -> Vec<u8> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap())
+        .flat_map(|l| l.split_whitespace())
+        .flat_map(|tok| {
+            assert!(tok.len() % 2 == 0, "odd hex token {tok:?}");
+            (0..tok.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&tok[i..i + 2], 16).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn vector_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
+}
+
+#[test]
+fn golden_vectors_match_encoding_and_decode_back() {
+    let mut ping = BytesMut::new();
+    BincodeSerializer
+        .encode(&Ping { seq: 42 }, &mut ping)
+        .unwrap();
+    let bless = std::env::var_os("VOLLEY_BLESS").is_some();
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Large));
+
+    for (v, pdu) in vectors(&ping) {
+        let total: usize = v.fields.iter().map(|(_, l)| l).sum();
+        assert_eq!(
+            total,
+            v.bytes.len(),
+            "{}: field layout does not cover the bytes",
+            v.name
+        );
+        let path = vector_dir().join(format!("{}.hex", v.name));
+        if bless {
+            std::fs::write(&path, render(&v)).unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (run with VOLLEY_BLESS=1 to create)",
+                path.display()
+            )
+        });
+        let file_bytes = parse_hex(&text);
+        assert_eq!(
+            file_bytes, v.bytes,
+            "{}: encoding differs from the golden vector",
+            v.name
+        );
+
+        match pdu {
+            None => {
+                let pre = Preamble::decode(&file_bytes).unwrap().unwrap();
+                assert_eq!(pre, Preamble::new(Lane::Ordinary));
+            }
+            Some(expected) => {
+                let (decoded, used) = decoder.decode_frame(&file_bytes).unwrap().unwrap();
+                assert_eq!(used, file_bytes.len(), "{}", v.name);
+                assert_eq!(decoded, expected, "{}", v.name);
+            }
+        }
+    }
+
+    // The user message's payload is the default serializer's encoding.
+    let file = std::fs::read_to_string(vector_dir().join("user_message.hex")).unwrap();
+    let bytes = parse_hex(&file);
+    let Some((Pdu::UserMessage(m), _)) = decoder.decode_frame(&bytes).unwrap() else {
+        panic!("not a user message");
+    };
+    let back: Ping = BincodeSerializer.decode(m.payload).unwrap();
+    assert_eq!(back, Ping { seq: 42 });
+}
+
+#[test]
+fn heartbeat_constants_are_the_encoded_frames() {
+    assert_eq!(encode(&Pdu::Heartbeat), HEARTBEAT_FRAME);
+    assert_eq!(encode(&Pdu::HeartbeatAck), HEARTBEAT_ACK_FRAME);
+}
