@@ -1,0 +1,150 @@
+//! The [`Actor`] trait and [`Props`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::actor_ref::AnyRef;
+use crate::context::Context;
+use crate::error::{ActorError, Failure};
+use crate::mailbox::MailboxConfig;
+use crate::supervision::SupervisorStrategy;
+
+/// What handlers and fallible hooks return. An `Err` is a failure that the
+/// actor's supervisor handles; so is a panic.
+pub type HandleResult = Result<(), ActorError>;
+
+/// The signal a watcher gets when an actor it watches has terminated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terminated {
+    /// The actor that terminated.
+    pub actor: AnyRef,
+}
+
+/// The error behind the default [`Actor::on_terminated`]: a watched actor
+/// terminated and the watcher did not handle it (Akka's DeathPactException).
+#[derive(Debug, thiserror::Error)]
+#[error("unhandled Terminated({0})")]
+pub(crate) struct DeathPact(pub(crate) String);
+
+/// An actor: state plus a synchronous handler for its protocol `Msg`.
+///
+/// The runtime calls these methods on one thread at a time, never
+/// concurrently, so `&mut self` is all the synchronisation an actor needs.
+/// Asynchronous work is started with [`Context::pipe_to`] and comes back as a
+/// message.
+pub trait Actor: Send + Sized + 'static {
+    /// The actor's protocol: the messages it accepts, usually an enum.
+    type Msg: Send + 'static;
+
+    /// Handles one message.
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Self::Msg) -> HandleResult;
+
+    /// Runs before the first message, on the actor's dispatcher. A failure
+    /// here is an initialization failure (stopped by the default decider).
+    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+        let _ = ctx;
+        Ok(())
+    }
+
+    /// Runs once the actor and all its children have stopped. Panics here are
+    /// caught and logged.
+    fn post_stop(&mut self, ctx: &mut Context<Self>) {
+        let _ = ctx;
+    }
+
+    /// Runs on the failed instance before it is replaced. `message` is the
+    /// message whose handling failed, when [`Actor::keep_for_restart`] kept a
+    /// copy; forwarding it to `ctx.myself()` retries it after the messages
+    /// already queued. The default stops all children and calls `post_stop`,
+    /// as Akka's does.
+    fn pre_restart(
+        &mut self,
+        ctx: &mut Context<Self>,
+        failure: &Failure,
+        message: Option<Self::Msg>,
+    ) {
+        let _ = (failure, message);
+        ctx.stop_all_children();
+        self.post_stop(ctx);
+    }
+
+    /// Runs on the fresh instance after a restart. The default calls
+    /// `pre_start`.
+    fn post_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) -> HandleResult {
+        let _ = failure;
+        self.pre_start(ctx)
+    }
+
+    /// A watched actor terminated (see [`Context::watch`]). The default fails
+    /// the actor with a death pact, as in Akka; handle it to survive.
+    fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) -> HandleResult {
+        let _ = ctx;
+        Err(ActorError::new(DeathPact(terminated.actor.to_string())))
+    }
+
+    /// How this actor supervises its children. Default: one-for-one, restart
+    /// on any failure, no limit.
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        SupervisorStrategy::default()
+    }
+
+    /// Returns a copy of `msg` to keep while it is handled, so that
+    /// [`Actor::pre_restart`] can get it back if handling fails. Default:
+    /// none, which costs nothing. Override (e.g. with `Some(msg.clone())`)
+    /// for Akka's retry-in-preRestart pattern.
+    fn keep_for_restart(msg: &Self::Msg) -> Option<Self::Msg> {
+        let _ = msg;
+        None
+    }
+}
+
+/// How to create (and re-create on restart) an actor, and where it runs.
+pub struct Props<A: Actor> {
+    pub(crate) factory: Arc<dyn Fn() -> A + Send + Sync>,
+    pub(crate) mailbox: MailboxConfig,
+    pub(crate) dispatcher: Option<Arc<str>>,
+}
+
+impl<A: Actor> Props<A> {
+    /// Props that build the actor with `factory`, which runs again on every
+    /// restart.
+    pub fn new(factory: impl Fn() -> A + Send + Sync + 'static) -> Self {
+        Props {
+            factory: Arc::new(factory),
+            mailbox: MailboxConfig::default(),
+            dispatcher: None,
+        }
+    }
+
+    /// Uses another mailbox.
+    pub fn with_mailbox(mut self, mailbox: MailboxConfig) -> Self {
+        self.mailbox = mailbox;
+        self
+    }
+
+    /// Runs the actor on the named dispatcher from the settings.
+    pub fn with_dispatcher(mut self, name: &str) -> Self {
+        self.dispatcher = Some(name.into());
+        self
+    }
+}
+
+impl<A: Actor> Clone for Props<A> {
+    fn clone(&self) -> Self {
+        Props {
+            factory: self.factory.clone(),
+            mailbox: self.mailbox,
+            dispatcher: self.dispatcher.clone(),
+        }
+    }
+}
+
+impl<A: Actor> fmt::Debug for Props<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Props")
+            .field("actor", &std::any::type_name::<A>())
+            .field("mailbox", &self.mailbox)
+            .field("dispatcher", &self.dispatcher)
+            .finish()
+    }
+}

@@ -1,0 +1,275 @@
+//! Actor references.
+//!
+//! [`ActorRef<M>`] is a typed handle that accepts messages of the actor's
+//! protocol `M`; [`AnyRef`] is the same handle with the type erased, used for
+//! death watch, children lists and lookups. Both point at a target behind a
+//! trait object, so a remote actor can stand behind the very same types.
+//!
+//! Scheduling is split from enqueueing on purpose: the target says "I now need
+//! to run on this dispatcher" and the ref submits its own `Arc`, which saves
+//! the cell from keeping a weak pointer to itself and upgrading it on every
+//! wake-up.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::ask::{self, AskError, ReplyTo};
+use crate::dispatcher::{Dispatcher, Runnable};
+use crate::error::TellError;
+use crate::mailbox::Envelope;
+use crate::path::ActorPath;
+use crate::system::ActorSystem;
+use crate::system_msg::SystemMsg;
+
+/// The type-independent side of anything a ref can point at.
+pub(crate) trait SystemTarget: Runnable {
+    fn path(&self) -> &ActorPath;
+    /// Unique per actor incarnation in this process.
+    fn uid(&self) -> u64;
+    fn system(&self) -> &ActorSystem;
+    /// Queues a system message; `Some` means the caller must schedule the target.
+    fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher>;
+    fn is_terminated(&self) -> bool;
+    /// Approximate number of queued user messages.
+    fn mailbox_len(&self) -> usize;
+    /// Queues a graceful stop behind the messages already queued.
+    fn graceful_stop(&self) -> Option<&Dispatcher>;
+    /// `Box<ActorRef<M>>` for this target's `M`, for downcasting an [`AnyRef`].
+    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send>;
+    fn message_type(&self) -> TypeId;
+    /// The child of that name, for lookups by path.
+    fn lookup_child(&self, name: &str) -> Option<AnyRef>;
+}
+
+/// The typed side: how messages of `M` get in.
+pub(crate) trait RefTarget<M>: SystemTarget {
+    fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher>;
+    fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>>;
+}
+
+/// A typed, location-transparent handle to an actor whose protocol is `M`.
+///
+/// Cheap to clone (one reference count), `Send + Sync`, comparable and
+/// hashable (by actor incarnation: a restarted actor keeps its ref, a new actor
+/// at the same path gets a different one), and it displays its path.
+pub struct ActorRef<M: Send + 'static> {
+    target: Arc<dyn RefTarget<M>>,
+}
+
+impl<M: Send + 'static> ActorRef<M> {
+    pub(crate) fn from_target(target: Arc<dyn RefTarget<M>>) -> Self {
+        ActorRef { target }
+    }
+
+    /// Sends a message. Never blocks. A message to a terminated actor, or one
+    /// that a full bounded mailbox drops, goes to dead letters.
+    #[inline]
+    pub fn tell(&self, msg: M) {
+        self.send_envelope(Envelope::Msg(msg));
+    }
+
+    #[inline]
+    pub(crate) fn send_envelope(&self, env: Envelope<M>) {
+        if let Some(dispatcher) = self.target.enqueue(env) {
+            dispatcher.submit(self.target.clone());
+        }
+    }
+
+    /// Sends only if the mailbox has room (Akka's `offer`): a full bounded
+    /// mailbox or a terminated actor hands the message back.
+    pub fn try_tell(&self, msg: M) -> Result<(), TellError<M>> {
+        if let Some(dispatcher) = self.target.try_enqueue(msg)? {
+            dispatcher.submit(self.target.clone());
+        }
+        Ok(())
+    }
+
+    /// Request and reply. `make` builds the request around a reply handle; the
+    /// future resolves with the first reply, or fails after `timeout`. A reply
+    /// that arrives after the timeout goes to dead letters.
+    ///
+    /// Works from any executor: the timeout runs on the actor system's own
+    /// timer.
+    pub async fn ask<R: Send + 'static>(
+        &self,
+        make: impl FnOnce(ReplyTo<R>) -> M,
+        timeout: Duration,
+    ) -> Result<R, AskError> {
+        ask::ask(self, self.target.system(), make, timeout).await
+    }
+
+    /// Stops the actor after it has handled the messages queued before this
+    /// call (Akka's PoisonPill).
+    pub fn graceful_stop(&self) {
+        if let Some(d) = self.target.graceful_stop() {
+            d.submit(self.target.clone());
+        }
+    }
+
+    /// The actor's path.
+    pub fn path(&self) -> &ActorPath {
+        self.target.path()
+    }
+
+    /// True once the actor has terminated (never true for a live one; may lag
+    /// a stop that is in progress).
+    pub fn is_terminated(&self) -> bool {
+        self.target.is_terminated()
+    }
+
+    /// Approximate count of queued user messages (cheap; for routing hints,
+    /// not for decisions that need an exact number).
+    pub fn mailbox_len(&self) -> usize {
+        self.target.mailbox_len()
+    }
+
+    /// The same handle with its message type erased.
+    pub fn to_any(&self) -> AnyRef {
+        AnyRef {
+            target: self.target.clone(),
+        }
+    }
+}
+
+impl<M: Send + 'static> Clone for ActorRef<M> {
+    fn clone(&self) -> Self {
+        ActorRef {
+            target: self.target.clone(),
+        }
+    }
+}
+
+impl<M: Send + 'static> PartialEq for ActorRef<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.target.uid() == other.target.uid() && self.target.path() == other.target.path()
+    }
+}
+impl<M: Send + 'static> Eq for ActorRef<M> {}
+
+impl<M: Send + 'static> Hash for ActorRef<M> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.target.uid().hash(state)
+    }
+}
+
+impl<M: Send + 'static> PartialEq<AnyRef> for ActorRef<M> {
+    fn eq(&self, other: &AnyRef) -> bool {
+        self.target.uid() == other.target.uid() && self.target.path() == other.target.path()
+    }
+}
+
+impl<M: Send + 'static> fmt::Display for ActorRef<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.target.path(), self.target.uid())
+    }
+}
+
+impl<M: Send + 'static> fmt::Debug for ActorRef<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ActorRef({self})")
+    }
+}
+
+/// An actor reference whose message type is not known statically.
+#[derive(Clone)]
+pub struct AnyRef {
+    pub(crate) target: Arc<dyn SystemTarget>,
+}
+
+impl AnyRef {
+    /// The actor's path.
+    pub fn path(&self) -> &ActorPath {
+        self.target.path()
+    }
+
+    /// The typed ref, if the actor's protocol is `M`.
+    pub fn downcast<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
+        if self.target.message_type() != TypeId::of::<M>() {
+            return None;
+        }
+        self.target
+            .clone()
+            .typed_ref()
+            .downcast::<ActorRef<M>>()
+            .ok()
+            .map(|b| *b)
+    }
+
+    /// True once the actor has terminated.
+    pub fn is_terminated(&self) -> bool {
+        self.target.is_terminated()
+    }
+
+    /// Stops the actor after the messages already queued (Akka's PoisonPill).
+    pub fn graceful_stop(&self) {
+        if let Some(d) = self.target.graceful_stop() {
+            d.submit(self.target.clone());
+        }
+    }
+
+    pub(crate) fn uid(&self) -> u64 {
+        self.target.uid()
+    }
+
+    pub(crate) fn lookup_child(&self, name: &str) -> Option<AnyRef> {
+        self.target.lookup_child(name)
+    }
+
+    pub(crate) fn send_system(&self, msg: SystemMsg) {
+        if let Some(d) = self.target.send_system(msg) {
+            d.submit(self.target.clone());
+        }
+    }
+}
+
+impl PartialEq for AnyRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.target.uid() == other.target.uid() && self.target.path() == other.target.path()
+    }
+}
+impl Eq for AnyRef {}
+
+impl<M: Send + 'static> PartialEq<ActorRef<M>> for AnyRef {
+    fn eq(&self, other: &ActorRef<M>) -> bool {
+        other == self
+    }
+}
+
+impl Hash for AnyRef {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.target.uid().hash(state)
+    }
+}
+
+impl fmt::Display for AnyRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.target.path(), self.target.uid())
+    }
+}
+
+impl fmt::Debug for AnyRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AnyRef({self})")
+    }
+}
+
+/// Anything that names an actor: an [`ActorRef`] or an [`AnyRef`].
+pub trait ToAnyRef {
+    /// The type-erased handle.
+    fn to_any_ref(&self) -> AnyRef;
+}
+
+impl<M: Send + 'static> ToAnyRef for ActorRef<M> {
+    fn to_any_ref(&self) -> AnyRef {
+        self.to_any()
+    }
+}
+
+impl ToAnyRef for AnyRef {
+    fn to_any_ref(&self) -> AnyRef {
+        self.clone()
+    }
+}

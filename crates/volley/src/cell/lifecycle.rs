@@ -1,0 +1,376 @@
+//! Creation, failure, supervision, restart, death watch and stopping: the
+//! system-message side of a cell.
+//!
+//! A failed actor suspends (handles no user messages) and reports to its
+//! parent, which answers with a directive. Stopping and restarting both wait
+//! for the children being stopped to terminate before going on, so a child's
+//! `post_stop` always runs before its parent's, and a restarted actor can
+//! reuse its children's names.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{lock, ActorCell, Inner, HAS_SYS, TERMINATED};
+use crate::actor::{Actor, Terminated};
+use crate::actor_ref::AnyRef;
+use crate::context::Watched;
+use crate::error::{Failure, FailureKind};
+use crate::event_stream::{LifecycleEvent, LifecycleKind};
+use crate::supervision::{Directive, SupervisorStrategy};
+use crate::system_msg::SystemMsg;
+
+/// Where a cell is in its life.
+#[derive(Debug, Clone)]
+pub(crate) enum Mode {
+    /// Waiting for `Create` (runs `pre_start`).
+    Created,
+    /// Handling messages.
+    Running,
+    /// Failed; waiting for the parent's directive.
+    Suspended,
+    /// Restarting; waiting for the children being stopped to terminate.
+    Recreating(Arc<Failure>),
+    /// Stopping; waiting for all children to terminate.
+    Terminating,
+    /// Done.
+    Terminated,
+}
+
+impl PartialEq for Mode {
+    /// Compares the phase only, not the failure being recovered from.
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+/// A system message that reaches a cell after it closed its queue.
+pub(super) fn answer_for_the_dead(uid: u64, msg: SystemMsg) {
+    match msg {
+        SystemMsg::Watch(watcher) => watcher.send_system(SystemMsg::DeathWatchNotification(uid)),
+        // A child that failed or stopped while its parent was going away:
+        // stop it, so nothing is left running under a dead parent.
+        SystemMsg::Failed { child, .. } => child.send_system(SystemMsg::Stop),
+        _ => {}
+    }
+}
+
+impl<A: Actor> ActorCell<A> {
+    pub(super) fn process_system(&self, inner: &mut Inner<A>) {
+        loop {
+            let batch = {
+                let mut q = lock(&self.system_queue);
+                self.state.fetch_and(!HAS_SYS, Ordering::AcqRel);
+                std::mem::take(&mut q.queue)
+            };
+            if batch.is_empty() {
+                return;
+            }
+            for msg in batch {
+                if inner.mode == Mode::Terminated {
+                    answer_for_the_dead(self.uid, msg);
+                } else {
+                    self.handle_system(inner, msg);
+                }
+            }
+        }
+    }
+
+    fn handle_system(&self, inner: &mut Inner<A>, msg: SystemMsg) {
+        match msg {
+            SystemMsg::Create => self.start(inner),
+            SystemMsg::Watch(watcher) => {
+                if !inner.watchers.contains(&watcher) {
+                    inner.watchers.push(watcher);
+                }
+            }
+            SystemMsg::Unwatch(watcher) => inner.watchers.retain(|w| *w != watcher),
+            SystemMsg::DeathWatchNotification(uid) => self.watched_terminated(inner, uid),
+            SystemMsg::Failed { child, failure } => self.child_failed(inner, child, failure),
+            SystemMsg::ChildTerminated(child) => self.child_terminated(inner, child),
+            SystemMsg::Resume => {
+                if inner.mode == Mode::Suspended {
+                    inner.failed_message = None;
+                    inner.mode = Mode::Running;
+                    self.deliver_pending_terminated(inner);
+                }
+            }
+            SystemMsg::Restart(failure) => self.restart(inner, failure),
+            SystemMsg::Stop => self.begin_stop(inner),
+        }
+    }
+
+    fn start(&self, inner: &mut Inner<A>) {
+        if inner.mode != Mode::Created {
+            return;
+        }
+        let Some(actor) = self.new_instance(inner) else {
+            return;
+        };
+        inner.actor = Some(actor);
+        inner.mode = Mode::Running;
+        inner.ctx.initializing = true;
+        self.call(inner, None, |actor, ctx| actor.pre_start(ctx));
+        inner.ctx.initializing = false;
+        if inner.mode == Mode::Running {
+            self.publish_lifecycle(LifecycleKind::Started);
+        }
+    }
+
+    /// Builds a fresh actor from the props; a panicking factory is an
+    /// initialization failure.
+    fn new_instance(&self, inner: &mut Inner<A>) -> Option<A> {
+        let factory = inner.props.factory.clone();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory())) {
+            Ok(actor) => Some(actor),
+            Err(payload) => {
+                let cause = Failure {
+                    actor: self.path.to_string(),
+                    kind: FailureKind::Panic(super::run::panic_text(&*payload)),
+                };
+                self.fail(inner, FailureKind::Initialization(Box::new(cause)), None);
+                None
+            }
+        }
+    }
+
+    /// Suspends the actor and reports the failure to the parent.
+    pub(super) fn fail(&self, inner: &mut Inner<A>, kind: FailureKind, kept: Option<A::Msg>) {
+        let kind = if matches!(inner.mode, Mode::Created | Mode::Recreating(_)) || inner.ctx.initializing {
+            match kind {
+                k @ FailureKind::Initialization(_) => k,
+                k => FailureKind::Initialization(Box::new(Failure {
+                    actor: self.path.to_string(),
+                    kind: k,
+                })),
+            }
+        } else {
+            kind
+        };
+        let failure = Arc::new(Failure {
+            actor: self.path.to_string(),
+            kind,
+        });
+        tracing::debug!(actor = %self.path, "{failure}");
+        if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
+            return;
+        }
+        inner.mode = Mode::Suspended;
+        inner.failed_message = kept;
+        match &self.parent {
+            Some(parent) => parent.send_system(SystemMsg::Failed {
+                child: inner.ctx.cell.any_ref(),
+                failure,
+            }),
+            None => {
+                tracing::error!(actor = %self.path, "root guardian failed, stopping: {failure}");
+                self.begin_stop(inner);
+            }
+        }
+    }
+
+    fn child_failed(&self, inner: &mut Inner<A>, child: AnyRef, failure: Arc<Failure>) {
+        if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
+            child.send_system(SystemMsg::Stop);
+            return;
+        }
+        let strategy = inner
+            .actor
+            .as_ref()
+            .map(|a| a.supervisor_strategy())
+            .unwrap_or_else(SupervisorStrategy::default);
+        let directive = strategy.decide(&failure);
+        let mut children = lock(&self.children);
+        let Some(entry) = children.entry_mut(&child) else {
+            return; // not (or no longer) our child
+        };
+        if entry.stopping {
+            return;
+        }
+        let directive = match directive {
+            Directive::Restart if !strategy.permit_restart(&mut entry.stats) => {
+                tracing::debug!(child = %child.path(), "restart limit reached, stopping");
+                Directive::Stop
+            }
+            d => d,
+        };
+        let targets: Vec<AnyRef> = if strategy.is_all_for_one() && directive != Directive::Resume {
+            children.refs()
+        } else {
+            vec![child.clone()]
+        };
+        match directive {
+            Directive::Resume => {
+                drop(children);
+                child.send_system(SystemMsg::Resume);
+            }
+            Directive::Restart => {
+                drop(children);
+                for t in targets {
+                    t.send_system(SystemMsg::Restart(failure.clone()));
+                }
+            }
+            Directive::Stop => {
+                for t in &targets {
+                    if let Some(e) = children.entry_mut(t) {
+                        e.stopping = true;
+                    }
+                }
+                drop(children);
+                for t in targets {
+                    t.send_system(SystemMsg::Stop);
+                }
+            }
+            Directive::Escalate => {
+                drop(children);
+                self.fail(inner, FailureKind::Escalated(failure), None);
+            }
+        }
+    }
+
+    fn restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
+        if matches!(
+            inner.mode,
+            Mode::Terminating | Mode::Terminated | Mode::Recreating(_)
+        ) {
+            return;
+        }
+        inner.ctx.timers.cancel_all();
+        let message = inner.failed_message.take();
+        self.call_quietly(inner, "pre_restart", |actor, ctx| {
+            actor.pre_restart(ctx, &failure, message)
+        });
+        inner.actor = None;
+        if std::mem::take(&mut inner.ctx.stop_requested) {
+            self.begin_stop(inner);
+            return;
+        }
+        if lock(&self.children).any_stopping() {
+            inner.mode = Mode::Recreating(failure);
+        } else {
+            self.finish_restart(inner, failure);
+        }
+    }
+
+    fn finish_restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
+        inner.mode = Mode::Recreating(failure.clone());
+        let Some(actor) = self.new_instance(inner) else {
+            return;
+        };
+        inner.actor = Some(actor);
+        inner.mode = Mode::Running;
+        inner.ctx.initializing = true;
+        self.call(inner, None, |actor, ctx| actor.post_restart(ctx, &failure));
+        inner.ctx.initializing = false;
+        if inner.mode == Mode::Running {
+            self.publish_lifecycle(LifecycleKind::Restarted);
+            self.deliver_pending_terminated(inner);
+        }
+    }
+
+    fn child_terminated(&self, inner: &mut Inner<A>, child: AnyRef) {
+        let (now_empty, still_stopping) = {
+            let mut children = lock(&self.children);
+            children.remove(&child);
+            (children.is_empty(), children.any_stopping())
+        };
+        match &inner.mode {
+            Mode::Terminating if now_empty => self.finish_stop(inner),
+            Mode::Recreating(failure) if !still_stopping => {
+                let failure = failure.clone();
+                self.finish_restart(inner, failure);
+            }
+            _ => {}
+        }
+    }
+
+    /// Stops the children first; `finish_stop` runs when the last is gone.
+    pub(super) fn begin_stop(&self, inner: &mut Inner<A>) {
+        if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
+            return;
+        }
+        inner.mode = Mode::Terminating;
+        inner.ctx.timers.cancel_all();
+        let (to_stop, empty) = {
+            let mut children = lock(&self.children);
+            children.close();
+            (children.mark_all_stopping(), children.is_empty())
+        };
+        for child in to_stop {
+            child.send_system(SystemMsg::Stop);
+        }
+        if empty {
+            self.finish_stop(inner);
+        }
+    }
+
+    fn finish_stop(&self, inner: &mut Inner<A>) {
+        self.call_quietly(inner, "post_stop", |actor, ctx| actor.post_stop(ctx));
+        inner.actor = None;
+        inner.mode = Mode::Terminated;
+        self.state.fetch_or(TERMINATED, Ordering::AcqRel);
+        self.drain_to_dead_letters();
+        let leftover = {
+            let mut q = lock(&self.system_queue);
+            q.closed = true;
+            std::mem::take(&mut q.queue)
+        };
+        for msg in leftover {
+            answer_for_the_dead(self.uid, msg);
+        }
+        for watcher in inner.watchers.drain(..) {
+            watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
+        }
+        let me = inner.ctx.cell.any_ref();
+        for (_, watched) in inner.ctx.watching.drain() {
+            watched.actor.send_system(SystemMsg::Unwatch(me.clone()));
+        }
+        inner.ctx.pending_terminated.clear();
+        self.publish_lifecycle(LifecycleKind::Stopped);
+        match &self.parent {
+            Some(parent) => parent.send_system(SystemMsg::ChildTerminated(me)),
+            None => self.system.root_terminated(),
+        }
+    }
+
+    fn watched_terminated(&self, inner: &mut Inner<A>, uid: u64) {
+        let Some(watched) = inner.ctx.watching.remove(&uid) else {
+            return; // unwatched, or already delivered: exactly once
+        };
+        match inner.mode {
+            Mode::Running => self.deliver_terminated(inner, watched),
+            Mode::Terminating | Mode::Terminated => {}
+            _ => inner.ctx.pending_terminated.push_back(watched),
+        }
+    }
+
+    fn deliver_pending_terminated(&self, inner: &mut Inner<A>) {
+        while inner.mode == Mode::Running {
+            let Some(watched) = inner.ctx.pending_terminated.pop_front() else {
+                return;
+            };
+            self.deliver_terminated(inner, watched);
+        }
+    }
+
+    fn deliver_terminated(&self, inner: &mut Inner<A>, watched: Watched<A::Msg>) {
+        match watched.message {
+            Some(msg) => self.call(inner, None, |actor, ctx| actor.handle(ctx, msg)),
+            None => {
+                let signal = Terminated {
+                    actor: watched.actor,
+                };
+                self.call(inner, None, |actor, ctx| actor.on_terminated(ctx, signal))
+            }
+        }
+    }
+
+    fn publish_lifecycle(&self, kind: LifecycleKind) {
+        let stream = self.system.event_stream();
+        if stream.has_subscribers::<LifecycleEvent>() {
+            stream.publish(LifecycleEvent {
+                actor: self.path.to_string(),
+                kind,
+            });
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! The actor cell: one actor's mailbox, system queue, children and state.
+//!
+//! # Scheduling protocol
+//! `state` holds three bits. `SCHEDULED` is owned by whoever is responsible
+//! for running the cell: a sender that flips it from 0 to 1 submits the cell
+//! to its dispatcher; the worker clears it only after finding no work, then
+//! looks again. Because only the holder of `SCHEDULED` runs the cell, the
+//! `inner` mutex is never contended; it is there so that the actor's state
+//! is provably touched by one thread at a time without `unsafe`.
+//! `HAS_SYS` says the system queue is non-empty, so the activation loop
+//! checks one atomic per message instead of taking a lock. `TERMINATED` is
+//! set once, after `post_stop`; a sender that sees it drains the mailbox to
+//! dead letters itself, so no message is left behind in a dead cell.
+
+mod lifecycle;
+mod run;
+
+use std::any::{Any, TypeId};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::actor::{Actor, Props};
+use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::children::Children;
+use crate::context::Context;
+use crate::dispatcher::Dispatcher;
+use crate::error::{SpawnError, TellError};
+use crate::event_stream::DeadLetterReason;
+use crate::mailbox::{Envelope, Mailbox, MailboxConfig};
+use crate::path::{validate_name, ActorPath};
+use crate::system::ActorSystem;
+use crate::system_msg::SystemMsg;
+
+pub(crate) use lifecycle::Mode;
+
+const SCHEDULED: u8 = 1;
+const HAS_SYS: u8 = 2;
+const TERMINATED: u8 = 4;
+
+/// Incarnation ids, unique in the process (so refs of two systems in one
+/// process never compare equal).
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn next_uid() -> u64 {
+    NEXT_UID.fetch_add(1, Ordering::Relaxed)
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic inside a handler is caught before it can poison anything; if
+    // one ever does, the data is still consistent enough to shut down.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Default)]
+struct SystemQueue {
+    queue: VecDeque<SystemMsg>,
+    closed: bool,
+}
+
+pub(crate) struct ActorCell<A: Actor> {
+    state: AtomicU8,
+    uid: u64,
+    path: ActorPath,
+    parent: Option<AnyRef>,
+    system: ActorSystem,
+    dispatcher: Dispatcher,
+    mailbox: Mailbox<A::Msg>,
+    system_queue: Mutex<SystemQueue>,
+    pub(crate) children: Mutex<Children>,
+    inner: Mutex<Option<Inner<A>>>,
+}
+
+/// Everything only the running activation touches.
+pub(crate) struct Inner<A: Actor> {
+    pub(crate) actor: Option<A>,
+    pub(crate) ctx: Context<A>,
+    pub(crate) props: Props<A>,
+    pub(crate) mode: Mode,
+    /// The message whose handling failed, if `keep_for_restart` kept it.
+    pub(crate) failed_message: Option<A::Msg>,
+    /// Who watches this actor.
+    pub(crate) watchers: Vec<AnyRef>,
+}
+
+impl<A: Actor> ActorCell<A> {
+    pub(crate) fn create(
+        path: ActorPath,
+        parent: Option<AnyRef>,
+        system: ActorSystem,
+        dispatcher: Dispatcher,
+        props: Props<A>,
+    ) -> Arc<Self> {
+        let cell = Arc::new(ActorCell {
+            state: AtomicU8::new(0),
+            uid: next_uid(),
+            path,
+            parent,
+            system,
+            dispatcher,
+            mailbox: Mailbox::new(props.mailbox),
+            system_queue: Mutex::new(SystemQueue::default()),
+            children: Mutex::new(Children::default()),
+            inner: Mutex::new(None),
+        });
+        *lock(&cell.inner) = Some(Inner {
+            actor: None,
+            ctx: Context::new(cell.clone()),
+            props,
+            mode: Mode::Created,
+            failed_message: None,
+            watchers: Vec::new(),
+        });
+        cell
+    }
+
+    pub(crate) fn path(&self) -> &ActorPath {
+        &self.path
+    }
+
+    pub(crate) fn parent(&self) -> Option<&AnyRef> {
+        self.parent.as_ref()
+    }
+
+    pub(crate) fn system(&self) -> &ActorSystem {
+        &self.system
+    }
+
+    pub(crate) fn any_ref(self: &Arc<Self>) -> AnyRef {
+        AnyRef {
+            target: self.clone(),
+        }
+    }
+
+    pub(crate) fn typed(self: &Arc<Self>) -> ActorRef<A::Msg> {
+        ActorRef::from_target(self.clone())
+    }
+
+    /// Creates a child, reserving its name first so that a duplicate is an
+    /// error, not a race.
+    pub(crate) fn spawn_child<B: Actor>(
+        self: &Arc<Self>,
+        name: Option<&str>,
+        props: Props<B>,
+    ) -> Result<ActorRef<B::Msg>, SpawnError> {
+        self.spawn_child_cell(name, props).map(|cell| cell.typed())
+    }
+
+    pub(crate) fn spawn_child_cell<B: Actor>(
+        self: &Arc<Self>,
+        name: Option<&str>,
+        props: Props<B>,
+    ) -> Result<Arc<ActorCell<B>>, SpawnError> {
+        if let Some(name) = name {
+            validate_name(name).map_err(|reason| SpawnError::InvalidName {
+                name: name.to_string(),
+                reason,
+            })?;
+        }
+        if let MailboxConfig::Bounded { capacity: 0, .. } = props.mailbox {
+            return Err(SpawnError::ZeroCapacity);
+        }
+        let dispatcher = self.system.dispatcher_for(props.dispatcher.as_deref())?;
+        let mut children = lock(&self.children);
+        if children.is_closed() {
+            return Err(SpawnError::ParentTerminating {
+                parent: self.path.to_string(),
+            });
+        }
+        let name = match name {
+            Some(name) if children.contains(name) => {
+                return Err(SpawnError::DuplicateName {
+                    parent: self.path.to_string(),
+                    name: name.to_string(),
+                })
+            }
+            Some(name) => name.to_string(),
+            None => children.next_anonymous_name(),
+        };
+        let child = ActorCell::create(
+            self.path.child(&name),
+            Some(self.any_ref()),
+            self.system.clone(),
+            dispatcher,
+            props,
+        );
+        children.insert(&name, child.any_ref());
+        drop(children);
+        child.any_ref().send_system(SystemMsg::Create);
+        Ok(child)
+    }
+
+    fn dead_letter(&self, env: Envelope<A::Msg>, reason: DeadLetterReason) {
+        if !matches!(env, Envelope::Poison) {
+            self.system
+                .dead_letter(&self.path, std::any::type_name::<A::Msg>(), reason);
+        }
+    }
+
+    /// Called by senders that find the cell terminated, and by the cell itself
+    /// when it terminates.
+    fn drain_to_dead_letters(&self) {
+        while let Some(env) = self.mailbox.pop() {
+            self.dead_letter(env, DeadLetterReason::RecipientTerminated);
+        }
+    }
+
+    #[inline]
+    fn after_push(&self) -> Option<&Dispatcher> {
+        let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
+        if prev & TERMINATED != 0 {
+            self.drain_to_dead_letters();
+            None
+        } else if prev & SCHEDULED == 0 {
+            Some(&self.dispatcher)
+        } else {
+            None
+        }
+    }
+}
+
+impl<A: Actor> SystemTarget for ActorCell<A> {
+    fn path(&self) -> &ActorPath {
+        &self.path
+    }
+
+    fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    fn system(&self) -> &ActorSystem {
+        &self.system
+    }
+
+    fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher> {
+        let mut q = lock(&self.system_queue);
+        if q.closed {
+            drop(q);
+            lifecycle::answer_for_the_dead(self.uid, msg);
+            return None;
+        }
+        q.queue.push_back(msg);
+        let prev = self.state.fetch_or(SCHEDULED | HAS_SYS, Ordering::AcqRel);
+        drop(q);
+        (prev & SCHEDULED == 0).then_some(&self.dispatcher)
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.state.load(Ordering::Acquire) & TERMINATED != 0
+    }
+
+    fn mailbox_len(&self) -> usize {
+        self.mailbox.len()
+    }
+
+    fn graceful_stop(&self) -> Option<&Dispatcher> {
+        if let Err(evicted) = self.mailbox.push(Envelope::Poison) {
+            self.dead_letter(evicted, DeadLetterReason::MailboxOverflow);
+        }
+        self.after_push()
+    }
+
+    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send> {
+        Box::new(ActorRef::<A::Msg>::from_target(self))
+    }
+
+    fn message_type(&self) -> TypeId {
+        TypeId::of::<A::Msg>()
+    }
+
+    fn lookup_child(&self, name: &str) -> Option<AnyRef> {
+        lock(&self.children).get(name).map(|e| e.actor.clone())
+    }
+}
+
+impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
+    #[inline]
+    fn enqueue(&self, env: Envelope<A::Msg>) -> Option<&Dispatcher> {
+        if let Err(dropped) = self.mailbox.push(env) {
+            self.dead_letter(dropped, DeadLetterReason::MailboxOverflow);
+        }
+        self.after_push()
+    }
+
+    fn try_enqueue(&self, msg: A::Msg) -> Result<Option<&Dispatcher>, TellError<A::Msg>> {
+        if self.is_terminated() {
+            return Err(TellError::Terminated(msg));
+        }
+        match self.mailbox.try_push(Envelope::Msg(msg)) {
+            Ok(()) => Ok(self.after_push()),
+            Err(Envelope::Msg(msg)) => Err(TellError::Full(msg)),
+            // try_push hands back the envelope it was given: a message.
+            Err(_) => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! One activation of a cell: system messages first, then up to `throughput`
+//! user messages, then the hand-back of the `SCHEDULED` bit.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{lock, ActorCell, Inner, Mode, HAS_SYS, SCHEDULED};
+use crate::actor::{Actor, DeathPact, HandleResult};
+use crate::context::Context;
+use crate::dispatcher::Runnable;
+use crate::error::FailureKind;
+use crate::mailbox::Envelope;
+
+impl<A: Actor> Runnable for ActorCell<A> {
+    fn run(self: Arc<Self>) {
+        let mut guard = lock(&self.inner);
+        let Some(inner) = guard.as_mut() else {
+            return;
+        };
+        let throughput = self.dispatcher.throughput();
+        let deadline = self.dispatcher.deadline().map(|d| Instant::now() + d);
+        self.process_system(inner);
+        let mut handled = 0;
+        while inner.mode == Mode::Running && handled < throughput {
+            if self.state.load(Ordering::Acquire) & HAS_SYS != 0 {
+                self.process_system(inner);
+                continue;
+            }
+            let Some(env) = self.mailbox.pop() else {
+                break;
+            };
+            self.invoke(inner, env);
+            handled += 1;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        if inner.mode == Mode::Terminated {
+            // Dropping the inner state drops the context and with it the
+            // cell's reference to itself.
+            *guard = None;
+            return;
+        }
+        let accepting = inner.mode == Mode::Running;
+        drop(guard);
+        self.hand_back(accepting);
+    }
+}
+
+impl<A: Actor> ActorCell<A> {
+    fn has_work(&self, accepting: bool) -> bool {
+        self.state.load(Ordering::Acquire) & HAS_SYS != 0 || (accepting && !self.mailbox.is_empty())
+    }
+
+    /// Keeps the cell scheduled while it has work; otherwise clears
+    /// `SCHEDULED` and looks once more, since a sender that pushed before the
+    /// clear saw the bit set and did not schedule.
+    fn hand_back(self: Arc<Self>, accepting: bool) {
+        if self.has_work(accepting) {
+            let d = self.dispatcher.clone();
+            d.submit(self);
+            return;
+        }
+        self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
+        if self.has_work(accepting)
+            && self.state.fetch_or(SCHEDULED, Ordering::AcqRel) & SCHEDULED == 0
+        {
+            let d = self.dispatcher.clone();
+            d.submit(self);
+        }
+    }
+
+    fn invoke(&self, inner: &mut Inner<A>, env: Envelope<A::Msg>) {
+        let msg = match env {
+            Envelope::Msg(msg) => msg,
+            Envelope::Timer { msg, id } => {
+                if !inner.ctx.timers.accept(id) {
+                    return;
+                }
+                msg
+            }
+            Envelope::Poison => {
+                self.begin_stop(inner);
+                return;
+            }
+        };
+        let kept = A::keep_for_restart(&msg);
+        self.call(inner, kept, |actor, ctx| actor.handle(ctx, msg));
+    }
+
+    /// Runs a fallible callback on the actor; a returned error or a panic
+    /// becomes a failure for the supervisor.
+    pub(super) fn call(
+        &self,
+        inner: &mut Inner<A>,
+        kept: Option<A::Msg>,
+        f: impl FnOnce(&mut A, &mut Context<A>) -> HandleResult,
+    ) {
+        let Some(actor) = inner.actor.as_mut() else {
+            return;
+        };
+        let ctx = &mut inner.ctx;
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(actor, ctx)));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let kind = match e.downcast_ref::<DeathPact>() {
+                    Some(pact) => FailureKind::DeathPact(pact.0.clone()),
+                    None => FailureKind::Error(e),
+                };
+                self.fail(inner, kind, kept);
+            }
+            Err(payload) => self.fail(inner, FailureKind::Panic(panic_text(&*payload)), kept),
+        }
+        self.honour_stop_request(inner);
+    }
+
+    /// Runs an infallible callback (`post_stop`, `pre_restart`), logging a
+    /// panic instead of escalating it: the actor is going away anyway.
+    pub(super) fn call_quietly(
+        &self,
+        inner: &mut Inner<A>,
+        what: &str,
+        f: impl FnOnce(&mut A, &mut Context<A>),
+    ) {
+        let Some(actor) = inner.actor.as_mut() else {
+            return;
+        };
+        let ctx = &mut inner.ctx;
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(actor, ctx))) {
+            tracing::error!(actor = %self.path, "{what} panicked: {}", panic_text(&*payload));
+        }
+    }
+
+    pub(super) fn honour_stop_request(&self, inner: &mut Inner<A>) {
+        if std::mem::take(&mut inner.ctx.stop_requested) {
+            self.begin_stop(inner);
+        }
+    }
+}
+
+pub(super) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}

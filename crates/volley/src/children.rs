@@ -1,0 +1,128 @@
+//! The children of one actor: a name registry shared with spawners on other
+//! threads (so `system.spawn` can reserve a name while the parent runs), plus
+//! each child's restart statistics.
+
+use std::collections::HashMap;
+
+use crate::actor_ref::AnyRef;
+use crate::supervision::RestartStats;
+
+pub(crate) struct ChildEntry {
+    pub(crate) actor: AnyRef,
+    /// A stop was requested; the name stays taken until it has terminated.
+    pub(crate) stopping: bool,
+    pub(crate) stats: RestartStats,
+}
+
+#[derive(Default)]
+pub(crate) struct Children {
+    map: HashMap<Box<str>, ChildEntry>,
+    next_anonymous: u64,
+    /// The parent is terminating: no new children.
+    closed: bool,
+}
+
+impl Children {
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    /// `$a`, `$b`, … `$ba`: short, unique, and never a valid user name.
+    pub(crate) fn next_anonymous_name(&mut self) -> String {
+        let mut n = self.next_anonymous;
+        self.next_anonymous += 1;
+        let mut s = String::from("$");
+        let mut digits = Vec::new();
+        loop {
+            digits.push(b"abcdefghijklmnopqrstuvwxyz"[(n % 26) as usize]);
+            n /= 26;
+            if n == 0 {
+                break;
+            }
+        }
+        digits.reverse();
+        s.push_str(std::str::from_utf8(&digits).expect("ascii"));
+        s
+    }
+
+    pub(crate) fn insert(&mut self, name: &str, actor: AnyRef) {
+        self.map.insert(
+            name.into(),
+            ChildEntry {
+                actor,
+                stopping: false,
+                stats: RestartStats::default(),
+            },
+        );
+    }
+
+    /// Removes the child if this exact incarnation is registered.
+    pub(crate) fn remove(&mut self, child: &AnyRef) -> bool {
+        let name = child.path().name();
+        match self.map.get(name) {
+            Some(entry) if entry.actor == *child => {
+                self.map.remove(name);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&ChildEntry> {
+        self.map.get(name)
+    }
+
+    pub(crate) fn entry_mut(&mut self, child: &AnyRef) -> Option<&mut ChildEntry> {
+        self.map
+            .get_mut(child.path().name())
+            .filter(|e| e.actor == *child)
+    }
+
+    pub(crate) fn refs(&self) -> Vec<AnyRef> {
+        self.map.values().map(|e| e.actor.clone()).collect()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub(crate) fn any_stopping(&self) -> bool {
+        self.map.values().any(|e| e.stopping)
+    }
+
+    /// Marks every child as stopping and returns those not yet marked.
+    pub(crate) fn mark_all_stopping(&mut self) -> Vec<AnyRef> {
+        self.map
+            .values_mut()
+            .filter(|e| !e.stopping)
+            .map(|e| {
+                e.stopping = true;
+                e.actor.clone()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_names_are_unique_and_reserved() {
+        let mut c = Children::default();
+        let names: Vec<String> = (0..100).map(|_| c.next_anonymous_name()).collect();
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), 100);
+        assert!(names.iter().all(|n| n.starts_with('$') && n.len() > 1));
+        assert_eq!(names[0], "$a");
+        assert_eq!(names[26], "$ba");
+    }
+}

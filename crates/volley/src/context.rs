@@ -1,0 +1,228 @@
+//! [`Context`]: what a handler can do besides changing its own state.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::actor::{Actor, Props};
+use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
+use crate::ask::AskError;
+use crate::cell::{lock, ActorCell};
+use crate::error::SpawnError;
+use crate::path::ActorPath;
+use crate::system::ActorSystem;
+use crate::system_msg::SystemMsg;
+use crate::timers::{TimerKey, Timers};
+
+/// An actor this one watches, and how its `Terminated` is delivered.
+pub(crate) struct Watched<M> {
+    pub(crate) actor: AnyRef,
+    /// `Some` for `watch_with`: delivered through `handle` instead of
+    /// `on_terminated`.
+    pub(crate) message: Option<M>,
+}
+
+/// The actor's view of the runtime, passed to every handler and hook.
+pub struct Context<A: Actor> {
+    pub(crate) cell: Arc<ActorCell<A>>,
+    pub(crate) watching: HashMap<u64, Watched<A::Msg>>,
+    /// `Terminated` signals that arrived while the actor was suspended.
+    pub(crate) pending_terminated: VecDeque<Watched<A::Msg>>,
+    pub(crate) timers: Timers,
+    pub(crate) stop_requested: bool,
+    /// Inside `pre_start`/`post_restart`: failures are initialization failures.
+    pub(crate) initializing: bool,
+}
+
+impl<A: Actor> Context<A> {
+    pub(crate) fn new(cell: Arc<ActorCell<A>>) -> Self {
+        Context {
+            cell,
+            watching: HashMap::new(),
+            pending_terminated: VecDeque::new(),
+            timers: Timers::new(),
+            stop_requested: false,
+            initializing: false,
+        }
+    }
+
+    /// This actor's own ref.
+    pub fn myself(&self) -> ActorRef<A::Msg> {
+        self.cell.typed()
+    }
+
+    /// This actor's path.
+    pub fn path(&self) -> &ActorPath {
+        self.cell.path()
+    }
+
+    /// The parent (its supervisor); `None` only for the root guardian.
+    pub fn parent(&self) -> Option<&AnyRef> {
+        self.cell.parent()
+    }
+
+    /// The actor system.
+    pub fn system(&self) -> &ActorSystem {
+        self.cell.system()
+    }
+
+    /// The current children, including those being stopped.
+    pub fn children(&self) -> Vec<AnyRef> {
+        lock(&self.cell.children).refs()
+    }
+
+    /// The child of that name.
+    pub fn child(&self, name: &str) -> Option<AnyRef> {
+        lock(&self.cell.children).get(name).map(|e| e.actor.clone())
+    }
+
+    /// Spawns a named child supervised by this actor.
+    pub fn spawn<B: Actor>(
+        &mut self,
+        name: &str,
+        props: Props<B>,
+    ) -> Result<ActorRef<B::Msg>, SpawnError> {
+        self.cell.spawn_child(Some(name), props)
+    }
+
+    /// Spawns a child with a generated name (`$a`, `$b`, …).
+    pub fn spawn_anonymous<B: Actor>(
+        &mut self,
+        props: Props<B>,
+    ) -> Result<ActorRef<B::Msg>, SpawnError> {
+        self.cell.spawn_child(None, props)
+    }
+
+    /// Stops a child now (its queued messages go to dead letters). Returns
+    /// false, doing nothing, if `child` is not a child of this actor: only a
+    /// parent stops its children this way (anyone may `graceful_stop`).
+    pub fn stop(&mut self, child: &impl ToAnyRef) -> bool {
+        let child = child.to_any_ref();
+        let mut children = lock(&self.cell.children);
+        match children.entry_mut(&child) {
+            Some(entry) => {
+                entry.stopping = true;
+                drop(children);
+                child.send_system(SystemMsg::Stop);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stops every child.
+    pub fn stop_all_children(&mut self) {
+        let children = lock(&self.cell.children).mark_all_stopping();
+        for child in children {
+            child.send_system(SystemMsg::Stop);
+        }
+    }
+
+    /// Stops this actor once the current handler returns: children first,
+    /// then `post_stop`. Queued messages go to dead letters.
+    pub fn stop_self(&mut self) {
+        self.stop_requested = true;
+    }
+
+    /// Death watch: when `target` terminates, this actor's
+    /// [`Actor::on_terminated`] runs, exactly once, even if `target` is
+    /// already dead. Watching twice is the same as once.
+    pub fn watch(&mut self, target: &impl ToAnyRef) {
+        self.watch_inner(target.to_any_ref(), None);
+    }
+
+    /// Like [`Context::watch`], but the termination arrives as `message`
+    /// through [`Actor::handle`] (Akka Typed's `watchWith`).
+    pub fn watch_with(&mut self, target: &impl ToAnyRef, message: A::Msg) {
+        self.watch_inner(target.to_any_ref(), Some(message));
+    }
+
+    fn watch_inner(&mut self, target: AnyRef, message: Option<A::Msg>) {
+        if target == self.cell.any_ref() {
+            return;
+        }
+        let uid = target.uid();
+        let first = !self.watching.contains_key(&uid);
+        self.watching.insert(
+            uid,
+            Watched {
+                actor: target.clone(),
+                message,
+            },
+        );
+        if first {
+            target.send_system(SystemMsg::Watch(self.cell.any_ref()));
+        }
+    }
+
+    /// Ends a death watch; no `Terminated` for `target` arrives afterwards.
+    pub fn unwatch(&mut self, target: &impl ToAnyRef) {
+        let target = target.to_any_ref();
+        if self.watching.remove(&target.uid()).is_some() {
+            target.send_system(SystemMsg::Unwatch(self.cell.any_ref()));
+        }
+        self.pending_terminated.retain(|w| w.actor != target);
+    }
+
+    /// Sends `msg` to this actor after `delay`. A timer with the same key is
+    /// replaced. Cancelled on stop and restart.
+    pub fn schedule_once(&mut self, key: impl Into<TimerKey>, delay: Duration, msg: A::Msg) {
+        let me = self.myself();
+        let rt = self.cell.system().runtime_handle();
+        self.timers.start_once(&rt, key.into(), me, delay, msg);
+    }
+
+    /// Sends a copy of `msg` to this actor every `interval`, the first after
+    /// `interval`. A timer with the same key is replaced. Cancelled on stop
+    /// and restart.
+    pub fn schedule_repeatedly(&mut self, key: impl Into<TimerKey>, interval: Duration, msg: A::Msg)
+    where
+        A::Msg: Clone,
+    {
+        let me = self.myself();
+        let rt = self.cell.system().runtime_handle();
+        self.timers
+            .start_repeating(&rt, key.into(), me, interval, interval, msg);
+    }
+
+    /// Cancels a timer; its message is not delivered even if already queued.
+    /// Returns false if no such timer was active.
+    pub fn cancel_timer(&mut self, key: impl Into<TimerKey>) -> bool {
+        self.timers.cancel(&key.into())
+    }
+
+    /// True while the timer is pending (single-shot) or running (repeating).
+    pub fn is_timer_active(&self, key: impl Into<TimerKey>) -> bool {
+        self.timers.is_active(&key.into())
+    }
+
+    /// Runs `future` on the system's tokio runtime and sends `map(output)`
+    /// to this actor (to dead letters if it has stopped by then).
+    pub fn pipe_to<F, T>(&self, future: F, map: impl FnOnce(T) -> A::Msg + Send + 'static)
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let me = self.myself();
+        self.cell.system().runtime_handle().spawn(async move {
+            let output = future.await;
+            me.tell(map(output));
+        });
+    }
+
+    /// Asks `target` and delivers the outcome to this actor as `map(result)`.
+    pub fn ask<N, R>(
+        &self,
+        target: &ActorRef<N>,
+        make: impl FnOnce(ActorRef<R>) -> N + Send + 'static,
+        timeout: Duration,
+        map: impl FnOnce(Result<R, AskError>) -> A::Msg + Send + 'static,
+    ) where
+        N: Send + 'static,
+        R: Send + 'static,
+    {
+        let target = target.clone();
+        self.pipe_to(async move { target.ask(make, timeout).await }, map);
+    }
+}

@@ -1,0 +1,318 @@
+//! The dispatcher: a work-stealing pool of threads that runs actors.
+//!
+//! Why our own pool rather than one tokio task per actor: an actor here is
+//! scheduled only when it has messages, and an activation handles up to
+//! `throughput` messages in one go with no future, no waker and no
+//! cross-thread hand-off. An actor woken by a peer running on the same
+//! worker goes onto that worker's local queue, so a ping-pong pair stays on
+//! one core with hot caches; idle workers steal. The measurements behind this
+//! choice are in docs/benchmarks.md. Futures and I/O still run on tokio.
+//!
+//! Sleeping follows the classic protocol: a worker that finds nothing spins a
+//! little, then registers as idle, re-checks every queue, and parks. A
+//! submitter pushes, then (after a SeqCst fence) looks at the idle count, so
+//! either the sleeper sees the task or the submitter sees the sleeper.
+
+use std::cell::RefCell;
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::sync::{Parker, Unparker};
+
+use crate::settings::DispatcherSettings;
+
+/// Something the pool can run: an actor cell with work to do.
+pub(crate) trait Runnable: Send + Sync + 'static {
+    /// Runs one activation. The pool hands over its reference; the cell
+    /// resubmits itself if it still has work.
+    fn run(self: Arc<Self>);
+}
+
+pub(crate) type Task = Arc<dyn Runnable>;
+
+/// Spins before parking: a ping-pong partner usually answers within a few
+/// microseconds, and a park/unpark pair costs two system calls.
+const SPINS_BEFORE_PARK: u32 = 64;
+
+static NEXT_DISPATCHER_ID: AtomicUsize = AtomicUsize::new(1);
+
+thread_local! {
+    /// The local queue of the pool worker running on this thread, if any.
+    static LOCAL: RefCell<Option<(usize, Worker<Task>)>> = const { RefCell::new(None) };
+}
+
+/// A named pool of worker threads; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Dispatcher {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    id: usize,
+    name: String,
+    throughput: usize,
+    deadline: Option<Duration>,
+    injector: Injector<Task>,
+    stealers: Vec<Stealer<Task>>,
+    unparkers: Vec<Unparker>,
+    idle: Mutex<Vec<usize>>,
+    sleeping: AtomicUsize,
+    shutdown: AtomicBool,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Dispatcher {
+    /// Starts the workers. They run inside `runtime`'s context, so handlers
+    /// can create tokio timers and spawn tasks directly.
+    pub(crate) fn start(
+        name: &str,
+        settings: &DispatcherSettings,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> std::io::Result<Self> {
+        let threads = settings.effective_threads();
+        let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
+        let parkers: Vec<Parker> = (0..threads).map(|_| Parker::new()).collect();
+        let shared = Arc::new(Shared {
+            id: NEXT_DISPATCHER_ID.fetch_add(1, Ordering::Relaxed),
+            name: name.to_string(),
+            throughput: settings.throughput.max(1),
+            deadline: settings.throughput_deadline(),
+            injector: Injector::new(),
+            stealers: workers.iter().map(Worker::stealer).collect(),
+            unparkers: parkers.iter().map(|p| p.unparker().clone()).collect(),
+            idle: Mutex::new(Vec::with_capacity(threads)),
+            sleeping: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            threads: Mutex::new(Vec::new()),
+        });
+        let mut handles = Vec::with_capacity(threads);
+        for (index, (worker, parker)) in workers.into_iter().zip(parkers).enumerate() {
+            let shared2 = shared.clone();
+            let runtime = runtime.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("volley-{name}-{index}"))
+                .spawn(move || {
+                    let _context = runtime.as_ref().map(|rt| rt.enter());
+                    worker_main(shared2, index, worker, parker)
+                })?;
+            handles.push(handle);
+        }
+        *shared.threads.lock().unwrap_or_else(|e| e.into_inner()) = handles;
+        Ok(Dispatcher { shared })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    #[inline]
+    pub(crate) fn throughput(&self) -> usize {
+        self.shared.throughput
+    }
+
+    #[inline]
+    pub(crate) fn deadline(&self) -> Option<Duration> {
+        self.shared.deadline
+    }
+
+    /// Queues a task: on the current worker's own queue when called from one
+    /// of this pool's workers (locality), else on the shared injector.
+    #[inline]
+    pub(crate) fn submit(&self, task: Task) {
+        let shared = &*self.shared;
+        let pushed_locally = LOCAL.with_borrow(|local| match local {
+            Some((id, worker)) if *id == shared.id => {
+                worker.push(task.clone());
+                // One queued task is what this worker runs next; only a
+                // backlog is worth waking a sleeper for.
+                Some(worker.len() > 1)
+            }
+            _ => None,
+        });
+        match pushed_locally {
+            Some(backlog) => {
+                if backlog {
+                    shared.notify_one();
+                }
+            }
+            None => {
+                shared.injector.push(task);
+                shared.notify_one();
+            }
+        }
+    }
+
+    /// Stops the workers once their queues are empty; does not wait for them.
+    pub(crate) fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        for u in &self.shared.unparkers {
+            u.unpark();
+        }
+    }
+
+    /// Waits for the worker threads to exit; only from outside the pool.
+    pub(crate) fn join(&self) {
+        let handles = std::mem::take(&mut *self.shared.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let me = std::thread::current().id();
+        for h in handles {
+            if h.thread().id() != me {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+impl Shared {
+    #[inline]
+    fn notify_one(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleeping.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let woken = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let w = idle.pop();
+            if w.is_some() {
+                self.sleeping.fetch_sub(1, Ordering::SeqCst);
+            }
+            w
+        };
+        if let Some(index) = woken {
+            self.unparkers[index].unpark();
+        }
+    }
+
+    fn find_task(&self, index: usize, local: &Worker<Task>) -> Option<Task> {
+        if let Some(t) = local.pop() {
+            return Some(t);
+        }
+        loop {
+            let mut retry = false;
+            match self.injector.steal_batch_and_pop(local) {
+                Steal::Success(t) => return Some(t),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let n = self.stealers.len();
+            for offset in 1..n {
+                match self.stealers[(index + offset) % n].steal_batch_and_pop(local) {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Takes `index` off the idle list; false if a notifier already did (its
+    /// unpark token is then pending, and the next park returns at once).
+    fn leave_idle(&self, index: usize) -> bool {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pos) = idle.iter().position(|&i| i == index) {
+            idle.swap_remove(pos);
+            self.sleeping.fetch_sub(1, Ordering::SeqCst);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: Parker) {
+    LOCAL.with_borrow_mut(|l| *l = Some((shared.id, worker)));
+    let run_local = |f: &mut dyn FnMut(&Worker<Task>) -> Option<Task>| {
+        LOCAL.with_borrow(|l| f(&l.as_ref().expect("worker queue installed").1))
+    };
+    'outer: loop {
+        if let Some(task) = run_local(&mut |w| shared.find_task(index, w)) {
+            task.run();
+            continue;
+        }
+        for spin in 0..SPINS_BEFORE_PARK {
+            if spin % 16 == 15 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+            if let Some(task) = run_local(&mut |w| shared.find_task(index, w)) {
+                task.run();
+                continue 'outer;
+            }
+        }
+        if shared.shutdown.load(Ordering::SeqCst) {
+            break;
+        }
+        {
+            let mut idle = shared.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push(index);
+            shared.sleeping.fetch_add(1, Ordering::SeqCst);
+        }
+        fence(Ordering::SeqCst);
+        if shared.has_work() || shared.shutdown.load(Ordering::SeqCst) {
+            shared.leave_idle(index);
+            continue;
+        }
+        parker.park();
+        // A timed-out or spurious wake-up leaves us on the list.
+        shared.leave_idle(index);
+    }
+    // Drop anything still queued here (cells are reference counted; dropping
+    // a task only releases the reference).
+    LOCAL.with_borrow_mut(|l| *l = None);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::mpsc;
+
+    struct CountDown {
+        left: AtomicU64,
+        done: Mutex<Option<mpsc::Sender<()>>>,
+        dispatcher: Mutex<Option<Dispatcher>>,
+    }
+
+    impl Runnable for CountDown {
+        fn run(self: Arc<Self>) {
+            if self.left.fetch_sub(1, Ordering::SeqCst) == 1 {
+                if let Some(tx) = self.done.lock().unwrap().take() {
+                    tx.send(()).unwrap();
+                }
+            } else {
+                let d = self.dispatcher.lock().unwrap().clone().unwrap();
+                d.submit(self.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn runs_resubmitted_tasks_to_completion() {
+        let settings = DispatcherSettings {
+            threads: 2,
+            ..Default::default()
+        };
+        let d = Dispatcher::start("test", &settings, None).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let task = Arc::new(CountDown {
+            left: AtomicU64::new(10_000),
+            done: Mutex::new(Some(tx)),
+            dispatcher: Mutex::new(Some(d.clone())),
+        });
+        d.submit(task.clone());
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        *task.dispatcher.lock().unwrap() = None;
+        d.shutdown();
+        d.join();
+    }
+}

@@ -1,0 +1,139 @@
+//! The system-wide event stream: publish/subscribe by event type.
+//!
+//! Subscribers are actors; an event of type `E` goes to every
+//! `ActorRef<E>` subscribed for `E`. Publishing costs one atomic load when
+//! nobody listens, so the runtime can publish lifecycle events and dead
+//! letters unconditionally. Remoting publishes its own events here.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::RwLock;
+
+use crate::actor_ref::ActorRef;
+
+/// A message that could not be delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// The intended recipient's path.
+    pub recipient: String,
+    /// The message's Rust type.
+    pub message_type: &'static str,
+    /// Why it was not delivered.
+    pub reason: DeadLetterReason,
+}
+
+/// Why a message became a dead letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadLetterReason {
+    /// The recipient had terminated.
+    RecipientTerminated,
+    /// A bounded mailbox was full and its overflow strategy dropped it.
+    MailboxOverflow,
+    /// A reply to an `ask` that had already completed or timed out.
+    AskCompleted,
+    /// A remote message that could not be decoded or routed.
+    Undeliverable,
+}
+
+/// What happened to an actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifecycleKind {
+    /// `pre_start` succeeded.
+    Started,
+    /// The actor was restarted after a failure.
+    Restarted,
+    /// The actor terminated.
+    Stopped,
+}
+
+/// A lifecycle change of one actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifecycleEvent {
+    /// The actor's path.
+    pub actor: String,
+    /// What happened.
+    pub kind: LifecycleKind,
+}
+
+/// Publish/subscribe by event type.
+#[derive(Default)]
+pub struct EventStream {
+    subscribers: RwLock<HashMap<TypeId, Vec<Box<dyn Any + Send + Sync>>>>,
+    count: AtomicUsize,
+}
+
+impl EventStream {
+    /// Delivers every later event of type `E` to `subscriber` until it
+    /// unsubscribes or terminates.
+    pub fn subscribe<E: Clone + Send + 'static>(&self, subscriber: ActorRef<E>) {
+        let mut subs = self.subscribers.write().unwrap_or_else(|e| e.into_inner());
+        let list = subs.entry(TypeId::of::<E>()).or_default();
+        if !list
+            .iter()
+            .any(|s| s.downcast_ref::<ActorRef<E>>() == Some(&subscriber))
+        {
+            list.push(Box::new(subscriber));
+            self.count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Stops delivering `E` to `subscriber`; true if it was subscribed.
+    pub fn unsubscribe<E: Clone + Send + 'static>(&self, subscriber: &ActorRef<E>) -> bool {
+        let mut subs = self.subscribers.write().unwrap_or_else(|e| e.into_inner());
+        let Some(list) = subs.get_mut(&TypeId::of::<E>()) else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|s| s.downcast_ref::<ActorRef<E>>() != Some(subscriber));
+        let removed = before - list.len();
+        self.count.fetch_sub(removed, Ordering::Relaxed);
+        removed > 0
+    }
+
+    /// Sends `event` to every subscriber of `E`. Terminated subscribers are
+    /// dropped from the list.
+    pub fn publish<E: Clone + Send + 'static>(&self, event: E) {
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut stale = false;
+        {
+            let subs = self.subscribers.read().unwrap_or_else(|e| e.into_inner());
+            let Some(list) = subs.get(&TypeId::of::<E>()) else {
+                return;
+            };
+            for s in list {
+                if let Some(r) = s.downcast_ref::<ActorRef<E>>() {
+                    if r.is_terminated() {
+                        stale = true;
+                    } else {
+                        r.tell(event.clone());
+                    }
+                }
+            }
+        }
+        if stale {
+            let mut subs = self.subscribers.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(list) = subs.get_mut(&TypeId::of::<E>()) {
+                let before = list.len();
+                list.retain(|s| {
+                    s.downcast_ref::<ActorRef<E>>()
+                        .is_some_and(|r| !r.is_terminated())
+                });
+                self.count.fetch_sub(before - list.len(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// True when anyone subscribes to `E`.
+    pub fn has_subscribers<E: 'static>(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
+            && self
+                .subscribers
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&TypeId::of::<E>())
+                .is_some_and(|l| !l.is_empty())
+    }
+}

@@ -1,0 +1,73 @@
+//! # volley: typed actors with Akka's semantics
+//!
+//! volley is the in-process half of a distributed actor runtime. An actor owns
+//! its state, has a protocol type (usually an enum) and handles one message at a
+//! time on a dispatcher thread; nothing else ever touches its state.
+//!
+//! What an Akka user relies on is here: a supervision hierarchy with
+//! restart limits, death watch, timers, bounded and unbounded mailboxes,
+//! dispatchers with `throughput` batching, dead letters and an event stream.
+//! The guarantees are written down in `docs/semantics.md` at the repository
+//! root.
+//!
+//! ```
+//! use volley::{Actor, ActorSystem, Context, Props, HandleResult, ActorRef};
+//! use std::time::Duration;
+//!
+//! enum Counter { Add(u64), Get(ActorRef<u64>) }
+//!
+//! #[derive(Default)]
+//! struct CounterActor { total: u64 }
+//!
+//! impl Actor for CounterActor {
+//!     type Msg = Counter;
+//!     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Counter) -> HandleResult {
+//!         match msg {
+//!             Counter::Add(n) => self.total += n,
+//!             Counter::Get(reply_to) => reply_to.tell(self.total),
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let system = ActorSystem::new("doc").unwrap();
+//! let counter = system.spawn("counter", Props::new(CounterActor::default)).unwrap();
+//! counter.tell(Counter::Add(2));
+//! counter.tell(Counter::Add(3));
+//! let total = counter.ask(Counter::Get, Duration::from_secs(1)).await.unwrap();
+//! assert_eq!(total, 5);
+//! system.terminate().await;
+//! # });
+//! ```
+#![deny(missing_docs)]
+
+mod actor;
+mod actor_ref;
+mod ask;
+mod cell;
+mod children;
+mod context;
+mod dispatcher;
+mod error;
+mod event_stream;
+mod mailbox;
+mod path;
+mod settings;
+mod supervision;
+mod system;
+mod system_msg;
+mod timers;
+
+pub use actor::{Actor, HandleResult, Props, Terminated};
+pub use actor_ref::{ActorRef, AnyRef, ToAnyRef};
+pub use ask::{AskError, ReplyTo};
+pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
+pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
+pub use mailbox::{MailboxConfig, Overflow};
+pub use path::{ActorPath, PathError};
+pub use settings::{DeadLetterSettings, DispatcherSettings, Settings, SettingsError};
+pub use supervision::{Directive, SupervisorStrategy};
+pub use system::{ActorIdentity, ActorSystem, SystemError};
+pub use timers::TimerKey;
+pub use context::Context;

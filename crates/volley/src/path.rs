@@ -1,0 +1,208 @@
+//! Actor paths: `volley://system/user/a/b`.
+//!
+//! A path is stored whole (one allocation per actor) because it is read far
+//! more often (display, lookup, dead letters) than actors are created.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Where an actor sits in its system's hierarchy, e.g. `volley://app/user/a/b`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ActorPath {
+    system: Arc<str>,
+    /// Starts with `/`; the root guardian's is `/`.
+    elements: Box<str>,
+}
+
+/// A path or name that cannot be parsed or used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The path does not start with `/` or `volley://system/`.
+    #[error("invalid actor path {path:?}: {reason}")]
+    Invalid {
+        /// The path given.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The path names another actor system.
+    #[error("path {path:?} belongs to system {found:?}, not {expected:?}")]
+    OtherSystem {
+        /// The path given.
+        path: String,
+        /// The system it names.
+        found: String,
+        /// This system's name.
+        expected: String,
+    },
+}
+
+impl ActorPath {
+    pub(crate) fn root(system: Arc<str>) -> Self {
+        ActorPath {
+            system,
+            elements: "/".into(),
+        }
+    }
+
+    pub(crate) fn child(&self, name: &str) -> Self {
+        let mut s = String::with_capacity(self.elements.len() + 1 + name.len());
+        s.push_str(&self.elements);
+        if !self.elements.ends_with('/') {
+            s.push('/');
+        }
+        s.push_str(name);
+        ActorPath {
+            system: self.system.clone(),
+            elements: s.into_boxed_str(),
+        }
+    }
+
+    /// The actor system's name.
+    pub fn system(&self) -> &str {
+        &self.system
+    }
+
+    /// The path inside the system, e.g. `/user/a/b`.
+    pub fn elements(&self) -> &str {
+        &self.elements
+    }
+
+    /// The last element: the actor's name (`""` for the root guardian).
+    pub fn name(&self) -> &str {
+        self.elements.rsplit('/').next().unwrap_or("")
+    }
+}
+
+impl fmt::Display for ActorPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "volley://{}{}", self.system, self.elements)
+    }
+}
+
+impl fmt::Debug for ActorPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Checks a user-given actor name. `$` starts anonymous names only.
+pub(crate) fn validate_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("a name must not be empty");
+    }
+    if name.starts_with('$') {
+        return Err("names starting with '$' are reserved for anonymous actors");
+    }
+    if name.len() > 255 {
+        return Err("a name must be at most 255 bytes");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.*+:@&=,!~';".contains(c))
+    {
+        return Err("a name may hold only ASCII letters, digits and -_.*+:@&=,!~';");
+    }
+    Ok(())
+}
+
+/// Splits `/user/a/b` or `volley://sys/user/a/b` into its elements, checking
+/// the system name.
+pub(crate) fn parse_elements<'a>(path: &'a str, system: &str) -> Result<Vec<&'a str>, PathError> {
+    let invalid = |reason| PathError::Invalid {
+        path: path.to_string(),
+        reason,
+    };
+    let local = if let Some(rest) = path.strip_prefix("volley://") {
+        let (sys, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let sys_name = sys.split('@').next().unwrap_or(sys);
+        if sys_name != system {
+            return Err(PathError::OtherSystem {
+                path: path.to_string(),
+                found: sys_name.to_string(),
+                expected: system.to_string(),
+            });
+        }
+        if tail.is_empty() {
+            "/"
+        } else {
+            tail
+        }
+    } else if path.starts_with('/') {
+        path
+    } else {
+        return Err(invalid("a path starts with '/' or 'volley://'"));
+    };
+    let trimmed = local.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for element in trimmed[1..].split('/') {
+        if element.is_empty() {
+            return Err(invalid("a path must not hold an empty element ('//')"));
+        }
+        if element.starts_with('$') {
+            if element.len() == 1 {
+                return Err(invalid("'$' alone is not an actor name"));
+            }
+        } else if validate_name(element).is_err() {
+            return Err(invalid("a path element holds a character that is not allowed"));
+        }
+        out.push(element);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_paths_display_with_system() {
+        let root = ActorPath::root("app".into());
+        let user = root.child("user");
+        let a = user.child("a");
+        assert_eq!(a.to_string(), "volley://app/user/a");
+        assert_eq!(a.name(), "a");
+        assert_eq!(root.elements(), "/");
+    }
+
+    #[test]
+    fn parse_accepts_local_and_full_forms() {
+        assert_eq!(parse_elements("/user/a", "s").unwrap(), vec!["user", "a"]);
+        assert_eq!(
+            parse_elements("volley://s/user/a/", "s").unwrap(),
+            vec!["user", "a"]
+        );
+        assert!(parse_elements("/", "s").unwrap().is_empty());
+    }
+
+    #[test]
+    fn parse_rejects_bad_paths() {
+        assert!(matches!(
+            parse_elements("user/a", "s"),
+            Err(PathError::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse_elements("/user//a", "s"),
+            Err(PathError::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse_elements("/user/a b", "s"),
+            Err(PathError::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse_elements("volley://other/user", "s"),
+            Err(PathError::OtherSystem { .. })
+        ));
+    }
+
+    #[test]
+    fn names_are_validated() {
+        assert!(validate_name("worker-1").is_ok());
+        assert!(validate_name("").is_err());
+        assert!(validate_name("$a").is_err());
+        assert!(validate_name("a/b").is_err());
+    }
+}

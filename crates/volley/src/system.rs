@@ -1,0 +1,365 @@
+//! The actor system: guardians, dispatchers, the I/O runtime, dead letters,
+//! the event stream, lookup and shutdown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::actor::{Actor, HandleResult, Props};
+use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
+use crate::cell::{lock, ActorCell};
+use crate::context::Context;
+use crate::dispatcher::Dispatcher;
+use crate::error::SpawnError;
+use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
+use crate::path::{parse_elements, validate_name, ActorPath, PathError};
+use crate::settings::{Settings, SettingsError};
+use crate::system_msg::SystemMsg;
+
+/// The root and `/user` guardians: they only supervise.
+pub(crate) struct Guardian;
+
+/// Guardians accept no messages.
+pub(crate) enum NoMessages {}
+
+impl Actor for Guardian {
+    type Msg = NoMessages;
+
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: NoMessages) -> HandleResult {
+        match msg {}
+    }
+
+    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: crate::Terminated) -> HandleResult {
+        Ok(())
+    }
+}
+
+/// Why a system could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    /// The system name is not a valid path element.
+    #[error("invalid actor system name {name:?}: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The settings are invalid.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A thread or the I/O runtime could not be started.
+    #[error("cannot start the actor system's threads: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The answer to a lookup by path (Akka's ActorIdentity).
+#[derive(Debug, Clone)]
+pub struct ActorIdentity {
+    /// The path that was looked up.
+    pub path: String,
+    /// The actor living there, if any.
+    pub actor: Option<AnyRef>,
+}
+
+/// A handle to an actor system; cheap to clone.
+#[derive(Clone)]
+pub struct ActorSystem {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    name: Arc<str>,
+    settings: Settings,
+    default_dispatcher: Dispatcher,
+    dispatchers: HashMap<String, Dispatcher>,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: tokio::runtime::Handle,
+    dead_letters: AtomicU64,
+    dead_letter_log: LogLimiter,
+    event_stream: EventStream,
+    root: Mutex<Option<Arc<ActorCell<Guardian>>>>,
+    user: Mutex<Option<Arc<ActorCell<Guardian>>>>,
+    terminating: AtomicBool,
+    terminated: tokio::sync::watch::Sender<bool>,
+}
+
+impl ActorSystem {
+    /// Starts a system with default settings.
+    pub fn new(name: &str) -> Result<Self, SystemError> {
+        Self::with_settings(name, Settings::default())
+    }
+
+    /// Starts a system with the given settings.
+    pub fn with_settings(name: &str, settings: Settings) -> Result<Self, SystemError> {
+        validate_name(name).map_err(|reason| SystemError::InvalidName {
+            name: name.to_string(),
+            reason,
+        })?;
+        settings.validate()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(settings.io_threads)
+            .thread_name(format!("volley-{name}-io"))
+            .enable_all()
+            .build()?;
+        let rt = Some(runtime.handle().clone());
+        let default_dispatcher =
+            Dispatcher::start("default", &settings.default_dispatcher, rt.clone())?;
+        let mut dispatchers = HashMap::new();
+        for (dname, dsettings) in &settings.dispatchers {
+            dispatchers.insert(dname.clone(), Dispatcher::start(dname, dsettings, rt.clone())?);
+        }
+        let system = ActorSystem {
+            shared: Arc::new(Shared {
+                name: name.into(),
+                handle: runtime.handle().clone(),
+                runtime: Mutex::new(Some(runtime)),
+                dead_letter_log: LogLimiter::new(settings.dead_letters.log_per_second),
+                settings,
+                default_dispatcher,
+                dispatchers,
+                dead_letters: AtomicU64::new(0),
+                event_stream: EventStream::default(),
+                root: Mutex::new(None),
+                user: Mutex::new(None),
+                terminating: AtomicBool::new(false),
+                terminated: tokio::sync::watch::channel(false).0,
+            }),
+        };
+        let root = ActorCell::create(
+            ActorPath::root(system.shared.name.clone()),
+            None,
+            system.clone(),
+            system.shared.default_dispatcher.clone(),
+            Props::new(|| Guardian),
+        );
+        root.any_ref().send_system(SystemMsg::Create);
+        let user = root
+            .spawn_child_cell(Some("user"), Props::new(|| Guardian))
+            .expect("a new root guardian accepts /user");
+        *lock(&system.shared.root) = Some(root);
+        *lock(&system.shared.user) = Some(user);
+        Ok(system)
+    }
+
+    /// The system's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The settings it runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.shared.settings
+    }
+
+    /// Spawns a top-level actor under `/user`.
+    pub fn spawn<A: Actor>(
+        &self,
+        name: &str,
+        props: Props<A>,
+    ) -> Result<ActorRef<A::Msg>, SpawnError> {
+        self.user_guardian()?.spawn_child(Some(name), props)
+    }
+
+    /// Spawns a top-level actor with a generated name.
+    pub fn spawn_anonymous<A: Actor>(
+        &self,
+        props: Props<A>,
+    ) -> Result<ActorRef<A::Msg>, SpawnError> {
+        self.user_guardian()?.spawn_child(None, props)
+    }
+
+    fn user_guardian(&self) -> Result<Arc<ActorCell<Guardian>>, SpawnError> {
+        lock(&self.shared.user)
+            .clone()
+            .ok_or_else(|| SpawnError::ParentTerminating {
+                parent: format!("volley://{}/user", self.shared.name),
+            })
+    }
+
+    /// Stops a top-level actor now; false if `actor` is not one.
+    pub fn stop(&self, actor: &impl ToAnyRef) -> bool {
+        let Ok(user) = self.user_guardian() else {
+            return false;
+        };
+        let actor = actor.to_any_ref();
+        let mut children = lock(&user.children);
+        match children.entry_mut(&actor) {
+            Some(entry) => {
+                entry.stopping = true;
+                drop(children);
+                actor.send_system(SystemMsg::Stop);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Looks an actor up by path (`/user/a/b` or `volley://name/user/a/b`),
+    /// Akka's Identify. A malformed path is an error; a well-formed path with
+    /// nobody there is an identity without an actor.
+    pub async fn identify(&self, path: &str) -> Result<ActorIdentity, PathError> {
+        let elements = parse_elements(path, &self.shared.name)?;
+        let mut current = lock(&self.shared.root).as_ref().map(|r| r.any_ref());
+        for element in elements {
+            current = current.and_then(|c| c.lookup_child(element));
+        }
+        Ok(ActorIdentity {
+            path: path.to_string(),
+            actor: current.filter(|a| !a.is_terminated()),
+        })
+    }
+
+    /// Stops every actor, top-down, and resolves once every `post_stop` has
+    /// run. Idempotent.
+    pub async fn terminate(&self) {
+        if !self.shared.terminating.swap(true, Ordering::SeqCst) {
+            let root = lock(&self.shared.root).clone();
+            match root {
+                Some(root) => root.any_ref().send_system(SystemMsg::Stop),
+                None => self.root_terminated(),
+            }
+        }
+        self.when_terminated().await;
+    }
+
+    /// Resolves once the system has terminated.
+    pub async fn when_terminated(&self) {
+        let mut rx = self.shared.terminated.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// True once the system has terminated.
+    pub fn is_terminated(&self) -> bool {
+        *self.shared.terminated.borrow()
+    }
+
+    /// How many messages went to dead letters so far.
+    pub fn dead_letter_count(&self) -> u64 {
+        self.shared.dead_letters.load(Ordering::Relaxed)
+    }
+
+    /// The system's event stream.
+    pub fn event_stream(&self) -> &EventStream {
+        &self.shared.event_stream
+    }
+
+    /// A handle to the system's tokio runtime (timers, futures, I/O).
+    pub fn runtime_handle(&self) -> tokio::runtime::Handle {
+        self.shared.handle.clone()
+    }
+
+    pub(crate) fn dispatcher_for(&self, name: Option<&str>) -> Result<Dispatcher, SpawnError> {
+        match name {
+            None => Ok(self.shared.default_dispatcher.clone()),
+            Some(n) if n == self.shared.default_dispatcher.name() => {
+                Ok(self.shared.default_dispatcher.clone())
+            }
+            Some(n) => self
+                .shared
+                .dispatchers
+                .get(n)
+                .cloned()
+                .ok_or_else(|| SpawnError::UnknownDispatcher(n.to_string())),
+        }
+    }
+
+    pub(crate) fn temp_path(&self, name: &str) -> ActorPath {
+        ActorPath::root(self.shared.name.clone())
+            .child("temp")
+            .child(name)
+    }
+
+    /// A sleep on the system's timer, usable from any executor; `None` once
+    /// the system is shut down.
+    pub(crate) fn sleep(&self, d: Duration) -> Option<tokio::time::Sleep> {
+        if self.is_terminated() {
+            return None;
+        }
+        let _enter = self.shared.handle.enter();
+        Some(tokio::time::sleep(d))
+    }
+
+    /// Counts, logs (rate-limited, debug level) and publishes a dead letter.
+    pub(crate) fn dead_letter(
+        &self,
+        recipient: &ActorPath,
+        message_type: &'static str,
+        reason: DeadLetterReason,
+    ) {
+        self.shared.dead_letters.fetch_add(1, Ordering::Relaxed);
+        if self.shared.settings.dead_letters.log && self.shared.dead_letter_log.allow() {
+            tracing::debug!(%recipient, message_type, ?reason, "dead letter");
+        }
+        let stream = &self.shared.event_stream;
+        if stream.has_subscribers::<DeadLetter>() {
+            stream.publish(DeadLetter {
+                recipient: recipient.to_string(),
+                message_type,
+                reason,
+            });
+        }
+    }
+
+    /// The root guardian has stopped: everything has.
+    pub(crate) fn root_terminated(&self) {
+        self.shared.terminating.store(true, Ordering::SeqCst);
+        lock(&self.shared.user).take();
+        lock(&self.shared.root).take();
+        self.shared.default_dispatcher.shutdown();
+        for d in self.shared.dispatchers.values() {
+            d.shutdown();
+        }
+        if let Some(rt) = lock(&self.shared.runtime).take() {
+            rt.shutdown_background();
+        }
+        self.shared.terminated.send_replace(true);
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Dropping a runtime inside async code panics; this never blocks.
+        if let Some(rt) = self.runtime.get_mut().ok().and_then(Option::take) {
+            rt.shutdown_background();
+        }
+        self.default_dispatcher.shutdown();
+        for d in self.dispatchers.values() {
+            d.shutdown();
+        }
+    }
+}
+
+impl std::fmt::Debug for ActorSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ActorSystem({})", self.shared.name)
+    }
+}
+
+/// At most `per_second` permits per wall-clock second.
+struct LogLimiter {
+    per_second: u32,
+    start: Instant,
+    second: AtomicU64,
+    used: AtomicU32,
+}
+
+impl LogLimiter {
+    fn new(per_second: u32) -> Self {
+        LogLimiter {
+            per_second,
+            start: Instant::now(),
+            second: AtomicU64::new(0),
+            used: AtomicU32::new(0),
+        }
+    }
+
+    fn allow(&self) -> bool {
+        let now = self.start.elapsed().as_secs();
+        if self.second.swap(now, Ordering::Relaxed) != now {
+            self.used.store(0, Ordering::Relaxed);
+        }
+        self.used.fetch_add(1, Ordering::Relaxed) < self.per_second
+    }
+}

@@ -1,0 +1,184 @@
+//! Keyed timers owned by one actor.
+//!
+//! Each timer is a small task on the system's tokio runtime that sends a
+//! `Timer` envelope tagged with the timer's generation id. The actor accepts
+//! the envelope only while that generation is live, so cancelling a timer (or
+//! replacing it, or stopping or restarting the actor) also discards a message
+//! that was already queued: Akka's guarantee.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::task::AbortHandle;
+
+use crate::actor_ref::ActorRef;
+use crate::mailbox::Envelope;
+
+/// Names a timer of one actor; starting a timer with a key that is active
+/// replaces it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TimerKey {
+    /// A named timer.
+    Name(Cow<'static, str>),
+    /// A numbered timer.
+    Id(u64),
+}
+
+impl From<&'static str> for TimerKey {
+    fn from(s: &'static str) -> Self {
+        TimerKey::Name(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for TimerKey {
+    fn from(s: String) -> Self {
+        TimerKey::Name(Cow::Owned(s))
+    }
+}
+
+impl From<u64> for TimerKey {
+    fn from(n: u64) -> Self {
+        TimerKey::Id(n)
+    }
+}
+
+impl fmt::Display for TimerKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimerKey::Name(s) => f.write_str(s),
+            TimerKey::Id(n) => write!(f, "#{n}"),
+        }
+    }
+}
+
+struct ActiveTimer {
+    id: u64,
+    repeating: bool,
+    task: AbortHandle,
+}
+
+pub(crate) struct Timers {
+    active: HashMap<TimerKey, ActiveTimer>,
+    next_id: u64,
+}
+
+impl Timers {
+    pub(crate) fn new() -> Self {
+        Timers {
+            active: HashMap::new(),
+            next_id: 1,
+        }
+    }
+
+    pub(crate) fn start_once<M: Send + 'static>(
+        &mut self,
+        runtime: &Handle,
+        key: TimerKey,
+        target: ActorRef<M>,
+        delay: Duration,
+        msg: M,
+    ) {
+        let id = self.next_generation(&key);
+        let task = runtime.spawn(async move {
+            tokio::time::sleep(delay).await;
+            target.send_envelope(Envelope::Timer { msg, id });
+        });
+        self.active.insert(
+            key,
+            ActiveTimer {
+                id,
+                repeating: false,
+                task: task.abort_handle(),
+            },
+        );
+    }
+
+    pub(crate) fn start_repeating<M: Clone + Send + 'static>(
+        &mut self,
+        runtime: &Handle,
+        key: TimerKey,
+        target: ActorRef<M>,
+        initial_delay: Duration,
+        interval: Duration,
+        msg: M,
+    ) {
+        let id = self.next_generation(&key);
+        let task = runtime.spawn(async move {
+            let start = tokio::time::Instant::now() + initial_delay;
+            let mut ticks = tokio::time::interval_at(start, interval.max(Duration::from_micros(1)));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if target.is_terminated() {
+                    return;
+                }
+                target.send_envelope(Envelope::Timer {
+                    msg: msg.clone(),
+                    id,
+                });
+            }
+        });
+        self.active.insert(
+            key,
+            ActiveTimer {
+                id,
+                repeating: true,
+                task: task.abort_handle(),
+            },
+        );
+    }
+
+    fn next_generation(&mut self, key: &TimerKey) -> u64 {
+        self.cancel(key);
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    pub(crate) fn cancel(&mut self, key: &TimerKey) -> bool {
+        match self.active.remove(key) {
+            Some(t) => {
+                t.task.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn cancel_all(&mut self) {
+        for (_, t) in self.active.drain() {
+            t.task.abort();
+        }
+    }
+
+    pub(crate) fn is_active(&self, key: &TimerKey) -> bool {
+        self.active.contains_key(key)
+    }
+
+    /// Called when a timer envelope is dequeued: true if its generation is
+    /// live. A single-shot timer is finished by its delivery.
+    pub(crate) fn accept(&mut self, id: u64) -> bool {
+        let key = self
+            .active
+            .iter()
+            .find(|(_, t)| t.id == id)
+            .map(|(k, t)| (k.clone(), t.repeating));
+        match key {
+            Some((_, true)) => true,
+            Some((key, false)) => {
+                self.active.remove(&key);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for Timers {
+    fn drop(&mut self) {
+        self.cancel_all();
+    }
+}
