@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the peer harnesses used by volley-bench:
+#   bench/peers/rust/target/release/volley-peers   (actix, ractor, kameo, tokio)
+#   bench/peers/pekko/target/pekko-bench.jar        (Apache Pekko)
+# A missing toolchain skips that harness with a note instead of failing, so a
+# machine without Java can still build and run the Rust peers (and vice versa).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+built=0
+
+if command -v cargo >/dev/null 2>&1; then
+    echo "build.sh: building bench/peers/rust (release)" >&2
+    cargo build --release --manifest-path bench/peers/rust/Cargo.toml
+    built=$((built + 1))
+else
+    echo "build.sh: cargo not found; skipping the Rust peers" >&2
+fi
+
+if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then
+    echo "build.sh: building bench/peers/pekko" >&2
+    mvn -q -B -f bench/peers/pekko/pom.xml package -DskipTests
+    built=$((built + 1))
+else
+    echo "build.sh: mvn or java not found; skipping the Pekko peer" >&2
+fi
+
+echo "build.sh: built $built of 2 harnesses" >&2
