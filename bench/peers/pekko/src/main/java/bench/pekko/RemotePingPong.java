@@ -92,7 +92,9 @@ final class RemotePingPong {
             for (int c : args.clients) {
                 maxClients = Math.max(maxClients, c);
             }
-            long warmRepeat = Math.max(1, Math.min(args.repeat, Math.max(1000, args.repeat / 10)));
+            // Artery's code paths need a few seconds of JIT before they settle,
+            // more than local actors do: warm up with half the measured load.
+            long warmRepeat = Math.min(args.repeat, Math.max(5000, args.repeat / 2));
             System.err.println("pekko: warmup clients=" + maxClients + " repeat=" + warmRepeat);
             round(a, b, addrB, "warmup", maxClients, warmRepeat, args.inflight);
 
