@@ -27,23 +27,23 @@ impl Owned {
     fn pdu(&self) -> Pdu<'_> {
         match self {
             Owned::HandshakeRequest(version, from, uid, to, token) => {
-                Pdu::HandshakeRequest(HandshakeRequest {
+                Pdu::HandshakeRequest(Box::new(HandshakeRequest {
                     version: *version,
                     from: from.clone(),
                     uid: *uid,
                     to: to.clone(),
                     auth_token: token.as_deref(),
-                })
+                }))
             }
             Owned::HandshakeResponse(version, status, from, uid, token, reason) => {
-                Pdu::HandshakeResponse(HandshakeResponse {
+                Pdu::HandshakeResponse(Box::new(HandshakeResponse {
                     version: *version,
                     status: *status,
                     from: from.clone(),
                     uid: *uid,
                     auth_token: token.as_deref(),
                     reason,
-                })
+                }))
             }
             Owned::Heartbeat => Pdu::Heartbeat,
             Owned::HeartbeatAck => Pdu::HeartbeatAck,

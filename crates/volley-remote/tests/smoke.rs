@@ -37,21 +37,21 @@ fn corpus() -> Vec<Vec<u8>> {
         type_id: 1001,
     };
     let pdus = [
-        Pdu::HandshakeRequest(HandshakeRequest {
+        Pdu::HandshakeRequest(Box::new(HandshakeRequest {
             version: 1,
             from: a.clone(),
             uid: 42,
             to: b.clone(),
             auth_token: Some(b"token"),
-        }),
-        Pdu::HandshakeResponse(HandshakeResponse {
+        })),
+        Pdu::HandshakeResponse(Box::new(HandshakeResponse {
             version: 1,
             status: HandshakeStatus::Unauthorized,
             from: b,
             uid: 43,
             auth_token: None,
             reason: "no",
-        }),
+        })),
         Pdu::Heartbeat,
         Pdu::HeartbeatAck,
         Pdu::Disassociate(Disassociate {
@@ -209,7 +209,7 @@ fn hundred_thousand_mutated_frames() {
         ..Default::default()
     });
     let encoder = Encoder::new(MAX_FRAME);
-    let mut rng = Rng(0x5eed_0f_f00d);
+    let mut rng = Rng(0x5eed_f00d);
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();
     let mut reencoded = BytesMut::new();
 

@@ -184,25 +184,25 @@ fn decode_pdu<'a>(
     let pdu = match kind {
         PduKind::Heartbeat => Pdu::Heartbeat,
         PduKind::HeartbeatAck => Pdu::HeartbeatAck,
-        PduKind::HandshakeRequest => Pdu::HandshakeRequest(HandshakeRequest {
+        PduKind::HandshakeRequest => Pdu::HandshakeRequest(Box::new(HandshakeRequest {
             version: r.u8("version")?,
             uid: r.u64("uid")?,
             from: r.address("from")?,
             to: r.address("to")?,
             auth_token: r.opt_bytes16("auth_token")?,
-        }),
+        })),
         PduKind::HandshakeResponse => {
             let version = r.u8("version")?;
             let status = HandshakeStatus::from_u8(r.u8("status")?)
                 .ok_or(r.malformed("status", "unknown handshake status"))?;
-            Pdu::HandshakeResponse(HandshakeResponse {
+            Pdu::HandshakeResponse(Box::new(HandshakeResponse {
                 version,
                 status,
                 uid: r.u64("uid")?,
                 from: r.address("from")?,
                 auth_token: r.opt_bytes16("auth_token")?,
                 reason: r.str16("reason")?,
-            })
+            }))
         }
         PduKind::Disassociate => Pdu::Disassociate(Disassociate {
             reason: DisassociateReason::from_u8(r.u8("reason")?),

@@ -191,10 +191,11 @@ pub struct SpawnResponse<'a> {
 /// One decoded (or to-be-encoded) frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pdu<'a> {
-    /// See [`HandshakeRequest`].
-    HandshakeRequest(HandshakeRequest<'a>),
-    /// See [`HandshakeResponse`].
-    HandshakeResponse(HandshakeResponse<'a>),
+    /// See [`HandshakeRequest`]. Boxed: handshakes are rare and large, and
+    /// keeping them inline would make every message PDU twice as big to move.
+    HandshakeRequest(Box<HandshakeRequest<'a>>),
+    /// See [`HandshakeResponse`]. Boxed like the request.
+    HandshakeResponse(Box<HandshakeResponse<'a>>),
     /// Liveness probe.
     Heartbeat,
     /// Answer to a heartbeat.
