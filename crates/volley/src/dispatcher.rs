@@ -37,6 +37,10 @@ pub(crate) type Task = Arc<dyn Runnable>;
 /// microseconds, and a park/unpark pair costs two system calls.
 const SPINS_BEFORE_PARK: u32 = 64;
 
+/// How often (in tasks run) a worker looks at the shared queue before its
+/// own: tokio uses 61 for the same reason.
+const GLOBAL_QUEUE_INTERVAL: u32 = 31;
+
 static NEXT_DISPATCHER_ID: AtomicUsize = AtomicUsize::new(1);
 
 thread_local! {
@@ -61,6 +65,7 @@ struct Shared {
     idle: Mutex<Vec<usize>>,
     sleeping: AtomicUsize,
     shutdown: AtomicBool,
+    /// Kept so the threads are not detached silently; they exit on shutdown.
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -152,17 +157,6 @@ impl Dispatcher {
             u.unpark();
         }
     }
-
-    /// Waits for the worker threads to exit; only from outside the pool.
-    pub(crate) fn join(&self) {
-        let handles = std::mem::take(&mut *self.shared.threads.lock().unwrap_or_else(|e| e.into_inner()));
-        let me = std::thread::current().id();
-        for h in handles {
-            if h.thread().id() != me {
-                let _ = h.join();
-            }
-        }
-    }
 }
 
 impl Shared {
@@ -185,7 +179,14 @@ impl Shared {
         }
     }
 
-    fn find_task(&self, index: usize, local: &Worker<Task>) -> Option<Task> {
+    fn find_task(&self, index: usize, local: &Worker<Task>, tick: u32) -> Option<Task> {
+        // Now and then look at the shared queue first: a busy actor that keeps
+        // rescheduling itself locally must not starve outside submissions.
+        if tick % GLOBAL_QUEUE_INTERVAL == 0 {
+            if let Steal::Success(t) = self.injector.steal_batch_and_pop(local) {
+                return Some(t);
+            }
+        }
         if let Some(t) = local.pop() {
             return Some(t);
         }
@@ -233,8 +234,10 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
     let run_local = |f: &mut dyn FnMut(&Worker<Task>) -> Option<Task>| {
         LOCAL.with_borrow(|l| f(&l.as_ref().expect("worker queue installed").1))
     };
+    let mut tick: u32 = 0;
     'outer: loop {
-        if let Some(task) = run_local(&mut |w| shared.find_task(index, w)) {
+        tick = tick.wrapping_add(1);
+        if let Some(task) = run_local(&mut |w| shared.find_task(index, w, tick)) {
             task.run();
             continue;
         }
@@ -244,7 +247,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
             } else {
                 std::hint::spin_loop();
             }
-            if let Some(task) = run_local(&mut |w| shared.find_task(index, w)) {
+            if let Some(task) = run_local(&mut |w| shared.find_task(index, w, 1)) {
                 task.run();
                 continue 'outer;
             }
@@ -313,6 +316,5 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(10)).unwrap();
         *task.dispatcher.lock().unwrap() = None;
         d.shutdown();
-        d.join();
     }
 }

@@ -62,6 +62,7 @@ mod timers;
 pub use actor::{Actor, HandleResult, Props, Terminated};
 pub use actor_ref::{ActorRef, AnyRef, ToAnyRef};
 pub use ask::{AskError, ReplyTo};
+pub use context::Context;
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};
@@ -70,4 +71,3 @@ pub use settings::{DeadLetterSettings, DispatcherSettings, Settings, SettingsErr
 pub use supervision::{Directive, SupervisorStrategy};
 pub use system::{ActorIdentity, ActorSystem, SystemError};
 pub use timers::TimerKey;
-pub use context::Context;

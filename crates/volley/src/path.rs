@@ -147,7 +147,9 @@ pub(crate) fn parse_elements<'a>(path: &'a str, system: &str) -> Result<Vec<&'a 
                 return Err(invalid("'$' alone is not an actor name"));
             }
         } else if validate_name(element).is_err() {
-            return Err(invalid("a path element holds a character that is not allowed"));
+            return Err(invalid(
+                "a path element holds a character that is not allowed",
+            ));
         }
         out.push(element);
     }

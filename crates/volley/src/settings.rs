@@ -142,10 +142,12 @@ pub enum SettingsError {
 impl Settings {
     /// Parses settings from TOML text; missing keys keep their defaults.
     pub fn from_toml_str(text: &str) -> Result<Self, SettingsError> {
-        let value: toml::Table = text.parse().map_err(|e: toml::de::Error| SettingsError::Invalid {
-            origin: None,
-            message: e.to_string(),
-        })?;
+        let value: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| SettingsError::Invalid {
+                    origin: None,
+                    message: e.to_string(),
+                })?;
         Self::from_table(value, None)
     }
 
@@ -156,10 +158,12 @@ impl Settings {
             path: path.display().to_string(),
             source,
         })?;
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| SettingsError::Invalid {
-            origin: Some(path.display().to_string()),
-            message: e.to_string(),
-        })?;
+        let table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| SettingsError::Invalid {
+                    origin: Some(path.display().to_string()),
+                    message: e.to_string(),
+                })?;
         Self::from_table(table, Some(path.display().to_string()))
     }
 
@@ -255,7 +259,9 @@ fn parse_scalar(raw: &str) -> toml::Value {
     let probe = format!("v = {raw}");
     match probe.parse::<toml::Table>() {
         Ok(mut t) => match t.remove("v") {
-            Some(v @ (toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_))) => v,
+            Some(
+                v @ (toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_)),
+            ) => v,
             _ => toml::Value::String(raw.to_string()),
         },
         Err(_) => toml::Value::String(raw.to_string()),
@@ -318,7 +324,10 @@ mod tests {
     fn env_overrides_apply_and_validate() {
         let s = Settings::default()
             .with_overrides(vec![
-                ("VOLLEY__DEFAULT_DISPATCHER__THROUGHPUT".to_string(), "200".to_string()),
+                (
+                    "VOLLEY__DEFAULT_DISPATCHER__THROUGHPUT".to_string(),
+                    "200".to_string(),
+                ),
                 ("PATH".to_string(), "/bin".to_string()),
             ])
             .unwrap();

@@ -108,7 +108,10 @@ impl ActorSystem {
             Dispatcher::start("default", &settings.default_dispatcher, rt.clone())?;
         let mut dispatchers = HashMap::new();
         for (dname, dsettings) in &settings.dispatchers {
-            dispatchers.insert(dname.clone(), Dispatcher::start(dname, dsettings, rt.clone())?);
+            dispatchers.insert(
+                dname.clone(),
+                Dispatcher::start(dname, dsettings, rt.clone())?,
+            );
         }
         let system = ActorSystem {
             shared: Arc::new(Shared {

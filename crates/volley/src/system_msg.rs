@@ -17,7 +17,10 @@ pub(crate) enum SystemMsg {
     /// The actor with this uid, which this one watched, has terminated.
     DeathWatchNotification(u64),
     /// A child failed and is suspended, waiting for a directive.
-    Failed { child: AnyRef, failure: Arc<Failure> },
+    Failed {
+        child: AnyRef,
+        failure: Arc<Failure>,
+    },
     /// A child finished stopping; its name is free again.
     ChildTerminated(AnyRef),
     /// Directive from the parent: carry on with the same state.

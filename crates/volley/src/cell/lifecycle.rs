@@ -16,7 +16,7 @@ use crate::actor_ref::AnyRef;
 use crate::context::Watched;
 use crate::error::{Failure, FailureKind};
 use crate::event_stream::{LifecycleEvent, LifecycleKind};
-use crate::supervision::{Directive, SupervisorStrategy};
+use crate::supervision::Directive;
 use crate::system_msg::SystemMsg;
 
 /// Where a cell is in its life.
@@ -135,7 +135,9 @@ impl<A: Actor> ActorCell<A> {
 
     /// Suspends the actor and reports the failure to the parent.
     pub(super) fn fail(&self, inner: &mut Inner<A>, kind: FailureKind, kept: Option<A::Msg>) {
-        let kind = if matches!(inner.mode, Mode::Created | Mode::Recreating(_)) || inner.ctx.initializing {
+        let kind = if matches!(inner.mode, Mode::Created | Mode::Recreating(_))
+            || inner.ctx.initializing
+        {
             match kind {
                 k @ FailureKind::Initialization(_) => k,
                 k => FailureKind::Initialization(Box::new(Failure {
@@ -177,7 +179,7 @@ impl<A: Actor> ActorCell<A> {
             .actor
             .as_ref()
             .map(|a| a.supervisor_strategy())
-            .unwrap_or_else(SupervisorStrategy::default);
+            .unwrap_or_default();
         let directive = strategy.decide(&failure);
         let mut children = lock(&self.children);
         let Some(entry) = children.entry_mut(&child) else {

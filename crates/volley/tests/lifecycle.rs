@@ -1,0 +1,342 @@
+//! Hierarchy, paths, lookup, stop order, graceful stop, death watch and
+//! system shutdown.
+
+mod common;
+
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use common::{eventually, probe};
+use volley::{
+    Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, PathError, Props, SpawnError,
+    Terminated,
+};
+
+/// A node of a tree: spawns `depth` levels of one child each, reports its
+/// post_stop.
+struct Node {
+    depth: u32,
+    events: Sender<String>,
+}
+
+enum NodeMsg {
+    StopSelf,
+    Children(ActorRef<Vec<String>>),
+    Parent(ActorRef<Option<String>>),
+}
+
+impl Actor for Node {
+    type Msg = NodeMsg;
+
+    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+        if self.depth > 0 {
+            let events = self.events.clone();
+            let depth = self.depth - 1;
+            ctx.spawn(
+                "child",
+                Props::new(move || Node {
+                    depth,
+                    events: events.clone(),
+                }),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: NodeMsg) -> HandleResult {
+        match msg {
+            NodeMsg::StopSelf => ctx.stop_self(),
+            NodeMsg::Children(reply) => reply.tell(
+                ctx.children()
+                    .iter()
+                    .map(|c| c.path().elements().to_string())
+                    .collect(),
+            ),
+            NodeMsg::Parent(reply) => {
+                reply.tell(ctx.parent().map(|p| p.path().elements().to_string()))
+            }
+        }
+        Ok(())
+    }
+
+    fn post_stop(&mut self, ctx: &mut Context<Self>) {
+        self.events
+            .send(format!("stop {}", ctx.path().elements()))
+            .ok();
+    }
+}
+
+fn node(depth: u32, events: &Sender<String>) -> Props<Node> {
+    let events = events.clone();
+    Props::new(move || Node {
+        depth,
+        events: events.clone(),
+    })
+}
+
+#[tokio::test]
+async fn children_stop_before_their_parent() {
+    let system = ActorSystem::new("order").unwrap();
+    let (tx, events) = probe();
+    let top = system.spawn("top", node(3, &tx)).unwrap();
+    let kids = top
+        .ask(NodeMsg::Children, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(kids, vec!["/user/top/child"]);
+    top.tell(NodeMsg::StopSelf);
+    assert_eq!(
+        events.take(4),
+        vec![
+            "stop /user/top/child/child/child",
+            "stop /user/top/child/child",
+            "stop /user/top/child",
+            "stop /user/top",
+        ]
+    );
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn terminate_stops_everything_and_resolves_after_post_stop() {
+    let system = ActorSystem::new("shutdown").unwrap();
+    let (tx, events) = probe();
+    system.spawn("a", node(1, &tx)).unwrap();
+    system.spawn("b", node(0, &tx)).unwrap();
+    system.terminate().await;
+    assert!(system.is_terminated());
+    let mut got: Vec<String> = events.0.try_iter().collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec!["stop /user/a", "stop /user/a/child", "stop /user/b"]
+    );
+    // A second terminate and when_terminated resolve at once.
+    system.terminate().await;
+    system.when_terminated().await;
+    assert!(matches!(
+        system.spawn("late", node(0, &tx)),
+        Err(SpawnError::ParentTerminating { .. })
+    ));
+}
+
+#[tokio::test]
+async fn duplicate_and_invalid_names_are_errors() {
+    let system = ActorSystem::new("names").unwrap();
+    let (tx, _events) = probe();
+    system.spawn("a", node(0, &tx)).unwrap();
+    let err = system.spawn("a", node(0, &tx)).unwrap_err();
+    assert_eq!(
+        err,
+        SpawnError::DuplicateName {
+            parent: "volley://names/user".into(),
+            name: "a".into()
+        }
+    );
+    assert!(err.to_string().contains("already exists"));
+    for bad in ["", "$x", "a/b", "with space"] {
+        assert!(
+            matches!(
+                system.spawn(bad, node(0, &tx)),
+                Err(SpawnError::InvalidName { .. })
+            ),
+            "{bad:?} accepted"
+        );
+    }
+    assert!(matches!(
+        system.spawn("d", node(0, &tx).with_dispatcher("nope")),
+        Err(SpawnError::UnknownDispatcher(_))
+    ));
+    let anon = system.spawn_anonymous(node(0, &tx)).unwrap();
+    assert!(anon.path().name().starts_with('$'));
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn lookup_by_path_identifies_actors() {
+    let system = ActorSystem::new("lookup").unwrap();
+    let (tx, _events) = probe();
+    let top = system.spawn("top", node(1, &tx)).unwrap();
+    // Wait until pre_start has spawned the child.
+    let _ = top.ask(NodeMsg::Children, Duration::from_secs(5)).await;
+    let id = system.identify("/user/top/child").await.unwrap();
+    let child = id.actor.expect("child found");
+    assert_eq!(child.path().to_string(), "volley://lookup/user/top/child");
+    let typed = child.downcast::<NodeMsg>().unwrap();
+    let parent = typed
+        .ask(NodeMsg::Parent, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(parent.as_deref(), Some("/user/top"));
+    let full = system.identify("volley://lookup/user/top").await.unwrap();
+    assert_eq!(full.actor.unwrap(), top);
+    assert!(system
+        .identify("/user/nobody")
+        .await
+        .unwrap()
+        .actor
+        .is_none());
+    assert!(matches!(
+        system.identify("user/top").await,
+        Err(PathError::Invalid { .. })
+    ));
+    assert!(matches!(
+        system.identify("volley://elsewhere/user/top").await,
+        Err(PathError::OtherSystem { .. })
+    ));
+    system.terminate().await;
+}
+
+enum Slow {
+    Work(u32),
+}
+
+struct Collector(Sender<String>);
+
+impl Actor for Collector {
+    type Msg = Slow;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Slow) -> HandleResult {
+        let Slow::Work(n) = msg;
+        self.0.send(format!("work {n}")).ok();
+        Ok(())
+    }
+    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
+        self.0.send("stopped".into()).ok();
+    }
+}
+
+#[tokio::test]
+async fn graceful_stop_runs_after_queued_messages() {
+    let system = ActorSystem::new("graceful").unwrap();
+    let (tx, events) = probe();
+    let c = system
+        .spawn("c", Props::new(move || Collector(tx.clone())))
+        .unwrap();
+    for n in 0..5 {
+        c.tell(Slow::Work(n));
+    }
+    c.graceful_stop();
+    c.tell(Slow::Work(99));
+    assert_eq!(
+        events.take(6),
+        vec!["work 0", "work 1", "work 2", "work 3", "work 4", "stopped"]
+    );
+    eventually("terminated", || c.is_terminated());
+    events.none_for(50);
+    system.terminate().await;
+}
+
+/// Watches whatever it is told to and reports `Terminated`.
+struct Watcher {
+    events: Sender<String>,
+}
+
+enum WatchMsg {
+    Watch(AnyRef),
+    WatchWith(AnyRef),
+    Unwatch(AnyRef),
+    Custom(String),
+    Ping(ActorRef<()>),
+}
+
+impl Actor for Watcher {
+    type Msg = WatchMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: WatchMsg) -> HandleResult {
+        match msg {
+            WatchMsg::Watch(a) => ctx.watch(&a),
+            WatchMsg::WatchWith(a) => {
+                let text = format!("custom {}", a.path().name());
+                ctx.watch_with(&a, WatchMsg::Custom(text))
+            }
+            WatchMsg::Unwatch(a) => ctx.unwatch(&a),
+            WatchMsg::Custom(s) => {
+                self.events.send(s).ok();
+            }
+            WatchMsg::Ping(r) => r.tell(()),
+        }
+        Ok(())
+    }
+    fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
+        self.events
+            .send(format!("terminated {}", t.actor.path().name()))
+            .ok();
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn watch_delivers_terminated_exactly_once() {
+    let system = ActorSystem::new("watch").unwrap();
+    let (tx, events) = probe();
+    let (ntx, _nodes) = probe();
+    let watcher = system
+        .spawn(
+            "watcher",
+            Props::new(move || Watcher { events: tx.clone() }),
+        )
+        .unwrap();
+    let target = system.spawn("target", node(0, &ntx)).unwrap();
+    // Watching twice is the same as once.
+    watcher.tell(WatchMsg::Watch(target.to_any()));
+    watcher.tell(WatchMsg::Watch(target.to_any()));
+    watcher
+        .ask(WatchMsg::Ping, Duration::from_secs(5))
+        .await
+        .unwrap();
+    target.tell(NodeMsg::StopSelf);
+    events.expect("terminated target");
+    // Watching a dead actor still delivers Terminated, once.
+    watcher.tell(WatchMsg::Watch(target.to_any()));
+    events.expect("terminated target");
+    events.none_for(100);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn unwatch_and_watch_with() {
+    let system = ActorSystem::new("unwatch").unwrap();
+    let (tx, events) = probe();
+    let (ntx, _nodes) = probe();
+    let watcher = system
+        .spawn(
+            "watcher",
+            Props::new(move || Watcher { events: tx.clone() }),
+        )
+        .unwrap();
+    let a = system.spawn("a", node(0, &ntx)).unwrap();
+    let b = system.spawn("b", node(0, &ntx)).unwrap();
+    watcher.tell(WatchMsg::Watch(a.to_any()));
+    watcher.tell(WatchMsg::Unwatch(a.to_any()));
+    watcher.tell(WatchMsg::WatchWith(b.to_any()));
+    watcher
+        .ask(WatchMsg::Ping, Duration::from_secs(5))
+        .await
+        .unwrap();
+    a.tell(NodeMsg::StopSelf);
+    b.tell(NodeMsg::StopSelf);
+    events.expect("custom b");
+    events.none_for(100);
+    system.terminate().await;
+}
+
+struct Pact;
+impl Actor for Pact {
+    type Msg = AnyRef;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: AnyRef) -> HandleResult {
+        ctx.watch(&msg);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_unhandled_terminated_is_a_death_pact() {
+    let system = ActorSystem::new("pact").unwrap();
+    let (ntx, _nodes) = probe();
+    let pact = system.spawn("pact", Props::new(|| Pact)).unwrap();
+    let target = system.spawn("target", node(0, &ntx)).unwrap();
+    pact.tell(target.to_any());
+    target.tell(NodeMsg::StopSelf);
+    // The default decider stops an actor that broke its death pact.
+    eventually("pact stopped", || pact.is_terminated());
+    system.terminate().await;
+}

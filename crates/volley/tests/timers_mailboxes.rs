@@ -1,0 +1,358 @@
+//! Timers, bounded mailboxes and dispatcher settings.
+
+mod common;
+
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use common::{eventually, probe};
+use volley::{
+    Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, MailboxConfig,
+    Overflow, Props, Settings, TellError,
+};
+
+#[derive(Clone)]
+enum Tick {
+    StartOnce(&'static str, u64),
+    StartRepeat(&'static str, u64),
+    Cancel(&'static str),
+    Fired(&'static str),
+    Fail,
+    StopMe,
+    Ping(ActorRef<bool>),
+}
+
+struct Ticker {
+    events: Sender<String>,
+}
+
+impl Actor for Ticker {
+    type Msg = Tick;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Tick) -> HandleResult {
+        match msg {
+            Tick::StartOnce(key, ms) => {
+                ctx.schedule_once(key, Duration::from_millis(ms), Tick::Fired(key))
+            }
+            Tick::StartRepeat(key, ms) => {
+                ctx.schedule_repeatedly(key, Duration::from_millis(ms), Tick::Fired(key))
+            }
+            Tick::Cancel(key) => {
+                ctx.cancel_timer(key);
+            }
+            Tick::Fired(key) => {
+                self.events.send(format!("fired {key}")).ok();
+            }
+            Tick::Fail => return Err("boom".into()),
+            Tick::StopMe => ctx.stop_self(),
+            Tick::Ping(r) => r.tell(ctx.is_timer_active("t")),
+        }
+        Ok(())
+    }
+}
+
+fn ticker(system: &ActorSystem, tx: &Sender<String>) -> ActorRef<Tick> {
+    let tx = tx.clone();
+    system
+        .spawn("ticker", Props::new(move || Ticker { events: tx.clone() }))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn single_and_repeating_timers_fire() {
+    let system = ActorSystem::new("timers").unwrap();
+    let (tx, events) = probe();
+    let t = ticker(&system, &tx);
+    t.tell(Tick::StartOnce("once", 10));
+    events.expect("fired once");
+    t.tell(Tick::StartRepeat("rep", 10));
+    events.expect("fired rep");
+    events.expect("fired rep");
+    events.expect("fired rep");
+    t.tell(Tick::Cancel("rep"));
+    t.ask(Tick::Ping, Duration::from_secs(5)).await.unwrap();
+    events.none_for(60);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn a_replaced_timer_fires_once() {
+    let system = ActorSystem::new("replace").unwrap();
+    let (tx, events) = probe();
+    let t = ticker(&system, &tx);
+    t.tell(Tick::StartOnce("k", 20));
+    t.tell(Tick::StartOnce("k", 40));
+    events.expect("fired k");
+    events.none_for(80);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn timers_are_cancelled_on_restart() {
+    let system = ActorSystem::new("timer-restart").unwrap();
+    let (tx, events) = probe();
+    let t = ticker(&system, &tx);
+    t.tell(Tick::StartRepeat("t", 20));
+    events.expect("fired t");
+    t.tell(Tick::Fail);
+    let active = t.ask(Tick::Ping, Duration::from_secs(5)).await.unwrap();
+    assert!(!active, "timer survived the restart");
+    // Drain what may have been queued before the restart took effect.
+    while events.0.recv_timeout(Duration::from_millis(60)).is_ok() {}
+    events.none_for(100);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn timers_are_cancelled_on_stop() {
+    let system = ActorSystem::new("timer-stop").unwrap();
+    let (tx, events) = probe();
+    let t = ticker(&system, &tx);
+    t.tell(Tick::StartRepeat("t", 5));
+    events.expect("fired t");
+    let before = system.dead_letter_count();
+    t.tell(Tick::StopMe);
+    eventually("stopped", || t.is_terminated());
+    while events.0.recv_timeout(Duration::from_millis(20)).is_ok() {}
+    std::thread::sleep(Duration::from_millis(50));
+    // A cancelled repeating timer sends nothing more, not even dead letters.
+    assert_eq!(system.dead_letter_count(), before);
+    system.terminate().await;
+}
+
+/// Blocks its dispatcher thread until released, so mailboxes fill up.
+struct Gate(std::sync::mpsc::Receiver<()>);
+
+impl Actor for Gate {
+    type Msg = ();
+    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+        self.0.recv_timeout(Duration::from_secs(10)).ok();
+        Ok(())
+    }
+}
+
+struct Recorder {
+    name: &'static str,
+    events: Sender<String>,
+}
+
+impl Actor for Recorder {
+    type Msg = u32;
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
+        self.events.send(format!("{}{n}", self.name)).ok();
+        Ok(())
+    }
+}
+
+fn one_thread(throughput: usize) -> Settings {
+    Settings {
+        default_dispatcher: DispatcherSettings {
+            threads: 1,
+            throughput,
+            throughput_deadline_us: None,
+        },
+        ..Settings::default()
+    }
+}
+
+/// Fills two mailboxes from inside the dispatcher, so that both recorders
+/// sit on the worker's own queue in a known order.
+struct Kick {
+    a: ActorRef<u32>,
+    b: ActorRef<u32>,
+}
+
+impl Actor for Kick {
+    type Msg = ();
+    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+        for n in 1..=3 {
+            self.a.tell(n);
+        }
+        for n in 1..=3 {
+            self.b.tell(n);
+        }
+        Ok(())
+    }
+}
+
+/// Spawns two recorders on a one-thread dispatcher, has an actor on that
+/// thread queue three messages for each, and returns the first `expect`
+/// messages in the order they were handled, and how many were dropped.
+fn interleaving(system: &ActorSystem, mailbox: MailboxConfig, expect: usize) -> (Vec<String>, u64) {
+    let (tx, events) = probe();
+    let (ta, tb) = (tx.clone(), tx);
+    let a = system
+        .spawn(
+            "a",
+            Props::new(move || Recorder {
+                name: "a",
+                events: ta.clone(),
+            })
+            .with_mailbox(mailbox),
+        )
+        .unwrap();
+    let b = system
+        .spawn(
+            "b",
+            Props::new(move || Recorder {
+                name: "b",
+                events: tb.clone(),
+            })
+            .with_mailbox(mailbox),
+        )
+        .unwrap();
+    let kick = system
+        .spawn(
+            "kick",
+            Props::new(move || Kick {
+                a: a.clone(),
+                b: b.clone(),
+            }),
+        )
+        .unwrap();
+    let before = system.dead_letter_count();
+    kick.tell(());
+    let order = events.take(expect);
+    events.none_for(30);
+    (order, system.dead_letter_count() - before)
+}
+
+#[tokio::test]
+async fn throughput_batches_messages_per_activation() {
+    let system = ActorSystem::with_settings("tp1", one_thread(1)).unwrap();
+    let (order, _) = interleaving(&system, MailboxConfig::Unbounded, 6);
+    assert_eq!(order, ["a1", "b1", "a2", "b2", "a3", "b3"]);
+    system.terminate().await;
+
+    let system = ActorSystem::with_settings("tp3", one_thread(3)).unwrap();
+    let (order, _) = interleaving(&system, MailboxConfig::Unbounded, 6);
+    assert_eq!(order, ["a1", "a2", "a3", "b1", "b2", "b3"]);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn bounded_mailbox_drop_newest_and_drop_oldest() {
+    let system = ActorSystem::with_settings("newest", one_thread(10)).unwrap();
+    let (order, dropped) =
+        interleaving(&system, MailboxConfig::bounded(2, Overflow::DropNewest), 4);
+    assert_eq!(dropped, 2);
+    assert_eq!(order, ["a1", "a2", "b1", "b2"]);
+    system.terminate().await;
+
+    let system = ActorSystem::with_settings("oldest", one_thread(10)).unwrap();
+    let (order, dropped) =
+        interleaving(&system, MailboxConfig::bounded(2, Overflow::DropOldest), 4);
+    assert_eq!(dropped, 2);
+    assert_eq!(order, ["a2", "a3", "b2", "b3"]);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn try_tell_hands_the_message_back() {
+    let system = ActorSystem::with_settings("offer", one_thread(10)).unwrap();
+    let (gate_tx, gate_rx) = std::sync::mpsc::channel();
+    let gate_rx = std::sync::Mutex::new(Some(gate_rx));
+    let gate = system
+        .spawn(
+            "gate",
+            Props::new(move || Gate(gate_rx.lock().unwrap().take().unwrap())),
+        )
+        .unwrap();
+    let (tx, events) = probe();
+    let r = system
+        .spawn(
+            "r",
+            Props::new(move || Recorder {
+                name: "r",
+                events: tx.clone(),
+            })
+            .with_mailbox(MailboxConfig::bounded(1, Overflow::DropNewest)),
+        )
+        .unwrap();
+    r.tell(0);
+    events.expect("r0");
+    gate.tell(());
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(r.try_tell(1).is_ok());
+    assert_eq!(r.try_tell(2), Err(TellError::Full(2)));
+    gate_tx.send(()).unwrap();
+    events.expect("r1");
+    r.graceful_stop();
+    eventually("stopped", || r.is_terminated());
+    assert_eq!(r.try_tell(3), Err(TellError::Terminated(3)));
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn zero_capacity_is_rejected() {
+    let system = ActorSystem::new("zero").unwrap();
+    let (tx, _events) = probe();
+    let err = system
+        .spawn(
+            "r",
+            Props::new(move || Recorder {
+                name: "r",
+                events: tx.clone(),
+            })
+            .with_mailbox(MailboxConfig::bounded(0, Overflow::DropNewest)),
+        )
+        .unwrap_err();
+    assert_eq!(err, volley::SpawnError::ZeroCapacity);
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn named_dispatchers_isolate_blocking_work() {
+    let mut settings = one_thread(10);
+    settings.dispatchers.insert(
+        "blocking".into(),
+        DispatcherSettings {
+            threads: 1,
+            ..DispatcherSettings::default()
+        },
+    );
+    let system = ActorSystem::with_settings("isolated", settings).unwrap();
+    let (gate_tx, gate_rx) = std::sync::mpsc::channel();
+    let gate_rx = std::sync::Mutex::new(Some(gate_rx));
+    let gate = system
+        .spawn(
+            "gate",
+            Props::new(move || Gate(gate_rx.lock().unwrap().take().unwrap()))
+                .with_dispatcher("blocking"),
+        )
+        .unwrap();
+    gate.tell(());
+    let (tx, events) = probe();
+    let r = system
+        .spawn(
+            "r",
+            Props::new(move || Recorder {
+                name: "r",
+                events: tx.clone(),
+            }),
+        )
+        .unwrap();
+    // The default dispatcher's only thread is free while the gate blocks.
+    r.tell(1);
+    events.expect("r1");
+    gate_tx.send(()).unwrap();
+    system.terminate().await;
+}
+
+#[tokio::test]
+async fn settings_file_and_bad_settings() {
+    let dir = std::env::temp_dir().join(format!("volley-settings-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.toml");
+    std::fs::write(&good, "[default_dispatcher]\nthroughput = 7\nthreads = 1\n").unwrap();
+    let settings = Settings::from_file(&good).unwrap();
+    let system = ActorSystem::with_settings("fromfile", settings).unwrap();
+    assert_eq!(system.settings().default_dispatcher.throughput, 7);
+    system.terminate().await;
+
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[default_dispatcher]\nthroughput = -3\n").unwrap();
+    let err = Settings::from_file(&bad).unwrap_err();
+    assert!(err.to_string().contains("bad.toml"), "{err}");
+    assert!(volley::ActorSystem::new("bad name!").is_err());
+    std::fs::remove_dir_all(&dir).ok();
+}
