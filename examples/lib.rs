@@ -1,0 +1,1 @@
+//! Runnable examples of volley: see the `[[example]]` entries in Cargo.toml.
