@@ -82,8 +82,8 @@ impl Decoder {
     /// An iterator over all complete frames at the start of `buf`.
     pub fn frames<'a>(&self, buf: &'a [u8]) -> Frames<'a> {
         Frames {
-            buf,
-            pos: 0,
+            len: buf.len(),
+            rest: buf,
             config: self.config,
             failed: false,
         }
@@ -108,8 +108,11 @@ impl Decoder {
 /// not decode.
 #[derive(Debug, Clone)]
 pub struct Frames<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    /// The undecoded part of the buffer; a slice rather than an offset saves
+    /// a bounds check per frame.
+    rest: &'a [u8],
+    /// Length of the whole buffer, for `consumed`.
+    len: usize,
     config: DecoderConfig,
     failed: bool,
 }
@@ -118,7 +121,7 @@ impl<'a> Frames<'a> {
     /// Bytes taken up by the frames decoded so far; the caller drops them
     /// from the read buffer. After an error, the offset of the bad frame.
     pub fn consumed(&self) -> usize {
-        self.pos
+        self.len - self.rest.len()
     }
 
     /// Total length (header included) of the incomplete frame at the current
@@ -126,7 +129,7 @@ impl<'a> Frames<'a> {
     /// reserve room for it in one go. `None` if fewer than 4 bytes remain or
     /// the frame is already complete.
     pub fn pending_frame_len(&self) -> Option<usize> {
-        let rest = self.buf.get(self.pos..)?;
+        let rest = self.rest;
         let len = u32::from_le_bytes(*rest.first_chunk::<4>()?) as usize;
         let total = len.checked_add(4)?;
         (total > rest.len() && len <= self.config.max_frame_len as usize).then_some(total)
@@ -146,8 +149,8 @@ impl<'a> Iterator for Frames<'a> {
         if self.failed {
             return None;
         }
-        let rest = self.buf.get(self.pos..)?;
-        let len = u32::from_le_bytes(*rest.first_chunk::<4>()?) as usize;
+        let (len, rest) = self.rest.split_first_chunk::<4>()?;
+        let len = u32::from_le_bytes(*len) as usize;
         // Checked before waiting for the body, so an oversized frame is never
         // buffered.
         if len > self.config.max_frame_len as usize {
@@ -156,12 +159,16 @@ impl<'a> Iterator for Frames<'a> {
                 max: self.config.max_frame_len as usize,
             });
         }
-        let Some((&kind, body)) = rest.get(4..len.saturating_add(4))?.split_first() else {
+        if rest.len() < len {
+            return None;
+        }
+        let (frame, after) = rest.split_at(len);
+        let Some((&kind, body)) = frame.split_first() else {
             return self.fail(DecodeError::EmptyFrame);
         };
         match decode_pdu(kind, body, &self.config) {
             Ok(pdu) => {
-                self.pos += len + 4;
+                self.rest = after;
                 Some(Ok(pdu))
             }
             Err(e) => self.fail(e),
