@@ -12,7 +12,9 @@
 
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::future::Future;
 use std::hash::{Hash, Hasher};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +23,7 @@ use crate::dispatcher::{Dispatcher, Runnable};
 use crate::error::TellError;
 use crate::mailbox::Envelope;
 use crate::path::ActorPath;
+use crate::remote::RemoteRef;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
 
@@ -42,12 +45,21 @@ pub(crate) trait SystemTarget: Runnable {
     fn message_type(&self) -> TypeId;
     /// The child of that name, for lookups by path.
     fn lookup_child(&self, name: &str) -> Option<AnyRef>;
+    /// The remote ref behind this target, if it is one.
+    fn as_remote(self: Arc<Self>) -> Option<Arc<RemoteRef>> {
+        None
+    }
 }
 
 /// The typed side: how messages of `M` get in.
 pub(crate) trait RefTarget<M>: SystemTarget {
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher>;
     fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>>;
+    /// A future that resolves when `try_enqueue` may succeed again after
+    /// `Full`; `None` means "retry after yielding".
+    fn wait_for_room(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
+        None
+    }
 }
 
 /// A typed, location-transparent handle to an actor whose protocol is `M`.
@@ -85,6 +97,33 @@ impl<M: Send + 'static> ActorRef<M> {
             dispatcher.submit(self.target.clone());
         }
         Ok(())
+    }
+
+    /// Sends, waiting while the recipient cannot take the message: a full
+    /// bounded mailbox, or a remote association at its outbound limit
+    /// (backpressure). Fails only if the actor has terminated.
+    pub async fn send(&self, msg: M) -> Result<(), TellError<M>> {
+        let mut msg = msg;
+        loop {
+            match self.try_tell(msg) {
+                Ok(()) => return Ok(()),
+                Err(TellError::Full(back)) => {
+                    msg = back;
+                    match self.target.wait_for_room() {
+                        Some(room) => room.await,
+                        None => match self
+                            .target
+                            .system()
+                            .sleep(std::time::Duration::from_micros(50))
+                        {
+                            Some(pause) => pause.await,
+                            None => return Err(TellError::Terminated(msg)),
+                        },
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Request and reply. `make` builds the request around a reply handle; the
@@ -185,8 +224,13 @@ impl AnyRef {
         self.target.path()
     }
 
-    /// The typed ref, if the actor's protocol is `M`.
+    /// The typed ref, if the actor's protocol is `M`. A remote actor's
+    /// protocol is checked when a message is sent, so this always succeeds
+    /// for a remote ref.
     pub fn downcast<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
+        if let Some(remote) = self.target.clone().as_remote() {
+            return Some(remote.typed::<M>());
+        }
         if self.target.message_type() != TypeId::of::<M>() {
             return None;
         }
@@ -210,8 +254,14 @@ impl AnyRef {
         }
     }
 
-    pub(crate) fn uid(&self) -> u64 {
+    /// The actor's incarnation uid (unique per actor in its process).
+    pub fn uid(&self) -> u64 {
         self.target.uid()
+    }
+
+    /// The remote ref behind this handle, if the actor is remote.
+    pub fn as_remote(&self) -> Option<std::sync::Arc<RemoteRef>> {
+        self.target.clone().as_remote()
     }
 
     pub(crate) fn lookup_child(&self, name: &str) -> Option<AnyRef> {

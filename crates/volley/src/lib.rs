@@ -53,6 +53,7 @@ mod error;
 mod event_stream;
 mod mailbox;
 mod path;
+pub mod remote;
 mod settings;
 mod supervision;
 mod system;

@@ -6,9 +6,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// Where an actor sits in its system's hierarchy, e.g. `volley://app/user/a/b`.
+/// Where an actor sits in its system's hierarchy, e.g. `volley://app/user/a/b`,
+/// or for a remote actor `volley://app@host:port/user/a/b`.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ActorPath {
+    /// The system name, followed by `@host:port` for a remote actor: one
+    /// string, so a local path carries no extra field.
     system: Arc<str>,
     /// Starts with `/`; the root guardian's is `/`.
     elements: Box<str>,
@@ -60,7 +63,47 @@ impl ActorPath {
 
     /// The actor system's name.
     pub fn system(&self) -> &str {
-        &self.system
+        self.system.split('@').next().unwrap_or(&self.system)
+    }
+
+    /// `host:port` of a remote actor's node; `None` for a local actor.
+    pub fn authority(&self) -> Option<&str> {
+        self.system.split_once('@').map(|(_, a)| a)
+    }
+
+    /// The full path as seen from another node: with `authority` inserted
+    /// when the path is local.
+    pub fn to_string_with_authority(&self, authority: &str) -> String {
+        match self.authority() {
+            Some(_) => self.to_string(),
+            None => format!("volley://{}@{}{}", self.system, authority, self.elements),
+        }
+    }
+
+    /// Parses a full path `volley://system[@host:port]/elements`.
+    pub fn parse(full: &str) -> Result<ActorPath, PathError> {
+        let invalid = |reason| PathError::Invalid {
+            path: full.to_string(),
+            reason,
+        };
+        let rest = full
+            .strip_prefix("volley://")
+            .ok_or_else(|| invalid("a full path starts with 'volley://'"))?;
+        let slash = rest.find('/').unwrap_or(rest.len());
+        let (system, elements) = rest.split_at(slash);
+        let name = system.split('@').next().unwrap_or(system);
+        if validate_name(name).is_err() {
+            return Err(invalid("the system name is not valid"));
+        }
+        if system.contains('@') && system.split_once('@').is_some_and(|(_, a)| a.is_empty()) {
+            return Err(invalid("'@' must be followed by host:port"));
+        }
+        let parsed = parse_elements(if elements.is_empty() { "/" } else { elements }, "")?;
+        let mut path = ActorPath::root(system.into());
+        for element in parsed {
+            path = path.child(element);
+        }
+        Ok(path)
     }
 
     /// The path inside the system, e.g. `/user/a/b`.
@@ -198,6 +241,24 @@ mod tests {
             parse_elements("volley://other/user", "s"),
             Err(PathError::OtherSystem { .. })
         ));
+    }
+
+    #[test]
+    fn full_paths_parse_with_and_without_authority() {
+        let p = ActorPath::parse("volley://app@10.0.0.1:2552/user/a").unwrap();
+        assert_eq!(p.system(), "app");
+        assert_eq!(p.authority(), Some("10.0.0.1:2552"));
+        assert_eq!(p.elements(), "/user/a");
+        assert_eq!(p.to_string(), "volley://app@10.0.0.1:2552/user/a");
+        let local = ActorPath::parse("volley://app/user/a").unwrap();
+        assert_eq!(local.authority(), None);
+        assert_eq!(
+            local.to_string_with_authority("h:1"),
+            "volley://app@h:1/user/a"
+        );
+        assert!(ActorPath::parse("/user/a").is_err());
+        assert!(ActorPath::parse("volley://app@/user").is_err());
+        assert!(ActorPath::parse("volley://a pp/user").is_err());
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! `ActorRef`s inside messages, on the wire.
+//!
+//! An `ActorRef` serializes as a `u32`: its id in the sending connection's
+//! [`ExportTable`]. The first time a ref is exported on a connection the
+//! table assigns the id and queues a declaration (id → path and uid) that the
+//! transport writes *before* the message, so the receiver's [`ImportTable`]
+//! knows the id when the message arrives. After that, a ref costs four bytes
+//! and no string work, however often it is sent: the same compression that
+//! Artery and Proto.Actor apply to recipients, applied to reply-to refs too.
+//!
+//! Serde has no context parameter, so the tables are reached through scoped
+//! thread-locals that the transport sets around (de)serializing one message
+//! (`scoped-tls`: a borrowed value, no allocation, no reference count).
+//! Serializing an `ActorRef` outside such a scope is an error, not a panic.
+
+use std::any::Any;
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+
+use serde::de::Error as _;
+use serde::ser::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::actor_ref::{ActorRef, AnyRef};
+
+scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
+scoped_tls::scoped_thread_local!(static IMPORT: ImportTable);
+
+/// Refs this side of one connection has declared, by id.
+#[derive(Default)]
+pub struct ExportTable {
+    by_uid: HashMap<u64, Vec<(AnyRef, u32)>>,
+    next_id: u32,
+    pending: Vec<(u32, AnyRef)>,
+}
+
+impl ExportTable {
+    /// An empty table (ids start at 1; 0 means "no ref" on the wire).
+    pub fn new() -> Self {
+        ExportTable::default()
+    }
+
+    /// The id of `actor`, declaring it if it is new.
+    pub fn export(&mut self, actor: &AnyRef) -> u32 {
+        let bucket = self.by_uid.entry(actor.uid()).or_default();
+        if let Some((_, id)) = bucket.iter().find(|(a, _)| a == actor) {
+            return *id;
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        bucket.push((actor.clone(), id));
+        self.pending.push((id, actor.clone()));
+        id
+    }
+
+    /// True when declarations wait to be written.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Declarations to write before the message that caused them.
+    pub fn take_pending(&mut self) -> Vec<(u32, AnyRef)> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Forgets everything: for a new connection.
+    pub fn clear(&mut self) {
+        self.by_uid.clear();
+        self.pending.clear();
+        self.next_id = 0;
+    }
+
+    /// How many refs are declared.
+    pub fn len(&self) -> usize {
+        self.by_uid.values().map(Vec::len).sum()
+    }
+
+    /// True if nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.by_uid.is_empty()
+    }
+
+    /// Runs `f` with this table as the one `ActorRef` serialization uses.
+    pub fn scope<R>(table: &RefCell<ExportTable>, f: impl FnOnce() -> R) -> R {
+        EXPORT.set(table, f)
+    }
+}
+
+struct ImportSlot {
+    actor: AnyRef,
+    /// The typed handle for the protocol last used with this ref; a ref is
+    /// almost always used with one type, so this makes the lookup free.
+    typed: OnceCell<Box<dyn Any + Send + Sync>>,
+}
+
+/// Refs the peer has declared on one connection, by id.
+#[derive(Default)]
+pub struct ImportTable {
+    slots: Vec<Option<ImportSlot>>,
+}
+
+impl ImportTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        ImportTable::default()
+    }
+
+    /// Binds `id` (re-declaring replaces the entry).
+    pub fn declare(&mut self, id: u32, actor: AnyRef) {
+        let index = id as usize;
+        if self.slots.len() <= index {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots[index] = Some(ImportSlot {
+            actor,
+            typed: OnceCell::new(),
+        });
+    }
+
+    /// The ref declared as `id`.
+    pub fn get(&self, id: u32) -> Option<&AnyRef> {
+        self.slots.get(id as usize)?.as_ref().map(|s| &s.actor)
+    }
+
+    /// The ref declared as `id`, typed for protocol `M`; `None` if unknown
+    /// or if the actor's protocol is not `M`.
+    pub fn typed<M: Send + 'static>(&self, id: u32) -> Option<ActorRef<M>> {
+        let slot = self.slots.get(id as usize)?.as_ref()?;
+        let cached = slot
+            .typed
+            .get_or_init(|| Box::new(slot.actor.downcast::<M>()));
+        match cached.downcast_ref::<Option<ActorRef<M>>>() {
+            Some(typed) => typed.clone(),
+            None => slot.actor.downcast::<M>(),
+        }
+    }
+
+    /// Runs `f` with this table as the one `ActorRef` deserialization uses.
+    pub fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        IMPORT.set(self, f)
+    }
+}
+
+impl<M: Send + 'static> Serialize for ActorRef<M> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !EXPORT.is_set() {
+            return Err(S::Error::custom(
+                "an ActorRef can only be serialized by a volley transport",
+            ));
+        }
+        let id = EXPORT.with(|t| t.borrow_mut().export(&self.to_any()));
+        serializer.serialize_u32(id)
+    }
+}
+
+impl<'de, M: Send + 'static> Deserialize<'de> for ActorRef<M> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let id = u32::deserialize(deserializer)?;
+        if !IMPORT.is_set() {
+            return Err(D::Error::custom(
+                "an ActorRef can only be deserialized by a volley transport",
+            ));
+        }
+        IMPORT.with(|t| t.typed::<M>(id)).ok_or_else(|| {
+            D::Error::custom(format!(
+                "actor ref id {id} is not declared, or not an actor of {}",
+                std::any::type_name::<M>()
+            ))
+        })
+    }
+}
