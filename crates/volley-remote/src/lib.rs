@@ -9,4 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod serialization;
+pub mod transport;
 pub mod wire;
+
+pub use transport::{Registry, RemoteSettings, Remoting};

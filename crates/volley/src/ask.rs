@@ -145,8 +145,12 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
         None
     }
 
+    /// Done once answered, or once the asker stopped waiting (timed out).
     fn is_terminated(&self) -> bool {
-        lock(&self.slot).sender.is_none()
+        lock(&self.slot)
+            .sender
+            .as_ref()
+            .is_none_or(|s| s.is_closed())
     }
 
     fn mailbox_len(&self) -> usize {

@@ -203,15 +203,21 @@ impl ActorSystem {
     /// Akka's Identify. A malformed path is an error; a well-formed path with
     /// nobody there is an identity without an actor.
     pub async fn identify(&self, path: &str) -> Result<ActorIdentity, PathError> {
+        Ok(ActorIdentity {
+            path: path.to_string(),
+            actor: self.lookup(path)?,
+        })
+    }
+
+    /// The live local actor at `path`, looked up synchronously (what
+    /// [`ActorSystem::identify`] answers with).
+    pub fn lookup(&self, path: &str) -> Result<Option<AnyRef>, PathError> {
         let elements = parse_elements(path, &self.shared.name)?;
         let mut current = lock(&self.shared.root).as_ref().map(|r| r.any_ref());
         for element in elements {
             current = current.and_then(|c| c.lookup_child(element));
         }
-        Ok(ActorIdentity {
-            path: path.to_string(),
-            actor: current.filter(|a| !a.is_terminated()),
-        })
+        Ok(current.filter(|a| !a.is_terminated()))
     }
 
     /// Stops every actor, top-down, and resolves once every `post_stop` has
@@ -285,7 +291,8 @@ impl ActorSystem {
     }
 
     /// Counts, logs (rate-limited, debug level) and publishes a dead letter.
-    pub(crate) fn dead_letter(
+    /// Public for transports, which find undeliverable messages too.
+    pub fn dead_letter(
         &self,
         recipient: &ActorPath,
         message_type: &'static str,

@@ -16,7 +16,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::dispatcher::{Dispatcher, Runnable};
@@ -77,6 +77,7 @@ pub struct RemoteRef {
     uid: u64,
     system: ActorSystem,
     transport: Arc<dyn RemoteTransport>,
+    me: Weak<RemoteRef>,
     /// Free for the transport: e.g. a cached association index.
     pub route_hint: AtomicU64,
 }
@@ -90,13 +91,25 @@ impl RemoteRef {
         system: ActorSystem,
         transport: Arc<dyn RemoteTransport>,
     ) -> Arc<Self> {
-        Arc::new(RemoteRef {
+        Arc::new_cyclic(|me| RemoteRef {
             path,
             uid,
             system,
             transport,
+            me: me.clone(),
             route_hint: AtomicU64::new(0),
         })
+    }
+
+    /// The type-erased handle, from a plain reference (as a transport gets
+    /// it in [`RemoteTransport::send`]).
+    pub fn any(&self) -> Option<AnyRef> {
+        self.me.upgrade().map(|me| AnyRef { target: me })
+    }
+
+    /// The actor system this ref belongs to.
+    pub fn system(&self) -> &ActorSystem {
+        &self.system
     }
 
     /// The remote actor's path.

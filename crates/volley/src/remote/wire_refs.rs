@@ -53,6 +53,15 @@ impl ExportTable {
         id
     }
 
+    /// The id of an already declared actor, without building a handle.
+    pub fn find(&self, uid: u64, path: &crate::ActorPath) -> Option<u32> {
+        self.by_uid
+            .get(&uid)?
+            .iter()
+            .find(|(a, _)| a.path() == path)
+            .map(|(_, id)| *id)
+    }
+
     /// True when declarations wait to be written.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()

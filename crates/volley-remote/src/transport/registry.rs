@@ -1,0 +1,200 @@
+//! Which Rust types travel under which wire type ids, and which actor kinds
+//! may be spawned remotely.
+//!
+//! Registration happens before the transport starts and is frozen after, so
+//! lookups on the hot path take no lock. Per type the registry keeps two
+//! monomorphized functions (encode from `&dyn Any`, decode-and-deliver), so
+//! neither direction allocates or dispatches through a trait object per
+//! message.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use volley::remote::wire_refs::ImportTable;
+use volley::{Actor, ActorSystem, AnyRef, Props};
+
+use crate::serialization::{BincodeSerializer, SerializeError, Serializer, SerializerId};
+
+/// Hashes ids that are already well mixed (a `TypeId`, a wire id) by
+/// passing them through: SipHash would cost more than the lookup it guards.
+#[derive(Default)]
+pub(crate) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = n as u64;
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<PassThrough>>;
+
+/// Why a message could not be delivered after it was read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DeliverError {
+    #[error("recipient ref id {0} is not declared on this connection")]
+    UnknownRecipient(u32),
+    #[error("recipient does not accept {0}")]
+    WrongProtocol(&'static str),
+    #[error(transparent)]
+    Deserialize(#[from] SerializeError),
+    #[error("serializer {0} is not the one registered for this type")]
+    WrongSerializer(SerializerId),
+}
+
+pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), SerializeError>;
+pub(crate) type DeliverFn = fn(&[u8], &ImportTable, u32) -> Result<(), DeliverError>;
+pub(crate) type SpawnFn =
+    Arc<dyn Fn(&ActorSystem, &[u8], Option<&str>) -> Result<AnyRef, String> + Send + Sync>;
+
+#[derive(Clone, Copy)]
+pub(crate) struct OutboundType {
+    pub(crate) wire_id: u32,
+    pub(crate) encode: EncodeFn,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct InboundType {
+    pub(crate) name: &'static str,
+    pub(crate) deliver: DeliverFn,
+}
+
+/// Registrations, built before the transport starts.
+#[derive(Default, Clone)]
+pub struct Registry {
+    pub(crate) by_type: FastMap<TypeId, OutboundType>,
+    pub(crate) by_wire_id: FastMap<u32, InboundType>,
+    pub(crate) kinds: HashMap<String, SpawnFn>,
+}
+
+/// A registration that conflicts with an earlier one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// Two types under one wire id.
+    #[error("wire type id {id} is already registered for {existing}")]
+    DuplicateId {
+        /// The id.
+        id: u32,
+        /// The type that has it.
+        existing: &'static str,
+    },
+    /// One type under two ids.
+    #[error("type {0} is already registered")]
+    DuplicateType(&'static str),
+    /// Two spawnable kinds with one name.
+    #[error("spawnable kind {0:?} is already registered")]
+    DuplicateKind(String),
+}
+
+fn encode<M: Serialize + DeserializeOwned + Send + 'static>(
+    msg: &(dyn Any + Send),
+    buf: &mut BytesMut,
+) -> Result<(), SerializeError> {
+    match msg.downcast_ref::<M>() {
+        Some(m) => BincodeSerializer.encode(m, buf),
+        None => Err(SerializeError::Encode {
+            serializer: SerializerId::BINCODE,
+            source: "message is not of its registered type".into(),
+        }),
+    }
+}
+
+fn deliver<M: Serialize + DeserializeOwned + Send + 'static>(
+    payload: &[u8],
+    imports: &ImportTable,
+    recipient: u32,
+) -> Result<(), DeliverError> {
+    let target = match imports.get(recipient) {
+        None => return Err(DeliverError::UnknownRecipient(recipient)),
+        Some(_) => imports
+            .typed::<M>(recipient)
+            .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?,
+    };
+    let msg: M = imports.scope(|| BincodeSerializer.decode(payload))?;
+    target.tell(msg);
+    Ok(())
+}
+
+impl Registry {
+    /// Registers protocol `M` under the stable wire id `id`; both nodes must
+    /// use the same id. `M` is usually an actor's whole protocol enum.
+    pub fn register<M: Serialize + DeserializeOwned + Send + 'static>(
+        &mut self,
+        id: u32,
+    ) -> Result<(), RegistryError> {
+        if let Some(existing) = self.by_wire_id.get(&id) {
+            return Err(RegistryError::DuplicateId {
+                id,
+                existing: existing.name,
+            });
+        }
+        let name = std::any::type_name::<M>();
+        if self.by_type.contains_key(&TypeId::of::<M>()) {
+            return Err(RegistryError::DuplicateType(name));
+        }
+        self.by_type.insert(
+            TypeId::of::<M>(),
+            OutboundType {
+                wire_id: id,
+                encode: encode::<M>,
+            },
+        );
+        self.by_wire_id.insert(
+            id,
+            InboundType {
+                name,
+                deliver: deliver::<M>,
+            },
+        );
+        Ok(())
+    }
+
+    /// Lets remote nodes spawn actors of kind `kind` here, built by `make`
+    /// from the arguments they send (when `remote_spawn` is enabled).
+    pub fn spawnable<A, P>(
+        &mut self,
+        kind: &str,
+        make: impl Fn(P) -> A + Send + Sync + 'static,
+    ) -> Result<(), RegistryError>
+    where
+        A: Actor,
+        P: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
+    {
+        if self.kinds.contains_key(kind) {
+            return Err(RegistryError::DuplicateKind(kind.to_string()));
+        }
+        let make = Arc::new(make);
+        let spawn: SpawnFn = Arc::new(move |system: &ActorSystem, args: &[u8], name| {
+            let args: P = BincodeSerializer
+                .decode(args)
+                .map_err(|e| format!("bad spawn arguments: {e}"))?;
+            let make = make.clone();
+            let props = Props::new(move || make(args.clone()));
+            let actor = match name {
+                Some(name) => system.spawn(name, props),
+                None => system.spawn_anonymous(props),
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(actor.to_any())
+        });
+        self.kinds.insert(kind.to_string(), spawn);
+        Ok(())
+    }
+}

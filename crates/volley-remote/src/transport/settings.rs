@@ -1,0 +1,185 @@
+//! The `[remote]` section of the actor system's settings.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
+
+/// Write batching: the writer takes everything queued for a connection and
+/// writes it with one system call. Under light load a message goes out at
+/// once; under heavy load the calls are amortised over many messages
+/// (Akka.NET's self-optimizing batching, without its timer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BatchingSettings {
+    /// Coalesce queued frames into one write. `false` writes every frame with
+    /// its own system call (for comparison). Default true.
+    pub enabled: bool,
+    /// Most frames in one write. Default 4096.
+    pub max_pending_writes: usize,
+    /// Most bytes queued per lane before `tell` drops to dead letters and
+    /// `send().await` waits (backpressure). Default 4 MiB.
+    pub max_pending_bytes: usize,
+    /// After waking up, wait this long for more frames before writing.
+    /// Default 0: write as soon as the writer is free, which already batches
+    /// whatever queued during the previous write.
+    pub flush_interval_us: u64,
+}
+
+impl Default for BatchingSettings {
+    fn default() -> Self {
+        BatchingSettings {
+            enabled: true,
+            max_pending_writes: 4096,
+            max_pending_bytes: 4 * 1024 * 1024,
+            flush_interval_us: 0,
+        }
+    }
+}
+
+/// Settings of the remoting transport.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RemoteSettings {
+    /// Interface to listen on. Default `127.0.0.1`.
+    pub bind_host: String,
+    /// Port to listen on; 0 picks a free one. Default 0.
+    pub port: u16,
+    /// Host other nodes use to reach this one (behind NAT, in a container);
+    /// default: `bind_host`.
+    pub canonical_host: Option<String>,
+    /// Port other nodes use; default: the bound port.
+    pub canonical_port: Option<u16>,
+    /// Batching and backpressure.
+    pub batching: BatchingSettings,
+    /// Messages whose frame is larger travel on the large-message lane, so
+    /// they do not hold up small ones. Default 64 KiB.
+    pub large_message_threshold: u32,
+    /// Largest frame on the large lane; a bigger message is refused at the
+    /// sender. Default 16 MiB.
+    pub max_frame_size: u32,
+    /// Accept remote spawn requests. Default false.
+    pub remote_spawn: bool,
+    /// Shared secret both sides must present in the handshake.
+    pub auth_token: Option<String>,
+    /// How long a handshake may take. Default 5000 ms.
+    pub handshake_timeout_ms: u64,
+    /// Pause between connection attempts. Default 200 ms.
+    pub reconnect_backoff_ms: u64,
+}
+
+impl Default for RemoteSettings {
+    fn default() -> Self {
+        RemoteSettings {
+            bind_host: "127.0.0.1".into(),
+            port: 0,
+            canonical_host: None,
+            canonical_port: None,
+            batching: BatchingSettings::default(),
+            large_message_threshold: 64 * 1024,
+            max_frame_size: LARGE_MAX_FRAME_LEN,
+            remote_spawn: false,
+            auth_token: None,
+            handshake_timeout_ms: 5000,
+            reconnect_backoff_ms: 200,
+        }
+    }
+}
+
+/// A `[remote]` section that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteSettingsError {
+    /// Wrong shape or type.
+    #[error("invalid [remote] settings: {0}")]
+    Invalid(String),
+    /// Out of range.
+    #[error("invalid [remote] setting {key}: {reason}")]
+    OutOfRange {
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+impl RemoteSettings {
+    /// Reads the `[remote]` section of the system's settings (defaults when
+    /// absent).
+    pub fn from_system_settings(settings: &volley::Settings) -> Result<Self, RemoteSettingsError> {
+        let parsed = match settings.extensions.get("remote") {
+            None => RemoteSettings::default(),
+            Some(value) => value
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| RemoteSettingsError::Invalid(e.to_string()))?,
+        };
+        parsed.validate()?;
+        Ok(parsed)
+    }
+
+    /// Checks ranges the types do not.
+    pub fn validate(&self) -> Result<(), RemoteSettingsError> {
+        if self.large_message_threshold < 1024 || self.large_message_threshold > SMALL_MAX_FRAME_LEN
+        {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "large_message_threshold",
+                reason: "must be between 1 KiB and 256 KiB",
+            });
+        }
+        if self.max_frame_size < self.large_message_threshold
+            || self.max_frame_size > LARGE_MAX_FRAME_LEN
+        {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "max_frame_size",
+                reason: "must be at least large_message_threshold and at most 16 MiB",
+            });
+        }
+        if self.batching.max_pending_writes == 0 {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "batching.max_pending_writes",
+                reason: "must be at least 1",
+            });
+        }
+        if self.batching.max_pending_bytes < 64 * 1024 {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "batching.max_pending_bytes",
+                reason: "must be at least 64 KiB",
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn handshake_timeout(&self) -> Duration {
+        Duration::from_millis(self.handshake_timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_toml_overrides() {
+        let s = volley::Settings::from_toml_str(
+            "[remote]\nport = 2552\nremote_spawn = true\n[remote.batching]\nenabled = false\n",
+        )
+        .unwrap();
+        let r = RemoteSettings::from_system_settings(&s).unwrap();
+        assert_eq!(r.port, 2552);
+        assert!(r.remote_spawn);
+        assert!(!r.batching.enabled);
+        assert_eq!(r.batching.max_pending_writes, 4096);
+    }
+
+    #[test]
+    fn bad_sections_are_clear_errors() {
+        let s = volley::Settings::from_toml_str("[remote]\nprot = 1\n").unwrap();
+        let e = RemoteSettings::from_system_settings(&s).unwrap_err();
+        assert!(e.to_string().contains("prot"), "{e}");
+        let s =
+            volley::Settings::from_toml_str("[remote]\nlarge_message_threshold = 10\n").unwrap();
+        let e = RemoteSettings::from_system_settings(&s).unwrap_err();
+        assert!(e.to_string().contains("large_message_threshold"), "{e}");
+    }
+}

@@ -1,0 +1,93 @@
+//! Two actor systems on loopback, with the test protocol registered.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
+use volley_remote::{Registry, RemoteSettings, Remoting};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Calc {
+    Add {
+        a: i64,
+        b: i64,
+        reply_to: ActorRef<i64>,
+    },
+    Seq {
+        from: u32,
+        n: u64,
+    },
+    Report(ActorRef<Vec<u64>>),
+    Blob(Vec<u8>, ActorRef<i64>),
+}
+
+/// Adds numbers, checks per-sender ordering of `Seq`, and reports.
+#[derive(Default)]
+pub struct Calculator {
+    next: Vec<u64>,
+    out_of_order: u64,
+    received: u64,
+}
+
+impl Actor for Calculator {
+    type Msg = Calc;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Calc) -> HandleResult {
+        match msg {
+            Calc::Add { a, b, reply_to } => reply_to.tell(a + b),
+            Calc::Seq { from, n } => {
+                let from = from as usize;
+                if self.next.len() <= from {
+                    self.next.resize(from + 1, 0);
+                }
+                if self.next[from] != n {
+                    self.out_of_order += 1;
+                }
+                self.next[from] = n + 1;
+                self.received += 1;
+            }
+            Calc::Report(to) => to.tell(vec![self.received, self.out_of_order]),
+            Calc::Blob(bytes, reply_to) => reply_to.tell(bytes.len() as i64),
+        }
+        Ok(())
+    }
+}
+
+pub const CALC_ID: u32 = 100;
+pub const SUM_ID: u32 = 101;
+pub const REPORT_ID: u32 = 102;
+
+pub fn registry() -> Registry {
+    let mut r = Registry::default();
+    r.register::<Calc>(CALC_ID).unwrap();
+    r.register::<i64>(SUM_ID).unwrap();
+    r.register::<Vec<u64>>(REPORT_ID).unwrap();
+    r.spawnable::<Calculator, ()>("calculator", |()| Calculator::default())
+        .unwrap();
+    r
+}
+
+pub struct Node {
+    pub system: ActorSystem,
+    pub remoting: Remoting,
+}
+
+pub async fn node(name: &str, remote: RemoteSettings) -> Node {
+    let settings = Settings {
+        io_threads: 2,
+        ..Settings::default()
+    };
+    let system = ActorSystem::with_settings(name, settings).unwrap();
+    let remoting = Remoting::start_with(&system, registry(), remote)
+        .await
+        .unwrap();
+    Node { system, remoting }
+}
+
+pub fn spawn_calculator(node: &Node, name: &str) -> ActorRef<Calc> {
+    node.system
+        .spawn(name, Props::new(Calculator::default))
+        .unwrap()
+}
+
+pub const T: Duration = Duration::from_secs(10);
