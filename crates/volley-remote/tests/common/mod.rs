@@ -56,12 +56,23 @@ impl Actor for Calculator {
 pub const CALC_ID: u32 = 100;
 pub const SUM_ID: u32 = 101;
 pub const REPORT_ID: u32 = 102;
+pub const PING_ID: u32 = 103;
+pub const PONG_ID: u32 = 104;
+
+/// RemotePingPong's message: the echo answers `n` to `reply_to`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ping {
+    pub n: u32,
+    pub reply_to: ActorRef<u32>,
+}
 
 pub fn registry() -> Registry {
     let mut r = Registry::default();
     r.register::<Calc>(CALC_ID).unwrap();
     r.register::<i64>(SUM_ID).unwrap();
     r.register::<Vec<u64>>(REPORT_ID).unwrap();
+    r.register::<u32>(PONG_ID).unwrap();
+    r.register::<Ping>(PING_ID).unwrap();
     r.spawnable::<Calculator, ()>("calculator", |()| Calculator::default())
         .unwrap();
     r
