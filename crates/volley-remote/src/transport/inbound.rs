@@ -150,7 +150,7 @@ fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &Address, pdu: 
                 );
                 return;
             };
-            let result = if m.header.serializer != SerializerId::BINCODE {
+            let result = if m.header.serializer != ty.serializer {
                 Err(DeliverError::WrongSerializer(m.header.serializer))
             } else {
                 (ty.deliver)(m.payload, imports, m.header.recipient.get())

@@ -24,7 +24,6 @@ use volley::{AnyRef, DeadLetterReason};
 
 use super::registry::OutboundType;
 use super::Shared;
-use crate::serialization::SerializerId;
 use crate::wire::{Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId};
 
 pub(crate) struct OutboundLane {
@@ -122,7 +121,7 @@ impl OutboundLane {
         let header = MessageHeader {
             recipient: RefId::new(recipient).expect("export ids start at 1"),
             sender: None,
-            serializer: SerializerId::BINCODE,
+            serializer: ty.serializer,
             type_id: ty.wire_id,
         };
         let msg_start = buf.len();

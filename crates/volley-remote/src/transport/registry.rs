@@ -67,12 +67,14 @@ pub(crate) type SpawnFn =
 #[derive(Clone, Copy)]
 pub(crate) struct OutboundType {
     pub(crate) wire_id: u32,
+    pub(crate) serializer: SerializerId,
     pub(crate) encode: EncodeFn,
 }
 
 #[derive(Clone, Copy)]
 pub(crate) struct InboundType {
     pub(crate) name: &'static str,
+    pub(crate) serializer: SerializerId,
     pub(crate) deliver: DeliverFn,
 }
 
@@ -103,20 +105,21 @@ pub enum RegistryError {
     DuplicateKind(String),
 }
 
-fn encode<M: Serialize + DeserializeOwned + Send + 'static>(
+fn encode<M: Send + 'static, S: Serializer<M> + Default>(
     msg: &(dyn Any + Send),
     buf: &mut BytesMut,
 ) -> Result<(), SerializeError> {
+    let serializer = S::default();
     match msg.downcast_ref::<M>() {
-        Some(m) => BincodeSerializer.encode(m, buf),
+        Some(m) => serializer.encode(m, buf),
         None => Err(SerializeError::Encode {
-            serializer: SerializerId::BINCODE,
+            serializer: serializer.id(),
             source: "message is not of its registered type".into(),
         }),
     }
 }
 
-fn deliver<M: Serialize + DeserializeOwned + Send + 'static>(
+fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     payload: &[u8],
     imports: &ImportTable,
     recipient: u32,
@@ -127,7 +130,7 @@ fn deliver<M: Serialize + DeserializeOwned + Send + 'static>(
             .typed::<M>(recipient)
             .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?,
     };
-    let msg: M = imports.scope(|| BincodeSerializer.decode(payload))?;
+    let msg: M = imports.scope(|| S::default().decode(payload))?;
     target.tell(msg);
     Ok(())
 }
@@ -136,6 +139,16 @@ impl Registry {
     /// Registers protocol `M` under the stable wire id `id`; both nodes must
     /// use the same id. `M` is usually an actor's whole protocol enum.
     pub fn register<M: Serialize + DeserializeOwned + Send + 'static>(
+        &mut self,
+        id: u32,
+    ) -> Result<(), RegistryError> {
+        self.register_with::<M, BincodeSerializer>(id)
+    }
+
+    /// Registers `M` with another payload format `S` (e.g. a protobuf
+    /// serializer for messages shared with other languages). The serializer
+    /// id travels in every message; the receiver must register the same.
+    pub fn register_with<M: Send + 'static, S: Serializer<M> + Default>(
         &mut self,
         id: u32,
     ) -> Result<(), RegistryError> {
@@ -153,14 +166,16 @@ impl Registry {
             TypeId::of::<M>(),
             OutboundType {
                 wire_id: id,
-                encode: encode::<M>,
+                serializer: S::default().id(),
+                encode: encode::<M, S>,
             },
         );
         self.by_wire_id.insert(
             id,
             InboundType {
                 name,
-                deliver: deliver::<M>,
+                serializer: S::default().id(),
+                deliver: deliver::<M, S>,
             },
         );
         Ok(())
