@@ -53,6 +53,7 @@ mod error;
 mod event_stream;
 mod mailbox;
 mod path;
+mod routing;
 pub mod remote;
 mod settings;
 mod supervision;
@@ -68,6 +69,11 @@ pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};
 pub use path::{ActorPath, PathError};
+pub use routing::{
+    Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, PoolRouter,
+    RandomRouting, Resizer, RoundRobin, Router, RouterMsg, RouterRef, Routees, RoutingError,
+    RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
+};
 pub use settings::{DeadLetterSettings, DispatcherSettings, Settings, SettingsError};
 pub use supervision::{Directive, SupervisorStrategy};
 pub use system::{ActorIdentity, ActorSystem, SystemError};

@@ -1,0 +1,232 @@
+//! The sender-side routed ref: an `ActorRef<M>` target that is not a cell.
+//!
+//! Akka's RoutedActorRef runs the routing logic on the sender's thread and
+//! enqueues straight into the chosen routee's mailbox; so does this target.
+//! The router actor is involved only while `via_actor` is non-zero (before
+//! its first routees exist, and while messages forwarded in that phase are
+//! still queued), and for management messages. Everything that is not a
+//! message, system messages (watch, stop), paths, identity, graceful stop,
+//! is forwarded to the router actor's cell, so the routed ref *is* the
+//! router as far as death watch and `Context::stop` are concerned.
+
+use std::any::{Any, TypeId};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use super::error::{RoutingError, SelectError};
+use super::logic::Selection;
+use super::router_actor::{InternalMsg, RouterMsg};
+use super::shared::RouterShared;
+use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::cell::lock;
+use crate::dispatcher::{Dispatcher, Runnable};
+use crate::error::TellError;
+use crate::event_stream::DeadLetterReason;
+use crate::mailbox::Envelope;
+use crate::path::ActorPath;
+use crate::system::ActorSystem;
+use crate::system_msg::SystemMsg;
+
+/// Where a routing failure of one `ask` is reported, so the asker gets the
+/// reason instead of a bare "reply handle dropped".
+pub(crate) type ErrorSink = Arc<Mutex<Option<RoutingError>>>;
+
+pub(crate) struct RoutedTarget<M: Send + 'static> {
+    /// The router actor's cell.
+    pub(crate) router: AnyRef,
+    pub(crate) control: ActorRef<RouterMsg<M>>,
+    pub(crate) shared: Arc<RouterShared<M>>,
+    pub(crate) sink: Option<ErrorSink>,
+}
+
+impl<M: Send + 'static> RoutedTarget<M> {
+    /// A copy that reports routing failures into `sink`.
+    pub(crate) fn with_sink(&self, sink: ErrorSink) -> Self {
+        RoutedTarget {
+            router: self.router.clone(),
+            control: self.control.clone(),
+            shared: self.shared.clone(),
+            sink: Some(sink),
+        }
+    }
+
+    /// Routes `msg`; a failure sends it to dead letters and is returned.
+    #[inline]
+    pub(crate) fn route(&self, msg: M) -> Result<(), RoutingError> {
+        if self.shared.via_actor.load(Ordering::Acquire) != 0 {
+            self.forward_to_actor(msg);
+            return Ok(());
+        }
+        route_now(&self.shared, msg)
+            .map_err(|(err, msg)| unroutable(&self.router, err, msg, self.sink.as_ref()))
+    }
+
+    fn forward_to_actor(&self, msg: M) {
+        // Counted before it is sent, so that every sender that sees zero
+        // afterwards knows all forwarded messages have been routed.
+        self.shared.via_actor.fetch_add(1, Ordering::AcqRel);
+        self.control
+            .tell(RouterMsg::Internal(super::router_actor::Internal(
+                InternalMsg::Forwarded {
+                    msg,
+                    sink: self.sink.clone(),
+                },
+            )));
+    }
+}
+
+/// Picks the routee(s) and enqueues, on the calling thread. Hands the message
+/// back with the reason when no routee can take it.
+#[inline]
+pub(crate) fn route_now<M: Send + 'static>(
+    shared: &RouterShared<M>,
+    msg: M,
+) -> Result<(), (SelectError, M)> {
+    let logic = &*shared.logic;
+    shared.with_routees(move |routees| match logic.select(&msg, routees) {
+        Ok(Selection::One(i)) => match routees.refs().get(i) {
+            Some(routee) => {
+                routee.tell(msg);
+                Ok(())
+            }
+            None => Err((
+                SelectError::Rejected(format!("routing logic chose routee {i} of {}", routees.len())),
+                msg,
+            )),
+        },
+        Ok(Selection::All(copy)) => {
+            broadcast(routees.refs(), msg, copy);
+            Ok(())
+        }
+        Err(e) => Err((e, msg)),
+    })
+}
+
+/// Sends copies to all but the last routee and the original to the last.
+pub(crate) fn broadcast<M: Send + 'static>(refs: &[ActorRef<M>], msg: M, copy: fn(&M) -> M) {
+    if let Some((last, rest)) = refs.split_last() {
+        for r in rest {
+            r.tell(copy(&msg));
+        }
+        last.tell(msg);
+    }
+}
+
+/// Records why `msg` could not be routed and sends it to dead letters.
+pub(crate) fn unroutable<M: Send + 'static>(
+    router: &AnyRef,
+    err: SelectError,
+    msg: M,
+    sink: Option<&ErrorSink>,
+) -> RoutingError {
+    let path = router.path().to_string();
+    let message_type = std::any::type_name::<M>();
+    let error = match err {
+        SelectError::NoRoutees if router.is_terminated() => {
+            RoutingError::RouterTerminated { router: path }
+        }
+        err => RoutingError::from_select(err, path, message_type),
+    };
+    tracing::debug!("{error}");
+    if let Some(sink) = sink {
+        *lock(sink) = Some(error.clone());
+    }
+    // Only now drop the message: it may hold an ask's reply handle, whose
+    // drop wakes the asker, which then reads the sink.
+    router
+        .target
+        .system()
+        .dead_letter(router.path(), message_type, DeadLetterReason::Undeliverable);
+    drop(msg);
+    error
+}
+
+impl<M: Send + 'static> Runnable for RoutedTarget<M> {
+    /// Never scheduled: `enqueue` hands messages on and returns `None`.
+    fn run(self: Arc<Self>) {}
+}
+
+impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {
+    fn path(&self) -> &ActorPath {
+        self.router.path()
+    }
+
+    fn uid(&self) -> u64 {
+        self.router.uid()
+    }
+
+    fn system(&self) -> &ActorSystem {
+        self.router.target.system()
+    }
+
+    fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher> {
+        // The router's cell must be scheduled, not this target: submit it here.
+        self.router.send_system(msg);
+        None
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.router.is_terminated()
+    }
+
+    /// The routees' queued messages, summed: the load behind the router.
+    fn mailbox_len(&self) -> usize {
+        self.shared
+            .with_routees(|r| r.refs().iter().map(|r| r.mailbox_len()).sum())
+    }
+
+    fn graceful_stop(&self) -> Option<&Dispatcher> {
+        self.router.graceful_stop();
+        None
+    }
+
+    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send> {
+        Box::new(ActorRef::<M>::from_target(self))
+    }
+
+    fn message_type(&self) -> TypeId {
+        TypeId::of::<M>()
+    }
+
+    fn lookup_child(&self, name: &str) -> Option<AnyRef> {
+        self.router.lookup_child(name)
+    }
+}
+
+impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
+    #[inline]
+    fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher> {
+        match env {
+            Envelope::Msg(msg) | Envelope::Timer { msg, .. } => {
+                let _ = self.route(msg);
+            }
+            Envelope::Poison => self.router.graceful_stop(),
+        }
+        None
+    }
+
+    /// `Full` when the chosen routee's bounded mailbox is full; `Terminated`
+    /// when the router has terminated or has no routee for the message.
+    fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>> {
+        if self.router.is_terminated() {
+            return Err(TellError::Terminated(msg));
+        }
+        if self.shared.via_actor.load(Ordering::Acquire) != 0 {
+            self.forward_to_actor(msg);
+            return Ok(None);
+        }
+        let logic = &*self.shared.logic;
+        self.shared
+            .with_routees(move |routees| match logic.select(&msg, routees) {
+                Ok(Selection::One(i)) => match routees.refs().get(i) {
+                    Some(routee) => routee.try_tell(msg).map(|()| None),
+                    None => Err(TellError::Terminated(msg)),
+                },
+                Ok(Selection::All(copy)) => {
+                    broadcast(routees.refs(), msg, copy);
+                    Ok(None)
+                }
+                Err(_) => Err(TellError::Terminated(msg)),
+            })
+    }
+}

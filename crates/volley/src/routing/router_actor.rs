@@ -1,0 +1,290 @@
+//! The router actor: owner of the routee list, parent and supervisor of a
+//! pool's routees, and handler of the management protocol ([`RouterMsg`]).
+//!
+//! It watches every routee and drops one that terminates from the routing
+//! table; a pool router stops itself once its last routee is gone (Akka's
+//! behaviour), a group router keeps running and sends to dead letters. A
+//! failure of the router actor itself (it only fails by panicking) restarts
+//! it without touching the routees: the routing table lives in the shared
+//! state, not in the actor instance.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::broadcast::Broadcast;
+use super::resizer::Resizer;
+use super::routed_ref::{broadcast, route_now, unroutable, ErrorSink};
+use super::shared::RouterShared;
+use crate::actor::{Actor, HandleResult, Terminated};
+use crate::actor_ref::{ActorRef, ToAnyRef};
+use crate::ask::ReplyTo;
+use crate::context::Context;
+use crate::error::{Failure, SpawnError};
+use crate::supervision::SupervisorStrategy;
+
+/// The management protocol of a router, sent to
+/// [`RouterRef::control`](super::RouterRef::control).
+pub enum RouterMsg<M: Send + 'static> {
+    /// Route `M` through the router actor instead of on the sender's side
+    /// (ordered with the management messages sent before it).
+    Route(M),
+    /// Send the message to every routee (Akka's `Broadcast`).
+    Broadcast(Broadcast<M>),
+    /// Reply with the current routees (Akka's `GetRoutees`/`CurrentRoutees`,
+    /// answered with `Routees`).
+    GetRoutees(ReplyTo<Vec<ActorRef<M>>>),
+    /// Add a routee (it is watched; ignored if already present or dead).
+    AddRoutee(ActorRef<M>),
+    /// Remove a routee. A pool's own routee is then stopped gracefully,
+    /// after the messages already in its mailbox; any other keeps running.
+    /// A pool that loses its last routee stops.
+    RemoveRoutee(ActorRef<M>),
+    /// Pools only: create (positive) or gracefully stop (negative) that many
+    /// routees.
+    AdjustPoolSize(i32),
+    /// Runtime-internal traffic; cannot be built outside volley.
+    Internal(Internal<M>),
+}
+
+/// Runtime-internal router traffic (see [`RouterMsg::Internal`]).
+pub struct Internal<M>(pub(crate) InternalMsg<M>);
+
+pub(crate) enum InternalMsg<M> {
+    /// A message the routed ref forwarded while `via_actor` was non-zero.
+    Forwarded { msg: M, sink: Option<ErrorSink> },
+    /// Time to consult the resizer.
+    ResizeTick,
+}
+
+type SpawnRoutee<M> =
+    dyn Fn(&mut Context<RouterActor<M>>) -> Result<ActorRef<M>, SpawnError> + Send + Sync;
+
+/// What a pool needs to create and supervise its routees.
+pub(crate) struct PoolConfig<M: Send + 'static> {
+    pub(crate) spawn: Arc<SpawnRoutee<M>>,
+    pub(crate) size: usize,
+    pub(crate) strategy: SupervisorStrategy,
+    pub(crate) resizer: Option<Resizer>,
+}
+
+pub(crate) enum RouterKind<M: Send + 'static> {
+    Pool(PoolConfig<M>),
+    Group(Vec<ActorRef<M>>),
+}
+
+pub(crate) struct RouterActor<M: Send + 'static> {
+    pub(crate) shared: Arc<RouterShared<M>>,
+    pub(crate) kind: Arc<RouterKind<M>>,
+}
+
+const RESIZE_TIMER: &str = "volley-router-resize";
+
+impl<M: Send + 'static> RouterActor<M> {
+    fn pool(&self) -> Option<&PoolConfig<M>> {
+        match &*self.kind {
+            RouterKind::Pool(p) => Some(p),
+            RouterKind::Group(_) => None,
+        }
+    }
+
+    fn routees(&self) -> Vec<ActorRef<M>> {
+        self.shared.current().refs().to_vec()
+    }
+
+    fn spawn_routees(&self, ctx: &mut Context<Self>, n: usize) -> Result<Vec<ActorRef<M>>, SpawnError> {
+        let Some(pool) = self.pool() else {
+            return Ok(Vec::new());
+        };
+        let spawn = pool.spawn.clone();
+        (0..n).map(|_| spawn(ctx)).collect()
+    }
+
+    fn grow(&self, ctx: &mut Context<Self>, n: usize) -> HandleResult {
+        let new = self.spawn_routees(ctx, n)?;
+        for r in &new {
+            ctx.watch(r);
+        }
+        let mut refs = self.routees();
+        refs.extend(new);
+        self.shared.publish(refs);
+        Ok(())
+    }
+
+    /// Takes the `n` least loaded routees out of the table and stops them
+    /// gracefully.
+    fn shrink(&self, ctx: &mut Context<Self>, n: usize) {
+        let mut refs = self.routees();
+        let mut by_load: Vec<(usize, usize)> = refs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.mailbox_len(), i))
+            .collect();
+        by_load.sort_unstable();
+        let mut chosen: Vec<usize> = by_load.iter().take(n).map(|&(_, i)| i).collect();
+        chosen.sort_unstable_by(|a, b| b.cmp(a));
+        let removed: Vec<ActorRef<M>> = chosen.into_iter().map(|i| refs.remove(i)).collect();
+        self.shared.publish(refs);
+        for r in removed {
+            self.retire(ctx, &r);
+        }
+        self.stop_if_empty(ctx);
+    }
+
+    /// Forgets a routee that left the table; stops it if it is our child.
+    fn retire(&self, ctx: &mut Context<Self>, routee: &ActorRef<M>) {
+        ctx.unwatch(routee);
+        let any = routee.to_any_ref();
+        if ctx.children().contains(&any) {
+            routee.graceful_stop();
+        }
+    }
+
+    fn stop_if_empty(&self, ctx: &mut Context<Self>) {
+        if self.pool().is_some() && self.shared.current().is_empty() {
+            tracing::debug!(router = %ctx.path(), "pool has no routees left, stopping");
+            ctx.stop_self();
+        }
+    }
+
+    fn route(&self, ctx: &Context<Self>, msg: M, sink: Option<&ErrorSink>) {
+        if let Err((err, msg)) = route_now(&self.shared, msg) {
+            unroutable(&ctx.myself().to_any(), err, msg, sink);
+        }
+    }
+
+    fn arm_resizer(&self, ctx: &mut Context<Self>) {
+        if let Some(resizer) = self.pool().and_then(|p| p.resizer.as_ref()) {
+            ctx.schedule_once(
+                RESIZE_TIMER,
+                resizer.interval,
+                RouterMsg::Internal(Internal(InternalMsg::ResizeTick)),
+            );
+        }
+    }
+
+    fn resize(&self, ctx: &mut Context<Self>) -> HandleResult {
+        let Some(resizer) = self.pool().and_then(|p| p.resizer.clone()) else {
+            return Ok(());
+        };
+        let lens: Vec<usize> = self.routees().iter().map(|r| r.mailbox_len()).collect();
+        let delta = resizer.capacity_delta(&lens);
+        if delta > 0 {
+            tracing::debug!(router = %ctx.path(), delta, "resizer grows the pool");
+            self.grow(ctx, delta as usize)?;
+        } else if delta < 0 {
+            tracing::debug!(router = %ctx.path(), delta, "resizer shrinks the pool");
+            self.shrink(ctx, delta.unsigned_abs());
+        }
+        self.arm_resizer(ctx);
+        Ok(())
+    }
+}
+
+impl<M: Send + 'static> Actor for RouterActor<M> {
+    type Msg = RouterMsg<M>;
+
+    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+        let refs = match &*self.kind {
+            RouterKind::Pool(pool) => {
+                let size = match &pool.resizer {
+                    Some(r) => r.initial_size(pool.size),
+                    None => pool.size,
+                };
+                self.spawn_routees(ctx, size)?
+            }
+            RouterKind::Group(refs) => refs.clone(),
+        };
+        for r in &refs {
+            ctx.watch(r);
+        }
+        self.shared.publish(refs);
+        // The routing table exists: senders may now route on their side
+        // (once the messages they forwarded before are routed).
+        self.shared.via_actor.fetch_sub(1, Ordering::AcqRel);
+        self.arm_resizer(ctx);
+        Ok(())
+    }
+
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: RouterMsg<M>) -> HandleResult {
+        match msg {
+            RouterMsg::Route(msg) => self.route(ctx, msg, None),
+            RouterMsg::Internal(Internal(InternalMsg::Forwarded { msg, sink })) => {
+                self.route(ctx, msg, sink.as_ref());
+                self.shared.via_actor.fetch_sub(1, Ordering::AcqRel);
+            }
+            RouterMsg::Internal(Internal(InternalMsg::ResizeTick)) => self.resize(ctx)?,
+            RouterMsg::Broadcast(b) => {
+                let refs = self.routees();
+                if refs.is_empty() {
+                    let err = super::error::SelectError::NoRoutees;
+                    unroutable(&ctx.myself().to_any(), err, b.msg, None);
+                } else {
+                    broadcast(&refs, b.msg, b.copy);
+                }
+            }
+            RouterMsg::GetRoutees(reply) => reply.tell(self.routees()),
+            RouterMsg::AddRoutee(routee) => {
+                let mut refs = self.routees();
+                if !routee.is_terminated() && !refs.contains(&routee) {
+                    ctx.watch(&routee);
+                    refs.push(routee);
+                    self.shared.publish(refs);
+                }
+            }
+            RouterMsg::RemoveRoutee(routee) => {
+                let mut refs = self.routees();
+                let before = refs.len();
+                refs.retain(|r| *r != routee);
+                if refs.len() != before {
+                    self.shared.publish(refs);
+                    self.retire(ctx, &routee);
+                    self.stop_if_empty(ctx);
+                }
+            }
+            RouterMsg::AdjustPoolSize(delta) => {
+                if self.pool().is_some() {
+                    if delta > 0 {
+                        self.grow(ctx, delta as usize)?;
+                    } else if delta < 0 {
+                        self.shrink(ctx, delta.unsigned_abs() as usize);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) -> HandleResult {
+        let mut refs = self.routees();
+        let before = refs.len();
+        refs.retain(|r| *r != terminated.actor);
+        if refs.len() != before {
+            tracing::debug!(router = %ctx.path(), routee = %terminated.actor, "routee terminated");
+            self.shared.publish(refs);
+            self.stop_if_empty(ctx);
+        }
+        Ok(())
+    }
+
+    /// Keeps the routees: the routing table is in the shared state.
+    fn pre_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure, _m: Option<RouterMsg<M>>) {}
+
+    /// Does not create routees again; only re-arms the resizer's timer,
+    /// which the restart cancelled.
+    fn post_restart(&mut self, ctx: &mut Context<Self>, _failure: &Failure) -> HandleResult {
+        self.arm_resizer(ctx);
+        Ok(())
+    }
+
+    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
+        // Drops the refs to the (now stopped) routees, which would otherwise
+        // keep them, and through their parent link this router, alive.
+        self.shared.publish(Vec::new());
+    }
+
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        self.pool()
+            .map(|p| p.strategy.clone())
+            .unwrap_or_default()
+    }
+}
