@@ -110,19 +110,25 @@ impl<M: Send + 'static> RouterActor<M> {
         Ok(())
     }
 
-    /// Takes the `n` least loaded routees out of the table and stops them
-    /// gracefully.
+    /// Takes the `n` least loaded of the pool's own routees out of the
+    /// table and stops them gracefully. Routees added with `AddRoutee` are
+    /// never picked: the pool did not create them.
     fn shrink(&self, ctx: &mut Context<Self>, n: usize) {
+        let children = ctx.children();
         let mut refs = self.routees();
         let mut by_load: Vec<(usize, usize)> = refs
             .iter()
             .enumerate()
+            .filter(|(_, r)| children.contains(&r.to_any()))
             .map(|(i, r)| (r.mailbox_len(), i))
             .collect();
         by_load.sort_unstable();
         let mut chosen: Vec<usize> = by_load.iter().take(n).map(|&(_, i)| i).collect();
         chosen.sort_unstable_by(|a, b| b.cmp(a));
         let removed: Vec<ActorRef<M>> = chosen.into_iter().map(|i| refs.remove(i)).collect();
+        if removed.is_empty() {
+            return;
+        }
         self.shared.publish(refs);
         for r in removed {
             self.retire(ctx, &r);
