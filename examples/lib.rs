@@ -1,1 +1,3 @@
 //! Runnable examples of volley: see the `[[example]]` entries in Cargo.toml.
+
+pub mod job_master_logic;
