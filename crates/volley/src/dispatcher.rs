@@ -46,7 +46,16 @@ static NEXT_DISPATCHER_ID: AtomicUsize = AtomicUsize::new(1);
 thread_local! {
     /// The local queue of the pool worker running on this thread, if any.
     static LOCAL: RefCell<Option<(usize, Worker<Task>)>> = const { RefCell::new(None) };
+    /// The task this worker runs next, which other workers cannot steal
+    /// (tokio's "LIFO slot"): the actor just woken by the running one, so a
+    /// ping-pong pair stays on one core instead of bouncing between two.
+    static NEXT: RefCell<Option<Task>> = const { RefCell::new(None) };
 }
+
+/// After this many tasks in a row from the `NEXT` slot, the worker takes
+/// from its queue again, so two actors messaging each other cannot starve
+/// the rest.
+const MAX_NEXT_IN_A_ROW: u32 = 16;
 
 /// A named pool of worker threads; cheap to clone.
 #[derive(Clone)]
@@ -123,17 +132,39 @@ impl Dispatcher {
         self.shared.deadline
     }
 
-    /// Queues a task: on the current worker's own queue when called from one
-    /// of this pool's workers (locality), else on the shared injector.
+    /// Queues a newly woken task: in the current worker's `NEXT` slot when
+    /// called from one of this pool's workers (locality), else on the shared
+    /// injector.
     #[inline]
     pub(crate) fn submit(&self, task: Task) {
+        self.submit_inner(task, true);
+    }
+
+    /// Queues a task that yielded with work left: at the back of the
+    /// worker's queue, behind everything else that is waiting.
+    #[inline]
+    pub(crate) fn submit_yielded(&self, task: Task) {
+        self.submit_inner(task, false);
+    }
+
+    #[inline]
+    fn submit_inner(&self, task: Task, next: bool) {
         let shared = &*self.shared;
         let pushed_locally = LOCAL.with_borrow(|local| match local {
             Some((id, worker)) if *id == shared.id => {
-                worker.push(task.clone());
-                // One queued task is what this worker runs next; only a
-                // backlog is worth waking a sleeper for.
-                Some(worker.len() > 1)
+                let displaced = if next {
+                    NEXT.with_borrow_mut(|slot| slot.replace(task.clone()))
+                } else {
+                    Some(task.clone())
+                };
+                match displaced {
+                    Some(t) => {
+                        worker.push(t);
+                        // A backlog is worth waking a sleeper for.
+                        Some(true)
+                    }
+                    None => Some(false),
+                }
             }
             _ => None,
         });
@@ -235,8 +266,21 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
         LOCAL.with_borrow(|l| f(&l.as_ref().expect("worker queue installed").1))
     };
     let mut tick: u32 = 0;
+    let mut next_in_a_row = 0;
     'outer: loop {
         tick = tick.wrapping_add(1);
+        if let Some(task) = NEXT.with_borrow_mut(Option::take) {
+            if next_in_a_row < MAX_NEXT_IN_A_ROW {
+                next_in_a_row += 1;
+                task.run();
+                continue;
+            }
+            run_local(&mut |w| {
+                w.push(task.clone());
+                None
+            });
+        }
+        next_in_a_row = 0;
         if let Some(task) = run_local(&mut |w| shared.find_task(index, w, tick)) {
             task.run();
             continue;
@@ -271,6 +315,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
     }
     // Drop anything still queued here (cells are reference counted; dropping
     // a task only releases the reference).
+    NEXT.with_borrow_mut(|n| *n = None);
     LOCAL.with_borrow_mut(|l| *l = None);
 }
 

@@ -96,6 +96,10 @@ async fn spawn_and_stop_returns_memory() {
         assert!(system.stop(&spawner));
         wait_until("spawner and children stopped", || spawner.is_terminated());
         drop(spawner);
+        // The work-stealing deques free their grown buffers through epoch
+        // reclamation, which only advances while the deques are used: churn
+        // them a little so that deferred frees happen before measuring.
+        churn(&system).await;
         // Give the last cells a moment to be released by their workers.
         let mut after = LIVE_BYTES.load(Ordering::SeqCst);
         for _ in 0..200 {
@@ -117,6 +121,22 @@ async fn spawn_and_stop_returns_memory() {
         );
     }
     system.terminate().await;
+}
+
+async fn churn(system: &ActorSystem) {
+    let seen = Arc::new(AtomicU64::new(0));
+    let s2 = seen.clone();
+    let c = system
+        .spawn_anonymous(Props::new(move || Counter(s2.clone())))
+        .unwrap();
+    for i in 1..=2_000u64 {
+        c.tell(1);
+        if i % 100 == 0 {
+            wait_until("churn", || seen.load(Ordering::SeqCst) == i);
+        }
+    }
+    c.graceful_stop();
+    wait_until("churn actor stopped", || c.is_terminated());
 }
 
 struct Counter(Arc<AtomicU64>);

@@ -56,6 +56,11 @@ pub(super) fn answer_for_the_dead(uid: u64, msg: SystemMsg) {
 
 impl<A: Actor> ActorCell<A> {
     pub(super) fn process_system(&self, inner: &mut Inner<A>) {
+        // `HAS_SYS` is set under the queue lock before the cell is
+        // scheduled, so a clear bit means an empty queue: skip the lock.
+        if self.state.load(Ordering::Acquire) & HAS_SYS == 0 {
+            return;
+        }
         loop {
             let batch = {
                 let mut q = lock(&self.system_queue);
@@ -310,6 +315,12 @@ impl<A: Actor> ActorCell<A> {
         inner.actor = None;
         inner.mode = Mode::Terminated;
         self.state.fetch_or(TERMINATED, Ordering::AcqRel);
+        for env in std::mem::take(&mut inner.batch) {
+            self.dead_letter(
+                env,
+                crate::event_stream::DeadLetterReason::RecipientTerminated,
+            );
+        }
         self.drain_to_dead_letters();
         let leftover = {
             let mut q = lock(&self.system_queue);

@@ -28,7 +28,11 @@ impl<A: Actor> Runnable for ActorCell<A> {
                 self.process_system(inner);
                 continue;
             }
-            let Some(env) = self.mailbox.pop() else {
+            if inner.batch.is_empty() {
+                self.mailbox.take_all(&mut inner.batch);
+                self.batched.store(inner.batch.len(), Ordering::Relaxed);
+            }
+            let Some(env) = inner.batch.pop_front() else {
                 break;
             };
             self.invoke(inner, env);
@@ -44,8 +48,15 @@ impl<A: Actor> Runnable for ActorCell<A> {
             return;
         }
         let accepting = inner.mode == Mode::Running;
+        self.batched.store(inner.batch.len(), Ordering::Relaxed);
+        let batch_left = accepting && !inner.batch.is_empty();
         drop(guard);
-        self.hand_back(accepting);
+        if batch_left {
+            let d = self.dispatcher.clone();
+            d.submit_yielded(self);
+        } else {
+            self.hand_back(accepting);
+        }
     }
 }
 
@@ -60,7 +71,7 @@ impl<A: Actor> ActorCell<A> {
     fn hand_back(self: Arc<Self>, accepting: bool) {
         if self.has_work(accepting) {
             let d = self.dispatcher.clone();
-            d.submit(self);
+            d.submit_yielded(self);
             return;
         }
         self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
