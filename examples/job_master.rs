@@ -27,12 +27,18 @@ async fn main() {
     let system = ActorSystem::new("jobs").expect("system starts");
     let cases = [
         ("all tasks succeed", "master-ok", all_succeed_job()),
-        ("transient failures", "master-flaky", transient_failures_job()),
+        (
+            "transient failures",
+            "master-flaky",
+            transient_failures_job(),
+        ),
         ("a poison task", "master-poison", poison_job()),
     ];
     let mut expected = true;
     for (case, name, job) in cases {
-        let outcome = run_job(&system, name, 4, job).await.expect("the master answers");
+        let outcome = run_job(&system, name, 4, job)
+            .await
+            .expect("the master answers");
         show(case, &outcome);
         expected &= outcome.is_ok() == (name != "master-poison");
     }

@@ -318,9 +318,7 @@ impl Actor for Master {
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: MasterMsg) -> HandleResult {
         match msg {
-            MasterMsg::Run(_, reply_to) if self.job.is_some() => {
-                reply_to.tell(Err(JobError::Busy))
-            }
+            MasterMsg::Run(_, reply_to) if self.job.is_some() => reply_to.tell(Err(JobError::Busy)),
             MasterMsg::Run(job, reply_to) => {
                 self.job = Some((job, reply_to));
                 if let Some(router) = &self.router {
@@ -334,9 +332,7 @@ impl Actor for Master {
                 }
             }
             MasterMsg::Routees(Ok(routees)) => self.dispatch(ctx, routees),
-            MasterMsg::Routees(Err(e)) => {
-                self.finish(ctx, Err(JobError::NoWorkers(e.to_string())))
-            }
+            MasterMsg::Routees(Err(e)) => self.finish(ctx, Err(JobError::NoWorkers(e.to_string()))),
             MasterMsg::Done {
                 job_id,
                 task_id,
@@ -358,7 +354,10 @@ impl Actor for Master {
             } => {
                 if Some(job_id) == self.current_job() {
                     self.retries += 1;
-                    let entry = self.failures.entry(worker).or_insert((task_id, 0, String::new()));
+                    let entry = self
+                        .failures
+                        .entry(worker)
+                        .or_insert((task_id, 0, String::new()));
                     if entry.0 != task_id {
                         *entry = (task_id, 0, String::new());
                     }
@@ -393,7 +392,8 @@ impl Actor for Master {
         // Terminated is a system message and overtakes the worker's last
         // `Failed` report, which is still in our mailbox; queue the abort
         // behind it so that the error can name the task.
-        ctx.myself().tell(MasterMsg::WorkerLost(t.actor.path().to_string()));
+        ctx.myself()
+            .tell(MasterMsg::WorkerLost(t.actor.path().to_string()));
         Ok(())
     }
 }

@@ -207,7 +207,10 @@ async fn consistent_hashing_is_sticky_and_removal_moves_only_the_removed_keys() 
         }
     }
     assert!(moved > 0);
-    assert!(!group[1].is_terminated(), "a group routee is not stopped on removal");
+    assert!(
+        !group[1].is_terminated(),
+        "a group routee is not stopped on removal"
+    );
     system.terminate().await;
 }
 
@@ -225,10 +228,16 @@ async fn consistent_hash_message_without_key_is_an_error_not_a_panic() {
         matches!(err, RoutingError::MissingKey { .. }),
         "got {err:?}"
     );
-    assert!(err.to_string().contains("no consistent-hashing key"), "{err}");
+    assert!(
+        err.to_string().contains("no consistent-hashing key"),
+        "{err}"
+    );
     router.tell(Work::Fail); // no key either: dead letters, no panic
     let err = router.ask(Work::Noted, T).await.unwrap_err();
-    assert!(matches!(err, RoutingError::MissingKey { .. }), "got {err:?}");
+    assert!(
+        matches!(err, RoutingError::MissingKey { .. }),
+        "got {err:?}"
+    );
     assert_eq!(system.dead_letter_count(), dead_before + 3);
     // The router still works for keyed messages.
     router.ask(|r| Work::Who(3, r), T).await.unwrap();
@@ -255,7 +264,10 @@ async fn smallest_mailbox_avoids_the_backlogged_routee() {
     }
     gate.open();
     let got = noted(&group[0]).await;
-    assert!(got.iter().all(|&n| n == u64::MAX), "busy routee got {got:?}");
+    assert!(
+        got.iter().all(|&n| n == u64::MAX),
+        "busy routee got {got:?}"
+    );
     let others = noted(&group[1]).await.len() + noted(&group[2]).await.len();
     assert_eq!(others, 20);
     system.terminate().await;
@@ -312,7 +324,10 @@ async fn terminated_routees_leave_the_pool_and_the_pool_stops_when_empty() {
     for n in 0..10 {
         router.tell(Work::Note(n));
     }
-    assert_eq!(noted(&routees[1]).await.len() + noted(&routees[2]).await.len(), 10);
+    assert_eq!(
+        noted(&routees[1]).await.len() + noted(&routees[2]).await.len(),
+        10
+    );
     routees[1].tell(Work::StopYourself);
     router.remove_routee(routees[2].clone());
     eventually("router stopped", || router.is_terminated());
@@ -320,7 +335,10 @@ async fn terminated_routees_leave_the_pool_and_the_pool_stops_when_empty() {
     let id = system.identify("/user/pool").await.unwrap();
     assert!(id.actor.is_none());
     let err = router.ask(Work::Noted, T).await.unwrap_err();
-    assert!(matches!(err, RoutingError::RouterTerminated { .. }), "{err:?}");
+    assert!(
+        matches!(err, RoutingError::RouterTerminated { .. }),
+        "{err:?}"
+    );
     system.terminate().await;
 }
 
@@ -350,7 +368,9 @@ async fn management_messages_add_remove_and_adjust() {
         .spawn(&system, "pool")
         .unwrap();
     let first = ready(&router).await;
-    let outsider = system.spawn("outsider", Props::new(Worker::default)).unwrap();
+    let outsider = system
+        .spawn("outsider", Props::new(Worker::default))
+        .unwrap();
     router.add_routee(outsider.clone());
     router.adjust_pool_size(2);
     let all = ready(&router).await;
@@ -360,7 +380,10 @@ async fn management_messages_add_remove_and_adjust() {
     assert_eq!(ready(&router).await.len(), 2);
     router.remove_routee(outsider.clone());
     assert_eq!(ready(&router).await.len(), 1);
-    assert!(!outsider.is_terminated(), "removal does not stop a non-child");
+    assert!(
+        !outsider.is_terminated(),
+        "removal does not stop a non-child"
+    );
     system.terminate().await;
 }
 
@@ -376,10 +399,7 @@ async fn scatter_gather_answers_with_the_first_reply() {
         group.push(system.spawn(&format!("w{i}"), props).unwrap());
     }
     let router = Router::group(group).spawn(&system, "scatter").unwrap();
-    let who = router
-        .scatter_gather(|r| Work::Who(0, r), T)
-        .await
-        .unwrap();
+    let who = router.scatter_gather(|r| Work::Who(0, r), T).await.unwrap();
     assert_eq!(who, "w1");
     let who = router
         .tail_chopping(|r| Work::Who(0, r), Duration::from_millis(5), T)
@@ -396,9 +416,14 @@ async fn scatter_gather_and_tail_chopping_time_out_when_nobody_answers() {
         mute: true,
         ..Worker::default()
     };
-    let router = Router::pool(2, Props::new(mute)).spawn(&system, "pool").unwrap();
+    let router = Router::pool(2, Props::new(mute))
+        .spawn(&system, "pool")
+        .unwrap();
     let short = Duration::from_millis(50);
-    let err = router.scatter_gather(|r| Work::Who(0, r), short).await.unwrap_err();
+    let err = router
+        .scatter_gather(|r| Work::Who(0, r), short)
+        .await
+        .unwrap_err();
     assert!(matches!(err, RoutingError::Timeout { .. }), "{err:?}");
     let err = router
         .tail_chopping(|r| Work::Who(0, r), Duration::from_millis(10), short)

@@ -85,7 +85,8 @@ impl Actor for Parent {
     fn handle(&mut self, ctx: &mut Context<Self>, msg: ParentMsg) -> HandleResult {
         match msg {
             ParentMsg::MakePool(reply) => {
-                let router = Router::pool(3, Props::new(Worker::default)).spawn_child(ctx, "pool")?;
+                let router =
+                    Router::pool(3, Props::new(Worker::default)).spawn_child(ctx, "pool")?;
                 reply.tell(router);
             }
         }

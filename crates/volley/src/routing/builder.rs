@@ -112,7 +112,7 @@ impl<A: Actor> PoolRouter<A> {
         Ok(RouterRef::new(control, shared))
     }
 
-    fn build(self) -> (Props<RouterActor<A::Msg>>, Arc<RouterShared<A::Msg>>) {
+    fn build(self) -> RouterParts<A::Msg> {
         let props = self.props;
         let kind = RouterKind::Pool(PoolConfig {
             spawn: Arc::new(move |ctx: &mut Context<RouterActor<A::Msg>>| {
@@ -158,10 +158,13 @@ impl<M: Send + 'static> GroupRouter<M> {
     }
 }
 
+/// The router actor's props and the state it shares with its `RouterRef`.
+type RouterParts<M> = (Props<RouterActor<M>>, Arc<RouterShared<M>>);
+
 fn router_props<M: Send + 'static>(
     kind: RouterKind<M>,
     logic: Arc<dyn RoutingLogic<M>>,
-) -> (Props<RouterActor<M>>, Arc<RouterShared<M>>) {
+) -> RouterParts<M> {
     let shared = Arc::new(RouterShared::new(logic));
     let kind = Arc::new(kind);
     let for_actor = shared.clone();

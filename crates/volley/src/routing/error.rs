@@ -68,7 +68,11 @@ pub enum RoutingError {
 }
 
 impl RoutingError {
-    pub(crate) fn from_select(err: SelectError, router: String, message_type: &'static str) -> Self {
+    pub(crate) fn from_select(
+        err: SelectError,
+        router: String,
+        message_type: &'static str,
+    ) -> Self {
         match err {
             SelectError::NoRoutees => RoutingError::NoRoutees { router },
             SelectError::MissingKey => RoutingError::MissingKey {

@@ -54,11 +54,7 @@ pub struct Routees<M: Send + 'static> {
 }
 
 impl<M: Send + 'static> Routees<M> {
-    pub(crate) fn new(
-        refs: Vec<ActorRef<M>>,
-        logic: &dyn RoutingLogic<M>,
-        ready: bool,
-    ) -> Self {
+    pub(crate) fn new(refs: Vec<ActorRef<M>>, logic: &dyn RoutingLogic<M>, ready: bool) -> Self {
         let prepared = logic.prepare(&refs);
         Routees {
             refs,

@@ -46,7 +46,10 @@ impl Resizer {
     /// If `lower_bound` is 0 (a pool stops when its last routee is gone) or
     /// greater than `upper_bound`.
     pub fn new(lower_bound: usize, upper_bound: usize) -> Self {
-        assert!(lower_bound >= 1, "a resizer's lower bound must be at least 1");
+        assert!(
+            lower_bound >= 1,
+            "a resizer's lower bound must be at least 1"
+        );
         assert!(
             lower_bound <= upper_bound,
             "a resizer's lower bound ({lower_bound}) exceeds its upper bound ({upper_bound})"

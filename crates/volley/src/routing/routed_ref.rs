@@ -90,7 +90,10 @@ pub(crate) fn route_now<M: Send + 'static>(
                 Ok(())
             }
             None => Err((
-                SelectError::Rejected(format!("routing logic chose routee {i} of {}", routees.len())),
+                SelectError::Rejected(format!(
+                    "routing logic chose routee {i} of {}",
+                    routees.len()
+                )),
                 msg,
             )),
         },
@@ -133,10 +136,11 @@ pub(crate) fn unroutable<M: Send + 'static>(
     }
     // Only now drop the message: it may hold an ask's reply handle, whose
     // drop wakes the asker, which then reads the sink.
-    router
-        .target
-        .system()
-        .dead_letter(router.path(), message_type, DeadLetterReason::Undeliverable);
+    router.target.system().dead_letter(
+        router.path(),
+        message_type,
+        DeadLetterReason::Undeliverable,
+    );
     drop(msg);
     error
 }

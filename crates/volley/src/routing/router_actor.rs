@@ -40,7 +40,8 @@ pub enum RouterMsg<M: Send + 'static> {
     /// A pool that loses its last routee stops.
     RemoveRoutee(ActorRef<M>),
     /// Pools only: create (positive) or gracefully stop (negative) that many
-    /// routees.
+    /// routees; only routees the pool created itself are stopped, the least
+    /// loaded first.
     AdjustPoolSize(i32),
     /// Runtime-internal traffic; cannot be built outside volley.
     Internal(Internal<M>),
@@ -91,7 +92,11 @@ impl<M: Send + 'static> RouterActor<M> {
         self.shared.current().refs().to_vec()
     }
 
-    fn spawn_routees(&self, ctx: &mut Context<Self>, n: usize) -> Result<Vec<ActorRef<M>>, SpawnError> {
+    fn spawn_routees(
+        &self,
+        ctx: &mut Context<Self>,
+        n: usize,
+    ) -> Result<Vec<ActorRef<M>>, SpawnError> {
         let Some(pool) = self.pool() else {
             return Ok(Vec::new());
         };
@@ -289,8 +294,6 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
     }
 
     fn supervisor_strategy(&self) -> SupervisorStrategy {
-        self.pool()
-            .map(|p| p.strategy.clone())
-            .unwrap_or_default()
+        self.pool().map(|p| p.strategy.clone()).unwrap_or_default()
     }
 }
