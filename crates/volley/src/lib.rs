@@ -53,8 +53,8 @@ mod error;
 mod event_stream;
 mod mailbox;
 mod path;
-mod routing;
 pub mod remote;
+mod routing;
 mod settings;
 mod supervision;
 mod system;
@@ -71,7 +71,7 @@ pub use mailbox::{MailboxConfig, Overflow};
 pub use path::{ActorPath, PathError};
 pub use routing::{
     Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, PoolRouter,
-    RandomRouting, Resizer, RoundRobin, Router, RouterMsg, RouterRef, Routees, RoutingError,
+    RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef, RoutingError,
     RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
 };
 pub use settings::{DeadLetterSettings, DispatcherSettings, Settings, SettingsError};
