@@ -15,7 +15,9 @@
 //! they overtake user messages.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+
+use spin::mutex::{SpinMutex, SpinMutexGuard};
+use spin::relax::Yield;
 
 /// What an actor's mailbox holds.
 pub(crate) enum Envelope<M> {
@@ -62,8 +64,14 @@ impl MailboxConfig {
     }
 }
 
+/// A spin lock whose unlock is a plain store: a tell costs one atomic
+/// read-modify-write instead of the two of a parking mutex (measured in
+/// docs/benchmarks.md). Waiters yield the thread rather than burn it, so a
+/// holder preempted inside its few instructions is not starved.
+type QueueLock<M> = SpinMutex<VecDeque<Envelope<M>>, Yield>;
+
 pub(crate) struct Mailbox<M> {
-    queue: Mutex<VecDeque<Envelope<M>>>,
+    queue: QueueLock<M>,
     bound: Option<(usize, Overflow)>,
 }
 
@@ -71,21 +79,20 @@ impl<M> Mailbox<M> {
     pub(crate) fn new(config: MailboxConfig) -> Self {
         match config {
             MailboxConfig::Unbounded => Mailbox {
-                queue: Mutex::new(VecDeque::new()),
+                queue: SpinMutex::new(VecDeque::new()),
                 bound: None,
             },
             MailboxConfig::Bounded { capacity, overflow } => Mailbox {
                 // Allocated once here, so a bounded tell never allocates.
-                queue: Mutex::new(VecDeque::with_capacity(capacity)),
+                queue: SpinMutex::new(VecDeque::with_capacity(capacity)),
                 bound: Some((capacity, overflow)),
             },
         }
     }
 
     #[inline]
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Envelope<M>>> {
-        // Nothing panics while the lock is held.
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> SpinMutexGuard<'_, VecDeque<Envelope<M>>> {
+        self.queue.lock()
     }
 
     /// Enqueues, applying the overflow strategy. `Err` holds what was dropped
