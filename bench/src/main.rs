@@ -1,1 +1,55 @@
-fn main() {}
+//! `volley-bench`: runs one benchmark scenario on volley and on its peers
+//! (actix, ractor, kameo, a plain tokio baseline, Apache Pekko) and prints a
+//! table, optionally JSON (`--json`) and a chart (`--chart FILE.svg`).
+//!
+//! Adding a scenario: write `scenarios/<name>.rs` exposing a
+//! [`scenarios::Scenario`] and list it in [`scenarios::ALL`].
+
+mod chart;
+mod cli;
+mod measure;
+mod peers;
+mod progress;
+mod report;
+mod scenarios;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Errors end the run with a message on stderr and exit code 1.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+/// Result with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("volley-bench {}: error: {e}", cli.scenario);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &cli::Cli) -> Result<()> {
+    let scenario = scenarios::find(&cli.scenario).expect("clap checked the name");
+    let ctx = scenarios::Ctx::new(cli.clone());
+    let report = (scenario.run)(&ctx)?;
+    let table = report.table();
+    if cli.json {
+        eprintln!("{table}");
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", report.to_json())?;
+        out.flush()?;
+    } else {
+        println!("{table}");
+    }
+    if let Some(path) = &cli.chart {
+        (scenario.chart)(&report, path)?;
+        eprintln!("chart written to {}", path.display());
+    }
+    Ok(())
+}

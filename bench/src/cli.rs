@@ -1,0 +1,171 @@
+//! Command line: one scenario plus options shared by all scenarios.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::peers::Peer;
+use crate::scenarios;
+
+/// volley's benchmark driver: runs volley and its peers on the same workload.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "volley-bench", version, about, long_about = None)]
+pub struct Cli {
+    /// Scenario to run.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(scenarios::possible_values()))]
+    pub scenario: String,
+
+    /// Print exactly one JSON object on stdout (the table goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Reduced sweep and message counts: the whole scenario, peers included,
+    /// finishes in under 60 s (not counting building the peers).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Also write a chart (SVG) to this file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+
+    /// Peers to compare with: `all`, `none`, or a list of
+    /// actix,ractor,kameo,tokio,pekko. Default: the peers whose harness is
+    /// already built. Naming a peer builds its harness if it is missing.
+    #[arg(long, value_name = "LIST", value_parser = parse_peers)]
+    pub peers: Option<PeerSelection>,
+
+    /// Never build a missing peer harness; skip that peer instead.
+    #[arg(long)]
+    pub no_build: bool,
+
+    /// local-pingpong: dispatcher throughput values to sweep.
+    #[arg(long, value_delimiter = ',', value_name = "T,..")]
+    pub throughputs: Option<Vec<usize>>,
+
+    /// local-pingpong: pair counts to sweep.
+    #[arg(long, value_delimiter = ',', value_name = "P,..")]
+    pub pairs: Option<Vec<usize>>,
+
+    /// local-pingpong: messages in flight per pair in the sweeps (default 100).
+    #[arg(long, value_name = "K")]
+    pub inflight: Option<usize>,
+
+    /// local-pingpong: messages per config for every system (default: sized
+    /// per system so that a config runs about a second).
+    #[arg(long, value_name = "M")]
+    pub messages: Option<u64>,
+
+    /// spawn: number of actors (default 100000).
+    #[arg(long, value_name = "N")]
+    pub actors: Option<u64>,
+
+    /// ask-local: number of measured requests (default 100000, quick 20000).
+    #[arg(long, value_name = "N")]
+    pub requests: Option<u64>,
+
+    /// Measured runs per config; the median is reported (default 3, quick 1).
+    #[arg(long, value_name = "R")]
+    pub runs: Option<usize>,
+}
+
+impl Cli {
+    /// Runs per config.
+    pub fn runs(&self) -> usize {
+        self.runs.unwrap_or(if self.quick { 1 } else { 3 }).max(1)
+    }
+}
+
+/// Which peers run next to volley.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerSelection {
+    /// Every peer; missing harnesses are built.
+    All,
+    /// volley alone.
+    None,
+    /// These peers; missing harnesses are built.
+    List(Vec<Peer>),
+}
+
+/// Parses `all`, `none` or a comma-separated list of peer names.
+pub fn parse_peers(s: &str) -> Result<PeerSelection, String> {
+    match s.trim() {
+        "all" => return Ok(PeerSelection::All),
+        "none" | "" => return Ok(PeerSelection::None),
+        _ => {}
+    }
+    let mut peers = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let peer = Peer::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown peer `{name}` (expected all, none or a list of {})",
+                Peer::ALL.map(|p| p.name()).join(",")
+            )
+        })?;
+        if !peers.contains(&peer) {
+            peers.push(peer);
+        }
+    }
+    Ok(PeerSelection::List(peers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("volley-bench").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn scenario_and_flags() {
+        let cli = parse(&[
+            "local-pingpong",
+            "--json",
+            "--quick",
+            "--chart",
+            "out.svg",
+            "--throughputs",
+            "1,50,200",
+            "--pairs",
+            "1,4",
+            "--inflight",
+            "10",
+            "--messages",
+            "1000000",
+        ])
+        .unwrap();
+        assert_eq!(cli.scenario, "local-pingpong");
+        assert!(cli.json && cli.quick);
+        assert_eq!(cli.chart.unwrap().to_str(), Some("out.svg"));
+        assert_eq!(cli.throughputs, Some(vec![1, 50, 200]));
+        assert_eq!(cli.pairs, Some(vec![1, 4]));
+        assert_eq!(cli.inflight, Some(10));
+        assert_eq!(cli.messages, Some(1_000_000));
+        assert_eq!(cli.peers, None);
+        assert_eq!(parse(&["spawn"]).unwrap().runs(), 3);
+        assert_eq!(parse(&["spawn", "--quick"]).unwrap().runs(), 1);
+    }
+
+    #[test]
+    fn peers_lists() {
+        let cli = parse(&["spawn", "--peers", "actix,pekko,actix"]).unwrap();
+        assert_eq!(
+            cli.peers,
+            Some(PeerSelection::List(vec![Peer::Actix, Peer::Pekko]))
+        );
+        assert_eq!(parse_peers("all"), Ok(PeerSelection::All));
+        assert_eq!(parse_peers("none"), Ok(PeerSelection::None));
+        assert!(parse_peers("akka").unwrap_err().contains("unknown peer"));
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["nope"]).is_err());
+        assert!(parse(&["local-pingpong", "--pairs", "x"]).is_err());
+        assert!(parse(&["local-pingpong", "--peers", "akka"]).is_err());
+        for s in crate::scenarios::names() {
+            assert!(parse(&[s]).is_ok(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The peer harnesses (`bench/peers/`): locate them, build a missing one if
+//! its toolchain exists, run one and parse its JSON lines.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::progress::Progress;
+use crate::report::Row;
+
+/// A system volley is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Peer {
+    Actix,
+    Ractor,
+    Kameo,
+    Tokio,
+    Pekko,
+}
+
+impl Peer {
+    /// Every peer, in table order.
+    pub const ALL: [Peer; 5] = [
+        Peer::Tokio,
+        Peer::Actix,
+        Peer::Ractor,
+        Peer::Kameo,
+        Peer::Pekko,
+    ];
+
+    /// The `--system` name, also the `system` of its rows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Actix => "actix",
+            Peer::Ractor => "ractor",
+            Peer::Kameo => "kameo",
+            Peer::Tokio => "tokio",
+            Peer::Pekko => "pekko",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Peer> {
+        Peer::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Which program runs this peer.
+    pub fn harness(self) -> Harness {
+        match self {
+            Peer::Pekko => Harness::Pekko,
+            _ => Harness::Rust,
+        }
+    }
+
+    /// An actor framework (tokio is the no-framework baseline).
+    pub fn is_framework(self) -> bool {
+        self != Peer::Tokio
+    }
+
+    /// Has a dispatcher `throughput` knob (only Pekko does).
+    pub fn has_throughput(self) -> bool {
+        self == Peer::Pekko
+    }
+}
+
+/// One of the two harness programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Harness {
+    /// `bench/peers/rust`: actix, ractor, kameo, tokio.
+    Rust,
+    /// `bench/peers/pekko`: Apache Pekko on the JVM.
+    Pekko,
+}
+
+/// The repository root, found at compile time so the driver works from any
+/// working directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("bench/ has a parent")
+        .to_path_buf()
+}
+
+impl Harness {
+    fn dir(self, root: &Path) -> PathBuf {
+        match self {
+            Harness::Rust => root.join("bench/peers/rust"),
+            Harness::Pekko => root.join("bench/peers/pekko"),
+        }
+    }
+
+    /// The built program.
+    pub fn artifact(self, root: &Path) -> PathBuf {
+        match self {
+            Harness::Rust => self.dir(root).join("target/release/volley-peers"),
+            Harness::Pekko => self.dir(root).join("target/pekko-bench.jar"),
+        }
+    }
+
+    /// Why this harness cannot run even when built (Java missing).
+    fn cannot_run(self) -> Option<String> {
+        (self == Harness::Pekko && !on_path("java"))
+            .then(|| "java not found on PATH (JDK 17 needed for the Pekko peer)".to_string())
+    }
+
+    /// Why this harness cannot be built here.
+    fn cannot_build(self) -> Option<String> {
+        match self {
+            Harness::Rust => (!on_path("cargo")).then(|| "cargo not found on PATH".to_string()),
+            Harness::Pekko => (!on_path("mvn") || !on_path("java"))
+                .then(|| "mvn or java not found on PATH (Maven and JDK 17 needed)".to_string()),
+        }
+    }
+
+    /// Built and runnable.
+    pub fn is_ready(self, root: &Path) -> bool {
+        self.artifact(root).is_file() && self.cannot_run().is_none()
+    }
+
+    fn build_command(self, root: &Path) -> Command {
+        let dir = self.dir(root);
+        match self {
+            Harness::Rust => {
+                let mut c = Command::new("cargo");
+                c.arg("build")
+                    .arg("--release")
+                    .arg("--manifest-path")
+                    .arg(dir.join("Cargo.toml"))
+                    // The artifact must land where we look for it, whatever
+                    // CARGO_TARGET_DIR the caller has set.
+                    .arg("--target-dir")
+                    .arg(dir.join("target"))
+                    .env_remove("CARGO_TARGET_DIR");
+                c
+            }
+            Harness::Pekko => {
+                let mut c = Command::new("mvn");
+                c.args(["-q", "-B", "-f"])
+                    .arg(dir.join("pom.xml"))
+                    .args(["package", "-DskipTests"]);
+                c
+            }
+        }
+    }
+
+    /// Makes sure the harness is built, building it when `build` allows.
+    /// `Err` is the reason to skip its peers.
+    pub fn ensure(self, root: &Path, build: bool, progress: &Progress) -> Result<(), String> {
+        if let Some(why) = self.cannot_run() {
+            return Err(why);
+        }
+        if self.artifact(root).is_file() {
+            return Ok(());
+        }
+        if !build {
+            return Err(format!(
+                "not built ({} missing; run bench/peers/build.sh)",
+                self.artifact(root).display()
+            ));
+        }
+        if let Some(why) = self.cannot_build() {
+            return Err(format!("not built and cannot build: {why}"));
+        }
+        progress.note(&format!(
+            "building the {self:?} peer harness (output below)…"
+        ));
+        let mut cmd = self.build_command(root);
+        cmd.stdin(Stdio::null())
+            .stdout(std::io::stderr())
+            .stderr(std::io::stderr());
+        let status = progress
+            .suspend(|| cmd.status())
+            .map_err(|e| format!("cannot start the build: {e}"))?;
+        if !status.success() {
+            return Err(format!("build failed ({status})"));
+        }
+        if !self.artifact(root).is_file() {
+            return Err(format!(
+                "build succeeded but {} is missing",
+                self.artifact(root).display()
+            ));
+        }
+        Ok(())
+    }
+
+    fn command(self, root: &Path) -> Command {
+        match self {
+            Harness::Rust => Command::new(self.artifact(root)),
+            Harness::Pekko => {
+                let mut c = Command::new("java");
+                c.arg("-jar").arg(self.artifact(root));
+                c
+            }
+        }
+    }
+}
+
+/// True if `program` is an executable file in a `PATH` directory.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            let p = dir.join(program);
+            p.is_file()
+                && std::fs::metadata(&p)
+                    .map(|m| {
+                        use std::os::unix::fs::PermissionsExt;
+                        m.permissions().mode() & 0o111 != 0
+                    })
+                    .unwrap_or(false)
+        })
+    })
+}
+
+/// Runs `peer`'s harness: `<program> <scenario> --system <peer> <args>`,
+/// and returns its JSON lines as rows (`system` first, `scenario` dropped).
+/// The harness's stderr is kept and shown only when it fails.
+pub fn run(root: &Path, peer: Peer, scenario: &str, args: &[String]) -> Result<Vec<Row>, String> {
+    let mut cmd = peer.harness().command(root);
+    cmd.arg(scenario)
+        .args(["--system", peer.name()])
+        .args(args)
+        .stdin(Stdio::null());
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start the {} harness: {e}", peer.name()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "{} harness failed ({}): {}",
+            peer.name(),
+            out.status,
+            tail.join(" | ")
+        ));
+    }
+    parse_lines(&String::from_utf8_lossy(&out.stdout), peer.name(), scenario)
+}
+
+/// Parses a harness's stdout: one JSON object per non-empty line, each for
+/// `scenario` and `system`. Returns rows that start with `system`.
+pub fn parse_lines(stdout: &str, system: &str, scenario: &str) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for (i, line) in stdout.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| format!("{system}: line {} is not JSON ({e}): {line}", i + 1))?;
+        let Value::Object(mut obj) = value else {
+            return Err(format!("{system}: line {} is not a JSON object", i + 1));
+        };
+        match obj.remove("scenario") {
+            Some(Value::String(s)) if s == scenario => {}
+            other => {
+                return Err(format!(
+                    "{system}: line {} is for scenario {other:?}, expected {scenario}",
+                    i + 1
+                ))
+            }
+        }
+        let sys = obj.remove("system");
+        if sys
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|s| s != system)
+        {
+            return Err(format!("{system}: line {} is for system {sys:?}", i + 1));
+        }
+        let mut row = Row::new();
+        row.insert("system".into(), system.into());
+        row.extend(obj);
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(format!("{system}: the harness printed no result"));
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_harness_lines() {
+        let out = concat!(
+            r#"{"scenario":"local-pingpong","system":"actix","pairs":4,"inflight":100,"throughput":null,"messages":20000000,"elapsed_ns":123456789,"msgs_per_sec":162000000.0}"#,
+            "\n\n",
+            r#"{"scenario":"local-pingpong","system":"actix","pairs":1,"inflight":1,"throughput":null,"messages":400,"elapsed_ns":1000,"msgs_per_sec":4e8}"#,
+            "\n"
+        );
+        let rows = parse_lines(out, "actix", "local-pingpong").unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].keys().next().unwrap(), "system");
+        assert_eq!(rows[0]["system"], "actix");
+        assert!(!rows[0].contains_key("scenario"));
+        assert_eq!(rows[0]["pairs"], 4);
+        assert!(rows[0]["throughput"].is_null());
+        assert_eq!(rows[1]["msgs_per_sec"], 4e8);
+    }
+
+    #[test]
+    fn rejects_bad_harness_output() {
+        assert!(parse_lines("", "tokio", "spawn").is_err());
+        assert!(parse_lines("starting...\n", "tokio", "spawn")
+            .unwrap_err()
+            .contains("not JSON"));
+        assert!(parse_lines("[1]", "tokio", "spawn").is_err());
+        let wrong = r#"{"scenario":"ask-local","system":"tokio","p50_ns":1}"#;
+        assert!(parse_lines(wrong, "tokio", "spawn").is_err());
+        let other = r#"{"scenario":"spawn","system":"kameo","actors":1}"#;
+        assert!(parse_lines(other, "tokio", "spawn").is_err());
+        let pekko = r#"{"scenario":"spawn","system":"pekko","actors":10,"spawn_ns_per_actor":1.5,"stop_ns_per_actor":2.0,"bytes_per_actor":900.0}"#;
+        let rows = parse_lines(pekko, "pekko", "spawn").unwrap();
+        assert_eq!(rows[0]["bytes_per_actor"], 900.0);
+    }
+
+    #[test]
+    fn names_and_locations() {
+        for p in Peer::ALL {
+            assert_eq!(Peer::from_name(p.name()), Some(p));
+        }
+        assert!(!Peer::Tokio.is_framework() && Peer::Actix.is_framework());
+        let root = repo_root();
+        assert!(root.join("bench/peers/README.md").is_file());
+        assert!(Harness::Rust
+            .artifact(&root)
+            .ends_with("bench/peers/rust/target/release/volley-peers"));
+        assert!(Harness::Pekko
+            .artifact(&root)
+            .ends_with("bench/peers/pekko/target/pekko-bench.jar"));
+        assert!(on_path("sh"));
+        assert!(!on_path("definitely-not-a-program-xyz"));
+    }
+}

@@ -1,0 +1,153 @@
+//! The scenario registry. To add a scenario, write a module exposing a
+//! [`Scenario`] constant and list it in [`ALL`]; the CLI, `--json` and
+//! `--chart` then work for it.
+
+pub mod ask_local;
+pub mod local_pingpong;
+pub mod spawn;
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Cli, PeerSelection};
+use crate::measure::median_row;
+use crate::peers::{self, Peer};
+use crate::progress::Progress;
+use crate::report::{skipped, Report, Row};
+
+/// A benchmark scenario.
+pub struct Scenario {
+    /// Command-line name, also the JSON `scenario`.
+    pub name: &'static str,
+    /// One line for `--help`-style listings.
+    pub about: &'static str,
+    /// Runs volley and the selected peers.
+    pub run: fn(&Ctx) -> crate::Result<Report>,
+    /// Draws the report as an SVG chart.
+    pub chart: fn(&Report, &Path) -> crate::Result<()>,
+}
+
+/// Every scenario, in listing order.
+pub const ALL: &[Scenario] = &[
+    local_pingpong::SCENARIO,
+    spawn::SCENARIO,
+    ask_local::SCENARIO,
+];
+
+/// The scenario names.
+#[cfg(test)]
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|s| s.name).collect()
+}
+
+/// The scenarios as possible values, with their one-line descriptions.
+pub fn possible_values() -> Vec<clap::builder::PossibleValue> {
+    ALL.iter()
+        .map(|s| clap::builder::PossibleValue::new(s.name).help(s.about))
+        .collect()
+}
+
+/// The scenario called `name`.
+pub fn find(name: &str) -> Option<&'static Scenario> {
+    ALL.iter().find(|s| s.name == name)
+}
+
+/// What a scenario runs with.
+pub struct Ctx {
+    pub cli: Cli,
+    pub root: PathBuf,
+    /// A current-thread runtime on the main thread, for awaiting asks and
+    /// `terminate` from the driver.
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl Ctx {
+    pub fn new(cli: Cli) -> Self {
+        Ctx {
+            cli,
+            root: peers::repo_root(),
+            rt: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a current-thread runtime"),
+        }
+    }
+
+    /// The peers to run, each ready or with the reason it is skipped.
+    /// Default selection: the peers whose harness is already built.
+    pub fn peers(&self, progress: &Progress) -> Vec<(Peer, Result<(), String>)> {
+        let wanted: Vec<Peer> = match &self.cli.peers {
+            None => {
+                let (ready, missing): (Vec<Peer>, Vec<Peer>) = Peer::ALL
+                    .into_iter()
+                    .partition(|p| p.harness().is_ready(&self.root));
+                if !missing.is_empty() {
+                    progress.note(&format!(
+                        "not running {} (harness not built; use --peers all to build it)",
+                        missing
+                            .iter()
+                            .map(|p| p.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                return ready.into_iter().map(|p| (p, Ok(()))).collect();
+            }
+            Some(PeerSelection::None) => Vec::new(),
+            Some(PeerSelection::All) => Peer::ALL.to_vec(),
+            Some(PeerSelection::List(list)) => list.clone(),
+        };
+        let mut harness_status = std::collections::HashMap::new();
+        wanted
+            .into_iter()
+            .map(|p| {
+                let status = harness_status
+                    .entry(p.harness())
+                    .or_insert_with(|| p.harness().ensure(&self.root, !self.cli.no_build, progress))
+                    .clone();
+                if let Err(why) = &status {
+                    progress.note(&format!("skipping {}: {why}", p.name()));
+                }
+                (p, status)
+            })
+            .collect()
+    }
+
+    /// Runs `peer`'s harness `runs` times with the same arguments and
+    /// returns, per output line, the run with the median `key`. A failure
+    /// becomes a skipped row (the reason also goes to stderr).
+    pub fn run_peer(
+        &self,
+        progress: &Progress,
+        peer: Peer,
+        scenario: &str,
+        args: &[String],
+        key: &str,
+    ) -> Vec<Row> {
+        let mut runs: Vec<Vec<Row>> = Vec::new();
+        for i in 0..self.cli.runs() {
+            progress.start(&format!(
+                "{} {scenario} {} (run {}/{})",
+                peer.name(),
+                args.join(" "),
+                i + 1,
+                self.cli.runs()
+            ));
+            let result = peers::run(&self.root, peer, scenario, args);
+            progress.done();
+            match result {
+                Ok(rows) => runs.push(rows),
+                Err(why) => {
+                    progress.note(&format!("{}: {why}", peer.name()));
+                    return vec![skipped(peer.name(), &format!("failed: {why}"))];
+                }
+            }
+        }
+        let lines = runs.iter().map(Vec::len).min().unwrap_or(0);
+        (0..lines)
+            .filter_map(|i| {
+                let same: Vec<Row> = runs.iter().map(|r| r[i].clone()).collect();
+                median_row(&same, key)
+            })
+            .collect()
+    }
+}
