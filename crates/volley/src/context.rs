@@ -1,6 +1,6 @@
 //! [`Context`]: what a handler can do besides changing its own state.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,8 +27,6 @@ pub(crate) struct Watched<M> {
 pub struct Context<A: Actor> {
     pub(crate) cell: Arc<ActorCell<A>>,
     pub(crate) watching: HashMap<u64, Watched<A::Msg>>,
-    /// `Terminated` signals that arrived while the actor was suspended.
-    pub(crate) pending_terminated: VecDeque<Watched<A::Msg>>,
     pub(crate) timers: Timers,
     pub(crate) stop_requested: bool,
     /// Inside `pre_start`/`post_restart`: failures are initialization failures.
@@ -40,7 +38,6 @@ impl<A: Actor> Context<A> {
         Context {
             cell,
             watching: HashMap::new(),
-            pending_terminated: VecDeque::new(),
             timers: Timers::new(),
             stop_requested: false,
             initializing: false,
@@ -162,7 +159,6 @@ impl<A: Actor> Context<A> {
         if self.watching.remove(&target.uid()).is_some() {
             target.send_system(SystemMsg::Unwatch(self.cell.any_ref()));
         }
-        self.pending_terminated.retain(|w| w.actor != target);
     }
 
     /// Sends `msg` to this actor after `delay`. A timer with the same key is

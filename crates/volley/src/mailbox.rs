@@ -29,6 +29,17 @@ pub(crate) enum Envelope<M> {
     Timer { msg: M, id: u64 },
     /// A graceful stop: handled in order after everything queued before it.
     Poison,
+    /// The watched actor with this uid has terminated. Queued behind the
+    /// user messages already in the mailbox, so a watcher sees everything
+    /// the dead actor sent it before its `Terminated` (as in Akka).
+    Terminated(u64),
+}
+
+impl<M> Envelope<M> {
+    /// Runtime signals that overflow must never drop.
+    fn is_signal(&self) -> bool {
+        matches!(self, Envelope::Poison | Envelope::Terminated(_))
+    }
 }
 
 /// How a bounded mailbox makes room when it is full.
@@ -102,9 +113,10 @@ impl<M> Mailbox<M> {
         let mut q = self.lock();
         match self.bound {
             Some((capacity, overflow)) if q.len() >= capacity => {
-                // A graceful stop is never the one dropped: losing it would
-                // leave the actor running forever.
-                if matches!(env, Envelope::Poison) || overflow == Overflow::DropOldest {
+                // A graceful stop or a Terminated is never the one dropped:
+                // losing it would leave the actor running forever, or a
+                // watcher waiting forever.
+                if env.is_signal() || overflow == Overflow::DropOldest {
                     let evicted = q.pop_front();
                     q.push_back(env);
                     evicted.map_or(Ok(()), Err)
@@ -124,7 +136,7 @@ impl<M> Mailbox<M> {
     pub(crate) fn try_push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
         let mut q = self.lock();
         match self.bound {
-            Some((capacity, _)) if q.len() >= capacity => Err(env),
+            Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => Err(env),
             _ => {
                 q.push_back(env);
                 Ok(())

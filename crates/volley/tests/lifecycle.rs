@@ -340,3 +340,73 @@ async fn an_unhandled_terminated_is_a_death_pact() {
     eventually("pact stopped", || pact.is_terminated());
     system.terminate().await;
 }
+
+/// Sends its last words to `to`, then stops.
+struct LastWords {
+    to: ActorRef<WatchMsg>,
+}
+
+impl Actor for LastWords {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+        for n in 0..100 {
+            self.to.tell(WatchMsg::Custom(format!("word {n}")));
+        }
+        ctx.stop_self();
+        Ok(())
+    }
+}
+
+/// Holds the watcher's thread so that everything queues up before it runs.
+enum Hold {
+    Block(std::sync::mpsc::Receiver<()>),
+}
+
+#[tokio::test]
+async fn terminated_comes_after_the_dead_actors_last_messages() {
+    let settings = volley::Settings {
+        default_dispatcher: volley::DispatcherSettings {
+            threads: 1,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let system = ActorSystem::with_settings("last-words", settings).unwrap();
+    let (tx, events) = probe();
+    let watcher = system
+        .spawn(
+            "watcher",
+            Props::new(move || Watcher { events: tx.clone() }),
+        )
+        .unwrap();
+    let w2 = watcher.clone();
+    let talker = system
+        .spawn("talker", Props::new(move || LastWords { to: w2.clone() }))
+        .unwrap();
+    watcher.tell(WatchMsg::Watch(talker.to_any()));
+    watcher
+        .ask(WatchMsg::Ping, Duration::from_secs(5))
+        .await
+        .unwrap();
+    // Block the only worker inside a third actor, queue the talker's words
+    // and death behind it, then let everything run.
+    struct Blocker;
+    impl Actor for Blocker {
+        type Msg = Hold;
+        fn handle(&mut self, _ctx: &mut Context<Self>, msg: Hold) -> HandleResult {
+            let Hold::Block(rx) = msg;
+            rx.recv_timeout(Duration::from_secs(10)).ok();
+            Ok(())
+        }
+    }
+    let blocker = system.spawn("blocker", Props::new(|| Blocker)).unwrap();
+    let (release, gate) = std::sync::mpsc::channel();
+    blocker.tell(Hold::Block(gate));
+    talker.tell(());
+    release.send(()).unwrap();
+    let got = events.take(101);
+    assert_eq!(got[0], "word 0");
+    assert_eq!(got[99], "word 99");
+    assert_eq!(got[100], "terminated talker");
+    system.terminate().await;
+}

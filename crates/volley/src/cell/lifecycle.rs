@@ -13,9 +13,9 @@ use std::sync::Arc;
 use super::{lock, ActorCell, Inner, HAS_SYS, TERMINATED};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
-use crate::context::Watched;
 use crate::error::{Failure, FailureKind};
-use crate::event_stream::{LifecycleEvent, LifecycleKind};
+use crate::event_stream::{DeadLetterReason, LifecycleEvent, LifecycleKind};
+use crate::mailbox::Envelope;
 use crate::supervision::Directive;
 use crate::system_msg::SystemMsg;
 
@@ -96,7 +96,6 @@ impl<A: Actor> ActorCell<A> {
                 if inner.mode == Mode::Suspended {
                     inner.failed_message = None;
                     inner.mode = Mode::Running;
-                    self.deliver_pending_terminated(inner);
                 }
             }
             SystemMsg::Restart(failure) => self.restart(inner, failure),
@@ -270,7 +269,6 @@ impl<A: Actor> ActorCell<A> {
         inner.ctx.initializing = false;
         if inner.mode == Mode::Running {
             self.publish_lifecycle(LifecycleKind::Restarted);
-            self.deliver_pending_terminated(inner);
         }
     }
 
@@ -337,7 +335,6 @@ impl<A: Actor> ActorCell<A> {
         for (_, watched) in inner.ctx.watching.drain() {
             watched.actor.send_system(SystemMsg::Unwatch(me.clone()));
         }
-        inner.ctx.pending_terminated.clear();
         self.publish_lifecycle(LifecycleKind::Stopped);
         match &self.parent {
             Some(parent) => parent.send_system(SystemMsg::ChildTerminated(me)),
@@ -345,27 +342,22 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// Queues the `Terminated` behind the user messages already waiting,
+    /// which may include the dead actor's last words to us.
     fn watched_terminated(&self, inner: &mut Inner<A>, uid: u64) {
+        if inner.ctx.watching.contains_key(&uid) {
+            if let Err(env) = self.mailbox.push(Envelope::Terminated(uid)) {
+                self.dead_letter(env, DeadLetterReason::MailboxOverflow);
+            }
+        }
+    }
+
+    /// Delivers a queued `Terminated`, exactly once: not if the watcher
+    /// unwatched meanwhile.
+    pub(super) fn deliver_terminated(&self, inner: &mut Inner<A>, uid: u64) {
         let Some(watched) = inner.ctx.watching.remove(&uid) else {
-            return; // unwatched, or already delivered: exactly once
+            return;
         };
-        match inner.mode {
-            Mode::Running => self.deliver_terminated(inner, watched),
-            Mode::Terminating | Mode::Terminated => {}
-            _ => inner.ctx.pending_terminated.push_back(watched),
-        }
-    }
-
-    fn deliver_pending_terminated(&self, inner: &mut Inner<A>) {
-        while inner.mode == Mode::Running {
-            let Some(watched) = inner.ctx.pending_terminated.pop_front() else {
-                return;
-            };
-            self.deliver_terminated(inner, watched);
-        }
-    }
-
-    fn deliver_terminated(&self, inner: &mut Inner<A>, watched: Watched<A::Msg>) {
         match watched.message {
             Some(msg) => self.call(inner, None, |actor, ctx| actor.handle(ctx, msg)),
             None => {

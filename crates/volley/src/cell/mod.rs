@@ -200,7 +200,7 @@ impl<A: Actor> ActorCell<A> {
     }
 
     pub(super) fn dead_letter(&self, env: Envelope<A::Msg>, reason: DeadLetterReason) {
-        if !matches!(env, Envelope::Poison) {
+        if matches!(env, Envelope::Msg(_) | Envelope::Timer { .. }) {
             self.system
                 .dead_letter(&self.path, std::any::type_name::<A::Msg>(), reason);
         }

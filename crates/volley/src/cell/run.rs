@@ -96,6 +96,10 @@ impl<A: Actor> ActorCell<A> {
                 self.begin_stop(inner);
                 return;
             }
+            Envelope::Terminated(uid) => {
+                self.deliver_terminated(inner, uid);
+                return;
+            }
         };
         let kept = A::keep_for_restart(&msg);
         self.call(inner, kept, |actor, ctx| actor.handle(ctx, msg));

@@ -205,6 +205,8 @@ impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
                 let _ = self.route(msg);
             }
             Envelope::Poison => self.router.graceful_stop(),
+            // Only a cell queues Terminated, into its own mailbox.
+            Envelope::Terminated(_) => {}
         }
         None
     }
