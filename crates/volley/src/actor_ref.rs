@@ -254,6 +254,12 @@ impl AnyRef {
         }
     }
 
+    /// True if both handles point at the very same target object (cheaper
+    /// than `==`, which compares paths when uids collide).
+    pub fn same_target(&self, other: &AnyRef) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.target), Arc::as_ptr(&other.target))
+    }
+
     /// The actor's incarnation uid (unique per actor in its process).
     pub fn uid(&self) -> u64 {
         self.target.uid()

@@ -41,6 +41,9 @@ struct LaneState {
     buf: BytesMut,
     frames: usize,
     exports: RefCell<ExportTable>,
+    /// Bumped whenever the export table is cleared, so ids cached in refs
+    /// (`RemoteRef::id_hint`) from an older connection are not trusted.
+    generation: u32,
 }
 
 /// A message too big for this lane: try the large one.
@@ -65,6 +68,7 @@ impl OutboundLane {
                 buf: BytesMut::with_capacity(64 * 1024),
                 frames: 0,
                 exports: RefCell::new(ExportTable::new()),
+                generation: 1,
             }),
             wake_writer: Notify::new(),
             room: Notify::new(),
@@ -104,10 +108,18 @@ impl OutboundLane {
             buf,
             frames,
             exports,
+            generation,
         } = &mut *st;
-        let recipient = {
+        // The recipient's id on this connection, cached in the ref: the
+        // ordinary lane's hint is checked first, so the common case costs
+        // one relaxed load instead of a table lookup with path comparison.
+        let hint = target.id_hint.load(Ordering::Relaxed);
+        let tag = ((*generation as u64) << 32) | self.lane as u64;
+        let recipient = if hint >> 32 == tag >> 32 && hint & 0xff == tag & 0xff && hint != 0 {
+            ((hint >> 8) & 0xff_ffff) as u32
+        } else {
             let mut table = exports.borrow_mut();
-            match table.find(target.uid(), target.path()) {
+            let id = match table.find(target.uid(), target.path()) {
                 Some(id) => id,
                 None => {
                     let any = target.any().ok_or_else(|| {
@@ -115,7 +127,13 @@ impl OutboundLane {
                     })?;
                     table.export(&any)
                 }
+            };
+            if id < (1 << 24) {
+                target
+                    .id_hint
+                    .store(tag | ((id as u64) << 8), Ordering::Relaxed);
             }
+            id
         };
         *frames += write_declarations(shared, &self.encoder, exports, buf);
         let header = MessageHeader {
@@ -192,6 +210,7 @@ impl OutboundLane {
         let dropped = std::mem::take(&mut st.frames);
         st.buf.clear();
         st.exports.borrow_mut().clear();
+        st.generation = st.generation.wrapping_add(1).max(1);
         drop(st);
         self.full.store(false, Ordering::Relaxed);
         self.room.notify_waiters();

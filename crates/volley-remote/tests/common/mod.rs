@@ -84,8 +84,20 @@ pub struct Node {
 }
 
 pub async fn node(name: &str, remote: RemoteSettings) -> Node {
+    // VOLLEY_NODE_THREADS=dispatcher,io tunes the soak runs.
+    let (workers, io) = std::env::var("VOLLEY_NODE_THREADS")
+        .ok()
+        .and_then(|v| {
+            let (w, i) = v.split_once(',')?;
+            Some((w.parse().ok()?, i.parse().ok()?))
+        })
+        .unwrap_or((0, 2));
     let settings = Settings {
-        io_threads: 2,
+        io_threads: io,
+        default_dispatcher: volley::DispatcherSettings {
+            threads: workers,
+            ..Default::default()
+        },
         ..Settings::default()
     };
     let system = ActorSystem::with_settings(name, settings).unwrap();

@@ -80,6 +80,9 @@ pub struct RemoteRef {
     me: Weak<RemoteRef>,
     /// Free for the transport: e.g. a cached association index.
     pub route_hint: AtomicU64,
+    /// Free for the transport: e.g. the recipient id on the current
+    /// connection, tagged with the connection's generation.
+    pub id_hint: AtomicU64,
 }
 
 impl RemoteRef {
@@ -98,6 +101,7 @@ impl RemoteRef {
             transport,
             me: me.clone(),
             route_hint: AtomicU64::new(0),
+            id_hint: AtomicU64::new(0),
         })
     }
 

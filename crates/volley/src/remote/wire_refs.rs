@@ -43,7 +43,10 @@ impl ExportTable {
     /// The id of `actor`, declaring it if it is new.
     pub fn export(&mut self, actor: &AnyRef) -> u32 {
         let bucket = self.by_uid.entry(actor.uid()).or_default();
-        if let Some((_, id)) = bucket.iter().find(|(a, _)| a == actor) {
+        if let Some((_, id)) = bucket
+            .iter()
+            .find(|(a, _)| a.same_target(actor) || a == actor)
+        {
             return *id;
         }
         self.next_id += 1;
