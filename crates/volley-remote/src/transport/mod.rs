@@ -181,21 +181,25 @@ impl Shared {
         slot
     }
 
-    fn association_for(
-        self: &Arc<Self>,
-        target: &RemoteRef,
-    ) -> Result<Arc<Association>, RemoteSendError> {
+    /// The association towards `target`'s node. The fast path is one load
+    /// of the slot index cached in the ref and one of the slot: no lock, no
+    /// reference count.
+    fn association_for(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
         let hint = target.route_hint.load(Ordering::Relaxed) as usize;
         if hint != 0 {
             if let Some(a) = self.slots[hint - 1].get() {
-                return Ok(a.clone());
+                return Ok(a);
             }
         }
+        let me = self
+            .me
+            .upgrade()
+            .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
         let address =
             address_of(target.path()).map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
-        let slot = self.association_slot(&address);
+        let slot = me.association_slot(&address);
         target.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
-        Ok(self.slots[slot].get().expect("filled").clone())
+        Ok(self.slots[slot].get().expect("filled"))
     }
 
     /// The path under which `actor` is known to other nodes; registers an
@@ -274,14 +278,10 @@ impl RemoteTransport for Shared {
             .by_type
             .get(&type_id)
             .ok_or(RemoteSendError::Unregistered(type_name))?;
-        let me = self
-            .me
-            .upgrade()
-            .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
         if self.is_shut_down() {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
         }
-        let association = me.association_for(target)?;
+        let association = self.association_for(target)?;
         match association.ordinary().send_user(self, target, ty, msg)? {
             Ok(()) => Ok(()),
             Err(outbound::TooBigForLane(_)) => {
@@ -298,9 +298,8 @@ impl RemoteTransport for Shared {
 
     fn room(&self, target: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let lane = self
-            .me
-            .upgrade()
-            .and_then(|me| me.association_for(target).ok())
+            .association_for(target)
+            .ok()
             .map(|a| a.ordinary().clone());
         Box::pin(async move {
             if let Some(lane) = lane {
@@ -310,10 +309,8 @@ impl RemoteTransport for Shared {
     }
 
     fn is_full(&self, target: &RemoteRef) -> bool {
-        self.me
-            .upgrade()
-            .and_then(|me| me.association_for(target).ok())
-            .is_some_and(|a| a.ordinary().is_full())
+        self.association_for(target)
+            .is_ok_and(|a| a.ordinary().is_full())
     }
 }
 

@@ -11,10 +11,12 @@
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use spin::mutex::{SpinMutex, SpinMutexGuard};
+use spin::relax::Yield;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
@@ -30,7 +32,9 @@ pub(crate) struct OutboundLane {
     pub(crate) lane: Lane,
     pub(crate) remote: Address,
     encoder: Encoder,
-    state: Mutex<LaneState>,
+    /// A spin lock, as for mailboxes: senders hold it for one encode, and
+    /// its unlock is a plain store.
+    state: SpinMutex<LaneState, Yield>,
     wake_writer: Notify,
     room: Notify,
     max_pending_bytes: usize,
@@ -49,8 +53,8 @@ struct LaneState {
 /// A message too big for this lane: try the large one.
 pub(crate) struct TooBigForLane(pub(crate) usize);
 
-fn lock(m: &Mutex<LaneState>) -> MutexGuard<'_, LaneState> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+fn lock(m: &SpinMutex<LaneState, Yield>) -> SpinMutexGuard<'_, LaneState> {
+    m.lock()
 }
 
 impl OutboundLane {
@@ -64,7 +68,7 @@ impl OutboundLane {
             lane,
             remote,
             encoder: Encoder::new(max_frame),
-            state: Mutex::new(LaneState {
+            state: SpinMutex::new(LaneState {
                 buf: BytesMut::with_capacity(64 * 1024),
                 frames: 0,
                 exports: RefCell::new(ExportTable::new()),
