@@ -247,6 +247,59 @@ async fn throughput_batches_messages_per_activation() {
     system.terminate().await;
 }
 
+/// Takes about a millisecond per message.
+struct Sluggish(Sender<String>, &'static str);
+
+impl Actor for Sluggish {
+    type Msg = u32;
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
+        std::thread::sleep(Duration::from_millis(1));
+        self.0.send(format!("{}{n}", self.1)).ok();
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn throughput_deadline_ends_an_activation_early() {
+    // throughput alone would let each actor handle all 20 of its messages
+    // in one go; the 1 µs deadline ends every activation after one message.
+    let mut settings = one_thread(1000);
+    settings.default_dispatcher.throughput_deadline_us = Some(1);
+    let system = ActorSystem::with_settings("deadline", settings).unwrap();
+    let (tx, events) = probe();
+    let (ta, tb) = (tx.clone(), tx);
+    let a = system
+        .spawn("a", Props::new(move || Sluggish(ta.clone(), "a")))
+        .unwrap();
+    let b = system
+        .spawn("b", Props::new(move || Sluggish(tb.clone(), "b")))
+        .unwrap();
+    // Queue everything from inside the pool, so both actors wait on the
+    // worker's own queue.
+    struct Fill(ActorRef<u32>, ActorRef<u32>);
+    impl Actor for Fill {
+        type Msg = ();
+        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+            for n in 0..20 {
+                self.0.tell(n);
+                self.1.tell(n);
+            }
+            Ok(())
+        }
+    }
+    let fill = system
+        .spawn("fill", Props::new(move || Fill(a.clone(), b.clone())))
+        .unwrap();
+    fill.tell(());
+    let order = events.take(40);
+    let switches = order
+        .windows(2)
+        .filter(|w| w[0].as_bytes()[0] != w[1].as_bytes()[0])
+        .count();
+    assert!(switches >= 30, "activations were not cut short: {order:?}");
+    system.terminate().await;
+}
+
 #[tokio::test]
 async fn bounded_mailbox_drop_newest_and_drop_oldest() {
     let system = ActorSystem::with_settings("newest", one_thread(10)).unwrap();
