@@ -28,7 +28,8 @@ pub struct BarPanel {
 
 /// A fixed colour per system, so charts are comparable.
 pub fn color(system: &str) -> RGBColor {
-    match system {
+    // "volley (mode)" is volley's colour.
+    match system.split(' ').next().unwrap_or(system) {
         "volley" => RGBColor(214, 39, 40),
         "tokio" => RGBColor(110, 110, 110),
         "actix" => RGBColor(31, 119, 180),
