@@ -14,9 +14,13 @@ pub(crate) struct ChildEntry {
     pub(crate) stats: RestartStats,
 }
 
+type ChildMap = HashMap<Box<str>, ChildEntry>;
+
 #[derive(Default)]
 pub(crate) struct Children {
-    map: HashMap<Box<str>, ChildEntry>,
+    /// Boxed on first use: most actors never have children, and an inline
+    /// empty map costs 48 bytes in every one of them.
+    map: Option<Box<ChildMap>>,
     next_anonymous: u64,
     /// The parent is terminating: no new children.
     closed: bool,
@@ -31,8 +35,16 @@ impl Children {
         self.closed = true;
     }
 
+    fn map(&self) -> Option<&ChildMap> {
+        self.map.as_deref()
+    }
+
+    fn map_mut(&mut self) -> Option<&mut ChildMap> {
+        self.map.as_deref_mut()
+    }
+
     pub(crate) fn contains(&self, name: &str) -> bool {
-        self.map.contains_key(name)
+        self.map().is_some_and(|m| m.contains_key(name))
     }
 
     /// `$a`, `$b`, … `$ba`: short, unique, and never a valid user name.
@@ -54,7 +66,7 @@ impl Children {
     }
 
     pub(crate) fn insert(&mut self, name: &str, actor: AnyRef) {
-        self.map.insert(
+        self.map.get_or_insert_with(Box::default).insert(
             name.into(),
             ChildEntry {
                 actor,
@@ -67,9 +79,15 @@ impl Children {
     /// Removes the child if this exact incarnation is registered.
     pub(crate) fn remove(&mut self, child: &AnyRef) -> bool {
         let name = child.path().name();
-        match self.map.get(name) {
+        let Some(map) = self.map_mut() else {
+            return false;
+        };
+        match map.get(name) {
             Some(entry) if entry.actor == *child => {
-                self.map.remove(name);
+                map.remove(name);
+                if map.is_empty() {
+                    self.map = None;
+                }
                 true
             }
             _ => false,
@@ -77,31 +95,35 @@ impl Children {
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&ChildEntry> {
-        self.map.get(name)
+        self.map()?.get(name)
     }
 
     pub(crate) fn entry_mut(&mut self, child: &AnyRef) -> Option<&mut ChildEntry> {
-        self.map
+        self.map_mut()?
             .get_mut(child.path().name())
             .filter(|e| e.actor == *child)
     }
 
     pub(crate) fn refs(&self) -> Vec<AnyRef> {
-        self.map.values().map(|e| e.actor.clone()).collect()
+        self.map()
+            .map(|m| m.values().map(|e| e.actor.clone()).collect())
+            .unwrap_or_default()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map().is_none_or(HashMap::is_empty)
     }
 
     pub(crate) fn any_stopping(&self) -> bool {
-        self.map.values().any(|e| e.stopping)
+        self.map().is_some_and(|m| m.values().any(|e| e.stopping))
     }
 
     /// Marks every child as stopping and returns those not yet marked.
     pub(crate) fn mark_all_stopping(&mut self) -> Vec<AnyRef> {
-        self.map
-            .values_mut()
+        let Some(map) = self.map_mut() else {
+            return Vec::new();
+        };
+        map.values_mut()
             .filter(|e| !e.stopping)
             .map(|e| {
                 e.stopping = true;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::{lock, ActorCell, Inner, HAS_SYS, TERMINATED};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
+use crate::context::Rare;
 use crate::error::{Failure, FailureKind};
 use crate::event_stream::{DeadLetterReason, LifecycleEvent, LifecycleKind};
 use crate::mailbox::Envelope;
@@ -84,11 +85,16 @@ impl<A: Actor> ActorCell<A> {
         match msg {
             SystemMsg::Create => self.start(inner),
             SystemMsg::Watch(watcher) => {
-                if !inner.watchers.contains(&watcher) {
-                    inner.watchers.push(watcher);
+                let watchers = &mut inner.ctx.rare_mut().watchers;
+                if !watchers.contains(&watcher) {
+                    watchers.push(watcher);
                 }
             }
-            SystemMsg::Unwatch(watcher) => inner.watchers.retain(|w| *w != watcher),
+            SystemMsg::Unwatch(watcher) => {
+                if let Some(rare) = inner.ctx.rare.as_mut() {
+                    rare.watchers.retain(|w| *w != watcher);
+                }
+            }
             SystemMsg::DeathWatchNotification(uid) => self.watched_terminated(inner, uid),
             SystemMsg::Failed { child, failure } => self.child_failed(inner, child, failure),
             SystemMsg::ChildTerminated(child) => self.child_terminated(inner, child),
@@ -240,7 +246,9 @@ impl<A: Actor> ActorCell<A> {
         ) {
             return;
         }
-        inner.ctx.timers.cancel_all();
+        if let Some(rare) = inner.ctx.rare.as_mut() {
+            rare.timers.cancel_all();
+        }
         let message = inner.failed_message.take();
         self.call_quietly(inner, "pre_restart", |actor, ctx| {
             actor.pre_restart(ctx, &failure, message)
@@ -294,7 +302,9 @@ impl<A: Actor> ActorCell<A> {
             return;
         }
         inner.mode = Mode::Terminating;
-        inner.ctx.timers.cancel_all();
+        if let Some(rare) = inner.ctx.rare.as_mut() {
+            rare.timers.cancel_all();
+        }
         let (to_stop, empty) = {
             let mut children = lock(&self.children);
             children.close();
@@ -328,12 +338,17 @@ impl<A: Actor> ActorCell<A> {
         for msg in leftover {
             answer_for_the_dead(self.uid, msg);
         }
-        for watcher in inner.watchers.drain(..) {
-            watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
-        }
         let me = inner.ctx.cell.any_ref();
-        for (_, watched) in inner.ctx.watching.drain() {
-            watched.actor.send_system(SystemMsg::Unwatch(me.clone()));
+        if let Some(rare) = inner.ctx.rare.take() {
+            let Rare {
+                watching, watchers, ..
+            } = *rare;
+            for watcher in watchers {
+                watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
+            }
+            for (_, watched) in watching {
+                watched.actor.send_system(SystemMsg::Unwatch(me.clone()));
+            }
         }
         self.publish_lifecycle(LifecycleKind::Stopped);
         match &self.parent {
@@ -345,7 +360,12 @@ impl<A: Actor> ActorCell<A> {
     /// Queues the `Terminated` behind the user messages already waiting,
     /// which may include the dead actor's last words to us.
     fn watched_terminated(&self, inner: &mut Inner<A>, uid: u64) {
-        if inner.ctx.watching.contains_key(&uid) {
+        if inner
+            .ctx
+            .rare
+            .as_ref()
+            .is_some_and(|r| r.watching.contains_key(&uid))
+        {
             if let Err(env) = self.mailbox.push(Envelope::Terminated(uid)) {
                 self.dead_letter(env, DeadLetterReason::MailboxOverflow);
             }
@@ -355,7 +375,12 @@ impl<A: Actor> ActorCell<A> {
     /// Delivers a queued `Terminated`, exactly once: not if the watcher
     /// unwatched meanwhile.
     pub(super) fn deliver_terminated(&self, inner: &mut Inner<A>, uid: u64) {
-        let Some(watched) = inner.ctx.watching.remove(&uid) else {
+        let Some(watched) = inner
+            .ctx
+            .rare
+            .as_mut()
+            .and_then(|r| r.watching.remove(&uid))
+        else {
             return;
         };
         match watched.message {

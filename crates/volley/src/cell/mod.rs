@@ -83,8 +83,6 @@ pub(crate) struct Inner<A: Actor> {
     pub(crate) mode: Mode,
     /// The message whose handling failed, if `keep_for_restart` kept it.
     pub(crate) failed_message: Option<A::Msg>,
-    /// Who watches this actor.
-    pub(crate) watchers: Vec<AnyRef>,
     /// Messages taken from the mailbox and not handled yet; always older
     /// than anything still in the mailbox.
     pub(crate) batch: VecDeque<Envelope<A::Msg>>,
@@ -117,7 +115,6 @@ impl<A: Actor> ActorCell<A> {
             props,
             mode: Mode::Created,
             failed_message: None,
-            watchers: Vec::new(),
             batch: VecDeque::new(),
         });
         cell

@@ -87,7 +87,7 @@ impl<A: Actor> ActorCell<A> {
         let msg = match env {
             Envelope::Msg(msg) => msg,
             Envelope::Timer { msg, id } => {
-                if !inner.ctx.timers.accept(id) {
+                if !inner.ctx.rare.as_mut().is_some_and(|r| r.timers.accept(id)) {
                     return;
                 }
                 msg
