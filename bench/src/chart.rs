@@ -44,6 +44,15 @@ fn err(e: impl std::fmt::Display) -> crate::Error {
     format!("chart: {e}").into()
 }
 
+/// An axis label with as many decimals as the axis range needs.
+fn fmt_value(v: f64, max: f64) -> String {
+    if max >= 20.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// Line panels side by side under a title.
 pub fn lines(path: &Path, title: &str, panels: &[LinePanel]) -> crate::Result<()> {
     let width = 620 * panels.len().max(1) as u32;
@@ -79,7 +88,9 @@ pub fn lines(path: &Path, title: &str, panels: &[LinePanel]) -> crate::Result<()
             .configure_mesh()
             .x_desc(&panel.x_label)
             .y_desc(&panel.y_label)
+            .max_light_lines(2)
             .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| fmt_value(*y, y1))
             .draw()
             .map_err(err)?;
         for s in &panel.series {
@@ -125,7 +136,7 @@ pub fn bars(path: &Path, title: &str, panels: &[BarPanel]) -> crate::Result<()> 
             .margin(12)
             .x_label_area_size(35)
             .y_label_area_size(60)
-            .build_cartesian_2d((0..n).into_segmented(), 0.0..ymax)
+            .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..ymax)
             .map_err(err)?;
         let names: Vec<String> = panel.bars.iter().map(|b| b.0.clone()).collect();
         let label = move |v: &SegmentValue<usize>| match v {
@@ -137,6 +148,8 @@ pub fn bars(path: &Path, title: &str, panels: &[BarPanel]) -> crate::Result<()> 
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .max_light_lines(2)
+            .y_label_formatter(&|y| fmt_value(*y, ymax))
             .x_labels(n)
             .x_label_formatter(&label)
             .y_desc(&panel.y_label)
