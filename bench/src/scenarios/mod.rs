@@ -82,7 +82,7 @@ impl Ctx {
                     .partition(|p| p.harness().is_ready(&self.root));
                 if !missing.is_empty() {
                     progress.note(&format!(
-                        "not running {} (harness not built; use --peers all to build it)",
+                        "not running {} (harness not built, or java missing; --peers all builds what it can)",
                         missing
                             .iter()
                             .map(|p| p.name())
