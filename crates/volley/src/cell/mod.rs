@@ -20,6 +20,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use spin::mutex::SpinMutex;
+
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::children::Children;
@@ -68,7 +70,10 @@ pub(crate) struct ActorCell<A: Actor> {
     mailbox: Mailbox<A::Msg>,
     system_queue: Mutex<SystemQueue>,
     pub(crate) children: Mutex<Children>,
-    inner: Mutex<Option<Inner<A>>>,
+    /// Only the holder of `SCHEDULED` locks this, so it is never contended:
+    /// a spin lock, whose unlock is a plain store, is the cheapest safe way
+    /// to hand the actor's state from one activation to the next.
+    inner: SpinMutex<Option<Inner<A>>>,
     /// Messages taken out of the mailbox but not handled yet, as of the
     /// last activation boundary: keeps `mailbox_len` honest for routers
     /// at the cost of two relaxed stores per activation.
@@ -106,10 +111,10 @@ impl<A: Actor> ActorCell<A> {
             mailbox: Mailbox::new(props.mailbox),
             system_queue: Mutex::new(SystemQueue::default()),
             children: Mutex::new(Children::default()),
-            inner: Mutex::new(None),
+            inner: SpinMutex::new(None),
             batched: AtomicUsize::new(0),
         });
-        *lock(&cell.inner) = Some(Inner {
+        *cell.inner.lock() = Some(Inner {
             actor: None,
             ctx: Context::new(cell.clone()),
             props,

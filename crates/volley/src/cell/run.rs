@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{lock, ActorCell, Inner, Mode, HAS_SYS, SCHEDULED};
+use super::{ActorCell, Inner, Mode, HAS_SYS, SCHEDULED};
 use crate::actor::{Actor, DeathPact, HandleResult};
 use crate::context::Context;
 use crate::dispatcher::Runnable;
@@ -15,7 +15,7 @@ use crate::mailbox::Envelope;
 
 impl<A: Actor> Runnable for ActorCell<A> {
     fn run(self: Arc<Self>) {
-        let mut guard = lock(&self.inner);
+        let mut guard = self.inner.lock();
         let Some(inner) = guard.as_mut() else {
             return;
         };
