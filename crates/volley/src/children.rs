@@ -10,11 +10,18 @@ use crate::supervision::RestartStats;
 pub(crate) struct ChildEntry {
     pub(crate) actor: AnyRef,
     /// A stop was requested; the name stays taken until it has terminated.
-    pub(crate) stopping: bool,
+    /// Set only through `Children`, which counts them.
+    stopping: bool,
     pub(crate) stats: RestartStats,
 }
 
 type ChildMap = HashMap<Box<str>, ChildEntry>;
+
+impl ChildEntry {
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct Children {
@@ -24,6 +31,10 @@ pub(crate) struct Children {
     next_anonymous: u64,
     /// The parent is terminating: no new children.
     closed: bool,
+    /// How many entries have `stopping` set: a counter, so that each
+    /// `ChildTerminated` costs O(1) rather than a scan of all children
+    /// (stopping 100,000 children was quadratic before).
+    stopping: usize,
 }
 
 impl Children {
@@ -79,11 +90,14 @@ impl Children {
     /// Removes the child if this exact incarnation is registered.
     pub(crate) fn remove(&mut self, child: &AnyRef) -> bool {
         let name = child.path().name();
-        let Some(map) = self.map_mut() else {
+        let Some(map) = self.map.as_deref_mut() else {
             return false;
         };
         match map.get(name) {
             Some(entry) if entry.actor == *child => {
+                if entry.stopping {
+                    self.stopping -= 1;
+                }
                 map.remove(name);
                 if map.is_empty() {
                     self.map = None;
@@ -115,22 +129,47 @@ impl Children {
     }
 
     pub(crate) fn any_stopping(&self) -> bool {
-        self.map().is_some_and(|m| m.values().any(|e| e.stopping))
+        self.stopping > 0
+    }
+
+    /// Marks `child` as stopping; false if it is not a child.
+    pub(crate) fn mark_stopping(&mut self, child: &AnyRef) -> bool {
+        let Some(entry) = self.entry_mut(child) else {
+            return false;
+        };
+        if !entry.stopping {
+            entry.stopping = true;
+            self.stopping += 1;
+        }
+        true
     }
 
     /// Marks every child as stopping and returns those not yet marked.
     pub(crate) fn mark_all_stopping(&mut self) -> Vec<AnyRef> {
-        let Some(map) = self.map_mut() else {
+        let Some(map) = self.map.as_deref_mut() else {
             return Vec::new();
         };
-        map.values_mut()
+        let newly: Vec<AnyRef> = map
+            .values_mut()
             .filter(|e| !e.stopping)
             .map(|e| {
                 e.stopping = true;
                 e.actor.clone()
             })
-            .collect()
+            .collect();
+        self.stopping += newly.len();
+        newly
     }
+}
+
+/// Stops `child` if it is in `children`: marks it, then sends `Stop`
+/// outside the lock. False if it is not a child.
+pub(crate) fn stop_child(children: &std::sync::Mutex<Children>, child: &AnyRef) -> bool {
+    let marked = crate::cell::lock(children).mark_stopping(child);
+    if marked {
+        child.send_system(crate::system_msg::SystemMsg::Stop);
+    }
+    marked
 }
 
 #[cfg(test)]

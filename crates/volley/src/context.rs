@@ -114,17 +114,7 @@ impl<A: Actor> Context<A> {
     /// false, doing nothing, if `child` is not a child of this actor: only a
     /// parent stops its children this way (anyone may `graceful_stop`).
     pub fn stop(&mut self, child: &impl ToAnyRef) -> bool {
-        let child = child.to_any_ref();
-        let mut children = lock(&self.cell.children);
-        match children.entry_mut(&child) {
-            Some(entry) => {
-                entry.stopping = true;
-                drop(children);
-                child.send_system(SystemMsg::Stop);
-                true
-            }
-            None => false,
-        }
+        crate::children::stop_child(&self.cell.children, &child.to_any_ref())
     }
 
     /// Stops every child.

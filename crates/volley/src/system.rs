@@ -137,7 +137,7 @@ impl ActorSystem {
             system.shared.default_dispatcher.clone(),
             Props::new(|| Guardian),
         );
-        root.any_ref().send_system(SystemMsg::Create);
+        root.schedule_start();
         let user = root
             .spawn_child_cell(Some("user"), Props::new(|| Guardian))
             .expect("a new root guardian accepts /user");
@@ -186,17 +186,7 @@ impl ActorSystem {
         let Ok(user) = self.user_guardian() else {
             return false;
         };
-        let actor = actor.to_any_ref();
-        let mut children = lock(&user.children);
-        match children.entry_mut(&actor) {
-            Some(entry) => {
-                entry.stopping = true;
-                drop(children);
-                actor.send_system(SystemMsg::Stop);
-                true
-            }
-            None => false,
-        }
+        crate::children::stop_child(&user.children, &actor.to_any_ref())
     }
 
     /// Looks an actor up by path (`/user/a/b` or `volley://name/user/a/b`),

@@ -8,8 +8,6 @@ use crate::actor_ref::AnyRef;
 use crate::error::Failure;
 
 pub(crate) enum SystemMsg {
-    /// Run `pre_start`: the first thing a new cell does.
-    Create,
     /// `watcher` wants a `Terminated` when this actor stops.
     Watch(AnyRef),
     /// `watcher` no longer wants it.

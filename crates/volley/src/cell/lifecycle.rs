@@ -83,7 +83,6 @@ impl<A: Actor> ActorCell<A> {
 
     fn handle_system(&self, inner: &mut Inner<A>, msg: SystemMsg) {
         match msg {
-            SystemMsg::Create => self.start(inner),
             SystemMsg::Watch(watcher) => {
                 let watchers = &mut inner.ctx.rare_mut().watchers;
                 if !watchers.contains(&watcher) {
@@ -109,7 +108,7 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
-    fn start(&self, inner: &mut Inner<A>) {
+    pub(super) fn start(&self, inner: &mut Inner<A>) {
         if inner.mode != Mode::Created {
             return;
         }
@@ -195,7 +194,7 @@ impl<A: Actor> ActorCell<A> {
         let Some(entry) = children.entry_mut(&child) else {
             return; // not (or no longer) our child
         };
-        if entry.stopping {
+        if entry.is_stopping() {
             return;
         }
         let directive = match directive {
@@ -223,9 +222,7 @@ impl<A: Actor> ActorCell<A> {
             }
             Directive::Stop => {
                 for t in &targets {
-                    if let Some(e) = children.entry_mut(t) {
-                        e.stopping = true;
-                    }
+                    children.mark_stopping(t);
                 }
                 drop(children);
                 for t in targets {

@@ -129,6 +129,14 @@ impl<A: Actor> ActorCell<A> {
         &self.path
     }
 
+    /// Schedules the first activation, which runs `pre_start` (see
+    /// `run`): no system message needed, so spawning allocates nothing for it.
+    pub(crate) fn schedule_start(self: &Arc<Self>) {
+        if self.state.fetch_or(SCHEDULED, Ordering::AcqRel) & SCHEDULED == 0 {
+            self.dispatcher.submit(self.clone());
+        }
+    }
+
     pub(crate) fn parent(&self) -> Option<&AnyRef> {
         self.parent.as_ref()
     }
@@ -197,7 +205,7 @@ impl<A: Actor> ActorCell<A> {
         );
         children.insert(&name, child.any_ref());
         drop(children);
-        child.any_ref().send_system(SystemMsg::Create);
+        child.schedule_start();
         Ok(child)
     }
 

@@ -21,6 +21,9 @@ impl<A: Actor> Runnable for ActorCell<A> {
         };
         let throughput = self.dispatcher.throughput();
         let deadline = self.dispatcher.deadline().map(|d| Instant::now() + d);
+        if inner.mode == Mode::Created {
+            self.start(inner);
+        }
         self.process_system(inner);
         let mut handled = 0;
         while inner.mode == Mode::Running && handled < throughput {
