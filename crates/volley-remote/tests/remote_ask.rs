@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{node, spawn_calculator, Calc, T};
+use common::{node, remote_ref, spawn_calculator, Calc, T};
 use serde::{Deserialize, Serialize};
 use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, Settings};
 use volley_remote::serialization::PostcardSerializer;
@@ -16,10 +16,7 @@ async fn a_hundred_thousand_asks_in_flight() {
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
     spawn_calculator(&b, "calc");
-    let calc = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
-        .unwrap();
+    let calc = remote_ref(&a, &b, "calc");
     let mut asks = tokio::task::JoinSet::new();
     for i in 0..100_000i64 {
         let calc = calc.clone();
@@ -76,10 +73,7 @@ async fn a_late_remote_reply_is_a_dead_letter() {
     b.system
         .spawn("slow", Props::new(|| SlowOnce { seen: false }))
         .unwrap();
-    let slow = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/slow", b.remoting.address()))
-        .unwrap();
+    let slow = remote_ref(&a, &b, "slow");
     let before = a.system.dead_letter_count() + b.system.dead_letter_count();
     let err = slow
         .ask(
@@ -108,14 +102,8 @@ async fn two_nodes_asking_each_other_flat_out_do_not_deadlock() {
     let b = node("beta", RemoteSettings::default()).await;
     spawn_calculator(&a, "calc");
     spawn_calculator(&b, "calc");
-    let to_b = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
-        .unwrap();
-    let to_a = b
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", a.remoting.address()))
-        .unwrap();
+    let to_b = remote_ref(&a, &b, "calc");
+    let to_a = remote_ref(&b, &a, "calc");
     let blast = |calc: ActorRef<Calc>| async move {
         let mut asks = tokio::task::JoinSet::new();
         for i in 0..20_000i64 {

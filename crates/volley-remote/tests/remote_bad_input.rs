@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use common::{node, spawn_calculator, Calc, CALC_ID, T};
+use common::{node, remote_ref, spawn_calculator, Calc, CALC_ID, T};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use volley_remote::serialization::SerializerId;
@@ -167,10 +167,7 @@ async fn handshakes_to_the_wrong_address_or_without_the_token_are_refused() {
     let a = node("alpha", RemoteSettings::default()).await;
     spawn_calculator(&b, "calc");
     // A has no token: its messages never get through.
-    let calc = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
-        .unwrap();
+    let calc = remote_ref(&a, &b, "calc");
     let err = calc
         .ask(
             |reply_to| Calc::Add {

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{node, spawn_calculator, Calc, T};
+use common::{add, node, remote_ref, spawn_calculator, Calc, T};
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::transport::RemoteSpawnError;
 use volley_remote::RemoteSettings;
@@ -19,30 +19,10 @@ async fn tell_and_ask_across_nodes() {
     let calc = a.remoting.resolve::<Calc>(&path).unwrap();
     assert_eq!(calc.path().to_string(), path);
     // ask: the reply handle travels as a ref and the answer comes back.
-    let sum = calc
-        .ask(
-            |reply_to| Calc::Add {
-                a: 40,
-                b: 2,
-                reply_to,
-            },
-            T,
-        )
-        .await
-        .unwrap();
+    let sum = add(&calc, 40, 2).await;
     assert_eq!(sum, 42);
     for i in 0..10 {
-        let sum = calc
-            .ask(
-                |reply_to| Calc::Add {
-                    a: i,
-                    b: i,
-                    reply_to,
-                },
-                T,
-            )
-            .await
-            .unwrap();
+        let sum = add(&calc, i, i).await;
         assert_eq!(sum, 2 * i);
     }
     a.system.terminate().await;
@@ -54,10 +34,7 @@ async fn a_million_messages_arrive_in_order_and_none_is_lost() {
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
     spawn_calculator(&b, "calc");
-    let calc = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
-        .unwrap();
+    let calc = remote_ref(&a, &b, "calc");
     const SENDERS: u32 = 4;
     const PER_SENDER: u64 = 250_000;
     let senders: Vec<_> = (0..SENDERS)
@@ -112,17 +89,7 @@ async fn remote_spawn_when_enabled_and_a_clear_error_when_not() {
         .await
         .unwrap();
     assert!(calc.path().to_string().ends_with("/user/spawned"));
-    let sum = calc
-        .ask(
-            |reply_to| Calc::Add {
-                a: 1,
-                b: 2,
-                reply_to,
-            },
-            T,
-        )
-        .await
-        .unwrap();
+    let sum = add(&calc, 1, 2).await;
     assert_eq!(sum, 3);
     assert!(b.system.lookup("/user/spawned").unwrap().is_some());
 
@@ -158,10 +125,7 @@ async fn large_messages_use_the_large_lane_and_oversized_ones_fail_at_the_sender
     .await;
     let b = node("beta", RemoteSettings::default()).await;
     spawn_calculator(&b, "calc");
-    let calc = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
-        .unwrap();
+    let calc = remote_ref(&a, &b, "calc");
     // 512 KiB: over the 64 KiB threshold, under the 1 MiB maximum.
     let len = calc
         .ask(|r| Calc::Blob(vec![7; 512 * 1024], r), T)
@@ -174,17 +138,7 @@ async fn large_messages_use_the_large_lane_and_oversized_ones_fail_at_the_sender
     let (probe, _keep) = reply_probe(&a);
     calc.tell(Calc::Blob(vec![7; 2 * 1024 * 1024], probe));
     assert_eq!(a.system.dead_letter_count(), before + 1);
-    let sum = calc
-        .ask(
-            |reply_to| Calc::Add {
-                a: 2,
-                b: 2,
-                reply_to,
-            },
-            T,
-        )
-        .await
-        .unwrap();
+    let sum = add(&calc, 2, 2).await;
     assert_eq!(sum, 4);
     a.system.terminate().await;
     b.system.terminate().await;
@@ -227,27 +181,11 @@ async fn a_message_for_a_missing_actor_is_a_dead_letter_on_the_receiver() {
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
     spawn_calculator(&b, "calc");
-    let missing = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/nobody", b.remoting.address()))
-        .unwrap();
-    let calc = a
-        .remoting
-        .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
-        .unwrap();
+    let missing = remote_ref(&a, &b, "nobody");
+    let calc = remote_ref(&a, &b, "calc");
     missing.tell(Calc::Seq { from: 0, n: 0 });
     // The connection still serves the live actor.
-    let sum = calc
-        .ask(
-            |reply_to| Calc::Add {
-                a: 1,
-                b: 1,
-                reply_to,
-            },
-            T,
-        )
-        .await
-        .unwrap();
+    let sum = add(&calc, 1, 1).await;
     assert_eq!(sum, 2);
     assert_eq!(b.system.dead_letter_count(), 1);
     a.system.terminate().await;

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{node, spawn_calculator, Calc, T};
+use common::{add, node, spawn_calculator, Calc, T};
 use volley::ActorRef;
 use volley_remote::wire::Address;
 use volley_remote::RemoteSettings;
@@ -71,17 +71,7 @@ async fn tell_ask_and_spawn_across_processes() {
         .remoting
         .resolve::<Calc>(&format!("{server}/user/calc"))
         .unwrap();
-    let sum = calc
-        .ask(
-            |reply_to| Calc::Add {
-                a: 20,
-                b: 22,
-                reply_to,
-            },
-            T,
-        )
-        .await
-        .unwrap();
+    let sum = add(&calc, 20, 22).await;
     assert_eq!(sum, 42);
     for n in 0..10_000 {
         calc.tell(Calc::Seq { from: 0, n });
@@ -93,17 +83,7 @@ async fn tell_ask_and_spawn_across_processes() {
         .spawn_remote(&server, "calculator", Some("remote-spawned"), &(), T)
         .await
         .unwrap();
-    let sum = spawned
-        .ask(
-            |reply_to| Calc::Add {
-                a: 1,
-                b: 1,
-                reply_to,
-            },
-            T,
-        )
-        .await
-        .unwrap();
+    let sum = add(&spawned, 1, 1).await;
     assert_eq!(sum, 2);
 
     drop(child.stdin.take());

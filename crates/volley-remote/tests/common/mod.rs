@@ -114,3 +114,17 @@ pub fn spawn_calculator(node: &Node, name: &str) -> ActorRef<Calc> {
 }
 
 pub const T: Duration = Duration::from_secs(10);
+
+/// `from`'s ref to the actor `name` under `/user` on node `to`.
+pub fn remote_ref(from: &Node, to: &Node, name: &str) -> ActorRef<Calc> {
+    from.remoting
+        .resolve::<Calc>(&format!("{}/user/{name}", to.remoting.address()))
+        .unwrap()
+}
+
+/// Asks `calc` for `a + b`.
+pub async fn add(calc: &ActorRef<Calc>, a: i64, b: i64) -> i64 {
+    calc.ask(|reply_to| Calc::Add { a, b, reply_to }, T)
+        .await
+        .unwrap()
+}
