@@ -52,8 +52,12 @@ impl Actor for Client {
 async fn remote_pingpong_soak() {
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
-    for clients in [1u32, 10, 30] {
-        let repeat = 100_000u32;
+    // VOLLEY_SOAK_CLIENTS=10 and VOLLEY_SOAK_REPEAT=10000 shrink the run
+    // (for callgrind).
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
+    let client_counts = env("VOLLEY_SOAK_CLIENTS").map_or(vec![1u32, 10, 30], |c| vec![c]);
+    let repeat = env("VOLLEY_SOAK_REPEAT").unwrap_or(100_000);
+    for clients in client_counts {
         let done = Arc::new(AtomicU64::new(0));
         let mut refs = Vec::new();
         for c in 0..clients {
