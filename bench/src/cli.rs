@@ -63,6 +63,32 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub requests: Option<u64>,
 
+    /// remote-*: run the server node in a second OS process (this binary,
+    /// re-run as its hidden `remote-server` half) instead of in-process.
+    #[arg(long)]
+    pub two_processes: bool,
+
+    /// remote-pingpong: run volley with write batching off only (default:
+    /// batched, then unbatched, to show the gain).
+    #[arg(long)]
+    pub no_batching: bool,
+
+    /// remote-pingpong: client counts (default 1,5,10,15,20,25,30; quick 1,10,30).
+    #[arg(long, value_delimiter = ',', value_name = "C,..")]
+    pub clients: Option<Vec<usize>>,
+
+    /// remote-pingpong: round trips per client (default 100000).
+    #[arg(long, value_name = "R")]
+    pub repeat: Option<u64>,
+
+    /// remote-*: default-dispatcher threads per actor system (default 2).
+    #[arg(long, value_name = "N")]
+    pub dispatcher_threads: Option<usize>,
+
+    /// remote-*: tokio I/O threads per actor system (default 1).
+    #[arg(long, value_name = "N")]
+    pub io_threads: Option<usize>,
+
     /// Measured runs per config; the median is reported (default 3, quick 1).
     #[arg(long, value_name = "R")]
     pub runs: Option<usize>,
@@ -144,6 +170,31 @@ mod tests {
         assert_eq!(cli.peers, None);
         assert_eq!(parse(&["spawn"]).unwrap().runs(), 3);
         assert_eq!(parse(&["spawn", "--quick"]).unwrap().runs(), 1);
+    }
+
+    #[test]
+    fn remote_flags() {
+        let cli = parse(&[
+            "remote-pingpong",
+            "--two-processes",
+            "--no-batching",
+            "--clients",
+            "1,10",
+            "--repeat",
+            "500",
+            "--dispatcher-threads",
+            "1",
+            "--io-threads",
+            "2",
+        ])
+        .unwrap();
+        assert!(cli.two_processes && cli.no_batching);
+        assert_eq!(cli.clients, Some(vec![1, 10]));
+        assert_eq!(cli.repeat, Some(500));
+        assert_eq!((cli.dispatcher_threads, cli.io_threads), (Some(1), Some(2)));
+        let cli = parse(&["remote-tell"]).unwrap();
+        assert!(!cli.two_processes && !cli.no_batching && cli.clients.is_none());
+        assert!(parse(&["remote-pingpong", "--clients", "x"]).is_err());
     }
 
     #[test]

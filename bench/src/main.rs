@@ -6,6 +6,7 @@
 //! [`scenarios::Scenario`] and list it in [`scenarios::ALL`].
 
 mod chart;
+mod chart_remote;
 mod cli;
 mod measure;
 mod peers;
@@ -24,6 +25,17 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 pub type Result<T> = std::result::Result<T, Error>;
 
 fn main() -> ExitCode {
+    // Hidden: the server half of `--two-processes` (remote scenarios).
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(scenarios::remote_common::SERVER_COMMAND) {
+        return match scenarios::remote_common::serve(&args[2..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("volley-bench remote-server: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let cli = cli::Cli::parse();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,

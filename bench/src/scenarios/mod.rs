@@ -4,6 +4,13 @@
 
 pub mod ask_local;
 pub mod local_pingpong;
+pub mod raw_tcp;
+pub mod remote_ask;
+pub mod remote_common;
+pub mod remote_latency;
+pub mod remote_pingpong;
+pub mod remote_tell;
+pub mod router;
 pub mod spawn;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +38,12 @@ pub const ALL: &[Scenario] = &[
     local_pingpong::SCENARIO,
     spawn::SCENARIO,
     ask_local::SCENARIO,
+    remote_pingpong::SCENARIO,
+    remote_tell::SCENARIO,
+    remote_ask::SCENARIO,
+    remote_latency::SCENARIO,
+    raw_tcp::SCENARIO,
+    router::SCENARIO,
 ];
 
 /// The scenario names.

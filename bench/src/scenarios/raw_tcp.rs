@@ -1,0 +1,308 @@
+//! `raw-tcp`: the physical baseline for the remote scenarios, with nothing
+//! but tokio on loopback. (1) A writer sends N pre-encoded frames the size
+//! of volley's ping frame (the real frame, from volley's encoder) in large
+//! batches; a reader splits them by their length headers and counts them:
+//! frames/s one way. (2) A request/response ping-pong of one such frame over
+//! one connection with TCP_NODELAY: round-trip p50/p99/p99.9. Writer,
+//! reader, client and server each run on their own current-thread runtime
+//! (one thread each, like one I/O thread per node).
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::remote_common::{histogram, load, ping_frame};
+use super::{Ctx, Scenario};
+use crate::progress::Progress;
+use crate::report::{col, num, row, Fmt, Report, Row};
+
+pub const SCENARIO: Scenario = Scenario {
+    name: "raw-tcp",
+    about: "bare tokio TCP on loopback: frames/s one way and ping-pong round trip",
+    run,
+    chart: crate::chart_remote::raw_tcp,
+};
+
+/// Bytes per write in the stream test.
+const BATCH_BYTES: usize = 64 * 1024;
+
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// A connected (client, server) pair of std streams, made non-blocking
+/// for tokio.
+fn connected_pair() -> std::io::Result<(std::net::TcpStream, std::net::TcpStream)> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let client = std::net::TcpStream::connect(listener.local_addr()?)?;
+    let (server, _) = listener.accept()?;
+    for s in [&client, &server] {
+        s.set_nodelay(true)?;
+        s.set_nonblocking(true)?;
+    }
+    Ok((client, server))
+}
+
+/// Counts whole frames (4-byte little-endian length, then that many bytes)
+/// in a stream; `carry` holds a partial frame between reads.
+pub struct FrameCounter {
+    carry: Vec<u8>,
+    pub frames: u64,
+}
+
+impl FrameCounter {
+    pub fn new() -> Self {
+        FrameCounter {
+            carry: Vec::new(),
+            frames: 0,
+        }
+    }
+
+    pub fn feed(&mut self, mut data: &[u8]) {
+        if !self.carry.is_empty() {
+            self.carry.extend_from_slice(data);
+            let carry = std::mem::take(&mut self.carry);
+            let used = self.scan(&carry);
+            self.carry = carry[used..].to_vec();
+            return;
+        }
+        let used = self.scan(data);
+        data = &data[used..];
+        self.carry.extend_from_slice(data);
+    }
+
+    fn scan(&mut self, buf: &[u8]) -> usize {
+        let mut at = 0;
+        while buf.len() - at >= 4 {
+            let len = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]) as usize;
+            if buf.len() - at < 4 + len {
+                break;
+            }
+            at += 4 + len;
+            self.frames += 1;
+        }
+        at
+    }
+}
+
+impl Default for FrameCounter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One way: `n` frames written in 64 KiB batches, counted by the reader.
+/// Returns (frames counted, elapsed from the first write to the last frame
+/// read).
+pub fn stream_once(frame: &[u8], n: u64) -> crate::Result<(u64, Duration)> {
+    let (client, server) = connected_pair()?;
+    let per_batch = (BATCH_BYTES / frame.len()).max(1) as u64;
+    let batch: Vec<u8> = frame.repeat(per_batch as usize);
+    let expected_bytes = n * frame.len() as u64;
+    let reader = std::thread::spawn(move || -> std::io::Result<(u64, Instant)> {
+        let rt = runtime()?;
+        rt.block_on(async move {
+            let mut s = TcpStream::from_std(server)?;
+            let mut buf = vec![0u8; 256 * 1024];
+            let mut counter = FrameCounter::new();
+            let mut bytes = 0u64;
+            while bytes < expected_bytes {
+                let got = s.read(&mut buf).await?;
+                if got == 0 {
+                    break;
+                }
+                bytes += got as u64;
+                counter.feed(&buf[..got]);
+            }
+            Ok((counter.frames, Instant::now()))
+        })
+    });
+    let frame = frame.to_vec();
+    let writer = std::thread::spawn(move || -> std::io::Result<Instant> {
+        let rt = runtime()?;
+        rt.block_on(async move {
+            let mut s = TcpStream::from_std(client)?;
+            let start = Instant::now();
+            let mut left = n;
+            while left >= per_batch {
+                s.write_all(&batch).await?;
+                left -= per_batch;
+            }
+            for _ in 0..left {
+                s.write_all(&frame).await?;
+            }
+            s.flush().await?;
+            Ok(start)
+        })
+    });
+    let start = writer.join().map_err(|_| "writer panicked")??;
+    let (frames, end) = reader.join().map_err(|_| "reader panicked")??;
+    if frames != n {
+        return Err(format!("raw-tcp: wrote {n} frames, the reader counted {frames}").into());
+    }
+    Ok((frames, end.duration_since(start)))
+}
+
+/// Request/response over one connection: `warmup` unmeasured then `n`
+/// measured round trips of one frame, one in flight. Histogram in ns.
+pub fn pingpong_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogram<u64>> {
+    let (client, server) = connected_pair()?;
+    let len = frame.len();
+    let total = n + warmup;
+    let echo = std::thread::spawn(move || -> std::io::Result<()> {
+        let rt = runtime()?;
+        rt.block_on(async move {
+            let mut s = TcpStream::from_std(server)?;
+            let mut buf = vec![0u8; len];
+            for _ in 0..total {
+                s.read_exact(&mut buf).await?;
+                s.write_all(&buf).await?;
+            }
+            Ok(())
+        })
+    });
+    let frame = frame.to_vec();
+    let client = std::thread::spawn(move || -> crate::Result<Histogram<u64>> {
+        let rt = runtime()?;
+        rt.block_on(async move {
+            let mut s = TcpStream::from_std(client)?;
+            let mut buf = vec![0u8; len];
+            let mut h = histogram();
+            for i in 0..total {
+                let t = Instant::now();
+                s.write_all(&frame).await?;
+                s.read_exact(&mut buf).await?;
+                if i >= warmup {
+                    h.record(t.elapsed().as_nanos().max(1) as u64)?;
+                }
+                if buf != frame {
+                    return Err("raw-tcp: the echo changed the frame".into());
+                }
+            }
+            Ok(h)
+        })
+    });
+    let h = client.join().map_err(|_| "client panicked")??;
+    echo.join().map_err(|_| "echo panicked")??;
+    if h.len() != n {
+        return Err(format!("raw-tcp: {n} round trips, {} recorded", h.len()).into());
+    }
+    Ok(h)
+}
+
+/// Round-trip rows: the median (by p50) of `runs` histograms.
+pub fn pingpong_row(frame: &[u8], n: u64, runs: usize) -> crate::Result<Row> {
+    let mut rows = Vec::new();
+    for _ in 0..runs {
+        let h = pingpong_once(frame, n, n / 10)?;
+        rows.push(row(
+            "raw-tcp",
+            json!({
+                "test": "ping-pong RTT",
+                "frame_bytes": frame.len(),
+                "count": h.len(),
+                "p50_ns": h.value_at_quantile(0.5),
+                "p99_ns": h.value_at_quantile(0.99),
+                "p999_ns": h.value_at_quantile(0.999),
+                "mean_ns": h.mean(),
+            }),
+        ));
+    }
+    Ok(crate::measure::median_row(&rows, "p50_ns").expect("runs ≥ 1"))
+}
+
+fn run(ctx: &Ctx) -> crate::Result<Report> {
+    let runs = ctx.cli.runs();
+    let quick = ctx.cli.quick;
+    let frame = ping_frame();
+    let progress = Progress::new(2);
+    progress.note(&format!(
+        "load before the run: {}; frame = volley's ping frame, {} bytes",
+        load(),
+        frame.len()
+    ));
+    let mut report = Report::new(
+        SCENARIO.name,
+        vec![
+            col("test", "test", Fmt::Plain),
+            col("frame_bytes", "frame B", Fmt::Plain),
+            col("count", "frames", Fmt::Plain),
+            col("msgs_per_sec", "M frames/s", Fmt::Millions),
+            col("p50_ns", "p50 µs", Fmt::Micros),
+            col("p99_ns", "p99 µs", Fmt::Micros),
+            col("p999_ns", "p99.9 µs", Fmt::Micros),
+        ],
+    );
+    progress.start("raw tcp: one-way frame stream");
+    let n = ctx.cli.messages.unwrap_or_else(|| {
+        let (m, e) = stream_once(&frame, 2_000_000).unwrap_or((1, Duration::from_secs(1)));
+        let rate = m as f64 / e.as_secs_f64();
+        (rate * if quick { 0.7 } else { 2.0 }).clamp(1_000_000.0, 500_000_000.0) as u64
+    });
+    let mut stream_rows = Vec::new();
+    for _ in 0..runs {
+        let (frames, elapsed) = stream_once(&frame, n)?;
+        stream_rows.push(row(
+            "raw-tcp",
+            json!({
+                "test": "one-way stream",
+                "frame_bytes": frame.len(),
+                "count": frames,
+                "elapsed_ns": elapsed.as_nanos() as u64,
+                "msgs_per_sec": frames as f64 / elapsed.as_secs_f64(),
+                "mb_per_sec": (frames * frame.len() as u64) as f64 / elapsed.as_secs_f64() / 1e6,
+            }),
+        ));
+    }
+    report
+        .rows
+        .push(crate::measure::median_row(&stream_rows, "msgs_per_sec").expect("runs ≥ 1"));
+    progress.done();
+    progress.start("raw tcp: ping-pong round trips");
+    let rtts = ctx
+        .cli
+        .requests
+        .unwrap_or(if quick { 20_000 } else { 100_000 });
+    report.rows.push(pingpong_row(&frame, rtts, runs)?);
+    progress.done();
+    progress.finish();
+    if let Some(r) = report.rows.first() {
+        let rate = num(r, "msgs_per_sec").unwrap_or(0.0);
+        report.notes.push(format!(
+            "30% of the raw frame rate (the remote-tell target's second half): {:.1} M msgs/s",
+            0.3 * rate / 1e6
+        ));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_counted_across_reads() {
+        let frame = ping_frame();
+        let stream = frame.repeat(10);
+        let mut c = FrameCounter::new();
+        for chunk in stream.chunks(7) {
+            c.feed(chunk);
+        }
+        assert_eq!(c.frames, 10);
+    }
+
+    #[test]
+    fn small_runs_count_everything() {
+        let frame = ping_frame();
+        let (frames, elapsed) = stream_once(&frame, 10_000).unwrap();
+        assert_eq!(frames, 10_000);
+        assert!(elapsed > Duration::ZERO);
+        let h = pingpong_once(&frame, 200, 20).unwrap();
+        assert_eq!(h.len(), 200);
+    }
+}
