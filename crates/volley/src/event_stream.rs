@@ -34,6 +34,9 @@ pub enum DeadLetterReason {
     AskCompleted,
     /// A remote message that could not be decoded or routed.
     Undeliverable,
+    /// A router had no routee for it (no routees, or a consistent-hash
+    /// message without a key).
+    NoRoutee,
 }
 
 /// What happened to an actor.

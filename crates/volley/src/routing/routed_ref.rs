@@ -139,7 +139,7 @@ pub(crate) fn unroutable<M: Send + 'static>(
     router.target.system().dead_letter(
         router.path(),
         message_type,
-        DeadLetterReason::Undeliverable,
+        DeadLetterReason::NoRoutee,
     );
     drop(msg);
     error
