@@ -191,3 +191,18 @@ impl<R: Send + 'static> RefTarget<R> for Promise<R> {
         Ok(None)
     }
 }
+
+/// A reply handle nobody waits for, for tests of ref tables.
+#[cfg(test)]
+pub(crate) fn unanswered_reply_handle<R: Send + 'static>(system: &ActorSystem) -> ActorRef<R> {
+    let (sender, _receiver) = oneshot::channel();
+    ActorRef::from_target(Arc::new(Promise {
+        uid: next_uid(),
+        path: OnceLock::new(),
+        system: system.clone(),
+        slot: Mutex::new(PromiseSlot {
+            sender: Some(sender),
+            watchers: Vec::new(),
+        }),
+    }))
+}

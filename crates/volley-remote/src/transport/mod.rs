@@ -205,7 +205,7 @@ impl Shared {
     /// The path under which `actor` is known to other nodes; registers an
     /// ask's temporary reply handle so that the reply can find it.
     pub(crate) fn export_path(&self, actor: &AnyRef) -> String {
-        if outbound::is_temporary(actor) {
+        if outbound::is_local_temporary(actor) {
             let mut temp = lock(&self.temp_refs);
             if temp.len() >= 1024 && temp.len().is_power_of_two() {
                 temp.retain(|_, a| !a.is_terminated());

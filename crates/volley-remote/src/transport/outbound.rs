@@ -20,7 +20,7 @@ use spin::relax::Yield;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
-use volley::remote::wire_refs::ExportTable;
+use volley::remote::wire_refs::{is_temporary, ExportTable, TEMPORARY_IDS};
 use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{AnyRef, DeadLetterReason};
 
@@ -132,7 +132,8 @@ impl OutboundLane {
                     table.export(&any)
                 }
             };
-            if id < (1 << 24) {
+            // A temporary id is recycled: never cache it.
+            if id > TEMPORARY_IDS && id < (1 << 24) {
                 target
                     .id_hint
                     .store(tag | ((id as u64) << 8), Ordering::Relaxed);
@@ -256,10 +257,10 @@ fn write_declarations(
     n
 }
 
-/// Exports a local temporary ref (an ask's reply handle) so that replies can
-/// find it; other local refs are found by path.
-pub(crate) fn is_temporary(actor: &AnyRef) -> bool {
-    actor.as_remote().is_none() && actor.path().elements().starts_with("/temp/")
+/// A local temporary ref (an ask's reply handle) must be registered so that
+/// replies can find it; other local refs are found by path.
+pub(crate) fn is_local_temporary(actor: &AnyRef) -> bool {
+    actor.as_remote().is_none() && is_temporary(actor)
 }
 
 /// The writer task of one lane: connect, then drain the buffer forever;

@@ -47,22 +47,51 @@ impl std::hash::Hasher for UidHasher {
 
 type UidMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<UidHasher>>;
 
+/// Ids `1..=TEMPORARY_IDS` are a ring for temporary refs (an ask's reply
+/// handle: used once, then gone). Recycling them keeps both tables bounded
+/// however many asks cross a connection; lasting refs get ids above it.
+pub const TEMPORARY_IDS: u32 = 4096;
+
 /// Refs this side of one connection has declared, by id.
-#[derive(Default)]
 pub struct ExportTable {
     by_uid: UidMap<Vec<(AnyRef, u32)>>,
     next_id: u32,
+    next_temporary: u32,
     pending: Vec<(u32, AnyRef)>,
 }
 
+impl Default for ExportTable {
+    fn default() -> Self {
+        ExportTable {
+            by_uid: UidMap::default(),
+            next_id: TEMPORARY_IDS,
+            next_temporary: 0,
+            pending: Vec::new(),
+        }
+    }
+}
+
+/// An ask's reply handle (local or remote): single-use, under `/temp`.
+pub fn is_temporary(actor: &AnyRef) -> bool {
+    actor.path().elements().starts_with("/temp/")
+}
+
 impl ExportTable {
-    /// An empty table (ids start at 1; 0 means "no ref" on the wire).
+    /// An empty table (0 means "no ref" on the wire).
     pub fn new() -> Self {
         ExportTable::default()
     }
 
-    /// The id of `actor`, declaring it if it is new.
+    /// The id of `actor`, declaring it if it is new. A temporary ref gets
+    /// the next id of the ring every time and is not remembered, so a
+    /// connection that carries millions of asks keeps a bounded table.
     pub fn export(&mut self, actor: &AnyRef) -> u32 {
+        if is_temporary(actor) {
+            self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
+            let id = self.next_temporary;
+            self.pending.push((id, actor.clone()));
+            return id;
+        }
         let bucket = self.by_uid.entry(actor.uid()).or_default();
         if let Some((_, id)) = bucket
             .iter()
@@ -98,9 +127,7 @@ impl ExportTable {
 
     /// Forgets everything: for a new connection.
     pub fn clear(&mut self) {
-        self.by_uid.clear();
-        self.pending.clear();
-        self.next_id = 0;
+        *self = ExportTable::default();
     }
 
     /// How many refs are declared.
@@ -200,5 +227,43 @@ impl<'de, M: Send + 'static> Deserialize<'de> for ActorRef<M> {
                 std::any::type_name::<M>()
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ask::unanswered_reply_handle;
+    use crate::{Actor, ActorSystem, Context, HandleResult, Props};
+
+    struct Nop;
+    impl Actor for Nop {
+        type Msg = ();
+        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lasting_refs_keep_their_id_and_temporary_ones_use_a_bounded_ring() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let system = ActorSystem::new("wire-refs").unwrap();
+        let a = system.spawn("a", Props::new(|| Nop)).unwrap().to_any();
+        let mut table = ExportTable::new();
+        let id = table.export(&a);
+        assert!(id > TEMPORARY_IDS);
+        assert_eq!(table.export(&a), id, "same ref, same id");
+        assert_eq!(table.take_pending().len(), 1, "declared once");
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..3 * TEMPORARY_IDS {
+            let temp = unanswered_reply_handle::<u32>(&system).to_any();
+            let t = table.export(&temp);
+            assert!((1..=TEMPORARY_IDS).contains(&t));
+            seen.insert(t);
+        }
+        assert_eq!(seen.len(), TEMPORARY_IDS as usize, "the ring is reused");
+        assert_eq!(table.len(), 1, "temporary refs are not remembered");
+        assert_eq!(table.take_pending().len(), 3 * TEMPORARY_IDS as usize);
+        rt.block_on(system.terminate());
     }
 }

@@ -136,11 +136,10 @@ pub(crate) fn unroutable<M: Send + 'static>(
     }
     // Only now drop the message: it may hold an ask's reply handle, whose
     // drop wakes the asker, which then reads the sink.
-    router.target.system().dead_letter(
-        router.path(),
-        message_type,
-        DeadLetterReason::NoRoutee,
-    );
+    router
+        .target
+        .system()
+        .dead_letter(router.path(), message_type, DeadLetterReason::NoRoutee);
     drop(msg);
     error
 }
