@@ -165,6 +165,11 @@ impl<M: Send + 'static> ActorRef<M> {
         self.target.mailbox_len()
     }
 
+    /// The address of the target object, for identity caches.
+    pub(crate) fn target_address(&self) -> usize {
+        Arc::as_ptr(&self.target) as *const () as usize
+    }
+
     /// The same handle with its message type erased.
     pub fn to_any(&self) -> AnyRef {
         AnyRef {
@@ -252,6 +257,11 @@ impl AnyRef {
         if let Some(d) = self.target.graceful_stop() {
             d.submit(self.target.clone());
         }
+    }
+
+    /// The address of the target object, for identity caches.
+    pub(crate) fn target_address(&self) -> usize {
+        Arc::as_ptr(&self.target) as *const () as usize
     }
 
     /// True if both handles point at the very same target object (cheaper

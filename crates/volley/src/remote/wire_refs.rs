@@ -55,15 +55,23 @@ pub const TEMPORARY_IDS: u32 = 4096;
 /// Refs this side of one connection has declared, by id.
 pub struct ExportTable {
     by_uid: UidMap<Vec<(AnyRef, u32)>>,
+    /// Direct-mapped cache from a target's address to its id: the table
+    /// holds every lasting ref it declared, so an address cannot be reused
+    /// by another actor while its entry is here. Turns the hash lookup of a
+    /// reply-to ref sent with every message into one compare.
+    recent: [(usize, u32); RECENT_SLOTS],
     next_id: u32,
     next_temporary: u32,
     pending: Vec<(u32, AnyRef)>,
 }
 
+const RECENT_SLOTS: usize = 16;
+
 impl Default for ExportTable {
     fn default() -> Self {
         ExportTable {
             by_uid: UidMap::default(),
+            recent: [(0, 0); RECENT_SLOTS],
             next_id: TEMPORARY_IDS,
             next_temporary: 0,
             pending: Vec::new(),
@@ -86,6 +94,27 @@ impl ExportTable {
     /// the next id of the ring every time and is not remembered, so a
     /// connection that carries millions of asks keeps a bounded table.
     pub fn export(&mut self, actor: &AnyRef) -> u32 {
+        let address = actor.target_address();
+        self.export_at(address, || actor.clone())
+    }
+
+    /// `export` for a target known by address, building the handle only on
+    /// a cache miss (saves two reference-count operations per message).
+    fn export_at(&mut self, address: usize, make: impl FnOnce() -> AnyRef) -> u32 {
+        let slot = (address >> 4) % RECENT_SLOTS;
+        let (cached, id) = self.recent[slot];
+        if cached == address && id != 0 {
+            return id;
+        }
+        let actor = make();
+        let id = self.export_slow(&actor);
+        if id > TEMPORARY_IDS {
+            self.recent[slot] = (address, id);
+        }
+        id
+    }
+
+    fn export_slow(&mut self, actor: &AnyRef) -> u32 {
         if is_temporary(actor) {
             self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
             let id = self.next_temporary;
@@ -208,7 +237,8 @@ impl<M: Send + 'static> Serialize for ActorRef<M> {
                 "an ActorRef can only be serialized by a volley transport",
             ));
         }
-        let id = EXPORT.with(|t| t.borrow_mut().export(&self.to_any()));
+        let address = self.target_address();
+        let id = EXPORT.with(|t| t.borrow_mut().export_at(address, || self.to_any()));
         serializer.serialize_u32(id)
     }
 }
