@@ -288,14 +288,19 @@ pub fn raw_tcp(report: &Report, path: &Path) -> crate::Result<()> {
         .collect();
     let rtt: Vec<(String, f64)> = rows
         .iter()
-        .find(|r| num(r, "p50_ns").is_some())
-        .map(|r| {
-            [("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns")]
+        .filter(|r| num(r, "p50_ns").is_some())
+        .flat_map(|r| {
+            let who = if system(r).contains("blocking") {
+                "std"
+            } else {
+                "tokio"
+            };
+            [("p50", "p50_ns"), ("p99", "p99_ns")]
                 .iter()
-                .filter_map(|(l, k)| Some((format!("tokio {l}"), num(r, k)? / 1e3)))
-                .collect()
+                .filter_map(|(l, k)| Some((format!("{who} {l}"), num(r, k)? / 1e3)))
+                .collect::<Vec<_>>()
         })
-        .unwrap_or_default();
+        .collect();
     chart::bars(
         path,
         &format!(

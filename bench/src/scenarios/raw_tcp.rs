@@ -195,17 +195,55 @@ pub fn pingpong_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogr
     Ok(h)
 }
 
+/// The same ping-pong with blocking std sockets on two plain threads (the
+/// kernel wakes the blocked reader directly; no event loop).
+pub fn pingpong_blocking_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogram<u64>> {
+    use std::io::{Read, Write};
+    let (client, server) = connected_pair()?;
+    client.set_nonblocking(false)?;
+    server.set_nonblocking(false)?;
+    let len = frame.len();
+    let total = n + warmup;
+    let echo = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut s = server;
+        let mut buf = vec![0u8; len];
+        for _ in 0..total {
+            s.read_exact(&mut buf)?;
+            s.write_all(&buf)?;
+        }
+        Ok(())
+    });
+    let mut s = client;
+    let mut buf = vec![0u8; len];
+    let mut h = histogram();
+    for i in 0..total {
+        let t = Instant::now();
+        s.write_all(frame)?;
+        s.read_exact(&mut buf)?;
+        if i >= warmup {
+            h.record(t.elapsed().as_nanos().max(1) as u64)?;
+        }
+    }
+    echo.join().map_err(|_| "echo panicked")??;
+    Ok(h)
+}
+
 /// Round-trip rows: the median (by p50) of `runs` histograms.
-pub fn pingpong_row(frame: &[u8], n: u64, runs: usize) -> crate::Result<Row> {
+pub fn pingpong_row(frame: &[u8], n: u64, runs: usize, blocking: bool) -> crate::Result<Row> {
     let mut rows = Vec::new();
     for _ in 0..runs {
-        let h = pingpong_once(frame, n, n / 10)?;
+        let h = if blocking {
+            pingpong_blocking_once(frame, n, n / 10)?
+        } else {
+            pingpong_once(frame, n, n / 10)?
+        };
         rows.push(row(
-            "raw-tcp",
+            if blocking { "raw-tcp (blocking)" } else { "raw-tcp" },
             json!({
-                "test": "ping-pong RTT",
+                "test": if blocking { "ping-pong RTT, std blocking" } else { "ping-pong RTT, tokio" },
                 "frame_bytes": frame.len(),
                 "count": h.len(),
+                "requests": h.len(),
                 "p50_ns": h.value_at_quantile(0.5),
                 "p99_ns": h.value_at_quantile(0.99),
                 "p999_ns": h.value_at_quantile(0.999),
@@ -268,7 +306,8 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         .cli
         .requests
         .unwrap_or(if quick { 20_000 } else { 100_000 });
-    report.rows.push(pingpong_row(&frame, rtts, runs)?);
+    report.rows.push(pingpong_row(&frame, rtts, runs, false)?);
+    report.rows.push(pingpong_row(&frame, rtts, runs, true)?);
     progress.done();
     progress.finish();
     if let Some(r) = report.rows.first() {
@@ -303,6 +342,8 @@ mod tests {
         assert_eq!(frames, 10_000);
         assert!(elapsed > Duration::ZERO);
         let h = pingpong_once(&frame, 200, 20).unwrap();
+        assert_eq!(h.len(), 200);
+        let h = pingpong_blocking_once(&frame, 200, 20).unwrap();
         assert_eq!(h.len(), 200);
     }
 }

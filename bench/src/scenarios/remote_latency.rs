@@ -188,8 +188,10 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     );
     progress.start(&format!("raw tcp: {n} round trips × {runs}"));
     let frame = ping_frame();
-    let mut raw = raw_tcp::pingpong_row(&frame, n, runs)?;
+    let mut raw = raw_tcp::pingpong_row(&frame, n, runs, false)?;
     raw.insert("mode".into(), "1 in flight".into());
+    let mut raw_blocking = raw_tcp::pingpong_row(&frame, n, runs, true)?;
+    raw_blocking.insert("mode".into(), "1 in flight".into());
     progress.done();
     progress.start("volley: starting the nodes");
     let nodes = Nodes::start(&ctx.rt, layout, true, ctx.cli.two_processes)?;
@@ -228,6 +230,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     nodes.stop(&ctx.rt);
     report.rows = result?;
     report.rows.push(raw);
+    report.rows.push(raw_blocking);
     progress.finish();
     report.notes = summary(&report.rows);
     Ok(report)
