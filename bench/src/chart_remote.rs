@@ -126,7 +126,7 @@ pub fn log_lines(
         }
     }
     c.configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
@@ -214,16 +214,30 @@ pub fn latency(report: &Report, path: &Path) -> crate::Result<()> {
         ("p99_ns", "p99", 0.7),
         ("p999_ns", "p99.9", 0.45),
     ] {
+        // Open-loop runs form the line; the one-in-flight run is a lone
+        // point at its achieved rate.
+        let point = |r: &&&Row| Some((num(r, "achieved_per_sec")?, num(r, key)? / 1e3));
         let mut points: Vec<(f64, f64)> = volley
             .iter()
-            .filter_map(|r| Some((num(r, "achieved_per_sec")?, num(r, key)? / 1e3)))
+            .filter(|r| num(r, "offered_per_sec").is_some())
+            .filter_map(|r| point(&r))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         lines.push(Line {
-            name: format!("volley ask {label}"),
+            name: format!("volley ask {label}, open loop"),
             points,
             dashed: false,
             color: shade(chart::color("volley"), k),
+        });
+        lines.push(Line {
+            name: format!("volley ask {label}, 1 in flight"),
+            points: volley
+                .iter()
+                .filter(|r| num(r, "offered_per_sec").is_none())
+                .filter_map(|r| point(&r))
+                .collect(),
+            dashed: false,
+            color: shade(chart::color("kameo"), k),
         });
         if let Some(v) = raw.and_then(|r| num(r, key)) {
             if x0 <= x1 {
