@@ -220,7 +220,7 @@ pub fn latency(report: &Report, path: &Path) -> crate::Result<()> {
         let mut points: Vec<(f64, f64)> = volley
             .iter()
             .filter(|r| num(r, "offered_per_sec").is_some())
-            .filter_map(|r| point(&r))
+            .filter_map(point)
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         lines.push(Line {
@@ -234,7 +234,7 @@ pub fn latency(report: &Report, path: &Path) -> crate::Result<()> {
             points: volley
                 .iter()
                 .filter(|r| num(r, "offered_per_sec").is_none())
-                .filter_map(|r| point(&r))
+                .filter_map(point)
                 .collect(),
             dashed: false,
             color: shade(chart::color("kameo"), k),
