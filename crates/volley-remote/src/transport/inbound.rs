@@ -112,11 +112,12 @@ async fn read_loop(
     }
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new();
+    let mut peer_slot = None;
     loop {
         let mut frames = decoder.frames(&buf);
         for decoded in &mut frames {
             match decoded {
-                Ok(pdu) => handle(shared, &mut imports, &peer, pdu),
+                Ok(pdu) => handle(shared, &mut imports, &peer, &mut peer_slot, pdu),
                 Err(e) => {
                     // The stream cannot be trusted past a bad frame.
                     return Err(format!("protocol error from {peer}: {e}"));
@@ -140,7 +141,13 @@ async fn read_loop(
     }
 }
 
-fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &Address, pdu: Pdu<'_>) {
+fn handle(
+    shared: &Arc<Shared>,
+    imports: &mut ImportTable,
+    peer: &Address,
+    peer_slot: &mut Option<usize>,
+    pdu: Pdu<'_>,
+) {
     match pdu {
         Pdu::UserMessage(m) => {
             let Some(ty) = shared.registry.by_wire_id.get(&m.header.type_id) else {
@@ -159,7 +166,7 @@ fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &Address, pdu: 
                 shared.undeliverable(peer, &format!("{} ({}): {e}", ty.name, m.header.type_id));
             }
         }
-        Pdu::RefDeclaration(d) => match shared.resolve_declared(d.path, d.uid) {
+        Pdu::RefDeclaration(d) => match shared.resolve_declared(d.path, d.uid, peer, peer_slot) {
             Some(actor) => imports.declare(d.id.get(), actor),
             None => {
                 tracing::debug!(

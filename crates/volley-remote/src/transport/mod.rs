@@ -217,7 +217,17 @@ impl Shared {
 
     /// What a peer's declaration points at: a local actor (by path and
     /// incarnation), an ask's reply handle, or a ref to another node.
-    pub(crate) fn resolve_declared(&self, path: &str, uid: u64) -> Option<AnyRef> {
+    ///
+    /// `peer` is the node that declared the ref, with `peer_slot` the cache
+    /// of its association slot: a ref that lives on the declaring node (the
+    /// usual case: a reply-to) gets its route without an address lookup.
+    pub(crate) fn resolve_declared(
+        self: &Arc<Self>,
+        path: &str,
+        uid: u64,
+        peer: &Address,
+        peer_slot: &mut Option<usize>,
+    ) -> Option<AnyRef> {
         let parsed = ActorPath::parse(path).ok()?;
         let authority = parsed.authority()?;
         if authority == self.authority && parsed.system() == self.system.name() {
@@ -229,8 +239,13 @@ impl Shared {
             let actor = self.system.lookup(parsed.elements()).ok()??;
             (uid == 0 || actor.uid() == uid).then_some(actor)
         } else {
-            let me = self.me.upgrade()?;
-            Some(RemoteRef::new(parsed, uid, self.system.clone(), me).to_any())
+            let on_peer = authority == peer_authority(peer) && parsed.system() == peer.system();
+            let remote = RemoteRef::new(parsed, uid, self.system.clone(), self.clone());
+            if on_peer {
+                let slot = *peer_slot.get_or_insert_with(|| self.association_slot(peer));
+                remote.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
+            }
+            Some(remote.to_any())
         }
     }
 
@@ -254,6 +269,15 @@ impl Shared {
         if let Some(waiter) = lock(&self.spawn_waiters).remove(&request_id) {
             let _ = waiter.send(outcome);
         }
+    }
+}
+
+/// `host:port` of an address as it appears in paths (IPv6 in brackets).
+fn peer_authority(peer: &Address) -> std::borrow::Cow<'_, str> {
+    if peer.host().contains(':') {
+        format!("[{}]:{}", peer.host(), peer.port()).into()
+    } else {
+        format!("{}:{}", peer.host(), peer.port()).into()
     }
 }
 
