@@ -76,13 +76,13 @@ fn tight_timer_slack() {
 }
 
 /// Open loop at `rate` asks/s for `duration`. Returns (histogram from the
-/// scheduled send time, requests, worst pacer lateness).
+/// scheduled send time, requests, the pacer's own lateness histogram).
 pub fn open_loop(
     nodes: &Nodes,
     adder: &volley::ActorRef<Calc>,
     rate: u64,
     duration: Duration,
-) -> crate::Result<(Histogram<u64>, u64, Duration)> {
+) -> crate::Result<(Histogram<u64>, u64, Histogram<u64>)> {
     let n = (rate as f64 * duration.as_secs_f64()) as u64;
     let period = Duration::from_nanos(1_000_000_000 / rate);
     let hist = Arc::new(Mutex::new(histogram()));
@@ -95,14 +95,15 @@ pub fn open_loop(
         move || {
             tight_timer_slack();
             let start = Instant::now() + Duration::from_millis(2);
-            let mut worst = Duration::ZERO;
+            let mut late = histogram();
             for i in 0..n {
                 let scheduled = start + period * i as u32;
                 let now = Instant::now();
                 if scheduled > now {
                     std::thread::sleep(scheduled - now);
                 }
-                worst = worst.max(Instant::now().saturating_duration_since(scheduled));
+                let l = Instant::now().saturating_duration_since(scheduled);
+                let _ = late.record(l.as_nanos().max(1) as u64);
                 let (adder, hist, done, failed) =
                     (adder.clone(), hist.clone(), done.clone(), failed.clone());
                 handle.spawn(async move {
@@ -125,10 +126,10 @@ pub fn open_loop(
                     done.fetch_add(1, Ordering::Release);
                 });
             }
-            worst
+            late
         }
     });
-    let worst = pacer.join().map_err(|_| "the pacer panicked")?;
+    let late = pacer.join().map_err(|_| "the pacer panicked")?;
     crate::measure::wait_until("the open-loop replies", Duration::from_secs(30), || {
         done.load(Ordering::Acquire) == n
     })?;
@@ -141,7 +142,7 @@ pub fn open_loop(
         )
         .into());
     }
-    Ok((h, n, worst))
+    Ok((h, n, late))
 }
 
 fn lat_row(system: &str, mode: &str, rate: Option<u64>, h: &Histogram<u64>, extra: Value) -> Row {
@@ -217,9 +218,11 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
             ));
             let mut open = Vec::new();
             for _ in 0..runs {
-                let (h, _, worst) = open_loop(&nodes, &adder, rate, duration)?;
+                let (h, _, late) = open_loop(&nodes, &adder, rate, duration)?;
                 let mut e = extra.clone();
-                e["pacer_worst_late_ns"] = json!(worst.as_nanos() as u64);
+                e["pacer_late_p50_ns"] = json!(late.value_at_quantile(0.5));
+                e["pacer_late_p99_ns"] = json!(late.value_at_quantile(0.99));
+                e["pacer_late_max_ns"] = json!(late.max());
                 open.push(lat_row("volley", "open loop", Some(rate), &h, e));
             }
             rows.push(crate::measure::median_row(&open, "p99_ns").expect("runs ≥ 1"));
