@@ -285,7 +285,10 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
             continue;
         }
         for spin in 0..SPINS_BEFORE_PARK {
-            if spin % 16 == 15 {
+            // One yield halfway: it lets a preempted sender finish when
+            // there are more threads than cores, without turning the idle
+            // loop into a stream of system calls.
+            if spin == SPINS_BEFORE_PARK / 2 {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
