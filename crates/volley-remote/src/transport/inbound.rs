@@ -219,7 +219,10 @@ fn spawn_here(shared: &Arc<Shared>, peer: &Address, r: SpawnRequest<'_>) {
         request_id: r.request_id,
         result,
     });
-    if let Err(e) = shared.association(peer).control().send_pdu(&response) {
+    let sent = shared
+        .association(peer)
+        .and_then(|a| a.control().send_pdu(&response));
+    if let Err(e) = sent {
         tracing::warn!(%peer, "cannot answer spawn request: {e}");
     }
 }

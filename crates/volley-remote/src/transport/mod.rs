@@ -139,20 +139,32 @@ impl Shared {
 
     /// The association to `remote`, created (with its writer tasks) on first
     /// use.
-    pub(crate) fn association(self: &Arc<Self>, remote: &Address) -> Arc<Association> {
-        let slot = self.association_slot(remote);
-        self.slots[slot]
+    pub(crate) fn association(
+        self: &Arc<Self>,
+        remote: &Address,
+    ) -> Result<Arc<Association>, RemoteSendError> {
+        let slot = self.association_slot(remote)?;
+        Ok(self.slots[slot]
             .get()
-            .expect("slot filled before it is published")
-            .clone()
+            .expect("a slot is filled before its index is published")
+            .clone())
     }
 
-    fn association_slot(self: &Arc<Self>, remote: &Address) -> usize {
+    /// The slot of the association to `remote`; slots are never reused, so
+    /// a route cached in a ref stays right. Fails once `MAX_ASSOCIATIONS`
+    /// nodes have been talked to.
+    fn association_slot(self: &Arc<Self>, remote: &Address) -> Result<usize, RemoteSendError> {
         let mut map = lock(&self.associations);
         if let Some(slot) = map.get(remote) {
-            return *slot;
+            return Ok(*slot);
         }
-        let slot = self.next_slot.fetch_add(1, Ordering::Relaxed) % MAX_ASSOCIATIONS;
+        let slot = self.next_slot.load(Ordering::Relaxed);
+        if slot >= MAX_ASSOCIATIONS {
+            return Err(RemoteSendError::Unavailable(format!(
+                "cannot associate with {remote}: this node already talks to {MAX_ASSOCIATIONS} nodes"
+            )));
+        }
+        self.next_slot.store(slot + 1, Ordering::Relaxed);
         let s = &self.settings;
         let make = |lane: Lane, max: u32| {
             Arc::new(OutboundLane::new(
@@ -178,7 +190,7 @@ impl Shared {
         }
         let _ = self.slots[slot].set(association);
         map.insert(remote.clone(), slot);
-        slot
+        Ok(slot)
     }
 
     /// The association towards `target`'s node. The fast path is one load
@@ -197,7 +209,7 @@ impl Shared {
             .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
         let address =
             address_of(target.path()).map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
-        let slot = me.association_slot(&address);
+        let slot = me.association_slot(&address)?;
         target.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
         Ok(self.slots[slot].get().expect("filled"))
     }
@@ -242,8 +254,12 @@ impl Shared {
             let on_peer = authority == peer_authority(peer) && parsed.system() == peer.system();
             let remote = RemoteRef::new(parsed, uid, self.system.clone(), self.clone());
             if on_peer {
-                let slot = *peer_slot.get_or_insert_with(|| self.association_slot(peer));
-                remote.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
+                if peer_slot.is_none() {
+                    *peer_slot = self.association_slot(peer).ok();
+                }
+                if let Some(slot) = *peer_slot {
+                    remote.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
+                }
             }
             Some(remote.to_any())
         }
@@ -465,7 +481,11 @@ impl Remoting {
             name: name.unwrap_or(""),
             props: &props,
         });
-        if let Err(e) = self.shared.association(node).control().send_pdu(&request) {
+        let sent = self
+            .shared
+            .association(node)
+            .and_then(|a| a.control().send_pdu(&request));
+        if let Err(e) = sent {
             lock(&self.shared.spawn_waiters).remove(&request_id);
             return Err(RemoteSpawnError::Send(e.to_string()));
         }
