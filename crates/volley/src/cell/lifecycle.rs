@@ -161,7 +161,9 @@ impl<A: Actor> ActorCell<A> {
             actor: self.path.to_string(),
             kind,
         });
-        tracing::debug!(actor = %self.path, "{failure}");
+        // Akka logs every failure; a supervisor that expects failures can
+        // filter this target.
+        tracing::warn!(actor = %self.path, "{failure}");
         if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
             return;
         }
