@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 
-use super::remote_common::{load, Calc, Layout, Nodes};
+use super::remote_common::{load, note_best_rate, Calc, Layout, Nodes};
 use super::{Ctx, Scenario};
 use crate::progress::Progress;
-use crate::report::{col, num, row, Fmt, Report, Row};
+use crate::report::{col, row, Fmt, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-ask",
@@ -291,15 +291,11 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     nodes.stop(&ctx.rt);
     report.rows = result?;
     progress.finish();
-    let best = report
-        .rows
-        .iter()
-        .filter_map(|r| num(r, "msgs_per_sec"))
-        .fold(0.0, f64::max);
-    report.notes.push(format!(
-        "best volley remote request/response: {:.2} M/s — target ≥ 5 M: {} (kontraktor seed: 0.86 M asks/s)",
-        best / 1e6,
-        if best >= 5e6 { "met" } else { "MISSED" }
-    ));
+    note_best_rate(
+        &mut report,
+        "remote request/response",
+        5e6,
+        "kontraktor seed: 0.86 M asks/s",
+    );
     Ok(report)
 }

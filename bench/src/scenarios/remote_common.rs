@@ -390,3 +390,18 @@ mod tests {
         assert_eq!(Layout::DEFAULT.describe(), "2d+1io");
     }
 }
+
+/// Adds the "best rate vs target" note shared by remote-tell and remote-ask.
+pub fn note_best_rate(report: &mut crate::report::Report, what: &str, target: f64, seed: &str) {
+    let best = report
+        .rows
+        .iter()
+        .filter_map(|r| crate::report::num(r, "msgs_per_sec"))
+        .fold(0.0, f64::max);
+    report.notes.push(format!(
+        "best volley {what}: {:.2} M/s — target ≥ {} M: {} ({seed})",
+        best / 1e6,
+        target / 1e6,
+        if best >= target { "met" } else { "MISSED" }
+    ));
+}

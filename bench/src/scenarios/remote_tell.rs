@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::remote_common::{load, report as adder_report, Calc, Layout, Nodes};
+use super::remote_common::{load, note_best_rate, report as adder_report, Calc, Layout, Nodes};
 use super::{Ctx, Scenario};
 use crate::progress::Progress;
-use crate::report::{col, num, row, Fmt, Report, Row};
+use crate::report::{col, row, Fmt, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-tell",
@@ -122,15 +122,6 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     nodes.stop(&ctx.rt);
     report.rows = result?;
     progress.finish();
-    let best = report
-        .rows
-        .iter()
-        .filter_map(|r| num(r, "msgs_per_sec"))
-        .fold(0.0, f64::max);
-    report.notes.push(format!(
-        "best volley remote tell: {:.2} M msgs/s — target ≥ 20 M: {} (kontraktor seed: 1.9 M)",
-        best / 1e6,
-        if best >= 20e6 { "met" } else { "MISSED" }
-    ));
+    note_best_rate(&mut report, "remote tell", 20e6, "kontraktor seed: 1.9 M");
     Ok(report)
 }
