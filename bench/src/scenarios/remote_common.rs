@@ -372,6 +372,21 @@ pub fn load() -> String {
     crate::report::load_average().unwrap_or_else(|| "?".into())
 }
 
+/// Adds the "best rate vs target" note shared by remote-tell and remote-ask.
+pub fn note_best_rate(report: &mut crate::report::Report, what: &str, target: f64, seed: &str) {
+    let best = report
+        .rows
+        .iter()
+        .filter_map(|r| crate::report::num(r, "msgs_per_sec"))
+        .fold(0.0, f64::max);
+    report.notes.push(format!(
+        "best volley {what}: {:.2} M/s — target ≥ {} M: {} ({seed})",
+        best / 1e6,
+        target / 1e6,
+        if best >= target { "met" } else { "MISSED" }
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,19 +404,4 @@ mod tests {
         let _ = registry();
         assert_eq!(Layout::DEFAULT.describe(), "2d+1io");
     }
-}
-
-/// Adds the "best rate vs target" note shared by remote-tell and remote-ask.
-pub fn note_best_rate(report: &mut crate::report::Report, what: &str, target: f64, seed: &str) {
-    let best = report
-        .rows
-        .iter()
-        .filter_map(|r| crate::report::num(r, "msgs_per_sec"))
-        .fold(0.0, f64::max);
-    report.notes.push(format!(
-        "best volley {what}: {:.2} M/s — target ≥ {} M: {} ({seed})",
-        best / 1e6,
-        target / 1e6,
-        if best >= target { "met" } else { "MISSED" }
-    ));
 }
