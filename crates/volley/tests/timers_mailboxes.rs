@@ -122,6 +122,17 @@ async fn timers_are_cancelled_on_stop() {
 /// Blocks its dispatcher thread until released, so mailboxes fill up.
 struct Gate(std::sync::mpsc::Receiver<()>);
 
+/// A gate actor (on `dispatcher`, if given) and the sender that opens it.
+fn spawn_gate(system: &ActorSystem, dispatcher: Option<&str>) -> (ActorRef<()>, Sender<()>) {
+    let (open, opened) = std::sync::mpsc::channel();
+    let opened = std::sync::Mutex::new(Some(opened));
+    let mut props = Props::new(move || Gate(opened.lock().unwrap().take().expect("one gate")));
+    if let Some(d) = dispatcher {
+        props = props.with_dispatcher(d);
+    }
+    (system.spawn("gate", props).unwrap(), open)
+}
+
 impl Actor for Gate {
     type Msg = ();
     fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
@@ -320,14 +331,7 @@ async fn bounded_mailbox_drop_newest_and_drop_oldest() {
 #[tokio::test]
 async fn try_tell_hands_the_message_back() {
     let system = ActorSystem::with_settings("offer", one_thread(10)).unwrap();
-    let (gate_tx, gate_rx) = std::sync::mpsc::channel();
-    let gate_rx = std::sync::Mutex::new(Some(gate_rx));
-    let gate = system
-        .spawn(
-            "gate",
-            Props::new(move || Gate(gate_rx.lock().unwrap().take().unwrap())),
-        )
-        .unwrap();
+    let (gate, gate_tx) = spawn_gate(&system, None);
     let (tx, events) = probe();
     let r = system
         .spawn(
@@ -382,15 +386,7 @@ async fn named_dispatchers_isolate_blocking_work() {
         },
     );
     let system = ActorSystem::with_settings("isolated", settings).unwrap();
-    let (gate_tx, gate_rx) = std::sync::mpsc::channel();
-    let gate_rx = std::sync::Mutex::new(Some(gate_rx));
-    let gate = system
-        .spawn(
-            "gate",
-            Props::new(move || Gate(gate_rx.lock().unwrap().take().unwrap()))
-                .with_dispatcher("blocking"),
-        )
-        .unwrap();
+    let (gate, gate_tx) = spawn_gate(&system, Some("blocking"));
     gate.tell(());
     let (tx, events) = probe();
     let r = system
