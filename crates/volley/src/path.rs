@@ -99,11 +99,20 @@ impl ActorPath {
             return Err(invalid("'@' must be followed by host:port"));
         }
         let parsed = parse_elements(if elements.is_empty() { "/" } else { elements }, "")?;
-        let mut path = ActorPath::root(system.into());
-        for element in parsed {
-            path = path.child(element);
+        // Rebuild the elements in canonical form (no trailing '/') in one
+        // string: a remote declaration is parsed once per ask.
+        let mut canonical = String::with_capacity(elements.len().max(1));
+        for element in &parsed {
+            canonical.push('/');
+            canonical.push_str(element);
         }
-        Ok(path)
+        if canonical.is_empty() {
+            canonical.push('/');
+        }
+        Ok(ActorPath {
+            system: system.into(),
+            elements: canonical.into_boxed_str(),
+        })
     }
 
     /// The path inside the system, e.g. `/user/a/b`.
