@@ -124,14 +124,18 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     imports: &ImportTable,
     recipient: u32,
 ) -> Result<(), DeliverError> {
-    let target = match imports.get(recipient) {
-        None => return Err(DeliverError::UnknownRecipient(recipient)),
-        Some(_) => imports
-            .typed::<M>(recipient)
-            .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?,
-    };
+    if imports.get(recipient).is_none() {
+        return Err(DeliverError::UnknownRecipient(recipient));
+    }
     let msg: M = imports.scope(|| S::default().decode(payload))?;
-    target.tell(msg);
+    // Borrow the cached handle: no reference count per message.
+    match imports.typed_ref::<M>(recipient) {
+        Some(target) => target.tell(msg),
+        None => imports
+            .typed::<M>(recipient)
+            .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?
+            .tell(msg),
+    }
     Ok(())
 }
 

@@ -224,6 +224,18 @@ impl ImportTable {
         }
     }
 
+    /// Like [`ImportTable::typed`], but borrowed from the table's cache: no
+    /// reference count is touched, which is what the reader wants per
+    /// message. `None` also when the cache holds another protocol (then use
+    /// `typed`).
+    pub fn typed_ref<M: Send + 'static>(&self, id: u32) -> Option<&ActorRef<M>> {
+        let slot = self.slots.get(id as usize)?.as_ref()?;
+        slot.typed
+            .get_or_init(|| Box::new(slot.actor.downcast::<M>()))
+            .downcast_ref::<Option<ActorRef<M>>>()?
+            .as_ref()
+    }
+
     /// Runs `f` with this table as the one `ActorRef` deserialization uses.
     pub fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
         IMPORT.set(self, f)
