@@ -4,9 +4,10 @@
 //! scheduled only when it has messages, and an activation handles up to
 //! `throughput` messages in one go with no future, no waker and no
 //! cross-thread hand-off. An actor woken by a peer running on the same
-//! worker goes onto that worker's local queue, so a ping-pong pair stays on
-//! one core with hot caches; idle workers steal. The measurements behind this
-//! choice are in docs/benchmarks.md. Futures and I/O still run on tokio.
+//! worker goes into that worker's "next" slot, which idle workers cannot
+//! steal, so a ping-pong pair stays on one core with hot caches; everything
+//! else is stealable. The measurements behind this choice are in
+//! docs/benchmarks.md. Futures and I/O still run on tokio.
 //!
 //! Sleeping follows the classic protocol: a worker that finds nothing spins a
 //! little, then registers as idle, re-checks every queue, and parks. A

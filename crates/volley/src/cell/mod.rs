@@ -5,8 +5,10 @@
 //! for running the cell: a sender that flips it from 0 to 1 submits the cell
 //! to its dispatcher; the worker clears it only after finding no work, then
 //! looks again. Because only the holder of `SCHEDULED` runs the cell, the
-//! `inner` mutex is never contended; it is there so that the actor's state
-//! is provably touched by one thread at a time without `unsafe`.
+//! `inner` lock is never contended; it is there so that the actor's state
+//! is provably touched by one thread at a time without `unsafe`. A new
+//! cell is created with `SCHEDULED` taken by its spawner, and its first
+//! activation runs `pre_start`.
 //! `HAS_SYS` says the system queue is non-empty, so the activation loop
 //! checks one atomic per message instead of taking a lock. `TERMINATED` is
 //! set once, after `post_stop`; a sender that sees it drains the mailbox to
