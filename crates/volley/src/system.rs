@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use crate::actor::{Actor, HandleResult, Props};
@@ -80,7 +80,9 @@ struct Shared {
     dead_letter_log: LogLimiter,
     event_stream: EventStream,
     root: Mutex<Option<Arc<ActorCell<Guardian>>>>,
-    user: Mutex<Option<Arc<ActorCell<Guardian>>>>,
+    /// Weak: the root guardian owns `/user`; spawning upgrades (one atomic)
+    /// instead of locking and cloning, and a terminated system has none.
+    user: OnceLock<Weak<ActorCell<Guardian>>>,
     terminating: AtomicBool,
     terminated: tokio::sync::watch::Sender<bool>,
 }
@@ -125,7 +127,7 @@ impl ActorSystem {
                 dead_letters: AtomicU64::new(0),
                 event_stream: EventStream::default(),
                 root: Mutex::new(None),
-                user: Mutex::new(None),
+                user: OnceLock::new(),
                 terminating: AtomicBool::new(false),
                 terminated: tokio::sync::watch::channel(false).0,
             }),
@@ -142,7 +144,7 @@ impl ActorSystem {
             .spawn_child_cell(Some("user"), Props::new(|| Guardian))
             .expect("a new root guardian accepts /user");
         *lock(&system.shared.root) = Some(root);
-        *lock(&system.shared.user) = Some(user);
+        let _ = system.shared.user.set(Arc::downgrade(&user));
         Ok(system)
     }
 
@@ -174,8 +176,10 @@ impl ActorSystem {
     }
 
     fn user_guardian(&self) -> Result<Arc<ActorCell<Guardian>>, SpawnError> {
-        lock(&self.shared.user)
-            .clone()
+        self.shared
+            .user
+            .get()
+            .and_then(Weak::upgrade)
             .ok_or_else(|| SpawnError::ParentTerminating {
                 parent: format!("volley://{}/user", self.shared.name),
             })
@@ -305,7 +309,6 @@ impl ActorSystem {
     /// The root guardian has stopped: everything has.
     pub(crate) fn root_terminated(&self) {
         self.shared.terminating.store(true, Ordering::SeqCst);
-        lock(&self.shared.user).take();
         lock(&self.shared.root).take();
         self.shared.default_dispatcher.shutdown();
         for d in self.shared.dispatchers.values() {

@@ -188,24 +188,28 @@ impl<A: Actor> ActorCell<A> {
                 parent: self.path.to_string(),
             });
         }
-        let name = match name {
+        let anonymous;
+        let name: &str = match name {
             Some(name) if children.contains(name) => {
                 return Err(SpawnError::DuplicateName {
                     parent: self.path.to_string(),
                     name: name.to_string(),
                 })
             }
-            Some(name) => name.to_string(),
-            None => children.next_anonymous_name(),
+            Some(name) => name,
+            None => {
+                anonymous = children.next_anonymous_name();
+                &anonymous
+            }
         };
         let child = ActorCell::create(
-            self.path.child(&name),
+            self.path.child(name),
             Some(self.any_ref()),
             self.system.clone(),
             dispatcher,
             props,
         );
-        children.insert(&name, child.any_ref());
+        children.insert(name, child.any_ref());
         drop(children);
         child.schedule_start();
         Ok(child)
