@@ -141,6 +141,9 @@ async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() 
     events.expect("terminated /user/parent/pool");
     assert!(router.is_terminated());
     assert!(routees.iter().all(|r| r.is_terminated()));
+    // The pool's Terminated can arrive while its parent is still finishing
+    // its own stop (post_stop runs after its last child is gone).
+    eventually("parent stopped", || parent.is_terminated());
     for path in ["/user/parent", "/user/parent/pool"] {
         assert!(system.identify(path).await.unwrap().actor.is_none());
     }
