@@ -216,7 +216,9 @@ impl<A: Actor> ActorCell<A> {
     }
 
     pub(super) fn dead_letter(&self, env: Envelope<A::Msg>, reason: DeadLetterReason) {
-        if matches!(env, Envelope::Msg(_) | Envelope::Timer { .. }) {
+        // A timer's message for a stopped actor belongs to a cancelled timer
+        // (stopping cancels them all): discarded, as in Akka, not a dead letter.
+        if matches!(env, Envelope::Msg(_)) {
             self.system
                 .dead_letter(&self.path, std::any::type_name::<A::Msg>(), reason);
         }
