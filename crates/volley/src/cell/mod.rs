@@ -217,8 +217,14 @@ impl<A: Actor> ActorCell<A> {
 
     pub(super) fn dead_letter(&self, env: Envelope<A::Msg>, reason: DeadLetterReason) {
         // A timer's message for a stopped actor belongs to a cancelled timer
-        // (stopping cancels them all): discarded, as in Akka, not a dead letter.
-        if matches!(env, Envelope::Msg(_)) {
+        // (stopping cancels them all): discarded, as in Akka, not a dead
+        // letter. One dropped by a full mailbox is a dead letter.
+        let counts = match env {
+            Envelope::Msg(_) => true,
+            Envelope::Timer { .. } => reason == DeadLetterReason::MailboxOverflow,
+            Envelope::Poison | Envelope::Terminated(_) => false,
+        };
+        if counts {
             self.system
                 .dead_letter(&self.path, std::any::type_name::<A::Msg>(), reason);
         }
