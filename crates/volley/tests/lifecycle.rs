@@ -264,17 +264,24 @@ impl Actor for Watcher {
     }
 }
 
+fn spawn_watcher(system: &ActorSystem, events: &Sender<String>) -> ActorRef<WatchMsg> {
+    let events = events.clone();
+    system
+        .spawn(
+            "watcher",
+            Props::new(move || Watcher {
+                events: events.clone(),
+            }),
+        )
+        .unwrap()
+}
+
 #[tokio::test]
 async fn watch_delivers_terminated_exactly_once() {
     let system = ActorSystem::new("watch").unwrap();
     let (tx, events) = probe();
     let (ntx, _nodes) = probe();
-    let watcher = system
-        .spawn(
-            "watcher",
-            Props::new(move || Watcher { events: tx.clone() }),
-        )
-        .unwrap();
+    let watcher = spawn_watcher(&system, &tx);
     let target = system.spawn("target", node(0, &ntx)).unwrap();
     // Watching twice is the same as once.
     watcher.tell(WatchMsg::Watch(target.to_any()));
@@ -297,12 +304,7 @@ async fn unwatch_and_watch_with() {
     let system = ActorSystem::new("unwatch").unwrap();
     let (tx, events) = probe();
     let (ntx, _nodes) = probe();
-    let watcher = system
-        .spawn(
-            "watcher",
-            Props::new(move || Watcher { events: tx.clone() }),
-        )
-        .unwrap();
+    let watcher = spawn_watcher(&system, &tx);
     let a = system.spawn("a", node(0, &ntx)).unwrap();
     let b = system.spawn("b", node(0, &ntx)).unwrap();
     watcher.tell(WatchMsg::Watch(a.to_any()));
@@ -373,12 +375,7 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
     };
     let system = ActorSystem::with_settings("last-words", settings).unwrap();
     let (tx, events) = probe();
-    let watcher = system
-        .spawn(
-            "watcher",
-            Props::new(move || Watcher { events: tx.clone() }),
-        )
-        .unwrap();
+    let watcher = spawn_watcher(&system, &tx);
     let w2 = watcher.clone();
     let talker = system
         .spawn("talker", Props::new(move || LastWords { to: w2.clone() }))

@@ -154,6 +154,26 @@ impl Actor for Recorder {
     }
 }
 
+/// A recorder named `name` reporting to `events`, with `mailbox`.
+fn spawn_recorder(
+    system: &ActorSystem,
+    name: &'static str,
+    events: &Sender<String>,
+    mailbox: MailboxConfig,
+) -> ActorRef<u32> {
+    let events = events.clone();
+    system
+        .spawn(
+            name,
+            Props::new(move || Recorder {
+                name,
+                events: events.clone(),
+            })
+            .with_mailbox(mailbox),
+        )
+        .unwrap()
+}
+
 fn one_thread(throughput: usize) -> Settings {
     Settings {
         default_dispatcher: DispatcherSettings {
@@ -190,27 +210,8 @@ impl Actor for Kick {
 /// messages in the order they were handled, and how many were dropped.
 fn interleaving(system: &ActorSystem, mailbox: MailboxConfig, expect: usize) -> (Vec<String>, u64) {
     let (tx, events) = probe();
-    let (ta, tb) = (tx.clone(), tx);
-    let a = system
-        .spawn(
-            "a",
-            Props::new(move || Recorder {
-                name: "a",
-                events: ta.clone(),
-            })
-            .with_mailbox(mailbox),
-        )
-        .unwrap();
-    let b = system
-        .spawn(
-            "b",
-            Props::new(move || Recorder {
-                name: "b",
-                events: tb.clone(),
-            })
-            .with_mailbox(mailbox),
-        )
-        .unwrap();
+    let a = spawn_recorder(system, "a", &tx, mailbox);
+    let b = spawn_recorder(system, "b", &tx, mailbox);
     let kick = system
         .spawn(
             "kick",
@@ -333,16 +334,12 @@ async fn try_tell_hands_the_message_back() {
     let system = ActorSystem::with_settings("offer", one_thread(10)).unwrap();
     let (gate, gate_tx) = spawn_gate(&system, None);
     let (tx, events) = probe();
-    let r = system
-        .spawn(
-            "r",
-            Props::new(move || Recorder {
-                name: "r",
-                events: tx.clone(),
-            })
-            .with_mailbox(MailboxConfig::bounded(1, Overflow::DropNewest)),
-        )
-        .unwrap();
+    let r = spawn_recorder(
+        &system,
+        "r",
+        &tx,
+        MailboxConfig::bounded(1, Overflow::DropNewest),
+    );
     r.tell(0);
     events.expect("r0");
     gate.tell(());
@@ -389,15 +386,7 @@ async fn named_dispatchers_isolate_blocking_work() {
     let (gate, gate_tx) = spawn_gate(&system, Some("blocking"));
     gate.tell(());
     let (tx, events) = probe();
-    let r = system
-        .spawn(
-            "r",
-            Props::new(move || Recorder {
-                name: "r",
-                events: tx.clone(),
-            }),
-        )
-        .unwrap();
+    let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
     // The default dispatcher's only thread is free while the gate blocks.
     r.tell(1);
     events.expect("r1");
