@@ -52,20 +52,7 @@ async fn a_million_messages_arrive_in_order_and_none_is_lost() {
     for s in senders {
         s.await.unwrap();
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let report = calc.ask(Calc::Report, T).await.unwrap();
-        assert_eq!(report[1], 0, "out-of-order deliveries");
-        if report[0] == SENDERS as u64 * PER_SENDER {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "only {} arrived",
-            report[0]
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    expect_all_in_order(&calc, SENDERS as u64 * PER_SENDER).await;
     assert_eq!(a.system.dead_letter_count(), 0);
     assert_eq!(b.system.dead_letter_count(), 0);
     a.system.terminate().await;
@@ -190,4 +177,81 @@ async fn a_message_for_a_missing_actor_is_a_dead_letter_on_the_receiver() {
     assert_eq!(b.system.dead_letter_count(), 1);
     a.system.terminate().await;
     b.system.terminate().await;
+}
+
+/// Sends `Seq` messages in slices of 5 000 per activation, so every send
+/// happens on a dispatcher thread and is written by it at the end of its
+/// batch (or handed to the writer task when the socket is full). A full
+/// outbound queue (backpressure) makes it retry a millisecond later.
+struct Flooder {
+    to: ActorRef<Calc>,
+    total: u64,
+    sent: u64,
+}
+
+impl Actor for Flooder {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+        let end = (self.sent + 5_000).min(self.total);
+        while self.sent < end {
+            let seq = Calc::Seq {
+                from: 0,
+                n: self.sent,
+            };
+            if self.to.try_tell(seq).is_err() {
+                ctx.schedule_once("retry", Duration::from_millis(1), ());
+                return Ok(());
+            }
+            self.sent += 1;
+        }
+        if self.sent < self.total {
+            ctx.myself().tell(());
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_sent_by_actors_are_flushed_by_their_dispatcher_in_order() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let b = node("beta", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let calc = remote_ref(&a, &b, "calc");
+    const TOTAL: u64 = 1_000_000;
+    let flooder = a
+        .system
+        .spawn_anonymous(Props::new({
+            let calc = calc.clone();
+            move || Flooder {
+                to: calc.clone(),
+                total: TOTAL,
+                sent: 0,
+            }
+        }))
+        .unwrap();
+    flooder.tell(());
+    expect_all_in_order(&calc, TOTAL).await;
+    assert_eq!(a.system.dead_letter_count(), 0);
+    assert_eq!(b.system.dead_letter_count(), 0);
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+/// Waits (up to a minute) until the calculator has counted `total` `Seq`
+/// messages, failing at once on a gap or reordering.
+async fn expect_all_in_order(calc: &ActorRef<Calc>, total: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let report = calc.ask(Calc::Report, T).await.unwrap();
+        assert_eq!(report[1], 0, "out-of-order or missing deliveries");
+        if report[0] == total {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} of {total} arrived",
+            report[0]
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

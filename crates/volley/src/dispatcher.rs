@@ -23,6 +23,7 @@ use std::time::Duration;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::sync::{Parker, Unparker};
 
+use crate::batch_end;
 use crate::settings::DispatcherSettings;
 
 /// Something the pool can run: an actor cell with work to do.
@@ -262,6 +263,7 @@ impl Shared {
 
 fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: Parker) {
     LOCAL.with_borrow_mut(|l| *l = Some((shared.id, worker)));
+    batch_end::enter_worker();
     let run_local = |f: &mut dyn FnMut(&Worker<Task>) -> Option<Task>| {
         LOCAL.with_borrow(|l| f(&l.as_ref().expect("worker queue installed").1))
     };
@@ -273,6 +275,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
             if next_in_a_row < MAX_NEXT_IN_A_ROW {
                 next_in_a_row += 1;
                 task.run();
+                batch_end::after_activation();
                 continue;
             }
             run_local(&mut |w| {
@@ -283,8 +286,11 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
         next_in_a_row = 0;
         if let Some(task) = run_local(&mut |w| shared.find_task(index, w, tick)) {
             task.run();
+            batch_end::after_activation();
             continue;
         }
+        // Out of work: what the batch postponed (socket writes) goes now.
+        batch_end::run_pending();
         for spin in 0..SPINS_BEFORE_PARK {
             // One yield halfway: it lets a preempted sender finish when
             // there are more threads than cores, without turning the idle
@@ -296,6 +302,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
             }
             if let Some(task) = run_local(&mut |w| shared.find_task(index, w, 1)) {
                 task.run();
+                batch_end::after_activation();
                 continue 'outer;
             }
         }
@@ -316,6 +323,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
         // A timed-out or spurious wake-up leaves us on the list.
         shared.leave_idle(index);
     }
+    batch_end::run_pending();
     // Drop anything still queued here (cells are reference counted; dropping
     // a task only releases the reference).
     NEXT.with_borrow_mut(|n| *n = None);

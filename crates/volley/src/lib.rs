@@ -45,6 +45,7 @@
 mod actor;
 mod actor_ref;
 mod ask;
+pub mod batch_end;
 mod cell;
 mod children;
 mod context;

@@ -11,6 +11,7 @@ mod inbound;
 mod outbound;
 mod registry;
 mod settings;
+mod writer;
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -92,7 +93,7 @@ pub(crate) struct Association {
 }
 
 impl Association {
-    pub(crate) fn control(&self) -> &OutboundLane {
+    pub(crate) fn control(&self) -> &Arc<OutboundLane> {
         &self.lanes[0]
     }
     fn ordinary(&self) -> &Arc<OutboundLane> {
@@ -167,12 +168,7 @@ impl Shared {
         self.next_slot.store(slot + 1, Ordering::Relaxed);
         let s = &self.settings;
         let make = |lane: Lane, max: u32| {
-            Arc::new(OutboundLane::new(
-                lane,
-                remote.clone(),
-                max,
-                s.batching.max_pending_bytes,
-            ))
+            Arc::new(OutboundLane::new(lane, remote.clone(), max, &s.batching))
         };
         let association = Arc::new(Association {
             lanes: [
@@ -185,7 +181,7 @@ impl Shared {
             let task = self
                 .system
                 .runtime_handle()
-                .spawn(outbound::run_writer(lane.clone(), self.clone()));
+                .spawn(writer::run_writer(lane.clone(), self.clone()));
             self.track(task.abort_handle());
         }
         let _ = self.slots[slot].set(association);
@@ -514,6 +510,13 @@ impl Remoting {
         self.shared.shut_down.store(true, Ordering::SeqCst);
         for task in lock(&self.shared.tasks).drain(..) {
             task.abort();
+        }
+        // A connection parked in its lane is owned by no task: close it here.
+        for slot in self.shared.slots.iter() {
+            let Some(association) = slot.get() else { break };
+            for lane in &association.lanes {
+                lane.close();
+            }
         }
     }
 }

@@ -1,30 +1,30 @@
 //! One outbound lane of an association: a coalescing buffer that senders
-//! encode into under a short lock, and a writer task that swaps the buffer
-//! out and writes it with one system call.
+//! encode into under a short lock, swapped out whole by whoever writes it to
+//! the socket (see `writer.rs`: a dispatcher thread at the end of its batch,
+//! or the lane's writer task).
 //!
-//! This is the adaptive batching: while the writer is busy in `write`, new
+//! This is the adaptive batching: while a write is in progress, new
 //! messages pile up in the buffer, and the next write takes all of them. A
-//! lone message goes out as soon as the writer is free, so light load keeps
-//! its latency. The buffers are swapped, never reallocated, so the steady
-//! state allocates nothing.
+//! lone message goes out as soon as the connection is free, so light load
+//! keeps its latency. The buffers are swapped, never reallocated, so the
+//! steady state allocates nothing.
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::BytesMut;
 use spin::mutex::{SpinMutex, SpinMutexGuard};
 use spin::relax::Yield;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 use tokio::sync::Notify;
+use volley::batch_end::{self, BatchEnd};
 use volley::remote::wire_refs::{is_temporary, ExportTable, TEMPORARY_IDS};
 use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{AnyRef, DeadLetterReason};
 
 use super::registry::OutboundType;
+use super::writer::Connection;
 use super::Shared;
 use crate::wire::{Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId};
 
@@ -35,10 +35,18 @@ pub(crate) struct OutboundLane {
     /// A spin lock, as for mailboxes: senders hold it for one encode, and
     /// its unlock is a plain store.
     state: SpinMutex<LaneState, Yield>,
-    wake_writer: Notify,
+    pub(crate) wake_writer: Notify,
     room: Notify,
     max_pending_bytes: usize,
     full: AtomicBool,
+    /// A dispatcher thread has a flush of this lane pending at the end of
+    /// its batch: later senders need not ask again.
+    pub(crate) flush_queued: AtomicBool,
+    /// Frames per `write` system call (1 without batching).
+    pub(crate) max_frames_per_write: usize,
+    /// Dispatcher threads write themselves (off when a flush interval asks
+    /// the writer task to wait before each write).
+    direct_flush: bool,
 }
 
 struct LaneState {
@@ -48,6 +56,13 @@ struct LaneState {
     /// Bumped whenever the export table is cleared, so ids cached in refs
     /// (`RemoteRef::id_hint`) from an older connection are not trusted.
     generation: u32,
+    /// The connection while nobody writes to it. Whoever takes it is the
+    /// only writer until it is put back; `None` while somebody writes or
+    /// while the writer task (re)connects.
+    idle: Option<Connection>,
+    /// A connection a dispatcher thread could not finish (socket full) or
+    /// whose write failed: the writer task carries on with it.
+    handoff: Option<Connection>,
 }
 
 /// A message too big for this lane: try the large one.
@@ -62,7 +77,7 @@ impl OutboundLane {
         lane: Lane,
         remote: Address,
         max_frame: u32,
-        max_pending_bytes: usize,
+        batching: &super::BatchingSettings,
     ) -> Self {
         OutboundLane {
             lane,
@@ -73,11 +88,20 @@ impl OutboundLane {
                 frames: 0,
                 exports: RefCell::new(ExportTable::new()),
                 generation: 1,
+                idle: None,
+                handoff: None,
             }),
             wake_writer: Notify::new(),
             room: Notify::new(),
-            max_pending_bytes,
+            max_pending_bytes: batching.max_pending_bytes,
             full: AtomicBool::new(false),
+            flush_queued: AtomicBool::new(false),
+            max_frames_per_write: if batching.enabled {
+                batching.max_pending_writes
+            } else {
+                1
+            },
+            direct_flush: batching.enabled && batching.flush_interval_us == 0,
         }
     }
 
@@ -96,7 +120,7 @@ impl OutboundLane {
 
     /// Encodes a user message for `target` into the buffer.
     pub(crate) fn send_user(
-        &self,
+        self: &Arc<Self>,
         shared: &Shared,
         target: &RemoteRef,
         ty: OutboundType,
@@ -113,6 +137,7 @@ impl OutboundLane {
             frames,
             exports,
             generation,
+            ..
         } = &mut *st;
         // The recipient's id on this connection, cached in the ref: the
         // ordinary lane's hint is checked first, so the common case costs
@@ -173,15 +198,16 @@ impl OutboundLane {
                 Err(RemoteSendError::Serialize(e.to_string()))
             }
         };
+        let kick = was_empty && st.idle.is_some() && !st.buf.is_empty();
         drop(st);
-        if was_empty {
-            self.wake_writer.notify_one();
+        if kick {
+            self.kick(true);
         }
         outcome
     }
 
     /// Queues a control PDU (spawn requests and responses).
-    pub(crate) fn send_pdu(&self, pdu: &Pdu<'_>) -> Result<(), RemoteSendError> {
+    pub(crate) fn send_pdu(self: &Arc<Self>, pdu: &Pdu<'_>) -> Result<(), RemoteSendError> {
         let mut st = lock(&self.state);
         let was_empty = st.buf.is_empty();
         let LaneState { buf, frames, .. } = &mut *st;
@@ -189,28 +215,93 @@ impl OutboundLane {
             .encode(pdu, buf)
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         *frames += 1;
+        let kick = was_empty && st.idle.is_some();
         drop(st);
-        if was_empty {
-            self.wake_writer.notify_one();
+        if kick {
+            self.kick(false);
         }
         Ok(())
     }
 
-    /// Takes the queued bytes, leaving `spare` (emptied) in their place.
-    fn swap_out(&self, spare: &mut BytesMut) -> usize {
+    /// Gets the first bytes appended to an idle connection written: by this
+    /// dispatcher thread at the end of its batch when possible, else by the
+    /// writer task.
+    fn kick(self: &Arc<Self>, may_defer: bool) {
+        if may_defer && self.direct_flush {
+            if self.flush_queued.swap(true, Ordering::Relaxed) {
+                return;
+            }
+            if batch_end::defer(|| self.clone() as Arc<dyn BatchEnd>) {
+                return;
+            }
+            self.flush_queued.store(false, Ordering::Relaxed);
+        }
+        self.wake_writer.notify_one();
+    }
+
+    /// The idle connection, loaded with the queued bytes; `None` if somebody
+    /// else is writing (they will see the bytes) or nothing is queued.
+    pub(crate) fn take_idle_with_data(&self) -> Option<Connection> {
         let mut st = lock(&self.state);
-        std::mem::swap(&mut st.buf, spare);
-        let frames = std::mem::take(&mut st.frames);
-        drop(st);
+        if st.buf.is_empty() {
+            return None;
+        }
+        let mut conn = st.idle.take()?;
+        self.load(&mut st, &mut conn);
+        Some(conn)
+    }
+
+    /// After a complete write: loads the next queued bytes into `conn`
+    /// (`Err(conn)`: keep writing), or puts the connection back as idle.
+    pub(crate) fn refill_or_park(&self, mut conn: Connection) -> Result<(), Connection> {
+        let mut st = lock(&self.state);
+        if st.buf.is_empty() {
+            st.idle = Some(conn);
+            return Ok(());
+        }
+        self.load(&mut st, &mut conn);
+        Err(conn)
+    }
+
+    /// Gives a connection with bytes left to the writer task.
+    pub(crate) fn hand_off(&self, conn: Connection) {
+        lock(&self.state).handoff = Some(conn);
+        self.wake_writer.notify_one();
+    }
+
+    /// What the writer task, once woken, should write: a handed-off
+    /// connection, or the idle one if bytes are queued.
+    pub(crate) fn take_handoff_or_idle(&self) -> Option<Connection> {
+        let mut st = lock(&self.state);
+        if let Some(conn) = st.handoff.take() {
+            return Some(conn);
+        }
+        if st.buf.is_empty() {
+            return None;
+        }
+        let mut conn = st.idle.take()?;
+        self.load(&mut st, &mut conn);
+        Some(conn)
+    }
+
+    fn load(&self, st: &mut LaneState, conn: &mut Connection) {
+        conn.take_from(&mut st.buf);
+        st.frames = 0;
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();
         }
-        frames
+    }
+
+    /// Closes the connection if nobody is writing to it (shutdown).
+    pub(crate) fn close(&self) {
+        let mut st = lock(&self.state);
+        st.idle = None;
+        st.handoff = None;
     }
 
     /// A new connection: the peer knows none of our declarations, and the
     /// frames queued for the old one refer to them, so both go.
-    fn reset(&self, shared: &Shared) {
+    pub(crate) fn reset(&self, shared: &Shared) {
         let mut st = lock(&self.state);
         let dropped = std::mem::take(&mut st.frames);
         st.buf.clear();
@@ -261,89 +352,4 @@ fn write_declarations(
 /// replies can find it; other local refs are found by path.
 pub(crate) fn is_local_temporary(actor: &AnyRef) -> bool {
     actor.as_remote().is_none() && is_temporary(actor)
-}
-
-/// The writer task of one lane: connect, then drain the buffer forever;
-/// reconnect after a failure.
-pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
-    let mut spare = BytesMut::with_capacity(64 * 1024);
-    let batching = shared.settings.batching.clone();
-    let backoff = Duration::from_millis(shared.settings.reconnect_backoff_ms.max(1));
-    loop {
-        if shared.is_shut_down() {
-            return;
-        }
-        let connected = tokio::time::timeout(
-            shared.settings.handshake_timeout(),
-            super::handshake::connect(
-                &lane.remote,
-                lane.lane,
-                &shared.address,
-                shared.uid,
-                shared.settings.auth_token.as_deref().map(str::as_bytes),
-            ),
-        )
-        .await;
-        let mut stream: TcpStream = match connected {
-            Ok(Ok((stream, accepted))) => {
-                tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
-                stream
-            }
-            Ok(Err(e)) => {
-                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "cannot connect: {e}");
-                lane.reset(&shared);
-                tokio::time::sleep(backoff).await;
-                continue;
-            }
-            Err(_) => {
-                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "handshake timed out");
-                lane.reset(&shared);
-                tokio::time::sleep(backoff).await;
-                continue;
-            }
-        };
-        loop {
-            let frames = lane.swap_out(&mut spare);
-            if frames == 0 && spare.is_empty() {
-                lane.wake_writer.notified().await;
-                if batching.flush_interval_us > 0 {
-                    tokio::time::sleep(Duration::from_micros(batching.flush_interval_us)).await;
-                }
-                continue;
-            }
-            let written = if batching.enabled {
-                write_batched(&mut stream, &spare, batching.max_pending_writes).await
-            } else {
-                write_batched(&mut stream, &spare, 1).await
-            };
-            spare.clear();
-            if let Err(e) = written {
-                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "write failed: {e}; reconnecting");
-                lane.reset(&shared);
-                break;
-            }
-        }
-    }
-}
-
-/// Writes `bytes` (whole frames) in system calls of at most `max_frames`
-/// frames each.
-async fn write_batched(
-    stream: &mut TcpStream,
-    bytes: &[u8],
-    max_frames: usize,
-) -> std::io::Result<()> {
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let mut end = 0;
-        let mut frames = 0;
-        while end < rest.len() && frames < max_frames {
-            let len = u32::from_le_bytes(rest[end..end + 4].try_into().expect("4 bytes")) as usize;
-            end += 4 + len;
-            frames += 1;
-        }
-        stream.write_all(&rest[..end]).await?;
-        rest = &rest[end..];
-    }
-    Ok(())
 }

@@ -1,0 +1,262 @@
+//! Who writes a lane's buffer to its socket.
+//!
+//! The connection itself is the write token: it sits in the lane (idle)
+//! while nobody writes, and whoever takes it out is the only writer until it
+//! is put back. Two kinds of writers take it:
+//!
+//! - a dispatcher thread, at the end of its batch of activations
+//!   ([`volley::batch_end`]): it writes with non-blocking `try_write`, so the
+//!   messages its actors sent leave without waking any other thread;
+//! - the lane's writer task on the I/O runtime: it connects and reconnects,
+//!   serves senders that are not dispatcher threads, and finishes a write a
+//!   dispatcher thread could not (socket buffer full), awaiting writability.
+//!
+//! Because taking the token, appending and putting it back all happen under
+//! the lane's lock, a message appended while somebody writes is always seen
+//! by that writer before it lets go of the token: nothing is stranded.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::net::TcpStream;
+use volley::batch_end::BatchEnd;
+
+use super::outbound::OutboundLane;
+use super::Shared;
+
+/// How many refills a dispatcher thread writes before leaving the rest to
+/// the writer task, so a flush cannot keep a dispatcher thread forever.
+const FLUSH_ROUNDS: usize = 4;
+
+/// An established outbound connection and the bytes being written to it.
+pub(crate) struct Connection {
+    stream: TcpStream,
+    out: BytesMut,
+    written: usize,
+    /// End of the chunk being written: chunks are whole frames, at most
+    /// `max_frames` of them (one without batching).
+    chunk_end: usize,
+    failed: Option<io::Error>,
+}
+
+impl Connection {
+    fn new(stream: TcpStream) -> Self {
+        Connection {
+            stream,
+            out: BytesMut::with_capacity(64 * 1024),
+            written: 0,
+            chunk_end: 0,
+            failed: None,
+        }
+    }
+
+    /// Swaps the lane's queued bytes in; the previous (fully written)
+    /// buffer becomes the lane's next buffer, so nothing is reallocated.
+    pub(crate) fn take_from(&mut self, queued: &mut BytesMut) {
+        debug_assert!(self.written == self.out.len());
+        self.out.clear();
+        std::mem::swap(&mut self.out, queued);
+        self.written = 0;
+        self.chunk_end = 0;
+    }
+
+    /// Writes without waiting: `Ok(true)` when everything is written,
+    /// `Ok(false)` when the socket is full.
+    fn try_write_all(&mut self, max_frames: usize) -> io::Result<bool> {
+        while self.written < self.out.len() {
+            if self.written == self.chunk_end {
+                self.chunk_end = chunk_end(&self.out, self.written, max_frames);
+            }
+            match self
+                .stream
+                .try_write(&self.out[self.written..self.chunk_end])
+            {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    async fn write_all(&mut self, max_frames: usize) -> io::Result<()> {
+        while !self.try_write_all(max_frames)? {
+            self.stream.writable().await?;
+        }
+        Ok(())
+    }
+}
+
+/// The end of at most `max_frames` whole frames starting at `start`.
+fn chunk_end(bytes: &[u8], start: usize, max_frames: usize) -> usize {
+    let mut end = start;
+    let mut frames = 0;
+    while end + 4 <= bytes.len() && frames < max_frames {
+        let len = u32::from_le_bytes(bytes[end..end + 4].try_into().expect("4 bytes")) as usize;
+        end = (end + 4 + len).min(bytes.len());
+        frames += 1;
+    }
+    end.max(start + 1).min(bytes.len())
+}
+
+/// The dispatcher-thread writer: runs at the end of a batch in which an
+/// actor appended to this lane while its connection was idle.
+impl BatchEnd for OutboundLane {
+    fn run(&self) {
+        self.flush_queued.store(false, Ordering::Relaxed);
+        let Some(mut conn) = self.take_idle_with_data() else {
+            return;
+        };
+        for _ in 0..FLUSH_ROUNDS {
+            match conn.try_write_all(self.max_frames_per_write) {
+                Ok(true) => {}
+                Ok(false) => return self.hand_off(conn),
+                Err(e) => {
+                    conn.failed = Some(e);
+                    return self.hand_off(conn);
+                }
+            }
+            if let Err(idle) = self.refill_or_park(conn) {
+                conn = idle;
+            } else {
+                return;
+            }
+        }
+        self.hand_off(conn);
+    }
+}
+
+/// The writer task of one lane: connect, serve, reconnect after a failure.
+pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
+    let batching = shared.settings.batching.clone();
+    let backoff = Duration::from_millis(shared.settings.reconnect_backoff_ms.max(1));
+    loop {
+        if shared.is_shut_down() {
+            return;
+        }
+        let connected = tokio::time::timeout(
+            shared.settings.handshake_timeout(),
+            super::handshake::connect(
+                &lane.remote,
+                lane.lane,
+                &shared.address,
+                shared.uid,
+                shared.settings.auth_token.as_deref().map(str::as_bytes),
+            ),
+        )
+        .await;
+        let stream = match connected {
+            Ok(Ok((stream, accepted))) => {
+                tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
+                stream
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "cannot connect: {e}");
+                lane.reset(&shared);
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+            Err(_) => {
+                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "handshake timed out");
+                lane.reset(&shared);
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+        };
+        let mut conn = Connection::new(stream);
+        loop {
+            let failure = match conn.failed.take() {
+                Some(e) => Err(e),
+                None => conn.write_all(lane.max_frames_per_write).await,
+            };
+            if let Err(e) = failure {
+                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "write failed: {e}; reconnecting");
+                lane.reset(&shared);
+                break;
+            }
+            if let Err(more) = lane.refill_or_park(conn) {
+                conn = more;
+                continue;
+            }
+            // Parked: wait until a sender or a dispatcher thread needs us.
+            conn = loop {
+                lane.wake_writer.notified().await;
+                if shared.is_shut_down() {
+                    return;
+                }
+                if batching.flush_interval_us > 0 {
+                    tokio::time::sleep(Duration::from_micros(batching.flush_interval_us)).await;
+                }
+                if let Some(conn) = lane.take_handoff_or_idle() {
+                    break conn;
+                }
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// `n` frames of 4-byte length + `len` bytes, each filled with its index.
+    fn frames(n: usize, len: usize) -> BytesMut {
+        let mut b = BytesMut::new();
+        for i in 0..n {
+            b.extend_from_slice(&(len as u32).to_le_bytes());
+            b.extend(std::iter::repeat_n(i as u8, len));
+        }
+        b
+    }
+
+    #[test]
+    fn chunks_end_on_frame_boundaries() {
+        let b = frames(3, 10);
+        assert_eq!(chunk_end(&b, 0, 1), 14);
+        assert_eq!(chunk_end(&b, 14, 1), 28);
+        assert_eq!(chunk_end(&b, 0, 2), 28);
+        assert_eq!(chunk_end(&b, 0, 4096), 42);
+        // A truncated length header still makes progress.
+        assert_eq!(chunk_end(&b[..2], 0, 1), 1);
+    }
+
+    /// Fills a socket nobody reads until `try_write_all` reports it full,
+    /// then lets the reader drain it and finishes with `write_all`: every
+    /// byte arrives once, in order, whether writes are batched or
+    /// frame-by-frame.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_socket_is_resumed_where_it_stopped() {
+        for max_frames in [1, 4096] {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let (client, server) = tokio::join!(TcpStream::connect(addr), listener.accept());
+            let (mut server, _) = server.unwrap();
+            let mut conn = Connection::new(client.unwrap());
+            let mut queued = frames(200_000, 60);
+            let expected = queued.clone();
+            conn.take_from(&mut queued);
+            conn.stream.writable().await.unwrap();
+            let done = conn.try_write_all(max_frames).unwrap();
+            assert!(!done, "a 12.8 MB write should fill an unread socket");
+            assert!(conn.written > 0 && conn.written < expected.len());
+            let reader = tokio::spawn(async move {
+                let mut got = Vec::with_capacity(expected.len());
+                while got.len() < expected.len() {
+                    let n = server.read_buf(&mut got).await.unwrap();
+                    assert!(n > 0, "closed early");
+                }
+                assert!(
+                    got == expected[..],
+                    "bytes differ (max_frames {max_frames})"
+                );
+            });
+            conn.write_all(max_frames).await.unwrap();
+            reader.await.unwrap();
+        }
+    }
+}
