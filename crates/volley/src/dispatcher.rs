@@ -35,8 +35,12 @@ pub(crate) trait Runnable: Send + Sync + 'static {
 
 pub(crate) type Task = Arc<dyn Runnable>;
 
-/// Spins before parking: a ping-pong partner usually answers within a few
-/// microseconds, and a park/unpark pair costs two system calls.
+/// Spins between looks at the clock (and between yields) while idle; with
+/// `idle_spin_us = 0` a worker parks after this many. A ping-pong partner
+/// usually answers within a few microseconds, and a park/unpark pair costs
+/// two system calls; on a VM, waking a halted CPU costs tens of
+/// microseconds more, which is why the default spins longer (see
+/// `DispatcherSettings::idle_spin_us`).
 const SPINS_BEFORE_PARK: u32 = 64;
 
 /// How often (in tasks run) a worker looks at the shared queue before its
@@ -70,6 +74,7 @@ struct Shared {
     name: String,
     throughput: usize,
     deadline: Option<Duration>,
+    idle_spin: Option<Duration>,
     injector: Injector<Task>,
     stealers: Vec<Stealer<Task>>,
     unparkers: Vec<Unparker>,
@@ -96,6 +101,8 @@ impl Dispatcher {
             name: name.to_string(),
             throughput: settings.throughput.max(1),
             deadline: settings.throughput_deadline(),
+            idle_spin: (settings.idle_spin_us > 0)
+                .then(|| Duration::from_micros(settings.idle_spin_us)),
             injector: Injector::new(),
             stealers: workers.iter().map(Worker::stealer).collect(),
             unparkers: parkers.iter().map(|p| p.unparker().clone()).collect(),
@@ -291,11 +298,14 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
         }
         // Out of work: what the batch postponed (socket writes) goes now.
         batch_end::run_pending();
-        for spin in 0..SPINS_BEFORE_PARK {
+        let spin_until = shared.idle_spin.map(|d| std::time::Instant::now() + d);
+        let mut spin: u32 = 0;
+        loop {
+            spin += 1;
             // One yield halfway: it lets a preempted sender finish when
             // there are more threads than cores, without turning the idle
             // loop into a stream of system calls.
-            if spin == SPINS_BEFORE_PARK / 2 {
+            if spin % SPINS_BEFORE_PARK == SPINS_BEFORE_PARK / 2 {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
@@ -304,6 +314,11 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
                 task.run();
                 batch_end::after_activation();
                 continue 'outer;
+            }
+            if spin % SPINS_BEFORE_PARK == 0
+                && spin_until.is_none_or(|t| std::time::Instant::now() >= t)
+            {
+                break;
             }
         }
         if shared.shutdown.load(Ordering::SeqCst) {

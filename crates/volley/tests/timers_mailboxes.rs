@@ -179,7 +179,7 @@ fn one_thread(throughput: usize) -> Settings {
         default_dispatcher: DispatcherSettings {
             threads: 1,
             throughput,
-            throughput_deadline_us: None,
+            ..Default::default()
         },
         ..Settings::default()
     }
