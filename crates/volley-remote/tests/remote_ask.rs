@@ -200,3 +200,54 @@ async fn custom_serializers_plug_in_by_id() {
     sb.terminate().await;
     sc.terminate().await;
 }
+
+/// Passes every request on, reply handle included, to another actor.
+struct Forwarder {
+    to: ActorRef<Calc>,
+}
+impl Actor for Forwarder {
+    type Msg = Calc;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Calc) -> HandleResult {
+        self.to.tell(msg);
+        Ok(())
+    }
+}
+
+/// A asks B, B forwards the request with A's reply handle to C, and C
+/// answers A directly: the handle B got by correlation id must reach C as
+/// a path C can route to A.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_handle_forwarded_to_a_third_node_still_reaches_the_asker() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let b = node("beta", RemoteSettings::default()).await;
+    let c = node("gamma", RemoteSettings::default()).await;
+    spawn_calculator(&c, "calc");
+    let to_c = remote_ref(&b, &c, "calc");
+    b.system
+        .spawn(
+            "forwarder",
+            Props::new(move || Forwarder { to: to_c.clone() }),
+        )
+        .unwrap();
+    let forwarder = remote_ref(&a, &b, "forwarder");
+    for i in 0..100 {
+        let sum = forwarder
+            .ask(
+                |reply_to| Calc::Add {
+                    a: i,
+                    b: 2,
+                    reply_to,
+                },
+                T,
+            )
+            .await
+            .unwrap();
+        assert_eq!(sum, i + 2);
+    }
+    for n in [&a, &b, &c] {
+        assert_eq!(n.system.dead_letter_count(), 0);
+    }
+    for n in [a, b, c] {
+        n.system.terminate().await;
+    }
+}

@@ -121,7 +121,7 @@ impl<R: Send + 'static> Runnable for Promise<R> {
 impl<R: Send + 'static> SystemTarget for Promise<R> {
     fn path(&self) -> &ActorPath {
         self.path
-            .get_or_init(|| self.system.temp_path(&format!("$ask{}", self.uid)))
+            .get_or_init(|| self.system.root_path().reply_handle(self.uid))
     }
 
     fn uid(&self) -> u64 {

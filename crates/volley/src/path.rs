@@ -115,6 +115,15 @@ impl ActorPath {
         })
     }
 
+    /// The path of the ask reply handle `correlation` on this path's node
+    /// (`/temp/$ask<correlation>`), the name `ask` gives its handles.
+    pub fn reply_handle(&self, correlation: u64) -> ActorPath {
+        ActorPath {
+            system: self.system.clone(),
+            elements: format!("/temp/$ask{correlation}").into_boxed_str(),
+        }
+    }
+
     /// The path inside the system, e.g. `/user/a/b`.
     pub fn elements(&self) -> &str {
         &self.elements

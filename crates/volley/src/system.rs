@@ -268,10 +268,8 @@ impl ActorSystem {
         }
     }
 
-    pub(crate) fn temp_path(&self, name: &str) -> ActorPath {
+    pub(crate) fn root_path(&self) -> ActorPath {
         ActorPath::root(self.shared.name.clone())
-            .child("temp")
-            .child(name)
     }
 
     /// A sleep on the system's timer, usable from any executor; `None` once

@@ -6,18 +6,21 @@
 use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
+use std::sync::atomic::Ordering;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
+
 use volley::remote::wire_refs::ImportTable;
-use volley::DeadLetterReason;
+use volley::remote::RemoteRef;
+use volley::{ActorPath, DeadLetterReason};
 
 use super::handshake::{self, Request};
 use super::registry::DeliverError;
 use super::Shared;
 use crate::serialization::SerializerId;
 use crate::wire::{
-    Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, SpawnRequest, SpawnResponse,
-    SpawnResult, PROTOCOL_VERSION,
+    Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply, SpawnRequest,
+    SpawnResponse, SpawnResult, PROTOCOL_VERSION,
 };
 
 /// Read buffer size: large enough that one read usually carries hundreds of
@@ -112,15 +115,19 @@ async fn read_loop(
     }
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new();
-    let mut peer_slot = None;
+    let mut peer = Peer {
+        root: ActorPath::parse(&format!("{peer}/")).map_err(|e| e.to_string())?,
+        address: peer,
+        slot: None,
+    };
     loop {
         let mut frames = decoder.frames(&buf);
         for decoded in &mut frames {
             match decoded {
-                Ok(pdu) => handle(shared, &mut imports, &peer, &mut peer_slot, pdu),
+                Ok(pdu) => handle(shared, &mut imports, &mut peer, pdu),
                 Err(e) => {
                     // The stream cannot be trusted past a bad frame.
-                    return Err(format!("protocol error from {peer}: {e}"));
+                    return Err(format!("protocol error from {}: {e}", peer.address));
                 }
             }
         }
@@ -135,24 +142,30 @@ async fn read_loop(
             return if buf.is_empty() {
                 Ok(())
             } else {
-                Err(format!("{peer} closed the connection inside a frame"))
+                Err(format!(
+                    "{} closed the connection inside a frame",
+                    peer.address
+                ))
             };
         }
     }
 }
 
-fn handle(
-    shared: &Arc<Shared>,
-    imports: &mut ImportTable,
-    peer: &Address,
-    peer_slot: &mut Option<usize>,
-    pdu: Pdu<'_>,
-) {
+/// The node on the other end of an inbound connection.
+struct Peer {
+    address: Address,
+    /// Its association slot here, looked up once.
+    slot: Option<usize>,
+    /// Its root path, for the paths of its reply handles.
+    root: ActorPath,
+}
+
+fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
     match pdu {
         Pdu::UserMessage(m) => {
             let Some(ty) = shared.registry.by_wire_id.get(&m.header.type_id) else {
                 shared.undeliverable(
-                    peer,
+                    &peer.address,
                     &format!("unknown message type id {}", m.header.type_id),
                 );
                 return;
@@ -163,30 +176,74 @@ fn handle(
                 (ty.deliver)(m.payload, imports, m.header.recipient.get())
             };
             if let Err(e) = result {
-                shared.undeliverable(peer, &format!("{} ({}): {e}", ty.name, m.header.type_id));
-            }
-        }
-        Pdu::RefDeclaration(d) => match shared.resolve_declared(d.path, d.uid, peer, peer_slot) {
-            Some(actor) => imports.declare(d.id.get(), actor),
-            None => {
-                tracing::debug!(
-                    path = d.path,
-                    "declared ref is not here; its messages become dead letters"
+                shared.undeliverable(
+                    &peer.address,
+                    &format!("{} ({}): {e}", ty.name, m.header.type_id),
                 );
             }
-        },
-        Pdu::SpawnRequest(r) => spawn_here(shared, peer, r),
+        }
+        Pdu::Reply(r) => reply(shared, imports, &peer.address, r),
+        Pdu::RefDeclaration(d) => {
+            match shared.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
+                Some(actor) => imports.declare(d.id.get(), actor),
+                None => {
+                    tracing::debug!(
+                        path = d.path,
+                        "declared ref is not here; its messages become dead letters"
+                    );
+                }
+            }
+        }
+        Pdu::ReplyHandleDeclaration(d) => {
+            let handle = RemoteRef::reply_handle(
+                &peer.root,
+                d.correlation,
+                shared.system.clone(),
+                shared.clone(),
+            );
+            if peer.slot.is_none() {
+                peer.slot = shared.association_slot(&peer.address).ok();
+            }
+            if let Some(slot) = peer.slot {
+                handle.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
+            }
+            imports.declare(d.id.get(), handle.to_any());
+        }
+        Pdu::SpawnRequest(r) => spawn_here(shared, &peer.address, r),
         Pdu::SpawnResponse(r) => complete_spawn(shared, r),
         Pdu::Heartbeat | Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
-            tracing::info!(%peer, reason = ?d.reason, text = d.text, "peer disassociated");
+            tracing::info!(peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
         }
         Pdu::SystemMessage(_) | Pdu::SystemAck(_) => {
-            tracing::debug!(%peer, "system messages are not handled yet");
+            tracing::debug!(peer = %peer.address, "system messages are not handled yet");
         }
         Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) => {
-            tracing::warn!(%peer, "handshake frame after the handshake; ignored");
+            tracing::warn!(peer = %peer.address, "handshake frame after the handshake; ignored");
         }
+    }
+}
+
+/// A reply to one of this node's asks, addressed by its correlation id.
+fn reply(shared: &Arc<Shared>, imports: &ImportTable, peer: &Address, r: Reply<'_>) {
+    let Some(ty) = shared.registry.by_wire_id.get(&r.type_id) else {
+        shared.undeliverable(peer, &format!("unknown message type id {}", r.type_id));
+        return;
+    };
+    if r.serializer != ty.serializer {
+        let e = DeliverError::WrongSerializer(r.serializer);
+        shared.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
+        return;
+    }
+    let Some(handle) = shared.take_reply_handle(r.correlation) else {
+        // The ask timed out or was answered already: an ordinary dead
+        // letter, as a late reply is in Akka.
+        tracing::debug!(%peer, correlation = r.correlation, "reply to an ask that no longer waits");
+        shared.count_dead_letter(peer, DeadLetterReason::AskCompleted);
+        return;
+    };
+    if let Err(e) = (ty.deliver_to)(r.payload, imports, &handle) {
+        shared.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
     }
 }
 

@@ -154,7 +154,10 @@ impl Shared {
     /// The slot of the association to `remote`; slots are never reused, so
     /// a route cached in a ref stays right. Fails once `MAX_ASSOCIATIONS`
     /// nodes have been talked to.
-    fn association_slot(self: &Arc<Self>, remote: &Address) -> Result<usize, RemoteSendError> {
+    pub(crate) fn association_slot(
+        self: &Arc<Self>,
+        remote: &Address,
+    ) -> Result<usize, RemoteSendError> {
         let mut map = lock(&self.associations);
         if let Some(slot) = map.get(remote) {
             return Ok(*slot);
@@ -214,13 +217,26 @@ impl Shared {
     /// ask's temporary reply handle so that the reply can find it.
     pub(crate) fn export_path(&self, actor: &AnyRef) -> String {
         if outbound::is_local_temporary(actor) {
-            let mut temp = lock(&self.temp_refs);
-            if temp.len() >= 1024 && temp.len().is_power_of_two() {
-                temp.retain(|_, a| !a.is_terminated());
-            }
-            temp.insert(actor.uid(), actor.clone());
+            self.register_reply_handle(actor);
         }
         actor.path().to_string_with_authority(&self.authority)
+    }
+
+    /// Lets replies (by correlation id or by path) find an ask's handle.
+    pub(crate) fn register_reply_handle(&self, actor: &AnyRef) {
+        let mut temp = lock(&self.temp_refs);
+        if temp.len() >= 1024 && temp.len().is_power_of_two() {
+            temp.retain(|_, a| !a.is_terminated());
+        }
+        temp.insert(actor.uid(), actor.clone());
+    }
+
+    /// The waiting ask handle `correlation`, taken out: it accepts one
+    /// reply.
+    pub(crate) fn take_reply_handle(&self, correlation: u64) -> Option<AnyRef> {
+        lock(&self.temp_refs)
+            .remove(&correlation)
+            .filter(|a| !a.is_terminated())
     }
 
     /// What a peer's declaration points at: a local actor (by path and
@@ -240,9 +256,7 @@ impl Shared {
         let authority = parsed.authority()?;
         if authority == self.authority && parsed.system() == self.system.name() {
             if parsed.elements().starts_with("/temp/") {
-                return lock(&self.temp_refs)
-                    .remove(&uid)
-                    .filter(|a| !a.is_terminated());
+                return self.take_reply_handle(uid);
             }
             let actor = self.system.lookup(parsed.elements()).ok()??;
             (uid == 0 || actor.uid() == uid).then_some(actor)

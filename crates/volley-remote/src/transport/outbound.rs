@@ -26,7 +26,10 @@ use volley::{AnyRef, DeadLetterReason};
 use super::registry::OutboundType;
 use super::writer::Connection;
 use super::Shared;
-use crate::wire::{Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId};
+use crate::wire::{
+    Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId,
+    ReplyHandleDeclaration,
+};
 
 pub(crate) struct OutboundLane {
     pub(crate) lane: Lane,
@@ -139,6 +142,22 @@ impl OutboundLane {
             generation,
             ..
         } = &mut *st;
+        if let Some(correlation) = target.correlation() {
+            // A reply to an ask made on the peer: addressed by the peer's own
+            // id for the handle, nothing to declare.
+            let outcome = encode_with_refs(shared, &self.encoder, exports, buf, frames, |buf| {
+                self.encoder
+                    .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
+                        (ty.encode)(msg, b)
+                    })
+            });
+            let kick = was_empty && st.idle.is_some() && !st.buf.is_empty();
+            drop(st);
+            if kick {
+                self.kick(true);
+            }
+            return outcome;
+        }
         // The recipient's id on this connection, cached in the ref: the
         // ordinary lane's hint is checked first, so the common case costs
         // one relaxed load instead of a table lookup with path comparison.
@@ -172,32 +191,10 @@ impl OutboundLane {
             serializer: ty.serializer,
             type_id: ty.wire_id,
         };
-        let msg_start = buf.len();
-        let encoded = ExportTable::scope(exports, || {
+        let outcome = encode_with_refs(shared, &self.encoder, exports, buf, frames, |buf| {
             self.encoder
                 .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
         });
-        let outcome = match encoded {
-            Ok(()) => {
-                *frames += 1;
-                if exports.borrow().has_pending() {
-                    // Refs inside the message were declared for the first
-                    // time: their declarations must precede the message.
-                    let message = buf.split_off(msg_start);
-                    *frames += write_declarations(shared, &self.encoder, exports, buf);
-                    buf.extend_from_slice(&message);
-                }
-                Ok(Ok(()))
-            }
-            Err(EncodeError::FrameTooLong { len, .. }) => {
-                *frames += write_declarations(shared, &self.encoder, exports, buf);
-                Ok(Err(TooBigForLane(len)))
-            }
-            Err(e) => {
-                *frames += write_declarations(shared, &self.encoder, exports, buf);
-                Err(RemoteSendError::Serialize(e.to_string()))
-            }
-        };
         let kick = was_empty && st.idle.is_some() && !st.buf.is_empty();
         drop(st);
         if kick {
@@ -319,6 +316,42 @@ impl OutboundLane {
     }
 }
 
+/// Encodes one message frame with `encode`, inside the export table's
+/// scope so refs in the payload get ids, and puts the declarations of refs
+/// seen for the first time before it.
+fn encode_with_refs(
+    shared: &Shared,
+    encoder: &Encoder,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+    frames: &mut usize,
+    encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+) -> Result<Result<(), TooBigForLane>, RemoteSendError> {
+    let msg_start = buf.len();
+    let encoded = ExportTable::scope(exports, || encode(buf));
+    match encoded {
+        Ok(()) => {
+            *frames += 1;
+            if exports.borrow().has_pending() {
+                // Refs inside the message were declared for the first
+                // time: their declarations must precede the message.
+                let message = buf.split_off(msg_start);
+                *frames += write_declarations(shared, encoder, exports, buf);
+                buf.extend_from_slice(&message);
+            }
+            Ok(Ok(()))
+        }
+        Err(EncodeError::FrameTooLong { len, .. }) => {
+            *frames += write_declarations(shared, encoder, exports, buf);
+            Ok(Err(TooBigForLane(len)))
+        }
+        Err(e) => {
+            *frames += write_declarations(shared, encoder, exports, buf);
+            Err(RemoteSendError::Serialize(e.to_string()))
+        }
+    }
+}
+
 /// Writes the declarations the export table queued; returns how many.
 fn write_declarations(
     shared: &Shared,
@@ -335,9 +368,22 @@ fn write_declarations(
     };
     let n = pending.len();
     for (id, actor) in pending {
+        let id = RefId::new(id).expect("export ids start at 1");
+        if is_local_temporary(&actor) {
+            // An ask's reply handle: declared by correlation id, no path.
+            shared.register_reply_handle(&actor);
+            let declaration = ReplyHandleDeclaration {
+                id,
+                correlation: actor.uid(),
+            };
+            if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
+                tracing::error!("cannot declare reply handle: {e}");
+            }
+            continue;
+        }
         let path = shared.export_path(&actor);
         let declaration = RefDeclaration {
-            id: RefId::new(id).expect("export ids start at 1"),
+            id,
             uid: actor.uid(),
             path: &path,
         };

@@ -61,6 +61,7 @@ pub(crate) enum DeliverError {
 
 pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), SerializeError>;
 pub(crate) type DeliverFn = fn(&[u8], &ImportTable, u32) -> Result<(), DeliverError>;
+pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
 pub(crate) type SpawnFn =
     Arc<dyn Fn(&ActorSystem, &[u8], Option<&str>) -> Result<AnyRef, String> + Send + Sync>;
 
@@ -76,6 +77,9 @@ pub(crate) struct InboundType {
     pub(crate) name: &'static str,
     pub(crate) serializer: SerializerId,
     pub(crate) deliver: DeliverFn,
+    /// Decode and deliver to a ref found by other means (an ask's reply
+    /// handle, found by correlation id).
+    pub(crate) deliver_to: DeliverToFn,
 }
 
 /// Registrations, built before the transport starts.
@@ -139,6 +143,19 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     Ok(())
 }
 
+fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
+    payload: &[u8],
+    imports: &ImportTable,
+    recipient: &AnyRef,
+) -> Result<(), DeliverError> {
+    let target = recipient
+        .downcast::<M>()
+        .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
+    let msg: M = imports.scope(|| S::default().decode(payload))?;
+    target.tell(msg);
+    Ok(())
+}
+
 impl Registry {
     /// Registers protocol `M` under the stable wire id `id`; both nodes must
     /// use the same id. `M` is usually an actor's whole protocol enum.
@@ -180,6 +197,7 @@ impl Registry {
                 name,
                 serializer: S::default().id(),
                 deliver: deliver::<M, S>,
+                deliver_to: deliver_to::<M, S>,
             },
         );
         Ok(())

@@ -190,6 +190,13 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
                 }
                 if batching.flush_interval_us > 0 {
                     tokio::time::sleep(Duration::from_micros(batching.flush_interval_us)).await;
+                } else if batching.enabled {
+                    // Senders on this runtime (tasks that `ask`, say) woke
+                    // us with their first message; tokio would run us right
+                    // after that sender (its LIFO slot), one write per
+                    // message. Going to the back of the run queue once lets
+                    // every sender that is ready append first.
+                    tokio::task::yield_now().await;
                 }
                 if let Some(conn) = lane.take_handoff_or_idle() {
                     break conn;

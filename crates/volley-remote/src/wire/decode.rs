@@ -5,8 +5,9 @@ use super::error::DecodeError;
 use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
 use super::handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
 use super::pdu::{
-    Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, SpawnRequest,
-    SpawnResponse, SpawnResult, SystemAck, SystemMessage, UserMessage, MESSAGE_HEADER_LEN,
+    Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
+    ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
+    UserMessage, MESSAGE_HEADER_LEN,
 };
 use crate::serialization::SerializerId;
 
@@ -226,6 +227,29 @@ fn decode_pdu<'a>(
                 return Err(r.malformed("path", "actor path is empty"));
             }
             Pdu::RefDeclaration(RefDeclaration { id, uid, path })
+        }
+        PduKind::ReplyHandleDeclaration => {
+            let id = r.u32("id")?;
+            let id = RefId::new(id)
+                .filter(|id| id.get() <= config.max_ref_id)
+                .ok_or(r.malformed("id", "reference id is 0 or above the limit"))?;
+            let correlation = r.u64("correlation")?;
+            if correlation == 0 {
+                return Err(r.malformed("correlation", "correlation id is 0"));
+            }
+            Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration { id, correlation })
+        }
+        PduKind::Reply => {
+            let correlation = r.u64("correlation")?;
+            if correlation == 0 {
+                return Err(r.malformed("correlation", "correlation id is 0"));
+            }
+            Pdu::Reply(Reply {
+                correlation,
+                serializer: SerializerId(r.u16("serializer")?),
+                type_id: r.u32("type_id")?,
+                payload: std::mem::take(&mut r.buf),
+            })
         }
         PduKind::SystemMessage => {
             let seq = r.u64("seq")?;

@@ -8,8 +8,8 @@ use super::frame::{
     Lane, PduKind, FRAME_HEADER_LEN, HEARTBEAT_ACK_FRAME, HEARTBEAT_FRAME, MAX_STR_LEN,
     SMALL_MAX_FRAME_LEN,
 };
-use super::pdu::{MessageHeader, Pdu, SpawnResult, MESSAGE_HEADER_LEN};
-use crate::serialization::{SerializeError, Serializer};
+use super::pdu::{MessageHeader, Pdu, SpawnResult, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN};
+use crate::serialization::{SerializeError, Serializer, SerializerId};
 
 /// Encodes PDUs into frames appended to a `BytesMut`.
 ///
@@ -105,6 +105,40 @@ impl Encoder {
         self.user_message_with(buf, &header, |b| serializer.encode(value, b))
     }
 
+    /// Appends a [`super::pdu::Reply`] whose payload `write_payload`
+    /// serializes directly into `buf`.
+    #[inline]
+    pub fn reply_with<F>(
+        &self,
+        buf: &mut BytesMut,
+        correlation: u64,
+        serializer: SerializerId,
+        type_id: u32,
+        write_payload: F,
+    ) -> Result<(), EncodeError>
+    where
+        F: FnOnce(&mut BytesMut) -> Result<(), SerializeError>,
+    {
+        if correlation == 0 {
+            return Err(EncodeError::InvalidField {
+                field: "correlation",
+                reason: "a reply handle's correlation id is never 0",
+            });
+        }
+        let start = buf.len();
+        let mut head = [0u8; FRAME_HEADER_LEN + REPLY_HEADER_LEN];
+        head[4] = PduKind::Reply as u8;
+        head[5..13].copy_from_slice(&correlation.to_le_bytes());
+        head[13..15].copy_from_slice(&serializer.0.to_le_bytes());
+        head[15..19].copy_from_slice(&type_id.to_le_bytes());
+        buf.extend_from_slice(&head);
+        if let Err(e) = write_payload(buf) {
+            buf.truncate(start);
+            return Err(e.into());
+        }
+        self.finish_frame(buf, start)
+    }
+
     /// Appends a system message whose payload `write_payload` serializes
     /// directly into `buf`.
     pub fn system_message_with<F>(
@@ -153,6 +187,12 @@ impl Encoder {
             Pdu::UserMessage(m) => {
                 return self.user_message_with(buf, &m.header, |b| {
                     b.extend_from_slice(m.payload);
+                    Ok(())
+                })
+            }
+            Pdu::Reply(r) => {
+                return self.reply_with(buf, r.correlation, r.serializer, r.type_id, |b| {
+                    b.extend_from_slice(r.payload);
                     Ok(())
                 })
             }
@@ -278,6 +318,16 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
             buf.put_u64_le(r.uid);
             put_str16(buf, "path", r.path)?;
         }
+        Pdu::ReplyHandleDeclaration(r) => {
+            if r.correlation == 0 {
+                return Err(EncodeError::InvalidField {
+                    field: "correlation",
+                    reason: "a reply handle's correlation id is never 0",
+                });
+            }
+            buf.put_u32_le(r.id.get());
+            buf.put_u64_le(r.correlation);
+        }
         Pdu::SystemAck(a) => buf.put_u64_le(a.ack),
         Pdu::SpawnRequest(s) => {
             buf.put_u64_le(s.request_id);
@@ -301,7 +351,11 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
             }
         }
         // Handled by the caller without a generic body.
-        Pdu::Heartbeat | Pdu::HeartbeatAck | Pdu::UserMessage(_) | Pdu::SystemMessage(_) => {}
+        Pdu::Heartbeat
+        | Pdu::HeartbeatAck
+        | Pdu::UserMessage(_)
+        | Pdu::Reply(_)
+        | Pdu::SystemMessage(_) => {}
     }
     Ok(())
 }

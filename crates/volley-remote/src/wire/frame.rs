@@ -154,6 +154,10 @@ pub enum PduKind {
     UserMessage = 0x10,
     /// [`super::RefDeclaration`].
     RefDeclaration = 0x11,
+    /// [`super::ReplyHandleDeclaration`].
+    ReplyHandleDeclaration = 0x12,
+    /// [`super::Reply`].
+    Reply = 0x13,
     /// [`super::SystemMessage`].
     SystemMessage = 0x20,
     /// [`super::SystemAck`].
@@ -166,7 +170,7 @@ pub enum PduKind {
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 11] = [
+    pub const ALL: [PduKind; 13] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
@@ -174,6 +178,8 @@ impl PduKind {
         PduKind::Disassociate,
         PduKind::UserMessage,
         PduKind::RefDeclaration,
+        PduKind::ReplyHandleDeclaration,
+        PduKind::Reply,
         PduKind::SystemMessage,
         PduKind::SystemAck,
         PduKind::SpawnRequest,
@@ -190,6 +196,8 @@ impl PduKind {
             0x05 => PduKind::Disassociate,
             0x10 => PduKind::UserMessage,
             0x11 => PduKind::RefDeclaration,
+            0x12 => PduKind::ReplyHandleDeclaration,
+            0x13 => PduKind::Reply,
             0x20 => PduKind::SystemMessage,
             0x21 => PduKind::SystemAck,
             0x30 => PduKind::SpawnRequest,

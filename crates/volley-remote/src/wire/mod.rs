@@ -23,6 +23,7 @@ pub use frame::{
 };
 pub use handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
 pub use pdu::{
-    Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, SpawnRequest,
-    SpawnResponse, SpawnResult, SystemAck, SystemMessage, UserMessage, MESSAGE_HEADER_LEN,
+    Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
+    ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
+    UserMessage, MESSAGE_HEADER_LEN,
 };

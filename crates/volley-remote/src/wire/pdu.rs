@@ -72,6 +72,38 @@ pub struct RefDeclaration<'a> {
     pub path: &'a str,
 }
 
+/// Binds a reference id to a reply handle (an ask's temporary ref) that
+/// lives on the sending node, where `correlation` identifies it. Unlike a
+/// [`RefDeclaration`] it carries no path: the receiver answers with a
+/// [`Reply`] that names the correlation id, so neither side formats,
+/// parses or declares a path per ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyHandleDeclaration {
+    /// The id later messages on this lane use for the handle.
+    pub id: RefId,
+    /// The handle's identity on the declaring node (never 0).
+    pub correlation: u64,
+}
+
+/// A message for a reply handle that the receiving node declared with a
+/// [`ReplyHandleDeclaration`]: addressed by the receiver's correlation id,
+/// so the replier declares nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reply<'a> {
+    /// The handle's correlation id, as the receiver declared it (never 0).
+    pub correlation: u64,
+    /// How the payload is serialized.
+    pub serializer: SerializerId,
+    /// Stable, user-registered id of the message type.
+    pub type_id: u32,
+    /// The serialized message: the rest of the frame.
+    pub payload: &'a [u8],
+}
+
+/// Length of the fixed part of a [`Reply`] body: correlation (8),
+/// serializer (2), type id (4).
+pub const REPLY_HEADER_LEN: usize = 14;
+
 /// A system message (watch, unwatch, terminated, ...) with the sequence
 /// number and cumulative ack of the reliable-delivery layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +238,10 @@ pub enum Pdu<'a> {
     UserMessage(UserMessage<'a>),
     /// See [`RefDeclaration`].
     RefDeclaration(RefDeclaration<'a>),
+    /// See [`ReplyHandleDeclaration`].
+    ReplyHandleDeclaration(ReplyHandleDeclaration),
+    /// See [`Reply`].
+    Reply(Reply<'a>),
     /// See [`SystemMessage`].
     SystemMessage(SystemMessage<'a>),
     /// See [`SystemAck`].
@@ -227,6 +263,8 @@ impl Pdu<'_> {
             Pdu::Disassociate(_) => PduKind::Disassociate,
             Pdu::UserMessage(_) => PduKind::UserMessage,
             Pdu::RefDeclaration(_) => PduKind::RefDeclaration,
+            Pdu::ReplyHandleDeclaration(_) => PduKind::ReplyHandleDeclaration,
+            Pdu::Reply(_) => PduKind::Reply,
             Pdu::SystemMessage(_) => PduKind::SystemMessage,
             Pdu::SystemAck(_) => PduKind::SystemAck,
             Pdu::SpawnRequest(_) => PduKind::SpawnRequest,

@@ -83,6 +83,9 @@ pub struct RemoteRef {
     /// Free for the transport: e.g. the recipient id on the current
     /// connection, tagged with the connection's generation.
     pub id_hint: AtomicU64,
+    /// Non-zero for the reply handle of an ask made on the remote node: the
+    /// id that node knows the handle by, so a reply names it directly.
+    correlation: u64,
 }
 
 impl RemoteRef {
@@ -94,6 +97,28 @@ impl RemoteRef {
         system: ActorSystem,
         transport: Arc<dyn RemoteTransport>,
     ) -> Arc<Self> {
+        Self::build(path, uid, 0, system, transport)
+    }
+
+    /// The reply handle of an ask made on the node `node` names (any path
+    /// there), known on that node by `correlation` (the handle's uid).
+    pub fn reply_handle(
+        node: &ActorPath,
+        correlation: u64,
+        system: ActorSystem,
+        transport: Arc<dyn RemoteTransport>,
+    ) -> Arc<Self> {
+        let path = node.reply_handle(correlation);
+        Self::build(path, correlation, correlation, system, transport)
+    }
+
+    fn build(
+        path: ActorPath,
+        uid: u64,
+        correlation: u64,
+        system: ActorSystem,
+        transport: Arc<dyn RemoteTransport>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|me| RemoteRef {
             path,
             uid,
@@ -102,6 +127,7 @@ impl RemoteRef {
             me: me.clone(),
             route_hint: AtomicU64::new(0),
             id_hint: AtomicU64::new(0),
+            correlation,
         })
     }
 
@@ -124,6 +150,12 @@ impl RemoteRef {
     /// The remote actor's incarnation uid.
     pub fn uid(&self) -> u64 {
         self.uid
+    }
+
+    /// For the reply handle of an ask made on the remote node: the id that
+    /// node knows it by.
+    pub fn correlation(&self) -> Option<u64> {
+        (self.correlation != 0).then_some(self.correlation)
     }
 
     /// The type-erased handle.
