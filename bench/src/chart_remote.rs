@@ -267,10 +267,14 @@ pub fn throughput_bars(report: &Report, path: &Path) -> crate::Result<()> {
     let bars = live(report)
         .iter()
         .filter_map(|r| {
-            let what = ["mode", "senders", "inflight"]
+            let what = ["mode", "sender", "senders", "inflight"]
                 .iter()
                 .find_map(|k| r.get(*k).map(|v| format!("{k}={v}")))
-                .map(|w| w.replace('"', "").replace("mode=", ""))
+                .map(|w| {
+                    w.replace('"', "")
+                        .replace("mode=", "")
+                        .replace("sender=", "")
+                })
                 .unwrap_or_default();
             Some((
                 format!("{} {what}", system(r)).trim().to_string(),

@@ -3,10 +3,16 @@
 //! `send().await` so that backpressure (a full outbound queue) waits instead
 //! of dropping. The adder counts and sums; its report (asked after the last
 //! message, on the same lane, so after it) must match exactly.
+//!
+//! The sender is either tokio tasks on the driver thread or an actor on
+//! node A's dispatcher (which `tell`s, and on a full queue pipes a
+//! `send().await` back to itself): the two ways an application sends.
 
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use volley::{Actor, ActorRef, Context, HandleResult, Props, TellError};
 
 use super::remote_common::{load, note_best_rate, report as adder_report, Calc, Layout, Nodes};
 use super::{Ctx, Scenario};
@@ -54,6 +60,20 @@ pub fn tell_once(
         }
         failed
     });
+    check_delivery(ctx, nodes, adder, n, failed, dead_before, start)
+}
+
+/// Checks the adder's count and sum against `n` messages sent; returns the
+/// count and the time since `start` (the report included).
+fn check_delivery(
+    ctx: &Ctx,
+    nodes: &Nodes,
+    adder: &volley::ActorRef<Calc>,
+    n: u64,
+    failed: u64,
+    dead_before: u64,
+    start: Instant,
+) -> crate::Result<(u64, Duration)> {
     let (count, sum) = adder_report(&ctx.rt, adder)?;
     let elapsed = start.elapsed();
     let expected_sum = (0..n as i64).map(|a| a + 1).fold(0i64, i64::wrapping_add);
@@ -68,16 +88,102 @@ pub fn tell_once(
     Ok((count, elapsed))
 }
 
+/// How many messages the sender actor tells per activation.
+const SLICE: u64 = 2_000;
+
+enum SenderMsg {
+    Go,
+    /// A message that found the queue full was sent once there was room
+    /// (`true`), or failed.
+    Resumed(bool),
+}
+
+/// Sends `total` `Add`s from a dispatcher thread, `SLICE` per activation.
+struct TellSender {
+    adder: ActorRef<Calc>,
+    total: u64,
+    sent: u64,
+    failed: u64,
+    done: mpsc::Sender<u64>,
+}
+
+impl Actor for TellSender {
+    type Msg = SenderMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: SenderMsg) -> HandleResult {
+        if let SenderMsg::Resumed(ok) = msg {
+            self.sent += 1;
+            self.failed += u64::from(!ok);
+        }
+        let end = (self.sent + SLICE).min(self.total);
+        while self.sent < end {
+            let add = Calc::Add {
+                a: self.sent as i64,
+                b: 1,
+            };
+            match self.adder.try_tell(add) {
+                Ok(()) => self.sent += 1,
+                Err(TellError::Full(add)) => {
+                    // Backpressure: wait for room off the dispatcher.
+                    let adder = self.adder.clone();
+                    ctx.pipe_to(async move { adder.send(add).await.is_ok() }, |ok| {
+                        SenderMsg::Resumed(ok)
+                    });
+                    return Ok(());
+                }
+                Err(e) => return Err(format!("tell failed: {e}").into()),
+            }
+        }
+        if self.sent < self.total {
+            ctx.myself().tell(SenderMsg::Go);
+        } else {
+            let _ = self.done.send(self.failed);
+            ctx.stop_self();
+        }
+        Ok(())
+    }
+}
+
+/// Sends `n` messages from one actor on node A.
+pub fn tell_from_actor(
+    ctx: &Ctx,
+    nodes: &Nodes,
+    adder: &volley::ActorRef<Calc>,
+    n: u64,
+) -> crate::Result<(u64, Duration)> {
+    let dead_before = nodes.dead_letters();
+    let (done, finished) = mpsc::channel();
+    let start = Instant::now();
+    let sender = nodes
+        .a
+        .system
+        .spawn_anonymous(Props::new({
+            let adder = adder.clone();
+            move || TellSender {
+                adder: adder.clone(),
+                total: n,
+                sent: 0,
+                failed: 0,
+                done: done.clone(),
+            }
+        }))
+        .map_err(|e| format!("cannot spawn the sender: {e}"))?;
+    sender.tell(SenderMsg::Go);
+    let failed = finished
+        .recv_timeout(Duration::from_secs(600))
+        .map_err(|_| "the sender actor did not finish")?;
+    check_delivery(ctx, nodes, adder, n, failed, dead_before, start)
+}
+
 fn run(ctx: &Ctx) -> crate::Result<Report> {
     let layout = Layout::from_cli(&ctx.cli);
     let runs = ctx.cli.runs();
     let quick = ctx.cli.quick;
-    let progress = Progress::new(2);
+    let progress = Progress::new(4);
     progress.note(&format!("load before the run: {}", load()));
     let mut report = Report::new(
         SCENARIO.name,
         vec![
-            col("senders", "senders", Fmt::Plain),
+            col("sender", "sender", Fmt::Plain),
             col("messages", "messages", Fmt::Plain),
             col("elapsed_ns", "ms", Fmt::Millis),
             col("msgs_per_sec", "M msgs/s", Fmt::Millions),
@@ -95,17 +201,19 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         });
         progress.done();
         let mut rows = Vec::new();
-        for senders in [1u64, 8] {
-            progress.start(&format!(
-                "volley: {n} tells from {senders} sender task(s) × {runs}"
-            ));
+        for sender in ["1 task", "8 tasks", "1 actor"] {
+            progress.start(&format!("volley: {n} tells from {sender} × {runs}"));
             let mut results = Vec::new();
             for _ in 0..runs {
-                let (count, elapsed) = tell_once(ctx, &nodes, &adder, n, senders)?;
+                let (count, elapsed) = match sender {
+                    "1 task" => tell_once(ctx, &nodes, &adder, n, 1)?,
+                    "8 tasks" => tell_once(ctx, &nodes, &adder, n, 8)?,
+                    _ => tell_from_actor(ctx, &nodes, &adder, n)?,
+                };
                 results.push(row(
                     "volley",
                     json!({
-                        "senders": senders,
+                        "sender": sender,
                         "messages": count,
                         "elapsed_ns": elapsed.as_nanos() as u64,
                         "msgs_per_sec": count as f64 / elapsed.as_secs_f64(),

@@ -186,11 +186,153 @@ fn truncated_frames() {
 
 #[test]
 fn unknown_pdu_kind() {
-    for kind in [0x00, 0x06, 0x12, 0x7f, 0xff] {
+    for kind in [0x00, 0x06, 0x14, 0x1f, 0x7f, 0xff] {
         assert_eq!(
             decode_one(&frame(kind, &[])),
             Err(DecodeError::UnknownPduKind(kind))
         );
+    }
+    // Exactly the kinds of `PduKind::ALL` are known; every other byte is
+    // rejected by kind, before its body is looked at.
+    for byte in 0..=u8::MAX {
+        let known = PduKind::ALL.iter().any(|&k| k as u8 == byte);
+        let err = decode_one(&frame(byte, &[])).err();
+        assert_eq!(
+            err == Some(DecodeError::UnknownPduKind(byte)),
+            !known,
+            "kind 0x{byte:02x}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn kind_numbering() {
+    // `ALL` is in wire-value order, without duplicates, and `from_u8`
+    // inverts the discriminants.
+    assert!(PduKind::ALL.windows(2).all(|w| (w[0] as u8) < (w[1] as u8)));
+    for kind in PduKind::ALL {
+        assert_eq!(PduKind::from_u8(kind as u8), Some(kind));
+    }
+    assert_eq!(PduKind::ReplyHandleDeclaration as u8, 0x12);
+    assert_eq!(PduKind::Reply as u8, 0x13);
+}
+
+fn handle_body(id: u32, correlation: u64) -> Vec<u8> {
+    let mut b = id.to_le_bytes().to_vec();
+    b.extend(correlation.to_le_bytes());
+    b
+}
+
+fn reply_body(correlation: u64, payload: &[u8]) -> Vec<u8> {
+    let mut b = correlation.to_le_bytes().to_vec();
+    b.extend(2u16.to_le_bytes());
+    b.extend(77u32.to_le_bytes());
+    b.extend_from_slice(payload);
+    b
+}
+
+#[test]
+fn bad_reply_handle_declarations() {
+    const KIND: PduKind = PduKind::ReplyHandleDeclaration;
+    // The well-formed one, for reference.
+    assert_eq!(
+        decode_one(&frame(0x12, &handle_body(4096, 9))),
+        Ok(Some(Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration {
+            id: RefId::new(4096).unwrap(),
+            correlation: 9
+        })))
+    );
+    let bad_id = Err(DecodeError::Malformed {
+        kind: KIND,
+        field: "id",
+        reason: "reference id is 0 or above the limit",
+    });
+    assert_eq!(decode_one(&frame(0x12, &handle_body(0, 9))), bad_id);
+    assert_eq!(
+        decode_one(&frame(0x12, &handle_body(DEFAULT_MAX_REF_ID + 1, 9))),
+        bad_id
+    );
+    assert!(matches!(
+        decode_one(&frame(0x12, &handle_body(DEFAULT_MAX_REF_ID, 9))),
+        Ok(Some(Pdu::ReplyHandleDeclaration(_)))
+    ));
+    assert_eq!(
+        decode_one(&frame(0x12, &handle_body(1, 0))),
+        Err(DecodeError::Malformed {
+            kind: KIND,
+            field: "correlation",
+            reason: "correlation id is 0"
+        })
+    );
+    // Complete frames whose body stops inside a field.
+    let body = handle_body(1, 9);
+    for cut in 0..body.len() {
+        let field = if cut < 4 { "id" } else { "correlation" };
+        assert_eq!(
+            decode_one(&frame(0x12, &body[..cut])),
+            Err(DecodeError::Truncated { kind: KIND, field }),
+            "body cut at {cut}"
+        );
+    }
+    // Still arriving: not an error.
+    let full = frame(0x12, &body);
+    for cut in 0..full.len() {
+        assert_eq!(decode_one(&full[..cut]), Ok(None), "cut at {cut}");
+    }
+    // Fixed layout: a trailing byte is an error.
+    let mut long = body.clone();
+    long.push(0);
+    assert_eq!(
+        decode_one(&frame(0x12, &long)),
+        Err(DecodeError::TrailingBytes {
+            kind: KIND,
+            extra: 1
+        })
+    );
+}
+
+#[test]
+fn bad_replies() {
+    const KIND: PduKind = PduKind::Reply;
+    // The payload is `rest`: empty is fine, and nothing is ever trailing.
+    for payload in [&b""[..], b"x", &[0u8; 100]] {
+        assert_eq!(
+            decode_one(&frame(0x13, &reply_body(5, payload))),
+            Ok(Some(Pdu::Reply(Reply {
+                correlation: 5,
+                serializer: SerializerId(2),
+                type_id: 77,
+                payload
+            })))
+        );
+    }
+    assert_eq!(
+        decode_one(&frame(0x13, &reply_body(0, b"x"))),
+        Err(DecodeError::Malformed {
+            kind: KIND,
+            field: "correlation",
+            reason: "correlation id is 0"
+        })
+    );
+    // Complete frames whose body stops inside the 14-byte head.
+    let body = reply_body(5, b"");
+    assert_eq!(body.len(), 14);
+    for cut in 0..body.len() {
+        let field = match cut {
+            0..8 => "correlation",
+            8..10 => "serializer",
+            _ => "type_id",
+        };
+        assert_eq!(
+            decode_one(&frame(0x13, &body[..cut])),
+            Err(DecodeError::Truncated { kind: KIND, field }),
+            "body cut at {cut}"
+        );
+    }
+    // Still arriving: not an error.
+    let full = frame(0x13, &reply_body(5, b"payload"));
+    for cut in 0..full.len() {
+        assert_eq!(decode_one(&full[..cut]), Ok(None), "cut at {cut}");
     }
 }
 
@@ -329,4 +471,91 @@ fn encoder_rejects_unencodable_fields() {
         }
     ));
     assert!(buf.is_empty());
+}
+
+#[test]
+fn encoder_rejects_correlation_zero() {
+    let encoder = Encoder::default();
+    let mut buf = BytesMut::from(&b"previous frames"[..]);
+    let handle = Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration {
+        id: RefId::new(1).unwrap(),
+        correlation: 0,
+    });
+    let reply = Pdu::Reply(Reply {
+        correlation: 0,
+        serializer: SerializerId::BYTES,
+        type_id: 1,
+        payload: b"x",
+    });
+    for pdu in [handle, reply] {
+        let err = encoder.encode(&pdu, &mut buf).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EncodeError::InvalidField {
+                    field: "correlation",
+                    ..
+                }
+            ),
+            "{pdu:?}: {err:?}"
+        );
+        assert_eq!(&buf[..], b"previous frames");
+    }
+    let err = encoder
+        .reply_with(&mut buf, 0, SerializerId::BYTES, 1, |b| {
+            b.extend_from_slice(b"x");
+            Ok(())
+        })
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        EncodeError::InvalidField {
+            field: "correlation",
+            ..
+        }
+    ));
+    assert_eq!(&buf[..], b"previous frames");
+}
+
+#[test]
+fn reply_encoder_leaves_the_buffer_as_it_was_on_failure() {
+    let encoder = Encoder::new(1024);
+    let mut buf = BytesMut::from(&b"previous frames"[..]);
+    // Too large for the lane.
+    let err = encoder
+        .reply_with(&mut buf, 7, SerializerId::BYTES, 1, |b| {
+            b.extend_from_slice(&[0u8; 1024]);
+            Ok(())
+        })
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        EncodeError::FrameTooLong {
+            len: 1039,
+            max: 1024
+        }
+    ));
+    assert_eq!(&buf[..], b"previous frames");
+    // The payload serializer fails half way.
+    let err = encoder
+        .reply_with(&mut buf, 7, SerializerId::BYTES, 1, |b| {
+            b.extend_from_slice(b"half");
+            Err(
+                volley_remote::serialization::SerializeError::TrailingBytes {
+                    serializer: SerializerId::BYTES,
+                    extra: 1,
+                },
+            )
+        })
+        .unwrap_err();
+    assert!(matches!(err, EncodeError::Serialize(_)));
+    assert_eq!(&buf[..], b"previous frames");
+    // Exactly the maximum fits: 1 + 14 + 1009 bytes.
+    encoder
+        .reply_with(&mut buf, 7, SerializerId::BYTES, 1, |b| {
+            b.extend_from_slice(&[0u8; 1009]);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(buf.len(), 15 + 4 + 1024);
 }

@@ -16,6 +16,8 @@ enum Owned {
     Disassociate(u8, String),
     User(MessageHeader, Vec<u8>),
     RefDecl(u32, u64, String),
+    ReplyHandleDecl(u32, u64),
+    Reply(u64, u16, u32, Vec<u8>),
     System(u64, u64, MessageHeader, Vec<u8>),
     SystemAck(u64),
     SpawnReq(u64, u16, String, String, Vec<u8>),
@@ -59,6 +61,18 @@ impl Owned {
                 id: RefId::new(*id).unwrap(),
                 uid: *uid,
                 path,
+            }),
+            Owned::ReplyHandleDecl(id, correlation) => {
+                Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration {
+                    id: RefId::new(*id).unwrap(),
+                    correlation: *correlation,
+                })
+            }
+            Owned::Reply(correlation, ser, type_id, payload) => Pdu::Reply(Reply {
+                correlation: *correlation,
+                serializer: SerializerId(*ser),
+                type_id: *type_id,
+                payload,
             }),
             Owned::System(seq, ack, header, payload) => Pdu::SystemMessage(SystemMessage {
                 seq: *seq,
@@ -147,6 +161,9 @@ fn owned() -> impl Strategy<Value = Owned> {
         (header(), bytes(300)).prop_map(|(h, p)| Owned::User(h, p)),
         (1..=DEFAULT_MAX_REF_ID, any::<u64>(), path())
             .prop_map(|(i, u, p)| Owned::RefDecl(i, u, p)),
+        (1..=DEFAULT_MAX_REF_ID, 1u64..).prop_map(|(i, c)| Owned::ReplyHandleDecl(i, c)),
+        (1u64.., any::<u16>(), any::<u32>(), bytes(300))
+            .prop_map(|(c, s, t, p)| Owned::Reply(c, s, t, p)),
         (1u64.., any::<u64>(), header(), bytes(300))
             .prop_map(|(s, a, h, p)| Owned::System(s, a, h, p)),
         any::<u64>().prop_map(Owned::SystemAck),
@@ -195,6 +212,32 @@ proptest! {
         }
         prop_assert_eq!(next, items.len());
         prop_assert!(read_buf.is_empty());
+    }
+
+    #[test]
+    fn hot_path_reply_encoder_matches_generic_encoding(
+        correlation in 1u64..,
+        ser in any::<u16>(),
+        type_id in any::<u32>(),
+        payload in bytes(300),
+    ) {
+        let encoder = Encoder::default();
+        let mut generic = BytesMut::new();
+        let pdu = Pdu::Reply(Reply {
+            correlation,
+            serializer: SerializerId(ser),
+            type_id,
+            payload: &payload,
+        });
+        encoder.encode(&pdu, &mut generic).unwrap();
+        let mut hot = BytesMut::new();
+        encoder
+            .reply_with(&mut hot, correlation, SerializerId(ser), type_id, |b| {
+                b.extend_from_slice(&payload);
+                Ok(())
+            })
+            .unwrap();
+        prop_assert_eq!(&hot[..], &generic[..]);
     }
 
     #[test]

@@ -69,6 +69,16 @@ fn corpus() -> Vec<Vec<u8>> {
             },
             payload: b"",
         }),
+        Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration {
+            id: RefId::new(4096).unwrap(),
+            correlation: 0x0102_0304_0506_0708,
+        }),
+        Pdu::Reply(Reply {
+            correlation: 77,
+            serializer: SerializerId::BINCODE,
+            type_id: 1001,
+            payload: b"reply",
+        }),
         Pdu::RefDeclaration(RefDeclaration {
             id: RefId::new(7).unwrap(),
             uid: 9,

@@ -15,7 +15,7 @@ use volley::remote::RemoteRef;
 use volley::{ActorPath, DeadLetterReason};
 
 use super::handshake::{self, Request};
-use super::registry::DeliverError;
+use super::registry::{DeliverError, InboundType};
 use super::Shared;
 use crate::serialization::SerializerId;
 use crate::wire::{
@@ -119,6 +119,7 @@ async fn read_loop(
         root: ActorPath::parse(&format!("{peer}/")).map_err(|e| e.to_string())?,
         address: peer,
         slot: None,
+        last_type: None,
     };
     loop {
         let mut frames = decoder.frames(&buf);
@@ -158,12 +159,26 @@ struct Peer {
     slot: Option<usize>,
     /// Its root path, for the paths of its reply handles.
     root: ActorPath,
+    /// The registration of the last message type received.
+    last_type: Option<(u32, InboundType)>,
 }
 
 fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
     match pdu {
         Pdu::UserMessage(m) => {
-            let Some(ty) = shared.registry.by_wire_id.get(&m.header.type_id) else {
+            // A connection usually carries one or two message types: the
+            // last one's registration is kept to skip the map lookup.
+            let ty = match peer.last_type {
+                Some((id, ty)) if id == m.header.type_id => Some(ty),
+                _ => {
+                    let found = shared.registry.by_wire_id.get(&m.header.type_id).copied();
+                    if let Some(ty) = found {
+                        peer.last_type = Some((m.header.type_id, ty));
+                    }
+                    found
+                }
+            };
+            let Some(ty) = ty else {
                 shared.undeliverable(
                     &peer.address,
                     &format!("unknown message type id {}", m.header.type_id),

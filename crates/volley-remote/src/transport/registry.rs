@@ -128,18 +128,21 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     imports: &ImportTable,
     recipient: u32,
 ) -> Result<(), DeliverError> {
+    // The common case first: the handle cached for this protocol, borrowed
+    // (no reference count per message).
+    if let Some(target) = imports.typed_ref::<M>(recipient) {
+        let msg: M = imports.scope(|| S::default().decode(payload))?;
+        target.tell(msg);
+        return Ok(());
+    }
     if imports.get(recipient).is_none() {
         return Err(DeliverError::UnknownRecipient(recipient));
     }
+    let target = imports
+        .typed::<M>(recipient)
+        .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
     let msg: M = imports.scope(|| S::default().decode(payload))?;
-    // Borrow the cached handle: no reference count per message.
-    match imports.typed_ref::<M>(recipient) {
-        Some(target) => target.tell(msg),
-        None => imports
-            .typed::<M>(recipient)
-            .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?
-            .tell(msg),
-    }
+    target.tell(msg);
     Ok(())
 }
 

@@ -25,5 +25,5 @@ pub use handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
 pub use pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
     ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
-    UserMessage, MESSAGE_HEADER_LEN,
+    UserMessage, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN,
 };

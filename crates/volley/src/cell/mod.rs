@@ -43,11 +43,33 @@ const HAS_SYS: u8 = 2;
 const TERMINATED: u8 = 4;
 
 /// Incarnation ids, unique in the process (so refs of two systems in one
-/// process never compare equal).
-static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+/// process never compare equal), counted from a random start: a restarted
+/// node must not hand out the uids (and ask correlation ids) its previous
+/// incarnation used, or a message or reply meant for an old actor or ask
+/// could reach a new one. Akka draws actor uids at random for the same
+/// reason.
+static NEXT_UID: AtomicU64 = AtomicU64::new(0);
 
 pub(crate) fn next_uid() -> u64 {
+    if NEXT_UID.load(Ordering::Relaxed) == 0 {
+        // First use in the process: whoever wins sets the random start.
+        let _ = NEXT_UID.compare_exchange(0, random_start(), Ordering::Relaxed, Ordering::Relaxed);
+    }
     NEXT_UID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A random number in `[1, 2^62)`, from the standard library's randomly
+/// seeded hasher (no dependency for eight random bytes).
+fn random_start() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64),
+    );
+    h.write_u32(std::process::id());
+    (h.finish() >> 2).max(1)
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
