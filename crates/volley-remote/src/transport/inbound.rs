@@ -20,7 +20,7 @@ use super::Shared;
 use crate::serialization::SerializerId;
 use crate::wire::{
     Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply, SpawnRequest,
-    SpawnResponse, SpawnResult, PROTOCOL_VERSION,
+    SpawnResponse, SpawnResult, UserMessage, PROTOCOL_VERSION,
 };
 
 /// Read buffer size: large enough that one read usually carries hundreds of
@@ -125,6 +125,9 @@ async fn read_loop(
         let mut frames = decoder.frames(&buf);
         for decoded in &mut frames {
             match decoded {
+                // User messages first, in a small function the loop can
+                // inline: they are nearly every frame.
+                Ok(Pdu::UserMessage(m)) => handle_user(shared, &imports, &mut peer, m),
                 Ok(pdu) => handle(shared, &mut imports, &mut peer, pdu),
                 Err(e) => {
                     // The stream cannot be trusted past a bad frame.
@@ -163,40 +166,43 @@ struct Peer {
     last_type: Option<(u32, InboundType)>,
 }
 
+#[inline]
+fn handle_user(shared: &Arc<Shared>, imports: &ImportTable, peer: &mut Peer, m: UserMessage<'_>) {
+    // A connection usually carries one or two message types: the
+    // last one's registration is kept to skip the map lookup.
+    let ty = match peer.last_type {
+        Some((id, ty)) if id == m.header.type_id => Some(ty),
+        _ => {
+            let found = shared.registry.by_wire_id.get(&m.header.type_id).copied();
+            if let Some(ty) = found {
+                peer.last_type = Some((m.header.type_id, ty));
+            }
+            found
+        }
+    };
+    let Some(ty) = ty else {
+        shared.undeliverable(
+            &peer.address,
+            &format!("unknown message type id {}", m.header.type_id),
+        );
+        return;
+    };
+    let result = if m.header.serializer != ty.serializer {
+        Err(DeliverError::WrongSerializer(m.header.serializer))
+    } else {
+        (ty.deliver)(m.payload, imports, m.header.recipient.get())
+    };
+    if let Err(e) = result {
+        shared.undeliverable(
+            &peer.address,
+            &format!("{} ({}): {e}", ty.name, m.header.type_id),
+        );
+    }
+}
+
 fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
     match pdu {
-        Pdu::UserMessage(m) => {
-            // A connection usually carries one or two message types: the
-            // last one's registration is kept to skip the map lookup.
-            let ty = match peer.last_type {
-                Some((id, ty)) if id == m.header.type_id => Some(ty),
-                _ => {
-                    let found = shared.registry.by_wire_id.get(&m.header.type_id).copied();
-                    if let Some(ty) = found {
-                        peer.last_type = Some((m.header.type_id, ty));
-                    }
-                    found
-                }
-            };
-            let Some(ty) = ty else {
-                shared.undeliverable(
-                    &peer.address,
-                    &format!("unknown message type id {}", m.header.type_id),
-                );
-                return;
-            };
-            let result = if m.header.serializer != ty.serializer {
-                Err(DeliverError::WrongSerializer(m.header.serializer))
-            } else {
-                (ty.deliver)(m.payload, imports, m.header.recipient.get())
-            };
-            if let Err(e) = result {
-                shared.undeliverable(
-                    &peer.address,
-                    &format!("{} ({}): {e}", ty.name, m.header.type_id),
-                );
-            }
-        }
+        Pdu::UserMessage(m) => handle_user(shared, imports, peer, m),
         Pdu::Reply(r) => reply(shared, imports, &peer.address, r),
         Pdu::RefDeclaration(d) => {
             match shared.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {

@@ -353,19 +353,29 @@ fn encode_with_refs(
 }
 
 /// Writes the declarations the export table queued; returns how many.
+/// Called for every message, nearly always with nothing queued: the check
+/// is inlined, the work is not.
+#[inline]
 fn write_declarations(
     shared: &Shared,
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) -> usize {
-    let pending = {
-        let mut table = exports.borrow_mut();
-        if !table.has_pending() {
-            return 0;
-        }
-        table.take_pending()
-    };
+    if !exports.borrow().has_pending() {
+        return 0;
+    }
+    write_pending_declarations(shared, encoder, exports, buf)
+}
+
+#[inline(never)]
+fn write_pending_declarations(
+    shared: &Shared,
+    encoder: &Encoder,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+) -> usize {
+    let pending = exports.borrow_mut().take_pending();
     let n = pending.len();
     for (id, actor) in pending {
         let id = RefId::new(id).expect("export ids start at 1");

@@ -255,9 +255,8 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
     }
 
     fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>> {
-        if self.transport.is_full(self) {
-            return Err(TellError::Full(msg));
-        }
+        // No separate "is it full" look-up: `send` borrows the message and
+        // answers `QueueFull` without having taken it.
         let name = std::any::type_name::<M>();
         match self.transport.send(self, &msg, TypeId::of::<M>(), name) {
             Ok(()) => Ok(None),

@@ -145,6 +145,7 @@ impl ExportTable {
     }
 
     /// True when declarations wait to be written.
+    #[inline]
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
     }
