@@ -228,6 +228,76 @@ pub fn pingpong_blocking_once(frame: &[u8], n: u64, warmup: u64) -> crate::Resul
     Ok(h)
 }
 
+/// The open-loop counterpart of [`pingpong_blocking_once`], for the
+/// remote-latency comparison at a fixed offered rate: a pacer thread writes
+/// frame `i` at `start + i / rate` (sequence number in the frame's last 8
+/// bytes), a blocking echo thread answers, and a reader thread records each
+/// answer's latency from its *scheduled* time, as volley's open loop does.
+/// Returns (latency histogram, the pacer's lateness histogram).
+pub fn open_loop_blocking(
+    frame: &[u8],
+    rate: u64,
+    duration: Duration,
+) -> crate::Result<(Histogram<u64>, Histogram<u64>)> {
+    use std::io::{Read, Write};
+    let n = (rate as f64 * duration.as_secs_f64()) as u64;
+    let period = Duration::from_nanos(1_000_000_000 / rate);
+    let len = frame.len();
+    if len < 8 {
+        return Err("the frame is too short to carry a sequence number".into());
+    }
+    let (client, server) = connected_pair()?;
+    client.set_nonblocking(false)?;
+    server.set_nonblocking(false)?;
+    let echo = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut s = server;
+        let mut buf = vec![0u8; len];
+        for _ in 0..n {
+            s.read_exact(&mut buf)?;
+            s.write_all(&buf)?;
+        }
+        Ok(())
+    });
+    let start = Instant::now() + Duration::from_millis(2);
+    let mut reader_stream = client.try_clone()?;
+    let reader = std::thread::spawn(move || -> std::io::Result<Histogram<u64>> {
+        let mut h = histogram();
+        let mut buf = vec![0u8; len];
+        for _ in 0..n {
+            reader_stream.read_exact(&mut buf)?;
+            let i = u64::from_le_bytes(buf[len - 8..].try_into().expect("8 bytes"));
+            let scheduled = start + period * i as u32;
+            let _ = h.record(scheduled.elapsed().as_nanos().max(1) as u64);
+        }
+        Ok(h)
+    });
+    super::remote_latency::tight_timer_slack();
+    let mut writer = client;
+    let mut out = frame.to_vec();
+    let mut late = histogram();
+    for i in 0..n {
+        let scheduled = start + period * i as u32;
+        let now = Instant::now();
+        if scheduled > now {
+            std::thread::sleep(scheduled - now);
+        }
+        let _ = late.record(
+            Instant::now()
+                .saturating_duration_since(scheduled)
+                .as_nanos()
+                .max(1) as u64,
+        );
+        out[len - 8..].copy_from_slice(&i.to_le_bytes());
+        writer.write_all(&out)?;
+    }
+    let h = reader.join().map_err(|_| "the reader panicked")??;
+    echo.join().map_err(|_| "echo panicked")??;
+    if h.len() != n {
+        return Err(format!("raw open loop: {} of {n} answers recorded", h.len()).into());
+    }
+    Ok((h, late))
+}
+
 /// Round-trip rows: the median (by p50) of `runs` histograms.
 pub fn pingpong_row(frame: &[u8], n: u64, runs: usize, blocking: bool) -> crate::Result<Row> {
     let mut rows = Vec::new();
