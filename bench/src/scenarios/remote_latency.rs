@@ -196,7 +196,9 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     progress.done();
     let mut raw_open = Vec::new();
     for &rate in RATES {
-        progress.note(&format!("raw tcp: open loop at {rate}/s for {duration:?} × {runs}"));
+        progress.note(&format!(
+            "raw tcp: open loop at {rate}/s for {duration:?} × {runs}"
+        ));
         let mut open = Vec::new();
         for _ in 0..runs {
             let (h, late) = raw_tcp::open_loop_blocking(&frame, rate, duration)?;
@@ -205,7 +207,13 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
                 "pacer_late_p99_ns": late.value_at_quantile(0.99),
                 "pacer_late_max_ns": late.max(),
             });
-            open.push(lat_row("raw-tcp (blocking)", "open loop", Some(rate), &h, e));
+            open.push(lat_row(
+                "raw-tcp (blocking)",
+                "open loop",
+                Some(rate),
+                &h,
+                e,
+            ));
         }
         raw_open.push(crate::measure::median_row(&open, "p99_ns").expect("runs ≥ 1"));
     }
@@ -349,6 +357,9 @@ mod tests {
             notes.contains("raw TCP at 10 K/s p99 60.0 µs = 1.50× (target ≤ 2×: met)"),
             "{notes}"
         );
-        assert!(notes.contains("one in flight p99 40.0 µs = 2.25×"), "{notes}");
+        assert!(
+            notes.contains("one in flight p99 40.0 µs = 2.25×"),
+            "{notes}"
+        );
     }
 }
