@@ -213,8 +213,19 @@ impl Actor for Flooder {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_sent_by_actors_are_flushed_by_their_dispatcher_in_order() {
-    let a = node("alpha", RemoteSettings::default()).await;
-    let b = node("beta", RemoteSettings::default()).await;
+    flood_from_an_actor(RemoteSettings::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_sent_by_actors_arrive_in_order_through_the_writer_task_too() {
+    let mut settings = RemoteSettings::default();
+    settings.batching.dispatcher_writes = false;
+    flood_from_an_actor(settings).await;
+}
+
+async fn flood_from_an_actor(settings: RemoteSettings) {
+    let a = node("alpha", settings.clone()).await;
+    let b = node("beta", settings).await;
     spawn_calculator(&b, "calc");
     let calc = remote_ref(&a, &b, "calc");
     const TOTAL: u64 = 1_000_000;

@@ -104,7 +104,9 @@ impl OutboundLane {
             } else {
                 1
             },
-            direct_flush: batching.enabled && batching.flush_interval_us == 0,
+            direct_flush: batching.enabled
+                && batching.flush_interval_us == 0
+                && batching.dispatcher_writes,
         }
     }
 

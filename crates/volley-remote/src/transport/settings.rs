@@ -25,6 +25,15 @@ pub struct BatchingSettings {
     /// Default 0: write as soon as the writer is free, which already batches
     /// whatever queued during the previous write.
     pub flush_interval_us: u64,
+    /// Messages sent by actors are written by the dispatcher thread that
+    /// ran them, once it runs out of work or after 4 activations, instead
+    /// of waking the writer task (see `volley::batch_end`). Saves a thread
+    /// wake-up per batch; the price is that a handler which keeps its
+    /// thread busy long after sending (blocking or heavy computation)
+    /// holds its messages back that long, as it holds back every other
+    /// actor on that thread. Default true; ignored (off) when batching is
+    /// off or `flush_interval_us` is set.
+    pub dispatcher_writes: bool,
 }
 
 impl Default for BatchingSettings {
@@ -34,6 +43,7 @@ impl Default for BatchingSettings {
             max_pending_writes: 4096,
             max_pending_bytes: 4 * 1024 * 1024,
             flush_interval_us: 0,
+            dispatcher_writes: true,
         }
     }
 }
@@ -162,13 +172,15 @@ mod tests {
     #[test]
     fn defaults_validate_and_toml_overrides() {
         let s = volley::Settings::from_toml_str(
-            "[remote]\nport = 2552\nremote_spawn = true\n[remote.batching]\nenabled = false\n",
+            "[remote]\nport = 2552\nremote_spawn = true\n[remote.batching]\nenabled = false\ndispatcher_writes = false\n",
         )
         .unwrap();
         let r = RemoteSettings::from_system_settings(&s).unwrap();
         assert_eq!(r.port, 2552);
         assert!(r.remote_spawn);
         assert!(!r.batching.enabled);
+        assert!(!r.batching.dispatcher_writes);
+        assert!(BatchingSettings::default().dispatcher_writes);
         assert_eq!(r.batching.max_pending_writes, 4096);
     }
 
