@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Builds the peer harnesses used by volley-bench:
 #   bench/peers/rust/target/release/volley-peers   (actix, ractor, kameo, tokio)
+#   bench/peers/rust/target/cluster/release/volley-peers
+#                                                   (ractor_cluster, remote-pingpong;
+#                                                    a separate build: ractor's
+#                                                    `cluster` feature changes
+#                                                    local ractor too)
 #   bench/peers/pekko/target/pekko-bench.jar        (Apache Pekko)
 # A missing toolchain skips that harness with a note instead of failing, so a
 # machine without Java can still build and run the Rust peers (and vice versa).
@@ -13,6 +18,9 @@ built=0
 if command -v cargo >/dev/null 2>&1; then
     echo "build.sh: building bench/peers/rust (release)" >&2
     cargo build --release --manifest-path bench/peers/rust/Cargo.toml
+    echo "build.sh: building bench/peers/rust with ractor_cluster (release)" >&2
+    cargo build --release --manifest-path bench/peers/rust/Cargo.toml \
+        --features cluster --target-dir bench/peers/rust/target/cluster
     built=$((built + 1))
 else
     echo "build.sh: cargo not found; skipping the Rust peers" >&2

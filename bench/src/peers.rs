@@ -52,6 +52,16 @@ impl Peer {
         }
     }
 
+    /// Which program runs this peer for `scenario`: ractor's
+    /// `remote-pingpong` needs ractor_cluster, which is a separate build of
+    /// the Rust harness (see [`Harness::RactorCluster`]).
+    pub fn harness_for(self, scenario: &str) -> Harness {
+        match (self, scenario) {
+            (Peer::Ractor, "remote-pingpong") => Harness::RactorCluster,
+            _ => self.harness(),
+        }
+    }
+
     /// An actor framework (tokio is the no-framework baseline).
     pub fn is_framework(self) -> bool {
         self != Peer::Tokio
@@ -63,11 +73,18 @@ impl Peer {
     }
 }
 
-/// One of the two harness programs.
+/// One of the harness programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Harness {
     /// `bench/peers/rust`: actix, ractor, kameo, tokio.
     Rust,
+    /// `bench/peers/rust` built with `--features cluster` into its own
+    /// target directory: ractor's `remote-pingpong` on ractor_cluster.
+    /// ractor_cluster switches on ractor's `cluster` feature, which changes
+    /// ractor for every actor (a global PID-registry entry per spawn,
+    /// serialization checks per send), so the local ractor numbers come
+    /// from the plain build.
+    RactorCluster,
     /// `bench/peers/pekko`: Apache Pekko on the JVM.
     Pekko,
 }
@@ -84,15 +101,25 @@ pub fn repo_root() -> PathBuf {
 impl Harness {
     fn dir(self, root: &Path) -> PathBuf {
         match self {
-            Harness::Rust => root.join("bench/peers/rust"),
+            Harness::Rust | Harness::RactorCluster => root.join("bench/peers/rust"),
             Harness::Pekko => root.join("bench/peers/pekko"),
+        }
+    }
+
+    /// Where cargo builds a Rust harness.
+    fn target_dir(self, root: &Path) -> PathBuf {
+        match self {
+            Harness::RactorCluster => self.dir(root).join("target/cluster"),
+            _ => self.dir(root).join("target"),
         }
     }
 
     /// The built program.
     pub fn artifact(self, root: &Path) -> PathBuf {
         match self {
-            Harness::Rust => self.dir(root).join("target/release/volley-peers"),
+            Harness::Rust | Harness::RactorCluster => {
+                self.target_dir(root).join("release/volley-peers")
+            }
             Harness::Pekko => self.dir(root).join("target/pekko-bench.jar"),
         }
     }
@@ -106,7 +133,9 @@ impl Harness {
     /// Why this harness cannot be built here.
     fn cannot_build(self) -> Option<String> {
         match self {
-            Harness::Rust => (!on_path("cargo")).then(|| "cargo not found on PATH".to_string()),
+            Harness::Rust | Harness::RactorCluster => {
+                (!on_path("cargo")).then(|| "cargo not found on PATH".to_string())
+            }
             Harness::Pekko => (!on_path("mvn") || !on_path("java"))
                 .then(|| "mvn or java not found on PATH (Maven and JDK 17 needed)".to_string()),
         }
@@ -120,16 +149,19 @@ impl Harness {
     fn build_command(self, root: &Path) -> Command {
         let dir = self.dir(root);
         match self {
-            Harness::Rust => {
+            Harness::Rust | Harness::RactorCluster => {
                 let mut c = Command::new("cargo");
                 c.arg("build")
                     .arg("--release")
                     .arg("--manifest-path")
-                    .arg(dir.join("Cargo.toml"))
-                    // The artifact must land where we look for it, whatever
-                    // CARGO_TARGET_DIR the caller has set.
-                    .arg("--target-dir")
-                    .arg(dir.join("target"))
+                    .arg(dir.join("Cargo.toml"));
+                if self == Harness::RactorCluster {
+                    c.args(["--features", "cluster"]);
+                }
+                // The artifact must land where we look for it, whatever
+                // CARGO_TARGET_DIR the caller has set.
+                c.arg("--target-dir")
+                    .arg(self.target_dir(root))
                     .env_remove("CARGO_TARGET_DIR");
                 c
             }
@@ -185,7 +217,7 @@ impl Harness {
 
     fn command(self, root: &Path) -> Command {
         match self {
-            Harness::Rust => Command::new(self.artifact(root)),
+            Harness::Rust | Harness::RactorCluster => Command::new(self.artifact(root)),
             Harness::Pekko => {
                 let mut c = Command::new("java");
                 c.arg("-jar").arg(self.artifact(root));
@@ -211,11 +243,12 @@ pub fn on_path(program: &str) -> bool {
     })
 }
 
-/// Runs `peer`'s harness: `<program> <scenario> --system <peer> <args>`,
-/// and returns its JSON lines as rows (`system` first, `scenario` dropped).
-/// The harness's stderr is kept and shown only when it fails.
+/// Runs `peer`'s harness for `scenario` ([`Peer::harness_for`]):
+/// `<program> <scenario> --system <peer> <args>`, and returns its JSON lines
+/// as rows (`system` first, `scenario` dropped). The harness's stderr is kept
+/// and shown only when it fails.
 pub fn run(root: &Path, peer: Peer, scenario: &str, args: &[String]) -> Result<Vec<Row>, String> {
-    let mut cmd = peer.harness().command(root);
+    let mut cmd = peer.harness_for(scenario).command(root);
     cmd.arg(scenario)
         .args(["--system", peer.name()])
         .args(args)
@@ -331,6 +364,27 @@ mod tests {
         assert!(Harness::Pekko
             .artifact(&root)
             .ends_with("bench/peers/pekko/target/pekko-bench.jar"));
+        assert!(Harness::RactorCluster
+            .artifact(&root)
+            .ends_with("bench/peers/rust/target/cluster/release/volley-peers"));
+        assert_eq!(
+            Peer::Ractor.harness_for("remote-pingpong"),
+            Harness::RactorCluster
+        );
+        assert_eq!(Peer::Ractor.harness_for("spawn"), Harness::Rust);
+        assert_eq!(Peer::Pekko.harness_for("remote-pingpong"), Harness::Pekko);
+        let build = Harness::RactorCluster.build_command(&root);
+        let args: Vec<_> = build.get_args().map(|a| a.to_string_lossy()).collect();
+        assert!(
+            args.windows(2).any(|w| w == ["--features", "cluster"]),
+            "{args:?}"
+        );
+        assert!(args
+            .last()
+            .unwrap()
+            .ends_with("bench/peers/rust/target/cluster"));
+        let build = Harness::Rust.build_command(&root);
+        assert!(!build.get_args().any(|a| a == "--features"));
         assert!(on_path("sh"));
         assert!(!on_path("definitely-not-a-program-xyz"));
     }

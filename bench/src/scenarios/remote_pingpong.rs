@@ -78,7 +78,8 @@ impl Plan {
         })
     }
 
-    fn pekko_args(&self) -> Vec<String> {
+    /// The harness arguments, the same for Pekko and ractor_cluster.
+    fn peer_args(&self) -> Vec<String> {
         let clients: Vec<String> = self.clients.iter().map(|c| c.to_string()).collect();
         vec![
             "--clients".into(),
@@ -114,12 +115,31 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     let peers: Vec<_> = ctx
         .peers(&progress)
         .into_iter()
-        .filter(|(p, _)| {
-            let has = *p == Peer::Pekko;
-            if !has {
-                progress.note(&format!("{}: no remote-pingpong harness", p.name()));
+        .filter_map(|(p, status)| match p {
+            Peer::Pekko => Some((p, status)),
+            // ractor runs this scenario on ractor_cluster, a separate build
+            // of the Rust harness (`Peer::harness_for`); `ctx.peers` only
+            // looked at the plain one.
+            Peer::Ractor => {
+                let harness = p.harness_for(SCENARIO.name);
+                if ctx.cli.peers.is_none() && !harness.is_ready(&ctx.root) {
+                    progress.note(
+                        "not running ractor (ractor_cluster harness not built; \
+                         --peers ractor builds it)",
+                    );
+                    return None;
+                }
+                let status =
+                    status.and_then(|()| harness.ensure(&ctx.root, !ctx.cli.no_build, &progress));
+                if let Err(why) = &status {
+                    progress.note(&format!("skipping ractor (ractor_cluster): {why}"));
+                }
+                Some((p, status))
             }
-            has
+            _ => {
+                progress.note(&format!("{}: no remote-pingpong harness", p.name()));
+                None
+            }
         })
         .collect();
     for (_, status) in &peers {
@@ -151,7 +171,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
                     &progress,
                     peer,
                     SCENARIO.name,
-                    &plan.pekko_args(),
+                    &plan.peer_args(),
                     "msgs_per_sec",
                 ));
             }
@@ -357,12 +377,16 @@ pub fn summary(rows: &[Row]) -> Vec<String> {
         ));
     }
     let mut ratios = Vec::new();
+    let mut ractor = Vec::new();
     let mut gains = Vec::new();
     for r in rows.iter().filter(|r| is(r, batched)) {
         let Some(c) = num(r, "clients") else { continue };
         let v = num(r, "msgs_per_sec").unwrap_or(0.0);
         if let Some(p) = at(rows, "pekko", c) {
             ratios.push((c, v / p));
+        }
+        if let Some(p) = at(rows, "ractor", c) {
+            ractor.push((c, v / p));
         }
         if let Some(u) = at(rows, system_name(false), c) {
             gains.push((c, v / u));
@@ -382,6 +406,16 @@ pub fn summary(rows: &[Row]) -> Vec<String> {
             "volley (batched) / pekko by clients: {} — target ≥ 25× at ≥ 10 clients: {}",
             list.join(", "),
             verdict(worst >= 25.0)
+        ));
+    }
+    if !ractor.is_empty() {
+        let list: Vec<String> = ractor
+            .iter()
+            .map(|(c, x)| format!("{c}: {x:.1}×"))
+            .collect();
+        notes.push(format!(
+            "volley (batched) / ractor (ractor_cluster) by clients: {}",
+            list.join(", ")
         ));
     }
     if !gains.is_empty() {
@@ -423,7 +457,7 @@ mod tests {
         assert_eq!(plan.batching, vec![false]);
         assert!(plan.two_processes);
         assert_eq!(
-            plan.pekko_args().join(" "),
+            plan.peer_args().join(" "),
             "--clients 1,10,30 --repeat 20000 --inflight 50"
         );
         let cli = crate::cli::Cli::parse_from(["volley-bench", "remote-pingpong", "--repeat", "0"]);
@@ -442,6 +476,7 @@ mod tests {
                 json!({"clients": 10, "msgs_per_sec": 3e6}),
             ),
             row("pekko", json!({"clients": 10, "msgs_per_sec": 2e5})),
+            row("ractor", json!({"clients": 10, "msgs_per_sec": 4e5})),
         ];
         let notes = summary(&rows).join("\n");
         assert!(notes.contains("lowest 6.00 M"), "{notes}");
@@ -451,6 +486,11 @@ mod tests {
         );
         assert!(notes.contains("10: 2.00×"), "{notes}");
         assert!(notes.contains("MISSED"), "{notes}");
+        assert!(
+            notes.contains("volley (batched) / ractor (ractor_cluster) by clients: 10: 15.0×"),
+            "{notes}"
+        );
+        assert!(!summary(&rows[..3]).join("\n").contains("/ ractor"));
     }
 
     #[test]

@@ -62,7 +62,17 @@ pub enum Command {
         system: System,
         requests: u64,
     },
+    /// ractor only, on ractor_cluster (the `cluster` build).
+    RemotePingPong {
+        system: System,
+        clients: Vec<u64>,
+        repeat: u64,
+        inflight: u64,
+    },
 }
+
+/// `--inflight` of remote-pingpong when not given.
+pub const DEFAULT_INFLIGHT: u64 = 50;
 
 #[derive(Debug)]
 pub struct UsageError(pub String);
@@ -78,7 +88,9 @@ usage:
   volley-peers local-pingpong --system S --configs P:K:T[,P:K:T...] --messages M [--warmup]
   volley-peers spawn          --system S --actors N
   volley-peers ask-local      --system S --requests N
-systems: actix, ractor, kameo, tokio";
+  volley-peers remote-pingpong --system ractor --clients C[,C...] --repeat R [--inflight 50]
+systems: actix, ractor, kameo, tokio (remote-pingpong: ractor on ractor_cluster,
+only in the build with `--features cluster`)";
 
 fn err<T>(msg: impl Into<String>) -> Result<T, UsageError> {
     Err(UsageError(msg.into()))
@@ -89,6 +101,10 @@ fn positive(flag: &str, value: &str) -> Result<u64, UsageError> {
         Ok(n) if n > 0 => Ok(n),
         _ => err(format!("{flag} expects a positive integer, got '{value}'")),
     }
+}
+
+fn parse_list(flag: &str, value: &str) -> Result<Vec<u64>, UsageError> {
+    value.split(',').map(|v| positive(flag, v)).collect()
 }
 
 fn parse_configs(value: &str) -> Result<Vec<PairConfig>, UsageError> {
@@ -120,6 +136,9 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     let mut messages = None;
     let mut actors = None;
     let mut requests = None;
+    let mut clients = None;
+    let mut repeat = None;
+    let mut inflight = None;
     let mut warmup = false;
 
     let mut it = rest.iter();
@@ -137,6 +156,9 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             "--messages" => messages = Some(positive(flag, value)?),
             "--actors" => actors = Some(positive(flag, value)?),
             "--requests" => requests = Some(positive(flag, value)?),
+            "--clients" => clients = Some(parse_list(flag, value)?),
+            "--repeat" => repeat = Some(positive(flag, value)?),
+            "--inflight" => inflight = Some(positive(flag, value)?),
             _ => return err(format!("unknown flag '{flag}' for {scenario}")),
         }
     }
@@ -146,6 +168,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
         v.ok_or_else(|| UsageError(format!("{flag} is required for {scenario}")))
     };
     let has_configs = configs.is_some();
+    let remote_flags = clients.is_some() || repeat.is_some() || inflight.is_some();
     let cmd = match scenario.as_str() {
         "local-pingpong" => Command::LocalPingPong {
             system,
@@ -162,15 +185,33 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             requests: require(requests, "--requests")?,
         },
         "remote-pingpong" => {
-            return err("remote-pingpong is only implemented by the Pekko harness")
+            if system != System::Ractor {
+                return err(format!(
+                    "remote-pingpong runs only ractor (on ractor_cluster), not {}",
+                    system.name()
+                ));
+            }
+            Command::RemotePingPong {
+                system,
+                clients: clients.ok_or_else(|| UsageError("--clients is required".into()))?,
+                repeat: require(repeat, "--repeat")?,
+                inflight: inflight.unwrap_or(DEFAULT_INFLIGHT),
+            }
         }
         other => return err(format!("unknown scenario '{other}'")),
     };
     // Flags that belong to another scenario are a caller bug; say so.
     let stray = match &cmd {
-        Command::LocalPingPong { .. } => actors.is_some() || requests.is_some(),
-        Command::Spawn { .. } => has_configs || messages.is_some() || requests.is_some() || warmup,
-        Command::AskLocal { .. } => has_configs || messages.is_some() || actors.is_some() || warmup,
+        Command::LocalPingPong { .. } => actors.is_some() || requests.is_some() || remote_flags,
+        Command::Spawn { .. } => {
+            has_configs || messages.is_some() || requests.is_some() || warmup || remote_flags
+        }
+        Command::AskLocal { .. } => {
+            has_configs || messages.is_some() || actors.is_some() || warmup || remote_flags
+        }
+        Command::RemotePingPong { .. } => {
+            has_configs || messages.is_some() || actors.is_some() || requests.is_some() || warmup
+        }
     };
     if stray {
         return err(format!("flag not valid for {scenario}"));
@@ -215,6 +256,34 @@ mod tests {
     }
 
     #[test]
+    fn parses_remote_pingpong() {
+        assert_eq!(
+            parse(&args(
+                "remote-pingpong --system ractor --clients 1,5,10 --repeat 2000"
+            ))
+            .unwrap(),
+            Command::RemotePingPong {
+                system: System::Ractor,
+                clients: vec![1, 5, 10],
+                repeat: 2000,
+                inflight: 50,
+            }
+        );
+        assert_eq!(
+            parse(&args(
+                "remote-pingpong --system ractor --clients 3 --repeat 10 --inflight 7"
+            ))
+            .unwrap(),
+            Command::RemotePingPong {
+                system: System::Ractor,
+                clients: vec![3],
+                repeat: 10,
+                inflight: 7,
+            }
+        );
+    }
+
+    #[test]
     fn rejects_bad_input() {
         for bad in [
             "",
@@ -224,7 +293,11 @@ mod tests {
             "spawn --system tokio --actors 10 --warmup",
             "local-pingpong --system tokio --configs 1 --messages 10",
             "ask-local --system tokio --requests",
-            "remote-pingpong --system tokio",
+            "remote-pingpong --system tokio --clients 1 --repeat 10",
+            "remote-pingpong --system ractor --clients 1",
+            "remote-pingpong --system ractor --clients 1,0 --repeat 10",
+            "remote-pingpong --system ractor --clients 1 --repeat 10 --warmup",
+            "spawn --system tokio --actors 10 --repeat 10",
         ] {
             assert!(parse(&args(bad)).is_err(), "accepted: {bad}");
         }

@@ -107,8 +107,41 @@ fn run(cmd: Command) -> Result<(), Failure> {
             }
             report::emit(report::ask(system.name(), requests, &hist));
         }
+        Command::RemotePingPong {
+            system,
+            clients,
+            repeat,
+            inflight,
+        } => remote_pingpong(system, &clients, repeat, inflight)?,
     }
     Ok(())
+}
+
+/// ractor_cluster's RemotePingPong: one JSON line per client count.
+#[cfg(feature = "cluster")]
+fn remote_pingpong(
+    system: cli::System,
+    clients: &[u64],
+    repeat: u64,
+    inflight: u64,
+) -> Result<(), Failure> {
+    systems::ractor_cluster_peer::remote_pingpong(
+        clients,
+        repeat,
+        inflight,
+        |c, total, elapsed| report::emit(report::remote_pingpong(system.name(), c, total, elapsed)),
+    )?;
+    Ok(())
+}
+
+#[cfg(not(feature = "cluster"))]
+fn remote_pingpong(_: cli::System, _: &[u64], _: u64, _: u64) -> Result<(), Failure> {
+    Err(Failure::Run(
+        "this volley-peers is built without ractor_cluster; remote-pingpong needs the \
+         `cluster` build: cargo build --release --manifest-path bench/peers/rust/Cargo.toml \
+         --features cluster --target-dir bench/peers/rust/target/cluster"
+            .into(),
+    ))
 }
 
 /// Runs one round and fails unless every expected message was counted.

@@ -33,6 +33,20 @@ pub fn pingpong(
     })
 }
 
+/// One `remote-pingpong` client count: `total` = clients × repeat × 2.
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+pub fn remote_pingpong(system: &str, clients: u64, total: u64, elapsed: Duration) -> Value {
+    let ns = elapsed.as_nanos().max(1) as u64;
+    json!({
+        "scenario": "remote-pingpong",
+        "system": system,
+        "clients": clients,
+        "total": total,
+        "elapsed_ns": ns,
+        "msgs_per_sec": total as f64 * 1e9 / ns as f64,
+    })
+}
+
 pub fn spawn(system: &str, actors: u64, spawn: Duration, stop: Duration, rss_growth: i64) -> Value {
     let n = actors as f64;
     json!({

@@ -3,6 +3,8 @@
 
 mod actix_peer;
 mod kameo_peer;
+#[cfg(feature = "cluster")]
+pub mod ractor_cluster_peer;
 mod ractor_peer;
 mod tokio_peer;
 

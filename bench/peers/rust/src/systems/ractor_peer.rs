@@ -34,6 +34,17 @@ enum PongMsg {
     Count(RpcReplyPort<u64>),
 }
 
+// With ractor's `cluster` feature (the ractor_cluster build, see
+// Cargo.toml) ractor has no blanket `Message` impl: local-only message types
+// implement it with the default, non-serializable, methods. The plain build
+// needs (and allows) none of this.
+#[cfg(feature = "cluster")]
+impl ractor::Message for PingMsg {}
+#[cfg(feature = "cluster")]
+impl ractor::Message for PongMsg {}
+#[cfg(feature = "cluster")]
+impl ractor::Message for Req {}
+
 struct Ping;
 
 struct PingState {
