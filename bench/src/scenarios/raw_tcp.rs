@@ -276,17 +276,7 @@ pub fn open_loop_blocking(
     let mut out = frame.to_vec();
     let mut late = histogram();
     for i in 0..n {
-        let scheduled = start + period * i as u32;
-        let now = Instant::now();
-        if scheduled > now {
-            std::thread::sleep(scheduled - now);
-        }
-        let _ = late.record(
-            Instant::now()
-                .saturating_duration_since(scheduled)
-                .as_nanos()
-                .max(1) as u64,
-        );
+        super::remote_latency::sleep_until(start + period * i as u32, &mut late);
         out[len - 8..].copy_from_slice(&i.to_le_bytes());
         writer.write_all(&out)?;
     }

@@ -75,6 +75,16 @@ pub(crate) fn tight_timer_slack() {
     }
 }
 
+/// The pacer's wait: sleeps until `scheduled` and records how late it woke.
+pub(crate) fn sleep_until(scheduled: Instant, late: &mut Histogram<u64>) {
+    let now = Instant::now();
+    if scheduled > now {
+        std::thread::sleep(scheduled - now);
+    }
+    let l = Instant::now().saturating_duration_since(scheduled);
+    let _ = late.record(l.as_nanos().max(1) as u64);
+}
+
 /// Open loop at `rate` asks/s for `duration`. Returns (histogram from the
 /// scheduled send time, requests, the pacer's own lateness histogram).
 pub fn open_loop(
@@ -98,12 +108,7 @@ pub fn open_loop(
             let mut late = histogram();
             for i in 0..n {
                 let scheduled = start + period * i as u32;
-                let now = Instant::now();
-                if scheduled > now {
-                    std::thread::sleep(scheduled - now);
-                }
-                let l = Instant::now().saturating_duration_since(scheduled);
-                let _ = late.record(l.as_nanos().max(1) as u64);
+                sleep_until(scheduled, &mut late);
                 let (adder, hist, done, failed) =
                     (adder.clone(), hist.clone(), done.clone(), failed.clone());
                 handle.spawn(async move {
