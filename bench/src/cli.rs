@@ -89,6 +89,11 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub io_threads: Option<usize>,
 
+    /// remote-*: how long an idle dispatcher thread spins before it parks,
+    /// in microseconds (default: volley's default, 300).
+    #[arg(long, value_name = "US")]
+    pub idle_spin_us: Option<u64>,
+
     /// Measured runs per config; the median is reported (default 3, quick 1).
     #[arg(long, value_name = "R")]
     pub runs: Option<usize>,

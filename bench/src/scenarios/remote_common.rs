@@ -107,6 +107,9 @@ pub struct Layout {
     pub dispatcher: usize,
     /// Tokio I/O threads (the transport's readers and writers).
     pub io: usize,
+    /// Dispatcher idle spin (µs) before parking; `None` keeps volley's
+    /// default.
+    pub idle_spin_us: Option<u64>,
 }
 
 impl Layout {
@@ -116,17 +119,22 @@ impl Layout {
     pub const DEFAULT: Layout = Layout {
         dispatcher: 2,
         io: 1,
+        idle_spin_us: None,
     };
 
     pub fn from_cli(cli: &crate::cli::Cli) -> Self {
         Layout {
             dispatcher: cli.dispatcher_threads.unwrap_or(Self::DEFAULT.dispatcher),
             io: cli.io_threads.unwrap_or(Self::DEFAULT.io),
+            idle_spin_us: cli.idle_spin_us,
         }
     }
 
     pub fn describe(&self) -> String {
-        format!("{}d+{}io", self.dispatcher, self.io)
+        match self.idle_spin_us {
+            None => format!("{}d+{}io", self.dispatcher, self.io),
+            Some(us) => format!("{}d+{}io spin {us}us", self.dispatcher, self.io),
+        }
     }
 }
 
@@ -159,6 +167,9 @@ pub fn start_node(
         io_threads: layout.io,
         default_dispatcher: DispatcherSettings {
             threads: layout.dispatcher,
+            idle_spin_us: layout
+                .idle_spin_us
+                .unwrap_or(DispatcherSettings::default().idle_spin_us),
             ..Default::default()
         },
         ..Settings::default()
@@ -272,6 +283,13 @@ fn spawn_server(
     cmd.arg(SERVER_COMMAND)
         .args(["--dispatcher-threads", &layout.dispatcher.to_string()])
         .args(["--io-threads", &layout.io.to_string()])
+        .args(
+            layout
+                .idle_spin_us
+                .map(|us| ["--idle-spin-us".to_string(), us.to_string()])
+                .into_iter()
+                .flatten(),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -299,7 +317,7 @@ fn spawn_server(
 }
 
 /// `volley-bench remote-server [--dispatcher-threads D] [--io-threads I]
-/// [--no-batching]`: the server half of `--two-processes`.
+/// [--idle-spin-us US] [--no-batching]`: the server half of `--two-processes`.
 pub fn serve(args: &[String]) -> crate::Result<()> {
     let mut layout = Layout::DEFAULT;
     let mut batching = true;
@@ -314,6 +332,7 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
         match a.as_str() {
             "--dispatcher-threads" => layout.dispatcher = value()?,
             "--io-threads" => layout.io = value()?,
+            "--idle-spin-us" => layout.idle_spin_us = Some(value()? as u64),
             "--no-batching" => batching = false,
             other => return Err(format!("remote-server: unknown argument {other}").into()),
         }

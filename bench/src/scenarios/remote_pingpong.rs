@@ -504,6 +504,7 @@ mod tests {
             Layout {
                 dispatcher: 1,
                 io: 1,
+                idle_spin_us: None,
             },
             true,
             false,

@@ -3,11 +3,13 @@
 //! counted dead letters; the node keeps serving its other connections.
 
 mod common;
+mod raw_peer;
 
 use std::time::Duration;
 
 use bytes::BytesMut;
 use common::{node, remote_ref, spawn_calculator, Calc, CALC_ID, T};
+use raw_peer::{connect, handshaken};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use volley_remote::serialization::SerializerId;
@@ -16,35 +18,6 @@ use volley_remote::wire::{
     PROTOCOL_VERSION,
 };
 use volley_remote::RemoteSettings;
-
-async fn connect(to: &Address) -> TcpStream {
-    TcpStream::connect((to.host(), to.port())).await.unwrap()
-}
-
-/// A connection that completed a valid handshake as node "mallory".
-async fn handshaken(to: &Address) -> TcpStream {
-    let mut s = connect(to).await;
-    let mut out = BytesMut::new();
-    Preamble::new(Lane::Ordinary).encode(&mut out);
-    let me: Address = "volley://mallory@127.0.0.1:9".parse().unwrap();
-    Encoder::for_lane(Lane::Control)
-        .encode(
-            &Pdu::HandshakeRequest(Box::new(HandshakeRequest {
-                version: PROTOCOL_VERSION,
-                from: me,
-                uid: 7,
-                to: to.clone(),
-                auth_token: None,
-            })),
-            &mut out,
-        )
-        .unwrap();
-    s.write_all(&out).await.unwrap();
-    let mut resp = [0u8; 512];
-    let n = s.read(&mut resp).await.unwrap();
-    assert!(n > 0, "no handshake response");
-    s
-}
 
 /// Reads until the peer closes; true if it did within 5 s.
 async fn closed_by_peer(s: &mut TcpStream) -> bool {

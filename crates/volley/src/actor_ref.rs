@@ -55,6 +55,21 @@ pub(crate) trait SystemTarget: Runnable {
 pub(crate) trait RefTarget<M>: SystemTarget {
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher>;
     fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>>;
+    /// Queues every message of `msgs` in order, leaving it empty. The
+    /// default tells them one by one, which is right for every target whose
+    /// `enqueue` never asks to be scheduled; an actor cell overrides it (one
+    /// mailbox lock, one scheduling decision) because its `enqueue` may
+    /// answer `Some` once per message.
+    fn enqueue_all(&self, msgs: &mut Vec<M>) -> Option<&Dispatcher> {
+        for msg in msgs.drain(..) {
+            let scheduled = self.enqueue(Envelope::Msg(msg));
+            debug_assert!(
+                scheduled.is_none(),
+                "a schedulable target must override enqueue_all"
+            );
+        }
+        None
+    }
     /// A future that resolves when `try_enqueue` may succeed again after
     /// `Full`; `None` means "retry after yielding".
     fn wait_for_room(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
@@ -86,6 +101,18 @@ impl<M: Send + 'static> ActorRef<M> {
     #[inline]
     pub(crate) fn send_envelope(&self, env: Envelope<M>) {
         if let Some(dispatcher) = self.target.enqueue(env) {
+            dispatcher.submit(self.target.clone());
+        }
+    }
+
+    /// Sends every message of `msgs`, in order, and leaves `msgs` empty (its
+    /// capacity stays, so a caller can reuse it). The same as telling each,
+    /// but a local actor's mailbox is locked once and the actor scheduled at
+    /// most once for the whole batch: the remote reader delivers runs of
+    /// frames for one actor this way.
+    #[inline]
+    pub fn tell_all(&self, msgs: &mut Vec<M>) {
+        if let Some(dispatcher) = self.target.enqueue_all(msgs) {
             dispatcher.submit(self.target.clone());
         }
     }

@@ -84,9 +84,32 @@ pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
             watchers: Vec::new(),
         }),
     });
-    target.tell(make(ActorRef::from_target(promise)));
+    let request = make(ActorRef::from_target(promise));
+    // A full bounded mailbox, or a remote lane at its outbound limit, makes
+    // the ask wait for room (inside its timeout) as `send().await` does,
+    // instead of dropping the request, which would fail the ask at once with
+    // nothing to say why. Everything else goes the way of `tell`: a
+    // terminated recipient's dead letter, a router's routing error.
+    let backlog = match target.try_tell(request) {
+        Ok(()) => None,
+        Err(TellError::Full(request)) => Some(request),
+        Err(TellError::Terminated(request)) => {
+            target.tell(request);
+            None
+        }
+    };
+    let exchange = async {
+        if let Some(request) = backlog {
+            if let Err(e) = target.send(request).await {
+                target.tell(e.into_inner());
+            }
+        }
+        receiver
+            .await
+            .map_err(|_| AskError::ReplyDropped(target.path().to_string()))
+    };
     tokio::select! {
-        reply = receiver => reply.map_err(|_| AskError::ReplyDropped(target.path().to_string())),
+        reply = exchange => reply,
         _ = sleep => Err(AskError::Timeout { target: target.path().to_string(), after: timeout }),
     }
 }

@@ -131,6 +131,21 @@ impl<M> Mailbox<M> {
         }
     }
 
+    /// Enqueues all of `msgs` under one lock if the mailbox is unbounded
+    /// (then `msgs` is left empty and the answer is `true`); a bounded
+    /// mailbox answers `false` and leaves `msgs` alone, because each message
+    /// must meet the overflow rule, and what it drops must reach dead
+    /// letters outside the lock.
+    #[inline]
+    pub(crate) fn push_all(&self, msgs: &mut Vec<M>) -> bool {
+        if self.bound.is_some() {
+            return false;
+        }
+        let mut q = self.lock();
+        q.extend(msgs.drain(..).map(Envelope::Msg));
+        true
+    }
+
     /// Enqueues only if there is room; hands the envelope back otherwise.
     #[inline]
     pub(crate) fn try_push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
@@ -226,5 +241,26 @@ mod tests {
             let got: Vec<u32> = batch.drain(..).map(msg).collect();
             assert_eq!(got, (round * 100..round * 100 + 100).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn push_all_appends_in_order_only_when_unbounded() {
+        let mb = Mailbox::new(MailboxConfig::Unbounded);
+        mb.push(Envelope::Msg(0)).ok();
+        let mut run = vec![1, 2, 3];
+        assert!(mb.push_all(&mut run));
+        assert!(run.is_empty());
+        let got: Vec<u32> = std::iter::from_fn(|| mb.pop()).map(msg).collect();
+        assert_eq!(got, [0, 1, 2, 3]);
+
+        let bounded = Mailbox::new(MailboxConfig::bounded(2, Overflow::DropNewest));
+        let mut run = vec![1, 2, 3];
+        assert!(!bounded.push_all(&mut run));
+        assert_eq!(
+            run,
+            [1, 2, 3],
+            "a bounded mailbox leaves the batch to the caller"
+        );
+        assert!(bounded.is_empty());
     }
 }

@@ -330,6 +330,92 @@ async fn bounded_mailbox_drop_newest_and_drop_oldest() {
 }
 
 #[tokio::test]
+async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
+    let system = ActorSystem::with_settings("batch", one_thread(10)).unwrap();
+    let (tx, events) = probe();
+    let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
+    let mut batch: Vec<u32> = (1..=5).collect();
+    r.tell_all(&mut batch);
+    assert!(batch.is_empty(), "tell_all drains the batch");
+    assert_eq!(events.take(5), ["r1", "r2", "r3", "r4", "r5"]);
+    // The emptied Vec is reusable, and an empty batch is a no-op.
+    r.tell_all(&mut batch);
+    batch.extend([6, 7]);
+    r.tell_all(&mut batch);
+    assert_eq!(events.take(2), ["r6", "r7"]);
+
+    // A bounded mailbox applies its overflow rule to each message of the
+    // batch and dead-letters what it drops.
+    let (gate, gate_tx) = spawn_gate(&system, None);
+    let b = spawn_recorder(
+        &system,
+        "b",
+        &tx,
+        MailboxConfig::bounded(2, Overflow::DropNewest),
+    );
+    gate.tell(());
+    std::thread::sleep(Duration::from_millis(20));
+    let before = system.dead_letter_count();
+    let mut batch = vec![1, 2, 3, 4];
+    b.tell_all(&mut batch);
+    assert!(batch.is_empty());
+    assert_eq!(system.dead_letter_count(), before + 2);
+    gate_tx.send(()).unwrap();
+    assert_eq!(events.take(2), ["b1", "b2"]);
+
+    // To a terminated actor, every message of the batch is a dead letter.
+    r.graceful_stop();
+    eventually("stopped", || r.is_terminated());
+    let before = system.dead_letter_count();
+    let mut batch = vec![8, 9, 10];
+    r.tell_all(&mut batch);
+    assert_eq!(system.dead_letter_count(), before + 3);
+    system.terminate().await;
+}
+
+/// Answers every request with its number plus one.
+struct Answerer;
+
+impl Actor for Answerer {
+    type Msg = (u32, ActorRef<u32>);
+    fn handle(
+        &mut self,
+        _ctx: &mut Context<Self>,
+        (n, reply): (u32, ActorRef<u32>),
+    ) -> HandleResult {
+        reply.tell(n + 1);
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
+    let system = ActorSystem::with_settings("ask-full", one_thread(10)).unwrap();
+    let answerer = system
+        .spawn(
+            "answerer",
+            Props::new(|| Answerer).with_mailbox(MailboxConfig::bounded(1, Overflow::DropNewest)),
+        )
+        .unwrap();
+    // Block the only worker, then fill the mailbox.
+    let (gate, gate_tx) = spawn_gate(&system, None);
+    gate.tell(());
+    std::thread::sleep(Duration::from_millis(20));
+    let first = answerer.ask(|r| (1, r), Duration::from_secs(10));
+    let second = answerer.ask(|r| (2, r), Duration::from_secs(10));
+    let opener = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        gate_tx.send(()).unwrap();
+    };
+    let (first, second, ()) = tokio::join!(first, second, opener);
+    // Before, the second request found the mailbox full, went to dead
+    // letters, and its ask failed at once.
+    assert_eq!((first, second), (Ok(2), Ok(3)));
+    assert_eq!(system.dead_letter_count(), 0);
+    system.terminate().await;
+}
+
+#[tokio::test]
 async fn try_tell_hands_the_message_back() {
     let system = ActorSystem::with_settings("offer", one_thread(10)).unwrap();
     let (gate, gate_tx) = spawn_gate(&system, None);

@@ -14,13 +14,14 @@ use volley::remote::wire_refs::ImportTable;
 use volley::remote::RemoteRef;
 use volley::{ActorPath, DeadLetterReason};
 
+use super::delivery::{Deliver, Run, TypeCache};
 use super::handshake::{self, Request};
-use super::registry::{DeliverError, InboundType};
+use super::registry::DeliverError;
 use super::Shared;
 use crate::serialization::SerializerId;
 use crate::wire::{
     Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply, SpawnRequest,
-    SpawnResponse, SpawnResult, UserMessage, PROTOCOL_VERSION,
+    SpawnResponse, SpawnResult, PROTOCOL_VERSION,
 };
 
 /// Read buffer size: large enough that one read usually carries hundreds of
@@ -119,22 +120,52 @@ async fn read_loop(
         root: ActorPath::parse(&format!("{peer}/")).map_err(|e| e.to_string())?,
         address: peer,
         slot: None,
-        last_type: None,
     };
+    let mut types = TypeCache::default();
     loop {
         let mut frames = decoder.frames(&buf);
+        let mut run = Run::new();
         for decoded in &mut frames {
             match decoded {
-                // User messages first, in a small function the loop can
-                // inline: they are nearly every frame.
-                Ok(Pdu::UserMessage(m)) => handle_user(shared, &imports, &mut peer, m),
-                Ok(pdu) => handle(shared, &mut imports, &mut peer, pdu),
+                // User messages are nearly every frame: they join the run.
+                Ok(Pdu::UserMessage(m)) => run.push(
+                    m,
+                    &mut Deliver {
+                        shared,
+                        imports: &imports,
+                        types: &mut types,
+                        peer: &peer.address,
+                    },
+                ),
+                Ok(pdu) => {
+                    // Whatever came before this frame is delivered first:
+                    // a declaration may rebind an id the run uses.
+                    run.flush(&mut Deliver {
+                        shared,
+                        imports: &imports,
+                        types: &mut types,
+                        peer: &peer.address,
+                    });
+                    handle(shared, &mut imports, &mut peer, pdu)
+                }
                 Err(e) => {
+                    run.flush(&mut Deliver {
+                        shared,
+                        imports: &imports,
+                        types: &mut types,
+                        peer: &peer.address,
+                    });
                     // The stream cannot be trusted past a bad frame.
                     return Err(format!("protocol error from {}: {e}", peer.address));
                 }
             }
         }
+        run.flush(&mut Deliver {
+            shared,
+            imports: &imports,
+            types: &mut types,
+            peer: &peer.address,
+        });
         let consumed = frames.consumed();
         let wanted = frames.pending_frame_len();
         buf.advance(consumed);
@@ -162,47 +193,24 @@ struct Peer {
     slot: Option<usize>,
     /// Its root path, for the paths of its reply handles.
     root: ActorPath,
-    /// The registration of the last message type received.
-    last_type: Option<(u32, InboundType)>,
-}
-
-#[inline]
-fn handle_user(shared: &Arc<Shared>, imports: &ImportTable, peer: &mut Peer, m: UserMessage<'_>) {
-    // A connection usually carries one or two message types: the
-    // last one's registration is kept to skip the map lookup.
-    let ty = match peer.last_type {
-        Some((id, ty)) if id == m.header.type_id => Some(ty),
-        _ => {
-            let found = shared.registry.by_wire_id.get(&m.header.type_id).copied();
-            if let Some(ty) = found {
-                peer.last_type = Some((m.header.type_id, ty));
-            }
-            found
-        }
-    };
-    let Some(ty) = ty else {
-        shared.undeliverable(
-            &peer.address,
-            &format!("unknown message type id {}", m.header.type_id),
-        );
-        return;
-    };
-    let result = if m.header.serializer != ty.serializer {
-        Err(DeliverError::WrongSerializer(m.header.serializer))
-    } else {
-        (ty.deliver)(m.payload, imports, m.header.recipient.get())
-    };
-    if let Err(e) = result {
-        shared.undeliverable(
-            &peer.address,
-            &format!("{} ({}): {e}", ty.name, m.header.type_id),
-        );
-    }
 }
 
 fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
     match pdu {
-        Pdu::UserMessage(m) => handle_user(shared, imports, peer, m),
+        // The read loop delivers user messages in runs; one that reaches
+        // here is delivered as a run of one.
+        Pdu::UserMessage(m) => {
+            let mut run = Run::new();
+            let mut types = TypeCache::default();
+            let mut to = Deliver {
+                shared,
+                imports,
+                types: &mut types,
+                peer: &peer.address,
+            };
+            run.push(m, &mut to);
+            run.flush(&mut to);
+        }
         Pdu::Reply(r) => reply(shared, imports, &peer.address, r),
         Pdu::RefDeclaration(d) => {
             match shared.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {

@@ -6,6 +6,7 @@
 //! nor small messages queue behind a big one. Each side opens its own
 //! outbound connections; an inbound connection only reads.
 
+mod delivery;
 mod handshake;
 mod inbound;
 mod outbound;

@@ -60,8 +60,11 @@ pub(crate) enum DeliverError {
 }
 
 pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), SerializeError>;
-pub(crate) type DeliverFn = fn(&[u8], &ImportTable, u32) -> Result<(), DeliverError>;
 pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
+/// Decodes a run of payloads for one recipient and delivers them together;
+/// what cannot be delivered goes to the callback, the rest in order.
+pub(crate) type DeliverRunFn =
+    fn(&[&[u8]], &ImportTable, u32, &mut Option<Box<dyn Any + Send>>, &mut dyn FnMut(DeliverError));
 pub(crate) type SpawnFn =
     Arc<dyn Fn(&ActorSystem, &[u8], Option<&str>) -> Result<AnyRef, String> + Send + Sync>;
 
@@ -76,10 +79,12 @@ pub(crate) struct OutboundType {
 pub(crate) struct InboundType {
     pub(crate) name: &'static str,
     pub(crate) serializer: SerializerId,
-    pub(crate) deliver: DeliverFn,
     /// Decode and deliver to a ref found by other means (an ask's reply
     /// handle, found by correlation id).
     pub(crate) deliver_to: DeliverToFn,
+    /// Decode and deliver a run of messages for one recipient
+    /// (`transport::delivery`).
+    pub(crate) deliver_run: DeliverRunFn,
 }
 
 /// Registrations, built before the transport starts.
@@ -146,6 +151,36 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     Ok(())
 }
 
+fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
+    payloads: &[&[u8]],
+    imports: &ImportTable,
+    recipient: u32,
+    slot: &mut Option<Box<dyn Any + Send>>,
+    failed: &mut dyn FnMut(DeliverError),
+) {
+    let Some(target) = imports.typed_ref::<M>(recipient) else {
+        // Unknown id, or a ref used with a second protocol: the rare
+        // paths, one message at a time.
+        for payload in payloads {
+            if let Err(e) = deliver::<M, S>(payload, imports, recipient) {
+                failed(e);
+            }
+        }
+        return;
+    };
+    let batch = super::delivery::stage::<M>(slot);
+    imports.scope(|| {
+        let serializer = S::default();
+        for payload in payloads {
+            match serializer.decode(payload) {
+                Ok(msg) => batch.push(msg),
+                Err(e) => failed(e.into()),
+            }
+        }
+    });
+    target.tell_all(batch);
+}
+
 fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
     payload: &[u8],
     imports: &ImportTable,
@@ -199,8 +234,8 @@ impl Registry {
             InboundType {
                 name,
                 serializer: S::default().id(),
-                deliver: deliver::<M, S>,
                 deliver_to: deliver_to::<M, S>,
+                deliver_run: deliver_run::<M, S>,
             },
         );
         Ok(())

@@ -346,6 +346,21 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
         self.after_push()
     }
 
+    fn enqueue_all(&self, msgs: &mut Vec<A::Msg>) -> Option<&Dispatcher> {
+        if msgs.is_empty() {
+            return None;
+        }
+        if !self.mailbox.push_all(msgs) {
+            // Bounded: each message meets the overflow rule on its own.
+            for msg in msgs.drain(..) {
+                if let Err(dropped) = self.mailbox.push(Envelope::Msg(msg)) {
+                    self.dead_letter(dropped, DeadLetterReason::MailboxOverflow);
+                }
+            }
+        }
+        self.after_push()
+    }
+
     fn try_enqueue(&self, msg: A::Msg) -> Result<Option<&Dispatcher>, TellError<A::Msg>> {
         if self.is_terminated() {
             return Err(TellError::Terminated(msg));

@@ -1,0 +1,166 @@
+//! Delivery of decoded user messages, in runs.
+//!
+//! Frames for one actor usually arrive back to back: a sender's activation
+//! tells its peer many messages, and the writer puts them in one batch. The
+//! reader therefore collects consecutive messages with the same recipient
+//! and type (a *run*, at most [`RUN_CAP`] long) and delivers the run with
+//! one mailbox lock and one scheduling decision (`ActorRef::tell_all`),
+//! instead of paying both per message. Measured on remote-tell: see
+//! docs/benchmarks-remote.md.
+//!
+//! A run is never held across a read: it is delivered when the next frame
+//! belongs to someone else, when it is full, before any other PDU (a
+//! declaration may rebind an id the run uses), and at the end of each read
+//! buffer. A run's first message therefore waits only for the rest of its
+//! own run to be decoded, never for other actors' messages or the socket:
+//! an earlier variant that staged whole read buffers per actor made
+//! ping-pong 15% slower because echoes waited for everyone's messages.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use volley::remote::wire_refs::ImportTable;
+
+use super::registry::{DeliverError, InboundType};
+use super::Shared;
+use crate::serialization::SerializerId;
+use crate::wire::{Address, UserMessage};
+
+/// Longest run delivered at once. Long enough that the per-run costs (the
+/// mailbox lock, the scheduling check, the handle lookup) vanish per
+/// message; short enough that the first message of a run waits at most a
+/// few microseconds for the rest to be decoded.
+pub(crate) const RUN_CAP: usize = 64;
+
+/// Per-connection state for delivery: registrations and staging buffers of
+/// the message types seen on the connection.
+#[derive(Default)]
+pub(crate) struct TypeCache {
+    /// Most connections carry one or two types; a short list beats a map.
+    types: Vec<CachedType>,
+}
+
+struct CachedType {
+    wire_id: u32,
+    ty: InboundType,
+    /// A `Vec<M>` for the type's protocol `M`, reused for every run so that
+    /// delivering a run allocates nothing in the steady state.
+    stage: Option<Box<dyn Any + Send>>,
+}
+
+impl TypeCache {
+    fn find(&mut self, shared: &Shared, wire_id: u32) -> Option<&mut CachedType> {
+        let at = match self.types.iter().position(|t| t.wire_id == wire_id) {
+            Some(at) => at,
+            None => {
+                let ty = *shared.registry.by_wire_id.get(&wire_id)?;
+                self.types.push(CachedType {
+                    wire_id,
+                    ty,
+                    stage: None,
+                });
+                self.types.len() - 1
+            }
+        };
+        Some(&mut self.types[at])
+    }
+}
+
+/// Consecutive user messages for one recipient, of one type and serializer,
+/// borrowed from the read buffer.
+pub(crate) struct Run<'buf> {
+    recipient: u32,
+    type_id: u32,
+    serializer: SerializerId,
+    len: usize,
+    payloads: [&'buf [u8]; RUN_CAP],
+}
+
+impl<'buf> Run<'buf> {
+    pub(crate) fn new() -> Self {
+        Run {
+            recipient: 0,
+            type_id: 0,
+            serializer: SerializerId(0),
+            len: 0,
+            payloads: [&[]; RUN_CAP],
+        }
+    }
+
+    /// Adds `m` to the run, first delivering what the run holds if `m`
+    /// does not continue it or the run is full.
+    #[inline]
+    pub(crate) fn push(&mut self, m: UserMessage<'buf>, to: &mut Deliver<'_>) {
+        let h = &m.header;
+        let continues = self.len > 0
+            && self.recipient == h.recipient.get()
+            && self.type_id == h.type_id
+            && self.serializer == h.serializer;
+        if !continues || self.len == RUN_CAP {
+            self.flush(to);
+            self.recipient = h.recipient.get();
+            self.type_id = h.type_id;
+            self.serializer = h.serializer;
+        }
+        self.payloads[self.len] = m.payload;
+        self.len += 1;
+    }
+
+    /// Delivers what the run holds, and empties it.
+    pub(crate) fn flush(&mut self, to: &mut Deliver<'_>) {
+        if self.len == 0 {
+            return;
+        }
+        let payloads = &self.payloads[..self.len];
+        self.len = 0;
+        to.run(self.type_id, self.serializer, self.recipient, payloads);
+    }
+}
+
+/// What a run is delivered with: the connection's state.
+pub(crate) struct Deliver<'a> {
+    pub(crate) shared: &'a Arc<Shared>,
+    pub(crate) imports: &'a ImportTable,
+    pub(crate) types: &'a mut TypeCache,
+    pub(crate) peer: &'a Address,
+}
+
+impl Deliver<'_> {
+    fn run(&mut self, type_id: u32, serializer: SerializerId, recipient: u32, payloads: &[&[u8]]) {
+        let (shared, peer) = (self.shared, self.peer);
+        let Some(cached) = self.types.find(shared, type_id) else {
+            for _ in payloads {
+                shared.undeliverable(peer, &format!("unknown message type id {type_id}"));
+            }
+            return;
+        };
+        let ty = cached.ty;
+        let mut failed = |e: DeliverError| {
+            shared.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+        };
+        if serializer != ty.serializer {
+            for _ in payloads {
+                failed(DeliverError::WrongSerializer(serializer));
+            }
+            return;
+        }
+        (ty.deliver_run)(
+            payloads,
+            self.imports,
+            recipient,
+            &mut cached.stage,
+            &mut failed,
+        );
+    }
+}
+
+/// The staging `Vec<M>` kept in `slot`, made (or remade, if the slot held
+/// another type's) on first use.
+pub(crate) fn stage<M: Send + 'static>(slot: &mut Option<Box<dyn Any + Send>>) -> &mut Vec<M> {
+    if !slot.as_ref().is_some_and(|b| b.is::<Vec<M>>()) {
+        *slot = Some(Box::new(Vec::<M>::with_capacity(RUN_CAP)));
+    }
+    slot.as_mut()
+        .and_then(|b| b.downcast_mut::<Vec<M>>())
+        .expect("the slot was just filled with a Vec<M>")
+}
