@@ -196,6 +196,10 @@ impl Shared {
     /// The association towards `target`'s node. The fast path is one load
     /// of the slot index cached in the ref and one of the slot: no lock, no
     /// reference count.
+    /// The association a ref's messages go through. The route is cached in
+    /// the ref, so the common case is two loads; the lookup by address is
+    /// kept out of line so that this inlines into every send.
+    #[inline]
     fn association_for(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
         let hint = target.route_hint.load(Ordering::Relaxed) as usize;
         if hint != 0 {
@@ -203,6 +207,12 @@ impl Shared {
                 return Ok(a);
             }
         }
+        self.route(target)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn route(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
         let me = self
             .me
             .upgrade()

@@ -168,23 +168,7 @@ impl OutboundLane {
         let recipient = if hint >> 32 == tag >> 32 && hint & 0xff == tag & 0xff && hint != 0 {
             ((hint >> 8) & 0xff_ffff) as u32
         } else {
-            let mut table = exports.borrow_mut();
-            let id = match table.find(target.uid(), target.path()) {
-                Some(id) => id,
-                None => {
-                    let any = target.any().ok_or_else(|| {
-                        RemoteSendError::Unavailable("the remote ref is being dropped".into())
-                    })?;
-                    table.export(&any)
-                }
-            };
-            // A temporary id is recycled: never cache it.
-            if id > TEMPORARY_IDS && id < (1 << 24) {
-                target
-                    .id_hint
-                    .store(tag | ((id as u64) << 8), Ordering::Relaxed);
-            }
-            id
+            recipient_id(exports, target, tag)?
         };
         *frames += write_declarations(shared, &self.encoder, exports, buf);
         let header = MessageHeader {
@@ -321,6 +305,35 @@ impl OutboundLane {
 /// Encodes one message frame with `encode`, inside the export table's
 /// scope so refs in the payload get ids, and puts the declarations of refs
 /// seen for the first time before it.
+/// The recipient's export id on this connection, exported now if it is new;
+/// cached in the ref unless temporary. Out of line: the cached id in the
+/// ref answers nearly every send.
+#[cold]
+#[inline(never)]
+fn recipient_id(
+    exports: &RefCell<ExportTable>,
+    target: &RemoteRef,
+    tag: u64,
+) -> Result<u32, RemoteSendError> {
+    let mut table = exports.borrow_mut();
+    let id = match table.find(target.uid(), target.path()) {
+        Some(id) => id,
+        None => {
+            let any = target.any().ok_or_else(|| {
+                RemoteSendError::Unavailable("the remote ref is being dropped".into())
+            })?;
+            table.export(&any)
+        }
+    };
+    // A temporary id is recycled: never cache it.
+    if id > TEMPORARY_IDS && id < (1 << 24) {
+        target
+            .id_hint
+            .store(tag | ((id as u64) << 8), Ordering::Relaxed);
+    }
+    Ok(id)
+}
+
 fn encode_with_refs(
     shared: &Shared,
     encoder: &Encoder,
