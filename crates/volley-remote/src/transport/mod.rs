@@ -334,10 +334,9 @@ impl RemoteTransport for Shared {
         type_id: TypeId,
         type_name: &'static str,
     ) -> Result<(), RemoteSendError> {
-        let ty = *self
+        let ty = self
             .registry
-            .by_type
-            .get(&type_id)
+            .outbound_for(type_id, &target.type_hint)
             .ok_or(RemoteSendError::Unregistered(type_name))?;
         if self.is_shut_down() {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));

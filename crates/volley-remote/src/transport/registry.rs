@@ -10,6 +10,7 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::BytesMut;
@@ -90,7 +91,12 @@ pub(crate) struct InboundType {
 /// Registrations, built before the transport starts.
 #[derive(Default, Clone)]
 pub struct Registry {
-    pub(crate) by_type: FastMap<TypeId, OutboundType>,
+    /// Outbound registrations in registration order: a ref remembers the
+    /// index of the type it last sent (`RemoteRef::type_hint`), so a send
+    /// checks one entry instead of hashing.
+    pub(crate) outbound: Vec<(TypeId, OutboundType)>,
+    /// Index into `outbound`, by type.
+    pub(crate) by_type: FastMap<TypeId, usize>,
     pub(crate) by_wire_id: FastMap<u32, InboundType>,
     pub(crate) kinds: HashMap<String, SpawnFn>,
 }
@@ -195,6 +201,25 @@ fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
 }
 
 impl Registry {
+    /// The outbound registration of `type_id`, found through the index the
+    /// ref cached from its last send when it matches.
+    #[inline]
+    pub(crate) fn outbound_for(&self, type_id: TypeId, hint: &AtomicU64) -> Option<OutboundType> {
+        let at = hint.load(Ordering::Relaxed) as usize;
+        match self.outbound.get(at.wrapping_sub(1)) {
+            Some((id, ty)) if *id == type_id => Some(*ty),
+            _ => self.outbound_by_hash(type_id, hint),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn outbound_by_hash(&self, type_id: TypeId, hint: &AtomicU64) -> Option<OutboundType> {
+        let at = *self.by_type.get(&type_id)?;
+        hint.store(at as u64 + 1, Ordering::Relaxed);
+        Some(self.outbound[at].1)
+    }
+
     /// Registers protocol `M` under the stable wire id `id`; both nodes must
     /// use the same id. `M` is usually an actor's whole protocol enum.
     pub fn register<M: Serialize + DeserializeOwned + Send + 'static>(
@@ -221,14 +246,13 @@ impl Registry {
         if self.by_type.contains_key(&TypeId::of::<M>()) {
             return Err(RegistryError::DuplicateType(name));
         }
-        self.by_type.insert(
-            TypeId::of::<M>(),
-            OutboundType {
-                wire_id: id,
-                serializer: S::default().id(),
-                encode: encode::<M, S>,
-            },
-        );
+        let outbound = OutboundType {
+            wire_id: id,
+            serializer: S::default().id(),
+            encode: encode::<M, S>,
+        };
+        self.by_type.insert(TypeId::of::<M>(), self.outbound.len());
+        self.outbound.push((TypeId::of::<M>(), outbound));
         self.by_wire_id.insert(
             id,
             InboundType {
@@ -271,5 +295,31 @@ impl Registry {
         });
         self.kinds.insert(kind.to_string(), spawn);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outbound_lookup_through_the_refs_hint_follows_the_type() {
+        let mut r = Registry::default();
+        r.register::<u32>(7).unwrap();
+        r.register::<String>(8).unwrap();
+        let hint = AtomicU64::new(0);
+        let wire = |t: TypeId| r.outbound_for(t, &hint).map(|o| o.wire_id);
+        // First use hashes and remembers; a type switch re-learns; the hint
+        // never answers for another type.
+        assert_eq!(wire(TypeId::of::<String>()), Some(8));
+        assert_eq!(hint.load(Ordering::Relaxed), 2);
+        assert_eq!(wire(TypeId::of::<String>()), Some(8));
+        assert_eq!(wire(TypeId::of::<u32>()), Some(7));
+        assert_eq!(hint.load(Ordering::Relaxed), 1);
+        assert_eq!(wire(TypeId::of::<u64>()), None, "unregistered");
+        assert_eq!(hint.load(Ordering::Relaxed), 1, "a miss keeps the hint");
+        // A stale or foreign hint is only a starting guess.
+        hint.store(99, Ordering::Relaxed);
+        assert_eq!(wire(TypeId::of::<u32>()), Some(7));
     }
 }

@@ -83,6 +83,9 @@ pub struct RemoteRef {
     /// Free for the transport: e.g. the recipient id on the current
     /// connection, tagged with the connection's generation.
     pub id_hint: AtomicU64,
+    /// Free for the transport: e.g. where the registration of the message
+    /// type last sent through this ref is kept.
+    pub type_hint: AtomicU64,
     /// Non-zero for the reply handle of an ask made on the remote node: the
     /// id that node knows the handle by, so a reply names it directly.
     correlation: u64,
@@ -127,6 +130,7 @@ impl RemoteRef {
             me: me.clone(),
             route_hint: AtomicU64::new(0),
             id_hint: AtomicU64::new(0),
+            type_hint: AtomicU64::new(0),
             correlation,
         })
     }
