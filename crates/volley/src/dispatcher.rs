@@ -35,13 +35,22 @@ pub(crate) trait Runnable: Send + Sync + 'static {
 
 pub(crate) type Task = Arc<dyn Runnable>;
 
-/// Spins between looks at the clock (and between yields) while idle; with
+/// Spins between looks at the clock while idle; with
 /// `idle_spin_us = 0` a worker parks after this many. A ping-pong partner
 /// usually answers within a few microseconds, and a park/unpark pair costs
 /// two system calls; on a VM, waking a halted CPU costs tens of
 /// microseconds more, which is why the default spins longer (see
 /// `DispatcherSettings::idle_spin_us`).
 const SPINS_BEFORE_PARK: u32 = 64;
+
+/// An idle spinner yields its CPU every this many spins (each spin is a look
+/// at the queues, well under a microsecond). With more threads than cores a
+/// spinner holds a CPU that a woken I/O thread or a preempted sender needs;
+/// yielding often hands it over within microseconds. Measured against one
+/// yield per 64 spins (docs/benchmarks-remote.md): remote-latency p99 at
+/// 10 K/s offered 152–547 µs against 602–1417 µs, remote-pingpong with one
+/// client 3.0–3.7 M against 2.1–2.3 M msgs/s, 10–30 clients within noise.
+const SPINS_PER_YIELD: u32 = 8;
 
 /// How often (in tasks run) a worker looks at the shared queue before its
 /// own: tokio uses 61 for the same reason.
@@ -302,10 +311,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
         let mut spin: u32 = 0;
         loop {
             spin += 1;
-            // One yield halfway: it lets a preempted sender finish when
-            // there are more threads than cores, without turning the idle
-            // loop into a stream of system calls.
-            if spin % SPINS_BEFORE_PARK == SPINS_BEFORE_PARK / 2 {
+            if spin % SPINS_PER_YIELD == SPINS_PER_YIELD / 2 {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
