@@ -122,50 +122,39 @@ async fn read_loop(
         slot: None,
     };
     let mut types = TypeCache::default();
+    // What a run is delivered with; a macro because `handle` below needs
+    // the import table mutably between two runs.
+    macro_rules! to {
+        () => {
+            &mut Deliver {
+                shared,
+                imports: &imports,
+                types: &mut types,
+                peer: &peer.address,
+            }
+        };
+    }
     loop {
         let mut frames = decoder.frames(&buf);
         let mut run = Run::new();
         for decoded in &mut frames {
             match decoded {
                 // User messages are nearly every frame: they join the run.
-                Ok(Pdu::UserMessage(m)) => run.push(
-                    m,
-                    &mut Deliver {
-                        shared,
-                        imports: &imports,
-                        types: &mut types,
-                        peer: &peer.address,
-                    },
-                ),
+                Ok(Pdu::UserMessage(m)) => run.push(m, to!()),
                 Ok(pdu) => {
                     // Whatever came before this frame is delivered first:
                     // a declaration may rebind an id the run uses.
-                    run.flush(&mut Deliver {
-                        shared,
-                        imports: &imports,
-                        types: &mut types,
-                        peer: &peer.address,
-                    });
+                    run.flush(to!());
                     handle(shared, &mut imports, &mut peer, pdu)
                 }
                 Err(e) => {
-                    run.flush(&mut Deliver {
-                        shared,
-                        imports: &imports,
-                        types: &mut types,
-                        peer: &peer.address,
-                    });
+                    run.flush(to!());
                     // The stream cannot be trusted past a bad frame.
                     return Err(format!("protocol error from {}: {e}", peer.address));
                 }
             }
         }
-        run.flush(&mut Deliver {
-            shared,
-            imports: &imports,
-            types: &mut types,
-            peer: &peer.address,
-        });
+        run.flush(to!());
         let consumed = frames.consumed();
         let wanted = frames.pending_frame_len();
         buf.advance(consumed);
