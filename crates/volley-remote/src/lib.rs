@@ -12,4 +12,4 @@ pub mod serialization;
 pub mod transport;
 pub mod wire;
 
-pub use transport::{Registry, RemoteSettings, Remoting};
+pub use transport::{register_settings, Registry, RemoteSettings, Remoting};

@@ -40,9 +40,19 @@ pub(crate) trait SystemTarget: Runnable {
     fn mailbox_len(&self) -> usize;
     /// Queues a graceful stop behind the messages already queued.
     fn graceful_stop(&self) -> Option<&Dispatcher>;
-    /// `Box<ActorRef<M>>` for this target's `M`, for downcasting an [`AnyRef`].
-    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send>;
-    fn message_type(&self) -> TypeId;
+    /// `Box<ActorRef<M>>` for this target's `M`, for downcasting an
+    /// [`AnyRef`]; `None` for a target without one fixed protocol.
+    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
+        None
+    }
+    /// The one protocol this target accepts; `None` for a remote actor,
+    /// which accepts any registered type and is typed through `as_remote`.
+    fn message_type(&self) -> Option<TypeId>;
+    /// True for an ask's reply handle (local or remote): single-use, never
+    /// worth remembering in a table.
+    fn is_reply_handle(&self) -> bool {
+        false
+    }
     /// The child of that name, for lookups by path.
     fn lookup_child(&self, name: &str) -> Option<AnyRef>;
     /// The remote ref behind this target, if it is one.
@@ -197,6 +207,11 @@ impl<M: Send + 'static> ActorRef<M> {
         Arc::as_ptr(&self.target) as *const () as usize
     }
 
+    /// Identity of the target object, for caches (see [`AnyRef::target_key`]).
+    pub fn target_key(&self) -> TargetKey {
+        TargetKey(self.target_address())
+    }
+
     /// The same handle with its message type erased.
     pub fn to_any(&self) -> AnyRef {
         AnyRef {
@@ -260,18 +275,17 @@ impl AnyRef {
     /// protocol is checked when a message is sent, so this always succeeds
     /// for a remote ref.
     pub fn downcast<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
-        if let Some(remote) = self.target.clone().as_remote() {
-            return Some(remote.typed::<M>());
+        match self.target.message_type() {
+            Some(protocol) if protocol == TypeId::of::<M>() => self
+                .target
+                .clone()
+                .typed_ref()?
+                .downcast::<ActorRef<M>>()
+                .ok()
+                .map(|b| *b),
+            Some(_) => None,
+            None => Some(self.target.clone().as_remote()?.typed::<M>()),
         }
-        if self.target.message_type() != TypeId::of::<M>() {
-            return None;
-        }
-        self.target
-            .clone()
-            .typed_ref()
-            .downcast::<ActorRef<M>>()
-            .ok()
-            .map(|b| *b)
     }
 
     /// True once the actor has terminated.
@@ -289,6 +303,19 @@ impl AnyRef {
     /// The address of the target object, for identity caches.
     pub(crate) fn target_address(&self) -> usize {
         Arc::as_ptr(&self.target) as *const () as usize
+    }
+
+    /// A key for identity caches: equal for two handles to the same target
+    /// object, and never shared with another object while this handle (or
+    /// a clone) lives.
+    pub fn target_key(&self) -> TargetKey {
+        TargetKey(self.target_address())
+    }
+
+    /// True for an ask's reply handle, local or remote: it takes one reply
+    /// and is gone, so tables should not remember it.
+    pub fn is_reply_handle(&self) -> bool {
+        self.target.is_reply_handle()
     }
 
     /// True if both handles point at the very same target object (cheaper
@@ -348,6 +375,11 @@ impl fmt::Debug for AnyRef {
         write!(f, "AnyRef({self})")
     }
 }
+
+/// Identity of a ref's target object, for caches keyed by "the same ref"
+/// (see [`AnyRef::target_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TargetKey(usize);
 
 /// Anything that names an actor: an [`ActorRef`] or an [`AnyRef`].
 pub trait ToAnyRef {

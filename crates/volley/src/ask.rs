@@ -184,12 +184,16 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
         None
     }
 
-    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send> {
-        Box::new(ActorRef::<R>::from_target(self))
+    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new(ActorRef::<R>::from_target(self)))
     }
 
-    fn message_type(&self) -> TypeId {
-        TypeId::of::<R>()
+    fn message_type(&self) -> Option<TypeId> {
+        Some(TypeId::of::<R>())
+    }
+
+    fn is_reply_handle(&self) -> bool {
+        true
     }
 
     fn lookup_child(&self, _name: &str) -> Option<AnyRef> {
@@ -213,19 +217,4 @@ impl<R: Send + 'static> RefTarget<R> for Promise<R> {
         self.complete(msg);
         Ok(None)
     }
-}
-
-/// A reply handle nobody waits for, for tests of ref tables.
-#[cfg(test)]
-pub(crate) fn unanswered_reply_handle<R: Send + 'static>(system: &ActorSystem) -> ActorRef<R> {
-    let (sender, _receiver) = oneshot::channel();
-    ActorRef::from_target(Arc::new(Promise {
-        uid: next_uid(),
-        path: OnceLock::new(),
-        system: system.clone(),
-        slot: Mutex::new(PromiseSlot {
-            sender: Some(sender),
-            watchers: Vec::new(),
-        }),
-    }))
 }

@@ -41,6 +41,7 @@
 //! # });
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod actor;
 mod actor_ref;
@@ -63,7 +64,7 @@ mod system_msg;
 mod timers;
 
 pub use actor::{Actor, HandleResult, Props, Terminated};
-pub use actor_ref::{ActorRef, AnyRef, ToAnyRef};
+pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 pub use ask::{AskError, ReplyTo};
 pub use context::Context;
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};

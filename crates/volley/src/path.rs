@@ -6,6 +6,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// Where an ask's reply handles live in the path space (Akka's `/temp`).
+const REPLY_HANDLES: &str = "/temp/";
+
 /// Where an actor sits in its system's hierarchy, e.g. `volley://app/user/a/b`,
 /// or for a remote actor `volley://app@host:port/user/a/b`.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -120,8 +123,15 @@ impl ActorPath {
     pub fn reply_handle(&self, correlation: u64) -> ActorPath {
         ActorPath {
             system: self.system.clone(),
-            elements: format!("/temp/$ask{correlation}").into_boxed_str(),
+            elements: format!("{REPLY_HANDLES}$ask{correlation}").into_boxed_str(),
         }
+    }
+
+    /// True for the path of an ask's reply handle (under `/temp/`). Only
+    /// for paths read from outside the process; a ref says it with
+    /// `AnyRef::is_reply_handle`.
+    pub fn is_reply_handle(&self) -> bool {
+        self.elements.starts_with(REPLY_HANDLES)
     }
 
     /// The path inside the system, e.g. `/user/a/b`.

@@ -7,8 +7,9 @@
 //! booleans) and otherwise as strings. Unknown keys are errors, so a typo in a
 //! settings file is reported instead of silently ignored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::RwLock;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -119,8 +120,16 @@ impl Default for Settings {
     }
 }
 
-/// Names of extension sections that may appear in a settings file.
-const KNOWN_EXTENSIONS: &[&str] = &["remote"];
+/// Sections that extensions registered (see [`Settings::register_section`]).
+static SECTIONS: RwLock<BTreeSet<&'static str>> = RwLock::new(BTreeSet::new());
+
+/// Names the core settings use at the top level; no extension may take them.
+const CORE_KEYS: &[&str] = &[
+    "default_dispatcher",
+    "dispatchers",
+    "io_threads",
+    "dead_letters",
+];
 
 /// A settings file or override that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -228,16 +237,44 @@ impl Settings {
         Ok(settings)
     }
 
+    /// Lets a top-level section called `name` appear in settings: an
+    /// extension (e.g. `volley-remote`, whose section is `remote`) calls it
+    /// before settings that hold its section are parsed, and reads the
+    /// section from [`Settings::extensions`]. Any other unknown top-level
+    /// key is an error, so a typo is reported instead of ignored.
+    /// Registering a name twice is harmless; a core key cannot be taken.
+    pub fn register_section(name: &'static str) -> Result<(), SettingsError> {
+        if CORE_KEYS.contains(&name) {
+            return Err(SettingsError::OutOfRange {
+                key: name.to_string(),
+                reason: "is a core settings key and cannot be an extension section",
+            });
+        }
+        SECTIONS
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name);
+        Ok(())
+    }
+
     /// Checks ranges that the types alone do not.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        for key in self.extensions.keys() {
-            if !KNOWN_EXTENSIONS.contains(&key.as_str()) {
-                return Err(SettingsError::Invalid {
-                    origin: None,
-                    message: format!("unknown settings section or key `{key}`"),
-                });
-            }
+        let registered = SECTIONS.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(key) = self
+            .extensions
+            .keys()
+            .find(|key| !registered.contains(key.as_str()))
+        {
+            return Err(SettingsError::Invalid {
+                origin: None,
+                message: format!(
+                    "unknown settings section or key `{key}` (an extension's section is known once \
+                     the extension registered it, e.g. `volley_remote::register_settings()` for \
+                     `remote`)"
+                ),
+            });
         }
+        drop(registered);
         let check = |key: String, d: &DispatcherSettings| {
             if d.throughput == 0 {
                 return Err(SettingsError::OutOfRange {
@@ -348,6 +385,21 @@ mod tests {
             .with_overrides(vec![("VOLLEY__IO_THREADS".to_string(), "lots".to_string())])
             .unwrap_err();
         assert!(e.to_string().contains("VOLLEY__IO_THREADS"), "{e}");
+    }
+
+    #[test]
+    fn an_extension_section_is_accepted_once_registered() {
+        let text = "[volley_test_extension]\nanswer = 42\n";
+        let e = Settings::from_toml_str(text).unwrap_err();
+        assert!(e.to_string().contains("volley_test_extension"), "{e}");
+        Settings::register_section("volley_test_extension").unwrap();
+        let s = Settings::from_toml_str(text).unwrap();
+        assert_eq!(
+            s.extensions["volley_test_extension"]["answer"].as_integer(),
+            Some(42)
+        );
+        let e = Settings::register_section("io_threads").unwrap_err();
+        assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
     }
 
     #[test]

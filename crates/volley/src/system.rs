@@ -2,9 +2,9 @@
 //! the event stream, lookup and shutdown.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::actor::{Actor, HandleResult, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
@@ -14,6 +14,7 @@ use crate::dispatcher::Dispatcher;
 use crate::error::SpawnError;
 use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
 use crate::path::{parse_elements, validate_name, ActorPath, PathError};
+use crate::remote::LogLimiter;
 use crate::settings::{Settings, SettingsError};
 use crate::system_msg::SystemMsg;
 
@@ -335,32 +336,5 @@ impl Drop for Shared {
 impl std::fmt::Debug for ActorSystem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ActorSystem({})", self.shared.name)
-    }
-}
-
-/// At most `per_second` permits per wall-clock second.
-struct LogLimiter {
-    per_second: u32,
-    start: Instant,
-    second: AtomicU64,
-    used: AtomicU32,
-}
-
-impl LogLimiter {
-    fn new(per_second: u32) -> Self {
-        LogLimiter {
-            per_second,
-            start: Instant::now(),
-            second: AtomicU64::new(0),
-            used: AtomicU32::new(0),
-        }
-    }
-
-    fn allow(&self) -> bool {
-        let now = self.start.elapsed().as_secs();
-        if self.second.swap(now, Ordering::Relaxed) != now {
-            self.used.store(0, Ordering::Relaxed);
-        }
-        self.used.fetch_add(1, Ordering::Relaxed) < self.per_second
     }
 }

@@ -19,10 +19,10 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use volley::remote::wire_refs::ImportTable;
+use super::ref_tables::ImportTable;
 
+use super::core::RemotingCore;
 use super::registry::{DeliverError, InboundType};
-use super::Shared;
 use crate::serialization::SerializerId;
 use crate::wire::{Address, UserMessage};
 
@@ -49,11 +49,11 @@ struct CachedType {
 }
 
 impl TypeCache {
-    fn find(&mut self, shared: &Shared, wire_id: u32) -> Option<&mut CachedType> {
+    fn find(&mut self, core: &RemotingCore, wire_id: u32) -> Option<&mut CachedType> {
         let at = match self.types.iter().position(|t| t.wire_id == wire_id) {
             Some(at) => at,
             None => {
-                let ty = *shared.registry.by_wire_id.get(&wire_id)?;
+                let ty = *core.registry.by_wire_id.get(&wire_id)?;
                 self.types.push(CachedType {
                     wire_id,
                     ty,
@@ -119,7 +119,7 @@ impl<'buf> Run<'buf> {
 
 /// What a run is delivered with: the connection's state.
 pub(crate) struct Deliver<'a> {
-    pub(crate) shared: &'a Arc<Shared>,
+    pub(crate) core: &'a Arc<RemotingCore>,
     pub(crate) imports: &'a ImportTable,
     pub(crate) types: &'a mut TypeCache,
     pub(crate) peer: &'a Address,
@@ -127,16 +127,16 @@ pub(crate) struct Deliver<'a> {
 
 impl Deliver<'_> {
     fn run(&mut self, type_id: u32, serializer: SerializerId, recipient: u32, payloads: &[&[u8]]) {
-        let (shared, peer) = (self.shared, self.peer);
-        let Some(cached) = self.types.find(shared, type_id) else {
+        let (core, peer) = (self.core, self.peer);
+        let Some(cached) = self.types.find(core, type_id) else {
             for _ in payloads {
-                shared.undeliverable(peer, &format!("unknown message type id {type_id}"));
+                core.undeliverable(peer, &format!("unknown message type id {type_id}"));
             }
             return;
         };
         let ty = cached.ty;
         let mut failed = |e: DeliverError| {
-            shared.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+            core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
         };
         if serializer != ty.serializer {
             for _ in payloads {

@@ -6,63 +6,62 @@
 use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
-use std::sync::atomic::Ordering;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 
-use volley::remote::wire_refs::ImportTable;
-use volley::remote::RemoteRef;
+use volley::remote::{RemoteRef, RemoteRoute};
 use volley::{ActorPath, DeadLetterReason};
 
+use super::core::RemotingCore;
 use super::delivery::{Deliver, Run, TypeCache};
 use super::handshake::{self, Request};
+use super::ref_tables::ImportTable;
 use super::registry::DeliverError;
-use super::Shared;
-use crate::serialization::SerializerId;
+use super::remote_spawn;
+use super::route::RouteHint;
 use crate::wire::{
-    Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply, SpawnRequest,
-    SpawnResponse, SpawnResult, PROTOCOL_VERSION,
+    Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply, PROTOCOL_VERSION,
 };
 
 /// Read buffer size: large enough that one read usually carries hundreds of
 /// small frames.
 const READ_CHUNK: usize = 256 * 1024;
 
-pub(crate) async fn run_listener(listener: TcpListener, shared: Arc<Shared>) {
+pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>) {
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
-                let shared2 = shared.clone();
+                let core2 = core.clone();
                 let task = tokio::spawn(async move {
-                    if let Err(e) = serve(stream, &shared2).await {
+                    if let Err(e) = serve(stream, &core2).await {
                         tracing::warn!(%peer, "inbound connection closed: {e}");
                     }
                 });
-                shared.track(task.abort_handle());
+                core.track(task.abort_handle());
             }
             Err(e) => {
                 tracing::warn!("accept failed: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }
-        if shared.is_shut_down() {
+        if core.is_shut_down() {
             return;
         }
     }
 }
 
-async fn serve(mut stream: TcpStream, shared: &Arc<Shared>) -> Result<(), String> {
+async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), String> {
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let request = tokio::time::timeout(
-        shared.settings.handshake_timeout(),
+        core.settings.handshake_timeout(),
         handshake::read_request(&mut stream, &mut buf),
     )
     .await
     .map_err(|_| "handshake timed out".to_string())?
     .map_err(|e| format!("bad handshake: {e}"))?;
-    if let Err((status, reason)) = check(shared, &request) {
-        handshake::respond(&mut stream, status, &shared.address, shared.uid, &reason)
+    if let Err((status, reason)) = check(core, &request) {
+        handshake::respond(&mut stream, status, &core.address, core.uid, &reason)
             .await
             .ok();
         return Err(format!("refused {}: {reason}", request.from));
@@ -70,30 +69,30 @@ async fn serve(mut stream: TcpStream, shared: &Arc<Shared>) -> Result<(), String
     handshake::respond(
         &mut stream,
         HandshakeStatus::Accepted,
-        &shared.address,
-        shared.uid,
+        &core.address,
+        core.uid,
         "",
     )
     .await
     .map_err(|e| e.to_string())?;
     tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, "inbound lane accepted");
-    read_loop(stream, buf, shared, request.lane, request.from).await
+    read_loop(stream, buf, core, request.lane, request.from).await
 }
 
-fn check(shared: &Shared, r: &Request) -> Result<(), (HandshakeStatus, String)> {
+fn check(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {
     if r.version != PROTOCOL_VERSION {
         return Err((
             HandshakeStatus::IncompatibleVersion,
             format!("protocol version {} is not {}", r.version, PROTOCOL_VERSION),
         ));
     }
-    if r.to != shared.address {
+    if r.to != core.address {
         return Err((
             HandshakeStatus::WrongAddress,
-            format!("this node is {}, not {}", shared.address, r.to),
+            format!("this node is {}, not {}", core.address, r.to),
         ));
     }
-    let expected = shared.settings.auth_token.as_deref().map(str::as_bytes);
+    let expected = core.settings.auth_token.as_deref().map(str::as_bytes);
     if expected.is_some() && r.auth_token.as_deref() != expected {
         return Err((
             HandshakeStatus::Unauthorized,
@@ -106,13 +105,13 @@ fn check(shared: &Shared, r: &Request) -> Result<(), (HandshakeStatus, String)> 
 async fn read_loop(
     mut stream: TcpStream,
     mut buf: BytesMut,
-    shared: &Arc<Shared>,
+    core: &Arc<RemotingCore>,
     lane: Lane,
     peer: Address,
 ) -> Result<(), String> {
     let mut config = DecoderConfig::for_lane(lane);
     if lane == Lane::Large {
-        config.max_frame_len = shared.settings.max_frame_size;
+        config.max_frame_len = core.settings.max_frame_size;
     }
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new();
@@ -120,6 +119,7 @@ async fn read_loop(
         root: ActorPath::parse(&format!("{peer}/")).map_err(|e| e.to_string())?,
         address: peer,
         slot: None,
+        reply_route: None,
     };
     let mut types = TypeCache::default();
     // What a run is delivered with; a macro because `handle` below needs
@@ -127,7 +127,7 @@ async fn read_loop(
     macro_rules! to {
         () => {
             &mut Deliver {
-                shared,
+                core,
                 imports: &imports,
                 types: &mut types,
                 peer: &peer.address,
@@ -145,7 +145,7 @@ async fn read_loop(
                     // Whatever came before this frame is delivered first:
                     // a declaration may rebind an id the run uses.
                     run.flush(to!());
-                    handle(shared, &mut imports, &mut peer, pdu)
+                    handle(core, &mut imports, &mut peer, pdu)
                 }
                 Err(e) => {
                     run.flush(to!());
@@ -182,9 +182,25 @@ struct Peer {
     slot: Option<usize>,
     /// Its root path, for the paths of its reply handles.
     root: ActorPath,
+    /// The route every reply handle it declares shares: replies are
+    /// addressed by correlation id, so the handles need no state of their
+    /// own, and a remote ask costs no route allocation here.
+    reply_route: Option<Arc<dyn RemoteRoute>>,
 }
 
-fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
+impl Peer {
+    fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
+        if self.slot.is_none() {
+            self.slot = core.association_slot(&self.address).ok();
+        }
+        let slot = self.slot;
+        self.reply_route
+            .get_or_insert_with(|| RouteHint::new(core.clone(), slot))
+            .clone()
+    }
+}
+
+fn handle(core: &Arc<RemotingCore>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
     match pdu {
         // The read loop delivers user messages in runs; one that reaches
         // here is delivered as a run of one.
@@ -192,7 +208,7 @@ fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu:
             let mut run = Run::new();
             let mut types = TypeCache::default();
             let mut to = Deliver {
-                shared,
+                core,
                 imports,
                 types: &mut types,
                 peer: &peer.address,
@@ -200,9 +216,9 @@ fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu:
             run.push(m, &mut to);
             run.flush(&mut to);
         }
-        Pdu::Reply(r) => reply(shared, imports, &peer.address, r),
+        Pdu::Reply(r) => reply(core, imports, &peer.address, r),
         Pdu::RefDeclaration(d) => {
-            match shared.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
+            match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
                 Some(actor) => imports.declare(d.id.get(), actor),
                 None => {
                     tracing::debug!(
@@ -213,22 +229,13 @@ fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu:
             }
         }
         Pdu::ReplyHandleDeclaration(d) => {
-            let handle = RemoteRef::reply_handle(
-                &peer.root,
-                d.correlation,
-                shared.system.clone(),
-                shared.clone(),
-            );
-            if peer.slot.is_none() {
-                peer.slot = shared.association_slot(&peer.address).ok();
-            }
-            if let Some(slot) = peer.slot {
-                handle.route_hint.store(slot as u64 + 1, Ordering::Relaxed);
-            }
+            let route = peer.reply_route(core);
+            let handle =
+                RemoteRef::reply_handle(&peer.root, d.correlation, core.system.clone(), route);
             imports.declare(d.id.get(), handle.to_any());
         }
-        Pdu::SpawnRequest(r) => spawn_here(shared, &peer.address, r),
-        Pdu::SpawnResponse(r) => complete_spawn(shared, r),
+        Pdu::SpawnRequest(r) => remote_spawn::spawn_here(core, &peer.address, r),
+        Pdu::SpawnResponse(r) => remote_spawn::complete(core, r),
         Pdu::Heartbeat | Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
             tracing::info!(peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
@@ -243,78 +250,24 @@ fn handle(shared: &Arc<Shared>, imports: &mut ImportTable, peer: &mut Peer, pdu:
 }
 
 /// A reply to one of this node's asks, addressed by its correlation id.
-fn reply(shared: &Arc<Shared>, imports: &ImportTable, peer: &Address, r: Reply<'_>) {
-    let Some(ty) = shared.registry.by_wire_id.get(&r.type_id) else {
-        shared.undeliverable(peer, &format!("unknown message type id {}", r.type_id));
+fn reply(core: &Arc<RemotingCore>, imports: &ImportTable, peer: &Address, r: Reply<'_>) {
+    let Some(ty) = core.registry.by_wire_id.get(&r.type_id) else {
+        core.undeliverable(peer, &format!("unknown message type id {}", r.type_id));
         return;
     };
     if r.serializer != ty.serializer {
         let e = DeliverError::WrongSerializer(r.serializer);
-        shared.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
+        core.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
         return;
     }
-    let Some(handle) = shared.take_reply_handle(r.correlation) else {
+    let Some(handle) = core.reply_handles.take(r.correlation) else {
         // The ask timed out or was answered already: an ordinary dead
         // letter, as a late reply is in Akka.
         tracing::debug!(%peer, correlation = r.correlation, "reply to an ask that no longer waits");
-        shared.count_dead_letter(peer, DeadLetterReason::AskCompleted);
+        core.count_dead_letter(peer, DeadLetterReason::AskCompleted);
         return;
     };
     if let Err(e) = (ty.deliver_to)(r.payload, imports, &handle) {
-        shared.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
-    }
-}
-
-fn spawn_here(shared: &Arc<Shared>, peer: &Address, r: SpawnRequest<'_>) {
-    let outcome: Result<(String, u64), String> = if !shared.settings.remote_spawn {
-        Err("remote spawn is disabled on this node (remote.remote_spawn = false)".into())
-    } else if r.serializer != SerializerId::BINCODE {
-        Err(format!(
-            "unsupported serializer {} for spawn arguments",
-            r.serializer
-        ))
-    } else {
-        match shared.registry.kinds.get(r.kind) {
-            None => Err(format!(
-                "no spawnable kind {:?} is registered on this node",
-                r.kind
-            )),
-            Some(make) => {
-                let name = (!r.name.is_empty()).then_some(r.name);
-                make(&shared.system, r.props, name)
-                    .map(|actor| (shared.export_path(&actor), actor.uid()))
-            }
-        }
-    };
-    let result = match &outcome {
-        Ok((path, uid)) => SpawnResult::Spawned { path, uid: *uid },
-        Err(error) => SpawnResult::Failed { error },
-    };
-    let response = Pdu::SpawnResponse(SpawnResponse {
-        request_id: r.request_id,
-        result,
-    });
-    let sent = shared
-        .association(peer)
-        .and_then(|a| a.control().send_pdu(&response));
-    if let Err(e) = sent {
-        tracing::warn!(%peer, "cannot answer spawn request: {e}");
-    }
-}
-
-fn complete_spawn(shared: &Arc<Shared>, r: SpawnResponse<'_>) {
-    let outcome = match r.result {
-        SpawnResult::Spawned { path, uid } => Ok((path.to_string(), uid)),
-        SpawnResult::Failed { error } => Err(error.to_string()),
-    };
-    shared.complete_spawn(r.request_id, outcome);
-}
-
-impl Shared {
-    pub(crate) fn undeliverable(&self, peer: &Address, why: &str) {
-        if self.may_log() {
-            tracing::warn!(%peer, "undeliverable remote message: {why}");
-        }
-        self.count_dead_letter(peer, DeadLetterReason::Undeliverable);
+        core.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
     }
 }

@@ -9,43 +9,18 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::BytesMut;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use volley::remote::wire_refs::ImportTable;
 use volley::{Actor, ActorSystem, AnyRef, Props};
 
+use super::ref_tables::ImportTable;
+use super::support::FastMap;
+
 use crate::serialization::{BincodeSerializer, SerializeError, Serializer, SerializerId};
-
-/// Hashes ids that are already well mixed (a `TypeId`, a wire id) by
-/// passing them through: SipHash would cost more than the lookup it guards.
-#[derive(Default)]
-pub(crate) struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(b);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = n as u64;
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-}
-
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<PassThrough>>;
 
 /// Why a message could not be delivered after it was read.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +67,7 @@ pub(crate) struct InboundType {
 #[derive(Default, Clone)]
 pub struct Registry {
     /// Outbound registrations in registration order: a ref remembers the
-    /// index of the type it last sent (`RemoteRef::type_hint`), so a send
+    /// index of the type it last sent (`RouteHint::outbound_type`), so a send
     /// checks one entry instead of hashing.
     pub(crate) outbound: Vec<(TypeId, OutboundType)>,
     /// Index into `outbound`, by type.
@@ -141,16 +116,16 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
 ) -> Result<(), DeliverError> {
     // The common case first: the handle cached for this protocol, borrowed
     // (no reference count per message).
-    if let Some(target) = imports.typed_ref::<M>(recipient) {
+    let entry = imports
+        .get(recipient)
+        .ok_or(DeliverError::UnknownRecipient(recipient))?;
+    if let Some(target) = entry.typed_ref::<M>() {
         let msg: M = imports.scope(|| S::default().decode(payload))?;
         target.tell(msg);
         return Ok(());
     }
-    if imports.get(recipient).is_none() {
-        return Err(DeliverError::UnknownRecipient(recipient));
-    }
-    let target = imports
-        .typed::<M>(recipient)
+    let target = entry
+        .typed::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
     let msg: M = imports.scope(|| S::default().decode(payload))?;
     target.tell(msg);
@@ -164,7 +139,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     slot: &mut Option<Box<dyn Any + Send>>,
     failed: &mut dyn FnMut(DeliverError),
 ) {
-    let Some(target) = imports.typed_ref::<M>(recipient) else {
+    let Some(target) = imports.get(recipient).and_then(|r| r.typed_ref::<M>()) else {
         // Unknown id, or a ref used with a second protocol: the rare
         // paths, one message at a time.
         for payload in payloads {
@@ -236,6 +211,9 @@ impl Registry {
         &mut self,
         id: u32,
     ) -> Result<(), RegistryError> {
+        // Whoever registers types is about to use remoting: make its
+        // settings section known before settings are parsed.
+        super::settings::register_settings();
         if let Some(existing) = self.by_wire_id.get(&id) {
             return Err(RegistryError::DuplicateId {
                 id,

@@ -113,11 +113,22 @@ pub enum RemoteSettingsError {
     },
 }
 
+/// The name of this crate's section in the actor system's settings.
+pub const SECTION: &str = "remote";
+
+/// Makes the `[remote]` section known to `volley::Settings`, so settings
+/// that hold it parse. Call it before parsing such settings; every entry
+/// point of this crate that reads settings calls it too. Idempotent.
+pub fn register_settings() {
+    volley::Settings::register_section(SECTION).expect("`remote` is not a core settings key");
+}
+
 impl RemoteSettings {
     /// Reads the `[remote]` section of the system's settings (defaults when
     /// absent).
     pub fn from_system_settings(settings: &volley::Settings) -> Result<Self, RemoteSettingsError> {
-        let parsed = match settings.extensions.get("remote") {
+        register_settings();
+        let parsed = match settings.extensions.get(SECTION) {
             None => RemoteSettings::default(),
             Some(value) => value
                 .clone()
@@ -171,6 +182,7 @@ mod tests {
 
     #[test]
     fn defaults_validate_and_toml_overrides() {
+        register_settings();
         let s = volley::Settings::from_toml_str(
             "[remote]\nport = 2552\nremote_spawn = true\n[remote.batching]\nenabled = false\ndispatcher_writes = false\n",
         )
@@ -186,6 +198,7 @@ mod tests {
 
     #[test]
     fn bad_sections_are_clear_errors() {
+        register_settings();
         let s = volley::Settings::from_toml_str("[remote]\nprot = 1\n").unwrap();
         let e = RemoteSettings::from_system_settings(&s).unwrap_err();
         assert!(e.to_string().contains("prot"), "{e}");

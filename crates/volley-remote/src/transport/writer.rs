@@ -24,8 +24,8 @@ use bytes::BytesMut;
 use tokio::net::TcpStream;
 use volley::batch_end::BatchEnd;
 
-use super::outbound::OutboundLane;
-use super::Shared;
+use super::core::RemotingCore;
+use super::lane::OutboundLane;
 
 /// How many refills a dispatcher thread writes before leaving the rest to
 /// the writer task, so a flush cannot keep a dispatcher thread forever.
@@ -131,21 +131,21 @@ impl BatchEnd for OutboundLane {
 }
 
 /// The writer task of one lane: connect, serve, reconnect after a failure.
-pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
-    let batching = shared.settings.batching.clone();
-    let backoff = Duration::from_millis(shared.settings.reconnect_backoff_ms.max(1));
+pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>) {
+    let batching = core.settings.batching.clone();
+    let backoff = Duration::from_millis(core.settings.reconnect_backoff_ms.max(1));
     loop {
-        if shared.is_shut_down() {
+        if core.is_shut_down() {
             return;
         }
         let connected = tokio::time::timeout(
-            shared.settings.handshake_timeout(),
+            core.settings.handshake_timeout(),
             super::handshake::connect(
                 &lane.remote,
                 lane.lane,
-                &shared.address,
-                shared.uid,
-                shared.settings.auth_token.as_deref().map(str::as_bytes),
+                &core.address,
+                core.uid,
+                core.settings.auth_token.as_deref().map(str::as_bytes),
             ),
         )
         .await;
@@ -156,13 +156,13 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
             }
             Ok(Err(e)) => {
                 tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "cannot connect: {e}");
-                lane.reset(&shared);
+                lane.reset(&core);
                 tokio::time::sleep(backoff).await;
                 continue;
             }
             Err(_) => {
                 tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "handshake timed out");
-                lane.reset(&shared);
+                lane.reset(&core);
                 tokio::time::sleep(backoff).await;
                 continue;
             }
@@ -175,7 +175,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
             };
             if let Err(e) = failure {
                 tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "write failed: {e}; reconnecting");
-                lane.reset(&shared);
+                lane.reset(&core);
                 break;
             }
             if let Err(more) = lane.refill_or_park(conn) {
@@ -185,7 +185,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, shared: Arc<Shared>) {
             // Parked: wait until a sender or a dispatcher thread needs us.
             conn = loop {
                 lane.wake_writer.notified().await;
-                if shared.is_shut_down() {
+                if core.is_shut_down() {
                     return;
                 }
                 if batching.flush_interval_us > 0 {

@@ -324,12 +324,12 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
         self.after_push()
     }
 
-    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send> {
-        Box::new(ActorRef::<A::Msg>::from_target(self))
+    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new(ActorRef::<A::Msg>::from_target(self)))
     }
 
-    fn message_type(&self) -> TypeId {
-        TypeId::of::<A::Msg>()
+    fn message_type(&self) -> Option<TypeId> {
+        Some(TypeId::of::<A::Msg>())
     }
 
     fn lookup_child(&self, name: &str) -> Option<AnyRef> {

@@ -1,21 +1,35 @@
-//! Hooks that let a transport (crate `volley-remote`) put remote actors
-//! behind the ordinary [`ActorRef`] type.
+//! The seam between the runtime and a transport: how actors that live
+//! outside this process stand behind the ordinary [`ActorRef`] type.
 //!
-//! A [`RemoteRef`] is one remote actor's identity plus the transport that
-//! reaches it. It accepts messages of *any* type: `ActorRef<M>` for a remote
-//! actor is the same `Arc<RemoteRef>` seen through `M`, and the transport
+//! volley knows nothing of wires, connections or ids. A transport (crate
+//! `volley-remote`) plugs in through three things, and only these:
+//!
+//! - **[`RemoteRef`]**, the target of an `ActorRef` to a remote actor: the
+//!   actor's identity (path, uid) plus a [`RemoteRoute`], the transport's
+//!   own object for that actor. The route carries the transport's per-ref
+//!   state (which connection, which id the peer knows the actor by), typed
+//!   and private to the transport.
+//! - **[`RemoteRoute`]**, what the runtime calls to move things out: user
+//!   messages ([`RemoteRoute::send`]) *and* system messages
+//!   ([`RemoteRoute::send_system`]: watch, unwatch, terminate, and the death
+//!   notice). In the other direction the transport hands what it read to
+//!   [`deliver_system`] (and user messages to `ActorRef::tell`).
+//! - **[`codec`]**, the hook through which an `ActorRef` inside a message
+//!   serializes as whatever the transport writes for it.
+//!
+//! A `RemoteRef` accepts messages of *any* type: `ActorRef<M>` for a remote
+//! actor is the same `Arc<RemoteRef>` seen through `M`, and the route
 //! serializes the message by its registered type (an unregistered type is an
-//! error at the sender, reported as a dead letter or returned by `try_tell`).
-//! `ActorRef`s inside messages are written as small integers through the
-//! per-connection tables in [`wire_refs`].
+//! error at the sender, reported as a dead letter or returned by
+//! `try_tell`).
 
-pub mod wire_refs;
+pub mod codec;
+mod support;
 
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Weak};
 
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
@@ -26,6 +40,8 @@ use crate::mailbox::Envelope;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
+
+pub use support::{random_uid, LogLimiter};
 
 /// Why a transport could not take a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,40 +68,97 @@ pub enum RemoteSendError {
     Unavailable(String),
 }
 
-/// What a transport implements to carry messages to remote actors.
-pub trait RemoteTransport: Send + Sync + 'static {
-    /// Serializes `msg` (of Rust type `type_id`) and queues it for `target`.
-    /// Must not block.
+/// The Rust type of a message handed to [`RemoteRoute::send`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageType {
+    /// Its `TypeId`, by which the transport finds its registration.
+    pub id: TypeId,
+    /// Its name, for errors and dead letters.
+    pub name: &'static str,
+}
+
+impl MessageType {
+    /// The type `M`.
+    pub fn of<M: 'static>() -> Self {
+        MessageType {
+            id: TypeId::of::<M>(),
+            name: std::any::type_name::<M>(),
+        }
+    }
+}
+
+/// The system messages that cross the seam, in either direction.
+///
+/// Outbound, the runtime hands them to [`RemoteRoute::send_system`] when a
+/// local actor watches, unwatches or stops a remote one, or when a local
+/// actor that a remote actor watched has terminated. Inbound, the transport
+/// hands what it read to [`deliver_system`].
+#[derive(Debug, Clone)]
+pub enum RemoteSystemMsg {
+    /// `watcher` wants a death notice when the recipient terminates.
+    Watch {
+        /// Who watches.
+        watcher: AnyRef,
+    },
+    /// `watcher` no longer wants it.
+    Unwatch {
+        /// Who watched.
+        watcher: AnyRef,
+    },
+    /// Stop the recipient now (Akka's `Terminate`); its queued messages
+    /// become dead letters.
+    Terminate,
+    /// Stop the recipient once it has handled the messages queued before
+    /// this one (Akka's `PoisonPill`).
+    GracefulStop,
+    /// The actor with incarnation `uid`, which the recipient watched, has
+    /// terminated (Akka's `DeathWatchNotification`).
+    DeathNotice {
+        /// The terminated actor's uid.
+        uid: u64,
+    },
+}
+
+/// A transport's object for one remote actor: its per-ref state and the
+/// way messages to that actor leave the process.
+///
+/// Every method is called on the sender's thread (a dispatcher worker, a
+/// tokio task, any thread) and must not block.
+pub trait RemoteRoute: Send + Sync + 'static {
+    /// Serializes `msg`, of Rust type `ty`, and queues it for `target`.
     fn send(
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        type_id: TypeId,
-        type_name: &'static str,
+        ty: MessageType,
     ) -> Result<(), RemoteSendError>;
 
-    /// Resolves once the queue towards `target` has room again.
+    /// Carries a system message to `target`. Nothing is returned: a system
+    /// message that cannot be carried is the transport's to report (a
+    /// watch it cannot carry must still end in a death notice, so that a
+    /// watcher never waits forever).
+    fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg);
+
+    /// Resolves once the queue towards `target` has room again after
+    /// [`RemoteSendError::QueueFull`].
     fn room(&self, target: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
-    /// True if the message would be refused as `QueueFull` right now.
-    fn is_full(&self, target: &RemoteRef) -> bool;
+    /// True once the transport knows that `target` has terminated.
+    fn is_terminated(&self, _target: &RemoteRef) -> bool {
+        false
+    }
+
+    /// The route as `Any`, so a transport can recognise its own routes.
+    fn as_any(&self) -> &dyn Any;
 }
 
-/// A remote actor: its identity and the transport that reaches it.
+/// A remote actor: its identity and the transport's route to it.
 pub struct RemoteRef {
     path: ActorPath,
     uid: u64,
     system: ActorSystem,
-    transport: Arc<dyn RemoteTransport>,
+    route: Arc<dyn RemoteRoute>,
     me: Weak<RemoteRef>,
-    /// Free for the transport: e.g. a cached association index.
-    pub route_hint: AtomicU64,
-    /// Free for the transport: e.g. the recipient id on the current
-    /// connection, tagged with the connection's generation.
-    pub id_hint: AtomicU64,
-    /// Free for the transport: e.g. where the registration of the message
-    /// type last sent through this ref is kept.
-    pub type_hint: AtomicU64,
     /// Non-zero for the reply handle of an ask made on the remote node: the
     /// id that node knows the handle by, so a reply names it directly.
     correlation: u64,
@@ -93,14 +166,14 @@ pub struct RemoteRef {
 
 impl RemoteRef {
     /// A ref to the actor at `path` (which names the remote node) with
-    /// incarnation `uid`.
+    /// incarnation `uid`, reached through `route`.
     pub fn new(
         path: ActorPath,
         uid: u64,
         system: ActorSystem,
-        transport: Arc<dyn RemoteTransport>,
+        route: Arc<dyn RemoteRoute>,
     ) -> Arc<Self> {
-        Self::build(path, uid, 0, system, transport)
+        Self::build(path, uid, 0, system, route)
     }
 
     /// The reply handle of an ask made on the node `node` names (any path
@@ -109,10 +182,10 @@ impl RemoteRef {
         node: &ActorPath,
         correlation: u64,
         system: ActorSystem,
-        transport: Arc<dyn RemoteTransport>,
+        route: Arc<dyn RemoteRoute>,
     ) -> Arc<Self> {
         let path = node.reply_handle(correlation);
-        Self::build(path, correlation, correlation, system, transport)
+        Self::build(path, correlation, correlation, system, route)
     }
 
     fn build(
@@ -120,23 +193,20 @@ impl RemoteRef {
         uid: u64,
         correlation: u64,
         system: ActorSystem,
-        transport: Arc<dyn RemoteTransport>,
+        route: Arc<dyn RemoteRoute>,
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| RemoteRef {
             path,
             uid,
             system,
-            transport,
+            route,
             me: me.clone(),
-            route_hint: AtomicU64::new(0),
-            id_hint: AtomicU64::new(0),
-            type_hint: AtomicU64::new(0),
             correlation,
         })
     }
 
-    /// The type-erased handle, from a plain reference (as a transport gets
-    /// it in [`RemoteTransport::send`]).
+    /// The type-erased handle, from a plain reference (as a route gets it
+    /// in [`RemoteRoute::send`]); `None` while the ref is being dropped.
     pub fn any(&self) -> Option<AnyRef> {
         self.me.upgrade().map(|me| AnyRef { target: me })
     }
@@ -151,9 +221,14 @@ impl RemoteRef {
         &self.path
     }
 
-    /// The remote actor's incarnation uid.
+    /// The remote actor's incarnation uid (0: whatever lives at the path).
     pub fn uid(&self) -> u64 {
         self.uid
+    }
+
+    /// The transport's route to this actor.
+    pub fn route(&self) -> &Arc<dyn RemoteRoute> {
+        &self.route
     }
 
     /// For the reply handle of an ask made on the remote node: the id that
@@ -170,7 +245,7 @@ impl RemoteRef {
     }
 
     /// The handle typed for protocol `M`. Any `M` is accepted here; the
-    /// transport checks at send time that `M` is registered.
+    /// route checks at send time that `M` is registered.
     pub fn typed<M: Send + 'static>(self: &Arc<Self>) -> ActorRef<M> {
         ActorRef::from_target(self.clone())
     }
@@ -179,6 +254,21 @@ impl RemoteRef {
         tracing::warn!(recipient = %self.path, message_type = type_name, "remote send failed: {err}");
         self.system
             .dead_letter(&self.path, type_name, DeadLetterReason::Undeliverable);
+    }
+}
+
+/// Hands a system message that a transport read to the local target it
+/// names. `Watch`'s watcher is then usually a [`RemoteRef`], so the death
+/// notice travels back through its route.
+pub fn deliver_system(target: &AnyRef, msg: RemoteSystemMsg) {
+    match msg {
+        RemoteSystemMsg::Watch { watcher } => target.send_system(SystemMsg::Watch(watcher)),
+        RemoteSystemMsg::Unwatch { watcher } => target.send_system(SystemMsg::Unwatch(watcher)),
+        RemoteSystemMsg::Terminate => target.send_system(SystemMsg::Stop),
+        RemoteSystemMsg::GracefulStop => target.graceful_stop(),
+        RemoteSystemMsg::DeathNotice { uid } => {
+            target.send_system(SystemMsg::DeathWatchNotification(uid))
+        }
     }
 }
 
@@ -206,19 +296,27 @@ impl SystemTarget for RemoteRef {
     }
 
     fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher> {
-        // Remote death watch and remote supervision belong to the remote
-        // reliability work (failure detector, system-message redelivery);
-        // until then a watch is answered as if the connection were lost, so
-        // a watcher never waits forever.
-        if let SystemMsg::Watch(watcher) = msg {
-            tracing::warn!(target = %self.path, "remote death watch is not supported yet; answering Terminated");
-            watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
-        }
+        let msg = match msg {
+            SystemMsg::Watch(watcher) => RemoteSystemMsg::Watch { watcher },
+            SystemMsg::Unwatch(watcher) => RemoteSystemMsg::Unwatch { watcher },
+            SystemMsg::DeathWatchNotification(uid) => RemoteSystemMsg::DeathNotice { uid },
+            SystemMsg::Stop => RemoteSystemMsg::Terminate,
+            // Supervision stays within a process: a remote actor is never
+            // a local actor's child or parent.
+            SystemMsg::Failed { .. }
+            | SystemMsg::ChildTerminated(_)
+            | SystemMsg::Resume
+            | SystemMsg::Restart(_) => {
+                tracing::debug!(target = %self.path, "supervision message to a remote actor dropped");
+                return None;
+            }
+        };
+        self.route.send_system(self, msg);
         None
     }
 
     fn is_terminated(&self) -> bool {
-        false
+        self.route.is_terminated(self)
     }
 
     fn mailbox_len(&self) -> usize {
@@ -226,16 +324,18 @@ impl SystemTarget for RemoteRef {
     }
 
     fn graceful_stop(&self) -> Option<&Dispatcher> {
-        tracing::warn!(target = %self.path, "graceful_stop of a remote actor is not supported yet");
+        self.route.send_system(self, RemoteSystemMsg::GracefulStop);
         None
     }
 
-    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send> {
-        Box::new(())
+    fn is_reply_handle(&self) -> bool {
+        self.correlation != 0
     }
 
-    fn message_type(&self) -> TypeId {
-        TypeId::of::<RemoteRef>()
+    /// Any protocol: the route checks the type when a message is sent, so
+    /// [`AnyRef::downcast`] goes through `as_remote` instead.
+    fn message_type(&self) -> Option<TypeId> {
+        None
     }
 
     fn lookup_child(&self, _name: &str) -> Option<AnyRef> {
@@ -250,9 +350,9 @@ impl SystemTarget for RemoteRef {
 impl<M: Send + 'static> RefTarget<M> for RemoteRef {
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher> {
         if let Envelope::Msg(msg) | Envelope::Timer { msg, .. } = env {
-            let name = std::any::type_name::<M>();
-            if let Err(e) = self.transport.send(self, &msg, TypeId::of::<M>(), name) {
-                self.undeliverable(name, &e);
+            let ty = MessageType::of::<M>();
+            if let Err(e) = self.route.send(self, &msg, ty) {
+                self.undeliverable(ty.name, &e);
             }
         }
         None
@@ -261,18 +361,18 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
     fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>> {
         // No separate "is it full" look-up: `send` borrows the message and
         // answers `QueueFull` without having taken it.
-        let name = std::any::type_name::<M>();
-        match self.transport.send(self, &msg, TypeId::of::<M>(), name) {
+        let ty = MessageType::of::<M>();
+        match self.route.send(self, &msg, ty) {
             Ok(()) => Ok(None),
             Err(RemoteSendError::QueueFull(_)) => Err(TellError::Full(msg)),
             Err(e) => {
-                self.undeliverable(name, &e);
+                self.undeliverable(ty.name, &e);
                 Ok(None)
             }
         }
     }
 
     fn wait_for_room(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
-        Some(self.transport.room(self))
+        Some(self.route.room(self))
     }
 }

@@ -183,12 +183,12 @@ impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {
         None
     }
 
-    fn typed_ref(self: Arc<Self>) -> Box<dyn Any + Send> {
-        Box::new(ActorRef::<M>::from_target(self))
+    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new(ActorRef::<M>::from_target(self)))
     }
 
-    fn message_type(&self) -> TypeId {
-        TypeId::of::<M>()
+    fn message_type(&self) -> Option<TypeId> {
+        Some(TypeId::of::<M>())
     }
 
     fn lookup_child(&self, name: &str) -> Option<AnyRef> {

@@ -19,13 +19,15 @@ use spin::mutex::{SpinMutex, SpinMutexGuard};
 use spin::relax::Yield;
 use tokio::sync::Notify;
 use volley::batch_end::{self, BatchEnd};
-use volley::remote::wire_refs::{is_temporary, ExportTable, TEMPORARY_IDS};
 use volley::remote::{RemoteRef, RemoteSendError};
-use volley::{AnyRef, DeadLetterReason};
+use volley::DeadLetterReason;
 
+use super::core::RemotingCore;
+use super::ref_tables::{ExportTable, TEMPORARY_IDS};
 use super::registry::OutboundType;
+use super::reply_handles::is_local_reply_handle;
+use super::route::RouteHint;
 use super::writer::Connection;
-use super::Shared;
 use crate::wire::{
     Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId,
     ReplyHandleDeclaration,
@@ -56,8 +58,8 @@ struct LaneState {
     buf: BytesMut,
     frames: usize,
     exports: RefCell<ExportTable>,
-    /// Bumped whenever the export table is cleared, so ids cached in refs
-    /// (`RemoteRef::id_hint`) from an older connection are not trusted.
+    /// Bumped whenever the export table is cleared, so ids cached in routes
+    /// (`RouteHint::recipient`) from an older connection are not trusted.
     generation: u32,
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
@@ -126,8 +128,9 @@ impl OutboundLane {
     /// Encodes a user message for `target` into the buffer.
     pub(crate) fn send_user(
         self: &Arc<Self>,
-        shared: &Shared,
+        core: &RemotingCore,
         target: &RemoteRef,
+        route: &RouteHint,
         ty: OutboundType,
         msg: &(dyn Any + Send),
     ) -> Result<Result<(), TooBigForLane>, RemoteSendError> {
@@ -147,7 +150,7 @@ impl OutboundLane {
         if let Some(correlation) = target.correlation() {
             // A reply to an ask made on the peer: addressed by the peer's own
             // id for the handle, nothing to declare.
-            let outcome = encode_with_refs(shared, &self.encoder, exports, buf, frames, |buf| {
+            let outcome = encode_with_refs(core, &self.encoder, exports, buf, frames, |buf| {
                 self.encoder
                     .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
                         (ty.encode)(msg, b)
@@ -160,24 +163,21 @@ impl OutboundLane {
             }
             return outcome;
         }
-        // The recipient's id on this connection, cached in the ref: the
-        // ordinary lane's hint is checked first, so the common case costs
-        // one relaxed load instead of a table lookup with path comparison.
-        let hint = target.id_hint.load(Ordering::Relaxed);
-        let tag = ((*generation as u64) << 32) | self.lane as u64;
-        let recipient = if hint >> 32 == tag >> 32 && hint & 0xff == tag & 0xff && hint != 0 {
-            ((hint >> 8) & 0xff_ffff) as u32
-        } else {
-            recipient_id(exports, target, tag)?
+        // The recipient's id on this connection, cached in the route: the
+        // common case costs one relaxed load instead of a table lookup with
+        // path comparison.
+        let recipient = match route.recipient().get(self.lane, *generation) {
+            Some(id) => id,
+            None => recipient_id(exports, target, route, self.lane, *generation)?,
         };
-        *frames += write_declarations(shared, &self.encoder, exports, buf);
+        *frames += write_declarations(core, &self.encoder, exports, buf);
         let header = MessageHeader {
             recipient: RefId::new(recipient).expect("export ids start at 1"),
             sender: None,
             serializer: ty.serializer,
             type_id: ty.wire_id,
         };
-        let outcome = encode_with_refs(shared, &self.encoder, exports, buf, frames, |buf| {
+        let outcome = encode_with_refs(core, &self.encoder, exports, buf, frames, |buf| {
             self.encoder
                 .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
         });
@@ -284,7 +284,7 @@ impl OutboundLane {
 
     /// A new connection: the peer knows none of our declarations, and the
     /// frames queued for the old one refer to them, so both go.
-    pub(crate) fn reset(&self, shared: &Shared) {
+    pub(crate) fn reset(&self, core: &RemotingCore) {
         let mut st = lock(&self.state);
         let dropped = std::mem::take(&mut st.frames);
         st.buf.clear();
@@ -296,24 +296,23 @@ impl OutboundLane {
         if dropped > 0 {
             tracing::warn!(remote = %self.remote, lane = ?self.lane, dropped, "connection lost; queued frames dropped");
             for _ in 0..dropped {
-                shared.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
+                core.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
             }
         }
     }
 }
 
-/// Encodes one message frame with `encode`, inside the export table's
-/// scope so refs in the payload get ids, and puts the declarations of refs
-/// seen for the first time before it.
 /// The recipient's export id on this connection, exported now if it is new;
-/// cached in the ref unless temporary. Out of line: the cached id in the
-/// ref answers nearly every send.
+/// cached in the route unless temporary. Out of line: the cached id in the
+/// route answers nearly every send.
 #[cold]
 #[inline(never)]
 fn recipient_id(
     exports: &RefCell<ExportTable>,
     target: &RemoteRef,
-    tag: u64,
+    route: &RouteHint,
+    lane: Lane,
+    generation: u32,
 ) -> Result<u32, RemoteSendError> {
     let mut table = exports.borrow_mut();
     let id = match table.find(target.uid(), target.path()) {
@@ -326,16 +325,17 @@ fn recipient_id(
         }
     };
     // A temporary id is recycled: never cache it.
-    if id > TEMPORARY_IDS && id < (1 << 24) {
-        target
-            .id_hint
-            .store(tag | ((id as u64) << 8), Ordering::Relaxed);
+    if id > TEMPORARY_IDS {
+        route.recipient().set(lane, generation, id);
     }
     Ok(id)
 }
 
+/// Encodes one message frame with `encode`, inside the export table's
+/// scope so refs in the payload get ids, and puts the declarations of refs
+/// seen for the first time before it.
 fn encode_with_refs(
-    shared: &Shared,
+    core: &RemotingCore,
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
@@ -351,17 +351,17 @@ fn encode_with_refs(
                 // Refs inside the message were declared for the first
                 // time: their declarations must precede the message.
                 let message = buf.split_off(msg_start);
-                *frames += write_declarations(shared, encoder, exports, buf);
+                *frames += write_declarations(core, encoder, exports, buf);
                 buf.extend_from_slice(&message);
             }
             Ok(Ok(()))
         }
         Err(EncodeError::FrameTooLong { len, .. }) => {
-            *frames += write_declarations(shared, encoder, exports, buf);
+            *frames += write_declarations(core, encoder, exports, buf);
             Ok(Err(TooBigForLane(len)))
         }
         Err(e) => {
-            *frames += write_declarations(shared, encoder, exports, buf);
+            *frames += write_declarations(core, encoder, exports, buf);
             Err(RemoteSendError::Serialize(e.to_string()))
         }
     }
@@ -372,7 +372,7 @@ fn encode_with_refs(
 /// is inlined, the work is not.
 #[inline]
 fn write_declarations(
-    shared: &Shared,
+    core: &RemotingCore,
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
@@ -380,12 +380,12 @@ fn write_declarations(
     if !exports.borrow().has_pending() {
         return 0;
     }
-    write_pending_declarations(shared, encoder, exports, buf)
+    write_pending_declarations(core, encoder, exports, buf)
 }
 
 #[inline(never)]
 fn write_pending_declarations(
-    shared: &Shared,
+    core: &RemotingCore,
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
@@ -394,9 +394,9 @@ fn write_pending_declarations(
     let n = pending.len();
     for (id, actor) in pending {
         let id = RefId::new(id).expect("export ids start at 1");
-        if is_local_temporary(&actor) {
+        if is_local_reply_handle(&actor) {
             // An ask's reply handle: declared by correlation id, no path.
-            shared.register_reply_handle(&actor);
+            core.reply_handles.register(&actor);
             let declaration = ReplyHandleDeclaration {
                 id,
                 correlation: actor.uid(),
@@ -406,7 +406,7 @@ fn write_pending_declarations(
             }
             continue;
         }
-        let path = shared.export_path(&actor);
+        let path = core.export_path(&actor);
         let declaration = RefDeclaration {
             id,
             uid: actor.uid(),
@@ -417,10 +417,4 @@ fn write_pending_declarations(
         }
     }
     n
-}
-
-/// A local temporary ref (an ask's reply handle) must be registered so that
-/// replies can find it; other local refs are found by path.
-pub(crate) fn is_local_temporary(actor: &AnyRef) -> bool {
-    actor.as_remote().is_none() && is_temporary(actor)
 }

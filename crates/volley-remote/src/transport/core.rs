@@ -1,0 +1,219 @@
+//! `RemotingCore`: the state one node's remoting shares between its
+//! facade, routes, lanes, writers and readers.
+//!
+//! It owns the associations, the reply handles waiting for remote answers,
+//! the pending remote spawns and the background tasks; it resolves what
+//! peers declare into refs; and it counts what cannot be delivered.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::task::AbortHandle;
+use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
+use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
+
+use super::association::{Association, Associations};
+use super::errors::ResolveError;
+use super::registry::Registry;
+use super::remote_spawn::SpawnRequests;
+use super::reply_handles::{is_local_reply_handle, ReplyHandles};
+use super::route::RouteHint;
+use super::settings::RemoteSettings;
+use super::support::lock;
+use super::writer;
+use crate::wire::Address;
+
+/// At most this many warnings a second about undeliverable messages; the
+/// rest are only counted as dead letters.
+const UNDELIVERABLE_LOG_PER_SECOND: u32 = 10;
+
+pub(crate) struct RemotingCore {
+    pub(crate) system: ActorSystem,
+    pub(crate) settings: RemoteSettings,
+    pub(crate) registry: Registry,
+    pub(crate) address: Address,
+    /// `host:port` of `address`, as it appears in paths.
+    authority: String,
+    /// This node's incarnation.
+    pub(crate) uid: u64,
+    me: Weak<RemotingCore>,
+    pub(crate) associations: Associations,
+    pub(crate) reply_handles: ReplyHandles,
+    pub(crate) spawns: SpawnRequests,
+    shut_down: AtomicBool,
+    tasks: Mutex<Vec<AbortHandle>>,
+    undeliverable_log: LogLimiter,
+}
+
+impl RemotingCore {
+    pub(crate) fn new(
+        system: &ActorSystem,
+        settings: RemoteSettings,
+        registry: Registry,
+        address: Address,
+    ) -> Arc<Self> {
+        let authority = authority_of(&address).into_owned();
+        Arc::new_cyclic(|me| RemotingCore {
+            system: system.clone(),
+            settings,
+            registry,
+            address,
+            authority,
+            uid: volley::remote::random_uid() | 1,
+            me: me.clone(),
+            associations: Associations::new(),
+            reply_handles: ReplyHandles::default(),
+            spawns: SpawnRequests::default(),
+            shut_down: AtomicBool::new(false),
+            tasks: Mutex::new(Vec::new()),
+            undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
+        })
+    }
+
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shut_down.load(Ordering::Relaxed)
+    }
+
+    /// Keeps a background task's handle so that shutdown can stop it.
+    pub(crate) fn track(&self, task: AbortHandle) {
+        lock(&self.tasks).push(task);
+    }
+
+    /// The slot of the association to `remote`; a new association starts
+    /// one writer task per lane.
+    pub(crate) fn association_slot(&self, remote: &Address) -> Result<usize, RemoteSendError> {
+        let me = self
+            .me
+            .upgrade()
+            .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
+        self.associations
+            .slot_for(remote, &self.settings, |association| {
+                for lane in association.lanes() {
+                    let task = self
+                        .system
+                        .runtime_handle()
+                        .spawn(writer::run_writer(lane.clone(), me.clone()));
+                    self.track(task.abort_handle());
+                }
+            })
+    }
+
+    /// The association to `remote`, started on first use.
+    pub(crate) fn association(&self, remote: &Address) -> Result<&Association, RemoteSendError> {
+        let slot = self.association_slot(remote)?;
+        Ok(self
+            .associations
+            .get(slot)
+            .expect("a slot is filled before its index is published"))
+    }
+
+    /// A ref to the remote actor at `path`, with its association already
+    /// known when `slot` is given.
+    pub(crate) fn remote_ref(
+        self: &Arc<Self>,
+        path: ActorPath,
+        uid: u64,
+        slot: Option<usize>,
+    ) -> Arc<RemoteRef> {
+        RemoteRef::new(
+            path,
+            uid,
+            self.system.clone(),
+            RouteHint::new(self.clone(), slot),
+        )
+    }
+
+    /// The path under which `actor` is known to other nodes; registers an
+    /// ask's reply handle so that the reply can find it.
+    pub(crate) fn export_path(&self, actor: &AnyRef) -> String {
+        if is_local_reply_handle(actor) {
+            self.reply_handles.register(actor);
+        }
+        actor.path().to_string_with_authority(&self.authority)
+    }
+
+    /// What a peer's declaration points at: a local actor (by path and
+    /// incarnation), an ask's reply handle, or a ref to another node.
+    ///
+    /// `peer` is the node that declared the ref, with `peer_slot` the cache
+    /// of its association slot: a ref that lives on the declaring node (the
+    /// usual case: a reply-to) gets its route without an address lookup.
+    pub(crate) fn resolve_declared(
+        self: &Arc<Self>,
+        path: &str,
+        uid: u64,
+        peer: &Address,
+        peer_slot: &mut Option<usize>,
+    ) -> Option<AnyRef> {
+        let parsed = ActorPath::parse(path).ok()?;
+        let authority = parsed.authority()?;
+        if authority == self.authority && parsed.system() == self.system.name() {
+            if parsed.is_reply_handle() {
+                return self.reply_handles.take(uid);
+            }
+            let actor = self.system.lookup(parsed.elements()).ok()??;
+            (uid == 0 || actor.uid() == uid).then_some(actor)
+        } else {
+            let on_peer = authority == authority_of(peer) && parsed.system() == peer.system();
+            if on_peer && peer_slot.is_none() {
+                *peer_slot = self.association_slot(peer).ok();
+            }
+            let slot = if on_peer { *peer_slot } else { None };
+            Some(self.remote_ref(parsed, uid, slot).to_any())
+        }
+    }
+
+    /// The local actor a full path names, if the path is this node's.
+    pub(crate) fn resolve_local_path(&self, path: &ActorPath) -> Option<AnyRef> {
+        (path.authority() == Some(self.authority.as_str()) && path.system() == self.system.name())
+            .then(|| self.system.lookup(path.elements()).ok().flatten())
+            .flatten()
+    }
+
+    /// Counts a message from or to `peer` as a dead letter.
+    pub(crate) fn count_dead_letter(&self, peer: &Address, reason: DeadLetterReason) {
+        if let Ok(path) = ActorPath::parse(&format!("{peer}/")) {
+            self.system.dead_letter(&path, "remote message", reason);
+        }
+    }
+
+    /// A message read from `peer` that cannot be delivered: counted, and
+    /// logged within the rate limit.
+    pub(crate) fn undeliverable(&self, peer: &Address, why: &str) {
+        if self.undeliverable_log.allow() {
+            tracing::warn!(%peer, "undeliverable remote message: {why}");
+        }
+        self.count_dead_letter(peer, DeadLetterReason::Undeliverable);
+    }
+
+    /// Stops every task and closes every connection.
+    pub(crate) fn shut_down(&self) {
+        self.shut_down.store(true, Ordering::SeqCst);
+        for task in lock(&self.tasks).drain(..) {
+            task.abort();
+        }
+        // A connection parked in its lane is owned by no task: close it here.
+        for association in self.associations.iter() {
+            for lane in association.lanes() {
+                lane.close();
+            }
+        }
+    }
+}
+
+/// `host:port` of an address as it appears in paths (IPv6 in brackets).
+pub(crate) fn authority_of(address: &Address) -> std::borrow::Cow<'_, str> {
+    if address.host().contains(':') {
+        format!("[{}]:{}", address.host(), address.port()).into()
+    } else {
+        format!("{}:{}", address.host(), address.port()).into()
+    }
+}
+
+/// `volley://system@host:port` of a remote path.
+pub(crate) fn address_of(path: &ActorPath) -> Result<Address, ResolveError> {
+    let authority = path
+        .authority()
+        .ok_or_else(|| ResolveError::NoAuthority(path.to_string()))?;
+    Ok(format!("volley://{}@{}", path.system(), authority).parse()?)
+}

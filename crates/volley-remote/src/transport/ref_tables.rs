@@ -1,0 +1,314 @@
+//! `ActorRef`s inside messages, on the wire: the per-connection tables and
+//! the id policy behind volley's ref codec hook (`volley::remote::codec`).
+//!
+//! An `ActorRef` serializes as a `u32`: its id in the sending connection's
+//! [`ExportTable`]. The first time a ref is exported on a connection the
+//! table assigns the id and queues a declaration (id → path and uid) that
+//! the lane writes *before* the message, so the receiver's [`ImportTable`]
+//! knows the id when the message arrives. After that, a ref costs four
+//! bytes and no string work, however often it is sent: the same compression
+//! that Artery and Proto.Actor apply to recipients, applied to reply-to refs
+//! too.
+//!
+//! The codec's functions reach the connection's table through scoped
+//! thread-locals that the lane (writing) and the reader set around one
+//! message (`scoped-tls`: a borrowed value, no allocation, no reference
+//! count).
+
+use std::cell::RefCell;
+
+use volley::remote::codec::{self, ImportedRef, RefCodec, RefToEncode};
+use volley::{ActorPath, AnyRef, TargetKey};
+
+use super::support::FastMap;
+
+scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
+scoped_tls::scoped_thread_local!(static IMPORT: ImportTable);
+
+/// This transport's ref codec, installed when remoting starts.
+pub(crate) const REF_CODEC: RefCodec = RefCodec {
+    name: "volley-remote",
+    encode: encode_in_scope,
+    decode: decode_in_scope,
+};
+
+/// Installs [`REF_CODEC`] (idempotent).
+pub(crate) fn install_codec() -> Result<(), codec::CodecConflict> {
+    codec::install(REF_CODEC)
+}
+
+fn encode_in_scope(actor: &RefToEncode<'_>) -> Option<u32> {
+    EXPORT
+        .is_set()
+        .then(|| EXPORT.with(|t| t.borrow_mut().export_at(actor.key(), || actor.to_any())))
+}
+
+fn decode_in_scope(id: u32, found: &mut dyn FnMut(Option<&ImportedRef>)) -> bool {
+    if !IMPORT.is_set() {
+        return false;
+    }
+    IMPORT.with(|t| found(t.get(id)));
+    true
+}
+
+/// Ids `1..=TEMPORARY_IDS` are a ring for temporary refs (an ask's reply
+/// handle: used once, then gone). Recycling them keeps both tables bounded
+/// however many asks cross a connection; lasting refs get ids above it.
+pub(crate) const TEMPORARY_IDS: u32 = 4096;
+
+/// Refs this side of one connection has declared, by id.
+pub(crate) struct ExportTable {
+    by_uid: FastMap<u64, Vec<(AnyRef, u32)>>,
+    /// Direct-mapped cache from a target's identity to its id: the table
+    /// holds every lasting ref it declared, so an identity cannot be reused
+    /// by another actor while its entry is here. Turns the hash lookup of a
+    /// reply-to ref sent with every message into one compare.
+    recent: [(Option<TargetKey>, u32); RECENT_SLOTS],
+    next_id: u32,
+    next_temporary: u32,
+    pending: Vec<(u32, AnyRef)>,
+}
+
+const RECENT_SLOTS: usize = 16;
+
+impl Default for ExportTable {
+    fn default() -> Self {
+        ExportTable {
+            by_uid: FastMap::default(),
+            recent: [(None, 0); RECENT_SLOTS],
+            next_id: TEMPORARY_IDS,
+            next_temporary: 0,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl ExportTable {
+    /// An empty table (0 means "no ref" on the wire).
+    pub(crate) fn new() -> Self {
+        ExportTable::default()
+    }
+
+    /// The id of `actor`, declaring it if it is new. A reply handle gets
+    /// the next id of the ring every time and is not remembered, so a
+    /// connection that carries millions of asks keeps a bounded table.
+    pub(crate) fn export(&mut self, actor: &AnyRef) -> u32 {
+        self.export_at(actor.target_key(), || actor.clone())
+    }
+
+    /// `export` for a target known by identity, building the handle only on
+    /// a cache miss (saves two reference-count operations per message).
+    fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> u32 {
+        let slot = slot_of(key);
+        let (cached, id) = self.recent[slot];
+        if cached == Some(key) && id != 0 {
+            return id;
+        }
+        let actor = make();
+        let id = self.export_slow(&actor);
+        if id > TEMPORARY_IDS {
+            self.recent[slot] = (Some(key), id);
+        }
+        id
+    }
+
+    fn export_slow(&mut self, actor: &AnyRef) -> u32 {
+        if actor.is_reply_handle() {
+            self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
+            let id = self.next_temporary;
+            self.pending.push((id, actor.clone()));
+            return id;
+        }
+        let bucket = self.by_uid.entry(actor.uid()).or_default();
+        if let Some((_, id)) = bucket
+            .iter()
+            .find(|(a, _)| a.same_target(actor) || a == actor)
+        {
+            return *id;
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        bucket.push((actor.clone(), id));
+        self.pending.push((id, actor.clone()));
+        id
+    }
+
+    /// The id of an already declared actor, without building a handle.
+    pub(crate) fn find(&self, uid: u64, path: &ActorPath) -> Option<u32> {
+        self.by_uid
+            .get(&uid)?
+            .iter()
+            .find(|(a, _)| a.path() == path)
+            .map(|(_, id)| *id)
+    }
+
+    /// True when declarations wait to be written.
+    #[inline]
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Declarations to write before the message that caused them.
+    pub(crate) fn take_pending(&mut self) -> Vec<(u32, AnyRef)> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Forgets everything: for a new connection.
+    pub(crate) fn clear(&mut self) {
+        *self = ExportTable::default();
+    }
+
+    /// How many lasting refs are declared.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.by_uid.values().map(Vec::len).sum()
+    }
+
+    /// Runs `f` with this table as the one `ActorRef` serialization uses.
+    pub(crate) fn scope<R>(table: &RefCell<ExportTable>, f: impl FnOnce() -> R) -> R {
+        EXPORT.set(table, f)
+    }
+}
+
+/// The cache slot of a target: its identity is an address, whose low bits
+/// are alignment.
+fn slot_of(key: TargetKey) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = super::support::FxHasher::default();
+    key.hash(&mut h);
+    (h.finish() >> 32) as usize % RECENT_SLOTS
+}
+
+/// Refs the peer has declared on one connection, by id.
+#[derive(Default)]
+pub(crate) struct ImportTable {
+    slots: Vec<Option<ImportedRef>>,
+}
+
+impl ImportTable {
+    /// An empty table.
+    pub(crate) fn new() -> Self {
+        ImportTable::default()
+    }
+
+    /// Binds `id` (re-declaring replaces the entry).
+    pub(crate) fn declare(&mut self, id: u32, actor: AnyRef) {
+        let index = id as usize;
+        if self.slots.len() <= index {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots[index] = Some(ImportedRef::new(actor));
+    }
+
+    /// The entry declared as `id`.
+    #[inline]
+    pub(crate) fn get(&self, id: u32) -> Option<&ImportedRef> {
+        self.slots.get(id as usize)?.as_ref()
+    }
+
+    /// Runs `f` with this table as the one `ActorRef` deserialization uses.
+    pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        IMPORT.set(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::any::Any;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+
+    use volley::remote::{MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
+    use volley::{ActorSystem, Settings};
+
+    /// A route that carries nothing: the tables only look at identities.
+    struct Nowhere;
+    impl RemoteRoute for Nowhere {
+        fn send(
+            &self,
+            _: &RemoteRef,
+            _: &(dyn Any + Send),
+            _: MessageType,
+        ) -> Result<(), RemoteSendError> {
+            Err(RemoteSendError::Unavailable("test".into()))
+        }
+        fn send_system(&self, _: &RemoteRef, _: RemoteSystemMsg) {}
+        fn room(&self, _: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+            Box::pin(async {})
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn lasting_refs_keep_their_id_and_reply_handles_use_a_bounded_ring() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let system = ActorSystem::with_settings("ref-tables", Settings::default()).unwrap();
+        let node = volley::ActorPath::parse("volley://peer@127.0.0.1:1/").unwrap();
+        let route: Arc<dyn RemoteRoute> = Arc::new(Nowhere);
+        let lasting = RemoteRef::new(
+            volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/a").unwrap(),
+            7,
+            system.clone(),
+            route.clone(),
+        )
+        .to_any();
+        let mut table = ExportTable::new();
+        let id = table.export(&lasting);
+        assert!(id > TEMPORARY_IDS);
+        assert_eq!(table.export(&lasting), id, "same ref, same id");
+        assert_eq!(table.find(7, lasting.path()), Some(id));
+        assert_eq!(table.take_pending().len(), 1, "declared once");
+        let mut seen = std::collections::HashSet::new();
+        for correlation in 1..=3 * u64::from(TEMPORARY_IDS) {
+            let handle =
+                RemoteRef::reply_handle(&node, correlation, system.clone(), route.clone()).to_any();
+            assert!(handle.is_reply_handle());
+            let t = table.export(&handle);
+            assert!((1..=TEMPORARY_IDS).contains(&t));
+            seen.insert(t);
+        }
+        assert_eq!(seen.len(), TEMPORARY_IDS as usize, "the ring is reused");
+        assert_eq!(table.len(), 1, "reply handles are not remembered");
+        assert_eq!(table.take_pending().len(), 3 * TEMPORARY_IDS as usize);
+        table.clear();
+        assert_eq!(table.find(7, lasting.path()), None);
+        rt.block_on(system.terminate());
+    }
+
+    #[test]
+    fn refs_serialize_only_inside_a_connection_scope() {
+        install_codec().unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let system = ActorSystem::with_settings("ref-scope", Settings::default()).unwrap();
+        let remote = RemoteRef::new(
+            volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/b").unwrap(),
+            9,
+            system.clone(),
+            Arc::new(Nowhere),
+        )
+        .typed::<u32>();
+        let outside = bincode::serde::encode_to_vec(&remote, bincode::config::standard());
+        assert!(outside.is_err(), "no scope, no id");
+        let exports = RefCell::new(ExportTable::new());
+        let bytes = ExportTable::scope(&exports, || {
+            bincode::serde::encode_to_vec(&remote, bincode::config::standard())
+        })
+        .unwrap();
+        let declared = exports.borrow_mut().take_pending();
+        assert_eq!(declared.len(), 1);
+        let mut imports = ImportTable::new();
+        let back: Result<(volley::ActorRef<u32>, usize), _> =
+            bincode::serde::decode_from_slice(&bytes, bincode::config::standard());
+        assert!(back.is_err(), "no scope, no ref");
+        imports.declare(declared[0].0, declared[0].1.clone());
+        let (back, _): (volley::ActorRef<u32>, usize) = imports
+            .scope(|| bincode::serde::decode_from_slice(&bytes, bincode::config::standard()))
+            .unwrap();
+        assert_eq!(back, remote);
+        rt.block_on(system.terminate());
+    }
+}

@@ -1,0 +1,139 @@
+//! Remote spawn: asking another node to start an actor of a kind it
+//! registered as spawnable, and answering such requests.
+//!
+//! Requests and responses travel on the control lane, matched by a request
+//! id. A node refuses unless `remote.remote_spawn` is on.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::oneshot;
+use volley::ActorPath;
+
+use super::core::RemotingCore;
+use super::errors::RemoteSpawnError;
+use super::support::lock;
+use crate::serialization::{BincodeSerializer, Serializer, SerializerId};
+use crate::wire::{Address, Lane, Pdu, SpawnRequest, SpawnResponse, SpawnResult};
+
+/// What a spawn answers: the new actor's path and uid, or why not.
+type Outcome = Result<(String, u64), String>;
+
+/// This node's spawn requests that wait for an answer.
+pub(crate) struct SpawnRequests {
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Outcome>>>,
+    next_id: AtomicU64,
+}
+
+impl Default for SpawnRequests {
+    fn default() -> Self {
+        SpawnRequests {
+            waiting: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+}
+
+/// Asks `node` to spawn an actor of `kind` with `args`, and waits for the
+/// answer at most `timeout`; returns the new actor's path and uid.
+pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
+    core: &Arc<RemotingCore>,
+    node: &Address,
+    kind: &str,
+    name: Option<&str>,
+    args: &P,
+    timeout: Duration,
+) -> Result<(ActorPath, u64), RemoteSpawnError> {
+    let mut props = bytes::BytesMut::new();
+    BincodeSerializer
+        .encode(args, &mut props)
+        .map_err(|e| RemoteSpawnError::Send(e.to_string()))?;
+    let requests = &core.spawns;
+    let request_id = requests.next_id.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = oneshot::channel();
+    lock(&requests.waiting).insert(request_id, tx);
+    let request = Pdu::SpawnRequest(SpawnRequest {
+        request_id,
+        serializer: SerializerId::BINCODE,
+        kind,
+        name: name.unwrap_or(""),
+        props: &props,
+    });
+    let sent = core
+        .association(node)
+        .and_then(|a| a.lane(Lane::Control).send_pdu(&request));
+    if let Err(e) = sent {
+        lock(&requests.waiting).remove(&request_id);
+        return Err(RemoteSpawnError::Send(e.to_string()));
+    }
+    // The timer runs on the system's runtime: the caller may be on any.
+    let waited = core
+        .system
+        .runtime_handle()
+        .spawn(async move { tokio::time::timeout(timeout, rx).await })
+        .await;
+    let outcome = match waited {
+        Ok(Ok(Ok(outcome))) => outcome,
+        Ok(Ok(Err(_))) | Err(_) => Err("remoting shut down".to_string()),
+        Ok(Err(_)) => {
+            lock(&requests.waiting).remove(&request_id);
+            return Err(RemoteSpawnError::Timeout(timeout));
+        }
+    };
+    let (path, uid) = outcome.map_err(RemoteSpawnError::Refused)?;
+    let path = ActorPath::parse(&path).map_err(|e| RemoteSpawnError::Refused(e.to_string()))?;
+    Ok((path, uid))
+}
+
+/// Answers a peer's spawn request.
+pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnRequest<'_>) {
+    let outcome: Outcome = if !core.settings.remote_spawn {
+        Err("remote spawn is disabled on this node (remote.remote_spawn = false)".into())
+    } else if r.serializer != SerializerId::BINCODE {
+        Err(format!(
+            "unsupported serializer {} for spawn arguments",
+            r.serializer
+        ))
+    } else {
+        match core.registry.kinds.get(r.kind) {
+            None => Err(format!(
+                "no spawnable kind {:?} is registered on this node",
+                r.kind
+            )),
+            Some(make) => {
+                let name = (!r.name.is_empty()).then_some(r.name);
+                make(&core.system, r.props, name)
+                    .map(|actor| (core.export_path(&actor), actor.uid()))
+            }
+        }
+    };
+    let result = match &outcome {
+        Ok((path, uid)) => SpawnResult::Spawned { path, uid: *uid },
+        Err(error) => SpawnResult::Failed { error },
+    };
+    let response = Pdu::SpawnResponse(SpawnResponse {
+        request_id: r.request_id,
+        result,
+    });
+    let sent = core
+        .association(peer)
+        .and_then(|a| a.lane(Lane::Control).send_pdu(&response));
+    if let Err(e) = sent {
+        tracing::warn!(%peer, "cannot answer spawn request: {e}");
+    }
+}
+
+/// Hands a peer's answer to the request waiting for it.
+pub(crate) fn complete(core: &RemotingCore, r: SpawnResponse<'_>) {
+    let outcome = match r.result {
+        SpawnResult::Spawned { path, uid } => Ok((path.to_string(), uid)),
+        SpawnResult::Failed { error } => Err(error.to_string()),
+    };
+    if let Some(waiter) = lock(&core.spawns.waiting).remove(&r.request_id) {
+        let _ = waiter.send(outcome);
+    }
+}

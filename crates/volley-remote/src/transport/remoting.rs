@@ -1,0 +1,121 @@
+//! `Remoting`: the public face of one node's transport.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use volley::{ActorPath, ActorRef, ActorSystem};
+
+use super::core::{address_of, RemotingCore};
+use super::errors::{RemoteSpawnError, ResolveError, StartError};
+use super::registry::Registry;
+use super::settings::RemoteSettings;
+use super::{inbound, ref_tables, remote_spawn};
+use crate::wire::Address;
+
+/// Remoting for one actor system: start it with [`Remoting::start`].
+#[derive(Clone)]
+pub struct Remoting {
+    core: Arc<RemotingCore>,
+}
+
+impl Remoting {
+    /// Starts listening with the `[remote]` section of the system's settings.
+    pub async fn start(system: &ActorSystem, registry: Registry) -> Result<Remoting, StartError> {
+        let settings = RemoteSettings::from_system_settings(system.settings())?;
+        Self::start_with(system, registry, settings).await
+    }
+
+    /// Starts listening with explicit settings.
+    pub async fn start_with(
+        system: &ActorSystem,
+        registry: Registry,
+        settings: RemoteSettings,
+    ) -> Result<Remoting, StartError> {
+        settings.validate()?;
+        ref_tables::install_codec()?;
+        if system.is_terminated() {
+            return Err(StartError::SystemTerminated);
+        }
+        let bind = format!("{}:{}", settings.bind_host, settings.port);
+        let bind_to = bind.clone();
+        // The listener belongs to the system's runtime: the caller may be
+        // on another.
+        let listener = system
+            .runtime_handle()
+            .spawn(async move { tokio::net::TcpListener::bind(bind_to).await })
+            .await
+            .map_err(|_| StartError::SystemTerminated)?
+            .map_err(|source| StartError::Bind {
+                addr: bind.clone(),
+                source,
+            })?;
+        let bound = listener.local_addr().map_err(|source| StartError::Bind {
+            addr: bind.clone(),
+            source,
+        })?;
+        let host = settings
+            .canonical_host
+            .clone()
+            .unwrap_or_else(|| settings.bind_host.clone());
+        let port = settings.canonical_port.unwrap_or(bound.port());
+        let address = Address::new(system.name(), host, port)?;
+        let core = RemotingCore::new(system, settings, registry, address);
+        let task = system
+            .runtime_handle()
+            .spawn(inbound::run_listener(listener, core.clone()));
+        core.track(task.abort_handle());
+        tracing::info!(address = %core.address, "remoting started");
+        Ok(Remoting { core })
+    }
+
+    /// This node's canonical address.
+    pub fn address(&self) -> &Address {
+        &self.core.address
+    }
+
+    /// This node's incarnation uid.
+    pub fn uid(&self) -> u64 {
+        self.core.uid
+    }
+
+    /// A ref to the actor at a full remote path
+    /// (`volley://system@host:port/user/a`), whatever its incarnation (like
+    /// an actor selection). Nothing is checked until a message is sent.
+    pub fn resolve<M: Send + 'static>(&self, path: &str) -> Result<ActorRef<M>, ResolveError> {
+        let parsed = ActorPath::parse(path)?;
+        address_of(&parsed)?;
+        if let Some(local) = self.core.resolve_local_path(&parsed) {
+            if let Some(typed) = local.downcast::<M>() {
+                return Ok(typed);
+            }
+        }
+        Ok(self.core.remote_ref(parsed, 0, None).typed::<M>())
+    }
+
+    /// Spawns an actor of a kind registered as spawnable on the node at
+    /// `node`, which must have `remote_spawn` enabled, and returns its ref.
+    pub async fn spawn_remote<M, P>(
+        &self,
+        node: &Address,
+        kind: &str,
+        name: Option<&str>,
+        args: &P,
+        timeout: Duration,
+    ) -> Result<ActorRef<M>, RemoteSpawnError>
+    where
+        M: Send + 'static,
+        P: Serialize + DeserializeOwned,
+    {
+        let (path, uid) =
+            remote_spawn::spawn_on(&self.core, node, kind, name, args, timeout).await?;
+        Ok(self.core.remote_ref(path, uid, None).typed::<M>())
+    }
+
+    /// Stops listening and closes every connection. Queued messages are
+    /// dropped.
+    pub fn shutdown(&self) {
+        self.core.shut_down();
+    }
+}

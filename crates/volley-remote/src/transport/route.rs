@@ -1,0 +1,204 @@
+//! A remote actor's route: the transport's object behind a `RemoteRef`.
+//!
+//! volley asks the route to carry every message for its actor
+//! (`volley::remote::RemoteRoute`); the route keeps, privately and typed,
+//! what makes the next send cheap: the association's slot, the id the peer
+//! knows the actor by on the current connection, and where the message
+//! type's registration sits. Each cache is only a hint: a stale value is
+//! detected and re-learned, never trusted.
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
+
+use super::association::Association;
+use super::core::RemotingCore;
+use super::lane::TooBigForLane;
+use crate::wire::Lane;
+
+/// The route to one remote actor (or, shared, to the reply handles a peer
+/// declared on one connection).
+pub(crate) struct RouteHint {
+    core: Arc<RemotingCore>,
+    /// The association's slot plus one; 0 until learned.
+    association: AtomicU32,
+    /// The recipient's id on the current connection of one lane.
+    recipient: RecipientCache,
+    /// Where the registration of the message type last sent sits
+    /// (`Registry::outbound_for`).
+    pub(crate) outbound_type: AtomicU64,
+}
+
+impl RouteHint {
+    /// A route whose association is looked up on first use, or known
+    /// already (`slot`: a ref declared by the node it lives on).
+    pub(crate) fn new(core: Arc<RemotingCore>, slot: Option<usize>) -> Arc<Self> {
+        Arc::new(RouteHint {
+            core,
+            association: AtomicU32::new(slot.map_or(0, |s| s as u32 + 1)),
+            recipient: RecipientCache::default(),
+            outbound_type: AtomicU64::new(0),
+        })
+    }
+
+    /// The recipient-id cache.
+    pub(crate) fn recipient(&self) -> &RecipientCache {
+        &self.recipient
+    }
+
+    /// The association a ref's messages go through. The slot is cached
+    /// here, so the common case is two loads; the lookup by address is
+    /// kept out of line so that this inlines into every send.
+    #[inline]
+    fn association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
+        let hint = self.association.load(Ordering::Relaxed) as usize;
+        if hint != 0 {
+            if let Some(a) = self.core.associations.get(hint - 1) {
+                return Ok(a);
+            }
+        }
+        self.learn_association(target)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn learn_association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
+        let address = super::core::address_of(target.path())
+            .map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
+        let slot = self.core.association_slot(&address)?;
+        self.association.store(slot as u32 + 1, Ordering::Relaxed);
+        Ok(self.core.associations.get(slot).expect("filled"))
+    }
+}
+
+impl RemoteRoute for RouteHint {
+    fn send(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+    ) -> Result<(), RemoteSendError> {
+        let core = &*self.core;
+        let outbound = core
+            .registry
+            .outbound_for(ty.id, &self.outbound_type)
+            .ok_or(RemoteSendError::Unregistered(ty.name))?;
+        if core.is_shut_down() {
+            return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
+        }
+        let association = self.association(target)?;
+        let ordinary = association.lane(Lane::Ordinary);
+        match ordinary.send_user(core, target, self, outbound, msg)? {
+            Ok(()) => Ok(()),
+            Err(TooBigForLane(_)) => {
+                let large = association.lane(Lane::Large);
+                match large.send_user(core, target, self, outbound, msg)? {
+                    Ok(()) => Ok(()),
+                    Err(TooBigForLane(size)) => Err(RemoteSendError::TooLarge {
+                        size,
+                        limit: core.settings.max_frame_size as usize,
+                    }),
+                }
+            }
+        }
+    }
+
+    fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {
+        // Remote death watch and remote stop need the failure detector and
+        // system-message redelivery (not built yet). Until then a watch is
+        // answered as if the connection were lost, so a watcher never waits
+        // forever, and the rest is logged.
+        match msg {
+            RemoteSystemMsg::Watch { watcher } => {
+                tracing::warn!(target = %target.path(), "remote death watch is not supported yet; answering Terminated");
+                remote::deliver_system(
+                    &watcher,
+                    RemoteSystemMsg::DeathNotice { uid: target.uid() },
+                );
+            }
+            RemoteSystemMsg::Unwatch { .. } => {}
+            RemoteSystemMsg::GracefulStop => {
+                tracing::warn!(target = %target.path(), "graceful_stop of a remote actor is not supported yet");
+            }
+            RemoteSystemMsg::Terminate | RemoteSystemMsg::DeathNotice { .. } => {
+                tracing::debug!(target = %target.path(), ?msg, "remote system messages are not carried yet");
+            }
+        }
+    }
+
+    fn room(&self, target: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let lane = self
+            .association(target)
+            .ok()
+            .map(|a| a.lane(Lane::Ordinary).clone());
+        Box::pin(async move {
+            if let Some(lane) = lane {
+                lane.room().await;
+            }
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The id a peer knows a recipient by on one lane's current connection.
+///
+/// One atomic word, so a send reads it with one relaxed load and no lock:
+/// the connection's generation in the high 32 bits, the id in the next 24,
+/// the lane in the low 8. A word from another lane or an older connection
+/// (the export table was cleared) does not match and is not used.
+#[derive(Default)]
+pub(crate) struct RecipientCache(AtomicU64);
+
+impl RecipientCache {
+    /// Ids at or above this do not fit the word and are never cached.
+    const ID_LIMIT: u32 = 1 << 24;
+
+    fn tag(lane: Lane, generation: u32) -> u64 {
+        (u64::from(generation) << 32) | lane as u64
+    }
+
+    /// The cached id for `lane` on connection `generation`.
+    #[inline]
+    pub(crate) fn get(&self, lane: Lane, generation: u32) -> Option<u32> {
+        let word = self.0.load(Ordering::Relaxed);
+        let tag = Self::tag(lane, generation);
+        let matches = word != 0 && word >> 32 == tag >> 32 && word & 0xff == tag & 0xff;
+        matches.then_some(((word >> 8) & 0xff_ffff) as u32)
+    }
+
+    /// Remembers `id` for `lane` on connection `generation`, if it fits.
+    pub(crate) fn set(&self, lane: Lane, generation: u32, id: u32) {
+        if id != 0 && id < Self::ID_LIMIT {
+            let word = Self::tag(lane, generation) | (u64::from(id) << 8);
+            self.0.store(word, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_recipient_id_is_used_only_on_its_lane_and_connection() {
+        let cache = RecipientCache::default();
+        assert_eq!(cache.get(Lane::Ordinary, 1), None);
+        cache.set(Lane::Ordinary, 1, 4097);
+        assert_eq!(cache.get(Lane::Ordinary, 1), Some(4097));
+        assert_eq!(cache.get(Lane::Large, 1), None, "another lane");
+        assert_eq!(cache.get(Lane::Ordinary, 2), None, "a newer connection");
+        cache.set(Lane::Ordinary, 1, RecipientCache::ID_LIMIT);
+        assert_eq!(
+            cache.get(Lane::Ordinary, 1),
+            Some(4097),
+            "an id too wide for the word is not cached"
+        );
+    }
+}
