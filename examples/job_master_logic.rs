@@ -389,9 +389,10 @@ impl Actor for Master {
     }
 
     fn on_terminated(&mut self, ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        // Terminated is a system message and overtakes the worker's last
-        // `Failed` report, which is still in our mailbox; queue the abort
-        // behind it so that the error can name the task.
+        // The Terminated was queued behind the worker's last `Failed`
+        // report, so that report has been handled and the error can name
+        // the task. The abort is told to ourselves so that it goes through
+        // `handle` with the rest of the job's bookkeeping.
         ctx.myself()
             .tell(MasterMsg::WorkerLost(t.actor.path().to_string()));
         Ok(())

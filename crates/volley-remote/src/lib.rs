@@ -13,3 +13,10 @@ pub mod transport;
 pub mod wire;
 
 pub use transport::{register_settings, Registry, RemoteSettings, Remoting};
+
+/// Compiles and runs the code blocks of the repository's `README.md` as
+/// doctests (`cargo test -p volley-remote --doc`), so the snippets there
+/// cannot drift from the API. Exists only while doctests are collected.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

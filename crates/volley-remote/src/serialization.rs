@@ -139,8 +139,9 @@ impl<T: Serialize + DeserializeOwned> Serializer<T> for BincodeSerializer {
     }
 }
 
-/// serde values as postcard 1.x (varint integers): a third of bincode's size
-/// for small integers, about twice as slow. Id 3.
+/// serde values as postcard 1.x (varint integers): smaller than bincode for
+/// small integers, but slower (measured in `docs/wire-protocol.md` §9).
+/// Id 3.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PostcardSerializer;
 

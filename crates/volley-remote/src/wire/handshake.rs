@@ -36,7 +36,9 @@ pub struct HandshakeResponse<'a> {
     pub from: Address,
     /// The acceptor's incarnation uid.
     pub uid: u64,
-    /// Opaque credential for mutual authentication, if configured.
+    /// Opaque credential of the acceptor, for an initiator that wants to
+    /// check it. volley's transport always sends `None` here and checks
+    /// only the initiator's token (docs/wire-protocol.md §13).
     pub auth_token: Option<&'a [u8]>,
     /// Human-readable explanation (empty when accepted).
     pub reason: &'a str,

@@ -10,10 +10,10 @@
 //! generation is bumped, a sender that sees generation `g` gets a snapshot
 //! at least as new as `g`.
 //!
-//! Measured (release build, 2-core machine, snapshot lookup only): 3.9 ns
-//! per message from one thread and 6.0 ns from each of two, against 14.9 ns
-//! and 29 ns for a `RwLock` read per message, whose reader count is a
-//! shared write that bounces between the senders' cores.
+//! A `RwLock` read per message would be slower, and slower still with more
+//! sending threads: its reader count is a shared write that bounces between
+//! the senders' cores. Routing figures are in docs/benchmarks-remote.md
+//! ("router").
 //!
 //! A stale entry of a router that is gone keeps its snapshot (and so its
 //! routee refs) in memory until the thread caches other routers or exits;
