@@ -22,21 +22,19 @@ pub struct DispatcherSettings {
     pub threads: usize,
     /// Messages an actor handles per activation before it yields its thread
     /// (Akka's `throughput`). Higher trades fairness for throughput. Default
-    /// 100, picked by measurement: local ping-pong gains 14% from 20 to 50
-    /// and 6% from 50 to 100, then nothing (docs/benchmarks.md); at about
-    /// 10 ns a message, 100 messages hold a thread for about a microsecond.
+    /// 100, picked by the throughput sweep in docs/benchmarks.md: gains stop
+    /// there, and 100 short messages hold a thread for about a
+    /// microsecond.
     pub throughput: usize,
     /// If set, an activation also yields after this many microseconds
     /// (Akka's `throughput-deadline-time`). Default: none.
     pub throughput_deadline_us: Option<u64>,
     /// How long an idle worker keeps looking for work (spinning, yielding
-    /// its core every 64 spins) before it parks. Work that arrives in that
+    /// its core every few spins) before it parks. Work that arrives in that
     /// window starts without a wake-up, and the core does not go idle: on a
-    /// VM, waking a halted core costs tens of microseconds. The price is CPU
-    /// time burnt after each burst of work. Default 300, picked by
-    /// measurement (remote ping-pong with 10 clients: 7.4 M msgs/s at 0,
-    /// 8.6 M at 100, 12 M at 300; docs/benchmarks-remote.md); 0 parks after
-    /// 64 spins.
+    /// VM, waking a halted core is slow. The price is CPU time burnt after
+    /// each burst of work. Default 300, picked by measurement with remote
+    /// ping-pong (docs/benchmarks-remote.md); 0 parks after a short spin.
     pub idle_spin_us: u64,
 }
 

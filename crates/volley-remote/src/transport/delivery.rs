@@ -12,9 +12,10 @@
 //! belongs to someone else, when it is full, before any other PDU (a
 //! declaration may rebind an id the run uses), and at the end of each read
 //! buffer. A run's first message therefore waits only for the rest of its
-//! own run to be decoded, never for other actors' messages or the socket:
-//! an earlier variant that staged whole read buffers per actor made
-//! ping-pong 15% slower because echoes waited for everyone's messages.
+//! own run to be decoded, never for other actors' messages or the socket
+//! (an earlier variant that staged whole read buffers per actor made
+//! ping-pong slower because echoes waited for everyone's messages; see the
+//! changelog in docs/benchmarks-remote.md).
 
 use std::any::Any;
 use std::sync::Arc;

@@ -71,7 +71,8 @@ pub struct RemoteSettings {
     pub max_frame_size: u32,
     /// Accept remote spawn requests. Default false.
     pub remote_spawn: bool,
-    /// Shared secret both sides must present in the handshake.
+    /// Shared secret the connecting side presents in the handshake and the
+    /// accepting side checks (the accepting side presents none yet).
     pub auth_token: Option<String>,
     /// How long a handshake may take. Default 5000 ms.
     pub handshake_timeout_ms: u64,
