@@ -67,10 +67,10 @@ pub struct ActorIdentity {
 /// A handle to an actor system; cheap to clone.
 #[derive(Clone)]
 pub struct ActorSystem {
-    shared: Arc<Shared>,
+    shared: Arc<SystemCore>,
 }
 
-struct Shared {
+struct SystemCore {
     name: Arc<str>,
     settings: Settings,
     default_dispatcher: Dispatcher,
@@ -117,7 +117,7 @@ impl ActorSystem {
             );
         }
         let system = ActorSystem {
-            shared: Arc::new(Shared {
+            shared: Arc::new(SystemCore {
                 name: name.into(),
                 handle: runtime.handle().clone(),
                 runtime: Mutex::new(Some(runtime)),
@@ -320,7 +320,7 @@ impl ActorSystem {
     }
 }
 
-impl Drop for Shared {
+impl Drop for SystemCore {
     fn drop(&mut self) {
         // Dropping a runtime inside async code panics; this never blocks.
         if let Some(rt) = self.runtime.get_mut().ok().and_then(Option::take) {
