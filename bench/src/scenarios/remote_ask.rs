@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 
-use super::remote_common::{best_rate_note, load, Calc, Layout, Nodes};
+use super::remote_common::{best_rate_note, load, AdderOnB, Calc, Layout, Nodes};
 use super::{Ctx, Scenario};
 use crate::measure::{Calibration, Throughput, Workload};
 use crate::progress::Progress;
-use crate::report::remote_rows::{RemoteAskRow, Setup};
+use crate::report::remote_rows::RemoteAskRow;
 use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
@@ -208,11 +208,8 @@ enum Asker {
 
 /// Requests from one [`Asker`] to the adder on node B.
 struct Asks<'a> {
-    ctx: &'a Ctx,
-    nodes: &'a Nodes,
-    adder: &'a ActorRef<Calc>,
+    to: &'a AdderOnB<'a>,
     asker: Asker,
-    setup: Setup,
 }
 
 impl Workload for Asks<'_> {
@@ -220,10 +217,11 @@ impl Workload for Asks<'_> {
     type Row = RemoteAskRow;
 
     fn run(&mut self, requests: u64) -> crate::Result<Throughput> {
+        let to = self.to;
         match self.asker {
-            Asker::Tasks { window } => ask_once(self.ctx, self.nodes, self.adder, requests, window),
+            Asker::Tasks { window } => ask_once(to.ctx, to.nodes, &to.adder, requests, window),
             Asker::Actors { clients, window } => {
-                actors_once(self.nodes, self.adder, requests, clients, window)
+                actors_once(to.nodes, &to.adder, requests, clients, window)
             }
         }
     }
@@ -241,7 +239,7 @@ impl Workload for Asks<'_> {
             requests: run.count,
             elapsed_ns: run.elapsed_ns(),
             msgs_per_sec: run.per_sec(),
-            setup: self.setup.clone(),
+            setup: self.to.setup.clone(),
         }
     }
 
@@ -264,14 +262,8 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteAskRow>> {
     progress.start("volley: starting the nodes, warming up");
     let two_processes = ctx.cli.two_processes;
     let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
-        let adder = nodes.spawn_on_b::<Calc>(&ctx.rt, "adder")?;
-        let asks = |asker| Asks {
-            ctx,
-            nodes,
-            adder: &adder,
-            asker,
-            setup: layout.setup(two_processes),
-        };
+        let adder = AdderOnB::spawn(ctx, nodes, layout)?;
+        let asks = |asker| Asks { to: &adder, asker };
         let warm = if quick { 100_000 } else { 300_000 };
         let calibrated = asks(Asker::Tasks {
             window: DEFAULT_WINDOW,

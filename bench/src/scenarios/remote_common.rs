@@ -381,6 +381,32 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
     Ok(())
 }
 
+/// An adder remote-spawned on node B, with what the rows need to say about
+/// how the nodes ran: what remote-tell, remote-ask and remote-latency send
+/// to.
+pub struct AdderOnB<'a> {
+    pub ctx: &'a crate::scenarios::Ctx,
+    pub nodes: &'a Nodes,
+    pub adder: ActorRef<Calc>,
+    pub setup: Setup,
+}
+
+impl<'a> AdderOnB<'a> {
+    /// Spawns the adder on B from A.
+    pub fn spawn(
+        ctx: &'a crate::scenarios::Ctx,
+        nodes: &'a Nodes,
+        layout: Layout,
+    ) -> crate::Result<Self> {
+        Ok(AdderOnB {
+            ctx,
+            nodes,
+            adder: nodes.spawn_on_b(&ctx.rt, "adder")?,
+            setup: layout.setup(ctx.cli.two_processes),
+        })
+    }
+}
+
 /// Asks the adder for its counts (they reset).
 pub fn report(rt: &tokio::runtime::Runtime, adder: &ActorRef<Calc>) -> crate::Result<Counts> {
     Ok(rt.block_on(adder.ask(Calc::Report, Duration::from_secs(60)))?)

@@ -12,10 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use volley::ActorRef;
 
 use super::raw_tcp::{self, RoundTrips};
-use super::remote_common::{histogram, load, ping_frame, Calc, Layout, Nodes};
+use super::remote_common::{histogram, load, ping_frame, AdderOnB, Calc, Layout, Nodes};
 use super::{Ctx, Scenario};
 use crate::measure::Workload;
 use crate::progress::Progress;
@@ -177,22 +176,16 @@ fn latency_row(
     }
 }
 
-/// volley's asks to the adder on node B.
-struct Asks<'a> {
-    nodes: &'a Nodes,
-    adder: &'a ActorRef<Calc>,
-    setup: Setup,
-}
-
-/// One ask in flight ([`closed_loop`]), ranked by p50.
-struct ClosedLoop<'a>(Asks<'a>);
+/// One ask in flight ([`closed_loop`]) to the adder on node B, ranked by
+/// p50.
+struct ClosedLoop<'a>(&'a AdderOnB<'a>);
 
 impl Workload for ClosedLoop<'_> {
     type Run = Histogram<u64>;
     type Row = LatencyRow;
 
     fn run(&mut self, n: u64) -> crate::Result<Histogram<u64>> {
-        closed_loop(self.0.nodes, self.0.adder, n, n / 10)
+        closed_loop(self.0.nodes, &self.0.adder, n, n / 10)
     }
 
     fn row(&self, _n: u64, h: Histogram<u64>) -> LatencyRow {
@@ -207,7 +200,7 @@ impl Workload for ClosedLoop<'_> {
 /// What an open loop drives: volley's asks, or raw TCP on blocking sockets
 /// ([`raw_tcp::open_loop_blocking`]).
 enum Target<'a> {
-    Volley(Asks<'a>),
+    Volley(&'a AdderOnB<'a>),
     RawTcp(&'a [u8]),
 }
 
@@ -223,14 +216,14 @@ impl Workload for OpenLoop<'_> {
 
     fn run(&mut self, n: u64) -> crate::Result<Self::Run> {
         match &self.target {
-            Target::Volley(asks) => open_loop(asks.nodes, asks.adder, self.rate, n),
+            Target::Volley(to) => open_loop(to.nodes, &to.adder, self.rate, n),
             Target::RawTcp(frame) => raw_tcp::open_loop_blocking(frame, self.rate, n),
         }
     }
 
     fn row(&self, _n: u64, (h, late): Self::Run) -> LatencyRow {
         let setup = match &self.target {
-            Target::Volley(asks) => Some(asks.setup.clone()),
+            Target::Volley(to) => Some(to.setup.clone()),
             Target::RawTcp(_) => None,
         };
         latency_row("open loop", Some(self.rate), &h, setup, Some(&late))
@@ -287,23 +280,18 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteLatencyRow>> {
     progress.start("volley: starting the nodes");
     let two_processes = ctx.cli.two_processes;
     let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
-        let adder = nodes.spawn_on_b::<Calc>(&ctx.rt, "adder")?;
-        let asks = || Asks {
-            nodes,
-            adder: &adder,
-            setup: layout.setup(two_processes),
-        };
+        let adder = AdderOnB::spawn(ctx, nodes, layout)?;
         progress.done();
         let mut rows = Vec::new();
         progress.start(&format!("volley: {n} asks, one in flight × {runs}"));
-        rows.push(ClosedLoop(asks()).measure(n, runs)?);
+        rows.push(ClosedLoop(&adder).measure(n, runs)?);
         progress.done();
         for &rate in RATES {
             progress.start(&format!(
                 "volley: open loop at {rate}/s for {duration:?} × {runs}"
             ));
             let mut open = OpenLoop {
-                target: Target::Volley(asks()),
+                target: Target::Volley(&adder),
                 rate,
             };
             rows.push(open.measure(open_loop_requests(rate), runs)?);

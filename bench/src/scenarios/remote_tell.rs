@@ -13,11 +13,13 @@ use std::time::{Duration, Instant};
 
 use volley::{Actor, ActorRef, Context, HandleResult, Props, TellError};
 
-use super::remote_common::{best_rate_note, load, report as adder_report, Calc, Layout, Nodes};
+use super::remote_common::{
+    best_rate_note, load, report as adder_report, AdderOnB, Calc, Layout, Nodes,
+};
 use super::{Ctx, Scenario};
 use crate::measure::{Calibration, Throughput, Workload};
 use crate::progress::Progress;
-use crate::report::remote_rows::{RemoteTellRow, Setup};
+use crate::report::remote_rows::RemoteTellRow;
 use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
@@ -195,11 +197,8 @@ impl Sender {
 
 /// Tells from one [`Sender`] to the adder on node B.
 struct Tells<'a> {
-    ctx: &'a Ctx,
-    nodes: &'a Nodes,
-    adder: &'a ActorRef<Calc>,
+    to: &'a AdderOnB<'a>,
     sender: Sender,
-    setup: Setup,
 }
 
 impl Workload for Tells<'_> {
@@ -207,9 +206,10 @@ impl Workload for Tells<'_> {
     type Row = RemoteTellRow;
 
     fn run(&mut self, messages: u64) -> crate::Result<Throughput> {
+        let to = self.to;
         match self.sender {
-            Sender::Tasks(n) => tell_once(self.ctx, self.nodes, self.adder, messages, n),
-            Sender::Actor => tell_from_actor(self.ctx, self.nodes, self.adder, messages),
+            Sender::Tasks(n) => tell_once(to.ctx, to.nodes, &to.adder, messages, n),
+            Sender::Actor => tell_from_actor(to.ctx, to.nodes, &to.adder, messages),
         }
     }
 
@@ -219,7 +219,7 @@ impl Workload for Tells<'_> {
             messages: run.count,
             elapsed_ns: run.elapsed_ns(),
             msgs_per_sec: run.per_sec(),
-            setup: self.setup.clone(),
+            setup: self.to.setup.clone(),
         }
     }
 
@@ -238,14 +238,9 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
     progress.start("volley: starting the nodes, warming up");
     let two_processes = ctx.cli.two_processes;
     let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
-        let adder = nodes.spawn_on_b::<Calc>(&ctx.rt, "adder")?;
-        let mut ways = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor].map(|sender| Tells {
-            ctx,
-            nodes,
-            adder: &adder,
-            sender,
-            setup: layout.setup(two_processes),
-        });
+        let adder = AdderOnB::spawn(ctx, nodes, layout)?;
+        let mut ways = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor]
+            .map(|sender| Tells { to: &adder, sender });
         let warm = if quick { 300_000 } else { 1_000_000 };
         let calibration = Calibration::remote(quick, 100_000.0, 200_000_000.0);
         let calibrated = ways[0].calibrate(warm, &calibration)?;
