@@ -2,11 +2,15 @@
 //! (actix, ractor, kameo, a plain tokio baseline, Apache Pekko) and prints a
 //! table, optionally JSON (`--json`) and a chart (`--chart FILE.svg`).
 //!
+//! Layout: `scenarios/` (one module per scenario, and the registry),
+//! `measure` (how volley's side is measured), `report/` (typed result rows,
+//! the table and the JSON contract), `chart/` (every chart), `peers` (the
+//! peer harnesses, run as child processes).
+//!
 //! Adding a scenario: write `scenarios/<name>.rs` exposing a
 //! [`scenarios::Scenario`] and list it in [`scenarios::ALL`].
 
 mod chart;
-mod chart_remote;
 mod cli;
 mod measure;
 mod peers;
@@ -49,18 +53,18 @@ fn main() -> ExitCode {
 fn run(cli: &cli::Cli) -> Result<()> {
     let scenario = scenarios::find(&cli.scenario).expect("clap checked the name");
     let ctx = scenarios::Ctx::new(cli.clone());
-    let report = (scenario.run)(&ctx)?;
-    let table = report.table();
+    let results = (scenario.run)(&ctx)?;
+    let table = results.table();
     if cli.json {
         eprintln!("{table}");
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", report.to_json())?;
+        writeln!(out, "{}", results.to_json())?;
         out.flush()?;
     } else {
         println!("{table}");
     }
     if let Some(path) = &cli.chart {
-        (scenario.chart)(&report, path)?;
+        results.write_chart(path)?;
         eprintln!("chart written to {}", path.display());
     }
     Ok(())

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::progress::Progress;
-use crate::report::Row;
+use crate::report::Reported;
 
 /// A system volley is compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -245,9 +246,14 @@ pub fn on_path(program: &str) -> bool {
 
 /// Runs `peer`'s harness for `scenario` ([`Peer::harness_for`]):
 /// `<program> <scenario> --system <peer> <args>`, and returns its JSON lines
-/// as rows (`system` first, `scenario` dropped). The harness's stderr is kept
-/// and shown only when it fails.
-pub fn run(root: &Path, peer: Peer, scenario: &str, args: &[String]) -> Result<Vec<Row>, String> {
+/// as the scenario's rows. The harness's stderr is kept and shown only when
+/// it fails.
+pub fn run<M: DeserializeOwned>(
+    root: &Path,
+    peer: Peer,
+    scenario: &str,
+    args: &[String],
+) -> Result<Vec<Reported<M>>, String> {
     let mut cmd = peer.harness_for(scenario).command(root);
     cmd.arg(scenario)
         .args(["--system", peer.name()])
@@ -271,8 +277,13 @@ pub fn run(root: &Path, peer: Peer, scenario: &str, args: &[String]) -> Result<V
 }
 
 /// Parses a harness's stdout: one JSON object per non-empty line, each for
-/// `scenario` and `system`. Returns rows that start with `system`.
-pub fn parse_lines(stdout: &str, system: &str, scenario: &str) -> Result<Vec<Row>, String> {
+/// `scenario` and `system`, whose other fields make the scenario's row type
+/// `M` (see `report::rows`).
+pub fn parse_lines<M: DeserializeOwned>(
+    stdout: &str,
+    system: &str,
+    scenario: &str,
+) -> Result<Vec<Reported<M>>, String> {
     let mut rows = Vec::new();
     for (i, line) in stdout.lines().enumerate() {
         let line = line.trim();
@@ -301,10 +312,16 @@ pub fn parse_lines(stdout: &str, system: &str, scenario: &str) -> Result<Vec<Row
         {
             return Err(format!("{system}: line {} is for system {sys:?}", i + 1));
         }
-        let mut row = Row::new();
-        row.insert("system".into(), system.into());
-        row.extend(obj);
-        rows.push(row);
+        let metrics = serde_json::from_value(Value::Object(obj.clone())).map_err(|e| {
+            format!(
+                "{system}: line {} does not match the {scenario} row ({e}): {line}",
+                i + 1
+            )
+        })?;
+        rows.push(Reported {
+            metrics,
+            printed: obj,
+        });
     }
     if rows.is_empty() {
         return Err(format!("{system}: the harness printed no result"));
@@ -316,6 +333,11 @@ pub fn parse_lines(stdout: &str, system: &str, scenario: &str) -> Result<Vec<Row
 mod tests {
     use super::*;
 
+    use crate::report::remote_rows::RemotePingPongRow;
+    use crate::report::rows::{AskLocalRow, LocalPingPongRow, SpawnRow};
+    use crate::report::Row;
+    use serde::Serialize;
+
     #[test]
     fn parses_harness_lines() {
         let out = concat!(
@@ -324,30 +346,83 @@ mod tests {
             r#"{"scenario":"local-pingpong","system":"actix","pairs":1,"inflight":1,"throughput":null,"messages":400,"elapsed_ns":1000,"msgs_per_sec":4e8}"#,
             "\n"
         );
-        let rows = parse_lines(out, "actix", "local-pingpong").unwrap();
+        let rows: Vec<Reported<LocalPingPongRow>> =
+            parse_lines(out, "actix", "local-pingpong").unwrap();
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].keys().next().unwrap(), "system");
-        assert_eq!(rows[0]["system"], "actix");
-        assert!(!rows[0].contains_key("scenario"));
-        assert_eq!(rows[0]["pairs"], 4);
-        assert!(rows[0]["throughput"].is_null());
-        assert_eq!(rows[1]["msgs_per_sec"], 4e8);
+        assert_eq!(
+            (rows[0].metrics.pairs, rows[0].metrics.throughput),
+            (4, None)
+        );
+        assert_eq!(rows[1].metrics.msgs_per_sec, 4e8);
+        assert!(!rows[0].printed.contains_key("scenario"));
+        assert!(!rows[0].printed.contains_key("system"));
+    }
+
+    fn printed<M: DeserializeOwned + Serialize>(line: &str) -> String {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let (system, scenario) = (
+            v["system"].as_str().unwrap(),
+            v["scenario"].as_str().unwrap(),
+        );
+        let mut rows: Vec<Reported<M>> = parse_lines(line, system, scenario).unwrap();
+        serde_json::to_string(&Row::reported(system, rows.remove(0))).unwrap()
+    }
+
+    #[test]
+    fn peer_rows_print_as_the_driver_always_printed_them() {
+        // `system` first, then the harness's last two fields, then the
+        // others (see `Reported`); numbers as serde_json reads and writes
+        // them. Lines as bench/peers/rust and bench/peers/pekko (doubles
+        // with three decimals) print them.
+        assert_eq!(
+            printed::<LocalPingPongRow>(
+                r#"{"scenario":"local-pingpong","system":"pekko","pairs":4,"inflight":100,"throughput":50,"messages":20000000,"elapsed_ns":123456789,"msgs_per_sec":162000000.120}"#
+            ),
+            r#"{"system":"pekko","msgs_per_sec":162000000.12,"elapsed_ns":123456789,"pairs":4,"inflight":100,"throughput":50,"messages":20000000}"#
+        );
+        assert_eq!(
+            printed::<SpawnRow>(
+                r#"{"scenario":"spawn","system":"kameo","actors":100000,"spawn_ns_per_actor":812.5,"stop_ns_per_actor":300.5,"bytes_per_actor":-12.25}"#
+            ),
+            r#"{"system":"kameo","bytes_per_actor":-12.25,"stop_ns_per_actor":300.5,"actors":100000,"spawn_ns_per_actor":812.5}"#
+        );
+        assert_eq!(
+            printed::<AskLocalRow>(
+                r#"{"scenario":"ask-local","system":"tokio","requests":100000,"p50_ns":5000,"p99_ns":9000,"mean_ns":5123.4567}"#
+            ),
+            r#"{"system":"tokio","mean_ns":5123.4567,"p99_ns":9000,"requests":100000,"p50_ns":5000}"#
+        );
+        assert_eq!(
+            printed::<RemotePingPongRow>(
+                r#"{"scenario":"remote-pingpong","system":"ractor","clients":10,"total":2000000,"elapsed_ns":987654321,"msgs_per_sec":2e6}"#
+            ),
+            r#"{"system":"ractor","msgs_per_sec":2000000.0,"elapsed_ns":987654321,"clients":10,"total":2000000}"#
+        );
+        // A field the row type does not know is passed on, as before.
+        assert!(printed::<AskLocalRow>(
+            r#"{"scenario":"ask-local","system":"tokio","requests":1,"p50_ns":5,"p99_ns":9,"mean_ns":5.5,"gc_ms":3}"#
+        )
+        .contains(r#""gc_ms":3"#));
     }
 
     #[test]
     fn rejects_bad_harness_output() {
-        assert!(parse_lines("", "tokio", "spawn").is_err());
-        assert!(parse_lines("starting...\n", "tokio", "spawn")
-            .unwrap_err()
-            .contains("not JSON"));
-        assert!(parse_lines("[1]", "tokio", "spawn").is_err());
+        let spawn = |out: &str| parse_lines::<SpawnRow>(out, "tokio", "spawn");
+        assert!(spawn("").is_err());
+        assert!(spawn("starting...\n").unwrap_err().contains("not JSON"));
+        assert!(spawn("[1]").is_err());
         let wrong = r#"{"scenario":"ask-local","system":"tokio","p50_ns":1}"#;
-        assert!(parse_lines(wrong, "tokio", "spawn").is_err());
+        assert!(spawn(wrong).is_err());
         let other = r#"{"scenario":"spawn","system":"kameo","actors":1}"#;
-        assert!(parse_lines(other, "tokio", "spawn").is_err());
+        assert!(spawn(other).is_err());
+        // A line without the row's fields cannot be read.
+        let missing = r#"{"scenario":"spawn","system":"tokio","actors":10}"#;
+        assert!(spawn(missing)
+            .unwrap_err()
+            .contains("does not match the spawn row"));
         let pekko = r#"{"scenario":"spawn","system":"pekko","actors":10,"spawn_ns_per_actor":1.5,"stop_ns_per_actor":2.0,"bytes_per_actor":900.0}"#;
-        let rows = parse_lines(pekko, "pekko", "spawn").unwrap();
-        assert_eq!(rows[0]["bytes_per_actor"], 900.0);
+        let rows = parse_lines::<SpawnRow>(pekko, "pekko", "spawn").unwrap();
+        assert_eq!(rows[0].metrics.bytes_per_actor, 900.0);
     }
 
     #[test]

@@ -1,27 +1,24 @@
 //! `ask-local`: in-process ask round trips, one in flight; p50/p99.
 
-use std::path::Path;
 use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use serde_json::json;
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ReplyTo};
 
-use super::{Ctx, Scenario};
-use crate::chart::{self, BarPanel};
-use crate::measure::median_row;
+use super::{ready, Ctx, Scenario};
+use crate::measure::Workload;
 use crate::progress::Progress;
-use crate::report::{col, num, row, skipped, Fmt, Report, Row};
+use crate::report::rows::AskLocalRow;
+use crate::report::{Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "ask-local",
     about: "in-process ask round-trip latency, p50 and p99",
-    run,
-    chart: draw,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+fn run(ctx: &Ctx) -> crate::Result<Report<AskLocalRow>> {
     let n = ctx
         .cli
         .requests
@@ -30,42 +27,82 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     let runs = ctx.cli.runs();
     let progress = Progress::new(2);
     let peers = ctx.peers(&progress);
-    progress.add_steps((peers.iter().filter(|p| p.1.is_ok()).count() * runs) as u64);
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("mode", "volley mode", Fmt::Plain),
-            col("requests", "requests", Fmt::Plain),
-            col("p50_ns", "p50 µs", Fmt::Micros),
-            col("p99_ns", "p99 µs", Fmt::Micros),
-            col("mean_ns", "mean µs", Fmt::Micros),
-        ],
-    );
-    for actor_reply in [false, true] {
+    progress.add_steps((ready(&peers) * runs) as u64);
+    let mut report = Report::new(SCENARIO.name, crate::chart::ask_local);
+    for mode in [Mode::Ask, Mode::ActorReply] {
         progress.start(&format!(
             "volley: {n} {} × {runs}",
-            if actor_reply {
-                "actor-to-actor requests"
-            } else {
-                "asks"
+            match mode {
+                Mode::Ask => "asks",
+                Mode::ActorReply => "actor-to-actor requests",
             }
         ));
-        report.rows.push(volley(ctx, n, runs, actor_reply)?);
+        let mut requests = Requests {
+            ctx,
+            system: ActorSystem::new("ask")?,
+            mode,
+        };
+        let row = requests.measure(n, runs);
+        ctx.rt.block_on(requests.system.terminate());
+        report.rows.push(Row::measured("volley", row?));
         progress.done();
     }
     let args = vec!["--requests".to_string(), n.to_string()];
-    for (peer, status) in peers {
-        match status {
-            Err(why) => report.rows.push(skipped(peer.name(), &why)),
-            Ok(()) => {
-                report
-                    .rows
-                    .extend(ctx.run_peer(&progress, peer, SCENARIO.name, &args, "p50_ns"))
-            }
-        }
-    }
+    report.rows.extend(
+        ctx.run_peers(&progress, peers, SCENARIO.name, &args, |r: &AskLocalRow| {
+            r.p50_ns as f64
+        }),
+    );
     progress.finish();
     Ok(report)
+}
+
+/// How volley's requests are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `ask` from the driver thread.
+    Ask,
+    /// A requester actor on the same dispatcher (see [`measure_actor_reply`]).
+    ActorReply,
+}
+
+/// Request/response runs of one [`Mode`] on one actor system.
+struct Requests<'a> {
+    ctx: &'a Ctx,
+    system: ActorSystem,
+    mode: Mode,
+}
+
+impl Workload for Requests<'_> {
+    type Run = Histogram<u64>;
+    type Row = AskLocalRow;
+
+    fn run(&mut self, requests: u64) -> crate::Result<Histogram<u64>> {
+        match self.mode {
+            Mode::Ask => measure(self.ctx, &self.system, requests),
+            Mode::ActorReply => measure_actor_reply(&self.system, requests),
+        }
+    }
+
+    fn row(&self, requests: u64, hist: Histogram<u64>) -> AskLocalRow {
+        AskLocalRow {
+            mode: Some(
+                match self.mode {
+                    Mode::Ask => "ask",
+                    Mode::ActorReply => "actor-reply",
+                }
+                .to_string(),
+            ),
+            requests,
+            p50_ns: hist.value_at_quantile(0.50),
+            p99_ns: hist.value_at_quantile(0.99),
+            mean_ns: hist.mean(),
+        }
+    }
+
+    fn figure(row: &AskLocalRow) -> f64 {
+        row.p50_ns as f64
+    }
 }
 
 struct Responder;
@@ -121,8 +158,9 @@ impl Actor for Requester {
 }
 
 /// Actor-to-actor request and reply: a requester actor on the same
-/// dispatcher tells the responder with its own ref as the `ReplyTo`.
-pub fn measure_actor_reply(system: &ActorSystem, n: u64) -> crate::Result<Row> {
+/// dispatcher tells the responder with its own ref as the `ReplyTo`; the
+/// round trips in ns.
+pub fn measure_actor_reply(system: &ActorSystem, n: u64) -> crate::Result<Histogram<u64>> {
     let responder = system.spawn_anonymous(Props::new(|| Responder))?;
     let hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)?;
     let (tx, rx) = channel();
@@ -149,20 +187,12 @@ pub fn measure_actor_reply(system: &ActorSystem, n: u64) -> crate::Result<Row> {
     }
     system.stop(&requester);
     system.stop(&responder);
-    Ok(row(
-        "volley",
-        json!({
-            "mode": "actor-reply",
-            "requests": n,
-            "p50_ns": hist.value_at_quantile(0.50),
-            "p99_ns": hist.value_at_quantile(0.99),
-            "mean_ns": hist.mean(),
-        }),
-    ))
+    Ok(hist)
 }
 
-/// `n` measured asks after `n/10` unrecorded ones, each answer checked.
-pub fn measure(ctx: &Ctx, system: &ActorSystem, n: u64) -> crate::Result<Row> {
+/// `n` measured asks after `n/10` unrecorded ones, each answer checked; the
+/// round trips in ns.
+pub fn measure(ctx: &Ctx, system: &ActorSystem, n: u64) -> crate::Result<Histogram<u64>> {
     let responder = system.spawn_anonymous(Props::new(|| Responder))?;
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)?;
     let timeout = Duration::from_secs(10);
@@ -181,59 +211,7 @@ pub fn measure(ctx: &Ctx, system: &ActorSystem, n: u64) -> crate::Result<Row> {
         Ok::<(), crate::Error>(())
     })?;
     system.stop(&responder);
-    Ok(row(
-        "volley",
-        json!({
-            "mode": "ask",
-            "requests": n,
-            "p50_ns": hist.value_at_quantile(0.50),
-            "p99_ns": hist.value_at_quantile(0.99),
-            "mean_ns": hist.mean(),
-        }),
-    ))
-}
-
-fn volley(ctx: &Ctx, n: u64, runs: usize, actor_reply: bool) -> crate::Result<Row> {
-    let system = ActorSystem::new("ask")?;
-    let mut rows = Vec::new();
-    for _ in 0..runs {
-        rows.push(if actor_reply {
-            measure_actor_reply(&system, n)?
-        } else {
-            measure(ctx, &system, n)?
-        });
-    }
-    ctx.rt.block_on(system.terminate());
-    Ok(median_row(&rows, "p50_ns").expect("at least one run"))
-}
-
-fn draw(report: &Report, path: &Path) -> crate::Result<()> {
-    let bars = |key: &str| -> Vec<(String, f64)> {
-        report
-            .rows
-            .iter()
-            .filter_map(|r| Some((super::spawn::label(r)?, num(r, key)? / 1e3)))
-            .collect()
-    };
-    chart::bars(
-        path,
-        &format!(
-            "ask round trip, one in flight — {} cores, {}",
-            report.machine.cores, report.machine.cpu
-        ),
-        &[
-            BarPanel {
-                title: "p50 (lower is better)".into(),
-                y_label: "µs".into(),
-                bars: bars("p50_ns"),
-            },
-            BarPanel {
-                title: "p99 (lower is better)".into(),
-                y_label: "µs".into(),
-                bars: bars("p99_ns"),
-            },
-        ],
-    )
+    Ok(hist)
 }
 
 #[cfg(test)]
@@ -245,13 +223,23 @@ mod tests {
     fn asks_are_answered_and_measured() {
         let ctx = Ctx::new(crate::cli::Cli::parse_from(["volley-bench", "ask-local"]));
         let system = ActorSystem::new("ask-test").unwrap();
-        let r = measure(&ctx, &system, 200).unwrap();
-        assert_eq!(r["requests"], 200);
-        assert!(num(&r, "p50_ns").unwrap() > 0.0);
-        assert!(num(&r, "p99_ns").unwrap() >= num(&r, "p50_ns").unwrap());
-        let r = measure_actor_reply(&system, 200).unwrap();
-        assert_eq!(r["mode"], "actor-reply");
-        assert!(num(&r, "p50_ns").unwrap() > 0.0);
+        let h = measure(&ctx, &system, 200).unwrap();
+        assert_eq!(h.len(), 200);
+        assert!(h.value_at_quantile(0.5) > 0);
+        let h = measure_actor_reply(&system, 200).unwrap();
+        assert_eq!(h.len(), 200);
+        let mut requests = Requests {
+            ctx: &ctx,
+            system,
+            mode: Mode::ActorReply,
+        };
+        let row = requests.measure(100, 3).unwrap();
+        assert_eq!(
+            (row.mode.as_deref(), row.requests),
+            (Some("actor-reply"), 100)
+        );
+        assert!(row.p99_ns >= row.p50_ns && row.p50_ns > 0);
+        let system = requests.system;
         ctx.rt.block_on(system.terminate());
     }
 }

@@ -1,6 +1,9 @@
-//! The scenario registry. To add a scenario, write a module exposing a
-//! [`Scenario`] constant and list it in [`ALL`]; the CLI, `--json` and
-//! `--chart` then work for it.
+//! The scenario registry, and what every scenario runs with ([`Ctx`]): the
+//! command line, the peers to compare with and how to run them. To add a
+//! scenario, write a module exposing a [`Scenario`] constant whose `run`
+//! returns a [`Report`] of the scenario's row type, and list it in [`ALL`];
+//! the CLI, `--json` and `--chart` then work for it. volley's side of a
+//! scenario is measured through [`crate::measure::Workload`].
 
 pub mod ask_local;
 pub mod local_pingpong;
@@ -13,13 +16,15 @@ pub mod remote_tell;
 pub mod router;
 pub mod spawn;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use serde::de::DeserializeOwned;
 
 use crate::cli::{Cli, PeerSelection};
-use crate::measure::median_row;
+use crate::measure::median_by;
 use crate::peers::{self, Peer};
 use crate::progress::Progress;
-use crate::report::{skipped, Report, Row};
+use crate::report::{Reported, Results, Row};
 
 /// A benchmark scenario.
 pub struct Scenario {
@@ -27,10 +32,32 @@ pub struct Scenario {
     pub name: &'static str,
     /// One line for `--help`-style listings.
     pub about: &'static str,
-    /// Runs volley and the selected peers.
-    pub run: fn(&Ctx) -> crate::Result<Report>,
-    /// Draws the report as an SVG chart.
-    pub chart: fn(&Report, &Path) -> crate::Result<()>,
+    /// Runs volley and the selected peers; the report knows its chart.
+    pub run: fn(&Ctx) -> crate::Result<Box<dyn Results>>,
+}
+
+/// The peers to run, each ready or with the reason it is skipped.
+pub type PeerStatus = Vec<(Peer, Result<(), String>)>;
+
+/// One row per peer that is not ready (with the reason) and what
+/// `run_ready` returns for each ready one, in peer order.
+pub fn peer_rows<M>(
+    peers: PeerStatus,
+    mut run_ready: impl FnMut(Peer) -> Vec<Row<M>>,
+) -> Vec<Row<M>> {
+    let mut rows = Vec::new();
+    for (peer, status) in peers {
+        match status {
+            Err(why) => rows.push(Row::skipped(peer.name(), &why)),
+            Ok(()) => rows.extend(run_ready(peer)),
+        }
+    }
+    rows
+}
+
+/// How many of the peers are ready to run.
+pub fn ready(peers: &PeerStatus) -> usize {
+    peers.iter().filter(|(_, status)| status.is_ok()).count()
 }
 
 /// Every scenario, in listing order.
@@ -87,7 +114,7 @@ impl Ctx {
 
     /// The peers to run, each ready or with the reason it is skipped.
     /// Default selection: the peers whose harness is already built.
-    pub fn peers(&self, progress: &Progress) -> Vec<(Peer, Result<(), String>)> {
+    pub fn peers(&self, progress: &Progress) -> PeerStatus {
         let wanted: Vec<Peer> = match &self.cli.peers {
             None => {
                 let (ready, missing): (Vec<Peer>, Vec<Peer>) = Peer::ALL
@@ -126,17 +153,17 @@ impl Ctx {
     }
 
     /// Runs `peer`'s harness `runs` times with the same arguments and
-    /// returns, per output line, the run with the median `key`. A failure
+    /// returns, per output line, the run with the median `figure`. A failure
     /// becomes a skipped row (the reason also goes to stderr).
-    pub fn run_peer(
+    pub fn run_peer<M: DeserializeOwned>(
         &self,
         progress: &Progress,
         peer: Peer,
         scenario: &str,
         args: &[String],
-        key: &str,
-    ) -> Vec<Row> {
-        let mut runs: Vec<Vec<Row>> = Vec::new();
+        figure: fn(&M) -> f64,
+    ) -> Vec<Row<M>> {
+        let mut runs: Vec<Vec<Reported<M>>> = Vec::new();
         for i in 0..self.cli.runs() {
             progress.start(&format!(
                 "{} {scenario} {} (run {}/{})",
@@ -151,16 +178,36 @@ impl Ctx {
                 Ok(rows) => runs.push(rows),
                 Err(why) => {
                     progress.note(&format!("{}: {why}", peer.name()));
-                    return vec![skipped(peer.name(), &format!("failed: {why}"))];
+                    return vec![Row::skipped(peer.name(), &format!("failed: {why}"))];
                 }
             }
         }
         let lines = runs.iter().map(Vec::len).min().unwrap_or(0);
-        (0..lines)
-            .filter_map(|i| {
-                let same: Vec<Row> = runs.iter().map(|r| r[i].clone()).collect();
-                median_row(&same, key)
-            })
+        let mut by_line: Vec<Vec<Reported<M>>> = (0..lines).map(|_| Vec::new()).collect();
+        for run in runs {
+            for (line, m) in by_line.iter_mut().zip(run) {
+                line.push(m);
+            }
+        }
+        by_line
+            .into_iter()
+            .filter_map(|same| median_by(same, |r| figure(&r.metrics)))
+            .map(|r| Row::reported(peer.name(), r))
             .collect()
+    }
+
+    /// [`run_peer`](Self::run_peer) for every ready peer, one call each,
+    /// with a skipped row for the others.
+    pub fn run_peers<M: DeserializeOwned>(
+        &self,
+        progress: &Progress,
+        peers: PeerStatus,
+        scenario: &str,
+        args: &[String],
+        figure: fn(&M) -> f64,
+    ) -> Vec<Row<M>> {
+        peer_rows(peers, |peer| {
+            self.run_peer(progress, peer, scenario, args, figure)
+        })
     }
 }

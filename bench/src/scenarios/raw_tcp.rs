@@ -10,20 +10,20 @@
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::remote_common::{histogram, load, ping_frame};
 use super::{Ctx, Scenario};
+use crate::measure::{Calibration, Throughput, Workload};
 use crate::progress::Progress;
-use crate::report::{col, num, row, Fmt, Report, Row};
+use crate::report::remote_rows::{RawTcpRow, RoundTripRow, StreamRow};
+use crate::report::{Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "raw-tcp",
     about: "bare tokio TCP on loopback: frames/s one way and ping-pong round trip",
-    run,
-    chart: crate::chart_remote::raw_tcp,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
 /// Bytes per write in the stream test.
@@ -97,9 +97,9 @@ impl Default for FrameCounter {
 }
 
 /// One way: `n` frames written in 64 KiB batches, counted by the reader.
-/// Returns (frames counted, elapsed from the first write to the last frame
-/// read).
-pub fn stream_once(frame: &[u8], n: u64) -> crate::Result<(u64, Duration)> {
+/// Returns the frames counted and the time from the first write to the last
+/// frame read.
+pub fn stream_once(frame: &[u8], n: u64) -> crate::Result<Throughput> {
     let (client, server) = connected_pair()?;
     let per_batch = (BATCH_BYTES / frame.len()).max(1) as u64;
     let batch: Vec<u8> = frame.repeat(per_batch as usize);
@@ -145,7 +145,7 @@ pub fn stream_once(frame: &[u8], n: u64) -> crate::Result<(u64, Duration)> {
     if frames != n {
         return Err(format!("raw-tcp: wrote {n} frames, the reader counted {frames}").into());
     }
-    Ok((frames, end.duration_since(start)))
+    Ok(Throughput::new(frames, end.duration_since(start)))
 }
 
 /// Request/response over one connection: `warmup` unmeasured then `n`
@@ -233,14 +233,14 @@ pub fn pingpong_blocking_once(frame: &[u8], n: u64, warmup: u64) -> crate::Resul
 /// frame `i` at `start + i / rate` (sequence number in the frame's last 8
 /// bytes), a blocking echo thread answers, and a reader thread records each
 /// answer's latency from its *scheduled* time, as volley's open loop does.
-/// Returns (latency histogram, the pacer's lateness histogram).
+/// Sends `n` frames. Returns (latency histogram, the pacer's lateness
+/// histogram).
 pub fn open_loop_blocking(
     frame: &[u8],
     rate: u64,
-    duration: Duration,
+    n: u64,
 ) -> crate::Result<(Histogram<u64>, Histogram<u64>)> {
     use std::io::{Read, Write};
-    let n = (rate as f64 * duration.as_secs_f64()) as u64;
     let period = Duration::from_nanos(1_000_000_000 / rate);
     let len = frame.len();
     if len < 8 {
@@ -288,33 +288,92 @@ pub fn open_loop_blocking(
     Ok((h, late))
 }
 
-/// Round-trip rows: the median (by p50) of `runs` histograms.
-pub fn pingpong_row(frame: &[u8], n: u64, runs: usize, blocking: bool) -> crate::Result<Row> {
-    let mut rows = Vec::new();
-    for _ in 0..runs {
-        let h = if blocking {
-            pingpong_blocking_once(frame, n, n / 10)?
-        } else {
-            pingpong_once(frame, n, n / 10)?
-        };
-        rows.push(row(
-            if blocking { "raw-tcp (blocking)" } else { "raw-tcp" },
-            json!({
-                "test": if blocking { "ping-pong RTT, std blocking" } else { "ping-pong RTT, tokio" },
-                "frame_bytes": frame.len(),
-                "count": h.len(),
-                "requests": h.len(),
-                "p50_ns": h.value_at_quantile(0.5),
-                "p99_ns": h.value_at_quantile(0.99),
-                "p999_ns": h.value_at_quantile(0.999),
-                "mean_ns": h.mean(),
-            }),
-        ));
-    }
-    Ok(crate::measure::median_row(&rows, "p50_ns").expect("runs ≥ 1"))
+/// Request/response round trips of one frame, one in flight: on tokio
+/// ([`pingpong_once`]) or on blocking sockets ([`pingpong_blocking_once`]).
+pub struct RoundTrips<'a> {
+    pub frame: &'a [u8],
+    pub blocking: bool,
 }
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+impl RoundTrips<'_> {
+    /// The rows' `system`.
+    pub fn system(&self) -> &'static str {
+        if self.blocking {
+            "raw-tcp (blocking)"
+        } else {
+            "raw-tcp"
+        }
+    }
+}
+
+impl Workload for RoundTrips<'_> {
+    type Run = Histogram<u64>;
+    type Row = RoundTripRow;
+
+    /// `n` measured round trips after `n / 10` unmeasured ones.
+    fn run(&mut self, n: u64) -> crate::Result<Histogram<u64>> {
+        if self.blocking {
+            pingpong_blocking_once(self.frame, n, n / 10)
+        } else {
+            pingpong_once(self.frame, n, n / 10)
+        }
+    }
+
+    fn row(&self, _n: u64, h: Histogram<u64>) -> RoundTripRow {
+        let test = if self.blocking {
+            "ping-pong RTT, std blocking"
+        } else {
+            "ping-pong RTT, tokio"
+        };
+        RoundTripRow {
+            test: test.into(),
+            frame_bytes: self.frame.len() as u64,
+            count: h.len(),
+            requests: h.len(),
+            p50_ns: h.value_at_quantile(0.5),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            mean_ns: h.mean(),
+            mode: None,
+        }
+    }
+
+    fn figure(row: &RoundTripRow) -> f64 {
+        row.p50_ns as f64
+    }
+}
+
+/// The one-way frame stream ([`stream_once`]).
+struct Stream<'a> {
+    frame: &'a [u8],
+}
+
+impl Workload for Stream<'_> {
+    type Run = Throughput;
+    type Row = StreamRow;
+
+    fn run(&mut self, frames: u64) -> crate::Result<Throughput> {
+        stream_once(self.frame, frames)
+    }
+
+    fn row(&self, _frames: u64, run: Throughput) -> StreamRow {
+        let bytes = run.count * self.frame.len() as u64;
+        StreamRow {
+            test: "one-way stream".into(),
+            frame_bytes: self.frame.len() as u64,
+            count: run.count,
+            elapsed_ns: run.elapsed_ns(),
+            msgs_per_sec: run.per_sec(),
+            mb_per_sec: bytes as f64 / run.elapsed.as_secs_f64() / 1e6,
+        }
+    }
+
+    fn figure(row: &StreamRow) -> f64 {
+        row.msgs_per_sec
+    }
+}
+
+fn run(ctx: &Ctx) -> crate::Result<Report<RawTcpRow>> {
     let runs = ctx.cli.runs();
     let quick = ctx.cli.quick;
     let frame = ping_frame();
@@ -324,57 +383,46 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         load(),
         frame.len()
     ));
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("test", "test", Fmt::Plain),
-            col("frame_bytes", "frame B", Fmt::Plain),
-            col("count", "frames", Fmt::Plain),
-            col("msgs_per_sec", "M frames/s", Fmt::Millions),
-            col("p50_ns", "p50 µs", Fmt::Micros),
-            col("p99_ns", "p99 µs", Fmt::Micros),
-            col("p999_ns", "p99.9 µs", Fmt::Micros),
-        ],
-    );
+    let mut report = Report::new(SCENARIO.name, crate::chart::raw_tcp);
     progress.start("raw tcp: one-way frame stream");
-    let n = ctx.cli.messages.unwrap_or_else(|| {
-        let (m, e) = stream_once(&frame, 2_000_000).unwrap_or((1, Duration::from_secs(1)));
-        let rate = m as f64 / e.as_secs_f64();
-        (rate * if quick { 0.7 } else { 2.0 }).clamp(1_000_000.0, 500_000_000.0) as u64
-    });
-    let mut stream_rows = Vec::new();
-    for _ in 0..runs {
-        let (frames, elapsed) = stream_once(&frame, n)?;
-        stream_rows.push(row(
-            "raw-tcp",
-            json!({
-                "test": "one-way stream",
-                "frame_bytes": frame.len(),
-                "count": frames,
-                "elapsed_ns": elapsed.as_nanos() as u64,
-                "msgs_per_sec": frames as f64 / elapsed.as_secs_f64(),
-                "mb_per_sec": (frames * frame.len() as u64) as f64 / elapsed.as_secs_f64() / 1e6,
-            }),
-        ));
-    }
+    let mut stream = Stream { frame: &frame };
+    let n = match ctx.cli.messages {
+        Some(n) => n,
+        None => {
+            let calibration = Calibration::remote(quick, 1_000_000.0, 500_000_000.0);
+            // A failed warm-up falls back to the smallest run.
+            stream
+                .calibrate(2_000_000, &calibration)
+                .unwrap_or(calibration.min as u64)
+        }
+    };
+    let stream_row = stream.measure(n, runs)?;
     report
         .rows
-        .push(crate::measure::median_row(&stream_rows, "msgs_per_sec").expect("runs ≥ 1"));
+        .push(Row::measured("raw-tcp", RawTcpRow::Stream(stream_row)));
     progress.done();
     progress.start("raw tcp: ping-pong round trips");
     let rtts = ctx
         .cli
         .requests
         .unwrap_or(if quick { 20_000 } else { 100_000 });
-    report.rows.push(pingpong_row(&frame, rtts, runs, false)?);
-    report.rows.push(pingpong_row(&frame, rtts, runs, true)?);
+    for blocking in [false, true] {
+        let mut round_trips = RoundTrips {
+            frame: &frame,
+            blocking,
+        };
+        let row = round_trips.measure(rtts, runs)?;
+        report.rows.push(Row::measured(
+            round_trips.system(),
+            RawTcpRow::RoundTrip(row),
+        ));
+    }
     progress.done();
     progress.finish();
-    if let Some(r) = report.rows.first() {
-        let rate = num(r, "msgs_per_sec").unwrap_or(0.0);
+    if let Some(RawTcpRow::Stream(s)) = report.rows.first().and_then(Row::metrics) {
         report.notes.push(format!(
             "30% of the raw frame rate (the remote-tell target's second half): {:.1} M msgs/s",
-            0.3 * rate / 1e6
+            0.3 * s.msgs_per_sec / 1e6
         ));
     }
     Ok(report)
@@ -398,12 +446,22 @@ mod tests {
     #[test]
     fn small_runs_count_everything() {
         let frame = ping_frame();
-        let (frames, elapsed) = stream_once(&frame, 10_000).unwrap();
-        assert_eq!(frames, 10_000);
-        assert!(elapsed > Duration::ZERO);
+        let run = stream_once(&frame, 10_000).unwrap();
+        assert_eq!(run.count, 10_000);
+        assert!(run.elapsed > Duration::ZERO);
         let h = pingpong_once(&frame, 200, 20).unwrap();
         assert_eq!(h.len(), 200);
         let h = pingpong_blocking_once(&frame, 200, 20).unwrap();
         assert_eq!(h.len(), 200);
+        let mut blocking = RoundTrips {
+            frame: &frame,
+            blocking: true,
+        };
+        let row = blocking.measure(100, 2).unwrap();
+        assert_eq!(
+            (blocking.system(), row.count, row.requests),
+            ("raw-tcp (blocking)", 100, 100)
+        );
+        assert_eq!(row.test, "ping-pong RTT, std blocking");
     }
 }

@@ -5,31 +5,32 @@
 use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 
-use super::remote_common::{load, note_best_rate, Calc, Layout, Nodes};
+use super::remote_common::{best_rate_note, load, AdderOnB, Calc, Layout, Nodes};
 use super::{Ctx, Scenario};
+use crate::measure::{Calibration, Throughput, Workload};
 use crate::progress::Progress;
-use crate::report::{col, row, Fmt, Report, Row};
+use crate::report::remote_rows::RemoteAskRow;
+use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-ask",
     about: "asks to a remote adder with thousands in flight, msgs/s",
-    run,
-    chart: crate::chart_remote::throughput_bars,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
 const DEFAULT_WINDOW: usize = 10_000;
 
-/// `n` asks from `window` concurrent tasks; returns (answers, elapsed).
+/// `n` asks from `window` concurrent tasks; returns the answers and the
+/// time they took.
 pub fn ask_once(
     ctx: &Ctx,
     nodes: &Nodes,
     adder: &volley::ActorRef<Calc>,
     n: u64,
     window: usize,
-) -> crate::Result<(u64, Duration)> {
+) -> crate::Result<Throughput> {
     let window = (window as u64).min(n).max(1);
     let per = n / window;
     let dead_before = nodes.dead_letters();
@@ -81,7 +82,7 @@ pub fn ask_once(
         )
         .into());
     }
-    Ok((ok, elapsed))
+    Ok(Throughput::new(ok, elapsed))
 }
 
 /// Requests from client actors instead of `ask`: each keeps `window`
@@ -145,7 +146,7 @@ pub fn actors_once(
     n: u64,
     clients: u64,
     window: u64,
-) -> crate::Result<(u64, Duration)> {
+) -> crate::Result<Throughput> {
     let per = n / clients;
     let (tx, rx) = channel();
     let mut refs = Vec::new();
@@ -193,10 +194,61 @@ pub fn actors_once(
         )
         .into());
     }
-    Ok((ok, elapsed))
+    Ok(Throughput::new(ok, elapsed))
 }
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+/// Who asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asker {
+    /// `ask()` from `window` tasks on node A's I/O runtime.
+    Tasks { window: usize },
+    /// `clients` client actors with `window` requests in flight each.
+    Actors { clients: u64, window: u64 },
+}
+
+/// Requests from one [`Asker`] to the adder on node B.
+struct Asks<'a> {
+    to: &'a AdderOnB<'a>,
+    asker: Asker,
+}
+
+impl Workload for Asks<'_> {
+    type Run = Throughput;
+    type Row = RemoteAskRow;
+
+    fn run(&mut self, requests: u64) -> crate::Result<Throughput> {
+        let to = self.to;
+        match self.asker {
+            Asker::Tasks { window } => ask_once(to.ctx, to.nodes, &to.adder, requests, window),
+            Asker::Actors { clients, window } => {
+                actors_once(to.nodes, &to.adder, requests, clients, window)
+            }
+        }
+    }
+
+    fn row(&self, _requests: u64, run: Throughput) -> RemoteAskRow {
+        let (mode, inflight) = match self.asker {
+            Asker::Tasks { window } => ("ask() tasks".to_string(), window as u64),
+            Asker::Actors { clients, window } => {
+                (format!("{clients} client actors"), clients * window)
+            }
+        };
+        RemoteAskRow {
+            mode,
+            inflight,
+            requests: run.count,
+            elapsed_ns: run.elapsed_ns(),
+            msgs_per_sec: run.per_sec(),
+            setup: self.to.setup.clone(),
+        }
+    }
+
+    fn figure(row: &RemoteAskRow) -> f64 {
+        row.msgs_per_sec
+    }
+}
+
+fn run(ctx: &Ctx) -> crate::Result<Report<RemoteAskRow>> {
     let layout = Layout::from_cli(&ctx.cli);
     let runs = ctx.cli.runs();
     let quick = ctx.cli.quick;
@@ -206,47 +258,23 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
     };
     let progress = Progress::new(2 + windows.len() as u64);
     progress.note(&format!("load before the run: {}", load()));
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("mode", "mode", Fmt::Plain),
-            col("inflight", "in flight", Fmt::Plain),
-            col("requests", "requests", Fmt::Plain),
-            col("elapsed_ns", "ms", Fmt::Millis),
-            col("msgs_per_sec", "M asks/s", Fmt::Millions),
-        ],
-    );
+    let mut report = Report::new(SCENARIO.name, crate::chart::throughput_bars);
     progress.start("volley: starting the nodes, warming up");
-    let nodes = Nodes::start(&ctx.rt, layout, true, ctx.cli.two_processes)?;
-    let result = (|| -> crate::Result<Vec<Row>> {
-        let adder = nodes.spawn_on_b::<Calc>(&ctx.rt, "adder")?;
+    let two_processes = ctx.cli.two_processes;
+    let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
+        let adder = AdderOnB::spawn(ctx, nodes, layout)?;
+        let asks = |asker| Asks { to: &adder, asker };
         let warm = if quick { 100_000 } else { 300_000 };
-        let (m, elapsed) = ask_once(ctx, &nodes, &adder, warm, DEFAULT_WINDOW)?;
-        let n = ctx.cli.requests.unwrap_or_else(|| {
-            let rate = m as f64 / elapsed.as_secs_f64();
-            (rate * if quick { 0.7 } else { 2.0 }).clamp(50_000.0, 50_000_000.0) as u64
-        });
+        let calibrated = asks(Asker::Tasks {
+            window: DEFAULT_WINDOW,
+        })
+        .calibrate(warm, &Calibration::remote(quick, 50_000.0, 50_000_000.0))?;
+        let n = ctx.cli.requests.unwrap_or(calibrated);
         progress.done();
         let mut rows = Vec::new();
-        for &w in &windows {
-            progress.start(&format!("volley: {n} asks, {w} in flight × {runs}"));
-            let mut results = Vec::new();
-            for _ in 0..runs {
-                let (count, elapsed) = ask_once(ctx, &nodes, &adder, n, w)?;
-                results.push(row(
-                    "volley",
-                    json!({
-                        "mode": "ask() tasks",
-                        "inflight": w,
-                        "requests": count,
-                        "elapsed_ns": elapsed.as_nanos() as u64,
-                        "msgs_per_sec": count as f64 / elapsed.as_secs_f64(),
-                        "processes": if ctx.cli.two_processes { 2 } else { 1 },
-                        "threads": layout.describe(),
-                    }),
-                ));
-            }
-            rows.push(crate::measure::median_row(&results, "msgs_per_sec").expect("runs ≥ 1"));
+        for &window in &windows {
+            progress.start(&format!("volley: {n} asks, {window} in flight × {runs}"));
+            rows.push(asks(Asker::Tasks { window }).measure(n, runs)?);
             progress.done();
         }
         // Client actors, 10 × (window / 10) in flight, sized on their own
@@ -254,48 +282,28 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         let w = *windows.last().expect("one window");
         let clients = 10u64.min(w as u64);
         let window = (w as u64 / clients).max(1);
-        let (m, elapsed) = actors_once(
-            &nodes,
-            &adder,
-            if quick { 1_000_000 } else { 3_000_000 },
-            clients,
-            window,
-        )?;
-        let n = ctx.cli.requests.unwrap_or_else(|| {
-            let rate = m as f64 / elapsed.as_secs_f64();
-            (rate * if quick { 0.7 } else { 2.0 }).clamp(50_000.0, 100_000_000.0) as u64
-        });
+        let mut actors = asks(Asker::Actors { clients, window });
+        let warm = if quick { 1_000_000 } else { 3_000_000 };
+        let calibrated =
+            actors.calibrate(warm, &Calibration::remote(quick, 50_000.0, 100_000_000.0))?;
+        let n = ctx.cli.requests.unwrap_or(calibrated);
         progress.start(&format!(
             "volley: {n} requests from {clients} client actors × {runs}"
         ));
-        let mut results = Vec::new();
-        for _ in 0..runs {
-            let (count, elapsed) = actors_once(&nodes, &adder, n, clients, window)?;
-            results.push(row(
-                "volley",
-                json!({
-                    "mode": format!("{clients} client actors"),
-                    "inflight": clients * window,
-                    "requests": count,
-                    "elapsed_ns": elapsed.as_nanos() as u64,
-                    "msgs_per_sec": count as f64 / elapsed.as_secs_f64(),
-                    "processes": if ctx.cli.two_processes { 2 } else { 1 },
-                    "threads": layout.describe(),
-                }),
-            ));
-        }
-        rows.push(crate::measure::median_row(&results, "msgs_per_sec").expect("runs ≥ 1"));
+        rows.push(actors.measure(n, runs)?);
         progress.done();
         Ok(rows)
-    })();
-    nodes.stop(&ctx.rt);
-    report.rows = result?;
+    })?;
+    report.rows = rows
+        .into_iter()
+        .map(|r| Row::measured("volley", r))
+        .collect();
     progress.finish();
-    note_best_rate(
-        &mut report,
+    report.notes.push(best_rate_note(
+        measured(&report.rows).map(|(_, r)| r.msgs_per_sec),
         "remote request/response",
         5e6,
         "kontraktor seed: 0.86 M asks/s",
-    );
+    ));
     Ok(report)
 }

@@ -15,6 +15,8 @@ use volley_remote::transport::BatchingSettings;
 use volley_remote::wire::Address;
 use volley_remote::{Registry, RemoteSettings, Remoting};
 
+use crate::report::remote_rows::Setup;
+
 /// The hidden subcommand that runs the server half.
 pub const SERVER_COMMAND: &str = "remote-server";
 
@@ -136,6 +138,14 @@ impl Layout {
             Some(us) => format!("{}d+{}io spin {us}us", self.dispatcher, self.io),
         }
     }
+
+    /// The rows' record of how the nodes ran.
+    pub fn setup(&self, two_processes: bool) -> Setup {
+        Setup {
+            processes: if two_processes { 2 } else { 1 },
+            threads: self.describe(),
+        }
+    }
 }
 
 /// One actor system with remoting.
@@ -223,6 +233,21 @@ impl Nodes {
             b_address,
             server,
         })
+    }
+
+    /// Starts the nodes, runs `f` with them and stops them, also when `f`
+    /// fails.
+    pub fn run<T>(
+        rt: &tokio::runtime::Runtime,
+        layout: Layout,
+        batching: bool,
+        two_processes: bool,
+        f: impl FnOnce(&Nodes) -> crate::Result<T>,
+    ) -> crate::Result<T> {
+        let nodes = Nodes::start(rt, layout, batching, two_processes)?;
+        let result = f(&nodes);
+        nodes.stop(rt);
+        result
     }
 
     /// Spawns an actor of `kind` on B from A.
@@ -356,6 +381,32 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
     Ok(())
 }
 
+/// An adder remote-spawned on node B, with what the rows need to say about
+/// how the nodes ran: what remote-tell, remote-ask and remote-latency send
+/// to.
+pub struct AdderOnB<'a> {
+    pub ctx: &'a crate::scenarios::Ctx,
+    pub nodes: &'a Nodes,
+    pub adder: ActorRef<Calc>,
+    pub setup: Setup,
+}
+
+impl<'a> AdderOnB<'a> {
+    /// Spawns the adder on B from A.
+    pub fn spawn(
+        ctx: &'a crate::scenarios::Ctx,
+        nodes: &'a Nodes,
+        layout: Layout,
+    ) -> crate::Result<Self> {
+        Ok(AdderOnB {
+            ctx,
+            nodes,
+            adder: nodes.spawn_on_b(&ctx.rt, "adder")?,
+            setup: layout.setup(ctx.cli.two_processes),
+        })
+    }
+}
+
 /// Asks the adder for its counts (they reset).
 pub fn report(rt: &tokio::runtime::Runtime, adder: &ActorRef<Calc>) -> crate::Result<Counts> {
     Ok(rt.block_on(adder.ask(Calc::Report, Duration::from_secs(60)))?)
@@ -391,19 +442,20 @@ pub fn load() -> String {
     crate::report::load_average().unwrap_or_else(|| "?".into())
 }
 
-/// Adds the "best rate vs target" note shared by remote-tell and remote-ask.
-pub fn note_best_rate(report: &mut crate::report::Report, what: &str, target: f64, seed: &str) {
-    let best = report
-        .rows
-        .iter()
-        .filter_map(|r| crate::report::num(r, "msgs_per_sec"))
-        .fold(0.0, f64::max);
-    report.notes.push(format!(
+/// The "best rate vs target" note shared by remote-tell and remote-ask.
+pub fn best_rate_note(
+    rates: impl IntoIterator<Item = f64>,
+    what: &str,
+    target: f64,
+    seed: &str,
+) -> String {
+    let best = rates.into_iter().fold(0.0, f64::max);
+    format!(
         "best volley {what}: {:.2} M/s — target ≥ {} M: {} ({seed})",
         best / 1e6,
         target / 1e6,
-        if best >= target { "met" } else { "MISSED" }
-    ));
+        crate::report::verdict(best >= target)
+    )
 }
 
 #[cfg(test)]
@@ -422,5 +474,16 @@ mod tests {
     fn registry_builds() {
         let _ = registry();
         assert_eq!(Layout::DEFAULT.describe(), "2d+1io");
+        let setup = Layout::DEFAULT.setup(true);
+        assert_eq!((setup.processes, setup.threads.as_str()), (2, "2d+1io"));
+    }
+
+    #[test]
+    fn the_best_rate_is_judged_against_the_target() {
+        assert_eq!(
+            best_rate_note([1e6, 3e6, 2e6], "remote tell", 2e6, "seed: 1 M"),
+            "best volley remote tell: 3.00 M/s — target ≥ 2 M: met (seed: 1 M)"
+        );
+        assert!(best_rate_note([], "x", 1e6, "s").contains("0.00 M/s — target ≥ 1 M: MISSED"));
     }
 }

@@ -12,18 +12,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
 
-use super::remote_common::{histogram, load, ping_frame, Calc, Layout, Nodes};
-use super::{raw_tcp, Ctx, Scenario};
+use super::raw_tcp::{self, RoundTrips};
+use super::remote_common::{histogram, load, ping_frame, AdderOnB, Calc, Layout, Nodes};
+use super::{Ctx, Scenario};
+use crate::measure::Workload;
 use crate::progress::Progress;
-use crate::report::{col, num, row, Fmt, Report, Row};
+use crate::report::remote_rows::{LatencyRow, PacerLateness, RemoteLatencyRow, Setup};
+use crate::report::{measured, verdict, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-latency",
     about: "remote ask latency p50/p99/p99.9: one in flight and at 10K/s, 100K/s offered",
-    run,
-    chart: crate::chart_remote::latency,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
 pub const RATES: &[u64] = &[10_000, 100_000];
@@ -85,15 +86,14 @@ pub(crate) fn sleep_until(scheduled: Instant, late: &mut Histogram<u64>) {
     let _ = late.record(l.as_nanos().max(1) as u64);
 }
 
-/// Open loop at `rate` asks/s for `duration`. Returns (histogram from the
-/// scheduled send time, requests, the pacer's own lateness histogram).
+/// Open loop: `n` asks at `rate` asks/s. Returns (histogram from the
+/// scheduled send time, the pacer's own lateness histogram).
 pub fn open_loop(
     nodes: &Nodes,
     adder: &volley::ActorRef<Calc>,
     rate: u64,
-    duration: Duration,
-) -> crate::Result<(Histogram<u64>, u64, Histogram<u64>)> {
-    let n = (rate as f64 * duration.as_secs_f64()) as u64;
+    n: u64,
+) -> crate::Result<(Histogram<u64>, Histogram<u64>)> {
     let period = Duration::from_nanos(1_000_000_000 / rate);
     let hist = Arc::new(Mutex::new(histogram()));
     let done = Arc::new(AtomicU64::new(0));
@@ -147,30 +147,94 @@ pub fn open_loop(
         )
         .into());
     }
-    Ok((h, n, late))
+    Ok((h, late))
 }
 
-fn lat_row(system: &str, mode: &str, rate: Option<u64>, h: &Histogram<u64>, extra: Value) -> Row {
-    let mut r = row(
-        system,
-        json!({
-            "mode": mode,
-            "offered_per_sec": rate,
-            "requests": h.len(),
-            "p50_ns": h.value_at_quantile(0.5),
-            "p99_ns": h.value_at_quantile(0.99),
-            "p999_ns": h.value_at_quantile(0.999),
-            "max_ns": h.max(),
-            "achieved_per_sec": rate.map_or(1e9 / h.mean(), |r| r as f64),
+/// The row of a latency histogram `h`; `late` is the open-loop pacer's.
+fn latency_row(
+    mode: &str,
+    rate: Option<u64>,
+    h: &Histogram<u64>,
+    setup: Option<Setup>,
+    late: Option<&Histogram<u64>>,
+) -> LatencyRow {
+    LatencyRow {
+        mode: mode.to_string(),
+        offered_per_sec: rate,
+        requests: h.len(),
+        p50_ns: h.value_at_quantile(0.5),
+        p99_ns: h.value_at_quantile(0.99),
+        p999_ns: h.value_at_quantile(0.999),
+        max_ns: h.max(),
+        achieved_per_sec: rate.map_or(1e9 / h.mean(), |r| r as f64),
+        setup,
+        pacer: late.map(|late| PacerLateness {
+            pacer_late_p50_ns: late.value_at_quantile(0.5),
+            pacer_late_p99_ns: late.value_at_quantile(0.99),
+            pacer_late_max_ns: late.max(),
         }),
-    );
-    if let Value::Object(m) = extra {
-        r.extend(m);
     }
-    r
 }
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+/// One ask in flight ([`closed_loop`]) to the adder on node B, ranked by
+/// p50.
+struct ClosedLoop<'a>(&'a AdderOnB<'a>);
+
+impl Workload for ClosedLoop<'_> {
+    type Run = Histogram<u64>;
+    type Row = LatencyRow;
+
+    fn run(&mut self, n: u64) -> crate::Result<Histogram<u64>> {
+        closed_loop(self.0.nodes, &self.0.adder, n, n / 10)
+    }
+
+    fn row(&self, _n: u64, h: Histogram<u64>) -> LatencyRow {
+        latency_row("1 in flight", None, &h, Some(self.0.setup.clone()), None)
+    }
+
+    fn figure(row: &LatencyRow) -> f64 {
+        row.p50_ns as f64
+    }
+}
+
+/// What an open loop drives: volley's asks, or raw TCP on blocking sockets
+/// ([`raw_tcp::open_loop_blocking`]).
+enum Target<'a> {
+    Volley(&'a AdderOnB<'a>),
+    RawTcp(&'a [u8]),
+}
+
+/// Requests at a fixed offered `rate`, ranked by p99.
+struct OpenLoop<'a> {
+    target: Target<'a>,
+    rate: u64,
+}
+
+impl Workload for OpenLoop<'_> {
+    type Run = (Histogram<u64>, Histogram<u64>);
+    type Row = LatencyRow;
+
+    fn run(&mut self, n: u64) -> crate::Result<Self::Run> {
+        match &self.target {
+            Target::Volley(to) => open_loop(to.nodes, &to.adder, self.rate, n),
+            Target::RawTcp(frame) => raw_tcp::open_loop_blocking(frame, self.rate, n),
+        }
+    }
+
+    fn row(&self, _n: u64, (h, late): Self::Run) -> LatencyRow {
+        let setup = match &self.target {
+            Target::Volley(to) => Some(to.setup.clone()),
+            Target::RawTcp(_) => None,
+        };
+        latency_row("open loop", Some(self.rate), &h, setup, Some(&late))
+    }
+
+    fn figure(row: &LatencyRow) -> f64 {
+        row.p99_ns as f64
+    }
+}
+
+fn run(ctx: &Ctx) -> crate::Result<Report<RemoteLatencyRow>> {
     let layout = Layout::from_cli(&ctx.cli);
     let runs = ctx.cli.runs();
     let quick = ctx.cli.quick;
@@ -179,141 +243,113 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         .requests
         .unwrap_or(if quick { 20_000 } else { 100_000 });
     let duration = Duration::from_secs_f64(if quick { 1.0 } else { 3.0 });
+    let open_loop_requests = |rate: u64| (rate as f64 * duration.as_secs_f64()) as u64;
     let progress = Progress::new(2 + RATES.len() as u64);
     progress.note(&format!("load before the run: {}", load()));
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("mode", "mode", Fmt::Plain),
-            col("offered_per_sec", "offered/s", Fmt::Plain),
-            col("requests", "requests", Fmt::Plain),
-            col("p50_ns", "p50 µs", Fmt::Micros),
-            col("p99_ns", "p99 µs", Fmt::Micros),
-            col("p999_ns", "p99.9 µs", Fmt::Micros),
-        ],
-    );
+    let mut report = Report::new(SCENARIO.name, crate::chart::remote_latency);
     progress.start(&format!("raw tcp: {n} round trips × {runs}"));
     let frame = ping_frame();
-    let mut raw = raw_tcp::pingpong_row(&frame, n, runs, false)?;
-    raw.insert("mode".into(), "1 in flight".into());
-    let mut raw_blocking = raw_tcp::pingpong_row(&frame, n, runs, true)?;
-    raw_blocking.insert("mode".into(), "1 in flight".into());
+    let mut raw_rows = Vec::new();
+    for blocking in [false, true] {
+        let mut round_trips = RoundTrips {
+            frame: &frame,
+            blocking,
+        };
+        let mut row = round_trips.measure(n, runs)?;
+        row.mode = Some("1 in flight".into());
+        raw_rows.push(Row::measured(
+            round_trips.system(),
+            RemoteLatencyRow::RoundTrip(row),
+        ));
+    }
     progress.done();
-    let mut raw_open = Vec::new();
     for &rate in RATES {
         progress.note(&format!(
             "raw tcp: open loop at {rate}/s for {duration:?} × {runs}"
         ));
-        let mut open = Vec::new();
-        for _ in 0..runs {
-            let (h, late) = raw_tcp::open_loop_blocking(&frame, rate, duration)?;
-            let e = json!({
-                "pacer_late_p50_ns": late.value_at_quantile(0.5),
-                "pacer_late_p99_ns": late.value_at_quantile(0.99),
-                "pacer_late_max_ns": late.max(),
-            });
-            open.push(lat_row(
-                "raw-tcp (blocking)",
-                "open loop",
-                Some(rate),
-                &h,
-                e,
-            ));
-        }
-        raw_open.push(crate::measure::median_row(&open, "p99_ns").expect("runs ≥ 1"));
+        let mut open = OpenLoop {
+            target: Target::RawTcp(&frame),
+            rate,
+        };
+        let row = open.measure(open_loop_requests(rate), runs)?;
+        raw_rows.push(Row::measured(
+            "raw-tcp (blocking)",
+            RemoteLatencyRow::Latency(row),
+        ));
     }
     progress.start("volley: starting the nodes");
-    let nodes = Nodes::start(&ctx.rt, layout, true, ctx.cli.two_processes)?;
-    let extra = json!({
-        "processes": if ctx.cli.two_processes { 2 } else { 1 },
-        "threads": layout.describe(),
-    });
-    let result = (|| -> crate::Result<Vec<Row>> {
-        let adder = nodes.spawn_on_b::<Calc>(&ctx.rt, "adder")?;
+    let two_processes = ctx.cli.two_processes;
+    let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
+        let adder = AdderOnB::spawn(ctx, nodes, layout)?;
         progress.done();
         let mut rows = Vec::new();
         progress.start(&format!("volley: {n} asks, one in flight × {runs}"));
-        let mut closed = Vec::new();
-        for _ in 0..runs {
-            let h = closed_loop(&nodes, &adder, n, n / 10)?;
-            closed.push(lat_row("volley", "1 in flight", None, &h, extra.clone()));
-        }
-        rows.push(crate::measure::median_row(&closed, "p50_ns").expect("runs ≥ 1"));
+        rows.push(ClosedLoop(&adder).measure(n, runs)?);
         progress.done();
         for &rate in RATES {
             progress.start(&format!(
                 "volley: open loop at {rate}/s for {duration:?} × {runs}"
             ));
-            let mut open = Vec::new();
-            for _ in 0..runs {
-                let (h, _, late) = open_loop(&nodes, &adder, rate, duration)?;
-                let mut e = extra.clone();
-                e["pacer_late_p50_ns"] = json!(late.value_at_quantile(0.5));
-                e["pacer_late_p99_ns"] = json!(late.value_at_quantile(0.99));
-                e["pacer_late_max_ns"] = json!(late.max());
-                open.push(lat_row("volley", "open loop", Some(rate), &h, e));
-            }
-            rows.push(crate::measure::median_row(&open, "p99_ns").expect("runs ≥ 1"));
+            let mut open = OpenLoop {
+                target: Target::Volley(&adder),
+                rate,
+            };
+            rows.push(open.measure(open_loop_requests(rate), runs)?);
             progress.done();
         }
         Ok(rows)
-    })();
-    nodes.stop(&ctx.rt);
-    report.rows = result?;
-    report.rows.push(raw);
-    report.rows.push(raw_blocking);
-    report.rows.extend(raw_open);
+    })?;
+    report.rows = rows
+        .into_iter()
+        .map(|r| Row::measured("volley", RemoteLatencyRow::Latency(r)))
+        .chain(raw_rows)
+        .collect();
     progress.finish();
     report.notes = summary(&report.rows);
     Ok(report)
 }
 
-pub fn summary(rows: &[Row]) -> Vec<String> {
+/// volley against raw TCP, one in flight and at 10 K/s offered.
+pub fn summary(rows: &[Row<RemoteLatencyRow>]) -> Vec<String> {
     let mut notes = Vec::new();
-    let find = |system: &str, rate: Option<f64>| {
-        rows.iter().find(|r| {
-            r.get("system").and_then(Value::as_str) == Some(system)
-                && num(r, "offered_per_sec") == rate
-        })
+    // [p50, p99] in µs of `system`'s row at `rate`.
+    let find = |system: &str, rate: Option<u64>| {
+        measured(rows)
+            .find(|(s, r)| *s == system && r.offered_per_sec() == rate)
+            .map(|(_, r)| {
+                let [p50, p99, _] = r.percentiles();
+                [p50 as f64 / 1e3, p99 as f64 / 1e3]
+            })
     };
-    let (Some(raw), Some(one)) = (find("raw-tcp", None), find("volley", None)) else {
+    let (Some([raw50, raw99]), Some([v50, _])) = (find("raw-tcp", None), find("volley", None))
+    else {
         return notes;
     };
-    let raw50 = num(raw, "p50_ns").unwrap_or(f64::NAN);
-    let raw99 = num(raw, "p99_ns").unwrap_or(f64::NAN);
-    let v50 = num(one, "p50_ns").unwrap_or(f64::NAN);
     notes.push(format!(
-        "one in flight: volley p50 {:.1} µs vs raw TCP p50 {:.1} µs = {:.2}× (target ≤ 1.5×: {})",
-        v50 / 1e3,
-        raw50 / 1e3,
+        "one in flight: volley p50 {v50:.1} µs vs raw TCP p50 {raw50:.1} µs = {:.2}× (target ≤ 1.5×: {})",
         v50 / raw50,
-        if v50 <= 1.5 * raw50 { "met" } else { "MISSED" }
+        verdict(v50 <= 1.5 * raw50)
     ));
-    if let Some(r10) = find("volley", Some(10_000.0)) {
-        let v99 = num(r10, "p99_ns").unwrap_or(f64::NAN);
+    if let Some([_, v99]) = find("volley", Some(10_000)) {
         // The target compares like with like: raw TCP driven by the same
         // kind of pacer at the same offered rate, when that row exists.
-        match find("raw-tcp (blocking)", Some(10_000.0)) {
-            Some(raw_open) => {
-                let r99 = num(raw_open, "p99_ns").unwrap_or(f64::NAN);
-                notes.push(format!(
-                    "10 K/s offered: volley p99 {:.1} µs vs raw TCP at 10 K/s p99 {:.1} µs = {:.2}× (target ≤ 2×: {}); vs raw TCP one in flight p99 {:.1} µs = {:.2}×",
-                    v99 / 1e3,
-                    r99 / 1e3,
-                    v99 / r99,
-                    if v99 <= 2.0 * r99 { "met" } else { "MISSED" },
-                    raw99 / 1e3,
-                    v99 / raw99,
-                ));
-            }
-            None => notes.push(format!(
-                "10 K/s offered: volley p99 {:.1} µs vs raw TCP p99 {:.1} µs = {:.2}× (target ≤ 2×: {})",
-                v99 / 1e3,
-                raw99 / 1e3,
-                v99 / raw99,
-                if v99 <= 2.0 * raw99 { "met" } else { "MISSED" }
-            )),
+        let paced = find("raw-tcp (blocking)", Some(10_000)).map(|[_, p99]| p99);
+        let (against, r99) = match paced {
+            Some(p99) => ("raw TCP at 10 K/s", p99),
+            None => ("raw TCP", raw99),
+        };
+        let mut note = format!(
+            "10 K/s offered: volley p99 {v99:.1} µs vs {against} p99 {r99:.1} µs = {:.2}× (target ≤ 2×: {})",
+            v99 / r99,
+            verdict(v99 <= 2.0 * r99),
+        );
+        if paced.is_some() {
+            note.push_str(&format!(
+                "; vs raw TCP one in flight p99 {raw99:.1} µs = {:.2}×",
+                v99 / raw99
+            ));
         }
+        notes.push(note);
     }
     notes
 }
@@ -321,40 +357,72 @@ pub fn summary(rows: &[Row]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::remote_rows::RoundTripRow;
+
+    fn volley(offered: Option<u64>, p50_us: u64, p99_us: u64) -> Row<RemoteLatencyRow> {
+        Row::measured(
+            "volley",
+            RemoteLatencyRow::Latency(at(offered, p50_us, p99_us)),
+        )
+    }
+
+    fn at(offered: Option<u64>, p50_us: u64, p99_us: u64) -> LatencyRow {
+        LatencyRow {
+            mode: "m".into(),
+            offered_per_sec: offered,
+            requests: 1,
+            p50_ns: p50_us * 1000,
+            p99_ns: p99_us * 1000,
+            p999_ns: 0,
+            max_ns: 0,
+            achieved_per_sec: 1.0,
+            setup: None,
+            pacer: None,
+        }
+    }
+
+    fn raw_round_trip(p50_us: u64, p99_us: u64) -> Row<RemoteLatencyRow> {
+        let row = RoundTripRow {
+            test: "t".into(),
+            frame_bytes: 1,
+            count: 1,
+            requests: 1,
+            p50_ns: p50_us * 1000,
+            p99_ns: p99_us * 1000,
+            p999_ns: 0,
+            mean_ns: 0.0,
+            mode: None,
+        };
+        Row::measured("raw-tcp", RemoteLatencyRow::RoundTrip(row))
+    }
 
     #[test]
     fn summary_compares_with_raw_tcp() {
         let rows = vec![
-            row(
-                "volley",
-                json!({"offered_per_sec": null, "p50_ns": 30000, "p99_ns": 60000}),
-            ),
-            row(
-                "volley",
-                json!({"offered_per_sec": 10000, "p50_ns": 30000, "p99_ns": 90000}),
-            ),
-            row("raw-tcp", json!({"p50_ns": 20000, "p99_ns": 40000})),
+            volley(None, 30, 60),
+            volley(Some(10_000), 30, 90),
+            raw_round_trip(20, 40),
         ];
         let notes = summary(&rows).join("\n");
         assert!(notes.contains("= 1.50× (target ≤ 1.5×: met)"), "{notes}");
-        assert!(notes.contains("= 2.25× (target ≤ 2×: MISSED)"), "{notes}");
+        assert!(
+            notes.contains(
+                "volley p99 90.0 µs vs raw TCP p99 40.0 µs = 2.25× (target ≤ 2×: MISSED)"
+            ),
+            "{notes}"
+        );
+        assert!(!notes.contains("one in flight p99"), "{notes}");
     }
 
     #[test]
     fn the_10k_verdict_uses_raw_tcp_at_the_same_rate_when_measured() {
         let rows = vec![
-            row(
-                "volley",
-                json!({"offered_per_sec": null, "p50_ns": 30000, "p99_ns": 60000}),
-            ),
-            row(
-                "volley",
-                json!({"offered_per_sec": 10000, "p50_ns": 30000, "p99_ns": 90000}),
-            ),
-            row("raw-tcp", json!({"p50_ns": 20000, "p99_ns": 40000})),
-            row(
+            volley(None, 30, 60),
+            volley(Some(10_000), 30, 90),
+            raw_round_trip(20, 40),
+            Row::measured(
                 "raw-tcp (blocking)",
-                json!({"offered_per_sec": 10000, "p50_ns": 25000, "p99_ns": 60000}),
+                RemoteLatencyRow::Latency(at(Some(10_000), 25, 60)),
             ),
         ];
         let notes = summary(&rows).join("\n");
@@ -363,7 +431,7 @@ mod tests {
             "{notes}"
         );
         assert!(
-            notes.contains("one in flight p99 40.0 µs = 2.25×"),
+            notes.contains("; vs raw TCP one in flight p99 40.0 µs = 2.25×"),
             "{notes}"
         );
     }

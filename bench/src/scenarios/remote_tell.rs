@@ -11,30 +11,32 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use volley::{Actor, ActorRef, Context, HandleResult, Props, TellError};
 
-use super::remote_common::{load, note_best_rate, report as adder_report, Calc, Layout, Nodes};
+use super::remote_common::{
+    best_rate_note, load, report as adder_report, AdderOnB, Calc, Layout, Nodes,
+};
 use super::{Ctx, Scenario};
+use crate::measure::{Calibration, Throughput, Workload};
 use crate::progress::Progress;
-use crate::report::{col, row, Fmt, Report, Row};
+use crate::report::remote_rows::RemoteTellRow;
+use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-tell",
     about: "fire-and-forget two-number messages to a remote adder, msgs/s",
-    run,
-    chart: crate::chart_remote::throughput_bars,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
-/// Send `n` messages from `senders` tasks on the driver thread; returns
-/// (messages counted at the receiver, elapsed until its report arrived).
+/// Send `n` messages from `senders` tasks on the driver thread; returns the
+/// messages counted at the receiver and the time until its report arrived.
 pub fn tell_once(
     ctx: &Ctx,
     nodes: &Nodes,
     adder: &volley::ActorRef<Calc>,
     n: u64,
     senders: u64,
-) -> crate::Result<(u64, Duration)> {
+) -> crate::Result<Throughput> {
     let dead_before = nodes.dead_letters();
     let per = n / senders;
     let n = per * senders;
@@ -73,7 +75,7 @@ fn check_delivery(
     failed: u64,
     dead_before: u64,
     start: Instant,
-) -> crate::Result<(u64, Duration)> {
+) -> crate::Result<Throughput> {
     let (count, sum) = adder_report(&ctx.rt, adder)?;
     let elapsed = start.elapsed();
     let expected_sum = (0..n as i64).map(|a| a + 1).fold(0i64, i64::wrapping_add);
@@ -85,7 +87,7 @@ fn check_delivery(
         )
         .into());
     }
-    Ok((count, elapsed))
+    Ok(Throughput::new(count, elapsed))
 }
 
 /// How many messages the sender actor tells per activation.
@@ -149,7 +151,7 @@ pub fn tell_from_actor(
     nodes: &Nodes,
     adder: &volley::ActorRef<Calc>,
     n: u64,
-) -> crate::Result<(u64, Duration)> {
+) -> crate::Result<Throughput> {
     let dead_before = nodes.dead_letters();
     let (done, finished) = mpsc::channel();
     let start = Instant::now();
@@ -174,62 +176,107 @@ pub fn tell_from_actor(
     check_delivery(ctx, nodes, adder, n, failed, dead_before, start)
 }
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+/// Who sends the `Add`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sender {
+    /// Tasks on the driver thread.
+    Tasks(u64),
+    /// One actor on node A's dispatcher.
+    Actor,
+}
+
+impl Sender {
+    fn name(self) -> String {
+        match self {
+            Sender::Tasks(1) => "1 task".into(),
+            Sender::Tasks(n) => format!("{n} tasks"),
+            Sender::Actor => "1 actor".into(),
+        }
+    }
+}
+
+/// Tells from one [`Sender`] to the adder on node B.
+struct Tells<'a> {
+    to: &'a AdderOnB<'a>,
+    sender: Sender,
+}
+
+impl Workload for Tells<'_> {
+    type Run = Throughput;
+    type Row = RemoteTellRow;
+
+    fn run(&mut self, messages: u64) -> crate::Result<Throughput> {
+        let to = self.to;
+        match self.sender {
+            Sender::Tasks(n) => tell_once(to.ctx, to.nodes, &to.adder, messages, n),
+            Sender::Actor => tell_from_actor(to.ctx, to.nodes, &to.adder, messages),
+        }
+    }
+
+    fn row(&self, _messages: u64, run: Throughput) -> RemoteTellRow {
+        RemoteTellRow {
+            sender: self.sender.name(),
+            messages: run.count,
+            elapsed_ns: run.elapsed_ns(),
+            msgs_per_sec: run.per_sec(),
+            setup: self.to.setup.clone(),
+        }
+    }
+
+    fn figure(row: &RemoteTellRow) -> f64 {
+        row.msgs_per_sec
+    }
+}
+
+fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
     let layout = Layout::from_cli(&ctx.cli);
     let runs = ctx.cli.runs();
     let quick = ctx.cli.quick;
     let progress = Progress::new(4);
     progress.note(&format!("load before the run: {}", load()));
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("sender", "sender", Fmt::Plain),
-            col("messages", "messages", Fmt::Plain),
-            col("elapsed_ns", "ms", Fmt::Millis),
-            col("msgs_per_sec", "M msgs/s", Fmt::Millions),
-        ],
-    );
+    let mut report = Report::new(SCENARIO.name, crate::chart::throughput_bars);
     progress.start("volley: starting the nodes, warming up");
-    let nodes = Nodes::start(&ctx.rt, layout, true, ctx.cli.two_processes)?;
-    let result = (|| -> crate::Result<Vec<Row>> {
-        let adder = nodes.spawn_on_b::<Calc>(&ctx.rt, "adder")?;
+    let two_processes = ctx.cli.two_processes;
+    let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
+        let adder = AdderOnB::spawn(ctx, nodes, layout)?;
+        let mut ways = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor]
+            .map(|sender| Tells { to: &adder, sender });
         let warm = if quick { 300_000 } else { 1_000_000 };
-        let (m, elapsed) = tell_once(ctx, &nodes, &adder, warm, 1)?;
-        let n = ctx.cli.messages.unwrap_or_else(|| {
-            let rate = m as f64 / elapsed.as_secs_f64();
-            (rate * if quick { 0.7 } else { 2.0 }).clamp(100_000.0, 200_000_000.0) as u64
-        });
+        let calibration = Calibration::remote(quick, 100_000.0, 200_000_000.0);
+        let calibrated = ways[0].calibrate(warm, &calibration)?;
+        let n = ctx.cli.messages.unwrap_or(calibrated);
         progress.done();
         let mut rows = Vec::new();
-        for sender in ["1 task", "8 tasks", "1 actor"] {
-            progress.start(&format!("volley: {n} tells from {sender} × {runs}"));
-            let mut results = Vec::new();
-            for _ in 0..runs {
-                let (count, elapsed) = match sender {
-                    "1 task" => tell_once(ctx, &nodes, &adder, n, 1)?,
-                    "8 tasks" => tell_once(ctx, &nodes, &adder, n, 8)?,
-                    _ => tell_from_actor(ctx, &nodes, &adder, n)?,
-                };
-                results.push(row(
-                    "volley",
-                    json!({
-                        "sender": sender,
-                        "messages": count,
-                        "elapsed_ns": elapsed.as_nanos() as u64,
-                        "msgs_per_sec": count as f64 / elapsed.as_secs_f64(),
-                        "processes": if ctx.cli.two_processes { 2 } else { 1 },
-                        "threads": layout.describe(),
-                    }),
-                ));
-            }
-            rows.push(crate::measure::median_row(&results, "msgs_per_sec").expect("runs ≥ 1"));
+        for way in &mut ways {
+            progress.start(&format!(
+                "volley: {n} tells from {} × {runs}",
+                way.sender.name()
+            ));
+            rows.push(Row::measured("volley", way.measure(n, runs)?));
         }
         progress.done();
         Ok(rows)
-    })();
-    nodes.stop(&ctx.rt);
-    report.rows = result?;
+    })?;
+    report.rows = rows;
     progress.finish();
-    note_best_rate(&mut report, "remote tell", 20e6, "kontraktor seed: 1.9 M");
+    report.notes.push(best_rate_note(
+        measured(&report.rows).map(|(_, r)| r.msgs_per_sec),
+        "remote tell",
+        20e6,
+        "kontraktor seed: 1.9 M",
+    ));
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn senders_are_named_as_in_the_rows() {
+        let names: Vec<String> = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor]
+            .map(Sender::name)
+            .into();
+        assert_eq!(names, ["1 task", "8 tasks", "1 actor"]);
+    }
 }

@@ -8,19 +8,19 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Router};
 
 use super::remote_common::load;
 use super::{Ctx, Scenario};
+use crate::measure::{measure_interleaved, Throughput, Workload};
 use crate::progress::Progress;
-use crate::report::{col, num, row, Fmt, Report, Row};
+use crate::report::rows::RouterRow;
+use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "router",
     about: "tell through a round-robin pool of 8 vs to the 8 routees directly, msgs/s",
-    run,
-    chart: crate::chart_remote::throughput_bars,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
 pub const ROUTEES: usize = 8;
@@ -80,8 +80,9 @@ enum Target {
     Direct(Vec<ActorRef<u64>>),
 }
 
-/// `n` messages from `SENDERS` threads; returns elapsed until all counted.
-fn once(target: &Target, counters: &Counters, n: u64) -> crate::Result<(u64, Duration)> {
+/// `n` messages from `SENDERS` threads (rounded down to a multiple of
+/// `SENDERS`); returns the count and the time until all were counted.
+fn once(target: &Target, counters: &Counters, n: u64) -> crate::Result<Throughput> {
     let per = n / SENDERS as u64;
     let n = per * SENDERS as u64;
     let before = counters.total();
@@ -123,10 +124,41 @@ fn once(target: &Target, counters: &Counters, n: u64) -> crate::Result<(u64, Dur
     if counted != n {
         return Err(format!("router: sent {n}, counted {counted}").into());
     }
-    Ok((counted, elapsed))
+    Ok(Throughput::new(counted, elapsed))
 }
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+/// Tells to one [`Target`], counted by its routees' counters.
+struct Tells {
+    mode: &'static str,
+    target: Target,
+    counters: Counters,
+}
+
+impl Workload for Tells {
+    type Run = Throughput;
+    type Row = RouterRow;
+
+    fn run(&mut self, messages: u64) -> crate::Result<Throughput> {
+        once(&self.target, &self.counters, messages)
+    }
+
+    fn row(&self, _messages: u64, run: Throughput) -> RouterRow {
+        RouterRow {
+            mode: self.mode.to_string(),
+            routees: ROUTEES as u64,
+            senders: SENDERS as u64,
+            messages: run.count,
+            elapsed_ns: run.elapsed_ns(),
+            msgs_per_sec: run.per_sec(),
+        }
+    }
+
+    fn figure(row: &RouterRow) -> f64 {
+        row.msgs_per_sec
+    }
+}
+
+fn run(ctx: &Ctx) -> crate::Result<Report<RouterRow>> {
     let runs = ctx.cli.runs();
     let n = ctx
         .cli
@@ -134,19 +166,10 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         .unwrap_or(if ctx.cli.quick { 4_000_000 } else { 20_000_000 });
     let progress = Progress::new(3);
     progress.note(&format!("load before the run: {}", load()));
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("mode", "mode", Fmt::Plain),
-            col("routees", "routees", Fmt::Plain),
-            col("senders", "senders", Fmt::Plain),
-            col("messages", "messages", Fmt::Plain),
-            col("msgs_per_sec", "M msgs/s", Fmt::Millions),
-        ],
-    );
+    let mut report = Report::new(SCENARIO.name, crate::chart::throughput_bars);
     progress.start("volley: starting the pool and the direct routees");
     let system = ActorSystem::new("router-bench")?;
-    let result = (|| -> crate::Result<Vec<Row>> {
+    let result = (|| -> crate::Result<Vec<RouterRow>> {
         let pool_counters = Counters::new();
         let router = Router::pool(ROUTEES, props(&pool_counters)).spawn(&system, "pool")?;
         crate::measure::wait_until("the pool's routees", Duration::from_secs(10), || {
@@ -156,54 +179,41 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         let refs = (0..ROUTEES)
             .map(|_| system.spawn_anonymous(props(&direct_counters)))
             .collect::<Result<Vec<_>, _>>()?;
-        let targets = [
-            (
-                "round-robin pool",
-                Target::Router(router.clone()),
-                pool_counters,
-            ),
-            ("direct round-robin", Target::Direct(refs), direct_counters),
+        let mut ways = [
+            Tells {
+                mode: "round-robin pool",
+                target: Target::Router(router.clone()),
+                counters: pool_counters,
+            },
+            Tells {
+                mode: "direct round-robin",
+                target: Target::Direct(refs),
+                counters: direct_counters,
+            },
         ];
-        for (_, t, c) in &targets {
-            once(t, c, n / 10)?;
+        for way in &mut ways {
+            way.run(n / 10)?;
         }
         progress.done();
-        let mut results: Vec<Vec<Row>> = vec![Vec::new(), Vec::new()];
         progress.start(&format!("volley: {n} tells each way × {runs}, interleaved"));
-        for _ in 0..runs {
-            for (i, (mode, t, c)) in targets.iter().enumerate() {
-                let (count, elapsed) = once(t, c, n)?;
-                results[i].push(row(
-                    "volley",
-                    json!({
-                        "mode": mode,
-                        "routees": ROUTEES,
-                        "senders": SENDERS,
-                        "messages": count,
-                        "elapsed_ns": elapsed.as_nanos() as u64,
-                        "msgs_per_sec": count as f64 / elapsed.as_secs_f64(),
-                    }),
-                ));
-            }
-        }
+        let rows = measure_interleaved(&mut ways, n, runs)?;
         progress.done();
-        Ok(results
-            .iter()
-            .map(|r| crate::measure::median_row(r, "msgs_per_sec").expect("runs ≥ 1"))
-            .collect())
+        Ok(rows)
     })();
     ctx.rt.block_on(system.terminate());
     progress.done();
     progress.finish();
-    report.rows = result?;
-    if let [r, d] = &report.rows[..] {
-        let (a, b) = (
-            num(r, "msgs_per_sec").unwrap_or(0.0),
-            num(d, "msgs_per_sec").unwrap_or(f64::NAN),
-        );
+    report.rows = result?
+        .into_iter()
+        .map(|r| Row::measured("volley", r))
+        .collect();
+    let rates: Vec<f64> = measured(&report.rows)
+        .map(|(_, r)| r.msgs_per_sec)
+        .collect();
+    if let [pool, direct] = rates[..] {
         report.notes.push(format!(
             "pool router / direct = {:.2} (1.00 = routing costs nothing)",
-            a / b
+            pool / direct
         ));
     }
     Ok(report)
@@ -220,14 +230,14 @@ mod tests {
         let router = Router::pool(ROUTEES, props(&c))
             .spawn(&system, "p")
             .unwrap();
-        let (n, _) = once(&Target::Router(router), &c, 10_000).unwrap();
-        assert_eq!(n, 10_000);
+        let run = once(&Target::Router(router), &c, 10_000).unwrap();
+        assert_eq!(run.count, 10_000);
         let d = Counters::new();
         let refs: Vec<_> = (0..ROUTEES)
             .map(|_| system.spawn_anonymous(props(&d)).unwrap())
             .collect();
-        let (n, _) = once(&Target::Direct(refs), &d, 10_001).unwrap();
-        assert_eq!(n, 10_000);
+        let run = once(&Target::Direct(refs), &d, 10_001).unwrap();
+        assert_eq!(run.count, 10_000);
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

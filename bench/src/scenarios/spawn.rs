@@ -1,82 +1,68 @@
 //! `spawn`: time and resident memory to spawn and stop N idle actors.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-use volley::{Actor, ActorSystem, Context, HandleResult, Props};
+use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
 
-use super::{Ctx, Scenario};
-use crate::chart::{self, BarPanel};
-use crate::measure::{median, vm_rss_bytes, wait_until};
+use super::{ready, Ctx, Scenario};
+use crate::measure::{median, vm_rss_bytes, wait_until, Workload};
 use crate::progress::Progress;
-use crate::report::{col, num, row, skipped, Fmt, Report, Row};
+use crate::report::rows::SpawnRow;
+use crate::report::{measured, verdict, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "spawn",
     about: "spawn and stop 100,000 idle actors: ns and bytes per actor",
-    run,
-    chart: draw,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
 const DEFAULT_ACTORS: u64 = 100_000;
 const WARMUP_ACTORS: u64 = 10_000;
 
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+fn run(ctx: &Ctx) -> crate::Result<Report<SpawnRow>> {
     let n = ctx.cli.actors.unwrap_or(DEFAULT_ACTORS).max(1);
     let runs = ctx.cli.runs();
     let progress = Progress::new(2);
     let peers = ctx.peers(&progress);
-    progress.add_steps((peers.iter().filter(|p| p.1.is_ok()).count() * runs) as u64);
-    let mut report = Report::new(
-        SCENARIO.name,
-        vec![
-            col("mode", "volley mode", Fmt::Plain),
-            col("actors", "actors", Fmt::Plain),
-            col("spawn_ns_per_actor", "spawn µs/actor", Fmt::Micros),
-            col("stop_ns_per_actor", "stop µs/actor", Fmt::Micros),
-            col("bytes_per_actor", "bytes/actor", Fmt::Round),
-        ],
-    );
+    progress.add_steps((ready(&peers) * runs) as u64);
+    let mut report = Report::new(SCENARIO.name, crate::chart::spawn);
     for mode in [Mode::Children, Mode::TopLevel] {
         progress.start(&format!(
             "volley: spawn/stop {n} actors ({}) × {runs}",
             mode.name()
         ));
-        report.rows.push(volley(ctx, n, runs, mode)?);
+        report
+            .rows
+            .push(Row::measured("volley", volley(ctx, n, runs, mode)?));
         progress.done();
     }
     let args = vec!["--actors".to_string(), n.to_string()];
-    for (peer, status) in peers {
-        match status {
-            Err(why) => report.rows.push(skipped(peer.name(), &why)),
-            Ok(()) => report.rows.extend(ctx.run_peer(
-                &progress,
-                peer,
-                SCENARIO.name,
-                &args,
-                "spawn_ns_per_actor",
-            )),
-        }
-    }
+    report.rows.extend(
+        ctx.run_peers(&progress, peers, SCENARIO.name, &args, |r: &SpawnRow| {
+            r.spawn_ns_per_actor
+        }),
+    );
     progress.finish();
-    report.notes.push(String::new());
-    for v in report.rows.iter().filter(|r| r["system"] == "volley") {
-        let (s, b) = (
-            num(v, "spawn_ns_per_actor").unwrap_or(f64::NAN),
-            num(v, "bytes_per_actor").unwrap_or(f64::NAN),
-        );
-        report.notes.push(format!(
+    report.notes = summary(&report.rows);
+    Ok(report)
+}
+
+/// volley's figures against the targets.
+fn summary(rows: &[Row<SpawnRow>]) -> Vec<String> {
+    let mut notes = vec![String::new()];
+    for (_, v) in measured(rows).filter(|(s, _)| *s == "volley") {
+        let (s, b) = (v.spawn_ns_per_actor, v.bytes_per_actor);
+        notes.push(format!(
             "volley ({}): spawn {:.3} µs/actor (target ≤ 0.5: {}), {b:.0} B/actor (target ≤ 600: {})",
-            v["mode"].as_str().unwrap_or("?"),
+            v.mode.as_deref().unwrap_or("?"),
             s / 1e3,
-            if s <= 500.0 { "met" } else { "MISSED" },
-            if b <= 600.0 { "met" } else { "MISSED" },
+            verdict(s <= 500.0),
+            verdict(b <= 600.0),
         ));
     }
-    Ok(report)
+    notes
 }
 
 struct Idle {
@@ -139,14 +125,12 @@ impl Mode {
     }
 }
 
-/// One round: spawn `n` actors (see [`Mode`]), wait until every
-/// `pre_start` ran, stop them all, wait until every `post_stop` ran.
-/// Returns (spawn ns/actor, stop ns/actor, VmRSS growth bytes/actor).
-pub fn round(system: &ActorSystem, n: u64, mode: Mode) -> crate::Result<(f64, f64, f64)> {
-    match mode {
-        Mode::TopLevel => round_top_level(system, n),
-        Mode::Children => round_children(system, n),
-    }
+/// What one round costs: spawn and stop ns per actor, VmRSS growth bytes
+/// per actor.
+pub struct RoundCost {
+    pub spawn_ns: f64,
+    pub stop_ns: f64,
+    pub bytes: f64,
 }
 
 fn idle_props() -> (Props<Idle>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
@@ -162,45 +146,26 @@ fn idle_props() -> (Props<Idle>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     (props, started, stopped)
 }
 
-fn round_children(system: &ActorSystem, n: u64) -> crate::Result<(f64, f64, f64)> {
-    let (props, started, stopped) = idle_props();
-    let parent = system.spawn_anonymous(Props::new(|| Parent))?;
-    let timeout = Duration::from_secs(120);
-    let rss0 = vm_rss_bytes().unwrap_or(0);
-    let t0 = Instant::now();
-    parent.tell(ParentMsg::Spawn(n, props));
-    wait_until("every actor to start", timeout, || {
-        started.load(Ordering::Relaxed) == n as usize
-    })?;
-    let spawn = t0.elapsed();
-    let rss1 = vm_rss_bytes().unwrap_or(0);
-    let t1 = Instant::now();
-    parent.tell(ParentMsg::StopAll);
-    wait_until("every actor to stop", timeout, || {
-        stopped.load(Ordering::Relaxed) == n as usize
-    })?;
-    let stop = t1.elapsed();
-    system.stop(&parent);
-    wait_until("the parent to stop", timeout, || parent.is_terminated())?;
-    let per = |d: Duration| d.as_nanos() as f64 / n as f64;
-    Ok((
-        per(spawn),
-        per(stop),
-        rss1.saturating_sub(rss0) as f64 / n as f64,
-    ))
-}
-
-/// Top-level variant of [`round`] from this thread, wait until every
+/// One round: spawn `n` actors (see [`Mode`]), wait until every
 /// `pre_start` ran, stop them all, wait until every `post_stop` ran.
-/// Returns (spawn ns/actor, stop ns/actor, VmRSS growth bytes/actor).
-fn round_top_level(system: &ActorSystem, n: u64) -> crate::Result<(f64, f64, f64)> {
+pub fn round(system: &ActorSystem, n: u64, mode: Mode) -> crate::Result<RoundCost> {
     let (props, started, stopped) = idle_props();
-    let mut refs = Vec::with_capacity(n as usize);
     let timeout = Duration::from_secs(120);
+    let parent = match mode {
+        Mode::Children => Some(system.spawn_anonymous(Props::new(|| Parent))?),
+        Mode::TopLevel => None,
+    };
+    let mut refs: Vec<ActorRef<()>> =
+        Vec::with_capacity(if parent.is_some() { 0 } else { n as usize });
     let rss0 = vm_rss_bytes().unwrap_or(0);
     let t0 = Instant::now();
-    for _ in 0..n {
-        refs.push(system.spawn_anonymous(props.clone())?);
+    match &parent {
+        Some(parent) => parent.tell(ParentMsg::Spawn(n, props)),
+        None => {
+            for _ in 0..n {
+                refs.push(system.spawn_anonymous(props.clone())?);
+            }
+        }
     }
     wait_until("every actor to start", timeout, || {
         started.load(Ordering::Relaxed) == n as usize
@@ -208,92 +173,85 @@ fn round_top_level(system: &ActorSystem, n: u64) -> crate::Result<(f64, f64, f64
     let spawn = t0.elapsed();
     let rss1 = vm_rss_bytes().unwrap_or(0);
     let t1 = Instant::now();
-    for r in &refs {
-        system.stop(r);
+    match &parent {
+        Some(parent) => parent.tell(ParentMsg::StopAll),
+        None => {
+            for r in &refs {
+                system.stop(r);
+            }
+        }
     }
     wait_until("every actor to stop", timeout, || {
         stopped.load(Ordering::Relaxed) == n as usize
     })?;
     let stop = t1.elapsed();
+    if let Some(parent) = parent {
+        system.stop(&parent);
+        wait_until("the parent to stop", timeout, || parent.is_terminated())?;
+    }
     drop(refs);
     let per = |d: Duration| d.as_nanos() as f64 / n as f64;
-    Ok((
-        per(spawn),
-        per(stop),
-        rss1.saturating_sub(rss0) as f64 / n as f64,
-    ))
-}
-
-fn volley(ctx: &Ctx, n: u64, runs: usize, mode: Mode) -> crate::Result<Row> {
-    // A fresh system (and so a fresh allocator state as far as possible)
-    // per mode.
-    let system = ActorSystem::new("spawn")?;
-    // Warm the dispatcher up, then measure. Memory is taken from the first
-    // measured round: later rounds reuse pages the allocator kept.
-    round(&system, WARMUP_ACTORS.min(n), mode)?;
-    let mut spawn = Vec::new();
-    let mut stop = Vec::new();
-    let mut bytes = None;
-    for _ in 0..runs {
-        let (s, t, b) = round(&system, n, mode)?;
-        spawn.push(s);
-        stop.push(t);
-        bytes.get_or_insert(b);
-    }
-    ctx.rt.block_on(system.terminate());
-    Ok(row(
-        "volley",
-        json!({
-            "mode": mode.name(),
-            "actors": n,
-            "spawn_ns_per_actor": median(&mut spawn),
-            "stop_ns_per_actor": median(&mut stop),
-            "bytes_per_actor": bytes.unwrap_or(0.0),
-        }),
-    ))
-}
-
-/// `system`, or `system (mode)` for volley's variants.
-pub fn label(r: &Row) -> Option<String> {
-    let system = r.get("system")?.as_str()?;
-    Some(match r.get("mode").and_then(|m| m.as_str()) {
-        Some(mode) => format!("{system} ({mode})"),
-        None => system.to_string(),
+    Ok(RoundCost {
+        spawn_ns: per(spawn),
+        stop_ns: per(stop),
+        bytes: rss1.saturating_sub(rss0) as f64 / n as f64,
     })
 }
 
-fn draw(report: &Report, path: &Path) -> crate::Result<()> {
-    let bars = |key: &str, scale: f64| -> Vec<(String, f64)> {
-        report
-            .rows
-            .iter()
-            .filter_map(|r| Some((label(r)?, num(r, key)? / scale)))
-            .collect()
+/// Rounds of one [`Mode`] on one actor system.
+struct SpawnRounds {
+    system: ActorSystem,
+    mode: Mode,
+}
+
+impl Workload for SpawnRounds {
+    type Run = RoundCost;
+    type Row = SpawnRow;
+
+    fn run(&mut self, actors: u64) -> crate::Result<RoundCost> {
+        round(&self.system, actors, self.mode)
+    }
+
+    fn row(&self, actors: u64, cost: RoundCost) -> SpawnRow {
+        SpawnRow {
+            mode: Some(self.mode.name().to_string()),
+            actors,
+            spawn_ns_per_actor: cost.spawn_ns,
+            stop_ns_per_actor: cost.stop_ns,
+            bytes_per_actor: cost.bytes,
+        }
+    }
+
+    fn figure(row: &SpawnRow) -> f64 {
+        row.spawn_ns_per_actor
+    }
+
+    /// The median spawn and the median stop time, each on its own; memory
+    /// from the first measured round (later rounds reuse pages the
+    /// allocator kept).
+    fn summarize(rows: Vec<SpawnRow>) -> SpawnRow {
+        let spawn: Vec<f64> = rows.iter().map(|r| r.spawn_ns_per_actor).collect();
+        let stop: Vec<f64> = rows.iter().map(|r| r.stop_ns_per_actor).collect();
+        let first = rows.into_iter().next().expect("at least one measured run");
+        SpawnRow {
+            spawn_ns_per_actor: median(&spawn),
+            stop_ns_per_actor: median(&stop),
+            ..first
+        }
+    }
+}
+
+fn volley(ctx: &Ctx, n: u64, runs: usize, mode: Mode) -> crate::Result<SpawnRow> {
+    // A fresh system (and so a fresh allocator state as far as possible)
+    // per mode, warmed up before measuring.
+    let mut rounds = SpawnRounds {
+        system: ActorSystem::new("spawn")?,
+        mode,
     };
-    chart::bars(
-        path,
-        &format!(
-            "spawn and stop idle actors — {} cores, {}",
-            report.machine.cores, report.machine.cpu
-        ),
-        &[
-            BarPanel {
-                title: "spawn (lower is better)".into(),
-                y_label: "µs per actor".into(),
-                bars: bars("spawn_ns_per_actor", 1e3),
-            },
-            BarPanel {
-                title: "stop (lower is better)".into(),
-                y_label: "µs per actor".into(),
-                bars: bars("stop_ns_per_actor", 1e3),
-            },
-            BarPanel {
-                title: "memory (VmRSS growth)".into(),
-                y_label: "bytes per actor".into(),
-                bars: bars("bytes_per_actor", 1.0),
-            },
-        ],
-    )
+    rounds.run(WARMUP_ACTORS.min(n))?;
+    let row = rounds.measure(n, runs)?;
+    ctx.rt.block_on(rounds.system.terminate());
+    Ok(row)
 }
 
 #[cfg(test)]
@@ -304,13 +262,51 @@ mod tests {
     fn a_small_round_starts_and_stops_every_actor() {
         let system = ActorSystem::new("spawn-test").unwrap();
         for mode in [Mode::Children, Mode::TopLevel] {
-            let (s, t, _) = round(&system, 500, mode).unwrap();
-            assert!(s > 0.0 && t > 0.0);
+            let cost = round(&system, 500, mode).unwrap();
+            assert!(cost.spawn_ns > 0.0 && cost.stop_ns > 0.0);
         }
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap()
             .block_on(system.terminate());
+    }
+
+    #[test]
+    fn spawn_and_stop_medians_are_taken_apart_memory_from_the_first_round() {
+        let row = |spawn, stop, bytes| SpawnRow {
+            mode: Some("children".into()),
+            actors: 10,
+            spawn_ns_per_actor: spawn,
+            stop_ns_per_actor: stop,
+            bytes_per_actor: bytes,
+        };
+        let summary = SpawnRounds::summarize(vec![
+            row(3.0, 10.0, 500.0),
+            row(1.0, 30.0, 100.0),
+            row(2.0, 20.0, 200.0),
+        ]);
+        assert_eq!(summary, row(2.0, 20.0, 500.0));
+    }
+
+    #[test]
+    fn notes_judge_volley_against_the_targets() {
+        let rows = vec![
+            Row::measured(
+                "volley",
+                SpawnRow {
+                    mode: Some("children".into()),
+                    actors: 10,
+                    spawn_ns_per_actor: 400.0,
+                    stop_ns_per_actor: 1.0,
+                    bytes_per_actor: 700.0,
+                },
+            ),
+            Row::skipped("pekko", "java not found"),
+        ];
+        assert_eq!(
+            summary(&rows)[1],
+            "volley (children): spawn 0.400 µs/actor (target ≤ 0.5: met), 700 B/actor (target ≤ 600: MISSED)"
+        );
     }
 }

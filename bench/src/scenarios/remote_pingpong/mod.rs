@@ -4,23 +4,23 @@
 //! flight (primed with 50 pings). Total = C × R × 2, Msgs/sec = Total /
 //! elapsed; every reply is counted by its client and the sum asserted.
 
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
-use std::time::{Duration, Instant};
+mod actors;
 
-use serde_json::json;
-use volley::{Actor, ActorRef, Context, HandleResult, Props};
+use volley::ActorRef;
 
 use super::remote_common::{load, Layout, Nodes, Ping};
-use super::{Ctx, Scenario};
+use super::{ready, Ctx, Scenario};
+use crate::measure::{Throughput, Workload};
 use crate::peers::Peer;
 use crate::progress::Progress;
-use crate::report::{col, num, row, skipped, Fmt, Report, Row};
+use crate::report::remote_rows::RemotePingPongRow;
+use crate::report::{measured, verdict, Report, Row};
+use actors::pingpong_once;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-pingpong",
     about: "Akka.NET RemotePingPong over loopback: C clients, 50 in flight, msgs/s",
-    run,
-    chart: crate::chart_remote::pingpong,
+    run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
 pub const FULL_CLIENTS: &[usize] = &[1, 5, 10, 15, 20, 25, 30];
@@ -28,8 +28,6 @@ pub const QUICK_CLIENTS: &[usize] = &[1, 10, 30];
 const FULL_REPEAT: u64 = 100_000;
 const QUICK_REPEAT: u64 = 20_000;
 const DEFAULT_INFLIGHT: usize = 50;
-/// The message that primes a client (never a real ball).
-const START: u32 = u32::MAX;
 
 /// What to run, from the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,16 +98,7 @@ pub fn system_name(batching: bool) -> &'static str {
     }
 }
 
-fn columns() -> Vec<crate::report::Column> {
-    vec![
-        col("clients", "Num clients", Fmt::Plain),
-        col("total", "Total [msg]", Fmt::Plain),
-        col("msgs_per_sec", "Msgs/sec", Fmt::Round),
-        col("elapsed_ns", "Total [ms]", Fmt::Millis),
-    ]
-}
-
-fn run(ctx: &Ctx) -> crate::Result<Report> {
+fn run(ctx: &Ctx) -> crate::Result<Report<RemotePingPongRow>> {
     let plan = Plan::from_cli(&ctx.cli)?;
     let progress = Progress::new((plan.batching.len() * plan.clients.len()) as u64);
     let peers: Vec<_> = ctx
@@ -142,12 +131,8 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
             }
         })
         .collect();
-    for (_, status) in &peers {
-        if status.is_ok() {
-            progress.add_steps(plan.runs as u64);
-        }
-    }
-    let mut report = Report::new(SCENARIO.name, columns());
+    progress.add_steps((ready(&peers) * plan.runs) as u64);
+    let mut report = Report::new(SCENARIO.name, crate::chart::remote_pingpong);
     progress.note(&format!(
         "load before the run: {} ({} threads per system, {})",
         load(),
@@ -159,24 +144,19 @@ fn run(ctx: &Ctx) -> crate::Result<Report> {
         }
     ));
     for &batching in &plan.batching {
+        let rows = run_volley(ctx, &plan, &progress, batching)?;
+        let name = system_name(batching);
         report
             .rows
-            .extend(run_volley(ctx, &plan, &progress, batching)?);
+            .extend(rows.into_iter().map(|r| Row::measured(name, r)));
     }
-    for (peer, status) in peers {
-        match status {
-            Err(why) => report.rows.push(skipped(peer.name(), &why)),
-            Ok(()) => {
-                report.rows.extend(ctx.run_peer(
-                    &progress,
-                    peer,
-                    SCENARIO.name,
-                    &plan.peer_args(),
-                    "msgs_per_sec",
-                ));
-            }
-        }
-    }
+    report.rows.extend(ctx.run_peers(
+        &progress,
+        peers,
+        SCENARIO.name,
+        &plan.peer_args(),
+        |r: &RemotePingPongRow| r.msgs_per_sec,
+    ));
     progress.finish();
     report.notes = summary(&report.rows);
     Ok(report)
@@ -187,187 +167,112 @@ fn run_volley(
     plan: &Plan,
     progress: &Progress,
     batching: bool,
-) -> crate::Result<Vec<Row>> {
+) -> crate::Result<Vec<RemotePingPongRow>> {
     let name = system_name(batching);
     progress.start(&format!("{name}: starting the nodes and warming up"));
-    let nodes = Nodes::start(&ctx.rt, plan.layout, batching, plan.two_processes)?;
-    let result = (|| {
-        // Warm-up: 10 clients (or the most asked for), a tenth of R each.
-        let warm_clients = plan.clients.iter().copied().max().unwrap_or(1).min(10);
-        let echoes = spawn_echoes(ctx, &nodes, warm_clients)?;
-        pingpong_once(&nodes, &echoes, (plan.repeat / 10).max(1000), plan.inflight)?;
-        let mut rows = Vec::new();
-        for &c in &plan.clients {
-            progress.start(&format!(
-                "{name}: {c} clients × {} round trips × {} runs",
-                plan.repeat, plan.runs
-            ));
-            let echoes = spawn_echoes(ctx, &nodes, c)?;
-            let mut runs = Vec::new();
-            for _ in 0..plan.runs {
-                let (total, elapsed) = pingpong_once(&nodes, &echoes, plan.repeat, plan.inflight)?;
-                runs.push(row(
-                    name,
-                    json!({
-                        "clients": c,
-                        "total": total,
-                        "elapsed_ns": elapsed.as_nanos() as u64,
-                        "msgs_per_sec": total as f64 / elapsed.as_secs_f64(),
-                        "repeat": plan.repeat,
-                        "inflight": plan.inflight,
-                        "batching": batching,
-                        "processes": if plan.two_processes { 2 } else { 1 },
-                        "threads": plan.layout.describe(),
-                    }),
+    Nodes::run(
+        &ctx.rt,
+        plan.layout,
+        batching,
+        plan.two_processes,
+        |nodes| {
+            // Warm-up: 10 clients (or the most asked for), a tenth of R each.
+            let warm_clients = plan.clients.iter().copied().max().unwrap_or(1).min(10);
+            let mut warm = Clients::spawn(ctx, nodes, plan, batching, warm_clients)?;
+            warm.run((plan.repeat / 10).max(1000))?;
+            let mut rows = Vec::new();
+            for &c in &plan.clients {
+                progress.start(&format!(
+                    "{name}: {c} clients × {} round trips × {} runs",
+                    plan.repeat, plan.runs
                 ));
+                let mut clients = Clients::spawn(ctx, nodes, plan, batching, c)?;
+                let row = clients.measure(plan.repeat, plan.runs)?;
+                for e in &clients.echoes {
+                    e.graceful_stop();
+                }
+                rows.push(row);
+                progress.done();
             }
-            for e in &echoes {
-                e.graceful_stop();
-            }
-            rows.push(crate::measure::median_row(&runs, "msgs_per_sec").expect("runs ≥ 1"));
-            progress.done();
-        }
-        Ok(rows)
-    })();
-    nodes.stop(&ctx.rt);
-    result
+            Ok(rows)
+        },
+    )
 }
 
-fn spawn_echoes(ctx: &Ctx, nodes: &Nodes, n: usize) -> crate::Result<Vec<ActorRef<Ping>>> {
-    (0..n).map(|_| nodes.spawn_on_b(&ctx.rt, "echo")).collect()
+/// C clients on node A, each with its own echo on node B.
+struct Clients<'a> {
+    nodes: &'a Nodes,
+    plan: &'a Plan,
+    batching: bool,
+    echoes: Vec<ActorRef<Ping>>,
 }
 
-struct Client {
-    echo: ActorRef<Ping>,
-    me: Option<ActorRef<u32>>,
-    repeat: u64,
-    inflight: u64,
-    sent: u64,
-    received: u64,
-    done: Sender<u64>,
-}
-
-impl Client {
-    fn ping(&mut self, n: u32) {
-        let reply_to = self.me.clone().expect("set in pre_start");
-        self.echo.tell(Ping { n, reply_to });
-        self.sent += 1;
+impl<'a> Clients<'a> {
+    /// Remote-spawns `n` echoes on B.
+    fn spawn(
+        ctx: &Ctx,
+        nodes: &'a Nodes,
+        plan: &'a Plan,
+        batching: bool,
+        n: usize,
+    ) -> crate::Result<Self> {
+        let echoes = (0..n)
+            .map(|_| nodes.spawn_on_b(&ctx.rt, "echo"))
+            .collect::<crate::Result<_>>()?;
+        Ok(Clients {
+            nodes,
+            plan,
+            batching,
+            echoes,
+        })
     }
 }
 
-impl Actor for Client {
-    type Msg = u32;
+impl Workload for Clients<'_> {
+    type Run = Throughput;
+    type Row = RemotePingPongRow;
 
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        self.me = Some(ctx.myself());
-        Ok(())
+    fn run(&mut self, repeat: u64) -> crate::Result<Throughput> {
+        pingpong_once(self.nodes, &self.echoes, repeat, self.plan.inflight)
     }
 
-    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
-        if n == START {
-            for i in 0..self.inflight.min(self.repeat) {
-                self.ping(i as u32);
-            }
-            return Ok(());
-        }
-        self.received += 1;
-        if self.sent < self.repeat {
-            self.ping(n);
-        }
-        if self.received == self.repeat {
-            let _ = self.done.send(self.received);
-        }
-        Ok(())
-    }
-}
-
-/// One measured run: a fresh client on A per echo, R round trips each.
-/// Returns (Total = clients × R × 2, elapsed from priming to the last
-/// client's last reply).
-pub fn pingpong_once(
-    nodes: &Nodes,
-    echoes: &[ActorRef<Ping>],
-    repeat: u64,
-    inflight: usize,
-) -> crate::Result<(u64, Duration)> {
-    let (tx, rx) = channel();
-    let mut clients = Vec::with_capacity(echoes.len());
-    for echo in echoes {
-        let (echo, done) = (echo.clone(), tx.clone());
-        clients.push(nodes.a.system.spawn_anonymous(Props::new(move || Client {
-            echo: echo.clone(),
-            me: None,
-            repeat,
-            inflight: inflight as u64,
-            sent: 0,
-            received: 0,
-            done: done.clone(),
-        }))?);
-    }
-    drop(tx);
-    let dead_before = nodes.dead_letters();
-    let start = Instant::now();
-    for c in &clients {
-        c.tell(START);
-    }
-    let deadline = start + Duration::from_secs(300);
-    let mut received = 0;
-    for i in 0..clients.len() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(n) => received += n,
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(format!(
-                    "remote-pingpong timed out: {i} of {} clients done",
-                    clients.len()
-                )
-                .into())
-            }
-            Err(RecvTimeoutError::Disconnected) => return Err("clients gone".into()),
+    fn row(&self, repeat: u64, run: Throughput) -> RemotePingPongRow {
+        RemotePingPongRow {
+            clients: self.echoes.len() as u64,
+            total: run.count,
+            elapsed_ns: run.elapsed_ns(),
+            msgs_per_sec: run.per_sec(),
+            repeat: Some(repeat),
+            inflight: Some(self.plan.inflight as u64),
+            batching: Some(self.batching),
+            setup: Some(self.plan.layout.setup(self.plan.two_processes)),
         }
     }
-    let elapsed = start.elapsed();
-    for c in &clients {
-        nodes.a.system.stop(c);
+
+    fn figure(row: &RemotePingPongRow) -> f64 {
+        row.msgs_per_sec
     }
-    let expected = clients.len() as u64 * repeat;
-    let dead = nodes.dead_letters() - dead_before;
-    if received != expected || dead != 0 {
-        return Err(format!(
-            "remote-pingpong count mismatch: expected {expected} replies, counted {received}, \
-             {dead} dead letters"
-        )
-        .into());
-    }
-    Ok((2 * expected, elapsed))
 }
 
-fn is(r: &Row, system: &str) -> bool {
-    r.get("system").and_then(|s| s.as_str()) == Some(system)
-}
-
-fn at(rows: &[Row], system: &str, clients: f64) -> Option<f64> {
-    rows.iter()
-        .find(|r| is(r, system) && num(r, "clients") == Some(clients))
-        .and_then(|r| num(r, "msgs_per_sec"))
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "met"
-    } else {
-        "MISSED"
-    }
+/// `system`'s msgs/s at `clients`.
+fn at(rows: &[Row<RemotePingPongRow>], system: &str, clients: u64) -> Option<f64> {
+    measured(rows)
+        .find(|(s, r)| *s == system && r.clients == clients)
+        .map(|(_, r)| r.msgs_per_sec)
 }
 
 /// Targets: ≥ 10 M msgs/s at ≥ 10 clients; ≥ 25× Pekko in the same run.
-pub fn summary(rows: &[Row]) -> Vec<String> {
+pub fn summary(rows: &[Row<RemotePingPongRow>]) -> Vec<String> {
     let mut notes = Vec::new();
     let batched = system_name(true);
-    let min10 = rows
-        .iter()
-        .filter(|r| is(r, batched) && num(r, "clients").is_some_and(|c| c >= 10.0))
-        .filter_map(|r| Some((num(r, "clients")?, num(r, "msgs_per_sec")?)))
+    let batched_rows = || {
+        measured(rows)
+            .filter(|(s, _)| *s == batched)
+            .map(|(_, r)| r)
+    };
+    let min10 = batched_rows()
+        .filter(|r| r.clients >= 10)
+        .map(|r| (r.clients, r.msgs_per_sec))
         .min_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((c, v)) = min10 {
         notes.push(format!(
@@ -379,9 +284,8 @@ pub fn summary(rows: &[Row]) -> Vec<String> {
     let mut ratios = Vec::new();
     let mut ractor = Vec::new();
     let mut gains = Vec::new();
-    for r in rows.iter().filter(|r| is(r, batched)) {
-        let Some(c) = num(r, "clients") else { continue };
-        let v = num(r, "msgs_per_sec").unwrap_or(0.0);
+    for r in batched_rows() {
+        let (c, v) = (r.clients, r.msgs_per_sec);
         if let Some(p) = at(rows, "pekko", c) {
             ratios.push((c, v / p));
         }
@@ -399,7 +303,7 @@ pub fn summary(rows: &[Row]) -> Vec<String> {
             .collect();
         let worst = ratios
             .iter()
-            .filter(|r| r.0 >= 10.0)
+            .filter(|r| r.0 >= 10)
             .map(|r| r.1)
             .fold(f64::MAX, f64::min);
         notes.push(format!(
@@ -466,17 +370,26 @@ mod tests {
 
     #[test]
     fn summary_compares_with_targets() {
+        let row = |system, rate| {
+            Row::measured(
+                system,
+                RemotePingPongRow {
+                    clients: 10,
+                    total: 1000,
+                    elapsed_ns: 1,
+                    msgs_per_sec: rate,
+                    repeat: None,
+                    inflight: None,
+                    batching: None,
+                    setup: None,
+                },
+            )
+        };
         let rows = vec![
-            row(
-                system_name(true),
-                json!({"clients": 10, "msgs_per_sec": 6e6}),
-            ),
-            row(
-                system_name(false),
-                json!({"clients": 10, "msgs_per_sec": 3e6}),
-            ),
-            row("pekko", json!({"clients": 10, "msgs_per_sec": 2e5})),
-            row("ractor", json!({"clients": 10, "msgs_per_sec": 4e5})),
+            row(system_name(true), 6e6),
+            row(system_name(false), 3e6),
+            row("pekko", 2e5),
+            row("ractor", 4e5),
         ];
         let notes = summary(&rows).join("\n");
         assert!(notes.contains("lowest 6.00 M"), "{notes}");
@@ -491,31 +404,5 @@ mod tests {
             "{notes}"
         );
         assert!(!summary(&rows[..3]).join("\n").contains("/ ractor"));
-    }
-
-    #[test]
-    fn a_small_run_in_one_process_counts_every_reply() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let nodes = Nodes::start(
-            &rt,
-            Layout {
-                dispatcher: 1,
-                io: 1,
-                idle_spin_us: None,
-            },
-            true,
-            false,
-        )
-        .unwrap();
-        let echoes: Vec<ActorRef<Ping>> = (0..2)
-            .map(|_| nodes.spawn_on_b(&rt, "echo").unwrap())
-            .collect();
-        let (total, elapsed) = pingpong_once(&nodes, &echoes, 500, 50).unwrap();
-        assert_eq!(total, 2 * 2 * 500);
-        assert!(elapsed > Duration::ZERO);
-        nodes.stop(&rt);
     }
 }
