@@ -14,13 +14,14 @@ use volley::{ActorPath, DeadLetterReason};
 
 use super::core::RemotingCore;
 use super::delivery::{Deliver, Run, TypeCache};
-use super::handshake::{self, Request};
+use super::handshake::{self, HandshakeError, Request};
 use super::ref_tables::ImportTable;
 use super::registry::DeliverError;
 use super::remote_spawn;
 use super::route::RouteHint;
 use crate::wire::{
-    Address, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply, PROTOCOL_VERSION,
+    Address, DecodeError, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply,
+    PROTOCOL_VERSION,
 };
 
 /// Read buffer size: large enough that one read usually carries hundreds of
@@ -50,21 +51,43 @@ pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>)
     }
 }
 
-async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), String> {
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+/// Why an inbound connection ended other than by the peer closing it
+/// between frames.
+#[derive(Debug, thiserror::Error)]
+enum InboundError {
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("handshake timed out")]
+    HandshakeTimeout,
+    #[error("bad handshake: {0}")]
+    BadHandshake(#[from] HandshakeError),
+    #[error("refused {from}: {reason}")]
+    Refused { from: Address, reason: String },
+    #[error("protocol error from {peer}: {error}")]
+    Protocol { peer: Address, error: DecodeError },
+    #[error("{0} closed the connection inside a frame")]
+    ClosedInFrame(Address),
+    #[error("the peer's address {0} has no valid root path")]
+    BadPeerAddress(Address),
+}
+
+async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
+    stream.set_nodelay(true)?;
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let request = tokio::time::timeout(
         core.settings.handshake_timeout(),
         handshake::read_request(&mut stream, &mut buf),
     )
     .await
-    .map_err(|_| "handshake timed out".to_string())?
-    .map_err(|e| format!("bad handshake: {e}"))?;
+    .map_err(|_| InboundError::HandshakeTimeout)??;
     if let Err((status, reason)) = check(core, &request) {
         handshake::respond(&mut stream, status, &core.address, core.uid, &reason)
             .await
             .ok();
-        return Err(format!("refused {}: {reason}", request.from));
+        return Err(InboundError::Refused {
+            from: request.from,
+            reason,
+        });
     }
     handshake::respond(
         &mut stream,
@@ -73,8 +96,7 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), St
         core.uid,
         "",
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, "inbound lane accepted");
     read_loop(stream, buf, core, request.lane, request.from).await
 }
@@ -108,7 +130,7 @@ async fn read_loop(
     core: &Arc<RemotingCore>,
     lane: Lane,
     peer: Address,
-) -> Result<(), String> {
+) -> Result<(), InboundError> {
     let mut config = DecoderConfig::for_lane(lane);
     if lane == Lane::Large {
         config.max_frame_len = core.settings.max_frame_size;
@@ -116,7 +138,8 @@ async fn read_loop(
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new();
     let mut peer = Peer {
-        root: ActorPath::parse(&format!("{peer}/")).map_err(|e| e.to_string())?,
+        root: ActorPath::parse(&format!("{peer}/"))
+            .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
         address: peer,
         slot: None,
         reply_route: None,
@@ -150,7 +173,10 @@ async fn read_loop(
                 Err(e) => {
                     run.flush(to!());
                     // The stream cannot be trusted past a bad frame.
-                    return Err(format!("protocol error from {}: {e}", peer.address));
+                    return Err(InboundError::Protocol {
+                        peer: peer.address,
+                        error: e,
+                    });
                 }
             }
         }
@@ -162,14 +188,11 @@ async fn read_loop(
         if buf.capacity() - buf.len() < room {
             buf.reserve(room.max(READ_CHUNK));
         }
-        if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
+        if stream.read_buf(&mut buf).await? == 0 {
             return if buf.is_empty() {
                 Ok(())
             } else {
-                Err(format!(
-                    "{} closed the connection inside a frame",
-                    peer.address
-                ))
+                Err(InboundError::ClosedInFrame(peer.address))
             };
         }
     }
