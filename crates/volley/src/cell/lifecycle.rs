@@ -7,10 +7,9 @@
 //! `post_stop` always runs before its parent's, and a restarted actor can
 //! reuse its children's names.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{lock, ActorCell, Inner, HAS_SYS, TERMINATED};
+use super::{lock, ActorCell, Inner};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
 use crate::context::Rare;
@@ -57,17 +56,12 @@ pub(super) fn answer_for_the_dead(uid: u64, msg: SystemMsg) {
 
 impl<A: Actor> ActorCell<A> {
     pub(super) fn process_system(&self, inner: &mut Inner<A>) {
-        // `HAS_SYS` is set under the queue lock before the cell is
-        // scheduled, so a clear bit means an empty queue: skip the lock.
-        if self.state.load(Ordering::Acquire) & HAS_SYS == 0 {
+        // A clear `HAS_SYS` means an empty queue: skip the lock.
+        if !self.queues.has_system() {
             return;
         }
         loop {
-            let batch = {
-                let mut q = lock(&self.system_queue);
-                self.state.fetch_and(!HAS_SYS, Ordering::AcqRel);
-                std::mem::take(&mut q.queue)
-            };
+            let batch = self.queues.take_system();
             if batch.is_empty() {
                 return;
             }
@@ -321,7 +315,7 @@ impl<A: Actor> ActorCell<A> {
         self.call_quietly(inner, "post_stop", |actor, ctx| actor.post_stop(ctx));
         inner.actor = None;
         inner.mode = Mode::Terminated;
-        self.state.fetch_or(TERMINATED, Ordering::AcqRel);
+        self.queues.terminate();
         for env in std::mem::take(&mut inner.batch) {
             self.dead_letter(
                 env,
@@ -329,12 +323,7 @@ impl<A: Actor> ActorCell<A> {
             );
         }
         self.drain_to_dead_letters();
-        let leftover = {
-            let mut q = lock(&self.system_queue);
-            q.closed = true;
-            std::mem::take(&mut q.queue)
-        };
-        for msg in leftover {
+        for msg in self.queues.close_system() {
             answer_for_the_dead(self.uid, msg);
         }
         let me = inner.ctx.cell.any_ref();
@@ -365,7 +354,7 @@ impl<A: Actor> ActorCell<A> {
             .as_ref()
             .is_some_and(|r| r.watching.contains_key(&uid))
         {
-            if let Err(env) = self.mailbox.push(Envelope::Terminated(uid)) {
+            if let Err(env) = self.queues.mailbox().push(Envelope::Terminated(uid)) {
                 self.dead_letter(env, DeadLetterReason::MailboxOverflow);
             }
         }

@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{ActorCell, Inner, Mode, HAS_SYS, SCHEDULED};
+use super::queues::HandBack;
+use super::{ActorCell, Inner, Mode};
 use crate::actor::{Actor, DeathPact, HandleResult};
 use crate::context::Context;
 use crate::dispatcher::Runnable;
@@ -27,12 +28,12 @@ impl<A: Actor> Runnable for ActorCell<A> {
         self.process_system(inner);
         let mut handled = 0;
         while inner.mode == Mode::Running && handled < throughput {
-            if self.state.load(Ordering::Acquire) & HAS_SYS != 0 {
+            if self.queues.has_system() {
                 self.process_system(inner);
                 continue;
             }
             if inner.batch.is_empty() {
-                self.mailbox.take_all(&mut inner.batch);
+                self.queues.mailbox().take_all(&mut inner.batch);
                 self.batched.store(inner.batch.len(), Ordering::Relaxed);
             }
             let Some(env) = inner.batch.pop_front() else {
@@ -64,25 +65,18 @@ impl<A: Actor> Runnable for ActorCell<A> {
 }
 
 impl<A: Actor> ActorCell<A> {
-    fn has_work(&self, accepting: bool) -> bool {
-        self.state.load(Ordering::Acquire) & HAS_SYS != 0 || (accepting && !self.mailbox.is_empty())
-    }
-
-    /// Keeps the cell scheduled while it has work; otherwise clears
-    /// `SCHEDULED` and looks once more, since a sender that pushed before the
-    /// clear saw the bit set and did not schedule.
+    /// Ends the activation (see `queues` for the protocol).
     fn hand_back(self: Arc<Self>, accepting: bool) {
-        if self.has_work(accepting) {
-            let d = self.dispatcher.clone();
-            d.submit_yielded(self);
-            return;
-        }
-        self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
-        if self.has_work(accepting)
-            && self.state.fetch_or(SCHEDULED, Ordering::AcqRel) & SCHEDULED == 0
-        {
-            let d = self.dispatcher.clone();
-            d.submit(self);
+        match self.queues.hand_back(accepting) {
+            HandBack::Idle => {}
+            HandBack::Yield => {
+                let d = self.dispatcher.clone();
+                d.submit_yielded(self);
+            }
+            HandBack::Reacquired => {
+                let d = self.dispatcher.clone();
+                d.submit(self);
+            }
         }
     }
 

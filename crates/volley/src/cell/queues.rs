@@ -1,0 +1,197 @@
+//! A cell's two queues and the bits that decide who runs the cell.
+//!
+//! # The protocol
+//! `state` holds three bits. `SCHEDULED` is owned by whoever is responsible
+//! for running the cell: a sender that flips it from 0 to 1 submits the cell
+//! to its dispatcher, and only the holder runs it, so two activations never
+//! overlap. `HAS_SYS` says the system queue is non-empty, so the activation
+//! loop checks one atomic per message instead of taking a lock.
+//! `TERMINATED` is set once, after `post_stop`; a sender that sees it drains
+//! the mailbox to dead letters itself, so no message is left behind in a
+//! dead cell.
+//!
+//! Why no wake-up is lost, and why each ordering is what it is:
+//!
+//! - **User message.** The sender pushes under the mailbox lock, *then*
+//!   reads `state`; the runner, handing back, clears `SCHEDULED` (an RMW),
+//!   *then* takes the mailbox lock to look for work. The lock orders the two
+//!   critical sections: if the sender's came first, the runner sees the
+//!   message and reschedules; if the runner's came first, the sender's lock
+//!   acquisition synchronises with the runner's unlock, which follows the
+//!   clear, so the sender's `Acquire` load cannot see the stale `SCHEDULED`
+//!   and it schedules the cell. That is why the sender may skip the RMW when
+//!   its plain load sees `SCHEDULED`: the common case under load costs one
+//!   load.
+//! - **System message.** The sender sets `HAS_SYS` and `SCHEDULED` in one
+//!   RMW under the system-queue lock, and the runner clears `HAS_SYS` under
+//!   the same lock as it empties the queue: until the queue is closed, the
+//!   bit is set exactly while the queue holds a message, so the runner's
+//!   `Acquire` load of it stands in for taking the lock. Against the
+//!   hand-back, the sender's `fetch_or` and the runner's `fetch_and` are RMWs
+//!   of one atomic, so one of them sees the other: the sender sees
+//!   `SCHEDULED` clear and submits, or the runner's re-check sees `HAS_SYS`.
+//! - **Hand-back.** Clearing `SCHEDULED` and re-checking are two steps, so
+//!   a sender can slip in between and see the bit clear; whoever then sets
+//!   it again first (the sender's `fetch_or` or the runner's) runs the cell,
+//!   and the other one does not. `AcqRel` on every RMW carries the actor's
+//!   state from one activation to the next holder.
+//! - **Termination.** `TERMINATED` is set before the terminator drains the
+//!   mailbox; a sender pushes before it reads `state`. The same lock argument
+//!   as for a user message says one of them sees the message. The system
+//!   queue is closed under its lock, so a system message is either queued
+//!   before (and answered by the terminator) or refused (and answered by the
+//!   sender).
+//!
+//! `loom_tests` below model-check these claims against this very code.
+
+use std::collections::VecDeque;
+
+use crate::mailbox::{Mailbox, MailboxConfig};
+use crate::sync::{lock, AtomicU8, Mutex, Ordering};
+
+const SCHEDULED: u8 = 1;
+const HAS_SYS: u8 = 2;
+const TERMINATED: u8 = 4;
+
+/// What a sender must do after pushing a user message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Somebody already runs the cell; nothing to do.
+    Running,
+    /// The sender took `SCHEDULED`: it submits the cell.
+    Schedule,
+    /// The cell has terminated: the sender drains the mailbox to dead letters.
+    Terminated,
+}
+
+/// What the end of an activation decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HandBack {
+    /// Work is waiting: the cell stays scheduled and goes to the back of the
+    /// queue.
+    Yield,
+    /// `SCHEDULED` is clear: the cell is idle until a sender schedules it.
+    Idle,
+    /// Work arrived after the clear and the runner took `SCHEDULED` back
+    /// first: it submits the cell as a newly woken one.
+    Reacquired,
+}
+
+#[derive(Debug)]
+struct SystemQueue<S> {
+    queue: VecDeque<S>,
+    closed: bool,
+}
+
+/// The user mailbox, the system queue and the scheduling bits of one cell.
+pub(crate) struct Queues<M, S> {
+    state: AtomicU8,
+    mailbox: Mailbox<M>,
+    system: Mutex<SystemQueue<S>>,
+}
+
+impl<M, S> Queues<M, S> {
+    pub(crate) fn new(config: MailboxConfig) -> Self {
+        Queues {
+            state: AtomicU8::new(0),
+            mailbox: Mailbox::new(config),
+            system: Mutex::new(SystemQueue {
+                queue: VecDeque::new(),
+                closed: false,
+            }),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn mailbox(&self) -> &Mailbox<M> {
+        &self.mailbox
+    }
+
+    /// Takes `SCHEDULED` if nobody holds it; true if the caller now must
+    /// submit the cell.
+    pub(crate) fn try_schedule(&self) -> bool {
+        self.state.fetch_or(SCHEDULED, Ordering::AcqRel) & SCHEDULED == 0
+    }
+
+    /// Called by a sender after a push to the mailbox.
+    #[inline]
+    pub(crate) fn after_push(&self) -> Pushed {
+        let now = self.state.load(Ordering::Acquire);
+        if now & (SCHEDULED | TERMINATED) == SCHEDULED {
+            return Pushed::Running;
+        }
+        let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
+        if prev & TERMINATED != 0 {
+            Pushed::Terminated
+        } else if prev & SCHEDULED == 0 {
+            Pushed::Schedule
+        } else {
+            Pushed::Running
+        }
+    }
+
+    /// Queues a system message. `Ok(true)`: the caller took `SCHEDULED` and
+    /// submits the cell. `Err`: the queue is closed (the cell terminated) and
+    /// the message comes back for the caller to answer.
+    pub(crate) fn push_system(&self, msg: S) -> Result<bool, S> {
+        let mut q = lock(&self.system);
+        if q.closed {
+            return Err(msg);
+        }
+        q.queue.push_back(msg);
+        let prev = self.state.fetch_or(SCHEDULED | HAS_SYS, Ordering::AcqRel);
+        drop(q);
+        Ok(prev & SCHEDULED == 0)
+    }
+
+    #[inline]
+    pub(crate) fn has_system(&self) -> bool {
+        self.state.load(Ordering::Acquire) & HAS_SYS != 0
+    }
+
+    /// Takes every queued system message (the runner, holding `SCHEDULED`).
+    pub(crate) fn take_system(&self) -> VecDeque<S> {
+        let mut q = lock(&self.system);
+        self.state.fetch_and(!HAS_SYS, Ordering::AcqRel);
+        std::mem::take(&mut q.queue)
+    }
+
+    fn has_work(&self, accepting: bool) -> bool {
+        self.has_system() || (accepting && !self.mailbox.is_empty())
+    }
+
+    /// The end of an activation: keeps the cell scheduled while it has work;
+    /// otherwise clears `SCHEDULED` and looks once more, since a sender that
+    /// pushed before the clear saw the bit set and did not schedule.
+    /// `accepting` is false while the actor handles no user messages
+    /// (suspended, restarting): then only a system message is work.
+    pub(crate) fn hand_back(&self, accepting: bool) -> HandBack {
+        if self.has_work(accepting) {
+            return HandBack::Yield;
+        }
+        self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
+        if self.has_work(accepting) && self.try_schedule() {
+            HandBack::Reacquired
+        } else {
+            HandBack::Idle
+        }
+    }
+
+    /// Marks the cell terminated; the caller then drains the mailbox and
+    /// closes the system queue.
+    pub(crate) fn terminate(&self) {
+        self.state.fetch_or(TERMINATED, Ordering::AcqRel);
+    }
+
+    #[inline]
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.state.load(Ordering::Acquire) & TERMINATED != 0
+    }
+
+    /// Refuses system messages from now on; returns those still queued.
+    pub(crate) fn close_system(&self) -> VecDeque<S> {
+        let mut q = lock(&self.system);
+        q.closed = true;
+        std::mem::take(&mut q.queue)
+    }
+}
