@@ -16,6 +16,17 @@
 //! one of them anyway. Under `--cfg loom` the rest of the crate still
 //! compiles, but only the loom tests may run: an actor system built then
 //! would touch loom objects outside a model and panic.
+//!
+//! To run the model checks (as `.ci/run` does):
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p volley --release --lib loom_tests
+//! ```
+//!
+//! A separate target directory keeps the normal build valid. A failing
+//! model prints the interleaving's panic; `LOOM_LOG=trace` and
+//! `LOOM_LOCATION=1` say where each thread was.
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};

@@ -56,23 +56,13 @@ pub(super) fn answer_for_the_dead(uid: u64, msg: SystemMsg) {
 
 impl<A: Actor> ActorCell<A> {
     pub(super) fn process_system(&self, inner: &mut Inner<A>) {
-        // A clear `HAS_SYS` means an empty queue: skip the lock.
-        if !self.queues.has_system() {
-            return;
-        }
-        loop {
-            let batch = self.queues.take_system();
-            if batch.is_empty() {
-                return;
+        self.queues.drain_system(|msg| {
+            if inner.mode == Mode::Terminated {
+                answer_for_the_dead(self.uid, msg);
+            } else {
+                self.handle_system(inner, msg);
             }
-            for msg in batch {
-                if inner.mode == Mode::Terminated {
-                    answer_for_the_dead(self.uid, msg);
-                } else {
-                    self.handle_system(inner, msg);
-                }
-            }
-        }
+        });
     }
 
     fn handle_system(&self, inner: &mut Inner<A>, msg: SystemMsg) {

@@ -106,3 +106,128 @@ impl Parking {
         }
     }
 }
+
+/// Model checks of the protocol above, run with
+/// `RUSTFLAGS="--cfg loom" cargo test -p volley --release --lib loom`. A lost
+/// wake-up shows as a deadlock: every worker parked with a task queued, and
+/// nobody left to wake them.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::atomic::AtomicBool;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// A pool reduced to what the protocol sees. The queue is a count
+    /// pushed with `Release` and read with `Acquire`, as the deques' indices
+    /// are: nothing stronger, so the fences have to carry the argument.
+    struct Pool {
+        parking: Parking,
+        queued: AtomicUsize,
+        done: AtomicUsize,
+        total: usize,
+        /// Set once every task ran; the pool's `shutdown`.
+        finished: AtomicBool,
+    }
+
+    impl Pool {
+        fn new(parkers: &[Parker], total: usize) -> Arc<Self> {
+            Arc::new(Pool {
+                parking: Parking::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
+                queued: AtomicUsize::new(0),
+                done: AtomicUsize::new(0),
+                total,
+                finished: AtomicBool::new(false),
+            })
+        }
+
+        /// `Dispatcher::submit` from outside the pool.
+        fn submit(&self) {
+            self.queued.fetch_add(1, Ordering::Release);
+            self.parking.notify_one();
+        }
+
+        fn take(&self) -> bool {
+            let mut n = self.queued.load(Ordering::Acquire);
+            while n > 0 {
+                match self
+                    .queued
+                    .compare_exchange(n, n - 1, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => return true,
+                    Err(now) => n = now,
+                }
+            }
+            false
+        }
+
+        /// `worker_main` without the spinning: run tasks, and park when
+        /// there are none, until the pool is finished.
+        fn worker(&self, index: usize, parker: Parker) {
+            loop {
+                if self.take() {
+                    if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.total {
+                        self.finished.store(true, Ordering::SeqCst);
+                        self.parking.unpark_all();
+                    }
+                    continue;
+                }
+                if self.finished.load(Ordering::SeqCst) {
+                    return;
+                }
+                self.parking.sleep(index, &parker, || {
+                    self.queued.load(Ordering::Acquire) > 0 || self.finished.load(Ordering::SeqCst)
+                });
+            }
+        }
+    }
+
+    fn start_workers(pool: &Arc<Pool>, parkers: Vec<Parker>) -> Vec<thread::JoinHandle<()>> {
+        parkers
+            .into_iter()
+            .enumerate()
+            .map(|(index, parker)| {
+                let pool = pool.clone();
+                thread::spawn(move || pool.worker(index, parker))
+            })
+            .collect()
+    }
+
+    /// One worker, two submitters on other threads: both tasks run.
+    #[test]
+    fn loom_one_worker_two_submitters() {
+        loom::model(|| {
+            let parkers = vec![Parker::new()];
+            let pool = Pool::new(&parkers, 2);
+            let workers = start_workers(&pool, parkers);
+            let submitters: Vec<_> = (0..2)
+                .map(|_| {
+                    let pool = pool.clone();
+                    thread::spawn(move || pool.submit())
+                })
+                .collect();
+            for t in submitters.into_iter().chain(workers) {
+                t.join().unwrap();
+            }
+            assert_eq!(pool.done.load(Ordering::Acquire), 2);
+        });
+    }
+
+    /// Two workers, one task: whichever worker is woken (or stays up) runs
+    /// it, and the idle list ends empty.
+    #[test]
+    fn loom_two_workers_one_task() {
+        loom::model(|| {
+            let parkers = vec![Parker::new(), Parker::new()];
+            let pool = Pool::new(&parkers, 1);
+            let workers = start_workers(&pool, parkers);
+            pool.submit();
+            for t in workers {
+                t.join().unwrap();
+            }
+            assert_eq!(pool.done.load(Ordering::Acquire), 1);
+            assert_eq!(pool.parking.sleeping.load(Ordering::SeqCst), 0);
+            assert!(lock(&pool.parking.idle).is_empty());
+        });
+    }
+}
