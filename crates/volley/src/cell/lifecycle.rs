@@ -7,9 +7,10 @@
 //! `post_stop` always runs before its parent's, and a restarted actor can
 //! reuse its children's names.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::{lock, ActorCell, Inner};
+use super::{lock, panic_text, ActorCell, Inner};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
 use crate::context::Rare;
@@ -102,7 +103,7 @@ impl<A: Actor> ActorCell<A> {
         inner.actor = Some(actor);
         inner.mode = Mode::Running;
         inner.ctx.initializing = true;
-        self.call(inner, None, |actor, ctx| actor.pre_start(ctx));
+        self.call(inner, |actor, ctx, _| actor.pre_start(ctx));
         inner.ctx.initializing = false;
         if inner.mode == Mode::Running {
             self.publish_lifecycle(LifecycleKind::Started);
@@ -113,12 +114,12 @@ impl<A: Actor> ActorCell<A> {
     /// initialization failure.
     fn new_instance(&self, inner: &mut Inner<A>) -> Option<A> {
         let factory = inner.props.factory.clone();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory())) {
+        match catch_unwind(AssertUnwindSafe(|| factory())) {
             Ok(actor) => Some(actor),
             Err(payload) => {
                 let cause = Failure {
                     actor: self.path.to_string(),
-                    kind: FailureKind::Panic(super::run::panic_text(&*payload)),
+                    kind: FailureKind::Panic(panic_text(&*payload)),
                 };
                 self.fail(inner, FailureKind::Initialization(Box::new(cause)), None);
                 None
@@ -170,12 +171,17 @@ impl<A: Actor> ActorCell<A> {
             child.send_system(SystemMsg::Stop);
             return;
         }
-        let strategy = inner
-            .actor
-            .as_ref()
-            .map(|a| a.supervisor_strategy())
-            .unwrap_or_default();
-        let directive = strategy.decide(&failure);
+        // The strategy and its decider are user code: a panic there is a
+        // failure of this supervisor, as an exception in Akka's decider is.
+        let decided = catch_unwind(AssertUnwindSafe(|| {
+            let strategy = inner
+                .actor
+                .as_ref()
+                .map(|a| a.supervisor_strategy())
+                .unwrap_or_default();
+            let directive = strategy.decide(&failure);
+            (strategy, directive)
+        }));
         let mut children = lock(&self.children);
         let Some(entry) = children.entry_mut(&child) else {
             return; // not (or no longer) our child
@@ -183,6 +189,25 @@ impl<A: Actor> ActorCell<A> {
         if entry.is_stopping() {
             return;
         }
+        let (strategy, directive) = match decided {
+            Ok(decided) => decided,
+            Err(payload) => {
+                // Nobody is left to decide for the child, and a restart or
+                // resume of this supervisor does not reach its children
+                // here: stop the child rather than leave it suspended.
+                children.mark_stopping(&child);
+                drop(children);
+                child.send_system(SystemMsg::Stop);
+                let text = panic_text(&*payload);
+                tracing::error!(
+                    actor = %self.path,
+                    "supervisor strategy panicked on the failure of {}: {text}",
+                    child.path()
+                );
+                self.fail(inner, FailureKind::Panic(text), None);
+                return;
+            }
+        };
         let directive = match directive {
             Directive::Restart if !strategy.permit_restart(&mut entry.stats) => {
                 tracing::debug!(child = %child.path(), "restart limit reached, stopping");
@@ -256,7 +281,7 @@ impl<A: Actor> ActorCell<A> {
         inner.actor = Some(actor);
         inner.mode = Mode::Running;
         inner.ctx.initializing = true;
-        self.call(inner, None, |actor, ctx| actor.post_restart(ctx, &failure));
+        self.call(inner, |actor, ctx, _| actor.post_restart(ctx, &failure));
         inner.ctx.initializing = false;
         if inner.mode == Mode::Running {
             self.publish_lifecycle(LifecycleKind::Restarted);
@@ -362,12 +387,12 @@ impl<A: Actor> ActorCell<A> {
             return;
         };
         match watched.message {
-            Some(msg) => self.call(inner, None, |actor, ctx| actor.handle(ctx, msg)),
+            Some(msg) => self.call(inner, |actor, ctx, _| actor.handle(ctx, msg)),
             None => {
                 let signal = Terminated {
                     actor: watched.actor,
                 };
-                self.call(inner, None, |actor, ctx| actor.on_terminated(ctx, signal))
+                self.call(inner, |actor, ctx, _| actor.on_terminated(ctx, signal))
             }
         }
     }

@@ -34,6 +34,7 @@ use crate::system_msg::SystemMsg;
 
 pub(crate) use lifecycle::Mode;
 use queues::{Pushed, Queues};
+pub(crate) use run::panic_text;
 
 /// Incarnation ids, unique in the process (so refs of two systems in one
 /// process never compare equal), counted from a random start: a restarted

@@ -98,23 +98,28 @@ impl<A: Actor> ActorCell<A> {
                 return;
             }
         };
-        let kept = A::keep_for_restart(&msg);
-        self.call(inner, kept, |actor, ctx| actor.handle(ctx, msg));
+        // `keep_for_restart` is user code too: it runs under the handler's
+        // `catch_unwind` rather than one of its own, so it costs nothing.
+        self.call(inner, |actor, ctx, kept| {
+            *kept = A::keep_for_restart(&msg);
+            actor.handle(ctx, msg)
+        });
     }
 
     /// Runs a fallible callback on the actor; a returned error or a panic
-    /// becomes a failure for the supervisor.
+    /// becomes a failure for the supervisor. What the callback leaves in its
+    /// third argument is kept for `pre_restart` (see `keep_for_restart`).
     pub(super) fn call(
         &self,
         inner: &mut Inner<A>,
-        kept: Option<A::Msg>,
-        f: impl FnOnce(&mut A, &mut Context<A>) -> HandleResult,
+        f: impl FnOnce(&mut A, &mut Context<A>, &mut Option<A::Msg>) -> HandleResult,
     ) {
         let Some(actor) = inner.actor.as_mut() else {
             return;
         };
         let ctx = &mut inner.ctx;
-        let outcome = catch_unwind(AssertUnwindSafe(|| f(actor, ctx)));
+        let mut kept = None;
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(actor, ctx, &mut kept)));
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -130,7 +135,10 @@ impl<A: Actor> ActorCell<A> {
     }
 
     /// Runs an infallible callback (`post_stop`, `pre_restart`), logging a
-    /// panic instead of escalating it: the actor is going away anyway.
+    /// panic instead of escalating it: the actor is going away anyway, and
+    /// Akka does the same (an exception in `preRestart` is published as an
+    /// error and the restart goes on; one in `postStop` is published and the
+    /// stop goes on).
     pub(super) fn call_quietly(
         &self,
         inner: &mut Inner<A>,
@@ -153,7 +161,8 @@ impl<A: Actor> ActorCell<A> {
     }
 }
 
-pub(super) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic, for logs and failures.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
