@@ -70,6 +70,31 @@ fn wait_for_all(events: &Events, all: &[&str]) {
     }
 }
 
+/// A one-thread system with a recording supervisor `top` under `/user`.
+fn with_top(name: &str) -> (ActorSystem, ActorRef<Job>, Sender<String>, Events) {
+    let system = one_thread_system(name);
+    let (tx, events) = probe();
+    let top = system
+        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
+        .unwrap();
+    (system, top, tx, events)
+}
+
+/// Waits for the next decision of a recording decider and checks that it
+/// mentions each of `parts`.
+fn expect_decision(events: &Events, parts: &[&str]) {
+    let decided = wait_for(events, "decided on");
+    for part in parts {
+        assert!(decided.contains(part), "expected {part:?} in {decided:?}");
+    }
+}
+
+/// Ends a test: the dispatcher thread still serves; then shuts down.
+async fn finish(system: ActorSystem) {
+    dispatcher_still_serves(&system).await;
+    system.terminate().await;
+}
+
 /// The dispatcher thread is alive: a fresh actor on it answers.
 async fn dispatcher_still_serves(system: &ActorSystem) {
     let echo = system
@@ -302,20 +327,12 @@ async fn ping(actor: &ActorRef<Msg>) -> String {
 /// exception. Here its own supervisor sees the panic, and the child whose
 /// failure could not be decided is stopped rather than left suspended.
 async fn supervisor_failure_case(name: &str, strategy: Strategy, text: &str) {
-    let system = one_thread_system(name);
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top(name);
     let mid = spawn_watched(&top, "mid", Supervisor::props(strategy, &tx));
     let child = spawn_watched(&mid, "child", Fragile::props(PanicIn::Nowhere, &tx));
     wait_for(&events, "child started");
     child.tell(Msg::Fail);
-    let decided = wait_for(&events, "decided on");
-    assert!(
-        decided.contains("/user/top/mid panicked") && decided.contains(text),
-        "top's decider saw {decided:?}"
-    );
+    expect_decision(&events, &["/user/top/mid panicked", text]);
     eventually("the undecided child stopped", || child.is_terminated());
     // The default decider restarts mid (once its child is gone), which then
     // runs jobs again.
@@ -324,8 +341,7 @@ async fn supervisor_failure_case(name: &str, strategy: Strategy, text: &str) {
         tx2.send(ctx.children().len()).unwrap();
     }));
     assert_eq!(rx2.recv_timeout(Duration::from_secs(10)).unwrap(), 0);
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 #[tokio::test]
@@ -350,38 +366,24 @@ async fn a_panicking_supervisor_strategy_fails_the_supervisor() {
 
 #[tokio::test]
 async fn a_panic_in_pre_start_is_an_initialization_failure() {
-    let system = one_thread_system("pre-start-panic");
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top("pre-start-panic");
     let child = spawn_watched(&top, "child", Fragile::props(PanicIn::PreStart, &tx));
-    let decided = wait_for(&events, "decided on");
-    assert!(
-        decided.contains("child failed to start") && decided.contains("pre_start on purpose"),
-        "{decided:?}"
-    );
+    expect_decision(&events, &["child failed to start", "pre_start on purpose"]);
     // The default decider stops an actor that failed to start.
     wait_for(&events, "top saw child terminate");
     assert!(child.is_terminated());
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 /// Akka publishes an exception in `preRestart` as an error and goes on with
 /// the restart (it is best-effort), and so does volley.
 #[tokio::test]
 async fn a_panic_in_pre_restart_is_logged_and_the_restart_goes_on() {
-    let system = one_thread_system("pre-restart-panic");
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top("pre-restart-panic");
     let child = spawn_watched(&top, "child", Fragile::props(PanicIn::PreRestart, &tx));
     wait_for(&events, "child started");
     child.tell(Msg::Fail);
-    let decided = wait_for(&events, "decided on");
-    assert!(decided.contains("failed on purpose"), "{decided:?}");
+    expect_decision(&events, &["failed on purpose"]);
     // The fresh instance ran post_restart and answers.
     let next = events.next();
     assert_eq!(
@@ -389,44 +391,32 @@ async fn a_panic_in_pre_restart_is_logged_and_the_restart_goes_on() {
         "pre_restart's panic stopped the restart"
     );
     assert_eq!(ping(&child).await, "pong from child");
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 /// Akka: an exception in `postRestart` is a PostRestartException, an
 /// initialization failure, which the default decider answers with a stop.
 #[tokio::test]
 async fn a_panic_in_post_restart_fails_the_restart_and_stops_the_actor() {
-    let system = one_thread_system("post-restart-panic");
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top("post-restart-panic");
     let child = spawn_watched(&top, "child", Fragile::props(PanicIn::PostRestart, &tx));
     wait_for(&events, "child started");
     child.tell(Msg::Fail);
-    let first = wait_for(&events, "decided on");
-    assert!(first.contains("failed on purpose"), "{first:?}");
-    let second = wait_for(&events, "decided on");
-    assert!(
-        second.contains("child failed to start") && second.contains("post_restart on purpose"),
-        "{second:?}"
+    expect_decision(&events, &["failed on purpose"]);
+    expect_decision(
+        &events,
+        &["child failed to start", "post_restart on purpose"],
     );
     wait_for(&events, "top saw child terminate");
     assert!(child.is_terminated());
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 /// A panic in `post_stop` is logged; the stop completes: watchers get
 /// `Terminated` and the parent frees the name.
 #[tokio::test]
 async fn a_panic_in_post_stop_still_completes_the_stop() {
-    let system = one_thread_system("post-stop-panic");
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top("post-stop-panic");
     let child = spawn_watched(&top, "child", Fragile::props(PanicIn::PostStop, &tx));
     let other_watcher = spawn_watched(&top, "other", Fragile::props(PanicIn::Nowhere, &tx));
     other_watcher.tell(Msg::Watch(child.to_any_ref()));
@@ -446,19 +436,14 @@ async fn a_panic_in_post_stop_still_completes_the_stop() {
         tx2.send(ctx.spawn("child", props).is_ok()).unwrap();
     }));
     assert!(rx2.recv_timeout(Duration::from_secs(10)).unwrap());
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 /// A panic in `on_terminated` is a failure of the watcher, like one in a
 /// handler: its supervisor decides (by default, a restart).
 #[tokio::test]
 async fn a_panic_in_on_terminated_is_a_failure_of_the_watcher() {
-    let system = one_thread_system("on-terminated-panic");
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top("on-terminated-panic");
     let watcher = spawn_watched(&top, "watcher", Fragile::props(PanicIn::OnTerminated, &tx));
     let victim = system
         .spawn("victim", Fragile::props(PanicIn::Nowhere, &tx))
@@ -466,37 +451,26 @@ async fn a_panic_in_on_terminated_is_a_failure_of_the_watcher() {
     watcher.tell(Msg::Watch(victim.to_any_ref()));
     assert_eq!(ping(&watcher).await, "pong from watcher");
     system.stop(&victim);
-    let decided = wait_for(&events, "decided on");
-    assert!(
-        decided.contains("/user/top/watcher panicked: on_terminated on purpose"),
-        "{decided:?}"
+    expect_decision(
+        &events,
+        &["/user/top/watcher panicked: on_terminated on purpose"],
     );
     wait_for(&events, "watcher restarted");
     assert_eq!(ping(&watcher).await, "pong from watcher");
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 /// `keep_for_restart` runs before the handler, on the same message: a panic
 /// there is a failure of the handler.
 #[tokio::test]
 async fn a_panic_in_keep_for_restart_is_a_handler_failure() {
-    let system = one_thread_system("keep-panic");
-    let (tx, events) = probe();
-    let top = system
-        .spawn("top", Supervisor::props(Strategy::Recording, &tx))
-        .unwrap();
+    let (system, top, tx, events) = with_top("keep-panic");
     let child = spawn_watched(&top, "child", Fragile::props(PanicIn::Nowhere, &tx));
     child.tell(Msg::PanicInKeep);
-    let decided = wait_for(&events, "decided on");
-    assert!(
-        decided.contains("child panicked: keep_for_restart on purpose"),
-        "{decided:?}"
-    );
+    expect_decision(&events, &["child panicked: keep_for_restart on purpose"]);
     wait_for(&events, "child restarted");
     assert_eq!(ping(&child).await, "pong from child");
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
 
 /// A batch-end hook that panics is logged; the hooks after it still run,
@@ -516,6 +490,5 @@ async fn a_panicking_batch_end_hook_leaves_the_other_hooks_and_the_thread() {
     assert_eq!(ping(&actor).await, "pong from deferrer");
     actor.tell(Msg::DeferHooks(count.clone()));
     eventually("the hooks ran again", || count.load(Ordering::SeqCst) == 2);
-    dispatcher_still_serves(&system).await;
-    system.terminate().await;
+    finish(system).await;
 }
