@@ -40,7 +40,8 @@ pub trait Actor: Send + Sized + 'static {
     fn handle(&mut self, ctx: &mut Context<Self>, msg: Self::Msg) -> HandleResult;
 
     /// Runs before the first message, on the actor's dispatcher. A failure
-    /// here is an initialization failure (stopped by the default decider).
+    /// (an error or a panic) here is an initialization failure (stopped by
+    /// the default decider).
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let _ = ctx;
         Ok(())
@@ -56,7 +57,8 @@ pub trait Actor: Send + Sized + 'static {
     /// message whose handling failed, when [`Actor::keep_for_restart`] kept a
     /// copy; forwarding it to `ctx.myself()` retries it after the messages
     /// already queued. The default stops all children and calls `post_stop`,
-    /// as Akka's does.
+    /// as Akka's does. A panic here is logged and the restart goes on, as
+    /// Akka does with an exception in `preRestart`.
     fn pre_restart(
         &mut self,
         ctx: &mut Context<Self>,
@@ -69,21 +71,26 @@ pub trait Actor: Send + Sized + 'static {
     }
 
     /// Runs on the fresh instance after a restart. The default calls
-    /// `pre_start`.
+    /// `pre_start`. A failure (an error or a panic) here is an
+    /// initialization failure, as in Akka (stopped by the default decider).
     fn post_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) -> HandleResult {
         let _ = failure;
         self.pre_start(ctx)
     }
 
     /// A watched actor terminated (see [`Context::watch`]). The default fails
-    /// the actor with a death pact, as in Akka; handle it to survive.
+    /// the actor with a death pact, as in Akka; handle it to survive. An
+    /// error or a panic here is a failure like one in `handle`.
     fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) -> HandleResult {
         let _ = ctx;
         Err(ActorError::new(DeathPact(terminated.actor.to_string())))
     }
 
     /// How this actor supervises its children. Default: one-for-one, restart
-    /// on any failure, no limit.
+    /// on any failure, no limit. Called when a child fails. If this or the
+    /// strategy's decider panics, this actor fails with that panic (its own
+    /// supervisor decides, as Akka escalates an exception in a decider), and
+    /// the child whose failure went undecided is stopped.
     fn supervisor_strategy(&self) -> SupervisorStrategy {
         SupervisorStrategy::default()
     }
@@ -91,7 +98,8 @@ pub trait Actor: Send + Sized + 'static {
     /// Returns a copy of `msg` to keep while it is handled, so that
     /// [`Actor::pre_restart`] can get it back if handling fails. Default:
     /// none, which costs nothing. Override (e.g. with `Some(msg.clone())`)
-    /// for Akka's retry-in-preRestart pattern.
+    /// for Akka's retry-in-preRestart pattern. A panic here is a failure of
+    /// the handler, for this message.
     fn keep_for_restart(msg: &Self::Msg) -> Option<Self::Msg> {
         let _ = msg;
         None

@@ -12,14 +12,21 @@
 //!
 //! Off a dispatcher thread (a tokio task, a plain thread) [`defer`] refuses
 //! and the caller falls back to its own mechanism.
+//!
+//! A hook is code from outside the runtime running on a dispatcher thread,
+//! so a panic in one is caught and logged: it must neither kill the thread
+//! (stranding the actors queued on it) nor keep the other hooks of the batch
+//! from running.
 
 use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// Work to run once the current dispatcher batch is over.
 pub trait BatchEnd: Send + Sync + 'static {
-    /// Runs the postponed work. Must not panic and should not block: it
-    /// runs on a dispatcher thread between actor activations.
+    /// Runs the postponed work. Should not block: it runs on a dispatcher
+    /// thread between actor activations. A panic is caught and logged as an
+    /// error; the other hooks still run.
     fn run(&self);
 }
 
@@ -82,7 +89,14 @@ pub(crate) fn run_pending() {
         return;
     }
     for hook in &hooks {
-        hook.run();
+        // No unwinding happens on the normal path, so the guard costs
+        // nothing there.
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook.run())) {
+            tracing::error!(
+                "a batch-end hook panicked: {}",
+                crate::cell::panic_text(&*payload)
+            );
+        }
     }
     // Give the (now empty) allocation back so the steady state allocates
     // nothing.

@@ -59,6 +59,7 @@ pub mod remote;
 mod routing;
 mod settings;
 mod supervision;
+mod sync;
 mod system;
 mod system_msg;
 mod timers;

@@ -16,8 +16,7 @@
 
 use std::collections::VecDeque;
 
-use spin::mutex::{SpinMutex, SpinMutexGuard};
-use spin::relax::Yield;
+use crate::sync::{SpinMutex, SpinMutexGuard};
 
 /// What an actor's mailbox holds.
 pub(crate) enum Envelope<M> {
@@ -78,8 +77,9 @@ impl MailboxConfig {
 /// A spin lock whose unlock is a plain store: a tell costs one atomic
 /// read-modify-write instead of the two of a parking mutex (measured in
 /// docs/benchmarks.md). Waiters yield the thread rather than burn it, so a
-/// holder preempted inside its few instructions is not starved.
-type QueueLock<M> = SpinMutex<VecDeque<Envelope<M>>, Yield>;
+/// holder preempted inside its few instructions is not starved. It comes
+/// from `crate::sync`, so the loom tests run this mailbox as it is.
+type QueueLock<M> = SpinMutex<VecDeque<Envelope<M>>>;
 
 pub(crate) struct Mailbox<M> {
     queue: QueueLock<M>,

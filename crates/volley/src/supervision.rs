@@ -93,7 +93,8 @@ impl SupervisorStrategy {
         self
     }
 
-    /// Replaces the decider.
+    /// Replaces the decider. A decider that panics fails the supervisor
+    /// itself (see [`Actor::supervisor_strategy`](crate::Actor::supervisor_strategy)).
     pub fn with_decider(
         mut self,
         decider: impl Fn(&Failure) -> Directive + Send + Sync + 'static,

@@ -7,10 +7,10 @@
 //! `post_stop` always runs before its parent's, and a restarted actor can
 //! reuse its children's names.
 
-use std::sync::atomic::Ordering;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::{lock, ActorCell, Inner, HAS_SYS, TERMINATED};
+use super::{lock, panic_text, ActorCell, Inner};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
 use crate::context::Rare;
@@ -57,28 +57,13 @@ pub(super) fn answer_for_the_dead(uid: u64, msg: SystemMsg) {
 
 impl<A: Actor> ActorCell<A> {
     pub(super) fn process_system(&self, inner: &mut Inner<A>) {
-        // `HAS_SYS` is set under the queue lock before the cell is
-        // scheduled, so a clear bit means an empty queue: skip the lock.
-        if self.state.load(Ordering::Acquire) & HAS_SYS == 0 {
-            return;
-        }
-        loop {
-            let batch = {
-                let mut q = lock(&self.system_queue);
-                self.state.fetch_and(!HAS_SYS, Ordering::AcqRel);
-                std::mem::take(&mut q.queue)
-            };
-            if batch.is_empty() {
-                return;
+        self.queues.drain_system(|msg| {
+            if inner.mode == Mode::Terminated {
+                answer_for_the_dead(self.uid, msg);
+            } else {
+                self.handle_system(inner, msg);
             }
-            for msg in batch {
-                if inner.mode == Mode::Terminated {
-                    answer_for_the_dead(self.uid, msg);
-                } else {
-                    self.handle_system(inner, msg);
-                }
-            }
-        }
+        });
     }
 
     fn handle_system(&self, inner: &mut Inner<A>, msg: SystemMsg) {
@@ -118,7 +103,7 @@ impl<A: Actor> ActorCell<A> {
         inner.actor = Some(actor);
         inner.mode = Mode::Running;
         inner.ctx.initializing = true;
-        self.call(inner, None, |actor, ctx| actor.pre_start(ctx));
+        self.call(inner, |actor, ctx, _| actor.pre_start(ctx));
         inner.ctx.initializing = false;
         if inner.mode == Mode::Running {
             self.publish_lifecycle(LifecycleKind::Started);
@@ -129,12 +114,12 @@ impl<A: Actor> ActorCell<A> {
     /// initialization failure.
     fn new_instance(&self, inner: &mut Inner<A>) -> Option<A> {
         let factory = inner.props.factory.clone();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory())) {
+        match catch_unwind(AssertUnwindSafe(|| factory())) {
             Ok(actor) => Some(actor),
             Err(payload) => {
                 let cause = Failure {
                     actor: self.path.to_string(),
-                    kind: FailureKind::Panic(super::run::panic_text(&*payload)),
+                    kind: FailureKind::Panic(panic_text(&*payload)),
                 };
                 self.fail(inner, FailureKind::Initialization(Box::new(cause)), None);
                 None
@@ -186,12 +171,17 @@ impl<A: Actor> ActorCell<A> {
             child.send_system(SystemMsg::Stop);
             return;
         }
-        let strategy = inner
-            .actor
-            .as_ref()
-            .map(|a| a.supervisor_strategy())
-            .unwrap_or_default();
-        let directive = strategy.decide(&failure);
+        // The strategy and its decider are user code: a panic there is a
+        // failure of this supervisor, as an exception in Akka's decider is.
+        let decided = catch_unwind(AssertUnwindSafe(|| {
+            let strategy = inner
+                .actor
+                .as_ref()
+                .map(|a| a.supervisor_strategy())
+                .unwrap_or_default();
+            let directive = strategy.decide(&failure);
+            (strategy, directive)
+        }));
         let mut children = lock(&self.children);
         let Some(entry) = children.entry_mut(&child) else {
             return; // not (or no longer) our child
@@ -199,6 +189,25 @@ impl<A: Actor> ActorCell<A> {
         if entry.is_stopping() {
             return;
         }
+        let (strategy, directive) = match decided {
+            Ok(decided) => decided,
+            Err(payload) => {
+                // Nobody is left to decide for the child, and a restart or
+                // resume of this supervisor does not reach its children
+                // here: stop the child rather than leave it suspended.
+                children.mark_stopping(&child);
+                drop(children);
+                child.send_system(SystemMsg::Stop);
+                let text = panic_text(&*payload);
+                tracing::error!(
+                    actor = %self.path,
+                    "supervisor strategy panicked on the failure of {}: {text}",
+                    child.path()
+                );
+                self.fail(inner, FailureKind::Panic(text), None);
+                return;
+            }
+        };
         let directive = match directive {
             Directive::Restart if !strategy.permit_restart(&mut entry.stats) => {
                 tracing::debug!(child = %child.path(), "restart limit reached, stopping");
@@ -272,7 +281,7 @@ impl<A: Actor> ActorCell<A> {
         inner.actor = Some(actor);
         inner.mode = Mode::Running;
         inner.ctx.initializing = true;
-        self.call(inner, None, |actor, ctx| actor.post_restart(ctx, &failure));
+        self.call(inner, |actor, ctx, _| actor.post_restart(ctx, &failure));
         inner.ctx.initializing = false;
         if inner.mode == Mode::Running {
             self.publish_lifecycle(LifecycleKind::Restarted);
@@ -321,7 +330,7 @@ impl<A: Actor> ActorCell<A> {
         self.call_quietly(inner, "post_stop", |actor, ctx| actor.post_stop(ctx));
         inner.actor = None;
         inner.mode = Mode::Terminated;
-        self.state.fetch_or(TERMINATED, Ordering::AcqRel);
+        self.queues.terminate();
         for env in std::mem::take(&mut inner.batch) {
             self.dead_letter(
                 env,
@@ -329,12 +338,7 @@ impl<A: Actor> ActorCell<A> {
             );
         }
         self.drain_to_dead_letters();
-        let leftover = {
-            let mut q = lock(&self.system_queue);
-            q.closed = true;
-            std::mem::take(&mut q.queue)
-        };
-        for msg in leftover {
+        for msg in self.queues.close_system() {
             answer_for_the_dead(self.uid, msg);
         }
         let me = inner.ctx.cell.any_ref();
@@ -365,7 +369,7 @@ impl<A: Actor> ActorCell<A> {
             .as_ref()
             .is_some_and(|r| r.watching.contains_key(&uid))
         {
-            if let Err(env) = self.mailbox.push(Envelope::Terminated(uid)) {
+            if let Err(env) = self.queues.mailbox().push(Envelope::Terminated(uid)) {
                 self.dead_letter(env, DeadLetterReason::MailboxOverflow);
             }
         }
@@ -383,12 +387,12 @@ impl<A: Actor> ActorCell<A> {
             return;
         };
         match watched.message {
-            Some(msg) => self.call(inner, None, |actor, ctx| actor.handle(ctx, msg)),
+            Some(msg) => self.call(inner, |actor, ctx, _| actor.handle(ctx, msg)),
             None => {
                 let signal = Terminated {
                     actor: watched.actor,
                 };
-                self.call(inner, None, |actor, ctx| actor.on_terminated(ctx, signal))
+                self.call(inner, |actor, ctx, _| actor.on_terminated(ctx, signal))
             }
         }
     }

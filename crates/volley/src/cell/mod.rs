@@ -1,28 +1,23 @@
 //! The actor cell: one actor's mailbox, system queue, children and state.
 //!
-//! # Scheduling protocol
-//! `state` holds three bits. `SCHEDULED` is owned by whoever is responsible
-//! for running the cell: a sender that flips it from 0 to 1 submits the cell
-//! to its dispatcher; the worker clears it only after finding no work, then
-//! looks again. Because only the holder of `SCHEDULED` runs the cell, the
-//! `inner` lock is never contended; it is there so that the actor's state
-//! is provably touched by one thread at a time without `unsafe`. A new
-//! cell is created with `SCHEDULED` taken by its spawner, and its first
-//! activation runs `pre_start`.
-//! `HAS_SYS` says the system queue is non-empty, so the activation loop
-//! checks one atomic per message instead of taking a lock. `TERMINATED` is
-//! set once, after `post_stop`; a sender that sees it drains the mailbox to
-//! dead letters itself, so no message is left behind in a dead cell.
+//! # Scheduling
+//! Who runs a cell is decided by the `SCHEDULED` bit of its [`Queues`]
+//! (the protocol, and why it loses no wake-up, is in `queues`): a sender
+//! that takes the bit submits the cell to its dispatcher; the worker hands
+//! it back only after finding no work, then looks again. Because only the
+//! holder of `SCHEDULED` runs the cell, the `inner` lock is never contended;
+//! it is there so that the actor's state is provably touched by one thread
+//! at a time without `unsafe`. The spawner takes `SCHEDULED` for a new cell
+//! (`schedule_start`), and its first activation runs `pre_start`.
 
 mod lifecycle;
+mod queues;
 mod run;
 
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-use spin::mutex::SpinMutex;
 
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
@@ -31,16 +26,15 @@ use crate::context::Context;
 use crate::dispatcher::Dispatcher;
 use crate::error::{SpawnError, TellError};
 use crate::event_stream::DeadLetterReason;
-use crate::mailbox::{Envelope, Mailbox, MailboxConfig};
+use crate::mailbox::{Envelope, MailboxConfig};
 use crate::path::{validate_name, ActorPath};
+use crate::sync::SpinMutex;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
 
 pub(crate) use lifecycle::Mode;
-
-const SCHEDULED: u8 = 1;
-const HAS_SYS: u8 = 2;
-const TERMINATED: u8 = 4;
+use queues::{Pushed, Queues};
+pub(crate) use run::panic_text;
 
 /// Incarnation ids, unique in the process (so refs of two systems in one
 /// process never compare equal), counted from a random start: a restarted
@@ -78,21 +72,13 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[derive(Default)]
-struct SystemQueue {
-    queue: VecDeque<SystemMsg>,
-    closed: bool,
-}
-
 pub(crate) struct ActorCell<A: Actor> {
-    state: AtomicU8,
     uid: u64,
     path: ActorPath,
     parent: Option<AnyRef>,
     system: ActorSystem,
     dispatcher: Dispatcher,
-    mailbox: Mailbox<A::Msg>,
-    system_queue: Mutex<SystemQueue>,
+    queues: Queues<A::Msg, SystemMsg>,
     pub(crate) children: Mutex<Children>,
     /// Only the holder of `SCHEDULED` locks this, so it is never contended:
     /// a spin lock, whose unlock is a plain store, is the cheapest safe way
@@ -126,14 +112,12 @@ impl<A: Actor> ActorCell<A> {
         props: Props<A>,
     ) -> Arc<Self> {
         let cell = Arc::new(ActorCell {
-            state: AtomicU8::new(0),
             uid: next_uid(),
             path,
             parent,
             system,
             dispatcher,
-            mailbox: Mailbox::new(props.mailbox),
-            system_queue: Mutex::new(SystemQueue::default()),
+            queues: Queues::new(props.mailbox),
             children: Mutex::new(Children::default()),
             inner: SpinMutex::new(None),
             batched: AtomicUsize::new(0),
@@ -156,7 +140,7 @@ impl<A: Actor> ActorCell<A> {
     /// Schedules the first activation, which runs `pre_start` (see
     /// `run`): no system message needed, so spawning allocates nothing for it.
     pub(crate) fn schedule_start(self: &Arc<Self>) {
-        if self.state.fetch_or(SCHEDULED, Ordering::AcqRel) & SCHEDULED == 0 {
+        if self.queues.try_schedule() {
             self.dispatcher.submit(self.clone());
         }
     }
@@ -255,30 +239,22 @@ impl<A: Actor> ActorCell<A> {
     /// Called by senders that find the cell terminated, and by the cell itself
     /// when it terminates.
     pub(super) fn drain_to_dead_letters(&self) {
-        while let Some(env) = self.mailbox.pop() {
+        while let Some(env) = self.queues.mailbox().pop() {
             self.dead_letter(env, DeadLetterReason::RecipientTerminated);
         }
     }
 
     /// Schedules the cell after a push if nobody is responsible for running
-    /// it yet. The plain load skips the read-modify-write while the actor is
-    /// scheduled anyway (the common case under load); it is safe because the
-    /// worker clears `SCHEDULED` *before* it locks the mailbox to look for
-    /// more work: either it sees our message, or we see the cleared bit.
+    /// it yet.
     #[inline]
     fn after_push(&self) -> Option<&Dispatcher> {
-        let now = self.state.load(Ordering::Acquire);
-        if now & (SCHEDULED | TERMINATED) == SCHEDULED {
-            return None;
-        }
-        let prev = self.state.fetch_or(SCHEDULED, Ordering::AcqRel);
-        if prev & TERMINATED != 0 {
-            self.drain_to_dead_letters();
-            None
-        } else if prev & SCHEDULED == 0 {
-            Some(&self.dispatcher)
-        } else {
-            None
+        match self.queues.after_push() {
+            Pushed::Running => None,
+            Pushed::Schedule => Some(&self.dispatcher),
+            Pushed::Terminated => {
+                self.drain_to_dead_letters();
+                None
+            }
         }
     }
 }
@@ -297,28 +273,25 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
     }
 
     fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher> {
-        let mut q = lock(&self.system_queue);
-        if q.closed {
-            drop(q);
-            lifecycle::answer_for_the_dead(self.uid, msg);
-            return None;
+        match self.queues.push_system(msg) {
+            Ok(schedule) => schedule.then_some(&self.dispatcher),
+            Err(msg) => {
+                lifecycle::answer_for_the_dead(self.uid, msg);
+                None
+            }
         }
-        q.queue.push_back(msg);
-        let prev = self.state.fetch_or(SCHEDULED | HAS_SYS, Ordering::AcqRel);
-        drop(q);
-        (prev & SCHEDULED == 0).then_some(&self.dispatcher)
     }
 
     fn is_terminated(&self) -> bool {
-        self.state.load(Ordering::Acquire) & TERMINATED != 0
+        self.queues.is_terminated()
     }
 
     fn mailbox_len(&self) -> usize {
-        self.mailbox.len() + self.batched.load(Ordering::Relaxed)
+        self.queues.mailbox().len() + self.batched.load(Ordering::Relaxed)
     }
 
     fn graceful_stop(&self) -> Option<&Dispatcher> {
-        if let Err(evicted) = self.mailbox.push(Envelope::Poison) {
+        if let Err(evicted) = self.queues.mailbox().push(Envelope::Poison) {
             self.dead_letter(evicted, DeadLetterReason::MailboxOverflow);
         }
         self.after_push()
@@ -340,7 +313,7 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
 impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
     #[inline]
     fn enqueue(&self, env: Envelope<A::Msg>) -> Option<&Dispatcher> {
-        if let Err(dropped) = self.mailbox.push(env) {
+        if let Err(dropped) = self.queues.mailbox().push(env) {
             self.dead_letter(dropped, DeadLetterReason::MailboxOverflow);
         }
         self.after_push()
@@ -350,10 +323,10 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
         if msgs.is_empty() {
             return None;
         }
-        if !self.mailbox.push_all(msgs) {
+        if !self.queues.mailbox().push_all(msgs) {
             // Bounded: each message meets the overflow rule on its own.
             for msg in msgs.drain(..) {
-                if let Err(dropped) = self.mailbox.push(Envelope::Msg(msg)) {
+                if let Err(dropped) = self.queues.mailbox().push(Envelope::Msg(msg)) {
                     self.dead_letter(dropped, DeadLetterReason::MailboxOverflow);
                 }
             }
@@ -365,7 +338,7 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
         if self.is_terminated() {
             return Err(TellError::Terminated(msg));
         }
-        match self.mailbox.try_push(Envelope::Msg(msg)) {
+        match self.queues.mailbox().try_push(Envelope::Msg(msg)) {
             Ok(()) => Ok(self.after_push()),
             Err(Envelope::Msg(msg)) => Err(TellError::Full(msg)),
             // try_push hands back the envelope it was given: a message.

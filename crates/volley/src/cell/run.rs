@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{ActorCell, Inner, Mode, HAS_SYS, SCHEDULED};
+use super::queues::HandBack;
+use super::{ActorCell, Inner, Mode};
 use crate::actor::{Actor, DeathPact, HandleResult};
 use crate::context::Context;
 use crate::dispatcher::Runnable;
@@ -27,12 +28,12 @@ impl<A: Actor> Runnable for ActorCell<A> {
         self.process_system(inner);
         let mut handled = 0;
         while inner.mode == Mode::Running && handled < throughput {
-            if self.state.load(Ordering::Acquire) & HAS_SYS != 0 {
+            if self.queues.has_system() {
                 self.process_system(inner);
                 continue;
             }
             if inner.batch.is_empty() {
-                self.mailbox.take_all(&mut inner.batch);
+                self.queues.mailbox().take_all(&mut inner.batch);
                 self.batched.store(inner.batch.len(), Ordering::Relaxed);
             }
             let Some(env) = inner.batch.pop_front() else {
@@ -64,25 +65,18 @@ impl<A: Actor> Runnable for ActorCell<A> {
 }
 
 impl<A: Actor> ActorCell<A> {
-    fn has_work(&self, accepting: bool) -> bool {
-        self.state.load(Ordering::Acquire) & HAS_SYS != 0 || (accepting && !self.mailbox.is_empty())
-    }
-
-    /// Keeps the cell scheduled while it has work; otherwise clears
-    /// `SCHEDULED` and looks once more, since a sender that pushed before the
-    /// clear saw the bit set and did not schedule.
+    /// Ends the activation (see `queues` for the protocol).
     fn hand_back(self: Arc<Self>, accepting: bool) {
-        if self.has_work(accepting) {
-            let d = self.dispatcher.clone();
-            d.submit_yielded(self);
-            return;
-        }
-        self.state.fetch_and(!SCHEDULED, Ordering::AcqRel);
-        if self.has_work(accepting)
-            && self.state.fetch_or(SCHEDULED, Ordering::AcqRel) & SCHEDULED == 0
-        {
-            let d = self.dispatcher.clone();
-            d.submit(self);
+        match self.queues.hand_back(accepting) {
+            HandBack::Idle => {}
+            HandBack::Yield => {
+                let d = self.dispatcher.clone();
+                d.submit_yielded(self);
+            }
+            HandBack::Reacquired => {
+                let d = self.dispatcher.clone();
+                d.submit(self);
+            }
         }
     }
 
@@ -104,23 +98,28 @@ impl<A: Actor> ActorCell<A> {
                 return;
             }
         };
-        let kept = A::keep_for_restart(&msg);
-        self.call(inner, kept, |actor, ctx| actor.handle(ctx, msg));
+        // `keep_for_restart` is user code too: it runs under the handler's
+        // `catch_unwind` rather than one of its own, so it costs nothing.
+        self.call(inner, |actor, ctx, kept| {
+            *kept = A::keep_for_restart(&msg);
+            actor.handle(ctx, msg)
+        });
     }
 
     /// Runs a fallible callback on the actor; a returned error or a panic
-    /// becomes a failure for the supervisor.
+    /// becomes a failure for the supervisor. What the callback leaves in its
+    /// third argument is kept for `pre_restart` (see `keep_for_restart`).
     pub(super) fn call(
         &self,
         inner: &mut Inner<A>,
-        kept: Option<A::Msg>,
-        f: impl FnOnce(&mut A, &mut Context<A>) -> HandleResult,
+        f: impl FnOnce(&mut A, &mut Context<A>, &mut Option<A::Msg>) -> HandleResult,
     ) {
         let Some(actor) = inner.actor.as_mut() else {
             return;
         };
         let ctx = &mut inner.ctx;
-        let outcome = catch_unwind(AssertUnwindSafe(|| f(actor, ctx)));
+        let mut kept = None;
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(actor, ctx, &mut kept)));
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -136,7 +135,10 @@ impl<A: Actor> ActorCell<A> {
     }
 
     /// Runs an infallible callback (`post_stop`, `pre_restart`), logging a
-    /// panic instead of escalating it: the actor is going away anyway.
+    /// panic instead of escalating it: the actor is going away anyway, and
+    /// Akka does the same (an exception in `preRestart` is published as an
+    /// error and the restart goes on; one in `postStop` is published and the
+    /// stop goes on).
     pub(super) fn call_quietly(
         &self,
         inner: &mut Inner<A>,
@@ -159,7 +161,8 @@ impl<A: Actor> ActorCell<A> {
     }
 }
 
-pub(super) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic, for logs and failures.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -12,19 +12,24 @@
 //! Sleeping follows the classic protocol: a worker that finds nothing spins a
 //! little, then registers as idle, re-checks every queue, and parks. A
 //! submitter pushes, then (after a SeqCst fence) looks at the idle count, so
-//! either the sleeper sees the task or the submitter sees the sleeper.
+//! either the sleeper sees the task or the submitter sees the sleeper. That
+//! protocol is the one job of [`parking::Parking`], which is model-checked
+//! with loom; the deques around it are crossbeam's and are not.
+
+mod parking;
 
 use std::cell::RefCell;
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::batch_end;
 use crate::settings::DispatcherSettings;
+use crate::sync::Parker;
+use parking::Parking;
 
 /// Something the pool can run: an actor cell with work to do.
 pub(crate) trait Runnable: Send + Sync + 'static {
@@ -86,9 +91,7 @@ struct Shared {
     idle_spin: Option<Duration>,
     injector: Injector<Task>,
     stealers: Vec<Stealer<Task>>,
-    unparkers: Vec<Unparker>,
-    idle: Mutex<Vec<usize>>,
-    sleeping: AtomicUsize,
+    parking: Parking,
     shutdown: AtomicBool,
     /// Kept so the threads are not detached silently; they exit on shutdown.
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -114,9 +117,7 @@ impl Dispatcher {
                 .then(|| Duration::from_micros(settings.idle_spin_us)),
             injector: Injector::new(),
             stealers: workers.iter().map(Worker::stealer).collect(),
-            unparkers: parkers.iter().map(|p| p.unparker().clone()).collect(),
-            idle: Mutex::new(Vec::with_capacity(threads)),
-            sleeping: AtomicUsize::new(0),
+            parking: Parking::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
             shutdown: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
         });
@@ -190,10 +191,10 @@ impl Dispatcher {
         });
         match outcome {
             Ok(false) => {}
-            Ok(true) => shared.notify_one(),
+            Ok(true) => shared.parking.notify_one(),
             Err(task) => {
                 shared.injector.push(task);
-                shared.notify_one();
+                shared.parking.notify_one();
             }
         }
     }
@@ -201,32 +202,11 @@ impl Dispatcher {
     /// Stops the workers once their queues are empty; does not wait for them.
     pub(crate) fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::SeqCst);
-        for u in &self.shared.unparkers {
-            u.unpark();
-        }
+        self.shared.parking.unpark_all();
     }
 }
 
 impl Shared {
-    #[inline]
-    fn notify_one(&self) {
-        fence(Ordering::SeqCst);
-        if self.sleeping.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let woken = {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            let w = idle.pop();
-            if w.is_some() {
-                self.sleeping.fetch_sub(1, Ordering::SeqCst);
-            }
-            w
-        };
-        if let Some(index) = woken {
-            self.unparkers[index].unpark();
-        }
-    }
-
     fn find_task(&self, index: usize, local: &Worker<Task>, tick: u32) -> Option<Task> {
         // Now and then look at the shared queue first: a busy actor that keeps
         // rescheduling itself locally must not starve outside submissions.
@@ -261,19 +241,6 @@ impl Shared {
 
     fn has_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
-    }
-
-    /// Takes `index` off the idle list; false if a notifier already did (its
-    /// unpark token is then pending, and the next park returns at once).
-    fn leave_idle(&self, index: usize) -> bool {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pos) = idle.iter().position(|&i| i == index) {
-            idle.swap_remove(pos);
-            self.sleeping.fetch_sub(1, Ordering::SeqCst);
-            true
-        } else {
-            false
-        }
     }
 }
 
@@ -330,19 +297,9 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
         if shared.shutdown.load(Ordering::SeqCst) {
             break;
         }
-        {
-            let mut idle = shared.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.push(index);
-            shared.sleeping.fetch_add(1, Ordering::SeqCst);
-        }
-        fence(Ordering::SeqCst);
-        if shared.has_work() || shared.shutdown.load(Ordering::SeqCst) {
-            shared.leave_idle(index);
-            continue;
-        }
-        parker.park();
-        // A timed-out or spurious wake-up leaves us on the list.
-        shared.leave_idle(index);
+        shared.parking.sleep(index, &parker, || {
+            shared.has_work() || shared.shutdown.load(Ordering::SeqCst)
+        });
     }
     batch_end::run_pending();
     // Drop anything still queued here (cells are reference counted; dropping
