@@ -98,7 +98,7 @@ fn once(target: &Target, counters: &Counters, n: u64) -> crate::Result<Throughpu
                         Target::Direct(refs) => refs[((i as usize) + s) % refs.len()].tell(i),
                     }
                     sent_here += 1;
-                    if sent_here.is_multiple_of(65_536) {
+                    if sent_here % 65_536 == 0 {
                         // Bound the queues: wait while too much is
                         // outstanding (counted against all senders).
                         let deadline = Instant::now() + Duration::from_secs(60);

@@ -13,10 +13,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
-use crate::cell::{lock, next_uid};
+use crate::cell::next_uid;
 use crate::dispatcher::{Dispatcher, Runnable};
 use crate::error::TellError;
 use crate::event_stream::DeadLetterReason;
+use crate::locks::lock;
 use crate::mailbox::Envelope;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;

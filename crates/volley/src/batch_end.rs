@@ -33,9 +33,8 @@ pub trait BatchEnd: Send + Sync + 'static {
 /// At most this many activations run between a deferral and its hook, so a
 /// worker that never runs dry still flushes regularly, and the next node
 /// can start on the first messages while this worker produces the rest.
-/// Measured with remote ping-pong (10 clients, 200 000 round trips each,
-/// medians of 3, two rounds): 1 → 6.1–6.5 M msgs/s, 2 → 5.6–8.0 M,
-/// 4 → 9.1–10.9 M, 8 → 7.4–8.5 M, 16 → 7.6–7.7 M.
+/// Picked by sweeping 1 to 16 with 10-client remote ping-pong (the
+/// changelog in docs/benchmarks-remote.md has the figures).
 pub const FLUSH_EVERY_ACTIVATIONS: u32 = 4;
 
 thread_local! {

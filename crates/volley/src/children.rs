@@ -165,7 +165,7 @@ impl Children {
 /// Stops `child` if it is in `children`: marks it, then sends `Stop`
 /// outside the lock. False if it is not a child.
 pub(crate) fn stop_child(children: &std::sync::Mutex<Children>, child: &AnyRef) -> bool {
-    let marked = crate::cell::lock(children).mark_stopping(child);
+    let marked = crate::locks::lock(children).mark_stopping(child);
     if marked {
         child.send_system(crate::system_msg::SystemMsg::Stop);
     }

@@ -8,8 +8,9 @@ use std::time::Duration;
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
 use crate::ask::AskError;
-use crate::cell::{lock, ActorCell};
+use crate::cell::ActorCell;
 use crate::error::SpawnError;
+use crate::locks::lock;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
@@ -24,8 +25,8 @@ pub(crate) struct Watched<M> {
 }
 
 /// Death-watch and timer state, allocated the first time an actor uses
-/// either: most actors never do, and keeping it out of line saves about 150
-/// bytes per actor (the spawn benchmark counts them).
+/// either: most actors never do, and keeping it out of line keeps every
+/// actor smaller (the spawn benchmark counts the bytes).
 pub(crate) struct Rare<M> {
     /// Actors this one watches.
     pub(crate) watching: HashMap<u64, Watched<M>>,

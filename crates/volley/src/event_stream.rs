@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::RwLock;
 
 use crate::actor_ref::ActorRef;
+use crate::locks::{read, write};
 
 /// A message that could not be delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +71,7 @@ impl EventStream {
     /// Delivers every later event of type `E` to `subscriber` until it
     /// unsubscribes or terminates.
     pub fn subscribe<E: Clone + Send + 'static>(&self, subscriber: ActorRef<E>) {
-        let mut subs = self.subscribers.write().unwrap_or_else(|e| e.into_inner());
+        let mut subs = write(&self.subscribers);
         let list = subs.entry(TypeId::of::<E>()).or_default();
         if !list
             .iter()
@@ -83,7 +84,7 @@ impl EventStream {
 
     /// Stops delivering `E` to `subscriber`; true if it was subscribed.
     pub fn unsubscribe<E: Clone + Send + 'static>(&self, subscriber: &ActorRef<E>) -> bool {
-        let mut subs = self.subscribers.write().unwrap_or_else(|e| e.into_inner());
+        let mut subs = write(&self.subscribers);
         let Some(list) = subs.get_mut(&TypeId::of::<E>()) else {
             return false;
         };
@@ -102,7 +103,7 @@ impl EventStream {
         }
         let mut stale = false;
         {
-            let subs = self.subscribers.read().unwrap_or_else(|e| e.into_inner());
+            let subs = read(&self.subscribers);
             let Some(list) = subs.get(&TypeId::of::<E>()) else {
                 return;
             };
@@ -117,7 +118,7 @@ impl EventStream {
             }
         }
         if stale {
-            let mut subs = self.subscribers.write().unwrap_or_else(|e| e.into_inner());
+            let mut subs = write(&self.subscribers);
             if let Some(list) = subs.get_mut(&TypeId::of::<E>()) {
                 let before = list.len();
                 list.retain(|s| {
@@ -132,10 +133,7 @@ impl EventStream {
     /// True when anyone subscribes to `E`.
     pub fn has_subscribers<E: 'static>(&self) -> bool {
         self.count.load(Ordering::Relaxed) > 0
-            && self
-                .subscribers
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
+            && read(&self.subscribers)
                 .get(&TypeId::of::<E>())
                 .is_some_and(|l| !l.is_empty())
     }

@@ -53,6 +53,7 @@ mod context;
 mod dispatcher;
 mod error;
 mod event_stream;
+mod locks;
 mod mailbox;
 mod path;
 pub mod remote;

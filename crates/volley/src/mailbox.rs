@@ -1,18 +1,18 @@
 //! Mailboxes: the user-message queue of one actor.
 //!
-//! A mailbox is a `VecDeque` behind a mutex that the consumer empties in one
-//! swap per activation. We measured crossbeam's lock-free `SegQueue` first
-//! (docs/benchmarks.md): in a ping-pong profile 70% of the time went to its
-//! push and pop, about five atomic read-modify-writes per message, and its
-//! cache-padded head and tail cost 256 bytes per idle actor. Here a `tell` is
-//! one uncontended lock and unlock, the consumer pays one lock per *batch*,
-//! the two deques are swapped rather than reallocated (no allocation in the
-//! steady state), and an idle mailbox is 40 bytes. The critical sections are
-//! a handful of instructions; a sender never waits for the receiver to
-//! handle anything.
+//! A mailbox is a `VecDeque` behind a spin lock that the consumer empties in
+//! one swap per activation. crossbeam's lock-free `SegQueue` was measured
+//! first (docs/benchmarks.md): it costs several atomic read-modify-writes
+//! per message and a cache-padded head and tail per idle actor. Here a
+//! `tell` is one uncontended lock and unlock, the consumer pays one lock per
+//! *batch*, the two deques are swapped rather than reallocated (no
+//! allocation in the steady state), and an idle mailbox is small. The
+//! critical sections are a handful of instructions; a sender never waits
+//! for the receiver to handle anything.
 //!
-//! System messages have a queue of their own in the cell (see `cell`), so
-//! they overtake user messages.
+//! System messages have a queue of their own in the cell (see `cell`) and
+//! are handled before user messages; a `Terminated` for a watcher is queued
+//! here, behind the user messages already sent.
 
 use std::collections::VecDeque;
 

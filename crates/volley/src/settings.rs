@@ -248,16 +248,13 @@ impl Settings {
                 reason: "is a core settings key and cannot be an extension section",
             });
         }
-        SECTIONS
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name);
+        crate::locks::write(&SECTIONS).insert(name);
         Ok(())
     }
 
     /// Checks ranges that the types alone do not.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        let registered = SECTIONS.read().unwrap_or_else(|e| e.into_inner());
+        let registered = crate::locks::read(&SECTIONS);
         if let Some(key) = self
             .extensions
             .keys()

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use crate::actor::{Actor, HandleResult, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
-use crate::cell::{lock, ActorCell};
+use crate::cell::ActorCell;
 use crate::context::Context;
 use crate::dispatcher::Dispatcher;
 use crate::error::SpawnError;
 use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
+use crate::locks::lock;
 use crate::path::{parse_elements, validate_name, ActorPath, PathError};
 use crate::remote::LogLimiter;
 use crate::settings::{Settings, SettingsError};

@@ -10,12 +10,13 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::{lock, panic_text, ActorCell, Inner};
+use super::{panic_text, ActorCell, Inner};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
 use crate::context::Rare;
 use crate::error::{Failure, FailureKind};
 use crate::event_stream::{DeadLetterReason, LifecycleEvent, LifecycleKind};
+use crate::locks::lock;
 use crate::mailbox::Envelope;
 use crate::supervision::Directive;
 use crate::system_msg::SystemMsg;

@@ -17,7 +17,9 @@ mod run;
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use crate::locks::lock;
 
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
@@ -47,29 +49,14 @@ static NEXT_UID: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn next_uid() -> u64 {
     if NEXT_UID.load(Ordering::Relaxed) == 0 {
         // First use in the process: whoever wins sets the random start.
-        let _ = NEXT_UID.compare_exchange(0, random_start(), Ordering::Relaxed, Ordering::Relaxed);
+        let _ = NEXT_UID.compare_exchange(
+            0,
+            (crate::remote::random_uid() >> 2).max(1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
     NEXT_UID.fetch_add(1, Ordering::Relaxed)
-}
-
-/// A random number in `[1, 2^62)`, from the standard library's randomly
-/// seeded hasher (no dependency for eight random bytes).
-fn random_start() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64),
-    );
-    h.write_u32(std::process::id());
-    (h.finish() >> 2).max(1)
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic inside a handler is caught before it can poison anything; if
-    // one ever does, the data is still consistent enough to shut down.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub(crate) struct ActorCell<A: Actor> {

@@ -43,18 +43,17 @@ pub(crate) type Task = Arc<dyn Runnable>;
 /// Spins between looks at the clock while idle; with
 /// `idle_spin_us = 0` a worker parks after this many. A ping-pong partner
 /// usually answers within a few microseconds, and a park/unpark pair costs
-/// two system calls; on a VM, waking a halted CPU costs tens of
-/// microseconds more, which is why the default spins longer (see
+/// two system calls; on a VM, waking a halted CPU is slower still, which is
+/// why the default spins longer (see
 /// `DispatcherSettings::idle_spin_us`).
 const SPINS_BEFORE_PARK: u32 = 64;
 
 /// An idle spinner yields its CPU every this many spins (each spin is a look
 /// at the queues, well under a microsecond). With more threads than cores a
 /// spinner holds a CPU that a woken I/O thread or a preempted sender needs;
-/// yielding often hands it over within microseconds. Measured against one
-/// yield per 64 spins (docs/benchmarks-remote.md): remote-latency p99 at
-/// 10 K/s offered 152–547 µs against 602–1417 µs, remote-pingpong with one
-/// client 3.0–3.7 M against 2.1–2.3 M msgs/s, 10–30 clients within noise.
+/// yielding often hands it over soon. Chosen against one yield per 64
+/// spins by remote-latency and one-client remote-pingpong (the changelog in
+/// docs/benchmarks-remote.md has the figures).
 const SPINS_PER_YIELD: u32 = 8;
 
 /// How often (in tasks run) a worker looks at the shared queue before its
@@ -80,10 +79,10 @@ const MAX_NEXT_IN_A_ROW: u32 = 16;
 /// A named pool of worker threads; cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Dispatcher {
-    shared: Arc<Shared>,
+    pool: Arc<Pool>,
 }
 
-struct Shared {
+struct Pool {
     id: usize,
     name: String,
     throughput: usize,
@@ -108,7 +107,7 @@ impl Dispatcher {
         let threads = settings.effective_threads();
         let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
         let parkers: Vec<Parker> = (0..threads).map(|_| Parker::new()).collect();
-        let shared = Arc::new(Shared {
+        let pool = Arc::new(Pool {
             id: NEXT_DISPATCHER_ID.fetch_add(1, Ordering::Relaxed),
             name: name.to_string(),
             throughput: settings.throughput.max(1),
@@ -123,32 +122,32 @@ impl Dispatcher {
         });
         let mut handles = Vec::with_capacity(threads);
         for (index, (worker, parker)) in workers.into_iter().zip(parkers).enumerate() {
-            let shared2 = shared.clone();
+            let pool2 = pool.clone();
             let runtime = runtime.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("volley-{name}-{index}"))
                 .spawn(move || {
                     let _context = runtime.as_ref().map(|rt| rt.enter());
-                    worker_main(shared2, index, worker, parker)
+                    worker_main(pool2, index, worker, parker)
                 })?;
             handles.push(handle);
         }
-        *shared.threads.lock().unwrap_or_else(|e| e.into_inner()) = handles;
-        Ok(Dispatcher { shared })
+        *crate::locks::lock(&pool.threads) = handles;
+        Ok(Dispatcher { pool })
     }
 
     pub(crate) fn name(&self) -> &str {
-        &self.shared.name
+        &self.pool.name
     }
 
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
-        self.shared.throughput
+        self.pool.throughput
     }
 
     #[inline]
     pub(crate) fn deadline(&self) -> Option<Duration> {
-        self.shared.deadline
+        self.pool.deadline
     }
 
     /// Queues a newly woken task: in the current worker's `NEXT` slot when
@@ -168,11 +167,11 @@ impl Dispatcher {
 
     #[inline]
     fn submit_inner(&self, task: Task, next: bool) {
-        let shared = &*self.shared;
+        let pool = &*self.pool;
         // The task moves through every branch: cloning an `Arc` here would
         // cost two atomic operations per wake-up.
         let outcome = LOCAL.with_borrow(|local| match local {
-            Some((id, worker)) if *id == shared.id => {
+            Some((id, worker)) if *id == pool.id => {
                 let displaced = if next {
                     NEXT.with_borrow_mut(|slot| slot.replace(task))
                 } else {
@@ -191,22 +190,22 @@ impl Dispatcher {
         });
         match outcome {
             Ok(false) => {}
-            Ok(true) => shared.parking.notify_one(),
+            Ok(true) => pool.parking.notify_one(),
             Err(task) => {
-                shared.injector.push(task);
-                shared.parking.notify_one();
+                pool.injector.push(task);
+                pool.parking.notify_one();
             }
         }
     }
 
     /// Stops the workers once their queues are empty; does not wait for them.
     pub(crate) fn shutdown(&self) {
-        self.shared.shutdown.store(true, Ordering::SeqCst);
-        self.shared.parking.unpark_all();
+        self.pool.shutdown.store(true, Ordering::SeqCst);
+        self.pool.parking.unpark_all();
     }
 }
 
-impl Shared {
+impl Pool {
     fn find_task(&self, index: usize, local: &Worker<Task>, tick: u32) -> Option<Task> {
         // Now and then look at the shared queue first: a busy actor that keeps
         // rescheduling itself locally must not starve outside submissions.
@@ -244,8 +243,8 @@ impl Shared {
     }
 }
 
-fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: Parker) {
-    LOCAL.with_borrow_mut(|l| *l = Some((shared.id, worker)));
+fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Parker) {
+    LOCAL.with_borrow_mut(|l| *l = Some((pool.id, worker)));
     batch_end::enter_worker();
     let run_local = |f: &mut dyn FnMut(&Worker<Task>) -> Option<Task>| {
         LOCAL.with_borrow(|l| f(&l.as_ref().expect("worker queue installed").1))
@@ -267,14 +266,14 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
             });
         }
         next_in_a_row = 0;
-        if let Some(task) = run_local(&mut |w| shared.find_task(index, w, tick)) {
+        if let Some(task) = run_local(&mut |w| pool.find_task(index, w, tick)) {
             task.run();
             batch_end::after_activation();
             continue;
         }
         // Out of work: what the batch postponed (socket writes) goes now.
         batch_end::run_pending();
-        let spin_until = shared.idle_spin.map(|d| std::time::Instant::now() + d);
+        let spin_until = pool.idle_spin.map(|d| std::time::Instant::now() + d);
         let mut spin: u32 = 0;
         loop {
             spin += 1;
@@ -283,7 +282,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
             } else {
                 std::hint::spin_loop();
             }
-            if let Some(task) = run_local(&mut |w| shared.find_task(index, w, 1)) {
+            if let Some(task) = run_local(&mut |w| pool.find_task(index, w, 1)) {
                 task.run();
                 batch_end::after_activation();
                 continue 'outer;
@@ -294,11 +293,11 @@ fn worker_main(shared: Arc<Shared>, index: usize, worker: Worker<Task>, parker: 
                 break;
             }
         }
-        if shared.shutdown.load(Ordering::SeqCst) {
+        if pool.shutdown.load(Ordering::SeqCst) {
             break;
         }
-        shared.parking.sleep(index, &parker, || {
-            shared.has_work() || shared.shutdown.load(Ordering::SeqCst)
+        pool.parking.sleep(index, &parker, || {
+            pool.has_work() || pool.shutdown.load(Ordering::SeqCst)
         });
     }
     batch_end::run_pending();

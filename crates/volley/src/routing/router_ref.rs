@@ -11,7 +11,7 @@ use super::router_actor::RouterMsg;
 use super::shared::RouterShared;
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
 use crate::ask::{AskError, ReplyTo};
-use crate::cell::lock;
+use crate::locks::lock;
 use crate::path::ActorPath;
 
 /// A handle to a router: routes messages of `M` to its routees and manages

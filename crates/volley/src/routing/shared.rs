@@ -27,6 +27,7 @@ use std::sync::{Arc, RwLock};
 use super::logic::{Routees, RoutingLogic};
 use crate::actor_ref::ActorRef;
 use crate::cell::next_uid;
+use crate::locks::{read, write};
 
 const CACHE_SLOTS: usize = 8;
 
@@ -69,16 +70,13 @@ impl<M: Send + 'static> RouterShared<M> {
 
     /// The current snapshot (takes the read lock; not for the per-message path).
     pub(crate) fn current(&self) -> Arc<Routees<M>> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.current).clone()
     }
 
     /// Replaces the routee list. Called by the router actor only.
     pub(crate) fn publish(&self, refs: Vec<ActorRef<M>>) {
         let snapshot = Arc::new(Routees::new(refs, &*self.logic, true));
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = snapshot;
+        *write(&self.current) = snapshot;
         self.generation.fetch_add(1, Ordering::Release);
     }
 
