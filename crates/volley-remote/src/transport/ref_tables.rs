@@ -37,12 +37,14 @@ pub(crate) fn install_codec() -> Result<(), codec::CodecConflict> {
     codec::install(REF_CODEC)
 }
 
+#[inline]
 fn encode_in_scope(actor: &RefToEncode<'_>) -> Option<u32> {
     EXPORT
         .is_set()
         .then(|| EXPORT.with(|t| t.borrow_mut().export_at(actor.key(), || actor.to_any())))
 }
 
+#[inline]
 fn decode_in_scope(id: u32, found: &mut dyn FnMut(Option<&ImportedRef>)) -> bool {
     if !IMPORT.is_set() {
         return false;
@@ -98,6 +100,7 @@ impl ExportTable {
 
     /// `export` for a target known by identity, building the handle only on
     /// a cache miss (saves two reference-count operations per message).
+    #[inline]
     fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> u32 {
         let slot = slot_of(key);
         let (cached, id) = self.recent[slot];

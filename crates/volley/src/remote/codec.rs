@@ -70,6 +70,7 @@ pub struct RefToEncode<'a> {
 
 impl RefToEncode<'_> {
     /// Identity of the target object, for a cache in front of the table.
+    #[inline]
     pub fn key(&self) -> TargetKey {
         self.key
     }
@@ -105,6 +106,7 @@ impl ImportedRef {
 
     /// The handle typed for protocol `M`; `None` if the actor's protocol is
     /// not `M`.
+    #[inline]
     pub fn typed<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
         let cached = self
             .typed
@@ -117,6 +119,7 @@ impl ImportedRef {
 
     /// Like [`ImportedRef::typed`], but borrowed from the cache; `None` also
     /// when the cache holds another protocol (then use `typed`).
+    #[inline]
     pub fn typed_ref<M: Send + 'static>(&self) -> Option<&ActorRef<M>> {
         self.typed
             .get_or_init(|| Box::new(self.actor.downcast::<M>()))
@@ -126,6 +129,7 @@ impl ImportedRef {
 }
 
 impl<M: Send + 'static> Serialize for ActorRef<M> {
+    #[inline]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let actor = RefToEncode {
             key: self.target_key(),
@@ -141,6 +145,7 @@ impl<M: Send + 'static> Serialize for ActorRef<M> {
 }
 
 impl<'de, M: Send + 'static> Deserialize<'de> for ActorRef<M> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let id = u32::deserialize(deserializer)?;
         let mut typed = None;
