@@ -10,7 +10,7 @@
 //! steady state allocates nothing.
 //!
 //! Who may write, and how appended bytes always reach a writer, is the write
-//! token protocol in `lane/token.rs`.
+//! token protocol in `lane/token.rs`; `lane/loom_model.rs` model-checks it.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -34,6 +34,9 @@ use crate::wire::{
 };
 
 mod token;
+
+#[cfg(all(test, volley_remote_loom))]
+mod loom_model;
 
 pub(crate) use token::LaneConnection;
 
