@@ -2,8 +2,10 @@
 //! senders, dispatcher-thread flushes and the writer task, run on the
 //! production lane code with a connection that writes to memory.
 //!
-//! Run with `RUSTFLAGS="--cfg volley_remote_loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p volley-remote --release --lib loom` (`.ci/run` does).
+//! Run with `RUSTFLAGS="--cfg volley_remote_loom" cargo test -p
+//! volley-remote --lib loom` (`.ci/run` does, in `target/loom`). The models
+//! are small enough to explore every interleaving; should one grow past
+//! that, bound it with `LOOM_MAX_PREEMPTIONS=2` or 3.
 //!
 //! Each model ends the way a quiet lane does: every thread has finished, the
 //! dispatcher threads have run what they deferred at the end of their batch,
