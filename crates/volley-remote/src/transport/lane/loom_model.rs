@@ -202,22 +202,44 @@ fn check_quiet(lane: &ModelLane, senders: &[&[u8]]) {
     }
 }
 
-/// A dispatcher thread's flush and the writer task, woken by a sender off
-/// the dispatcher, compete for the token.
-#[test]
-fn loom_dispatcher_flush_and_writer_task_compete() {
-    loom::model(|| {
-        let lane = connected_lane(0);
+/// Joins the model's threads, then checks the lane once it is quiet.
+fn join_and_check<const N: usize>(
+    lane: &ModelLane,
+    threads: [thread::JoinHandle<()>; N],
+    senders: &[&[u8]],
+) {
+    for t in threads {
+        t.join().unwrap();
+    }
+    check_quiet(lane, senders);
+}
+
+/// A dispatcher thread and a task send while the writer task runs; the
+/// socket is full for the first `stalls` writes.
+fn dispatcher_and_task_with_the_writer_task(stalls: usize) {
+    loom::model(move || {
+        let lane = connected_lane(stalls);
         let threads = [
             dispatcher(&lane, &[0x10, 0x11]),
             task(&lane, &[0x20]),
             writer_task(&lane, 2),
         ];
-        for t in threads {
-            t.join().unwrap();
-        }
-        check_quiet(&lane, &[&[0x10, 0x11], &[0x20]]);
+        join_and_check(&lane, threads, &[&[0x10, 0x11], &[0x20]]);
     });
+}
+
+/// A dispatcher thread's flush and the writer task, woken by a sender off
+/// the dispatcher, compete for the token.
+#[test]
+fn loom_dispatcher_flush_and_writer_task_compete() {
+    dispatcher_and_task_with_the_writer_task(0);
+}
+
+/// A dispatcher thread finds the socket full and hands the token to the
+/// writer task while another sender appends.
+#[test]
+fn loom_hand_off_to_the_writer_task_during_an_append() {
+    dispatcher_and_task_with_the_writer_task(1);
 }
 
 /// Senders on and off a dispatcher thread append while the writer task
@@ -232,28 +254,7 @@ fn loom_append_while_the_writer_task_parks() {
             dispatcher(&lane, &[0x10, 0x11]),
             task(&lane, &[0x20]),
         ];
-        for t in threads {
-            t.join().unwrap();
-        }
-        check_quiet(&lane, &[&[0x00], &[0x10, 0x11], &[0x20]]);
-    });
-}
-
-/// A dispatcher thread finds the socket full and hands the token to the
-/// writer task while another sender appends.
-#[test]
-fn loom_hand_off_to_the_writer_task_during_an_append() {
-    loom::model(|| {
-        let lane = connected_lane(1);
-        let threads = [
-            dispatcher(&lane, &[0x10, 0x11]),
-            task(&lane, &[0x20]),
-            writer_task(&lane, 2),
-        ];
-        for t in threads {
-            t.join().unwrap();
-        }
-        check_quiet(&lane, &[&[0x10, 0x11], &[0x20]]);
+        join_and_check(&lane, threads, &[&[0x00], &[0x10, 0x11], &[0x20]]);
     });
 }
 
@@ -274,9 +275,7 @@ fn loom_two_dispatcher_threads_share_a_flush() {
             })
         };
         let second = dispatcher(&lane, &[0x20]);
-        first.join().unwrap();
-        second.join().unwrap();
-        check_quiet(&lane, &[&[0x10, 0x11], &[0x20]]);
+        join_and_check(&lane, [first, second], &[&[0x10, 0x11], &[0x20]]);
     });
 }
 
@@ -291,8 +290,6 @@ fn loom_append_while_the_writer_task_connects() {
             let lane = lane.clone();
             thread::spawn(move || write_until_parked(&lane, MemConn::new(0)))
         };
-        sender.join().unwrap();
-        connect.join().unwrap();
-        check_quiet(&lane, &[&[0x10, 0x11]]);
+        join_and_check(&lane, [sender, connect], &[&[0x10, 0x11]]);
     });
 }
