@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod serialization;
+mod sync;
 pub mod transport;
 pub mod wire;
 

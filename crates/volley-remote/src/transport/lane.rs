@@ -8,17 +8,16 @@
 //! lone message goes out as soon as the connection is free, so light load
 //! keeps its latency. The buffers are swapped, never reallocated, so the
 //! steady state allocates nothing.
+//!
+//! Who may write, and how appended bytes always reach a writer, is the write
+//! token protocol in `lane/token.rs`; `lane/loom_model.rs` model-checks it.
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use spin::mutex::{SpinMutex, SpinMutexGuard};
-use spin::relax::Yield;
 use tokio::sync::Notify;
-use volley::batch_end::{self, BatchEnd};
 use volley::remote::{RemoteRef, RemoteSendError};
 use volley::DeadLetterReason;
 
@@ -28,19 +27,29 @@ use super::registry::OutboundType;
 use super::reply_handles::is_local_reply_handle;
 use super::route::RouteHint;
 use super::writer::Connection;
+use crate::sync::{self, AtomicBool, Ordering, SpinLock};
 use crate::wire::{
     Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId,
     ReplyHandleDeclaration,
 };
 
-pub(crate) struct OutboundLane {
+mod token;
+
+#[cfg(all(test, volley_remote_loom))]
+mod loom_model;
+
+pub(crate) use token::LaneConnection;
+
+/// Generic over the connection only for the loom models: the transport
+/// always uses the default.
+pub(crate) struct OutboundLane<C = Connection> {
     pub(crate) lane: Lane,
     pub(crate) remote: Address,
     encoder: Encoder,
     /// A spin lock, as for mailboxes: senders hold it for one encode, and
     /// its unlock is a plain store.
-    state: SpinMutex<LaneState, Yield>,
-    pub(crate) wake_writer: Notify,
+    state: SpinLock<LaneState<C>>,
+    pub(crate) wake_writer: sync::Notify,
     room: Notify,
     max_pending_bytes: usize,
     full: AtomicBool,
@@ -54,7 +63,7 @@ pub(crate) struct OutboundLane {
     direct_flush: bool,
 }
 
-struct LaneState {
+struct LaneState<C> {
     buf: BytesMut,
     frames: usize,
     exports: RefCell<ExportTable>,
@@ -64,20 +73,16 @@ struct LaneState {
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
     /// while the writer task (re)connects.
-    idle: Option<Connection>,
+    idle: Option<C>,
     /// A connection a dispatcher thread could not finish (socket full) or
     /// whose write failed: the writer task carries on with it.
-    handoff: Option<Connection>,
+    handoff: Option<C>,
 }
 
 /// A message too big for this lane: try the large one.
 pub(crate) struct TooBigForLane(pub(crate) usize);
 
-fn lock(m: &SpinMutex<LaneState, Yield>) -> SpinMutexGuard<'_, LaneState> {
-    m.lock()
-}
-
-impl OutboundLane {
+impl<C: LaneConnection> OutboundLane<C> {
     pub(crate) fn new(
         lane: Lane,
         remote: Address,
@@ -88,7 +93,7 @@ impl OutboundLane {
             lane,
             remote,
             encoder: Encoder::new(max_frame),
-            state: SpinMutex::new(LaneState {
+            state: SpinLock::new(LaneState {
                 buf: BytesMut::with_capacity(64 * 1024),
                 frames: 0,
                 exports: RefCell::new(ExportTable::new()),
@@ -96,7 +101,7 @@ impl OutboundLane {
                 idle: None,
                 handoff: None,
             }),
-            wake_writer: Notify::new(),
+            wake_writer: sync::Notify::new(),
             room: Notify::new(),
             max_pending_bytes: batching.max_pending_bytes,
             full: AtomicBool::new(false),
@@ -134,7 +139,7 @@ impl OutboundLane {
         ty: OutboundType,
         msg: &(dyn Any + Send),
     ) -> Result<Result<(), TooBigForLane>, RemoteSendError> {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock();
         if st.buf.len() >= self.max_pending_bytes {
             self.full.store(true, Ordering::Relaxed);
             return Err(RemoteSendError::QueueFull(self.remote.to_string()));
@@ -156,11 +161,7 @@ impl OutboundLane {
                         (ty.encode)(msg, b)
                     })
             });
-            let kick = was_empty && st.idle.is_some() && !st.buf.is_empty();
-            drop(st);
-            if kick {
-                self.kick(true);
-            }
+            self.unlock_and_kick(st, was_empty, true);
             return outcome;
         }
         // The recipient's id on this connection, cached in the route: the
@@ -181,111 +182,27 @@ impl OutboundLane {
             self.encoder
                 .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
         });
-        let kick = was_empty && st.idle.is_some() && !st.buf.is_empty();
-        drop(st);
-        if kick {
-            self.kick(true);
-        }
+        self.unlock_and_kick(st, was_empty, true);
         outcome
     }
 
     /// Queues a control PDU (spawn requests and responses).
     pub(crate) fn send_pdu(self: &Arc<Self>, pdu: &Pdu<'_>) -> Result<(), RemoteSendError> {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock();
         let was_empty = st.buf.is_empty();
         let LaneState { buf, frames, .. } = &mut *st;
         self.encoder
             .encode(pdu, buf)
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         *frames += 1;
-        let kick = was_empty && st.idle.is_some();
-        drop(st);
-        if kick {
-            self.kick(false);
-        }
+        self.unlock_and_kick(st, was_empty, false);
         Ok(())
-    }
-
-    /// Gets the first bytes appended to an idle connection written: by this
-    /// dispatcher thread at the end of its batch when possible, else by the
-    /// writer task.
-    fn kick(self: &Arc<Self>, may_defer: bool) {
-        if may_defer && self.direct_flush {
-            if self.flush_queued.swap(true, Ordering::Relaxed) {
-                return;
-            }
-            if batch_end::defer(|| self.clone() as Arc<dyn BatchEnd>) {
-                return;
-            }
-            self.flush_queued.store(false, Ordering::Relaxed);
-        }
-        self.wake_writer.notify_one();
-    }
-
-    /// The idle connection, loaded with the queued bytes; `None` if somebody
-    /// else is writing (they will see the bytes) or nothing is queued.
-    pub(crate) fn take_idle_with_data(&self) -> Option<Connection> {
-        let mut st = lock(&self.state);
-        if st.buf.is_empty() {
-            return None;
-        }
-        let mut conn = st.idle.take()?;
-        self.load(&mut st, &mut conn);
-        Some(conn)
-    }
-
-    /// After a complete write: loads the next queued bytes into `conn`
-    /// (`Err(conn)`: keep writing), or puts the connection back as idle.
-    pub(crate) fn refill_or_park(&self, mut conn: Connection) -> Result<(), Connection> {
-        let mut st = lock(&self.state);
-        if st.buf.is_empty() {
-            st.idle = Some(conn);
-            return Ok(());
-        }
-        self.load(&mut st, &mut conn);
-        Err(conn)
-    }
-
-    /// Gives a connection with bytes left to the writer task.
-    pub(crate) fn hand_off(&self, conn: Connection) {
-        lock(&self.state).handoff = Some(conn);
-        self.wake_writer.notify_one();
-    }
-
-    /// What the writer task, once woken, should write: a handed-off
-    /// connection, or the idle one if bytes are queued.
-    pub(crate) fn take_handoff_or_idle(&self) -> Option<Connection> {
-        let mut st = lock(&self.state);
-        if let Some(conn) = st.handoff.take() {
-            return Some(conn);
-        }
-        if st.buf.is_empty() {
-            return None;
-        }
-        let mut conn = st.idle.take()?;
-        self.load(&mut st, &mut conn);
-        Some(conn)
-    }
-
-    fn load(&self, st: &mut LaneState, conn: &mut Connection) {
-        conn.take_from(&mut st.buf);
-        st.frames = 0;
-        if self.full.swap(false, Ordering::Relaxed) {
-            self.room.notify_waiters();
-        }
-    }
-
-    /// Closes the connection if nobody is writing to it (shutdown).
-    pub(crate) fn close(&self) {
-        let mut st = lock(&self.state);
-        st.idle = None;
-        st.handoff = None;
     }
 
     /// A new connection: the peer knows none of our declarations, and the
     /// frames queued for the old one refer to them, so both go.
     pub(crate) fn reset(&self, core: &RemotingCore) {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock();
         let dropped = std::mem::take(&mut st.frames);
         st.buf.clear();
         st.exports.borrow_mut().clear();

@@ -16,7 +16,6 @@
 //! by that writer before it lets go of the token: nothing is stranded.
 
 use std::io;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,7 +24,8 @@ use tokio::net::TcpStream;
 use volley::batch_end::BatchEnd;
 
 use super::core::RemotingCore;
-use super::lane::OutboundLane;
+use super::lane::{LaneConnection, OutboundLane};
+use crate::sync::Ordering;
 
 /// How many refills a dispatcher thread writes before leaving the rest to
 /// the writer task, so a flush cannot keep a dispatcher thread forever.
@@ -91,6 +91,22 @@ impl Connection {
     }
 }
 
+impl LaneConnection for Connection {
+    #[inline]
+    fn take_from(&mut self, queued: &mut BytesMut) {
+        Connection::take_from(self, queued);
+    }
+
+    #[inline]
+    fn try_write_all(&mut self, max_frames: usize) -> io::Result<bool> {
+        Connection::try_write_all(self, max_frames)
+    }
+
+    fn fail(&mut self, error: io::Error) {
+        self.failed = Some(error);
+    }
+}
+
 /// The end of at most `max_frames` whole frames starting at `start`.
 fn chunk_end(bytes: &[u8], start: usize, max_frames: usize) -> usize {
     let mut end = start;
@@ -105,7 +121,7 @@ fn chunk_end(bytes: &[u8], start: usize, max_frames: usize) -> usize {
 
 /// The dispatcher-thread writer: runs at the end of a batch in which an
 /// actor appended to this lane while its connection was idle.
-impl BatchEnd for OutboundLane {
+impl<C: LaneConnection> BatchEnd for OutboundLane<C> {
     fn run(&self) {
         self.flush_queued.store(false, Ordering::Relaxed);
         let Some(mut conn) = self.take_idle_with_data() else {
@@ -116,7 +132,7 @@ impl BatchEnd for OutboundLane {
                 Ok(true) => {}
                 Ok(false) => return self.hand_off(conn),
                 Err(e) => {
-                    conn.failed = Some(e);
+                    conn.fail(e);
                     return self.hand_off(conn);
                 }
             }
