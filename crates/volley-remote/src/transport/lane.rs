@@ -79,8 +79,20 @@ struct LaneState<C> {
     handoff: Option<C>,
 }
 
-/// A message too big for this lane: try the large one.
-pub(crate) struct TooBigForLane(pub(crate) usize);
+/// Why a lane did not take a user message.
+pub(crate) enum LaneRefusal {
+    /// The encoded message (this many bytes) does not fit this lane's
+    /// frames: the large lane may take it.
+    TooBig(usize),
+    /// It cannot be sent on any lane.
+    Failed(RemoteSendError),
+}
+
+impl From<RemoteSendError> for LaneRefusal {
+    fn from(e: RemoteSendError) -> Self {
+        LaneRefusal::Failed(e)
+    }
+}
 
 impl<C: LaneConnection> OutboundLane<C> {
     pub(crate) fn new(
@@ -138,11 +150,11 @@ impl<C: LaneConnection> OutboundLane<C> {
         route: &RouteHint,
         ty: OutboundType,
         msg: &(dyn Any + Send),
-    ) -> Result<Result<(), TooBigForLane>, RemoteSendError> {
+    ) -> Result<(), LaneRefusal> {
         let mut st = self.state.lock();
         if st.buf.len() >= self.max_pending_bytes {
             self.full.store(true, Ordering::Relaxed);
-            return Err(RemoteSendError::QueueFull(self.remote.to_string()));
+            return Err(RemoteSendError::QueueFull(self.remote.to_string()).into());
         }
         let was_empty = st.buf.is_empty();
         let LaneState {
@@ -258,7 +270,7 @@ fn encode_with_refs(
     buf: &mut BytesMut,
     frames: &mut usize,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
-) -> Result<Result<(), TooBigForLane>, RemoteSendError> {
+) -> Result<(), LaneRefusal> {
     let msg_start = buf.len();
     let encoded = ExportTable::scope(exports, || encode(buf));
     match encoded {
@@ -271,15 +283,15 @@ fn encode_with_refs(
                 *frames += write_declarations(core, encoder, exports, buf);
                 buf.extend_from_slice(&message);
             }
-            Ok(Ok(()))
+            Ok(())
         }
         Err(EncodeError::FrameTooLong { len, .. }) => {
             *frames += write_declarations(core, encoder, exports, buf);
-            Ok(Err(TooBigForLane(len)))
+            Err(LaneRefusal::TooBig(len))
         }
         Err(e) => {
             *frames += write_declarations(core, encoder, exports, buf);
-            Err(RemoteSendError::Serialize(e.to_string()))
+            Err(RemoteSendError::Serialize(e.to_string()).into())
         }
     }
 }

@@ -17,7 +17,7 @@ use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError,
 
 use super::association::Association;
 use super::core::RemotingCore;
-use super::lane::TooBigForLane;
+use super::lane::LaneRefusal;
 use crate::wire::Lane;
 
 /// The route to one remote actor (or, shared, to the reply handles a peer
@@ -91,19 +91,23 @@ impl RemoteRoute for RouteHint {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
         }
         let association = self.association(target)?;
-        let ordinary = association.lane(Lane::Ordinary);
-        match ordinary.send_user(core, target, self, outbound, msg)? {
+        let refused = match association
+            .lane(Lane::Ordinary)
+            .send_user(core, target, self, outbound, msg)
+        {
+            Ok(()) => return Ok(()),
+            Err(LaneRefusal::TooBig(_)) => association
+                .lane(Lane::Large)
+                .send_user(core, target, self, outbound, msg),
+            Err(refusal) => Err(refusal),
+        };
+        match refused {
             Ok(()) => Ok(()),
-            Err(TooBigForLane(_)) => {
-                let large = association.lane(Lane::Large);
-                match large.send_user(core, target, self, outbound, msg)? {
-                    Ok(()) => Ok(()),
-                    Err(TooBigForLane(size)) => Err(RemoteSendError::TooLarge {
-                        size,
-                        limit: core.settings.max_frame_size as usize,
-                    }),
-                }
-            }
+            Err(LaneRefusal::TooBig(size)) => Err(RemoteSendError::TooLarge {
+                size,
+                limit: core.settings.max_frame_size as usize,
+            }),
+            Err(LaneRefusal::Failed(e)) => Err(e),
         }
     }
 
