@@ -6,7 +6,7 @@
 //! | `core` | `RemotingCore`, the state every other part shares |
 //! | `association` | one association per remote node, its lanes indexed by `Lane` |
 //! | `route` | `RouteHint`, the transport's object behind each `RemoteRef` |
-//! | `lane` | an outbound lane: the coalescing buffer senders encode into, and the write token |
+//! | `lane` | an outbound lane: the coalescing buffer senders encode into; `lane::token`, the write token (model-checked with loom) |
 //! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
 //! | `inbound` | the listener, the handshake's accepting side, the read loop |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
