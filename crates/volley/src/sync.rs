@@ -31,16 +31,19 @@
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Mutex, MutexGuard};
+pub(crate) use std::sync::Mutex;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 
-/// Locks a mutex of this module, ignoring poison: the protocols' critical
-/// sections cannot panic halfway (they push, pop or swap a collection), so
-/// the data behind a poisoned lock is still consistent.
+/// Locks a mutex of this module, ignoring poison (see `crate::locks`).
+#[cfg(not(loom))]
+pub(crate) use crate::locks::lock;
+
+/// Locks a mutex of this module, ignoring poison (see `crate::locks`).
+#[cfg(loom)]
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
