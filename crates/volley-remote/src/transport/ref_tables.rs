@@ -156,7 +156,20 @@ impl ExportTable {
         std::mem::take(&mut self.pending)
     }
 
-    /// Forgets everything: for a new connection.
+    /// Every lasting ref with its id: what a new connection's peer must be
+    /// told again before it reads frames queued for the old one.
+    pub(crate) fn lasting(&self) -> impl Iterator<Item = (u32, &AnyRef)> {
+        self.by_uid
+            .values()
+            .flat_map(|bucket| bucket.iter().map(|(actor, id)| (*id, actor)))
+    }
+
+    /// The highest lasting id given out so far.
+    pub(crate) fn highest_id(&self) -> u32 {
+        self.next_id
+    }
+
+    /// Forgets everything, to number afresh.
     pub(crate) fn clear(&mut self) {
         *self = ExportTable::default();
     }
