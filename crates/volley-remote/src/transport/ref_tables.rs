@@ -289,6 +289,12 @@ mod tests {
         }
         assert_eq!(seen.len(), TEMPORARY_IDS as usize, "the ring is reused");
         assert_eq!(table.len(), 1, "reply handles are not remembered");
+        let redeclared: Vec<_> = table.lasting().map(|(id, a)| (id, a.clone())).collect();
+        assert_eq!(
+            redeclared,
+            vec![(id, lasting.clone())],
+            "a new connection re-declares the lasting refs only"
+        );
         assert_eq!(table.take_pending().len(), 3 * TEMPORARY_IDS as usize);
         table.clear();
         assert_eq!(table.find(7, lasting.path()), None);

@@ -376,6 +376,45 @@ mod tests {
         assert_eq!(chunk_end(&b[..2], 0, 1), 1);
     }
 
+    #[test]
+    fn only_messages_not_completely_written_are_counted() {
+        use crate::serialization::SerializerId;
+        use crate::wire::{Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId};
+        let encoder = Encoder::for_lane(Lane::Ordinary);
+        let mut out = BytesMut::new();
+        let mut ends = Vec::new();
+        let declaration = RefDeclaration {
+            id: RefId::new(4097).unwrap(),
+            uid: 1,
+            path: "volley://b@127.0.0.1:1/user/x",
+        };
+        encoder
+            .encode(&Pdu::RefDeclaration(declaration), &mut out)
+            .unwrap();
+        ends.push(out.len());
+        let header = MessageHeader {
+            recipient: RefId::new(4097).unwrap(),
+            sender: None,
+            serializer: SerializerId::BINCODE,
+            type_id: 1,
+        };
+        for _ in 0..3 {
+            encoder
+                .user_message_with(&mut out, &header, |b| {
+                    b.extend_from_slice(b"payload");
+                    Ok(())
+                })
+                .unwrap();
+            ends.push(out.len());
+        }
+        assert_eq!(messages_from(&out, 0), 3, "a declaration is no message");
+        assert_eq!(messages_from(&out, ends[0]), 3);
+        assert_eq!(messages_from(&out, ends[1] - 1), 3, "a cut frame is lost");
+        assert_eq!(messages_from(&out, ends[1]), 2);
+        assert_eq!(messages_from(&out, ends[3] - 1), 1);
+        assert_eq!(messages_from(&out, ends[3]), 0, "all written");
+    }
+
     /// Fills a socket nobody reads until `try_write_all` reports it full,
     /// then lets the reader drain it and finishes with `write_all`: every
     /// byte arrives once, in order, whether writes are batched or
