@@ -236,9 +236,18 @@ impl<C: LaneConnection> OutboundLane<C> {
             }
             return;
         }
-        let exports = st.exports.borrow();
-        for (id, actor) in exports.lasting() {
-            encode_declaration(core, &self.encoder, id, actor, out);
+        // Taken under the lock, encoded after it: senders wait for the
+        // copy, not for a path to be formatted per ref. A ref exported
+        // meanwhile has its declaration in the queue, which follows `out`.
+        let lasting: Vec<(u32, AnyRef)> = st
+            .exports
+            .borrow()
+            .lasting()
+            .map(|(id, actor)| (id, actor.clone()))
+            .collect();
+        drop(st);
+        for (id, actor) in &lasting {
+            encode_declaration(core, &self.encoder, *id, actor, out);
         }
     }
 }
