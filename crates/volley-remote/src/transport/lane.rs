@@ -19,7 +19,7 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use tokio::sync::Notify;
 use volley::remote::{RemoteRef, RemoteSendError};
-use volley::DeadLetterReason;
+use volley::{AnyRef, DeadLetterReason};
 
 use super::core::RemotingCore;
 use super::ref_tables::{ExportTable, TEMPORARY_IDS};
@@ -30,7 +30,7 @@ use super::writer::Connection;
 use crate::sync::{self, AtomicBool, Ordering, SpinLock};
 use crate::wire::{
     Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId,
-    ReplyHandleDeclaration,
+    ReplyHandleDeclaration, DEFAULT_MAX_REF_ID,
 };
 
 mod token;
@@ -65,10 +65,11 @@ pub(crate) struct OutboundLane<C = Connection> {
 
 struct LaneState<C> {
     buf: BytesMut,
-    frames: usize,
+    /// Kept across reconnects: the queued frames use its ids, and a new
+    /// connection starts by declaring them again (`redeclare`).
     exports: RefCell<ExportTable>,
     /// Bumped whenever the export table is cleared, so ids cached in routes
-    /// (`RouteHint::recipient`) from an older connection are not trusted.
+    /// (`RouteHint::recipient`) under the old numbering are not trusted.
     generation: u32,
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
@@ -107,7 +108,6 @@ impl<C: LaneConnection> OutboundLane<C> {
             encoder: Encoder::new(max_frame),
             state: SpinLock::new(LaneState {
                 buf: BytesMut::with_capacity(64 * 1024),
-                frames: 0,
                 exports: RefCell::new(ExportTable::new()),
                 generation: 1,
                 idle: None,
@@ -159,7 +159,6 @@ impl<C: LaneConnection> OutboundLane<C> {
         let was_empty = st.buf.is_empty();
         let LaneState {
             buf,
-            frames,
             exports,
             generation,
             ..
@@ -167,7 +166,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         if let Some(correlation) = target.correlation() {
             // A reply to an ask made on the peer: addressed by the peer's own
             // id for the handle, nothing to declare.
-            let outcome = encode_with_refs(core, &self.encoder, exports, buf, frames, |buf| {
+            let outcome = encode_with_refs(core, &self.encoder, exports, buf, |buf| {
                 self.encoder
                     .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
                         (ty.encode)(msg, b)
@@ -183,14 +182,14 @@ impl<C: LaneConnection> OutboundLane<C> {
             Some(id) => id,
             None => recipient_id(exports, target, route, self.lane, *generation)?,
         };
-        *frames += write_declarations(core, &self.encoder, exports, buf);
+        write_declarations(core, &self.encoder, exports, buf);
         let header = MessageHeader {
             recipient: RefId::new(recipient).expect("export ids start at 1"),
             sender: None,
             serializer: ty.serializer,
             type_id: ty.wire_id,
         };
-        let outcome = encode_with_refs(core, &self.encoder, exports, buf, frames, |buf| {
+        let outcome = encode_with_refs(core, &self.encoder, exports, buf, |buf| {
             self.encoder
                 .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
         });
@@ -202,31 +201,53 @@ impl<C: LaneConnection> OutboundLane<C> {
     pub(crate) fn send_pdu(self: &Arc<Self>, pdu: &Pdu<'_>) -> Result<(), RemoteSendError> {
         let mut st = self.state.lock();
         let was_empty = st.buf.is_empty();
-        let LaneState { buf, frames, .. } = &mut *st;
         self.encoder
-            .encode(pdu, buf)
+            .encode(pdu, &mut st.buf)
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
-        *frames += 1;
         self.unlock_and_kick(st, was_empty, false);
         Ok(())
     }
 
-    /// A new connection: the peer knows none of our declarations, and the
-    /// frames queued for the old one refer to them, so both go.
-    pub(crate) fn reset(&self, core: &RemotingCore) {
+    /// Starts a new connection: writes into `out`, to go before anything
+    /// queued, a declaration of every lasting ref the export table holds.
+    /// The peer of a new connection knows none of them, and the queued
+    /// frames (or the routes' cached recipient ids) may use any of them.
+    /// Temporary ids need no such care: a reply handle gets a new id, with
+    /// its declaration right before the frame, each time it is sent, so a
+    /// queued frame's temporary ids are declared in the queue itself.
+    ///
+    /// A table that has outgrown the ids a peer accepts is cleared instead,
+    /// with the frames queued under its numbering (counted as dead letters).
+    pub(crate) fn redeclare(&self, core: &RemotingCore, out: &mut BytesMut) {
         let mut st = self.state.lock();
-        let dropped = std::mem::take(&mut st.frames);
-        st.buf.clear();
-        st.exports.borrow_mut().clear();
-        st.generation = st.generation.wrapping_add(1).max(1);
-        drop(st);
-        self.full.store(false, Ordering::Relaxed);
-        self.room.notify_waiters();
-        if dropped > 0 {
-            tracing::warn!(remote = %self.remote, lane = ?self.lane, dropped, "connection lost; queued frames dropped");
+        let outgrown = st.exports.borrow().highest_id() > DEFAULT_MAX_REF_ID;
+        if outgrown {
+            let dropped = super::writer::messages_from(&st.buf, 0);
+            st.buf.clear();
+            st.exports.borrow_mut().clear();
+            st.generation = st.generation.wrapping_add(1).max(1);
+            drop(st);
+            if self.full.swap(false, Ordering::Relaxed) {
+                self.room.notify_waiters();
+            }
+            tracing::warn!(remote = %self.remote, lane = ?self.lane, dropped, "ref ids exhausted; numbering afresh and dropping the queued messages");
             for _ in 0..dropped {
                 core.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
             }
+            return;
+        }
+        // Taken under the lock, encoded after it: senders wait for the
+        // copy, not for a path to be formatted per ref. A ref exported
+        // meanwhile has its declaration in the queue, which follows `out`.
+        let lasting: Vec<(u32, AnyRef)> = st
+            .exports
+            .borrow()
+            .lasting()
+            .map(|(id, actor)| (id, actor.clone()))
+            .collect();
+        drop(st);
+        for (id, actor) in &lasting {
+            encode_declaration(core, &self.encoder, *id, actor, out);
         }
     }
 }
@@ -268,36 +289,33 @@ fn encode_with_refs(
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
-    frames: &mut usize,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
     let msg_start = buf.len();
     let encoded = ExportTable::scope(exports, || encode(buf));
     match encoded {
         Ok(()) => {
-            *frames += 1;
             if exports.borrow().has_pending() {
                 // Refs inside the message were declared for the first
                 // time: their declarations must precede the message.
                 let message = buf.split_off(msg_start);
-                *frames += write_declarations(core, encoder, exports, buf);
+                write_declarations(core, encoder, exports, buf);
                 buf.extend_from_slice(&message);
             }
             Ok(())
         }
         Err(EncodeError::FrameTooLong { len, .. }) => {
-            *frames += write_declarations(core, encoder, exports, buf);
+            write_declarations(core, encoder, exports, buf);
             Err(LaneRefusal::TooBig(len))
         }
         Err(e) => {
-            *frames += write_declarations(core, encoder, exports, buf);
+            write_declarations(core, encoder, exports, buf);
             Err(RemoteSendError::Serialize(e.to_string()).into())
         }
     }
 }
 
-/// Writes the declarations the export table queued; returns how many.
-/// Called for every message, nearly always with nothing queued: the check
+/// Writes the declarations the export table queued. Called for every message, nearly always with nothing queued: the check
 /// is inlined, the work is not.
 #[inline]
 fn write_declarations(
@@ -305,11 +323,10 @@ fn write_declarations(
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
-) -> usize {
-    if !exports.borrow().has_pending() {
-        return 0;
+) {
+    if exports.borrow().has_pending() {
+        write_pending_declarations(core, encoder, exports, buf);
     }
-    write_pending_declarations(core, encoder, exports, buf)
 }
 
 #[inline(never)]
@@ -318,32 +335,41 @@ fn write_pending_declarations(
     encoder: &Encoder,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
-) -> usize {
+) {
     let pending = exports.borrow_mut().take_pending();
-    let n = pending.len();
     for (id, actor) in pending {
-        let id = RefId::new(id).expect("export ids start at 1");
-        if is_local_reply_handle(&actor) {
-            // An ask's reply handle: declared by correlation id, no path.
-            core.reply_handles.register(&actor);
-            let declaration = ReplyHandleDeclaration {
-                id,
-                correlation: actor.uid(),
-            };
-            if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
-                tracing::error!("cannot declare reply handle: {e}");
-            }
-            continue;
-        }
-        let path = core.export_path(&actor);
-        let declaration = RefDeclaration {
-            id,
-            uid: actor.uid(),
-            path: &path,
-        };
-        if let Err(e) = encoder.encode(&Pdu::RefDeclaration(declaration), buf) {
-            tracing::error!(%path, "cannot declare ref: {e}");
-        }
+        encode_declaration(core, encoder, id, &actor, buf);
     }
-    n
+}
+
+/// Declares `actor` as `id`: an ask's reply handle of this node by its
+/// correlation id (no path), anything else by path.
+fn encode_declaration(
+    core: &RemotingCore,
+    encoder: &Encoder,
+    id: u32,
+    actor: &AnyRef,
+    buf: &mut BytesMut,
+) {
+    let id = RefId::new(id).expect("export ids start at 1");
+    if is_local_reply_handle(actor) {
+        core.reply_handles.register(actor);
+        let declaration = ReplyHandleDeclaration {
+            id,
+            correlation: actor.uid(),
+        };
+        if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
+            tracing::error!("cannot declare reply handle: {e}");
+        }
+        return;
+    }
+    let path = core.export_path(actor);
+    let declaration = RefDeclaration {
+        id,
+        uid: actor.uid(),
+        path: &path,
+    };
+    if let Err(e) = encoder.encode(&Pdu::RefDeclaration(declaration), buf) {
+        tracing::error!(%path, "cannot declare ref: {e}");
+    }
 }

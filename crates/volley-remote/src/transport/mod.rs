@@ -8,6 +8,7 @@
 //! | `route` | `RouteHint`, the transport's object behind each `RemoteRef` |
 //! | `lane` | an outbound lane: the coalescing buffer senders encode into; `lane::token`, the write token (model-checked with loom) |
 //! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
+//! | `backoff` | when a lane reconnects after a failure, and how loudly it says so |
 //! | `inbound` | the listener, the handshake's accepting side, the read loop |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
 //! | `handshake` | the handshake's frames |
@@ -19,6 +20,7 @@
 //! `docs/architecture.md` follows one remote tell through these modules.
 
 mod association;
+mod backoff;
 mod core;
 mod delivery;
 mod errors;

@@ -156,7 +156,20 @@ impl ExportTable {
         std::mem::take(&mut self.pending)
     }
 
-    /// Forgets everything: for a new connection.
+    /// Every lasting ref with its id: what a new connection's peer must be
+    /// told again before it reads frames queued for the old one.
+    pub(crate) fn lasting(&self) -> impl Iterator<Item = (u32, &AnyRef)> {
+        self.by_uid
+            .values()
+            .flat_map(|bucket| bucket.iter().map(|(actor, id)| (*id, actor)))
+    }
+
+    /// The highest lasting id given out so far.
+    pub(crate) fn highest_id(&self) -> u32 {
+        self.next_id
+    }
+
+    /// Forgets everything, to number afresh.
     pub(crate) fn clear(&mut self) {
         *self = ExportTable::default();
     }
@@ -276,6 +289,12 @@ mod tests {
         }
         assert_eq!(seen.len(), TEMPORARY_IDS as usize, "the ring is reused");
         assert_eq!(table.len(), 1, "reply handles are not remembered");
+        let redeclared: Vec<_> = table.lasting().map(|(id, a)| (id, a.clone())).collect();
+        assert_eq!(
+            redeclared,
+            vec![(id, lasting.clone())],
+            "a new connection re-declares the lasting refs only"
+        );
         assert_eq!(table.take_pending().len(), 3 * TEMPORARY_IDS as usize);
         table.clear();
         assert_eq!(table.find(7, lasting.path()), None);

@@ -76,8 +76,11 @@ pub struct RemoteSettings {
     pub auth_token: Option<String>,
     /// How long a handshake may take. Default 5000 ms.
     pub handshake_timeout_ms: u64,
-    /// Pause between connection attempts. Default 200 ms.
+    /// Pause before the first reconnect attempt; it doubles with every
+    /// further failed attempt (±20 % jitter). Default 200 ms.
     pub reconnect_backoff_ms: u64,
+    /// Longest pause between reconnect attempts. Default 5000 ms.
+    pub reconnect_backoff_max_ms: u64,
 }
 
 impl Default for RemoteSettings {
@@ -94,6 +97,7 @@ impl Default for RemoteSettings {
             auth_token: None,
             handshake_timeout_ms: 5000,
             reconnect_backoff_ms: 200,
+            reconnect_backoff_max_ms: 5000,
         }
     }
 }
@@ -157,6 +161,12 @@ impl RemoteSettings {
                 reason: "must be at least large_message_threshold and at most 16 MiB",
             });
         }
+        if self.reconnect_backoff_max_ms < self.reconnect_backoff_ms {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "reconnect_backoff_max_ms",
+                reason: "must be at least reconnect_backoff_ms",
+            });
+        }
         if self.batching.max_pending_writes == 0 {
             return Err(RemoteSettingsError::OutOfRange {
                 key: "batching.max_pending_writes",
@@ -207,5 +217,11 @@ mod tests {
             volley::Settings::from_toml_str("[remote]\nlarge_message_threshold = 10\n").unwrap();
         let e = RemoteSettings::from_system_settings(&s).unwrap_err();
         assert!(e.to_string().contains("large_message_threshold"), "{e}");
+        let s = volley::Settings::from_toml_str(
+            "[remote]\nreconnect_backoff_ms = 500\nreconnect_backoff_max_ms = 100\n",
+        )
+        .unwrap();
+        let e = RemoteSettings::from_system_settings(&s).unwrap_err();
+        assert!(e.to_string().contains("reconnect_backoff_max_ms"), "{e}");
     }
 }

@@ -14,6 +14,15 @@
 //! Because taking the token, appending and putting it back all happen under
 //! the lane's lock, a message appended while somebody writes is always seen
 //! by that writer before it lets go of the token: nothing is stranded.
+//!
+//! A failed connection loses only what it had taken: the frames not yet
+//! completely written, counted as dead letters (one cut on the wire cannot
+//! be finished on another connection, and one not started may depend on a
+//! reply-handle declaration that was). What is still queued in the lane
+//! waits for the next connection, which begins by declaring the lane's refs
+//! again (`OutboundLane::redeclare`), so the queued frames' ids mean the
+//! same there. While the peer is away the queue is bounded by
+//! `max_pending_bytes`, like any queue the socket does not take.
 
 use std::io;
 use std::sync::Arc;
@@ -22,10 +31,13 @@ use std::time::Duration;
 use bytes::BytesMut;
 use tokio::net::TcpStream;
 use volley::batch_end::BatchEnd;
+use volley::DeadLetterReason;
 
+use super::backoff::Backoff;
 use super::core::RemotingCore;
 use super::lane::{LaneConnection, OutboundLane};
 use crate::sync::Ordering;
+use crate::wire::PduKind;
 
 /// How many refills a dispatcher thread writes before leaving the rest to
 /// the writer task, so a flush cannot keep a dispatcher thread forever.
@@ -33,7 +45,9 @@ const FLUSH_ROUNDS: usize = 4;
 
 /// An established outbound connection and the bytes being written to it.
 pub(crate) struct Connection {
-    stream: TcpStream,
+    /// Shared with the writer task, which watches it for the peer's close
+    /// while the connection is idle.
+    stream: Arc<TcpStream>,
     out: BytesMut,
     written: usize,
     /// End of the chunk being written: chunks are whole frames, at most
@@ -43,7 +57,7 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    fn new(stream: TcpStream) -> Self {
+    fn new(stream: Arc<TcpStream>) -> Self {
         Connection {
             stream,
             out: BytesMut::with_capacity(64 * 1024),
@@ -89,6 +103,11 @@ impl Connection {
         }
         Ok(())
     }
+
+    /// The messages this connection took but did not completely write.
+    fn unwritten_messages(&self) -> usize {
+        messages_from(&self.out, self.written)
+    }
 }
 
 impl LaneConnection for Connection {
@@ -117,6 +136,35 @@ fn chunk_end(bytes: &[u8], start: usize, max_frames: usize) -> usize {
         frames += 1;
     }
     end.max(start + 1).min(bytes.len())
+}
+
+/// How many frames in `bytes` (whole frames from the start) that carry a
+/// message, as opposed to a declaration, end after `offset`.
+pub(super) fn messages_from(bytes: &[u8], offset: usize) -> usize {
+    let mut start = 0;
+    let mut messages = 0;
+    while start + 5 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[start..start + 4].try_into().expect("4 bytes")) as usize;
+        let end = start + 4 + len;
+        if end > offset && carries_message(bytes[start + 4]) {
+            messages += 1;
+        }
+        start = end;
+    }
+    messages
+}
+
+fn carries_message(kind: u8) -> bool {
+    matches!(
+        PduKind::from_u8(kind),
+        Some(
+            PduKind::UserMessage
+                | PduKind::Reply
+                | PduKind::SystemMessage
+                | PduKind::SpawnRequest
+                | PduKind::SpawnResponse
+        )
+    )
 }
 
 /// The dispatcher-thread writer: runs at the end of a batch in which an
@@ -148,138 +196,158 @@ impl<C: LaneConnection> BatchEnd for OutboundLane<C> {
 
 /// The writer task of one lane: connect, serve, reconnect after a failure.
 pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>) {
-    let batching = core.settings.batching.clone();
-    let backoff = Duration::from_millis(core.settings.reconnect_backoff_ms.max(1));
+    let mut backoff = Backoff::new(&core.settings);
     loop {
         if core.is_shut_down() {
             return;
         }
-        let connected = tokio::time::timeout(
-            core.settings.handshake_timeout(),
-            super::handshake::connect(
-                &lane.remote,
-                lane.lane,
-                &core.address,
-                core.uid,
-                core.settings.auth_token.as_deref().map(str::as_bytes),
-            ),
-        )
-        .await;
-        let stream = match connected {
-            Ok(Ok((stream, accepted))) => {
-                tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
-                stream
-            }
-            Ok(Err(e)) => {
-                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "cannot connect: {e}");
-                lane.reset(&core);
-                tokio::time::sleep(backoff).await;
-                continue;
-            }
-            Err(_) => {
-                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "handshake timed out");
-                lane.reset(&core);
-                tokio::time::sleep(backoff).await;
+        let stream = match connect(&lane, &core).await {
+            Ok(stream) => stream,
+            Err(why) => {
+                let pause = backoff.failed();
+                report(
+                    &mut backoff,
+                    &lane,
+                    format_args!("{why}; retrying in {pause:?}"),
+                );
+                tokio::time::sleep(pause).await;
                 continue;
             }
         };
-        let mut conn = Connection::new(stream);
-        loop {
-            let failure = match conn.failed.take() {
-                Some(e) => Err(e),
-                None => conn.write_all(lane.max_frames_per_write).await,
-            };
-            if let Err(e) = failure {
-                tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "write failed: {e}; reconnecting");
-                lane.reset(&core);
-                break;
-            }
-            if let Err(more) = lane.refill_or_park(conn) {
-                conn = more;
-                continue;
-            }
-            // Parked: wait until a sender or a dispatcher thread needs us.
-            conn = loop {
+        backoff.connected();
+        let mut conn = Connection::new(stream.clone());
+        lane.redeclare(&core, &mut conn.out);
+        let Some((conn, error)) = serve(&lane, &core, conn, &stream).await else {
+            return;
+        };
+        drop(stream);
+        let lost = conn.unwritten_messages();
+        drop(conn);
+        for _ in 0..lost {
+            core.count_dead_letter(&lane.remote, DeadLetterReason::Undeliverable);
+        }
+        let pause = backoff.failed();
+        report(
+            &mut backoff,
+            &lane,
+            format_args!("connection lost: {error}; {lost} messages not completely written were dropped; reconnecting in {pause:?}"),
+        );
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// A failure of the lane's connection: a warning if `backoff` says one is
+/// due, else a debug line.
+fn report(backoff: &mut Backoff, lane: &OutboundLane, what: std::fmt::Arguments<'_>) {
+    if backoff.should_warn() {
+        tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "{what}");
+    } else {
+        tracing::debug!(remote = %lane.remote, lane = ?lane.lane, "{what}");
+    }
+}
+
+/// Connects and handshakes, within the handshake timeout.
+async fn connect(lane: &OutboundLane, core: &RemotingCore) -> Result<Arc<TcpStream>, String> {
+    let connected = tokio::time::timeout(
+        core.settings.handshake_timeout(),
+        super::handshake::connect(
+            &lane.remote,
+            lane.lane,
+            &core.address,
+            core.uid,
+            core.settings.auth_token.as_deref().map(str::as_bytes),
+        ),
+    )
+    .await;
+    match connected {
+        Ok(Ok((stream, accepted))) => {
+            tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
+            Ok(Arc::new(stream))
+        }
+        Ok(Err(e)) => Err(format!("cannot connect: {e}")),
+        Err(_) => Err("handshake timed out".into()),
+    }
+}
+
+/// Writes the lane's bytes to one connection until it fails; returns the
+/// failed connection (`None` once remoting shuts down). While the
+/// connection is idle, watches `stream` for the peer's close, so that what
+/// is sent next waits for a new connection instead of going into a socket
+/// whose peer is gone.
+async fn serve(
+    lane: &OutboundLane,
+    core: &RemotingCore,
+    mut conn: Connection,
+    stream: &TcpStream,
+) -> Option<(Connection, io::Error)> {
+    let batching = &core.settings.batching;
+    loop {
+        let failure = match conn.failed.take() {
+            Some(e) => Err(e),
+            None => conn.write_all(lane.max_frames_per_write).await,
+        };
+        if let Err(e) = failure {
+            return Some((conn, e));
+        }
+        if let Err(more) = lane.refill_or_park(conn) {
+            conn = more;
+            continue;
+        }
+        // Parked: wait until a sender or a dispatcher thread needs us, or
+        // the peer closes the connection.
+        let mut peer_closed = false;
+        conn = loop {
+            if peer_closed {
                 lane.wake_writer.notified().await;
-                if core.is_shut_down() {
-                    return;
+            } else {
+                tokio::select! {
+                    biased;
+                    () = closed_by_peer(stream) => peer_closed = true,
+                    () = lane.wake_writer.notified() => {}
                 }
-                if batching.flush_interval_us > 0 {
-                    tokio::time::sleep(Duration::from_micros(batching.flush_interval_us)).await;
-                } else if batching.enabled {
-                    // Senders on this runtime (tasks that `ask`, say) woke
-                    // us with their first message; tokio would run us right
-                    // after that sender (its LIFO slot), one write per
-                    // message. Going to the back of the run queue once lets
-                    // every sender that is ready append first.
-                    tokio::task::yield_now().await;
-                }
-                if let Some(conn) = lane.take_handoff_or_idle() {
+            }
+            if core.is_shut_down() {
+                return None;
+            }
+            if peer_closed {
+                // Whoever holds the connection now finds out on its next
+                // write and hands it over; until then, wait for that.
+                if let Some(mut conn) = lane.take_any() {
+                    conn.fail(io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "the peer closed the connection",
+                    ));
                     break conn;
                 }
-            };
-        }
+                continue;
+            }
+            if batching.flush_interval_us > 0 {
+                tokio::time::sleep(Duration::from_micros(batching.flush_interval_us)).await;
+            } else if batching.enabled {
+                // Senders on this runtime (tasks that `ask`, say) woke
+                // us with their first message; tokio would run us right
+                // after that sender (its LIFO slot), one write per
+                // message. Going to the back of the run queue once lets
+                // every sender that is ready append first.
+                tokio::task::yield_now().await;
+            }
+            if let Some(conn) = lane.take_handoff_or_idle() {
+                break conn;
+            }
+        };
+    }
+}
+
+/// Resolves when the peer has closed or reset `stream`. The peer writes
+/// nothing after its handshake response, so readability means the end; a
+/// peer that does write is not this watcher's to read, and it stops.
+async fn closed_by_peer(stream: &TcpStream) {
+    let mut byte = [0u8; 1];
+    match stream.peek(&mut byte).await {
+        Ok(0) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use tokio::io::AsyncReadExt;
-
-    /// `n` frames of 4-byte length + `len` bytes, each filled with its index.
-    fn frames(n: usize, len: usize) -> BytesMut {
-        let mut b = BytesMut::new();
-        for i in 0..n {
-            b.extend_from_slice(&(len as u32).to_le_bytes());
-            b.extend(std::iter::repeat_n(i as u8, len));
-        }
-        b
-    }
-
-    #[test]
-    fn chunks_end_on_frame_boundaries() {
-        let b = frames(3, 10);
-        assert_eq!(chunk_end(&b, 0, 1), 14);
-        assert_eq!(chunk_end(&b, 14, 1), 28);
-        assert_eq!(chunk_end(&b, 0, 2), 28);
-        assert_eq!(chunk_end(&b, 0, 4096), 42);
-        // A truncated length header still makes progress.
-        assert_eq!(chunk_end(&b[..2], 0, 1), 1);
-    }
-
-    /// Fills a socket nobody reads until `try_write_all` reports it full,
-    /// then lets the reader drain it and finishes with `write_all`: every
-    /// byte arrives once, in order, whether writes are batched or
-    /// frame-by-frame.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_full_socket_is_resumed_where_it_stopped() {
-        for max_frames in [1, 4096] {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let (client, server) = tokio::join!(TcpStream::connect(addr), listener.accept());
-            let (mut server, _) = server.unwrap();
-            let mut conn = Connection::new(client.unwrap());
-            let mut queued = frames(200_000, 60);
-            let expected = queued.clone();
-            conn.take_from(&mut queued);
-            conn.stream.writable().await.unwrap();
-            let done = conn.try_write_all(max_frames).unwrap();
-            assert!(!done, "a 12.8 MB write should fill an unread socket");
-            assert!(conn.written > 0 && conn.written < expected.len());
-            let reader = tokio::spawn(async move {
-                let mut got = Vec::with_capacity(expected.len());
-                while got.len() < expected.len() {
-                    let n = server.read_buf(&mut got).await.unwrap();
-                    assert!(n > 0, "closed early");
-                }
-                assert!(
-                    got == expected[..],
-                    "bytes differ (max_frames {max_frames})"
-                );
-            });
-            conn.write_all(max_frames).await.unwrap();
-            reader.await.unwrap();
-        }
-    }
-}
+mod tests;

@@ -30,7 +30,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, LazyLock, Weak};
 
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::dispatcher::{Dispatcher, Runnable};
@@ -42,6 +42,10 @@ use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
 
 pub use support::{random_uid, LogLimiter};
+
+/// At most this many warnings a second, in the whole process, about
+/// messages a transport refused; the dead-letter count stays exact.
+const UNDELIVERABLE_WARNINGS_PER_SECOND: u32 = 10;
 
 /// Why a transport could not take a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -250,8 +254,14 @@ impl RemoteRef {
         ActorRef::from_target(self.clone())
     }
 
+    /// A message the route refused: always counted, logged within a
+    /// process-wide rate limit, since a full queue refuses every tell.
     fn undeliverable(&self, type_name: &'static str, err: &RemoteSendError) {
-        tracing::warn!(recipient = %self.path, message_type = type_name, "remote send failed: {err}");
+        static WARNINGS: LazyLock<LogLimiter> =
+            LazyLock::new(|| LogLimiter::new(UNDELIVERABLE_WARNINGS_PER_SECOND));
+        if WARNINGS.allow() {
+            tracing::warn!(recipient = %self.path, message_type = type_name, "remote send failed: {err}");
+        }
         self.system
             .dead_letter(&self.path, type_name, DeadLetterReason::Undeliverable);
     }

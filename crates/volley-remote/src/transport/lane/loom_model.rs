@@ -108,7 +108,6 @@ fn send(lane: &ModelLane, byte: u8) {
     let mut st = lane.state.lock();
     let was_empty = st.buf.is_empty();
     st.buf.extend_from_slice(&[byte]);
-    st.frames += 1;
     lane.unlock_and_kick(st, was_empty, true);
 }
 

@@ -127,9 +127,16 @@ impl<C: LaneConnection> OutboundLane<C> {
         Some(conn)
     }
 
+    /// The connection, wherever it waits (handed off or idle, with or
+    /// without queued bytes), for a writer task that has learnt that the
+    /// peer closed it; `None` while somebody else writes.
+    pub(crate) fn take_any(&self) -> Option<C> {
+        let mut st = self.state.lock();
+        st.handoff.take().or_else(|| st.idle.take())
+    }
+
     fn load(&self, st: &mut LaneState<C>, conn: &mut C) {
         conn.take_from(&mut st.buf);
-        st.frames = 0;
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();
         }
