@@ -9,6 +9,8 @@
 //! | `lane` | an outbound lane: the coalescing buffer senders encode into; `lane::token`, the write token (model-checked with loom) |
 //! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
 //! | `inbound` | the listener, the handshake's accepting side, the read loop |
+//! | `heartbeat` | the heartbeats every association sends on its control lane |
+//! | `reachability` | per remote node, a `failure_detector` fed by arriving heartbeats; the monitor that reports unreachable nodes |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
 //! | `handshake` | the handshake's frames |
 //! | `ref_tables` | per-connection export/import tables for refs inside messages |
@@ -22,9 +24,12 @@ mod association;
 mod core;
 mod delivery;
 mod errors;
+mod failure_detector;
 mod handshake;
+mod heartbeat;
 mod inbound;
 mod lane;
+mod reachability;
 mod ref_tables;
 mod registry;
 mod remote_spawn;
@@ -38,4 +43,7 @@ mod writer;
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use registry::{Registry, RegistryError};
 pub use remoting::Remoting;
-pub use settings::{register_settings, BatchingSettings, RemoteSettings, RemoteSettingsError};
+pub use settings::{
+    register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
+    RemoteSettingsError,
+};
