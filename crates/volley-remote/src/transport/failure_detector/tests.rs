@@ -41,6 +41,21 @@ impl Steps {
         self.now += Duration::from_millis(step);
         self.now
     }
+
+    /// `n` heartbeats, one per step.
+    fn beats(&mut self, fd: &mut PhiAccrualFailureDetector, n: usize) {
+        for _ in 0..n {
+            fd.heartbeat(self.next());
+        }
+    }
+}
+
+/// Akka's spec detector with 3 s of acceptable pause.
+fn with_3s_pause() -> PhiAccrualFailureDetector {
+    PhiAccrualFailureDetector::new(&FailureDetectorSettings {
+        acceptable_heartbeat_pause_ms: 3000,
+        ..spec_settings()
+    })
 }
 
 /// The probability `F` that phi stands for.
@@ -129,9 +144,7 @@ fn phi_uses_the_first_interval_after_the_second_heartbeat() {
 fn heartbeats_make_a_node_monitored_and_available() {
     let mut t = Steps::new(&[0, 1000, 100, 100]);
     let mut fd = PhiAccrualFailureDetector::new(&spec_settings());
-    for _ in 0..3 {
-        fd.heartbeat(t.next());
-    }
+    t.beats(&mut fd, 3);
     assert!(fd.last_heartbeat().is_some());
     assert!(fd.is_available(t.next()));
 }
@@ -143,9 +156,7 @@ fn missed_heartbeats_make_a_node_unavailable() {
         threshold: 3.0,
         ..spec_settings()
     });
-    for _ in 0..3 {
-        fd.heartbeat(t.next());
-    }
+    t.beats(&mut fd, 3);
     assert!(fd.is_available(t.next()));
     assert!(!fd.is_available(t.next()));
 }
@@ -158,13 +169,8 @@ fn a_node_is_available_again_when_heartbeats_resume() {
     steps.extend([1000; 999]);
     steps.extend([5 * 60 * 1000, 100, 900, 100, 7000, 100, 900, 100, 900]);
     let mut t = Steps::new(&steps);
-    let mut fd = PhiAccrualFailureDetector::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
-        ..spec_settings()
-    });
-    for _ in 0..1000 {
-        fd.heartbeat(t.next());
-    }
+    let mut fd = with_3s_pause();
+    t.beats(&mut fd, 1000);
     assert!(!fd.is_available(t.next()), "after the long pause");
     fd.heartbeat(t.next());
     assert!(fd.is_available(t.next()));
@@ -179,13 +185,8 @@ fn a_node_is_available_again_when_heartbeats_resume() {
 #[test]
 fn missing_heartbeats_within_the_acceptable_pause_are_accepted() {
     let mut t = Steps::new(&[0, 1000, 1000, 1000, 4000, 1000, 1000]);
-    let mut fd = PhiAccrualFailureDetector::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
-        ..spec_settings()
-    });
-    for _ in 0..4 {
-        fd.heartbeat(t.next());
-    }
+    let mut fd = with_3s_pause();
+    t.beats(&mut fd, 4);
     assert!(fd.is_available(t.next()));
     fd.heartbeat(t.next());
     assert!(fd.is_available(t.next()));
@@ -194,13 +195,8 @@ fn missing_heartbeats_within_the_acceptable_pause_are_accepted() {
 #[test]
 fn silence_beyond_the_acceptable_pause_fails() {
     let mut t = Steps::new(&[0, 1000, 1000, 1000, 1000, 1000, 500, 500, 5000]);
-    let mut fd = PhiAccrualFailureDetector::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
-        ..spec_settings()
-    });
-    for _ in 0..6 {
-        fd.heartbeat(t.next());
-    }
+    let mut fd = with_3s_pause();
+    t.beats(&mut fd, 6);
     assert!(fd.is_available(t.next()));
     fd.heartbeat(t.next());
     assert!(!fd.is_available(t.next()));
@@ -213,18 +209,15 @@ fn only_the_last_max_sample_size_intervals_count() {
         max_sample_size: 3,
         ..spec_settings()
     });
-    for _ in 0..4 {
-        fd.heartbeat(t.next()); // every 100 ms
-    }
+    t.beats(&mut fd, 4);
     let phi_at_100_ms = fd.phi(t.next());
-    for _ in 0..4 {
-        fd.heartbeat(t.next()); // every 500 ms
-    }
+    t.beats(&mut fd, 4);
     let phi_at_500_ms = fd.phi(t.next());
     assert!(close(phi_at_500_ms, phi_at_100_ms, 0.001));
 }
 
-/// The transport's defaults: 1 s heartbeats, 10 s acceptable pause.
+/// `n` heartbeats 1 s apart from `start`, each found on time; returns when
+/// the last arrived.
 fn regular_beats(fd: &mut PhiAccrualFailureDetector, start: Instant, n: u64) -> Instant {
     for i in 0..n {
         let now = start + Duration::from_millis(1000 * i);
