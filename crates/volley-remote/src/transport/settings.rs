@@ -183,9 +183,10 @@ impl RemoteSettings {
 /// Heartbeats and the phi accrual failure detector that watches them (see
 /// `transport/failure_detector.rs`). The defaults are those of Akka's remote
 /// watch failure detector: a node that stops sending heartbeats is
-/// suspected after roughly `heartbeat_interval_ms` plus
-/// `acceptable_heartbeat_pause_ms` (about 11 s), long enough that a stalled
-/// process or a short network hiccup is not taken for a crash.
+/// reported a little over `heartbeat_interval_ms` plus
+/// `acceptable_heartbeat_pause_ms` after its last one (about 11.6 s), long
+/// enough that a stalled process or a short network hiccup is not taken
+/// for a crash.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FailureDetectorSettings {
