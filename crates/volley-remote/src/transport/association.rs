@@ -1,8 +1,8 @@
 //! Associations: this node's outbound side towards each remote node.
 //!
 //! One association per remote node, with one outbound connection per
-//! [`Lane`], as in Artery: control (spawn requests, later system messages
-//! and heartbeats), ordinary, and large messages, so neither control
+//! [`Lane`], as in Artery: control (heartbeats, spawn requests, later
+//! system messages), ordinary, and large messages, so neither control
 //! traffic nor small messages queue behind a big one. Each side opens its
 //! own outbound connections; an inbound connection only reads.
 //!

@@ -2,7 +2,8 @@
 //! facade, routes, lanes, writers and readers.
 //!
 //! It owns the associations, the reply handles waiting for remote answers,
-//! the pending remote spawns and the background tasks; it resolves what
+//! the pending remote spawns, the failure detectors of the nodes it hears
+//! from and the background tasks; it resolves what
 //! peers declare into refs; and it counts what cannot be delivered.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,8 @@ use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
 use super::association::{Association, Associations};
 use super::errors::ResolveError;
+use super::heartbeat;
+use super::reachability::Reachability;
 use super::registry::Registry;
 use super::remote_spawn::SpawnRequests;
 use super::reply_handles::{is_local_reply_handle, ReplyHandles};
@@ -21,7 +24,7 @@ use super::route::RouteHint;
 use super::settings::RemoteSettings;
 use super::support::lock;
 use super::writer;
-use crate::wire::Address;
+use crate::wire::{Address, Lane};
 
 /// At most this many warnings a second about undeliverable messages; the
 /// rest are only counted as dead letters.
@@ -40,6 +43,7 @@ pub(crate) struct RemotingCore {
     pub(crate) associations: Associations,
     pub(crate) reply_handles: ReplyHandles,
     pub(crate) spawns: SpawnRequests,
+    pub(crate) reachability: Reachability,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<AbortHandle>>,
     undeliverable_log: LogLimiter,
@@ -53,6 +57,7 @@ impl RemotingCore {
         address: Address,
     ) -> Arc<Self> {
         let authority = authority_of(&address).into_owned();
+        let reachability = Reachability::new(&settings.failure_detector);
         Arc::new_cyclic(|me| RemotingCore {
             system: system.clone(),
             settings,
@@ -64,6 +69,7 @@ impl RemotingCore {
             associations: Associations::new(),
             reply_handles: ReplyHandles::default(),
             spawns: SpawnRequests::default(),
+            reachability,
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
@@ -80,7 +86,7 @@ impl RemotingCore {
     }
 
     /// The slot of the association to `remote`; a new association starts
-    /// one writer task per lane.
+    /// one writer task per lane and its heartbeats.
     pub(crate) fn association_slot(&self, remote: &Address) -> Result<usize, RemoteSendError> {
         let me = self
             .me
@@ -95,6 +101,12 @@ impl RemotingCore {
                         .spawn(writer::run_writer(lane.clone(), me.clone()));
                     self.track(task.abort_handle());
                 }
+                let control = association.lane(Lane::Control).clone();
+                let task = self
+                    .system
+                    .runtime_handle()
+                    .spawn(heartbeat::run_heartbeats(control, me.clone()));
+                self.track(task.abort_handle());
             })
     }
 

@@ -4,6 +4,7 @@
 //! through one, and its latency showed it).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::AsyncReadExt;
@@ -15,6 +16,7 @@ use volley::{ActorPath, DeadLetterReason};
 use super::core::RemotingCore;
 use super::delivery::{Deliver, Run, TypeCache};
 use super::handshake::{self, HandshakeError, Request};
+use super::reachability::PeerDetector;
 use super::ref_tables::ImportTable;
 use super::registry::DeliverError;
 use super::remote_spawn;
@@ -140,6 +142,7 @@ async fn read_loop(
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
             .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
+        detector: core.reachability.peer(&peer),
         address: peer,
         slot: None,
         reply_route: None,
@@ -209,6 +212,9 @@ struct Peer {
     /// addressed by correlation id, so the handles need no state of their
     /// own, and a remote ask costs no route allocation here.
     reply_route: Option<Arc<dyn RemoteRoute>>,
+    /// Its failure detector, fed by the heartbeats read here; `None` only
+    /// when too many nodes are watched already.
+    detector: Option<Arc<PeerDetector>>,
 }
 
 impl Peer {
@@ -259,7 +265,14 @@ fn handle(core: &Arc<RemotingCore>, imports: &mut ImportTable, peer: &mut Peer, 
         }
         Pdu::SpawnRequest(r) => remote_spawn::spawn_here(core, &peer.address, r),
         Pdu::SpawnResponse(r) => remote_spawn::complete(core, r),
-        Pdu::Heartbeat | Pdu::HeartbeatAck => {}
+        Pdu::Heartbeat => {
+            if let Some(detector) = &peer.detector {
+                detector.heartbeat(Instant::now());
+            }
+        }
+        // This transport sends no acks: arrivals of heartbeats are all it
+        // judges by.
+        Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
             tracing::info!(peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
         }

@@ -133,6 +133,12 @@ impl<C: LaneConnection> OutboundLane<C> {
         self.full.load(Ordering::Relaxed)
     }
 
+    /// True while bytes wait to be written: the lane has no connection, or
+    /// its writer has not taken them yet.
+    pub(crate) fn has_queued(&self) -> bool {
+        !self.state.lock().buf.is_empty()
+    }
+
     /// Resolves when the lane is below its limit again.
     pub(crate) async fn room(self: Arc<Self>) {
         let notified = self.room.notified();

@@ -10,6 +10,8 @@
 //! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
 //! | `backoff` | when a lane reconnects after a failure, and how loudly it says so |
 //! | `inbound` | the listener, the handshake's accepting side, the read loop |
+//! | `heartbeat` | the heartbeats every association sends on its control lane |
+//! | `reachability` | per remote node, a `failure_detector` fed by arriving heartbeats; the monitor that reports unreachable nodes |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
 //! | `handshake` | the handshake's frames |
 //! | `ref_tables` | per-connection export/import tables for refs inside messages |
@@ -24,9 +26,12 @@ mod backoff;
 mod core;
 mod delivery;
 mod errors;
+mod failure_detector;
 mod handshake;
+mod heartbeat;
 mod inbound;
 mod lane;
+mod reachability;
 mod ref_tables;
 mod registry;
 mod remote_spawn;
@@ -40,4 +45,7 @@ mod writer;
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use registry::{Registry, RegistryError};
 pub use remoting::Remoting;
-pub use settings::{register_settings, BatchingSettings, RemoteSettings, RemoteSettingsError};
+pub use settings::{
+    register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
+    RemoteSettingsError,
+};

@@ -11,7 +11,7 @@ use super::core::{address_of, RemotingCore};
 use super::errors::{RemoteSpawnError, ResolveError, StartError};
 use super::registry::Registry;
 use super::settings::RemoteSettings;
-use super::{inbound, ref_tables, remote_spawn};
+use super::{inbound, reachability, ref_tables, remote_spawn};
 use crate::wire::Address;
 
 /// Remoting for one actor system: start it with [`Remoting::start`].
@@ -66,6 +66,10 @@ impl Remoting {
             .runtime_handle()
             .spawn(inbound::run_listener(listener, core.clone()));
         core.track(task.abort_handle());
+        let task = system
+            .runtime_handle()
+            .spawn(reachability::run_monitor(core.clone()));
+        core.track(task.abort_handle());
         tracing::info!(address = %core.address, "remoting started");
         Ok(Remoting { core })
     }
@@ -113,8 +117,19 @@ impl Remoting {
         Ok(self.core.remote_ref(path, uid, None).typed::<M>())
     }
 
-    /// Stops listening and closes every connection. Queued messages are
-    /// dropped.
+    /// Whether the node at `node` is reachable, as this node's failure
+    /// detector judges the heartbeats it receives from it
+    /// (`[remote.failure_detector]`): `Some(false)` once it has been silent
+    /// for longer than the detector accepts, `Some(true)` before that and
+    /// again when its heartbeats resume, `None` if it never connected to
+    /// this node. Nothing acts on this yet: messages to an unreachable
+    /// node are still sent (and dropped if the connection fails).
+    pub fn is_reachable(&self, node: &Address) -> Option<bool> {
+        self.core.reachability.is_available(node)
+    }
+
+    /// Stops listening and sending heartbeats, and closes every connection.
+    /// Queued messages are dropped.
     pub fn shutdown(&self) {
         self.core.shut_down();
     }

@@ -49,7 +49,7 @@ impl Default for BatchingSettings {
 }
 
 /// Settings of the remoting transport.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RemoteSettings {
     /// Interface to listen on. Default `127.0.0.1`.
@@ -81,6 +81,8 @@ pub struct RemoteSettings {
     pub reconnect_backoff_ms: u64,
     /// Longest pause between reconnect attempts. Default 5000 ms.
     pub reconnect_backoff_max_ms: u64,
+    /// Heartbeats and failure detection (`[remote.failure_detector]`).
+    pub failure_detector: FailureDetectorSettings,
 }
 
 impl Default for RemoteSettings {
@@ -98,6 +100,7 @@ impl Default for RemoteSettings {
             handshake_timeout_ms: 5000,
             reconnect_backoff_ms: 200,
             reconnect_backoff_max_ms: 5000,
+            failure_detector: FailureDetectorSettings::default(),
         }
     }
 }
@@ -179,11 +182,83 @@ impl RemoteSettings {
                 reason: "must be at least 64 KiB",
             });
         }
-        Ok(())
+        self.failure_detector.validate()
     }
 
     pub(crate) fn handshake_timeout(&self) -> Duration {
         Duration::from_millis(self.handshake_timeout_ms)
+    }
+}
+
+/// Heartbeats and the phi accrual failure detector that watches them (see
+/// `transport/failure_detector.rs`). The defaults are those of Akka's remote
+/// watch failure detector: a node that stops sending heartbeats is
+/// reported a little over `heartbeat_interval_ms` plus
+/// `acceptable_heartbeat_pause_ms` after its last one (about 11.6 s), long
+/// enough that a stalled process or a short network hiccup is not taken
+/// for a crash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FailureDetectorSettings {
+    /// How often each node sends a heartbeat on the control lane of every
+    /// association; also the detector's first guess of the interval
+    /// between arrivals. Default 1000 ms.
+    pub heartbeat_interval_ms: u64,
+    /// Phi above which a node is unreachable. Lower detects a crash sooner
+    /// and suspects a live node more often. Default 10.0.
+    pub threshold: f64,
+    /// Silence tolerated on top of the usual interval before phi rises:
+    /// covers lost heartbeats, pauses and bursts of load. Default 10000 ms.
+    pub acceptable_heartbeat_pause_ms: u64,
+    /// Floor of the standard deviation of intervals, so that a very regular
+    /// history does not make phi jump at the first late heartbeat.
+    /// Default 100 ms.
+    pub min_std_deviation_ms: u64,
+    /// How many recent intervals the statistics use. Default 200.
+    pub max_sample_size: usize,
+}
+
+impl Default for FailureDetectorSettings {
+    fn default() -> Self {
+        FailureDetectorSettings {
+            heartbeat_interval_ms: 1000,
+            threshold: 10.0,
+            acceptable_heartbeat_pause_ms: 10_000,
+            min_std_deviation_ms: 100,
+            max_sample_size: 200,
+        }
+    }
+}
+
+impl FailureDetectorSettings {
+    fn validate(&self) -> Result<(), RemoteSettingsError> {
+        let out_of_range = |key, reason| Err(RemoteSettingsError::OutOfRange { key, reason });
+        if self.heartbeat_interval_ms == 0 {
+            return out_of_range(
+                "failure_detector.heartbeat_interval_ms",
+                "must be at least 1 ms",
+            );
+        }
+        if !(self.threshold.is_finite() && self.threshold > 0.0) {
+            return out_of_range(
+                "failure_detector.threshold",
+                "must be a finite number above 0",
+            );
+        }
+        if self.min_std_deviation_ms == 0 {
+            return out_of_range(
+                "failure_detector.min_std_deviation_ms",
+                "must be at least 1 ms",
+            );
+        }
+        if self.max_sample_size == 0 {
+            return out_of_range("failure_detector.max_sample_size", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    pub(crate) fn heartbeat_interval(&self) -> Duration {
+        Duration::from_millis(self.heartbeat_interval_ms)
     }
 }
 
@@ -223,5 +298,53 @@ mod tests {
         .unwrap();
         let e = RemoteSettings::from_system_settings(&s).unwrap_err();
         assert!(e.to_string().contains("reconnect_backoff_max_ms"), "{e}");
+    }
+
+    #[test]
+    fn failure_detector_defaults_and_overrides() {
+        register_settings();
+        let defaults = FailureDetectorSettings::default();
+        assert_eq!(defaults.heartbeat_interval_ms, 1000);
+        assert_eq!(defaults.threshold, 10.0);
+        assert_eq!(defaults.acceptable_heartbeat_pause_ms, 10_000);
+        assert_eq!(defaults.min_std_deviation_ms, 100);
+        assert_eq!(defaults.max_sample_size, 200);
+        let s = volley::Settings::from_toml_str(
+            "[remote.failure_detector]\nheartbeat_interval_ms = 50\nthreshold = 8.5\n",
+        )
+        .unwrap();
+        let r = RemoteSettings::from_system_settings(&s).unwrap();
+        assert_eq!(r.failure_detector.heartbeat_interval_ms, 50);
+        assert_eq!(r.failure_detector.threshold, 8.5);
+        // Keys not given keep their defaults.
+        assert_eq!(r.failure_detector.acceptable_heartbeat_pause_ms, 10_000);
+    }
+
+    #[test]
+    fn bad_failure_detector_settings_name_the_key() {
+        register_settings();
+        let cases = [
+            (
+                "heartbeat_interval_ms = 0",
+                "failure_detector.heartbeat_interval_ms",
+            ),
+            ("threshold = 0.0", "failure_detector.threshold"),
+            ("threshold = -1.0", "failure_detector.threshold"),
+            ("threshold = nan", "failure_detector.threshold"),
+            ("threshold = inf", "failure_detector.threshold"),
+            (
+                "min_std_deviation_ms = 0",
+                "failure_detector.min_std_deviation_ms",
+            ),
+            ("max_sample_size = 0", "failure_detector.max_sample_size"),
+            ("heartbeat_intervall_ms = 5", "heartbeat_intervall_ms"),
+        ];
+        for (line, key) in cases {
+            let s =
+                volley::Settings::from_toml_str(&format!("[remote.failure_detector]\n{line}\n"))
+                    .unwrap();
+            let e = RemoteSettings::from_system_settings(&s).unwrap_err();
+            assert!(e.to_string().contains(key), "{line}: {e}");
+        }
     }
 }

@@ -4,9 +4,10 @@
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 use volley_remote::wire::{
-    Address, Encoder, HandshakeRequest, Lane, Pdu, Preamble, PROTOCOL_VERSION,
+    Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeResponse, HandshakeStatus,
+    Lane, Pdu, Preamble, PREAMBLE_LEN, PROTOCOL_VERSION,
 };
 
 pub async fn connect(to: &Address) -> TcpStream {
@@ -37,4 +38,46 @@ pub async fn handshaken(to: &Address) -> TcpStream {
     let n = s.read(&mut resp).await.unwrap();
     assert!(n > 0, "no handshake response");
     s
+}
+
+/// Accepts one connection on `listener` as the node `me`: reads the
+/// preamble and the handshake request, answers `Accepted`. Returns the
+/// connection's lane, the stream, and what followed the handshake.
+pub async fn accept_as(listener: &TcpListener, me: &Address) -> (Lane, TcpStream, BytesMut) {
+    let (mut s, _) = listener.accept().await.unwrap();
+    let mut buf = BytesMut::new();
+    while buf.len() < PREAMBLE_LEN {
+        assert!(
+            s.read_buf(&mut buf).await.unwrap() > 0,
+            "closed in preamble"
+        );
+    }
+    let lane = Preamble::decode(&buf).unwrap().unwrap().lane;
+    let _ = buf.split_to(PREAMBLE_LEN);
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+    let used = loop {
+        if let Some((pdu, used)) = decoder.decode_frame(&buf).unwrap() {
+            assert!(matches!(pdu, Pdu::HandshakeRequest(_)), "{pdu:?}");
+            break used;
+        }
+        assert!(
+            s.read_buf(&mut buf).await.unwrap() > 0,
+            "closed in handshake"
+        );
+    };
+    let _ = buf.split_to(used);
+    let mut out = BytesMut::new();
+    let response = HandshakeResponse {
+        version: PROTOCOL_VERSION,
+        status: HandshakeStatus::Accepted,
+        from: me.clone(),
+        uid: 11,
+        auth_token: None,
+        reason: "",
+    };
+    Encoder::for_lane(Lane::Control)
+        .encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out)
+        .unwrap();
+    s.write_all(&out).await.unwrap();
+    (lane, s, buf)
 }

@@ -1,0 +1,42 @@
+//! The sending side of failure detection: every association sends a
+//! Heartbeat every interval on its control lane.
+//!
+//! The control lane has its own connection, so a heartbeat never waits
+//! behind user payload (megabytes queued on the large lane would otherwise
+//! look like silence). Heartbeats go out whether or not anything else is
+//! sent: the peer's detector judges the gaps between them, and other
+//! traffic does not count. No answer is expected; the peer records the
+//! arrival (`reachability.rs`).
+
+use std::sync::Arc;
+
+use super::core::RemotingCore;
+use super::lane::OutboundLane;
+use crate::wire::Pdu;
+
+/// Sends a heartbeat on `control` now and then every heartbeat interval,
+/// until remoting shuts down (which also aborts the task).
+pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<RemotingCore>) {
+    let mut ticks = tokio::time::interval(core.settings.failure_detector.heartbeat_interval());
+    // After a stall, one heartbeat, not a burst: a burst would teach the
+    // peer's detector intervals near zero.
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if core.is_shut_down() {
+            return;
+        }
+        if control.has_queued() {
+            // The lane is not writing (no connection, or a stall): a
+            // heartbeat queued now would reach the peer late, in a burst
+            // with the ones after it. One already waiting is enough.
+            continue;
+        }
+        if let Err(e) = control.send_pdu(&Pdu::Heartbeat) {
+            // A heartbeat is 5 constant bytes: this cannot fail unless the
+            // encoder is broken, and then no later one would go either.
+            tracing::error!(remote = %control.remote, "cannot queue a heartbeat: {e}; heartbeats stop");
+            return;
+        }
+    }
+}

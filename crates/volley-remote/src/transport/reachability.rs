@@ -1,0 +1,251 @@
+//! Which remote nodes this node still hears from: one phi accrual failure
+//! detector per remote address, fed by the heartbeats its readers see, and
+//! a monitor that turns the detectors' verdicts into reachability changes.
+//!
+//! Detection is arrival based. Each node sends heartbeats on its own
+//! outbound control connection and an inbound connection only reads, so
+//! there is no reply to wait for: the reading side records when heartbeats
+//! arrive and judges the silence. Detectors are kept by address (the
+//! handshake's `from`), not by connection, so a reconnect does not reset
+//! what was learnt about the peer.
+//!
+//! The verdict users and later code see is the monitor's, not a fresh
+//! evaluation: `is_available`, the log and the published events then never
+//! disagree. The monitor ticks every half heartbeat interval, which is
+//! small next to the acceptable pause.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::broadcast;
+use volley::remote::LogLimiter;
+
+use super::association::MAX_ASSOCIATIONS;
+use super::core::RemotingCore;
+use super::failure_detector::PhiAccrualFailureDetector;
+use super::settings::FailureDetectorSettings;
+use super::support::lock;
+use crate::wire::Address;
+
+/// Events a slow subscriber may fall behind by before it misses some
+/// (`broadcast`'s `Lagged`).
+const EVENT_BACKLOG: usize = 256;
+
+/// A change of a remote node's reachability, as the monitor published it.
+#[derive(Debug, Clone, PartialEq)]
+// Remote death watch (a later step) subscribes; until then only the tests
+// read the events.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum ReachabilityEvent {
+    /// No heartbeat from this node for longer than its detector accepts.
+    Unreachable(Address),
+    /// Heartbeats from a node reported unreachable arrive again.
+    Reachable(Address),
+}
+
+/// The failure detector of one remote node.
+pub(crate) struct PeerDetector {
+    address: Address,
+    state: Mutex<PeerState>,
+}
+
+struct PeerState {
+    detector: PhiAccrualFailureDetector,
+    /// The monitor's last verdict.
+    reachable: bool,
+}
+
+impl PeerDetector {
+    /// Records a heartbeat from this node, arrived at `now`.
+    pub(crate) fn heartbeat(&self, now: Instant) {
+        lock(&self.state).detector.heartbeat(now);
+    }
+}
+
+/// Every remote node's failure detector, by address.
+pub(crate) struct Reachability {
+    settings: FailureDetectorSettings,
+    peers: Mutex<HashMap<Address, Arc<PeerDetector>>>,
+    events: broadcast::Sender<ReachabilityEvent>,
+    /// Handshakes name their sender freely: past the limit, new names are
+    /// refused a detector, with a warning now and then.
+    refused_log: LogLimiter,
+}
+
+impl Reachability {
+    pub(crate) fn new(settings: &FailureDetectorSettings) -> Self {
+        Reachability {
+            settings: settings.clone(),
+            peers: Mutex::new(HashMap::new()),
+            events: broadcast::channel(EVENT_BACKLOG).0,
+            refused_log: LogLimiter::new(1),
+        }
+    }
+
+    /// The detector of `address`, created when its first inbound connection
+    /// is accepted. `None` once [`MAX_ASSOCIATIONS`] nodes have one: the
+    /// connection still works, the node is just not watched.
+    pub(crate) fn peer(&self, address: &Address) -> Option<Arc<PeerDetector>> {
+        let mut peers = lock(&self.peers);
+        if let Some(peer) = peers.get(address) {
+            return Some(peer.clone());
+        }
+        if peers.len() >= MAX_ASSOCIATIONS {
+            if self.refused_log.allow() {
+                tracing::warn!(%address, "not watching this node: {MAX_ASSOCIATIONS} nodes are watched already");
+            }
+            return None;
+        }
+        let peer = Arc::new(PeerDetector {
+            address: address.clone(),
+            state: Mutex::new(PeerState {
+                detector: PhiAccrualFailureDetector::new(&self.settings),
+                reachable: true,
+            }),
+        });
+        peers.insert(address.clone(), peer.clone());
+        Some(peer)
+    }
+
+    /// The monitor's verdict on `address`; `None` if no connection from it
+    /// was ever accepted.
+    pub(crate) fn is_available(&self, address: &Address) -> Option<bool> {
+        let peer = lock(&self.peers).get(address)?.clone();
+        let reachable = lock(&peer.state).reachable;
+        Some(reachable)
+    }
+
+    /// Reachability changes from now on.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ReachabilityEvent> {
+        self.events.subscribe()
+    }
+
+    /// Judges every detector at `now`: each change is logged and published,
+    /// and returned.
+    pub(crate) fn check(&self, now: Instant) -> Vec<ReachabilityEvent> {
+        let peers: Vec<_> = lock(&self.peers).values().cloned().collect();
+        let mut changes = Vec::new();
+        for peer in peers {
+            let mut state = lock(&peer.state);
+            let available = state.detector.is_available(now);
+            if available == state.reachable {
+                continue;
+            }
+            state.reachable = available;
+            let silent_ms = state
+                .detector
+                .last_heartbeat()
+                .map_or(0, |last| now.saturating_duration_since(last).as_millis());
+            let phi = state.detector.phi(now);
+            drop(state);
+            let event = if available {
+                tracing::info!(node = %peer.address, "node {} reachable again", peer.address);
+                ReachabilityEvent::Reachable(peer.address.clone())
+            } else {
+                tracing::warn!(
+                    node = %peer.address,
+                    "node {} unreachable: no heartbeat for {silent_ms} ms, phi {phi:.1}",
+                    peer.address
+                );
+                ReachabilityEvent::Unreachable(peer.address.clone())
+            };
+            // No subscriber is not an error: nobody needs to know yet.
+            let _ = self.events.send(event.clone());
+            changes.push(event);
+        }
+        changes
+    }
+}
+
+/// The node's monitor: judges every detector twice per heartbeat interval
+/// until remoting shuts down.
+pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
+    let period = (core.settings.failure_detector.heartbeat_interval() / 2)
+        .max(std::time::Duration::from_millis(1));
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if core.is_shut_down() {
+            return;
+        }
+        core.reachability.check(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn settings() -> FailureDetectorSettings {
+        FailureDetectorSettings {
+            heartbeat_interval_ms: 100,
+            acceptable_heartbeat_pause_ms: 500,
+            ..FailureDetectorSettings::default()
+        }
+    }
+
+    fn address(port: u16) -> Address {
+        Address::new("peer", "127.0.0.1", port).unwrap()
+    }
+
+    #[test]
+    fn changes_are_published_once_and_answered_by_is_available() {
+        let reachability = Reachability::new(&settings());
+        let mut events = reachability.subscribe();
+        let a = address(1);
+        assert_eq!(reachability.is_available(&a), None);
+        let peer = reachability.peer(&a).unwrap();
+        assert!(Arc::ptr_eq(&peer, &reachability.peer(&a).unwrap()));
+        // Not yet heard from: reachable.
+        assert_eq!(reachability.is_available(&a), Some(true));
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        for ms in (0..=1000).step_by(100) {
+            peer.heartbeat(at(ms));
+            assert!(reachability.check(at(ms + 50)).is_empty());
+        }
+        assert!(
+            reachability.check(at(1000 + 600)).is_empty(),
+            "within the pause"
+        );
+        let unreachable = ReachabilityEvent::Unreachable(a.clone());
+        assert_eq!(
+            reachability.check(at(1000 + 3000)),
+            vec![unreachable.clone()]
+        );
+        assert_eq!(events.try_recv().unwrap(), unreachable);
+        assert_eq!(reachability.is_available(&a), Some(false));
+        // Reported once, not at every check.
+        assert!(reachability.check(at(1000 + 4000)).is_empty());
+        assert!(events.try_recv().is_err());
+        peer.heartbeat(at(5100));
+        let reachable = ReachabilityEvent::Reachable(a.clone());
+        assert_eq!(reachability.check(at(5150)), vec![reachable.clone()]);
+        assert_eq!(events.try_recv().unwrap(), reachable);
+        assert_eq!(reachability.is_available(&a), Some(true));
+    }
+
+    #[test]
+    fn each_node_is_judged_on_its_own() {
+        let reachability = Reachability::new(&settings());
+        let (quiet, chatty) = (address(1), address(2));
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        reachability.peer(&quiet).unwrap().heartbeat(at(0));
+        let chatty_peer = reachability.peer(&chatty).unwrap();
+        for ms in (0..=3000).step_by(100) {
+            chatty_peer.heartbeat(at(ms));
+        }
+        assert_eq!(
+            reachability.check(at(3050)),
+            vec![ReachabilityEvent::Unreachable(quiet.clone())]
+        );
+        assert_eq!(reachability.is_available(&quiet), Some(false));
+        assert_eq!(reachability.is_available(&chatty), Some(true));
+    }
+}
