@@ -5,59 +5,20 @@
 
 mod common;
 mod log_capture;
+mod raw_peer;
 
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tracing::Level;
-use volley_remote::wire::{
-    Address, Decoder, DecoderConfig, Encoder, HandshakeResponse, HandshakeStatus, Lane, Pdu,
-    Preamble, PREAMBLE_LEN, PROTOCOL_VERSION,
-};
+use volley_remote::wire::{Address, Decoder, DecoderConfig, Lane, Pdu};
 use volley_remote::RemoteSettings;
 
 use common::Calc;
 
 const TELLS: u64 = 1_000_000;
-
-/// Reads one inbound connection's preamble and handshake request, accepts
-/// it, and returns its lane and whatever followed the request.
-async fn accept_handshake(stream: &mut TcpStream, me: &Address) -> (Lane, BytesMut) {
-    let mut buf = BytesMut::with_capacity(64 * 1024);
-    while buf.len() < PREAMBLE_LEN {
-        assert!(stream.read_buf(&mut buf).await.unwrap() > 0, "closed early");
-    }
-    let lane = Preamble::decode(&buf[..PREAMBLE_LEN])
-        .unwrap()
-        .unwrap()
-        .lane;
-    let _ = buf.split_to(PREAMBLE_LEN);
-    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
-    let used = loop {
-        if let Some((pdu, used)) = decoder.decode_frame(&buf).unwrap() {
-            assert!(matches!(pdu, Pdu::HandshakeRequest(_)), "{pdu:?}");
-            break used;
-        }
-        assert!(stream.read_buf(&mut buf).await.unwrap() > 0, "closed early");
-    };
-    let _ = buf.split_to(used);
-    let mut out = BytesMut::new();
-    let response = HandshakeResponse {
-        version: PROTOCOL_VERSION,
-        status: HandshakeStatus::Accepted,
-        from: me.clone(),
-        uid: 7,
-        auth_token: None,
-        reason: "",
-    };
-    Encoder::for_lane(Lane::Control)
-        .encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out)
-        .unwrap();
-    stream.write_all(&out).await.unwrap();
-    (lane, buf)
-}
 
 /// Counts the user messages arriving on `stream` until `enough` says stop.
 async fn count_messages(
@@ -134,7 +95,7 @@ async fn a_million_tells_over_the_bound_are_all_counted_with_few_warnings() {
             .await
             .expect("the sender connects")
             .unwrap();
-        let (lane, rest) = accept_handshake(&mut stream, &me).await;
+        let (lane, rest) = raw_peer::answer_handshake(&mut stream, &me).await;
         if lane == Lane::Ordinary {
             break (stream, rest);
         }

@@ -45,7 +45,15 @@ pub async fn handshaken(to: &Address) -> TcpStream {
 /// connection's lane, the stream, and what followed the handshake.
 pub async fn accept_as(listener: &TcpListener, me: &Address) -> (Lane, TcpStream, BytesMut) {
     let (mut s, _) = listener.accept().await.unwrap();
-    let mut buf = BytesMut::new();
+    let (lane, buf) = answer_handshake(&mut s, me).await;
+    (lane, s, buf)
+}
+
+/// On an accepted connection: reads the preamble and the handshake
+/// request, answers `Accepted` as the node `me`. Returns the connection's
+/// lane and what followed the handshake.
+pub async fn answer_handshake(s: &mut TcpStream, me: &Address) -> (Lane, BytesMut) {
+    let mut buf = BytesMut::with_capacity(64 * 1024);
     while buf.len() < PREAMBLE_LEN {
         assert!(
             s.read_buf(&mut buf).await.unwrap() > 0,
@@ -79,5 +87,5 @@ pub async fn accept_as(listener: &TcpListener, me: &Address) -> (Lane, TcpStream
         .encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out)
         .unwrap();
     s.write_all(&out).await.unwrap();
-    (lane, s, buf)
+    (lane, buf)
 }
