@@ -135,13 +135,20 @@ impl RemoteRoute for RouteHint {
     }
 
     fn room(&self, target: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        let lane = self
+        // The send that was refused went to whichever lane is full: wait on
+        // that one (the large lane's flag says if it was the large one), so
+        // the caller parks instead of retrying at once.
+        let lanes = self
             .association(target)
             .ok()
-            .map(|a| a.lane(Lane::Ordinary).clone());
+            .map(|a| (a.lane(Lane::Ordinary).clone(), a.lane(Lane::Large).clone()));
         Box::pin(async move {
-            if let Some(lane) = lane {
-                lane.room().await;
+            if let Some((ordinary, large)) = lanes {
+                if large.is_full() {
+                    large.room().await;
+                } else {
+                    ordinary.room().await;
+                }
             }
         })
     }

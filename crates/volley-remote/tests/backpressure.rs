@@ -1,0 +1,107 @@
+//! Back-pressure that parks: a `send().await` of a message for the large
+//! lane waits for room on that lane, woken when it drains, instead of
+//! retrying in a loop (`RemoteRoute::room` once watched the ordinary lane
+//! only, so a full large lane made `send().await` spin a core).
+
+mod common;
+mod raw_peer;
+
+use std::time::{Duration, Instant};
+
+use common::{node, Calc, T};
+use tokio::net::TcpListener;
+use volley::{Actor, Context, HandleResult, Props, TellError};
+use volley_remote::wire::Address;
+use volley_remote::RemoteSettings;
+
+/// Takes the replies nobody reads.
+struct Sink;
+
+impl Actor for Sink {
+    type Msg = i64;
+
+    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: i64) -> HandleResult {
+        Ok(())
+    }
+}
+
+/// CPU time this process has used (user + system), from /proc/self/stat.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split(' ').collect();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the
+    // name and state; in clock ticks, which are 1/100 s on Linux.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// Runs on a runtime of its own, so that a send that spins (the bug this
+/// guards against) fails the test instead of hanging it: the spinning task
+/// never yields, and only `shutdown_timeout` gets past it.
+#[test]
+fn a_send_to_a_full_large_lane_parks_instead_of_spinning() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, x, sink, held) = rt.block_on(async {
+        let mut settings = RemoteSettings::default();
+        settings.batching.max_pending_bytes = 64 * 1024;
+        let a = node("alpha", settings).await;
+        let sink = a.system.spawn("sink", Props::new(|| Sink)).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let peer: Address = format!("volley://peer@127.0.0.1:{port}").parse().unwrap();
+        let x = a
+            .remoting
+            .resolve::<Calc>(&format!("{peer}/user/x"))
+            .unwrap();
+        x.tell(blob(&sink));
+        // The peer answers the three handshakes and then never reads.
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            let (_, stream, _) = tokio::time::timeout(T, raw_peer::accept_as(&listener, &peer))
+                .await
+                .expect("all three lanes connect");
+            held.push(stream);
+        }
+        // Fill the socket buffers, then the large lane.
+        let start = Instant::now();
+        loop {
+            match x.try_tell(blob(&sink)) {
+                Err(TellError::Full(_)) => break,
+                Ok(()) => tokio::task::yield_now().await,
+                Err(e) => panic!("unexpected refusal: {e}"),
+            }
+            assert!(start.elapsed() < T, "the large lane never filled");
+        }
+        (a, x, sink, held)
+    });
+    let message = blob(&sink);
+    let send = rt.spawn(async move { x.send(message).await.is_ok() });
+    let before = cpu_time();
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_time() - before;
+    let finished = send.is_finished();
+    send.abort();
+    rt.block_on(async {
+        a.remoting.shutdown();
+        a.system.terminate().await;
+    });
+    drop(held);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    assert!(
+        !finished,
+        "the lane stayed full, so the send must still be waiting"
+    );
+    assert!(
+        used < Duration::from_millis(300),
+        "a parked send used {used:?} of CPU in 2 s"
+    );
+}
+
+fn blob(reply_to: &volley::ActorRef<i64>) -> Calc {
+    Calc::Blob(vec![7; 128 * 1024], reply_to.clone())
+}
