@@ -36,6 +36,16 @@ impl Actor for Counter {
 
 /// A node whose `/user/calc` exists before it listens, so nothing that
 /// arrives finds it missing.
+/// A `Counter` on `system`, and the count it keeps.
+fn spawn_counter(system: &ActorSystem) -> (ActorRef<i64>, Arc<AtomicU64>) {
+    let replies = Arc::new(AtomicU64::new(0));
+    let counted = replies.clone();
+    let counter = system
+        .spawn("counter", Props::new(move || Counter(counted.clone())))
+        .unwrap();
+    (counter, replies)
+}
+
 async fn node_with_calc(name: &str, remote: RemoteSettings) -> Node {
     let settings = Settings {
         io_threads: 2,
@@ -94,13 +104,7 @@ async fn messages_queued_while_the_peer_restarts_reach_its_new_incarnation() {
     let a = common::node("alpha", quick_retry()).await;
     let b = node_with_calc("beta", RemoteSettings::default()).await;
     let port = b.remoting.address().port();
-    let replies = Arc::new(AtomicU64::new(0));
-    let counter = {
-        let replies = replies.clone();
-        a.system
-            .spawn("counter", Props::new(move || Counter(replies.clone())))
-            .unwrap()
-    };
+    let (counter, replies) = spawn_counter(&a.system);
     let calc = a
         .remoting
         .resolve::<Calc>(&format!("{}/user/calc", b.remoting.address()))
@@ -164,13 +168,7 @@ async fn past_the_bound_tells_are_counted_and_a_waiting_send_completes_once_the_
         .unwrap()
         .port();
     let a = common::node("alpha", quick_retry()).await;
-    let replies = Arc::new(AtomicU64::new(0));
-    let counter = {
-        let replies = replies.clone();
-        a.system
-            .spawn("counter", Props::new(move || Counter(replies.clone())))
-            .unwrap()
-    };
+    let (counter, replies) = spawn_counter(&a.system);
     let calc = a
         .remoting
         .resolve::<Calc>(&format!("volley://beta@127.0.0.1:{port}/user/calc"))
