@@ -13,7 +13,9 @@ mod sync;
 pub mod transport;
 pub mod wire;
 
-pub use transport::{register_settings, Registry, RemoteSettings, Remoting};
+pub use transport::{
+    register_settings, DisassociationReason, Registry, RemoteSettings, Remoting, RemotingEvent,
+};
 
 /// Compiles and runs the code blocks of the repository's `README.md` as
 /// doctests (`cargo test -p volley-remote --doc`), so the snippets there

@@ -10,6 +10,7 @@
 //! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
 //! | `backoff` | when a lane reconnects after a failure, and how loudly it says so |
 //! | `inbound` | the listener, the handshake's accepting side, the read loop |
+//! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `heartbeat` | the heartbeats every association sends on its control lane |
 //! | `reachability` | per remote node, a `failure_detector` fed by arriving heartbeats; the monitor that reports unreachable nodes |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
@@ -26,6 +27,7 @@ mod backoff;
 mod core;
 mod delivery;
 mod errors;
+mod events;
 mod failure_detector;
 mod handshake;
 mod heartbeat;
@@ -43,6 +45,7 @@ mod support;
 mod writer;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
+pub use events::{DisassociationReason, RemotingEvent};
 pub use registry::{Registry, RegistryError};
 pub use remoting::Remoting;
 pub use settings::{

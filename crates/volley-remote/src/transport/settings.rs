@@ -83,6 +83,18 @@ pub struct RemoteSettings {
     pub reconnect_backoff_max_ms: u64,
     /// Heartbeats and failure detection (`[remote.failure_detector]`).
     pub failure_detector: FailureDetectorSettings,
+    /// How long `ActorSystem::terminate` waits for queued messages to be
+    /// written before it tells the peers it leaves and closes. Default
+    /// 2000 ms.
+    pub shutdown_flush_timeout_ms: u64,
+    /// Most system messages (watch, unwatch, death notices, stop) waiting
+    /// for the peer's ack per association; past it the peer's incarnation
+    /// is quarantined. Default 20000 (Akka's `system-message-buffer-size`).
+    pub system_message_buffer_size: usize,
+    /// How long a system message may wait for its ack before the peer's
+    /// incarnation is quarantined. Default 6 h (Akka Artery's
+    /// `give-up-system-message-after`).
+    pub give_up_system_message_after_ms: u64,
 }
 
 impl Default for RemoteSettings {
@@ -101,6 +113,9 @@ impl Default for RemoteSettings {
             reconnect_backoff_ms: 200,
             reconnect_backoff_max_ms: 5000,
             failure_detector: FailureDetectorSettings::default(),
+            shutdown_flush_timeout_ms: 2000,
+            system_message_buffer_size: 20_000,
+            give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
         }
     }
 }
@@ -180,6 +195,18 @@ impl RemoteSettings {
             return Err(RemoteSettingsError::OutOfRange {
                 key: "batching.max_pending_bytes",
                 reason: "must be at least 64 KiB",
+            });
+        }
+        if self.system_message_buffer_size == 0 {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "system_message_buffer_size",
+                reason: "must be at least 1",
+            });
+        }
+        if self.give_up_system_message_after_ms == 0 {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "give_up_system_message_after_ms",
+                reason: "must be at least 1 ms",
             });
         }
         self.failure_detector.validate()
