@@ -10,7 +10,15 @@ final class Args {
             "  java -jar pekko-bench.jar local-pingpong [--system pekko] --configs P:K:T[,P:K:T...] --messages M [--warmup]",
             "  java -jar pekko-bench.jar spawn [--system pekko] --actors N",
             "  java -jar pekko-bench.jar ask-local [--system pekko] --requests N",
-            "  java -jar pekko-bench.jar remote-pingpong [--system pekko] --clients 1,5,10 --repeat R [--inflight 50]");
+            "  java -jar pekko-bench.jar remote-pingpong [--system pekko] --clients 1,5,10 --repeat R [--inflight 50]",
+            "  java -jar pekko-bench.jar failover [--system pekko] [--cases kill,stall-short,stall-long,restart,large-messages]",
+            "      [--watched 10] [--heartbeat-ms 200] [--pause-ms 1000] [--threshold 10] [--settle-ms 2000]",
+            "      [--stall-short-ms 700] [--window-ms 3000] [--detect-timeout-ms 15000] [--large-ms 10000]",
+            "  java -jar pekko-bench.jar failover-node [--port P] [--watched 10] [--heartbeat-ms 200] [--pause-ms 1000] [--threshold 10]");
+
+    /** The failover cases, in run order. */
+    static final List<String> FAILOVER_CASES =
+            List.of("kill", "stall-short", "stall-long", "restart", "large-messages");
 
     /** Pekko's own default for dispatcher throughput, used when T is omitted. */
     static final int DEFAULT_THROUGHPUT = 5;
@@ -34,6 +42,18 @@ final class Args {
     int[] clients;
     long repeat;
     int inflight = 50;
+    // failover and failover-node: the same defaults as `volley-bench failover`.
+    List<String> cases = FAILOVER_CASES;
+    int watched = 10;
+    long heartbeatMs = 200;
+    long pauseMs = 1000;
+    double threshold = 10.0;
+    long settleMs = 2000;
+    long stallShortMs = 700;
+    long windowMs = 3000;
+    long detectTimeoutMs = 15_000;
+    long largeMs = 10_000;
+    int port;
 
     static Args parse(String[] argv) throws UsageException {
         if (argv.length == 0) {
@@ -46,6 +66,11 @@ final class Args {
             case "spawn" -> List.of("--system", "--actors");
             case "ask-local" -> List.of("--system", "--requests");
             case "remote-pingpong" -> List.of("--system", "--clients", "--repeat", "--inflight");
+            case "failover" -> List.of("--system", "--cases", "--watched", "--heartbeat-ms", "--pause-ms",
+                    "--threshold", "--settle-ms", "--stall-short-ms", "--window-ms", "--detect-timeout-ms",
+                    "--large-ms");
+            case "failover-node" -> List.of("--system", "--port", "--watched", "--heartbeat-ms", "--pause-ms",
+                    "--threshold");
             default -> throw new UsageException("unknown scenario '" + a.scenario + "'");
         };
         List<String> seen = new ArrayList<>();
@@ -76,11 +101,24 @@ final class Args {
                 case "--clients" -> a.clients = parseClients(v);
                 case "--repeat" -> a.repeat = positive(flag, v);
                 case "--inflight" -> a.inflight = (int) Math.min(positive(flag, v), Integer.MAX_VALUE);
+                case "--cases" -> a.cases = parseCases(v);
+                case "--watched" -> a.watched = (int) Math.min(positive(flag, v), 10_000);
+                case "--heartbeat-ms" -> a.heartbeatMs = positive(flag, v);
+                case "--pause-ms" -> a.pauseMs = positive(flag, v);
+                case "--threshold" -> a.threshold = positiveDouble(flag, v);
+                case "--settle-ms" -> a.settleMs = positive(flag, v);
+                case "--stall-short-ms" -> a.stallShortMs = positive(flag, v);
+                case "--window-ms" -> a.windowMs = positive(flag, v);
+                case "--detect-timeout-ms" -> a.detectTimeoutMs = positive(flag, v);
+                case "--large-ms" -> a.largeMs = positive(flag, v);
+                case "--port" -> a.port = (int) Math.min(positiveOrZero(flag, v), 65_535);
                 default -> throw new IllegalStateException(flag);
             }
         }
         for (String flag : allowed) {
-            boolean optional = flag.equals("--system") || flag.equals("--warmup") || flag.equals("--inflight");
+            // Every failover flag has a default.
+            boolean optional = flag.equals("--system") || flag.equals("--warmup") || flag.equals("--inflight")
+                    || a.scenario.startsWith("failover");
             if (!optional && !seen.contains(flag)) {
                 throw new UsageException(flag + " is required for " + a.scenario);
             }
@@ -98,6 +136,34 @@ final class Args {
             // fall through to the error below
         }
         throw new UsageException(flag + " expects a positive integer, got '" + v + "'");
+    }
+
+    private static long positiveOrZero(String flag, String v) throws UsageException {
+        return v.equals("0") ? 0 : positive(flag, v);
+    }
+
+    private static double positiveDouble(String flag, String v) throws UsageException {
+        try {
+            double d = Double.parseDouble(v);
+            if (d > 0 && Double.isFinite(d)) {
+                return d;
+            }
+        } catch (NumberFormatException ignored) {
+            // fall through to the error below
+        }
+        throw new UsageException(flag + " expects a positive number, got '" + v + "'");
+    }
+
+    private static List<String> parseCases(String v) throws UsageException {
+        List<String> out = new ArrayList<>();
+        for (String c : v.split(",", -1)) {
+            if (!FAILOVER_CASES.contains(c)) {
+                throw new UsageException("--cases: unknown case '" + c + "' (expected some of "
+                        + String.join(",", FAILOVER_CASES) + ")");
+            }
+            out.add(c);
+        }
+        return out;
     }
 
     private static List<PairConfig> parseConfigs(String v) throws UsageException {

@@ -31,8 +31,29 @@ final class Json {
     }
 
     Json str(String k, String v) {
-        key(k).sb.append('"').append(v).append('"');
+        key(k).sb.append('"').append(v.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
         return this;
+    }
+
+    Json bool(String k, boolean v) {
+        key(k).sb.append(v);
+        return this;
+    }
+
+    /** A number with one decimal, or {@code null}. */
+    Json millis(String k, Double v) {
+        if (v == null) {
+            key(k).sb.append("null");
+        } else {
+            key(k).sb.append(String.format(Locale.ROOT, "%.1f", v));
+        }
+        return this;
+    }
+
+    /** A line that is not a result (the failover node's address), on the real stdout. */
+    static void line(String text) {
+        out.println(text);
+        out.flush();
     }
 
     Json num(String k, long v) {

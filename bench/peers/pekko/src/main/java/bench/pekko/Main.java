@@ -31,6 +31,8 @@ public final class Main {
                 case "spawn" -> Spawn.run(args);
                 case "ask-local" -> AskLocal.run(args);
                 case "remote-pingpong" -> RemotePingPong.run(args);
+                case "failover" -> Failover.run(args);
+                case "failover-node" -> FailoverNode.run(args);
                 default -> throw new IllegalStateException("unreachable: " + args.scenario);
             }
         } catch (BenchFailure e) {

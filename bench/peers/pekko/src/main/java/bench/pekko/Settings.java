@@ -52,4 +52,43 @@ final class Settings {
                         "}"))
                 .withFallback(local(Args.DEFAULT_THROUGHPUT));
     }
+
+    /**
+     * failover: Artery TCP on 127.0.0.1 at {@code port} (0 picks one), remote
+     * death watch (which Pekko allows outside a cluster only with
+     * {@code use-unsafe-remote-features-outside-cluster}) with the run's
+     * failure-detector settings, and a large-message
+     * stream (up to 16 MiB frames) for the actor {@code /user/sink} so that
+     * 10 MB messages travel beside the ordinary and control streams, as they
+     * do on volley's large lane. The reaper interval (how often the watcher
+     * checks its detectors; Pekko's default is 1 s) is half the heartbeat
+     * interval, as volley's monitor ticks, so that neither system waits for a
+     * check that the other makes sooner.
+     */
+    static Config failover(int port, Args a) {
+        return ConfigFactory.parseString(String.join("\n",
+                        "pekko.actor.provider = remote",
+                        "pekko.actor.allow-java-serialization = off",
+                        "pekko.remote.warn-about-direct-use = off",
+                        // Remote death watch without Pekko Cluster is off unless
+                        // switched on (the watch would be ignored).
+                        "pekko.remote.use-unsafe-remote-features-outside-cluster = on",
+                        "pekko.remote.artery {",
+                        "  transport = tcp",
+                        "  canonical.hostname = \"127.0.0.1\"",
+                        "  canonical.port = " + port,
+                        "  large-message-destinations = [\"/user/sink\"]",
+                        "  advanced.maximum-large-frame-size = 16 MiB",
+                        "  advanced.large-buffer-pool-size = 4",
+                        "}",
+                        "pekko.remote.watch-failure-detector {",
+                        "  heartbeat-interval = " + a.heartbeatMs + " ms",
+                        "  acceptable-heartbeat-pause = " + a.pauseMs + " ms",
+                        "  threshold = " + a.threshold,
+                        "  min-std-deviation = 100 ms",
+                        "  max-sample-size = 200",
+                        "  unreachable-nodes-reaper-interval = " + Math.max(1, a.heartbeatMs / 2) + " ms",
+                        "}"))
+                .withFallback(local(Args.DEFAULT_THROUGHPUT));
+    }
 }
