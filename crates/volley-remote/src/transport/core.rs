@@ -19,6 +19,7 @@ use super::heartbeat;
 use super::reachability::Reachability;
 use super::registry::Registry;
 use super::remote_spawn::SpawnRequests;
+use super::remote_watch::{DeadActors, RemoteWatches};
 use super::reply_handles::{is_local_reply_handle, ReplyHandles};
 use super::route::RouteHint;
 use super::settings::RemoteSettings;
@@ -44,6 +45,8 @@ pub(crate) struct RemotingCore {
     pub(crate) reply_handles: ReplyHandles,
     pub(crate) spawns: SpawnRequests,
     pub(crate) reachability: Reachability,
+    pub(crate) remote_watches: RemoteWatches,
+    pub(crate) dead_actors: DeadActors,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<AbortHandle>>,
     undeliverable_log: LogLimiter,
@@ -70,6 +73,8 @@ impl RemotingCore {
             reply_handles: ReplyHandles::default(),
             spawns: SpawnRequests::default(),
             reachability,
+            remote_watches: RemoteWatches::default(),
+            dead_actors: DeadActors::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
@@ -94,6 +99,10 @@ impl RemotingCore {
             .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
         self.associations
             .slot_for(remote, &self.settings, |association| {
+                // Judged from now: a node that never sends a heartbeat is
+                // given up like one that stopped (Akka's
+                // `expected-response-after`).
+                self.reachability.expect(remote, std::time::Instant::now());
                 for lane in association.lanes() {
                     let task = self
                         .system

@@ -41,6 +41,7 @@ use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
 
+pub use crate::actor_ref::watch_key;
 pub use support::{random_uid, LogLimiter};
 
 /// At most this many warnings a second, in the whole process, about
@@ -118,7 +119,8 @@ pub enum RemoteSystemMsg {
     /// The actor with incarnation `uid`, which the recipient watched, has
     /// terminated (Akka's `DeathWatchNotification`).
     DeathNotice {
-        /// The terminated actor's uid.
+        /// The terminated actor's uid; delivered to a local watcher, the
+        /// [`watch_key`] of the ref it watched.
         uid: u64,
     },
 }
