@@ -94,6 +94,15 @@ pub struct Cli {
     #[arg(long, value_name = "US")]
     pub idle_spin_us: Option<u64>,
 
+    /// failover: the cases to run (default
+    /// kill,stall-short,stall-long,restart,large-messages).
+    #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
+    pub cases: Option<Vec<String>>,
+
+    /// failover: remote actors watched (default 10).
+    #[arg(long, value_name = "N")]
+    pub watched: Option<usize>,
+
     /// Measured runs per config; the median is reported (default 3, quick 1).
     #[arg(long, value_name = "R")]
     pub runs: Option<usize>,
@@ -197,6 +206,12 @@ mod tests {
         assert_eq!(cli.clients, Some(vec![1, 10]));
         assert_eq!(cli.repeat, Some(500));
         assert_eq!((cli.dispatcher_threads, cli.io_threads), (Some(1), Some(2)));
+        let cli = parse(&["failover", "--cases", "kill,restart", "--watched", "3"]).unwrap();
+        assert_eq!(
+            cli.cases,
+            Some(vec!["kill".to_string(), "restart".to_string()])
+        );
+        assert_eq!(cli.watched, Some(3));
         let cli = parse(&["remote-tell"]).unwrap();
         assert!(!cli.two_processes && !cli.no_batching && cli.clients.is_none());
         assert!(parse(&["remote-pingpong", "--clients", "x"]).is_err());

@@ -28,14 +28,32 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 /// Result with [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A hidden subcommand's entry point: its arguments after the name.
+type Serve = fn(&[String]) -> Result<()>;
+
 fn main() -> ExitCode {
-    // Hidden: the server half of `--two-processes` (remote scenarios).
+    // Hidden subcommands: the other process of a two-process scenario.
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some(scenarios::remote_common::SERVER_COMMAND) {
-        return match scenarios::remote_common::serve(&args[2..]) {
+    let hidden: [(&str, Serve); 2] = [
+        // The server half of `--two-processes` (remote scenarios).
+        (
+            scenarios::remote_common::SERVER_COMMAND,
+            scenarios::remote_common::serve,
+        ),
+        // The watched node of `failover`.
+        (
+            scenarios::failover::NODE_COMMAND,
+            scenarios::failover::serve,
+        ),
+    ];
+    if let Some((name, serve)) = hidden
+        .iter()
+        .find(|(name, _)| args.get(1).map(String::as_str) == Some(*name))
+    {
+        return match serve(&args[2..]) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("volley-bench remote-server: error: {e}");
+                eprintln!("volley-bench {name}: error: {e}");
                 ExitCode::FAILURE
             }
         };

@@ -6,6 +6,7 @@
 //! scenario is measured through [`crate::measure::Workload`].
 
 pub mod ask_local;
+pub mod failover;
 pub mod local_pingpong;
 pub mod raw_tcp;
 pub mod remote_ask;
@@ -71,6 +72,7 @@ pub const ALL: &[Scenario] = &[
     remote_latency::SCENARIO,
     raw_tcp::SCENARIO,
     router::SCENARIO,
+    failover::SCENARIO,
 ];
 
 /// The scenario names.

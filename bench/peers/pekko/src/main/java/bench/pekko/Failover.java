@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -388,7 +389,10 @@ final class Failover {
                     targets.get((int) (n % targets.size())).tell(n, ActorRef.noSender());
                 }
             }, 0, STREAM_PERIOD_MS, TimeUnit.MILLISECONDS));
-            Thread.sleep(a.settleMs);
+            // A random extra wait below one heartbeat interval, so that the
+            // failure falls at any point between two heartbeats (the detection
+            // time depends on it), as volley's side does.
+            Thread.sleep(a.settleMs + ThreadLocalRandom.current().nextLong(a.heartbeatMs));
 
             int watched = targets.size();
             boolean failure = true;
