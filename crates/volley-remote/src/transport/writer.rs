@@ -249,6 +249,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             }
         };
         backoff.connected();
+        lane.set_connected(true);
         let mut conn = Connection::new(stream.clone());
         lane.redeclare(&core, &mut conn.out);
         if lane.lane == Lane::Control {
@@ -256,7 +257,9 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
                 core.resend_system_messages(association, &mut conn.out);
             }
         }
-        let Some((conn, error)) = serve(&lane, &core, conn, &stream).await else {
+        let served = serve(&lane, &core, conn, &stream).await;
+        lane.set_connected(false);
+        let Some((conn, error)) = served else {
             return;
         };
         if lane.lane == Lane::Control {
