@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::{add, node, remote_ref, spawn_calculator, Calc, Node};
 use volley::{
-    Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, Terminated, ToAnyRef,
+    Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, TellError, Terminated,
+    ToAnyRef,
 };
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
@@ -294,6 +295,13 @@ async fn a_node_that_goes_silent_is_given_up_and_its_watchers_told_once() {
     }
     assert_ask_fails_as_terminated(&refs[0]).await;
     assert_eq!(a.remoting.is_reachable(&b_address), Some(false));
+    // Nothing queues for a node that is gone: a send fails at once, a tell
+    // is a counted dead letter.
+    let sent = refs[1].send(Calc::Seq { from: 0, n: 0 }).await;
+    assert!(matches!(sent, Err(TellError::Terminated(_))), "{sent:?}");
+    let dead_letters = a.system.dead_letter_count();
+    refs[1].tell(Calc::Seq { from: 0, n: 1 });
+    assert_eq!(a.system.dead_letter_count(), dead_letters + 1);
     let events = events.lock().unwrap().clone();
     assert!(
         events.contains(&RemotingEvent::Associated {
