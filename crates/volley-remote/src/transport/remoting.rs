@@ -17,7 +17,7 @@ use crate::wire::Address;
 /// Remoting for one actor system: start it with [`Remoting::start`].
 #[derive(Clone)]
 pub struct Remoting {
-    core: Arc<RemotingCore>,
+    pub(super) core: Arc<RemotingCore>,
 }
 
 impl Remoting {
