@@ -136,12 +136,21 @@ impl RemotingCore {
         uid: u64,
         slot: Option<usize>,
     ) -> Arc<RemoteRef> {
-        RemoteRef::new(
-            path,
-            uid,
-            self.system.clone(),
-            RouteHint::new(self.clone(), slot),
-        )
+        let route = RouteHint::new(self.clone(), slot);
+        if uid != 0 {
+            // An actor with a uid belongs to the node's current incarnation
+            // (the one that declared it, or answered the spawn).
+            let association = match slot {
+                Some(slot) => self.associations.get(slot),
+                None => address_of(&path)
+                    .ok()
+                    .and_then(|a| self.associations.find(&a)),
+            };
+            if let Some(incarnation) = association.and_then(|a| lock(&a.control).uid) {
+                route.bind_incarnation(incarnation);
+            }
+        }
+        RemoteRef::new(path, uid, self.system.clone(), route)
     }
 
     /// The path under which `actor` is known to other nodes; registers an

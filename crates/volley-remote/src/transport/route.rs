@@ -51,6 +51,11 @@ impl RouteHint {
         })
     }
 
+    /// Records the incarnation of the node this ref's actor lives in.
+    pub(crate) fn bind_incarnation(&self, uid: u64) {
+        self.incarnation.store(uid, Ordering::Relaxed);
+    }
+
     /// True if this ref names an actor (it has a uid) of an incarnation of
     /// its node that is gone. The incarnation is learnt the first time
     /// the question is asked while the node's uid is known.
