@@ -50,6 +50,12 @@ pub(crate) enum SystemKind {
     /// An actor the recipient watched has terminated. Payload: its uid
     /// (u64, little-endian) then its full path (UTF-8, the rest).
     DeathNotice = 5,
+    /// A remote spawn request, to the node's `/user`. Payload: a whole
+    /// SpawnRequest frame (§5.11).
+    Spawn = 6,
+    /// The answer to one, to the requesting node's `/user`. Payload: a
+    /// whole SpawnResponse frame (§5.12).
+    Spawned = 7,
 }
 
 impl SystemKind {
@@ -60,6 +66,8 @@ impl SystemKind {
             3 => SystemKind::Terminate,
             4 => SystemKind::GracefulStop,
             5 => SystemKind::DeathNotice,
+            6 => SystemKind::Spawn,
+            7 => SystemKind::Spawned,
             _ => return None,
         })
     }
@@ -272,6 +280,9 @@ impl RemotingCore {
             );
             return;
         };
+        if let SystemKind::Spawn | SystemKind::Spawned = kind {
+            return self.deliver_spawn_message(peer, kind, m.payload);
+        }
         let Some(recipient) = imports.get(m.header.recipient.get()) else {
             self.undeliverable(peer, &format!("{kind:?} for an undeclared ref"));
             return;
@@ -301,6 +312,7 @@ impl RemotingCore {
             }
             SystemKind::Terminate => RemoteSystemMsg::Terminate,
             SystemKind::GracefulStop => RemoteSystemMsg::GracefulStop,
+            SystemKind::Spawn | SystemKind::Spawned => unreachable!("handled above"),
             SystemKind::DeathNotice => {
                 match decode_death_notice(m.payload) {
                     Some((uid, path)) => self.remote_watches.death_notice(
@@ -316,6 +328,42 @@ impl RemotingCore {
             }
         };
         deliver_system(&recipient, msg);
+    }
+}
+
+impl RemotingCore {
+    /// A spawn request or answer: its payload is the PDU's whole frame.
+    fn deliver_spawn_message(self: &Arc<Self>, peer: &Address, kind: SystemKind, frame: &[u8]) {
+        let decoder =
+            crate::wire::Decoder::new(crate::wire::DecoderConfig::for_lane(Lane::Control));
+        match (kind, decoder.decode_frame(frame)) {
+            (SystemKind::Spawn, Ok(Some((Pdu::SpawnRequest(r), _)))) => {
+                super::remote_spawn::spawn_here(self, peer, r)
+            }
+            (SystemKind::Spawned, Ok(Some((Pdu::SpawnResponse(r), _)))) => {
+                super::remote_spawn::complete(self, r)
+            }
+            _ => self.undeliverable(peer, &format!("malformed {kind:?} system message")),
+        }
+    }
+
+    /// Sends `pdu` (a spawn request or answer) to `node` as a system
+    /// message of `kind`, addressed to that node's `/user`.
+    pub(crate) fn send_spawn_message(
+        self: &Arc<Self>,
+        node: &Address,
+        kind: SystemKind,
+        pdu: &Pdu<'_>,
+    ) -> Result<(), String> {
+        let mut frame = bytes::BytesMut::new();
+        crate::wire::Encoder::for_lane(Lane::Control)
+            .encode(pdu, &mut frame)
+            .map_err(|e| e.to_string())?;
+        let association = self.association(node).map_err(|e| e.to_string())?;
+        let user = ActorPath::parse(&format!("{node}/user")).map_err(|e| e.to_string())?;
+        let recipient = self.remote_ref(user, 0, None).to_any();
+        self.send_system_message(association, kind, recipient, None, frame.to_vec())
+            .map_err(|_| format!("{node} is gone (unreachable, quarantined or shut down)"))
     }
 }
 
