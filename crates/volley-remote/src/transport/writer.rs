@@ -472,6 +472,10 @@ async fn write_unless_reset(
     conn: &mut Connection,
     epoch: u64,
 ) -> io::Result<()> {
+    // Most writes go through at once: no waiter to register for those.
+    if conn.try_write_all(lane.max_frames_per_write)? {
+        return Ok(());
+    }
     loop {
         tokio::select! {
             biased;
