@@ -60,8 +60,10 @@ impl RouteHint {
     /// its node that is gone. The incarnation is learnt the first time
     /// the question is asked while the node's uid is known.
     fn bound_incarnation_gone(&self, association: &Association, target: &RemoteRef) -> bool {
-        if target.uid() == 0 {
-            // "Whatever lives at the path": alive whenever its node is.
+        if target.uid() == 0 || association.deaths.load(Ordering::Relaxed) == 0 {
+            // "Whatever lives at the path" is alive whenever its node is;
+            // and while no incarnation of the node ever ended, none is
+            // gone (the common case costs no lock).
             return false;
         }
         let control = super::support::lock(&association.control);
