@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::{add, node, remote_ref, spawn_calculator, Calc, Node};
 use volley::{
-    Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, Terminated, ToAnyRef,
+    Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, TellError, Terminated,
+    ToAnyRef,
 };
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
@@ -294,6 +295,13 @@ async fn a_node_that_goes_silent_is_given_up_and_its_watchers_told_once() {
     }
     assert_ask_fails_as_terminated(&refs[0]).await;
     assert_eq!(a.remoting.is_reachable(&b_address), Some(false));
+    // Nothing queues for a node that is gone: a send fails at once, a tell
+    // is a counted dead letter.
+    let sent = refs[1].send(Calc::Seq { from: 0, n: 0 }).await;
+    assert!(matches!(sent, Err(TellError::Terminated(_))), "{sent:?}");
+    let dead_letters = a.system.dead_letter_count();
+    refs[1].tell(Calc::Seq { from: 0, n: 1 });
+    assert_eq!(a.system.dead_letter_count(), dead_letters + 1);
     let events = events.lock().unwrap().clone();
     assert!(
         events.contains(&RemotingEvent::Associated {
@@ -398,4 +406,73 @@ async fn a_restarted_node_is_a_new_incarnation_associated_at_once() {
     let _ = DisassociationReason::Restarted;
     a.system.terminate().await;
     b2.system.terminate().await;
+}
+
+/// Counts the `i64`s it gets, and remembers the last.
+struct Tally(Arc<AtomicUsize>, Arc<Mutex<i64>>);
+
+impl Actor for Tally {
+    type Msg = i64;
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: i64) -> HandleResult {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        *self.1.lock().unwrap() = n;
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_flushes_what_is_queued_and_says_goodbye() {
+    log_capture::install();
+    let a = node("leave-a", quick_detector()).await;
+    let b = node("leave-b", quick_detector()).await;
+    let events = record_events(&a);
+    let (count, last) = (Arc::new(AtomicUsize::new(0)), Arc::new(Mutex::new(0)));
+    let (c, l) = (count.clone(), last.clone());
+    a.system
+        .spawn("tally", Props::new(move || Tally(c.clone(), l.clone())))
+        .unwrap();
+    spawn_calculator(&b, "calc");
+    let w = spawn_watcher(&a, "watcher");
+    let watched = remote_ref(&a, &b, "calc");
+    assert_eq!(add(&watched, 1, 1).await, 2);
+    w.watcher.tell(WatcherMsg::Watch(watched.to_any_ref()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let tally = b
+        .remoting
+        .resolve::<i64>(&format!("{}/user/tally", a.remoting.address()))
+        .unwrap();
+    for n in 1..=1000 {
+        tally.tell(n);
+    }
+    let b_address = b.remoting.address().clone();
+    b.system.terminate().await;
+    wait_until(common::T, "all 1000 tells", || {
+        count.load(Ordering::SeqCst) >= 1000
+    })
+    .await;
+    assert_eq!(*last.lock().unwrap(), 1000, "in order, the last one last");
+    wait_until(common::T, "Terminated", || {
+        w.terminated.load(Ordering::SeqCst) > 0
+    })
+    .await;
+    settle().await;
+    assert_eq!(count.load(Ordering::SeqCst), 1000);
+    assert_eq!(w.terminated.load(Ordering::SeqCst), 1);
+    let events = events.lock().unwrap().clone();
+    assert!(
+        events.contains(&RemotingEvent::Disassociated {
+            remote: b_address.clone(),
+            reason: DisassociationReason::Shutdown
+        }),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, RemotingEvent::Quarantined { .. })),
+        "a clean leave quarantines nothing: {events:?}"
+    );
+    let cut = log_capture::events(|e| e.text.contains("inside a frame"));
+    assert!(cut.is_empty(), "no frame cut part-way: {cut:?}");
+    a.system.terminate().await;
 }

@@ -205,6 +205,12 @@ impl RemotingCore {
         if lock(&association.control).uid != Some(uid) {
             return;
         }
+        self.peer_left_for(association, reason);
+    }
+
+    /// The node's current incarnation leaves (`Shutdown`) or refuses this
+    /// node for good (`Quarantined`: it is quarantined here in turn).
+    pub(crate) fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
         let quarantine =
             (reason == DisassociationReason::Quarantined).then_some("it quarantined this node");
         self.node_down(association, reason, quarantine);

@@ -63,6 +63,8 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// A dispatcher thread has a flush of this lane pending at the end of
     /// its batch: later senders need not ask again.
     pub(crate) flush_queued: AtomicBool,
+    /// The lane has a connection (handshake completed, not yet failed).
+    connected: std::sync::atomic::AtomicBool,
     /// Frames per `write` system call (1 without batching).
     pub(crate) max_frames_per_write: usize,
     /// Dispatcher threads write themselves (off when a flush interval asks
@@ -127,6 +129,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             max_pending_bytes: batching.max_pending_bytes,
             full: AtomicBool::new(false),
             flush_queued: AtomicBool::new(false),
+            connected: std::sync::atomic::AtomicBool::new(false),
             max_frames_per_write: if batching.enabled {
                 batching.max_pending_writes
             } else {
@@ -294,6 +297,17 @@ impl<C: LaneConnection> OutboundLane<C> {
         for _ in 0..dropped {
             core.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
         }
+    }
+
+    /// Notes that the lane has a connection, or lost it.
+    pub(crate) fn set_connected(&self, connected: bool) {
+        self.connected
+            .store(connected, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True while the lane has a connection.
+    pub(crate) fn is_connected(&self) -> bool {
+        self.connected.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Asks the writer task to drop the current connection.

@@ -25,10 +25,12 @@ use std::any::Any;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use volley::remote::{
-    deliver_system, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg,
+    deliver_system, watch_key, MessageType, RemoteRef, RemoteRoute, RemoteSendError,
+    RemoteSystemMsg,
 };
 use volley::{ActorPath, AnyRef, DeadLetterReason};
 
@@ -166,32 +168,36 @@ impl RemoteWatches {
 }
 
 /// Remote actors known to have terminated (by a death notice), for
-/// `is_terminated`; the oldest are forgotten past a bound.
+/// `is_terminated`, by watch key (`volley::remote::watch_key`); the oldest
+/// are forgotten past a bound. `ask` asks before every request, so the
+/// common case, nothing known dead, is one relaxed load.
 #[derive(Default)]
 pub(crate) struct DeadActors {
-    inner: Mutex<Remembered>,
+    known: AtomicUsize,
+    inner: Mutex<(HashSet<u64>, VecDeque<u64>)>,
 }
-
-/// The set, and its members oldest first.
-type Remembered = (HashSet<(ActorPath, u64)>, VecDeque<(ActorPath, u64)>);
 
 impl DeadActors {
     fn insert(&self, path: &ActorPath, uid: u64) {
+        let key = watch_key(uid, path);
         let mut inner = lock(&self.inner);
         let (set, order) = &mut *inner;
-        if set.insert((path.clone(), uid)) {
-            order.push_back((path.clone(), uid));
+        if set.insert(key) {
+            order.push_back(key);
             if order.len() > DEAD_ACTORS_REMEMBERED {
                 if let Some(oldest) = order.pop_front() {
                     set.remove(&oldest);
                 }
             }
+            self.known.store(set.len(), Ordering::Relaxed);
         }
     }
 
     pub(crate) fn contains(&self, path: &ActorPath, uid: u64) -> bool {
-        let inner = lock(&self.inner);
-        inner.0.contains(&(path.clone(), uid))
+        if self.known.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        lock(&self.inner).0.contains(&watch_key(uid, path))
     }
 }
 

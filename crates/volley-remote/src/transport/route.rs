@@ -51,12 +51,19 @@ impl RouteHint {
         })
     }
 
+    /// Records the incarnation of the node this ref's actor lives in.
+    pub(crate) fn bind_incarnation(&self, uid: u64) {
+        self.incarnation.store(uid, Ordering::Relaxed);
+    }
+
     /// True if this ref names an actor (it has a uid) of an incarnation of
     /// its node that is gone. The incarnation is learnt the first time
     /// the question is asked while the node's uid is known.
     fn bound_incarnation_gone(&self, association: &Association, target: &RemoteRef) -> bool {
-        if target.uid() == 0 {
-            // "Whatever lives at the path": alive whenever its node is.
+        if target.uid() == 0 || association.deaths.load(Ordering::Relaxed) == 0 {
+            // "Whatever lives at the path" is alive whenever its node is;
+            // and while no incarnation of the node ever ended, none is
+            // gone (the common case costs no lock).
             return false;
         }
         let control = super::support::lock(&association.control);

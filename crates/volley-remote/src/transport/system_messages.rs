@@ -50,6 +50,12 @@ pub(crate) enum SystemKind {
     /// An actor the recipient watched has terminated. Payload: its uid
     /// (u64, little-endian) then its full path (UTF-8, the rest).
     DeathNotice = 5,
+    /// A remote spawn request, to the node's `/user`. Payload: a whole
+    /// SpawnRequest frame (§5.11).
+    Spawn = 6,
+    /// The answer to one, to the requesting node's `/user`. Payload: a
+    /// whole SpawnResponse frame (§5.12).
+    Spawned = 7,
 }
 
 impl SystemKind {
@@ -60,6 +66,8 @@ impl SystemKind {
             3 => SystemKind::Terminate,
             4 => SystemKind::GracefulStop,
             5 => SystemKind::DeathNotice,
+            6 => SystemKind::Spawn,
+            7 => SystemKind::Spawned,
             _ => return None,
         })
     }
@@ -115,6 +123,24 @@ pub(crate) struct Inbox {
     /// The incarnation the count belongs to.
     uid: u64,
     delivered: u64,
+}
+
+impl Inbox {
+    /// Whether the message numbered `seq` is to be delivered now (the next
+    /// one) or was seen already; a gap is an error.
+    fn accept(&mut self, seq: u64) -> Result<bool, SystemMessageError> {
+        if seq <= self.delivered {
+            return Ok(false);
+        }
+        if seq != self.delivered + 1 {
+            return Err(SystemMessageError::Gap {
+                seq,
+                delivered: self.delivered,
+            });
+        }
+        self.delivered = seq;
+        Ok(true)
+    }
 }
 
 /// Why a system message frame ends the connection it came on.
@@ -207,19 +233,11 @@ impl RemotingCore {
         if m.ack > 0 {
             lock(&association.control).outbox.acknowledge(m.ack);
         }
-        if m.seq <= inbox.delivered {
-            return Ok(Some(inbox.delivered));
+        if inbox.accept(m.seq)? {
+            // Delivered with the inbox held, so a second connection of the
+            // same incarnation cannot overtake.
+            self.deliver_system_message(&association.remote, imports, &m);
         }
-        if m.seq != inbox.delivered + 1 {
-            return Err(SystemMessageError::Gap {
-                seq: m.seq,
-                delivered: inbox.delivered,
-            });
-        }
-        inbox.delivered = m.seq;
-        // Delivered with the inbox held, so a second connection of the
-        // same incarnation cannot overtake.
-        self.deliver_system_message(&association.remote, imports, &m);
         Ok(Some(inbox.delivered))
     }
 
@@ -262,6 +280,9 @@ impl RemotingCore {
             );
             return;
         };
+        if let SystemKind::Spawn | SystemKind::Spawned = kind {
+            return self.deliver_spawn_message(peer, kind, m.payload);
+        }
         let Some(recipient) = imports.get(m.header.recipient.get()) else {
             self.undeliverable(peer, &format!("{kind:?} for an undeclared ref"));
             return;
@@ -291,6 +312,7 @@ impl RemotingCore {
             }
             SystemKind::Terminate => RemoteSystemMsg::Terminate,
             SystemKind::GracefulStop => RemoteSystemMsg::GracefulStop,
+            SystemKind::Spawn | SystemKind::Spawned => unreachable!("handled above"),
             SystemKind::DeathNotice => {
                 match decode_death_notice(m.payload) {
                     Some((uid, path)) => self.remote_watches.death_notice(
@@ -309,6 +331,42 @@ impl RemotingCore {
     }
 }
 
+impl RemotingCore {
+    /// A spawn request or answer: its payload is the PDU's whole frame.
+    fn deliver_spawn_message(self: &Arc<Self>, peer: &Address, kind: SystemKind, frame: &[u8]) {
+        let decoder =
+            crate::wire::Decoder::new(crate::wire::DecoderConfig::for_lane(Lane::Control));
+        match (kind, decoder.decode_frame(frame)) {
+            (SystemKind::Spawn, Ok(Some((Pdu::SpawnRequest(r), _)))) => {
+                super::remote_spawn::spawn_here(self, peer, r)
+            }
+            (SystemKind::Spawned, Ok(Some((Pdu::SpawnResponse(r), _)))) => {
+                super::remote_spawn::complete(self, r)
+            }
+            _ => self.undeliverable(peer, &format!("malformed {kind:?} system message")),
+        }
+    }
+
+    /// Sends `pdu` (a spawn request or answer) to `node` as a system
+    /// message of `kind`, addressed to that node's `/user`.
+    pub(crate) fn send_spawn_message(
+        self: &Arc<Self>,
+        node: &Address,
+        kind: SystemKind,
+        pdu: &Pdu<'_>,
+    ) -> Result<(), String> {
+        let mut frame = bytes::BytesMut::new();
+        crate::wire::Encoder::for_lane(Lane::Control)
+            .encode(pdu, &mut frame)
+            .map_err(|e| e.to_string())?;
+        let association = self.association(node).map_err(|e| e.to_string())?;
+        let user = ActorPath::parse(&format!("{node}/user")).map_err(|e| e.to_string())?;
+        let recipient = self.remote_ref(user, 0, None).to_any();
+        self.send_system_message(association, kind, recipient, None, frame.to_vec())
+            .map_err(|_| format!("{node} is gone (unreachable, quarantined or shut down)"))
+    }
+}
+
 /// The payload of a death notice: the dead actor's uid and full path.
 pub(crate) fn death_notice_payload(uid: u64, path: &str) -> Vec<u8> {
     let mut payload = Vec::with_capacity(8 + path.len());
@@ -322,6 +380,9 @@ fn decode_death_notice(payload: &[u8]) -> Option<(u64, ActorPath)> {
     let path = ActorPath::parse(std::str::from_utf8(path).ok()?).ok()?;
     Some((u64::from_le_bytes(*uid), path))
 }
+
+#[cfg(test)]
+mod across_reconnects;
 
 #[cfg(test)]
 mod tests {
@@ -338,6 +399,27 @@ mod tests {
         let mut bad = death_notice_payload(1, "");
         bad.extend_from_slice(&[0xff, 0xfe]);
         assert!(decode_death_notice(&bad).is_none(), "not UTF-8");
+    }
+
+    #[test]
+    fn the_inbox_delivers_each_number_once_in_order_and_refuses_a_gap() {
+        let mut inbox = Inbox::default();
+        assert!(inbox.accept(1).unwrap());
+        assert!(inbox.accept(2).unwrap());
+        // A resend after a reconnect repeats what already arrived.
+        assert!(!inbox.accept(1).unwrap());
+        assert!(!inbox.accept(2).unwrap());
+        assert!(inbox.accept(3).unwrap());
+        assert!(matches!(
+            inbox.accept(5),
+            Err(SystemMessageError::Gap {
+                seq: 5,
+                delivered: 3
+            })
+        ));
+        assert_eq!(inbox.delivered, 3, "a gap delivers nothing");
+        assert!(inbox.accept(4).unwrap());
+        assert!(inbox.accept(5).unwrap());
     }
 
     #[test]

@@ -36,10 +36,11 @@ use volley::DeadLetterReason;
 use super::backoff::Backoff;
 use super::core::RemotingCore;
 use super::events::{DisassociationReason, RemotingEvent};
+use super::handshake::HandshakeError;
 use super::incarnations::Refusal;
 use super::lane::{LaneConnection, OutboundLane};
 use crate::sync::Ordering;
-use crate::wire::{Disassociate, DisassociateReason, Encoder, Lane, Pdu, PduKind};
+use crate::wire::{Disassociate, DisassociateReason, Encoder, HandshakeStatus, Lane, Pdu, PduKind};
 
 /// How many refills a dispatcher thread writes before leaving the rest to
 /// the writer task, so a flush cannot keep a dispatcher thread forever.
@@ -249,6 +250,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             }
         };
         backoff.connected();
+        lane.set_connected(true);
         let mut conn = Connection::new(stream.clone());
         lane.redeclare(&core, &mut conn.out);
         if lane.lane == Lane::Control {
@@ -256,7 +258,9 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
                 core.resend_system_messages(association, &mut conn.out);
             }
         }
-        let Some((conn, error)) = serve(&lane, &core, conn, &stream).await else {
+        let served = serve(&lane, &core, conn, &stream).await;
+        lane.set_connected(false);
+        let Some((conn, error)) = served else {
             return;
         };
         if lane.lane == Lane::Control {
@@ -356,6 +360,17 @@ async fn connect(
         Ok(Ok((stream, accepted))) => {
             tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
             Ok((Arc::new(stream), accepted.peer_uid))
+        }
+        Ok(Err(HandshakeError::Refused {
+            status: HandshakeStatus::Quarantined,
+            reason,
+        })) => {
+            // This node's incarnation is refused there for good: that
+            // incarnation is as good as gone for this one.
+            if let Ok(association) = core.association(&lane.remote) {
+                core.peer_left_for(association, DisassociationReason::Quarantined);
+            }
+            Err(format!("the peer refuses this node: {reason}"))
         }
         Ok(Err(e)) => Err(format!("cannot connect: {e}")),
         Err(_) => Err("handshake timed out".into()),
@@ -457,6 +472,10 @@ async fn write_unless_reset(
     conn: &mut Connection,
     epoch: u64,
 ) -> io::Result<()> {
+    // Most writes go through at once: no waiter to register for those.
+    if conn.try_write_all(lane.max_frames_per_write)? {
+        return Ok(());
+    }
     loop {
         tokio::select! {
             biased;

@@ -377,6 +377,10 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         match self.route.send(self, &msg, ty) {
             Ok(()) => Ok(None),
             Err(RemoteSendError::QueueFull(_)) => Err(TellError::Full(msg)),
+            // The node is gone (or remoting stopped): like a terminated
+            // local actor, the message is handed back, so that
+            // `send().await` fails instead of waiting.
+            Err(RemoteSendError::Unavailable(_)) => Err(TellError::Terminated(msg)),
             Err(e) => {
                 self.undeliverable(ty.name, &e);
                 Ok(None)
