@@ -46,39 +46,7 @@ fn a_send_to_a_full_large_lane_parks_instead_of_spinning() {
         .enable_all()
         .build()
         .unwrap();
-    let (a, x, sink, held) = rt.block_on(async {
-        let mut settings = RemoteSettings::default();
-        settings.batching.max_pending_bytes = 64 * 1024;
-        let a = node("alpha", settings).await;
-        let sink = a.system.spawn("sink", Props::new(|| Sink)).unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let peer: Address = format!("volley://peer@127.0.0.1:{port}").parse().unwrap();
-        let x = a
-            .remoting
-            .resolve::<Calc>(&format!("{peer}/user/x"))
-            .unwrap();
-        x.tell(blob(&sink));
-        // The peer answers the three handshakes and then never reads.
-        let mut held = Vec::new();
-        for _ in 0..3 {
-            let (_, stream, _) = tokio::time::timeout(T, raw_peer::accept_as(&listener, &peer))
-                .await
-                .expect("all three lanes connect");
-            held.push(stream);
-        }
-        // Fill the socket buffers, then the large lane.
-        let start = Instant::now();
-        loop {
-            match x.try_tell(blob(&sink)) {
-                Err(TellError::Full(_)) => break,
-                Ok(()) => tokio::task::yield_now().await,
-                Err(e) => panic!("unexpected refusal: {e}"),
-            }
-            assert!(start.elapsed() < T, "the large lane never filled");
-        }
-        (a, x, sink, held)
-    });
+    let (a, x, sink, held, _) = rt.block_on(full_lane_to_a_stalled_peer(RemoteSettings::default()));
     let message = blob(&sink);
     let send = rt.spawn(async move { x.send(message).await.is_ok() });
     let before = cpu_time();
@@ -100,6 +68,90 @@ fn a_send_to_a_full_large_lane_parks_instead_of_spinning() {
         used < Duration::from_millis(300),
         "a parked send used {used:?} of CPU in 2 s"
     );
+}
+
+/// A node whose large lane to a peer that shook hands and never reads is
+/// full: the node, its ref to an actor on the peer, a sink for replies,
+/// the peer's sockets, and the peer's address.
+async fn full_lane_to_a_stalled_peer(
+    mut settings: RemoteSettings,
+) -> (
+    common::Node,
+    volley::ActorRef<Calc>,
+    volley::ActorRef<i64>,
+    Vec<tokio::net::TcpStream>,
+    Address,
+) {
+    settings.batching.max_pending_bytes = 64 * 1024;
+    let a = node("alpha", settings).await;
+    let sink = a.system.spawn("sink", Props::new(|| Sink)).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let peer: Address = format!("volley://peer@127.0.0.1:{port}").parse().unwrap();
+    let x = a
+        .remoting
+        .resolve::<Calc>(&format!("{peer}/user/x"))
+        .unwrap();
+    x.tell(blob(&sink));
+    // The peer answers the three handshakes and then never reads.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let (_, stream, _) = tokio::time::timeout(T, raw_peer::accept_as(&listener, &peer))
+            .await
+            .expect("all three lanes connect");
+        held.push(stream);
+    }
+    // Fill the socket buffers, then the large lane.
+    let start = Instant::now();
+    loop {
+        match x.try_tell(blob(&sink)) {
+            Err(TellError::Full(_)) => break,
+            Ok(()) => tokio::task::yield_now().await,
+            Err(e) => panic!("unexpected refusal: {e}"),
+        }
+        assert!(start.elapsed() < T, "the large lane never filled");
+    }
+    (a, x, sink, held, peer)
+}
+
+/// The peer never sends a heartbeat either: the failure detector gives it
+/// up, what is queued for it becomes dead letters, and the waiting send
+/// fails instead of waiting for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_never_reads_is_given_up_and_the_waiting_send_fails() {
+    let settings = RemoteSettings {
+        failure_detector: volley_remote::transport::FailureDetectorSettings {
+            heartbeat_interval_ms: 50,
+            acceptable_heartbeat_pause_ms: 400,
+            ..Default::default()
+        },
+        ..RemoteSettings::default()
+    };
+    let (a, x, sink, held, peer) = full_lane_to_a_stalled_peer(settings).await;
+    let dead_before = a.system.dead_letter_count();
+    let started = Instant::now();
+    let sent = tokio::time::timeout(T, x.send(blob(&sink)))
+        .await
+        .expect("the send ends once the peer is given up");
+    assert!(
+        matches!(sent, Err(TellError::Terminated(_))),
+        "{:?}",
+        sent.map_err(|e| e.to_string())
+    );
+    assert_eq!(a.remoting.is_reachable(&peer), Some(false));
+    assert!(
+        a.system.dead_letter_count() > dead_before,
+        "the queued frames are counted as dead letters"
+    );
+    // Generous: heartbeat interval + pause, plus the monitor's tick and a
+    // loaded machine's slack.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(held);
+    a.system.terminate().await;
 }
 
 fn blob(reply_to: &volley::ActorRef<i64>) -> Calc {

@@ -329,6 +329,11 @@ impl AnyRef {
         self.target.uid()
     }
 
+    /// What death watch files this ref under: see [`watch_key`].
+    pub fn watch_key(&self) -> u64 {
+        watch_key(self.target.uid(), self.target.path())
+    }
+
     /// The remote ref behind this handle, if the actor is remote.
     pub fn as_remote(&self) -> Option<std::sync::Arc<RemoteRef>> {
         self.target.clone().as_remote()
@@ -343,6 +348,20 @@ impl AnyRef {
             d.submit(self.target.clone());
         }
     }
+}
+
+/// The key under which a watcher files a watched actor, and which the
+/// death notice for it names: its uid, or, for a ref that names no
+/// incarnation (uid 0: a remote path resolved without one), a hash of its
+/// path, so that two such refs to different actors do not share a watch.
+pub fn watch_key(uid: u64, path: &crate::path::ActorPath) -> u64 {
+    if uid != 0 {
+        return uid;
+    }
+    use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+    let mut hasher = DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish().max(1)
 }
 
 impl PartialEq for AnyRef {

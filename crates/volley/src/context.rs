@@ -149,7 +149,7 @@ impl<A: Actor> Context<A> {
         if target == self.cell.any_ref() {
             return;
         }
-        let uid = target.uid();
+        let uid = target.watch_key();
         let me = self.cell.any_ref();
         let watching = &mut self.rare_mut().watching;
         let first = !watching.contains_key(&uid);
@@ -171,7 +171,7 @@ impl<A: Actor> Context<A> {
         let removed = self
             .rare
             .as_mut()
-            .and_then(|r| r.watching.remove(&target.uid()));
+            .and_then(|r| r.watching.remove(&target.watch_key()));
         if removed.is_some() {
             target.send_system(SystemMsg::Unwatch(self.cell.any_ref()));
         }

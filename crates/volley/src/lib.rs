@@ -80,5 +80,5 @@ pub use routing::{
 };
 pub use settings::{DeadLetterSettings, DispatcherSettings, Settings, SettingsError};
 pub use supervision::{Directive, SupervisorStrategy};
-pub use system::{ActorIdentity, ActorSystem, SystemError};
+pub use system::{ActorIdentity, ActorSystem, ShutdownHookError, SystemError};
 pub use timers::TimerKey;

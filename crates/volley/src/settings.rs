@@ -100,6 +100,12 @@ pub struct Settings {
     pub io_threads: usize,
     /// Dead-letter reporting.
     pub dead_letters: DeadLetterSettings,
+    /// The most time all shutdown hooks (see
+    /// `ActorSystem::add_shutdown_hook`) get together, counted from the
+    /// moment the last actor has stopped. A hook still running then is
+    /// abandoned and the hooks after it are skipped, each with a warning, so
+    /// `terminate()` cannot hang on one. At least 1. Default 10000 ms.
+    pub shutdown_hooks_timeout_ms: u64,
     /// Extra sections owned by extensions (e.g. `remote`), kept as raw TOML
     /// for them to parse and validate.
     #[serde(flatten)]
@@ -113,6 +119,7 @@ impl Default for Settings {
             dispatchers: BTreeMap::new(),
             io_threads: 1,
             dead_letters: DeadLetterSettings::default(),
+            shutdown_hooks_timeout_ms: 10_000,
             extensions: BTreeMap::new(),
         }
     }
@@ -127,6 +134,7 @@ const CORE_KEYS: &[&str] = &[
     "dispatchers",
     "io_threads",
     "dead_letters",
+    "shutdown_hooks_timeout_ms",
 ];
 
 /// A settings file or override that cannot be used.
@@ -295,7 +303,17 @@ impl Settings {
                 reason: "must be between 1 and 256",
             });
         }
+        if self.shutdown_hooks_timeout_ms == 0 {
+            return Err(SettingsError::OutOfRange {
+                key: "shutdown_hooks_timeout_ms".into(),
+                reason: "must be at least 1",
+            });
+        }
         Ok(())
+    }
+
+    pub(crate) fn shutdown_hooks_timeout(&self) -> Duration {
+        Duration::from_millis(self.shutdown_hooks_timeout_ms)
     }
 }
 
@@ -336,6 +354,7 @@ mod tests {
         let s = Settings::default();
         assert_eq!(s.default_dispatcher.throughput, 100);
         assert_eq!(s.io_threads, 1);
+        assert_eq!(s.shutdown_hooks_timeout_ms, 10_000);
         s.validate().unwrap();
     }
 
@@ -359,6 +378,8 @@ mod tests {
         let e = Settings::from_toml_str("nonsense = 1").unwrap_err();
         assert!(e.to_string().contains("nonsense"), "{e}");
         let e = Settings::from_toml_str("[default_dispatcher]\nthroughput = 0").unwrap_err();
+        assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
+        let e = Settings::from_toml_str("shutdown_hooks_timeout_ms = 0").unwrap_err();
         assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
         let e = Settings::from_toml_str("this is = not toml [").unwrap_err();
         assert!(matches!(e, SettingsError::Invalid { .. }), "{e}");

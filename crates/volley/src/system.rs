@@ -2,6 +2,8 @@
 //! the event stream, lookup and shutdown.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
@@ -56,6 +58,26 @@ pub enum SystemError {
     Io(#[from] std::io::Error),
 }
 
+/// Why a shutdown hook was not added.
+#[derive(Debug, thiserror::Error)]
+pub enum ShutdownHookError {
+    /// Termination had already begun; the hooks registered before it run,
+    /// this one never will.
+    #[error("shutdown hook {hook:?} not added: actor system {system:?} is already terminating")]
+    Terminating {
+        /// The hook's name.
+        hook: &'static str,
+        /// The system's name.
+        system: String,
+    },
+}
+
+/// A hook as stored: its name and the call that makes its future.
+type ShutdownHook = (
+    &'static str,
+    Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>,
+);
+
 /// The answer to a lookup by path (Akka's ActorIdentity).
 #[derive(Debug, Clone)]
 pub struct ActorIdentity {
@@ -86,6 +108,9 @@ struct SystemCore {
     /// instead of locking and cloning, and a terminated system has none.
     user: OnceLock<Weak<ActorCell<Guardian>>>,
     terminating: AtomicBool,
+    /// Locked together with reading `terminating`, so a hook is either
+    /// refused or taken by `root_terminated`, never left behind.
+    shutdown_hooks: Mutex<Vec<ShutdownHook>>,
     terminated: tokio::sync::watch::Sender<bool>,
 }
 
@@ -131,6 +156,7 @@ impl ActorSystem {
                 root: Mutex::new(None),
                 user: OnceLock::new(),
                 terminating: AtomicBool::new(false),
+                shutdown_hooks: Mutex::new(Vec::new()),
                 terminated: tokio::sync::watch::channel(false).0,
             }),
         };
@@ -229,6 +255,46 @@ impl ActorSystem {
         self.when_terminated().await;
     }
 
+    /// Adds an async hook that runs while the system terminates: after every
+    /// actor has stopped (every `post_stop` has run and the death notices it
+    /// caused are sent), before the dispatchers and the tokio runtime shut
+    /// down. An extension uses it to flush what it still holds, e.g. a
+    /// transport's queued remote messages.
+    ///
+    /// Hooks run once, one after another in the order they were added, each
+    /// as a task on the system's runtime, so they can sleep, spawn and do
+    /// I/O; `name` is for the logs. [`ActorSystem::terminate`] and
+    /// [`ActorSystem::when_terminated`] resolve once the last hook is done. A
+    /// hook that panics is logged as an error and the next one runs. All
+    /// hooks together get at most
+    /// [`Settings::shutdown_hooks_timeout_ms`]: a hook still running then is
+    /// abandoned and the ones after it are skipped, with a warning each, so
+    /// a hook should keep its own, shorter deadline. A hook must not wait
+    /// for the system's termination (it would wait for itself until that
+    /// cap) nor block its thread.
+    ///
+    /// Fails with [`ShutdownHookError::Terminating`] once termination has
+    /// begun: the hook is not added and will not run.
+    pub fn add_shutdown_hook<F, Fut>(
+        &self,
+        name: &'static str,
+        hook: F,
+    ) -> Result<(), ShutdownHookError>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let mut hooks = lock(&self.shared.shutdown_hooks);
+        if self.shared.terminating.load(Ordering::SeqCst) {
+            return Err(ShutdownHookError::Terminating {
+                hook: name,
+                system: self.shared.name.to_string(),
+            });
+        }
+        hooks.push((name, Box::new(move || Box::pin(hook()))));
+        Ok(())
+    }
+
     /// Resolves once the system has terminated.
     pub async fn when_terminated(&self) {
         let mut rx = self.shared.terminated.subscribe();
@@ -306,10 +372,28 @@ impl ActorSystem {
         }
     }
 
-    /// The root guardian has stopped: everything has.
+    /// The root guardian has stopped: everything has. Called on a dispatcher
+    /// thread, so the hooks run in a task of their own rather than here.
     pub(crate) fn root_terminated(&self) {
         self.shared.terminating.store(true, Ordering::SeqCst);
         lock(&self.shared.root).take();
+        let hooks = std::mem::take(&mut *lock(&self.shared.shutdown_hooks));
+        if hooks.is_empty() {
+            self.shut_down();
+            return;
+        }
+        let finish = ShutDownOnDrop(self.clone());
+        self.shared.handle.spawn(async move {
+            run_shutdown_hooks(&finish.0, hooks).await;
+            drop(finish);
+        });
+    }
+
+    /// Stops the dispatchers and the runtime, then reports termination.
+    /// Idempotent. Safe inside a task of the system's own runtime:
+    /// `shutdown_background` neither blocks nor drops the runtime in a way
+    /// that panics there.
+    fn shut_down(&self) {
         self.shared.default_dispatcher.shutdown();
         for d in self.shared.dispatchers.values() {
             d.shutdown();
@@ -318,6 +402,64 @@ impl ActorSystem {
             rt.shutdown_background();
         }
         self.shared.terminated.send_replace(true);
+    }
+}
+
+/// Shuts the system down when dropped, so termination completes even if the
+/// hooks' task is dropped unfinished or its runner panics.
+struct ShutDownOnDrop(ActorSystem);
+
+impl Drop for ShutDownOnDrop {
+    fn drop(&mut self) {
+        self.0.shut_down();
+    }
+}
+
+/// Runs the hooks in order under one deadline for all of them.
+async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
+    let cap = system.shared.settings.shutdown_hooks_timeout();
+    let deadline = tokio::time::Instant::now() + cap;
+    let mut hooks = hooks.into_iter();
+    for (name, hook) in hooks.by_ref() {
+        // A task of its own, so a panic in the hook (or in the call that makes
+        // its future) comes back as a JoinError instead of unwinding here.
+        let mut task = system.shared.handle.spawn(async move { hook().await });
+        match tokio::time::timeout_at(deadline, &mut task).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if e.is_panic() => {
+                let panic = crate::cell::panic_text(e.into_panic().as_ref());
+                tracing::error!(
+                    system = %system.shared.name,
+                    hook = name,
+                    panic,
+                    "shutdown hook panicked; termination goes on"
+                );
+            }
+            Ok(Err(e)) => tracing::error!(
+                system = %system.shared.name,
+                hook = name,
+                error = %e,
+                "shutdown hook did not finish; termination goes on"
+            ),
+            Err(_) => {
+                task.abort();
+                tracing::warn!(
+                    system = %system.shared.name,
+                    hook = name,
+                    timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
+                    "shutdown hook abandoned: still running at shutdown_hooks_timeout_ms"
+                );
+                break;
+            }
+        }
+    }
+    for (name, _) in hooks {
+        tracing::warn!(
+            system = %system.shared.name,
+            hook = name,
+            timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
+            "shutdown hook skipped: shutdown_hooks_timeout_ms was reached before it could run"
+        );
     }
 }
 

@@ -9,35 +9,15 @@ mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::{eventually, probe, Events};
+use common::{eventually, probe, quiet_deliberate_panics, Events};
 use volley::batch_end::{self, BatchEnd};
 use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, Directive, DispatcherSettings, Failure,
     HandleResult, Props, Settings, SupervisorStrategy, Terminated, ToAnyRef,
 };
-
-/// Panics raised on purpose here would clutter the test output; any other
-/// panic is still printed.
-fn quiet_deliberate_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let text = payload
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("");
-            if !text.contains("on purpose") {
-                default(info);
-            }
-        }));
-    });
-}
 
 fn one_thread_system(name: &str) -> ActorSystem {
     quiet_deliberate_panics();

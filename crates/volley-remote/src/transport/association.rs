@@ -10,8 +10,8 @@
 //! cached stays right, and a send finds its association with two loads and
 //! no lock.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use volley::remote::RemoteSendError;
@@ -19,14 +19,48 @@ use volley::remote::RemoteSendError;
 use super::lane::OutboundLane;
 use super::settings::RemoteSettings;
 use super::support::lock;
+use super::system_messages::{Inbox, Outbox};
 use crate::wire::{Address, Lane};
 
 /// Most remote nodes one system can talk to (slots for lock-free lookup).
 pub(crate) const MAX_ASSOCIATIONS: usize = 4096;
 
-/// The outbound lanes towards one remote node.
+/// The outbound lanes towards one remote node, and what this node knows of
+/// the node's incarnations.
 pub(crate) struct Association {
     lanes: [Arc<OutboundLane>; 3],
+    pub(crate) remote: Address,
+    /// The node's current incarnation is known to be gone (unreachable,
+    /// quarantined, shut down) and no new one has shaken hands yet: sends
+    /// fail at once instead of queueing for nobody. One relaxed load on
+    /// the send path.
+    down: AtomicBool,
+    /// Bumped whenever an incarnation of the node is declared gone, so an
+    /// inbound reader notices with one load per read that it may be
+    /// reading from a dead incarnation.
+    pub(crate) deaths: AtomicU64,
+    /// Incarnations and the reliable system-message channel. Lock order:
+    /// `inbox`, then `control`, then a lane's lock.
+    pub(crate) control: Mutex<Control>,
+    /// What has been received from the current incarnation's system
+    /// messages; held while delivering them, so they are delivered in order
+    /// even while an old and a new connection overlap.
+    pub(crate) inbox: Mutex<Inbox>,
+}
+
+/// The association's view of the remote node's incarnations, and its
+/// outgoing system messages.
+pub(crate) struct Control {
+    /// The incarnation last seen in a handshake.
+    pub(crate) uid: Option<u64>,
+    /// Incarnations known to be gone: never associated with again.
+    pub(crate) dead: HashSet<u64>,
+    /// Among `dead`, those this node quarantined (or that quarantined it).
+    pub(crate) quarantined: HashSet<u64>,
+    /// The incarnation an `Associated` event was published for.
+    pub(crate) announced: Option<u64>,
+    /// System messages to the current incarnation not yet acknowledged.
+    pub(crate) outbox: Outbox,
 }
 
 impl Association {
@@ -45,7 +79,29 @@ impl Association {
         };
         Association {
             lanes: Lane::ALL.map(make),
+            remote: remote.clone(),
+            down: AtomicBool::new(false),
+            deaths: AtomicU64::new(0),
+            control: Mutex::new(Control {
+                uid: None,
+                dead: HashSet::new(),
+                quarantined: HashSet::new(),
+                announced: None,
+                outbox: Outbox::default(),
+            }),
+            inbox: Mutex::new(Inbox::default()),
         }
+    }
+
+    /// True while the node's last incarnation is gone and no new one has
+    /// shaken hands.
+    #[inline]
+    pub(crate) fn is_down(&self) -> bool {
+        self.down.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::Relaxed);
     }
 
     /// The outbound lane of kind `lane`.
@@ -107,6 +163,12 @@ impl Associations {
         let _ = self.slots[slot].set(association);
         by_address.insert(remote.clone(), slot);
         Ok(slot)
+    }
+
+    /// The association to `remote`, if there is one.
+    pub(crate) fn find(&self, remote: &Address) -> Option<&Association> {
+        let slot = *lock(&self.by_address).get(remote)?;
+        self.get(slot)
     }
 
     /// Every association, in slot order.

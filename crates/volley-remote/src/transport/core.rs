@@ -19,12 +19,13 @@ use super::heartbeat;
 use super::reachability::Reachability;
 use super::registry::Registry;
 use super::remote_spawn::SpawnRequests;
+use super::remote_watch::{DeadActors, RemoteWatches};
 use super::reply_handles::{is_local_reply_handle, ReplyHandles};
 use super::route::RouteHint;
 use super::settings::RemoteSettings;
 use super::support::lock;
 use super::writer;
-use crate::wire::{Address, Lane};
+use crate::wire::{Address, Disassociate, DisassociateReason, Lane, Pdu};
 
 /// At most this many warnings a second about undeliverable messages; the
 /// rest are only counted as dead letters.
@@ -44,6 +45,8 @@ pub(crate) struct RemotingCore {
     pub(crate) reply_handles: ReplyHandles,
     pub(crate) spawns: SpawnRequests,
     pub(crate) reachability: Reachability,
+    pub(crate) remote_watches: RemoteWatches,
+    pub(crate) dead_actors: DeadActors,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<AbortHandle>>,
     undeliverable_log: LogLimiter,
@@ -70,6 +73,8 @@ impl RemotingCore {
             reply_handles: ReplyHandles::default(),
             spawns: SpawnRequests::default(),
             reachability,
+            remote_watches: RemoteWatches::default(),
+            dead_actors: DeadActors::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
@@ -94,6 +99,10 @@ impl RemotingCore {
             .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
         self.associations
             .slot_for(remote, &self.settings, |association| {
+                // Judged from now: a node that never sends a heartbeat is
+                // given up like one that stopped (Akka's
+                // `expected-response-after`).
+                self.reachability.expect(remote, std::time::Instant::now());
                 for lane in association.lanes() {
                     let task = self
                         .system
@@ -127,12 +136,21 @@ impl RemotingCore {
         uid: u64,
         slot: Option<usize>,
     ) -> Arc<RemoteRef> {
-        RemoteRef::new(
-            path,
-            uid,
-            self.system.clone(),
-            RouteHint::new(self.clone(), slot),
-        )
+        let route = RouteHint::new(self.clone(), slot);
+        if uid != 0 {
+            // An actor with a uid belongs to the node's current incarnation
+            // (the one that declared it, or answered the spawn).
+            let association = match slot {
+                Some(slot) => self.associations.get(slot),
+                None => address_of(&path)
+                    .ok()
+                    .and_then(|a| self.associations.find(&a)),
+            };
+            if let Some(incarnation) = association.and_then(|a| lock(&a.control).uid) {
+                route.bind_incarnation(incarnation);
+            }
+        }
+        RemoteRef::new(path, uid, self.system.clone(), route)
     }
 
     /// The path under which `actor` is known to other nodes; registers an
@@ -196,6 +214,56 @@ impl RemotingCore {
             tracing::warn!(%peer, "undeliverable remote message: {why}");
         }
         self.count_dead_letter(peer, DeadLetterReason::Undeliverable);
+    }
+
+    /// Leaves gracefully: waits (within `shutdown_flush_timeout_ms`) until
+    /// what is queued to each reachable node is written, tells each that
+    /// this node shuts down (a Disassociate on every lane, behind the
+    /// queued frames, so no frame is cut), then stops.
+    pub(crate) async fn leave(&self) {
+        if self.is_shut_down() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now()
+            + std::time::Duration::from_millis(self.settings.shutdown_flush_timeout_ms);
+        let live: Vec<&Association> = self.associations.iter().filter(|a| !a.is_down()).collect();
+        let flushed = self.flush(&live, deadline).await;
+        let goodbye = Pdu::Disassociate(Disassociate {
+            reason: DisassociateReason::Shutdown,
+            text: "the actor system is terminating",
+        });
+        for association in &live {
+            for lane in association.lanes() {
+                let _ = lane.send_pdu(&goodbye);
+            }
+        }
+        let said = self.flush(&live, deadline).await;
+        if !(flushed && said) {
+            tracing::warn!(
+                "remoting shut down before everything queued was written (shutdown_flush_timeout_ms = {})",
+                self.settings.shutdown_flush_timeout_ms
+            );
+        }
+        self.shut_down();
+    }
+
+    /// Waits until every lane of `associations` that has a connection is
+    /// drained, or `deadline`; true if all were.
+    async fn flush(&self, associations: &[&Association], deadline: tokio::time::Instant) -> bool {
+        loop {
+            // A lane without a connection has nobody to flush to now.
+            let busy = associations
+                .iter()
+                .flat_map(|a| a.lanes())
+                .any(|lane| lane.is_connected() && !lane.is_drained());
+            if !busy {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
     }
 
     /// Stops every task and closes every connection.

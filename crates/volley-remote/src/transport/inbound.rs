@@ -13,18 +13,24 @@ use tokio::net::{TcpListener, TcpStream};
 use volley::remote::{RemoteRef, RemoteRoute};
 use volley::{ActorPath, DeadLetterReason};
 
+use super::association::Association;
 use super::core::RemotingCore;
 use super::delivery::{Deliver, Run, TypeCache};
+use super::events::DisassociationReason;
 use super::handshake::{self, HandshakeError, Request};
 use super::reachability::PeerDetector;
 use super::ref_tables::ImportTable;
 use super::registry::DeliverError;
 use super::remote_spawn;
+use super::remote_watch::NoSuchActor;
 use super::route::RouteHint;
+use super::support::lock;
+use super::system_messages::SystemMessageError;
 use crate::wire::{
-    Address, DecodeError, Decoder, DecoderConfig, HandshakeStatus, Lane, Pdu, Reply,
-    PROTOCOL_VERSION,
+    Address, DecodeError, Decoder, DecoderConfig, DisassociateReason, HandshakeStatus, Lane, Pdu,
+    Reply, PROTOCOL_VERSION,
 };
+use std::sync::atomic::Ordering;
 
 /// Read buffer size: large enough that one read usually carries hundreds of
 /// small frames.
@@ -71,6 +77,8 @@ enum InboundError {
     ClosedInFrame(Address),
     #[error("the peer's address {0} has no valid root path")]
     BadPeerAddress(Address),
+    #[error("{0}")]
+    SystemMessage(#[from] SystemMessageError),
 }
 
 async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
@@ -82,7 +90,8 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)??;
-    if let Err((status, reason)) = check(core, &request) {
+    let admitted = check(core, &request).and_then(|()| admit(core, &request));
+    if let Err((status, reason)) = admitted {
         handshake::respond(&mut stream, status, &core.address, core.uid, &reason)
             .await
             .ok();
@@ -100,7 +109,24 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
     )
     .await?;
     tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, "inbound lane accepted");
-    read_loop(stream, buf, core, request.lane, request.from).await
+    read_loop(stream, buf, core, request.lane, request.from, request.uid).await
+}
+
+/// Admits incarnation `r.uid` of the connecting node, unless it is gone,
+/// and makes sure this node talks back: the peer's failure detector needs
+/// this node's heartbeats, and its system messages need acks.
+fn admit(core: &Arc<RemotingCore>, r: &Request) -> Result<(), (HandshakeStatus, String)> {
+    let association = core.association(&r.from).map_err(|e| {
+        (
+            HandshakeStatus::Quarantined,
+            format!("not associating: {e}"),
+        )
+    })?;
+    core.handshake_seen(association, r.uid, r.lane)
+        .map_err(|refusal| {
+            tracing::warn!(from = %r.from, "refused a handshake: {refusal}");
+            (HandshakeStatus::Quarantined, refusal.to_string())
+        })
 }
 
 fn check(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {
@@ -132,6 +158,7 @@ async fn read_loop(
     core: &Arc<RemotingCore>,
     lane: Lane,
     peer: Address,
+    peer_uid: u64,
 ) -> Result<(), InboundError> {
     let mut config = DecoderConfig::for_lane(lane);
     if lane == Lane::Large {
@@ -139,14 +166,20 @@ async fn read_loop(
     }
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new();
+    let slot = core.association_slot(&peer).ok();
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
             .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
         detector: core.reachability.peer(&peer),
         address: peer,
-        slot: None,
+        uid: peer_uid,
+        lane,
+        slot,
         reply_route: None,
+        ack_due: None,
     };
+    let association = slot.and_then(|slot| core.associations.get(slot));
+    let mut deaths = association.map_or(0, |a| a.deaths.load(Ordering::Relaxed));
     let mut types = TypeCache::default();
     // What a run is delivered with; a macro because `handle` below needs
     // the import table mutably between two runs.
@@ -171,7 +204,7 @@ async fn read_loop(
                     // Whatever came before this frame is delivered first:
                     // a declaration may rebind an id the run uses.
                     run.flush(to!());
-                    handle(core, &mut imports, &mut peer, pdu)
+                    handle(core, &mut imports, &mut peer, pdu)?
                 }
                 Err(e) => {
                     run.flush(to!());
@@ -184,6 +217,19 @@ async fn read_loop(
             }
         }
         run.flush(to!());
+        if let (Some(ack), Some(association)) = (peer.ack_due.take(), association) {
+            core.send_system_ack(association, peer.uid, ack);
+        }
+        if let Some(association) = association {
+            let now = association.deaths.load(Ordering::Relaxed);
+            if now != deaths {
+                deaths = now;
+                if lock(&association.control).dead.contains(&peer.uid) {
+                    tracing::debug!(peer = %peer.address, uid = peer.uid, "closing a connection from an incarnation that is gone");
+                    return Ok(());
+                }
+            }
+        }
         let consumed = frames.consumed();
         let wanted = frames.pending_frame_len();
         buf.advance(consumed);
@@ -204,6 +250,12 @@ async fn read_loop(
 /// The node on the other end of an inbound connection.
 struct Peer {
     address: Address,
+    /// Its incarnation, from the handshake.
+    uid: u64,
+    /// The lane this connection carries.
+    lane: Lane,
+    /// The system-message ack to send once this read buffer is handled.
+    ack_due: Option<u64>,
     /// Its association slot here, looked up once.
     slot: Option<usize>,
     /// Its root path, for the paths of its reply handles.
@@ -218,6 +270,10 @@ struct Peer {
 }
 
 impl Peer {
+    fn association<'c>(&self, core: &'c RemotingCore) -> Option<&'c Association> {
+        core.associations.get(self.slot?)
+    }
+
     fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
         if self.slot.is_none() {
             self.slot = core.association_slot(&self.address).ok();
@@ -229,7 +285,12 @@ impl Peer {
     }
 }
 
-fn handle(core: &Arc<RemotingCore>, imports: &mut ImportTable, peer: &mut Peer, pdu: Pdu<'_>) {
+fn handle(
+    core: &Arc<RemotingCore>,
+    imports: &mut ImportTable,
+    peer: &mut Peer,
+    pdu: Pdu<'_>,
+) -> Result<(), InboundError> {
     match pdu {
         // The read loop delivers user messages in runs; one that reaches
         // here is delivered as a run of one.
@@ -249,6 +310,15 @@ fn handle(core: &Arc<RemotingCore>, imports: &mut ImportTable, peer: &mut Peer, 
         Pdu::RefDeclaration(d) => {
             match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
                 Some(actor) => imports.declare(d.id.get(), actor),
+                None if peer.lane == Lane::Control => {
+                    // A system message may name an actor that is not
+                    // here (a watch of one that stopped): it is answered.
+                    if let Ok(path) = ActorPath::parse(d.path) {
+                        let route = Arc::new(NoSuchActor { core: core.clone() });
+                        let placeholder = RemoteRef::new(path, d.uid, core.system.clone(), route);
+                        imports.declare(d.id.get(), placeholder.to_any());
+                    }
+                }
                 None => {
                     tracing::debug!(
                         path = d.path,
@@ -275,14 +345,34 @@ fn handle(core: &Arc<RemotingCore>, imports: &mut ImportTable, peer: &mut Peer, 
         Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
             tracing::info!(peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
+            let reason = match d.reason {
+                DisassociateReason::Shutdown => Some(DisassociationReason::Shutdown),
+                DisassociateReason::Quarantined => Some(DisassociationReason::Quarantined),
+                _ => None,
+            };
+            if let (Some(reason), Some(association)) = (reason, peer.association(core)) {
+                core.peer_left(association, peer.uid, reason);
+            }
         }
-        Pdu::SystemMessage(_) | Pdu::SystemAck(_) => {
-            tracing::debug!(peer = %peer.address, "system messages are not handled yet");
+        Pdu::SystemMessage(m) => {
+            if let Some(association) = peer.association(core) {
+                match core.receive_system_message(association, peer.uid, imports, m) {
+                    Ok(Some(ack)) => peer.ack_due = Some(ack),
+                    Ok(None) => {}
+                    Err(e) => return Err(InboundError::SystemMessage(e)),
+                }
+            }
+        }
+        Pdu::SystemAck(a) => {
+            if let Some(association) = peer.association(core) {
+                core.receive_system_ack(association, peer.uid, a.ack);
+            }
         }
         Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) => {
             tracing::warn!(peer = %peer.address, "handshake frame after the handshake; ignored");
         }
     }
+    Ok(())
 }
 
 /// A reply to one of this node's asks, addressed by its correlation id.

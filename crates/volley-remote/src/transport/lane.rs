@@ -26,10 +26,11 @@ use super::ref_tables::{ExportTable, TEMPORARY_IDS};
 use super::registry::OutboundType;
 use super::reply_handles::is_local_reply_handle;
 use super::route::RouteHint;
+use super::system_messages::{Pending, SYSTEM_SERIALIZER};
 use super::writer::Connection;
 use crate::sync::{self, AtomicBool, Ordering, SpinLock};
 use crate::wire::{
-    Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, RefDeclaration, RefId,
+    Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, PduKind, RefDeclaration, RefId,
     ReplyHandleDeclaration, DEFAULT_MAX_REF_ID,
 };
 
@@ -51,11 +52,19 @@ pub(crate) struct OutboundLane<C = Connection> {
     state: SpinLock<LaneState<C>>,
     pub(crate) wake_writer: sync::Notify,
     room: Notify,
+    /// Asks the writer task to drop the connection (the node is gone): it
+    /// may be parked, or waiting for a socket that never drains.
+    pub(crate) reset: Notify,
+    /// Counts the resets asked, so a writer can tell a reset meant for its
+    /// connection from one left over from before it connected.
+    reset_epoch: std::sync::atomic::AtomicU64,
     max_pending_bytes: usize,
     full: AtomicBool,
     /// A dispatcher thread has a flush of this lane pending at the end of
     /// its batch: later senders need not ask again.
     pub(crate) flush_queued: AtomicBool,
+    /// The lane has a connection (handshake completed, not yet failed).
+    connected: std::sync::atomic::AtomicBool,
     /// Frames per `write` system call (1 without batching).
     pub(crate) max_frames_per_write: usize,
     /// Dispatcher threads write themselves (off when a flush interval asks
@@ -115,9 +124,12 @@ impl<C: LaneConnection> OutboundLane<C> {
             }),
             wake_writer: sync::Notify::new(),
             room: Notify::new(),
+            reset: Notify::new(),
+            reset_epoch: std::sync::atomic::AtomicU64::new(0),
             max_pending_bytes: batching.max_pending_bytes,
             full: AtomicBool::new(false),
             flush_queued: AtomicBool::new(false),
+            connected: std::sync::atomic::AtomicBool::new(false),
             max_frames_per_write: if batching.enabled {
                 batching.max_pending_writes
             } else {
@@ -212,6 +224,102 @@ impl<C: LaneConnection> OutboundLane<C> {
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         self.unlock_and_kick(st, was_empty, false);
         Ok(())
+    }
+
+    /// Encodes a system message into the queue, or into `out` (the start
+    /// of a new connection, for a resend), declaring its refs as needed.
+    pub(crate) fn send_system(
+        self: &Arc<Self>,
+        core: &RemotingCore,
+        pending: &Pending,
+        ack: u64,
+        out: Option<&mut BytesMut>,
+    ) {
+        let mut st = self.state.lock();
+        let was_empty = st.buf.is_empty();
+        let LaneState { buf, exports, .. } = &mut *st;
+        let buf = match out {
+            Some(out) => out,
+            None => buf,
+        };
+        let mut id_of = |actor: &AnyRef| {
+            let mut table = exports.borrow_mut();
+            let id = match table.find(actor.uid(), actor.path()) {
+                Some(id) => id,
+                None => table.export(actor),
+            };
+            RefId::new(id).expect("export ids start at 1")
+        };
+        let header = MessageHeader {
+            recipient: id_of(&pending.recipient),
+            sender: pending.sender.as_ref().map(&mut id_of),
+            serializer: crate::serialization::SerializerId(SYSTEM_SERIALIZER),
+            type_id: pending.kind as u32,
+        };
+        write_declarations(core, &self.encoder, exports, buf);
+        if let Err(e) = self
+            .encoder
+            .system_message_with(buf, pending.seq, ack, &header, |b| {
+                b.extend_from_slice(&pending.payload);
+                Ok(())
+            })
+        {
+            tracing::error!(remote = %self.remote, "cannot encode a system message: {e}");
+        }
+        self.unlock_and_kick(st, was_empty, false);
+    }
+
+    /// Drops everything queued (the node is gone): each message a counted
+    /// dead letter, and senders waiting for room are woken.
+    pub(crate) fn discard_queued(&self, core: &RemotingCore) {
+        let dropped = {
+            let mut st = self.state.lock();
+            let dropped = super::writer::messages_from(&st.buf, 0);
+            st.buf.clear();
+            dropped
+        };
+        if self.full.swap(false, Ordering::Relaxed) {
+            self.room.notify_waiters();
+        }
+        for _ in 0..dropped {
+            core.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
+        }
+    }
+
+    /// Drops the queued frames of the given kinds, keeping the rest in
+    /// order (a rare event: the peer restarted).
+    pub(crate) fn discard_queued_kinds(&self, core: &RemotingCore, kinds: &[PduKind]) {
+        let mut st = self.state.lock();
+        let (kept, dropped) = super::writer::without_kinds(&st.buf, kinds);
+        st.buf.clear();
+        st.buf.extend_from_slice(&kept);
+        drop(st);
+        for _ in 0..dropped {
+            core.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
+        }
+    }
+
+    /// Notes that the lane has a connection, or lost it.
+    pub(crate) fn set_connected(&self, connected: bool) {
+        self.connected
+            .store(connected, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True while the lane has a connection.
+    pub(crate) fn is_connected(&self) -> bool {
+        self.connected.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Asks the writer task to drop the current connection.
+    pub(crate) fn drop_connection(&self) {
+        self.reset_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.reset.notify_one();
+    }
+
+    /// How many resets were asked so far.
+    pub(crate) fn reset_epoch(&self) -> u64 {
+        self.reset_epoch.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Starts a new connection: writes into `out`, to go before anything

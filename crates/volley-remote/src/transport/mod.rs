@@ -13,6 +13,9 @@
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `heartbeat` | the heartbeats every association sends on its control lane |
 //! | `reachability` | per remote node, a `failure_detector` fed by arriving heartbeats; the monitor that reports unreachable nodes |
+//! | `incarnations` | which incarnation of each node this node talks to; nodes going down, quarantine |
+//! | `system_messages` | watch, unwatch, death notices and stops between nodes, exactly once and in order |
+//! | `remote_watch` | who watches whom across nodes; `Terminated` when a node is given up |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
 //! | `handshake` | the handshake's frames |
 //! | `ref_tables` | per-connection export/import tables for refs inside messages |
@@ -32,16 +35,19 @@ mod failure_detector;
 mod handshake;
 mod heartbeat;
 mod inbound;
+mod incarnations;
 mod lane;
 mod reachability;
 mod ref_tables;
 mod registry;
 mod remote_spawn;
+mod remote_watch;
 mod remoting;
 mod reply_handles;
 mod route;
 mod settings;
 mod support;
+mod system_messages;
 mod writer;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};

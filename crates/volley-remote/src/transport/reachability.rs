@@ -34,9 +34,6 @@ const EVENT_BACKLOG: usize = 256;
 
 /// A change of a remote node's reachability, as the monitor published it.
 #[derive(Debug, Clone, PartialEq)]
-// Remote death watch (a later step) subscribes; until then only the tests
-// read the events.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) enum ReachabilityEvent {
     /// No heartbeat from this node for longer than its detector accepts.
     Unreachable(Address),
@@ -108,6 +105,29 @@ impl Reachability {
         Some(peer)
     }
 
+    /// Starts judging `address` from `now`, as if a heartbeat had arrived,
+    /// unless it is judged already: a node that never sends one is given
+    /// up after the usual silence.
+    pub(crate) fn expect(&self, address: &Address, now: Instant) {
+        if let Some(peer) = self.peer(address) {
+            let mut state = lock(&peer.state);
+            if state.detector.last_heartbeat().is_none() {
+                state.detector.heartbeat(now);
+            }
+        }
+    }
+
+    /// A new incarnation of `address`: what was learnt of the old one's
+    /// heartbeats does not apply, and it starts reachable.
+    pub(crate) fn restart(&self, address: &Address, now: Instant) {
+        if let Some(peer) = self.peer(address) {
+            let mut state = lock(&peer.state);
+            state.detector = PhiAccrualFailureDetector::new(&self.settings);
+            state.detector.heartbeat(now);
+            state.reachable = true;
+        }
+    }
+
     /// The monitor's verdict on `address`; `None` if no connection from it
     /// was ever accepted.
     pub(crate) fn is_available(&self, address: &Address) -> Option<bool> {
@@ -171,7 +191,13 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
         if core.is_shut_down() {
             return;
         }
-        core.reachability.check(Instant::now());
+        let now = Instant::now();
+        for change in core.reachability.check(now) {
+            if let ReachabilityEvent::Unreachable(node) = change {
+                core.node_unreachable(&node);
+            }
+        }
+        core.give_up_overdue_system_messages(now);
     }
 }
 

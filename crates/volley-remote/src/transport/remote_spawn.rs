@@ -1,8 +1,9 @@
 //! Remote spawn: asking another node to start an actor of a kind it
 //! registered as spawnable, and answering such requests.
 //!
-//! Requests and responses travel on the control lane, matched by a request
-//! id. A node refuses unless `remote.remote_spawn` is on.
+//! Requests and responses travel as system messages (`system_messages.rs`),
+//! so each is delivered exactly once across reconnects, matched by a
+//! request id. A node refuses unless `remote.remote_spawn` is on.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,8 +18,9 @@ use volley::ActorPath;
 use super::core::RemotingCore;
 use super::errors::RemoteSpawnError;
 use super::support::lock;
+use super::system_messages::SystemKind;
 use crate::serialization::{BincodeSerializer, Serializer, SerializerId};
-use crate::wire::{Address, Lane, Pdu, SpawnRequest, SpawnResponse, SpawnResult};
+use crate::wire::{Address, Pdu, SpawnRequest, SpawnResponse, SpawnResult};
 
 /// What a spawn answers: the new actor's path and uid, or why not.
 type Outcome = Result<(String, u64), String>;
@@ -63,12 +65,10 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
         name: name.unwrap_or(""),
         props: &props,
     });
-    let sent = core
-        .association(node)
-        .and_then(|a| a.lane(Lane::Control).send_pdu(&request));
+    let sent = core.send_spawn_message(node, SystemKind::Spawn, &request);
     if let Err(e) = sent {
         lock(&requests.waiting).remove(&request_id);
-        return Err(RemoteSpawnError::Send(e.to_string()));
+        return Err(RemoteSpawnError::Send(e));
     }
     // The timer runs on the system's runtime: the caller may be on any.
     let waited = core
@@ -119,9 +119,7 @@ pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnReque
         request_id: r.request_id,
         result,
     });
-    let sent = core
-        .association(peer)
-        .and_then(|a| a.lane(Lane::Control).send_pdu(&response));
+    let sent = core.send_spawn_message(peer, SystemKind::Spawned, &response);
     if let Err(e) = sent {
         tracing::warn!(%peer, "cannot answer spawn request: {e}");
     }

@@ -17,7 +17,7 @@ use crate::wire::Address;
 /// Remoting for one actor system: start it with [`Remoting::start`].
 #[derive(Clone)]
 pub struct Remoting {
-    core: Arc<RemotingCore>,
+    pub(super) core: Arc<RemotingCore>,
 }
 
 impl Remoting {
@@ -70,6 +70,13 @@ impl Remoting {
             .runtime_handle()
             .spawn(reachability::run_monitor(core.clone()));
         core.track(task.abort_handle());
+        let leaving = core.clone();
+        system
+            .add_shutdown_hook(
+                "volley-remote",
+                move || async move { leaving.leave().await },
+            )
+            .map_err(|_| StartError::SystemTerminated)?;
         tracing::info!(address = %core.address, "remoting started");
         Ok(Remoting { core })
     }
@@ -128,8 +135,11 @@ impl Remoting {
         self.core.reachability.is_available(node)
     }
 
-    /// Stops listening and sending heartbeats, and closes every connection.
-    /// Queued messages are dropped.
+    /// Stops at once: stops listening and sending heartbeats, and closes
+    /// every connection. Queued messages are dropped and the peers are not
+    /// told (they find out from their failure detectors). `ActorSystem::
+    /// terminate` leaves gracefully instead: it flushes the queues and tells
+    /// the peers.
     pub fn shutdown(&self) {
         self.core.shut_down();
     }

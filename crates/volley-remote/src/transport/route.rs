@@ -18,6 +18,7 @@ use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError,
 use super::association::Association;
 use super::core::RemotingCore;
 use super::lane::LaneRefusal;
+use super::system_messages::SystemKind;
 use crate::wire::Lane;
 
 /// The route to one remote actor (or, shared, to the reply handles a peer
@@ -31,6 +32,10 @@ pub(crate) struct RouteHint {
     /// Where the registration of the message type last sent sits
     /// (`Registry::outbound_for`).
     pub(crate) outbound_type: AtomicU64,
+    /// The incarnation of the node this ref's actor lives in, once known
+    /// (0 until then): a ref with a uid names one actor of one incarnation,
+    /// and is terminated when that incarnation is gone.
+    incarnation: AtomicU64,
 }
 
 impl RouteHint {
@@ -42,7 +47,32 @@ impl RouteHint {
             association: AtomicU32::new(slot.map_or(0, |s| s as u32 + 1)),
             recipient: RecipientCache::default(),
             outbound_type: AtomicU64::new(0),
+            incarnation: AtomicU64::new(0),
         })
+    }
+
+    /// Records the incarnation of the node this ref's actor lives in.
+    pub(crate) fn bind_incarnation(&self, uid: u64) {
+        self.incarnation.store(uid, Ordering::Relaxed);
+    }
+
+    /// True if this ref names an actor (it has a uid) of an incarnation of
+    /// its node that is gone. The incarnation is learnt the first time
+    /// the question is asked while the node's uid is known.
+    fn bound_incarnation_gone(&self, association: &Association, target: &RemoteRef) -> bool {
+        if target.uid() == 0 || association.deaths.load(Ordering::Relaxed) == 0 {
+            // "Whatever lives at the path" is alive whenever its node is;
+            // and while no incarnation of the node ever ended, none is
+            // gone (the common case costs no lock).
+            return false;
+        }
+        let control = super::support::lock(&association.control);
+        let mut bound = self.incarnation.load(Ordering::Relaxed);
+        if bound == 0 {
+            bound = control.uid.unwrap_or(0);
+            self.incarnation.store(bound, Ordering::Relaxed);
+        }
+        bound != 0 && control.dead.contains(&bound)
     }
 
     /// The recipient-id cache.
@@ -91,6 +121,9 @@ impl RemoteRoute for RouteHint {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
         }
         let association = self.association(target)?;
+        if association.is_down() {
+            return Err(node_gone(target));
+        }
         let refused = match association
             .lane(Lane::Ordinary)
             .send_user(core, target, self, outbound, msg)
@@ -112,26 +145,81 @@ impl RemoteRoute for RouteHint {
     }
 
     fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {
-        // Remote death watch and remote stop need the failure detector and
-        // system-message redelivery (not built yet). Until then a watch is
-        // answered as if the connection were lost, so a watcher never waits
-        // forever, and the rest is logged.
-        match msg {
+        let core = &self.core;
+        let association = self.association(target).ok();
+        let node = association.map(|a| a.remote.clone());
+        let (kind, sender) = match msg {
             RemoteSystemMsg::Watch { watcher } => {
-                tracing::warn!(target = %target.path(), "remote death watch is not supported yet; answering Terminated");
-                remote::deliver_system(
-                    &watcher,
-                    RemoteSystemMsg::DeathNotice { uid: target.uid() },
-                );
+                let (Some(node), Some(me)) = (&node, target.any()) else {
+                    return remote::deliver_system(
+                        &watcher,
+                        RemoteSystemMsg::DeathNotice {
+                            uid: remote::watch_key(target.uid(), target.path()),
+                        },
+                    );
+                };
+                if !core.remote_watches.add_outgoing(node, &me, &watcher) {
+                    return;
+                }
+                (SystemKind::Watch, Some(watcher))
             }
-            RemoteSystemMsg::Unwatch { .. } => {}
-            RemoteSystemMsg::GracefulStop => {
-                tracing::warn!(target = %target.path(), "graceful_stop of a remote actor is not supported yet");
+            RemoteSystemMsg::Unwatch { watcher } => {
+                let (Some(node), Some(me)) = (&node, target.any()) else {
+                    return;
+                };
+                if !core.remote_watches.remove_outgoing(node, &me, &watcher) {
+                    return;
+                }
+                (SystemKind::Unwatch, Some(watcher))
             }
-            RemoteSystemMsg::Terminate | RemoteSystemMsg::DeathNotice { .. } => {
-                tracing::debug!(target = %target.path(), ?msg, "remote system messages are not carried yet");
+            RemoteSystemMsg::Terminate => (SystemKind::Terminate, None),
+            RemoteSystemMsg::GracefulStop => (SystemKind::GracefulStop, None),
+            RemoteSystemMsg::DeathNotice { .. } => {
+                // Death notices leave through a watcher proxy's route
+                // (`remote_watch.rs`); a plain remote ref is never
+                // registered as a watcher.
+                tracing::debug!(target = %target.path(), "death notice to a remote ref that is not a watcher proxy dropped");
+                return;
+            }
+        };
+        let (Some(association), Some(me)) = (association, target.any()) else {
+            return;
+        };
+        let refused =
+            core.send_system_message(association, kind, me.clone(), sender.clone(), Vec::new());
+        if refused.is_err() {
+            // The node is gone. A watch is answered here, unless the node's
+            // address termination took the entry (and answered) first.
+            if let (SystemKind::Watch, Some(watcher)) = (kind, sender) {
+                if core
+                    .remote_watches
+                    .remove_outgoing(&association.remote, &me, &watcher)
+                {
+                    remote::deliver_system(
+                        &watcher,
+                        RemoteSystemMsg::DeathNotice {
+                            uid: remote::watch_key(target.uid(), target.path()),
+                        },
+                    );
+                }
+            } else {
+                tracing::debug!(target = %target.path(), ?kind, "system message to a node that is gone dropped");
             }
         }
+    }
+
+    fn is_terminated(&self, target: &RemoteRef) -> bool {
+        if self.core.dead_actors.contains(target.path(), target.uid()) {
+            return true;
+        }
+        let hint = self.association.load(Ordering::Relaxed) as usize;
+        let association = match hint {
+            0 => super::core::address_of(target.path())
+                .ok()
+                .and_then(|a| self.core.associations.find(&a)),
+            slot => self.core.associations.get(slot - 1),
+        };
+        association.is_some_and(|a| a.is_down() || self.bound_incarnation_gone(a, target))
     }
 
     fn room(&self, target: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
@@ -156,6 +244,13 @@ impl RemoteRoute for RouteHint {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+fn node_gone(target: &RemoteRef) -> RemoteSendError {
+    RemoteSendError::Unavailable(format!(
+        "the node of {} is gone (unreachable, quarantined or shut down)",
+        target.path()
+    ))
 }
 
 /// The id a peer knows a recipient by on one lane's current connection.

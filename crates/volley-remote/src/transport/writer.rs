@@ -35,9 +35,12 @@ use volley::DeadLetterReason;
 
 use super::backoff::Backoff;
 use super::core::RemotingCore;
+use super::events::{DisassociationReason, RemotingEvent};
+use super::handshake::HandshakeError;
+use super::incarnations::Refusal;
 use super::lane::{LaneConnection, OutboundLane};
 use crate::sync::Ordering;
-use crate::wire::PduKind;
+use crate::wire::{Disassociate, DisassociateReason, Encoder, HandshakeStatus, Lane, Pdu, PduKind};
 
 /// How many refills a dispatcher thread writes before leaving the rest to
 /// the writer task, so a flush cannot keep a dispatcher thread forever.
@@ -154,15 +157,33 @@ pub(super) fn messages_from(bytes: &[u8], offset: usize) -> usize {
     messages
 }
 
+/// The whole frames of `bytes` whose kind is not among `kinds`, and how
+/// many messages were left out.
+pub(super) fn without_kinds(bytes: &[u8], kinds: &[PduKind]) -> (Vec<u8>, usize) {
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut dropped = 0;
+    let mut start = 0;
+    while start + 5 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[start..start + 4].try_into().expect("4 bytes")) as usize;
+        let end = (start + 4 + len).min(bytes.len());
+        let kind = bytes[start + 4];
+        if kinds.iter().any(|k| *k as u8 == kind) {
+            dropped += usize::from(carries_message(kind));
+        } else {
+            kept.extend_from_slice(&bytes[start..end]);
+        }
+        start = end;
+    }
+    (kept, dropped)
+}
+
+/// Frames whose loss is a dead letter. Not system messages: they are sent
+/// again on the next connection, or answered when their node is given up.
 fn carries_message(kind: u8) -> bool {
     matches!(
         PduKind::from_u8(kind),
         Some(
-            PduKind::UserMessage
-                | PduKind::Reply
-                | PduKind::SystemMessage
-                | PduKind::SpawnRequest
-                | PduKind::SpawnResponse
+            PduKind::UserMessage | PduKind::Reply | PduKind::SpawnRequest | PduKind::SpawnResponse
         )
     )
 }
@@ -202,7 +223,21 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             return;
         }
         let stream = match connect(&lane, &core).await {
-            Ok(stream) => stream,
+            Ok((stream, peer_uid)) => match admit(&lane, &core, peer_uid) {
+                Ok(()) => stream,
+                Err(refusal) => {
+                    refuse(&stream, &refusal).await;
+                    drop(stream);
+                    let pause = backoff.failed();
+                    report(
+                        &mut backoff,
+                        &lane,
+                        format_args!("not associating: {refusal}; retrying in {pause:?}"),
+                    );
+                    tokio::time::sleep(pause).await;
+                    continue;
+                }
+            },
             Err(why) => {
                 let pause = backoff.failed();
                 report(
@@ -215,11 +250,25 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             }
         };
         backoff.connected();
+        lane.set_connected(true);
         let mut conn = Connection::new(stream.clone());
         lane.redeclare(&core, &mut conn.out);
-        let Some((conn, error)) = serve(&lane, &core, conn, &stream).await else {
+        if lane.lane == Lane::Control {
+            if let Ok(association) = core.association(&lane.remote) {
+                core.resend_system_messages(association, &mut conn.out);
+            }
+        }
+        let served = serve(&lane, &core, conn, &stream).await;
+        lane.set_connected(false);
+        let Some((conn, error)) = served else {
             return;
         };
+        if lane.lane == Lane::Control {
+            core.publish(RemotingEvent::Disassociated {
+                remote: lane.remote.clone(),
+                reason: DisassociationReason::ConnectionLost(error.to_string()),
+            });
+        }
         drop(stream);
         let lost = conn.unwritten_messages();
         drop(conn);
@@ -246,8 +295,56 @@ fn report(backoff: &mut Backoff, lane: &OutboundLane, what: std::fmt::Arguments<
     }
 }
 
-/// Connects and handshakes, within the handshake timeout.
-async fn connect(lane: &OutboundLane, core: &RemotingCore) -> Result<Arc<TcpStream>, String> {
+/// Whether this lane may talk to incarnation `peer_uid`.
+fn admit(lane: &OutboundLane, core: &RemotingCore, peer_uid: u64) -> Result<(), Refusal> {
+    match core.association(&lane.remote) {
+        Ok(association) => core.handshake_seen(association, peer_uid, lane.lane),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Tells a refused incarnation why before closing (it may not know it is
+/// quarantined); best effort, bounded in time.
+async fn refuse(stream: &TcpStream, refusal: &Refusal) {
+    let reason = match refusal {
+        Refusal::Quarantined(_) => DisassociateReason::Quarantined,
+        Refusal::Gone(_) => DisassociateReason::HandshakeFailed,
+    };
+    let text = refusal.to_string();
+    let mut out = BytesMut::new();
+    if Encoder::for_lane(Lane::Control)
+        .encode(
+            &Pdu::Disassociate(Disassociate {
+                reason,
+                text: &text,
+            }),
+            &mut out,
+        )
+        .is_ok()
+    {
+        let _ = tokio::time::timeout(Duration::from_millis(100), async {
+            let mut written = 0;
+            while written < out.len() {
+                if stream.writable().await.is_err() {
+                    return;
+                }
+                match stream.try_write(&out[written..]) {
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => return,
+                }
+            }
+        })
+        .await;
+    }
+}
+
+/// Connects and handshakes, within the handshake timeout; returns the
+/// stream and the peer's incarnation.
+async fn connect(
+    lane: &OutboundLane,
+    core: &RemotingCore,
+) -> Result<(Arc<TcpStream>, u64), String> {
     let connected = tokio::time::timeout(
         core.settings.handshake_timeout(),
         super::handshake::connect(
@@ -262,7 +359,18 @@ async fn connect(lane: &OutboundLane, core: &RemotingCore) -> Result<Arc<TcpStre
     match connected {
         Ok(Ok((stream, accepted))) => {
             tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
-            Ok(Arc::new(stream))
+            Ok((Arc::new(stream), accepted.peer_uid))
+        }
+        Ok(Err(HandshakeError::Refused {
+            status: HandshakeStatus::Quarantined,
+            reason,
+        })) => {
+            // This node's incarnation is refused there for good: that
+            // incarnation is as good as gone for this one.
+            if let Ok(association) = core.association(&lane.remote) {
+                core.peer_left_for(association, DisassociationReason::Quarantined);
+            }
+            Err(format!("the peer refuses this node: {reason}"))
         }
         Ok(Err(e)) => Err(format!("cannot connect: {e}")),
         Err(_) => Err("handshake timed out".into()),
@@ -281,10 +389,12 @@ async fn serve(
     stream: &TcpStream,
 ) -> Option<(Connection, io::Error)> {
     let batching = &core.settings.batching;
+    // Resets asked before this connection existed are not for it.
+    let epoch = lane.reset_epoch();
     loop {
         let failure = match conn.failed.take() {
             Some(e) => Err(e),
-            None => conn.write_all(lane.max_frames_per_write).await,
+            None => write_unless_reset(lane, &mut conn, epoch).await,
         };
         if let Err(e) = failure {
             return Some((conn, e));
@@ -297,17 +407,34 @@ async fn serve(
         // the peer closes the connection.
         let mut peer_closed = false;
         conn = loop {
+            let mut reset = false;
             if peer_closed {
-                lane.wake_writer.notified().await;
+                tokio::select! {
+                    biased;
+                    () = lane.reset.notified() => reset = lane.reset_epoch() != epoch,
+                    () = lane.wake_writer.notified() => {}
+                }
             } else {
                 tokio::select! {
                     biased;
+                    () = lane.reset.notified() => reset = lane.reset_epoch() != epoch,
                     () = closed_by_peer(stream) => peer_closed = true,
                     () = lane.wake_writer.notified() => {}
                 }
             }
             if core.is_shut_down() {
                 return None;
+            }
+            if reset {
+                if let Some(mut conn) = lane.take_any() {
+                    conn.fail(dropped_by_us());
+                    break conn;
+                }
+                // A dispatcher thread holds the connection: ask again, so
+                // the next wake-up finds it back.
+                lane.reset.notify_one();
+                tokio::task::yield_now().await;
+                continue;
             }
             if peer_closed {
                 // Whoever holds the connection now finds out on its next
@@ -336,6 +463,39 @@ async fn serve(
             }
         };
     }
+}
+
+/// Writes what the connection holds, unless the lane is reset meanwhile
+/// (a peer that never reads would otherwise hold the writer forever).
+async fn write_unless_reset(
+    lane: &OutboundLane,
+    conn: &mut Connection,
+    epoch: u64,
+) -> io::Result<()> {
+    // Most writes go through at once: no waiter to register for those.
+    if conn.try_write_all(lane.max_frames_per_write)? {
+        return Ok(());
+    }
+    loop {
+        tokio::select! {
+            biased;
+            () = lane.reset.notified() => {
+                if lane.reset_epoch() != epoch {
+                    return Err(dropped_by_us());
+                }
+            }
+            // Cancel-safe: progress lives in `conn`, and a cancelled
+            // `writable()` loses nothing.
+            written = conn.write_all(lane.max_frames_per_write) => return written,
+        }
+    }
+}
+
+fn dropped_by_us() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the connection was dropped: the node is gone",
+    )
 }
 
 /// Resolves when the peer has closed or reset `stream`. The peer writes

@@ -41,6 +41,7 @@ use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
 
+pub use crate::actor_ref::watch_key;
 pub use support::{random_uid, LogLimiter};
 
 /// At most this many warnings a second, in the whole process, about
@@ -118,7 +119,8 @@ pub enum RemoteSystemMsg {
     /// The actor with incarnation `uid`, which the recipient watched, has
     /// terminated (Akka's `DeathWatchNotification`).
     DeathNotice {
-        /// The terminated actor's uid.
+        /// The terminated actor's uid; delivered to a local watcher, the
+        /// [`watch_key`] of the ref it watched.
         uid: u64,
     },
 }
@@ -375,6 +377,10 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         match self.route.send(self, &msg, ty) {
             Ok(()) => Ok(None),
             Err(RemoteSendError::QueueFull(_)) => Err(TellError::Full(msg)),
+            // The node is gone (or remoting stopped): like a terminated
+            // local actor, the message is handed back, so that
+            // `send().await` fails instead of waiting.
+            Err(RemoteSendError::Unavailable(_)) => Err(TellError::Terminated(msg)),
             Err(e) => {
                 self.undeliverable(ty.name, &e);
                 Ok(None)

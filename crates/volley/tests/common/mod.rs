@@ -1,7 +1,10 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod log_capture;
+
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Once;
 use std::time::Duration;
 
 /// A probe: actors report what happened as strings, the test reads them.
@@ -49,4 +52,24 @@ pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Panics raised on purpose (their text says "on purpose") would clutter the
+/// test output; any other panic is still printed.
+pub fn quiet_deliberate_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let text = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("");
+            if !text.contains("on purpose") {
+                default(info);
+            }
+        }));
+    });
 }

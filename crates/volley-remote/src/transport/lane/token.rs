@@ -143,6 +143,13 @@ impl<C: LaneConnection> OutboundLane<C> {
     }
 
     /// Closes the connection if nobody is writing to it (shutdown).
+    /// True when everything queued has been written and the connection is
+    /// parked: nothing of this lane is on its way.
+    pub(crate) fn is_drained(&self) -> bool {
+        let st = self.state.lock();
+        st.buf.is_empty() && st.handoff.is_none() && st.idle.is_some()
+    }
+
     pub(crate) fn close(&self) {
         let mut st = self.state.lock();
         st.idle = None;

@@ -1,0 +1,148 @@
+//! Quarantine: an incarnation the failure detector gave up is refused for
+//! good, with `Quarantined` in the handshake answer, while a new
+//! incarnation at the same address (a restart) associates at once.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use common::{node, T};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use volley::{Actor, Context, HandleResult, Props};
+use volley_remote::transport::FailureDetectorSettings;
+use volley_remote::wire::{
+    Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeStatus, Lane, Pdu,
+    Preamble, PROTOCOL_VERSION,
+};
+use volley_remote::{RemoteSettings, RemotingEvent};
+
+/// Opens a `lane` connection to `to` as incarnation `uid` of node `from`;
+/// returns it with the handshake's answer.
+async fn handshake_as(
+    to: &Address,
+    from: &Address,
+    uid: u64,
+    lane: Lane,
+) -> (TcpStream, HandshakeStatus) {
+    let mut s = TcpStream::connect((to.host(), to.port())).await.unwrap();
+    let mut out = BytesMut::new();
+    Preamble::new(lane).encode(&mut out);
+    Encoder::for_lane(Lane::Control)
+        .encode(
+            &Pdu::HandshakeRequest(Box::new(HandshakeRequest {
+                version: PROTOCOL_VERSION,
+                from: from.clone(),
+                uid,
+                to: to.clone(),
+                auth_token: None,
+            })),
+            &mut out,
+        )
+        .unwrap();
+    s.write_all(&out).await.unwrap();
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+    let mut buf = BytesMut::new();
+    loop {
+        if let Some((Pdu::HandshakeResponse(r), _)) = decoder.decode_frame(&buf).unwrap() {
+            let status = r.status;
+            return (s, status);
+        }
+        let read = tokio::time::timeout(T, s.read_buf(&mut buf)).await.unwrap();
+        assert!(read.unwrap() > 0, "closed before answering the handshake");
+    }
+}
+
+struct Events(Arc<Mutex<Vec<RemotingEvent>>>);
+
+impl Actor for Events {
+    type Msg = RemotingEvent;
+    fn handle(&mut self, _ctx: &mut Context<Self>, e: RemotingEvent) -> HandleResult {
+        self.0.lock().unwrap().push(e);
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
+    let a = node(
+        "q-a",
+        RemoteSettings {
+            failure_detector: FailureDetectorSettings {
+                heartbeat_interval_ms: 50,
+                acceptable_heartbeat_pause_ms: 300,
+                ..FailureDetectorSettings::default()
+            },
+            ..RemoteSettings::default()
+        },
+    )
+    .await;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let e = events.clone();
+    let recorder = a
+        .system
+        .spawn("events", Props::new(move || Events(e.clone())))
+        .unwrap();
+    a.system.event_stream().subscribe(recorder);
+    // A node nobody listens for: this one only dials in.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let fake: Address = format!("volley://fake@127.0.0.1:{port}").parse().unwrap();
+    let to = a.remoting.address().clone();
+    let (mut control, status) = handshake_as(&to, &fake, 1111, Lane::Control).await;
+    assert_eq!(status, HandshakeStatus::Accepted);
+    let mut beat = BytesMut::new();
+    Encoder::heartbeat(&mut beat);
+    for _ in 0..10 {
+        control.write_all(&beat).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(a.remoting.is_reachable(&fake), Some(true));
+    // Silence: the detector gives incarnation 1111 up and quarantines it.
+    let start = Instant::now();
+    while !events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, RemotingEvent::Quarantined { uid: 1111, .. }))
+    {
+        assert!(
+            start.elapsed() < T,
+            "never quarantined: {:?}",
+            events.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(a.remoting.is_reachable(&fake), Some(false));
+    // The same incarnation, back from its pause: refused, on every lane.
+    for lane in Lane::ALL {
+        let (_s, status) = handshake_as(&to, &fake, 1111, lane).await;
+        assert_eq!(status, HandshakeStatus::Quarantined, "{lane:?}");
+    }
+    // A restart of that node: associated at once, nothing to restart here.
+    let (_s, status) = handshake_as(&to, &fake, 2222, Lane::Control).await;
+    assert_eq!(status, HandshakeStatus::Accepted);
+    let start = Instant::now();
+    while !events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, RemotingEvent::Associated { uid: 2222, .. }))
+    {
+        assert!(start.elapsed() < T, "{:?}", events.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (_s, status) = handshake_as(&to, &fake, 1111, Lane::Ordinary).await;
+    assert_eq!(
+        status,
+        HandshakeStatus::Quarantined,
+        "still refused for good"
+    );
+    drop(control);
+    a.system.terminate().await;
+}
