@@ -5,9 +5,9 @@
 //! end of a warm-up and the end of the run.
 //!
 //! The default suite runs a short version: peers in this process,
-//! terminated (fast), and a few peer processes killed with SIGKILL. The
-//! long one is behind `--ignored`:
-//! `cargo test --release -p volley-remote --test soak_processes -- --ignored`.
+//! terminated (fast), and peer processes killed with SIGKILL, 30 of each.
+//! The long one is behind `--ignored`: `cargo test --release -p
+//! volley-remote --test soak_processes -- --ignored a_thousand`.
 
 mod common;
 mod log_capture;
@@ -16,12 +16,16 @@ mod raw_peer;
 
 use std::time::Duration;
 
-use common::Node;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::{Node, T};
 use peer_process::{
-    bounded, detector, free_port, local_node, remote_settings, Load, Peer, PeerConfig,
+    bounded, detector, free_port, local_node, remote_settings, wait_until, Load, Peer, PeerConfig,
 };
 use tokio::sync::Mutex;
-use volley::ActorRef;
+use volley::{Actor, ActorRef, Context, HandleResult, Props};
+use volley_remote::RemotingEvent;
 
 /// The measurements must not see another test's sockets and buffers.
 static SERIAL: Mutex<()> = Mutex::const_new(());
@@ -53,23 +57,36 @@ enum Peers {
     Killed,
 }
 
-/// One peer's life: it starts on `port`, answers an ask, takes some tells,
-/// and dies.
-async fn cycle(peers: Peers, port: u16, sink: &ActorRef<Load>, round: usize) {
-    let tell_and_ask = || async {
+/// Keeps the uid of the last incarnation its node associated with (and
+/// nothing more: a growing record would count as a leak).
+struct LastAssociated(Arc<AtomicU64>);
+
+impl Actor for LastAssociated {
+    type Msg = RemotingEvent;
+    fn handle(&mut self, _ctx: &mut Context<Self>, e: RemotingEvent) -> HandleResult {
+        if let RemotingEvent::Associated { uid, .. } = e {
+            self.0.store(uid, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+/// One peer's life: it starts on `port`, is associated with, takes some
+/// tells, answers an ask, and dies.
+async fn cycle(peers: Peers, port: u16, sink: &ActorRef<Load>, associated: &AtomicU64) {
+    let talk_to = |uid: u64| async move {
+        // This node's lanes find the new incarnation on their own once
+        // they have something to send; what goes before the handshake is
+        // a dead letter (the node is down), and nothing here counts it.
+        sink.tell(Load::Small { n: 0 });
+        wait_until(T, "the new incarnation's handshake", || {
+            associated.load(Ordering::Relaxed) == uid
+        })
+        .await;
         for n in 0..100 {
             sink.tell(Load::Small { n });
         }
-        // What is sent before this node notices that the previous peer
-        // closed its connections goes into those sockets and is lost
-        // without a count (see "When a connection fails" in
-        // docs/semantics.md), so an ask may go unanswered; the next one
-        // travels on a new connection.
-        let mut tries = 0;
-        while let Err(e) = sink.ask(Load::Report, Duration::from_secs(1)).await {
-            tries += 1;
-            assert!(tries < 10, "cycle {round}: the peer does not answer: {e}");
-        }
+        sink.ask(Load::Report, T).await.expect("the peer answers");
     };
     match peers {
         Peers::InProcess => {
@@ -79,7 +96,7 @@ async fn cycle(peers: Peers, port: u16, sink: &ActorRef<Load>, round: usize) {
                 &["sink"],
             )
             .await;
-            tell_and_ask().await;
+            talk_to(b.remoting.uid()).await;
             b.system.terminate().await;
             // The listener may outlive `terminate()` by a moment (see
             // `terminate_releases_the_port`); this test is about leaks.
@@ -89,7 +106,7 @@ async fn cycle(peers: Peers, port: u16, sink: &ActorRef<Load>, round: usize) {
             let mut config = PeerConfig::new(INTERVAL_MS, PAUSE_MS);
             config.port = port;
             let mut peer = Peer::start(&config).await;
-            tell_and_ask().await;
+            talk_to(peer.uid).await;
             peer.kill();
         }
     }
@@ -122,13 +139,21 @@ async fn soak(peers: Peers, warm_up: usize, cycles: usize, margin_kib: u64) {
         .remoting
         .resolve::<Load>(&format!("volley://peer@127.0.0.1:{port}/user/sink"))
         .unwrap();
-    for round in 0..warm_up {
-        cycle(peers, port, &sink, round).await;
+    let associated = Arc::new(AtomicU64::new(0));
+    let recorder = {
+        let associated = associated.clone();
+        a.system
+            .spawn_anonymous(Props::new(move || LastAssociated(associated.clone())))
+            .unwrap()
+    };
+    a.system.event_stream().subscribe(recorder);
+    for _ in 0..warm_up {
+        cycle(peers, port, &sink, &associated).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (fds, rss) = (open_fds(), resident_kib());
     for round in warm_up..warm_up + cycles {
-        cycle(peers, port, &sink, round).await;
+        cycle(peers, port, &sink, &associated).await;
         if cycles >= 1000 && round % 200 == 0 {
             // A leak shows as steady growth, noise as a plateau.
             println!("{round}: {} fds, {} KiB", open_fds(), resident_kib());
@@ -184,7 +209,7 @@ async fn connect_and_kill_cycles_of_peer_processes_leak_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "soak: 1,000 peers; minutes"]
+#[ignore = "soak: 2,000 peers, some minutes; fails while RemotingCore::track keeps finished connection tasks"]
 async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
     let _turn = SERIAL.lock().await;
     bounded(Duration::from_secs(3600), async {
@@ -197,7 +222,7 @@ async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
 /// Once `terminate()` has returned, the node's port is free: a node
 /// restarted at once on the same port can listen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs terminate() to close the listener before it returns"]
+#[ignore = "fails: terminate() can return before the listener is closed (the runtime shuts down in the background)"]
 async fn terminate_releases_the_port() {
     let _turn = SERIAL.lock().await;
     let port = free_port();

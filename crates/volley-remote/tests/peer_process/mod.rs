@@ -22,7 +22,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use tokio::sync::mpsc;
 use tracing::Level;
 use volley::{
-    Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, Settings, Terminated,
+    Actor, ActorRef, ActorSystem, AnyRef, Context, DeadLetter, HandleResult, Props, Settings,
+    Terminated,
 };
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::wire::Address;
@@ -329,6 +330,20 @@ pub fn describe(event: &RemotingEvent) -> String {
     }
 }
 
+/// Keeps a line per dead letter (the peer's tests expect few).
+struct DeadLetterRecorder(Seen<String>);
+
+impl Actor for DeadLetterRecorder {
+    type Msg = DeadLetter;
+    fn handle(&mut self, _ctx: &mut Context<Self>, d: DeadLetter) -> HandleResult {
+        self.0.push(format!(
+            "{} to {} ({:?})",
+            d.message_type, d.recipient, d.reason
+        ));
+        Ok(())
+    }
+}
+
 struct Printer(&'static str);
 
 impl Actor for Printer {
@@ -384,6 +399,14 @@ pub async fn run_peer() {
             .unwrap()
     };
     node.system.event_stream().subscribe(printer);
+    let dead_letters: Seen<String> = Seen::default();
+    let recorder = {
+        let dead_letters = dead_letters.clone();
+        node.system
+            .spawn_anonymous(Props::new(move || DeadLetterRecorder(dead_letters.clone())))
+            .unwrap()
+    };
+    node.system.event_stream().subscribe(recorder);
     let unreachable_samples = Arc::new(AtomicU64::new(0));
     if let Some(parent) = config.parent.clone() {
         let remoting = node.remoting.clone();
@@ -424,6 +447,12 @@ pub async fn run_peer() {
                 "UNREACHABLE {}",
                 unreachable_samples.load(Ordering::Relaxed)
             )),
+            "dead letters" => {
+                for d in dead_letters.values() {
+                    say(&format!("DEAD {d}"));
+                }
+                say("DEAD_END");
+            }
             "logs" => {
                 for e in log_capture::events(|e| e.level <= Level::WARN) {
                     say(&format!("LOG {} {}", e.level, e.text.replace('\n', " ")));
@@ -443,6 +472,8 @@ pub struct Peer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::UnboundedReceiver<String>,
+    /// The `EVENT` lines read so far (while waiting for other lines).
+    events: Vec<String>,
     pub address: Address,
     pub uid: u64,
 }
@@ -471,6 +502,7 @@ impl Peer {
             child,
             stdin,
             lines,
+            events: Vec::new(),
             address: "volley://unknown@127.0.0.1:1".parse().unwrap(),
             uid: 0,
         };
@@ -485,7 +517,7 @@ impl Peer {
     }
 
     /// The rest of the next line that starts with `prefix`; other lines
-    /// are skipped (events are collected by [`Peer::events`] instead).
+    /// are skipped, the events among them kept for [`Peer::events`].
     pub async fn line(&mut self, prefix: &str, limit: Duration) -> String {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
@@ -494,6 +526,7 @@ impl Peer {
                     if let Some(rest) = line.strip_prefix(prefix) {
                         return rest.to_string();
                     }
+                    self.keep_event(line);
                 }
                 Ok(None) => panic!("the peer exited before printing {prefix:?}"),
                 Err(_) => panic!("the peer printed no {prefix:?} within {limit:?}"),
@@ -517,21 +550,45 @@ impl Peer {
 
     /// The peer's warnings and errors so far.
     pub async fn warnings(&mut self) -> Vec<String> {
-        self.command("logs");
-        let mut logs = Vec::new();
+        self.list("logs", "LOG ", "LOGS_END").await
+    }
+
+    /// The dead letters the peer counted, one line each.
+    pub async fn dead_letters(&mut self) -> Vec<String> {
+        self.list("dead letters", "DEAD ", "DEAD_END").await
+    }
+
+    /// The lines the peer answers `command` with, up to `end`.
+    async fn list(&mut self, command: &str, prefix: &str, end: &str) -> Vec<String> {
+        self.command(command);
+        let mut items = Vec::new();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
             let line = tokio::time::timeout_at(deadline, self.lines.recv())
                 .await
-                .expect("the peer answers `logs`")
+                .unwrap_or_else(|_| panic!("the peer answers `{command}`"))
                 .expect("the peer is alive");
-            if line == "LOGS_END" {
-                return logs;
+            if line == end {
+                return items;
             }
-            if let Some(log) = line.strip_prefix("LOG ") {
-                logs.push(log.to_string());
+            if let Some(item) = line.strip_prefix(prefix) {
+                items.push(item.to_string());
+            } else {
+                self.keep_event(line);
             }
         }
+    }
+
+    fn keep_event(&mut self, line: String) {
+        if let Some(event) = line.strip_prefix("EVENT ") {
+            self.events.push(event.to_string());
+        }
+    }
+
+    /// The remoting events the peer printed before the last line read,
+    /// as `describe` wrote them.
+    pub fn events(&self) -> &[String] {
+        &self.events
     }
 
     /// SIGKILL, and reaped.
