@@ -419,9 +419,9 @@ async fn a_stall_within_the_pause_quarantines_nothing() {
     .await;
 }
 
-/// A million tells to a stalled peer fill its queue; the warnings of the
-/// whole process, about dropped tells and the unreachable node alike, stay
-/// under 20 a second. (`drop_warnings.rs` counts the dropped-tell
+/// A million tells to a stalled peer fill its queue; the warnings (and
+/// errors) of the whole process, about dropped tells, the unreachable node
+/// and its quarantine alike, stay under 20 a second. (`drop_warnings.rs` counts the dropped-tell
 /// warnings alone, against a raw socket that does not read.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_million_tells_to_a_stalled_peer_give_at_most_20_warnings_a_second() {
@@ -432,7 +432,7 @@ async fn a_million_tells_to_a_stalled_peer_give_at_most_20_warnings_a_second() {
         let peer = Peer::start(&PeerConfig::new(INTERVAL_MS, PAUSE_MS)).await;
         let sink = by_path(&a, &peer.address, "sink");
         assert_eq!(sink_report(&sink).await, vec![0, 0, 0]);
-        let warnings = || log_capture::events(|e| e.level == Level::WARN).len();
+        let warnings = || log_capture::events(|e| e.level <= Level::WARN).len();
 
         peer.signal("STOP");
         let before = warnings();
@@ -440,7 +440,7 @@ async fn a_million_tells_to_a_stalled_peer_give_at_most_20_warnings_a_second() {
         for n in 0..1_000_000 {
             sink.tell(Load::Small { n });
         }
-        // Past the detector's verdict too, whose warning counts as well.
+        // Past the detector's verdict too, whose lines count as well.
         tokio::time::sleep(detection_bound(INTERVAL_MS, PAUSE_MS)).await;
         let seconds = start.elapsed().as_secs() + 1;
         let warned = (warnings() - before) as u64;
@@ -451,7 +451,7 @@ async fn a_million_tells_to_a_stalled_peer_give_at_most_20_warnings_a_second() {
         assert!(
             warned <= 20 * seconds,
             "{warned} warnings in {seconds} s: {:#?}",
-            log_capture::events(|e| e.level == Level::WARN)
+            log_capture::events(|e| e.level <= Level::WARN)
                 .iter()
                 .skip(before)
                 .take(40)
