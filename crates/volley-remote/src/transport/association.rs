@@ -102,6 +102,9 @@ impl Association {
 
     pub(crate) fn set_down(&self, down: bool) {
         self.down.store(down, Ordering::Relaxed);
+        for lane in self.lanes() {
+            lane.set_gone(down);
+        }
     }
 
     /// The outbound lane of kind `lane`.

@@ -59,6 +59,12 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// connection from one left over from before it connected.
     reset_epoch: std::sync::atomic::AtomicU64,
     max_pending_bytes: usize,
+    /// What `send_user` admits: `max_pending_bytes`, or 0 while the node
+    /// is gone, so that refusing costs the send path nothing it did not
+    /// already do (it compares against the limit anyway).
+    limit: std::sync::atomic::AtomicUsize,
+    /// The node is gone: a refusal is `Unavailable`, not `QueueFull`.
+    gone: std::sync::atomic::AtomicBool,
     full: AtomicBool,
     /// A dispatcher thread has a flush of this lane pending at the end of
     /// its batch: later senders need not ask again.
@@ -127,6 +133,8 @@ impl<C: LaneConnection> OutboundLane<C> {
             reset: Notify::new(),
             reset_epoch: std::sync::atomic::AtomicU64::new(0),
             max_pending_bytes: batching.max_pending_bytes,
+            limit: std::sync::atomic::AtomicUsize::new(batching.max_pending_bytes),
+            gone: std::sync::atomic::AtomicBool::new(false),
             full: AtomicBool::new(false),
             flush_queued: AtomicBool::new(false),
             connected: std::sync::atomic::AtomicBool::new(false),
@@ -170,9 +178,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         msg: &(dyn Any + Send),
     ) -> Result<(), LaneRefusal> {
         let mut st = self.state.lock();
-        if st.buf.len() >= self.max_pending_bytes {
-            self.full.store(true, Ordering::Relaxed);
-            return Err(RemoteSendError::QueueFull(self.remote.to_string()).into());
+        if st.buf.len() >= self.limit.load(std::sync::atomic::Ordering::Relaxed) {
+            drop(st);
+            return Err(self.refuse().into());
         }
         let was_empty = st.buf.is_empty();
         let LaneState {
@@ -224,6 +232,28 @@ impl<C: LaneConnection> OutboundLane<C> {
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         self.unlock_and_kick(st, was_empty, false);
         Ok(())
+    }
+
+    /// Why a user message is not taken: the queue is full, or the node
+    /// is gone.
+    #[cold]
+    fn refuse(&self) -> RemoteSendError {
+        if self.gone.load(std::sync::atomic::Ordering::Relaxed) {
+            return RemoteSendError::Unavailable(format!(
+                "{} is gone (unreachable, quarantined or shut down)",
+                self.remote
+            ));
+        }
+        self.full.store(true, Ordering::Relaxed);
+        RemoteSendError::QueueFull(self.remote.to_string())
+    }
+
+    /// Marks the node gone (user messages are refused at once) or back.
+    pub(crate) fn set_gone(&self, gone: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.gone.store(gone, Relaxed);
+        let limit = if gone { 0 } else { self.max_pending_bytes };
+        self.limit.store(limit, Relaxed);
     }
 
     /// Encodes a system message into the queue, or into `out` (the start

@@ -120,10 +120,9 @@ impl RemoteRoute for RouteHint {
         if core.is_shut_down() {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
         }
+        // A node that is gone is refused by the lanes themselves (their
+        // limit drops to 0): no check here, on the hot path.
         let association = self.association(target)?;
-        if association.is_down() {
-            return Err(node_gone(target));
-        }
         let refused = match association
             .lane(Lane::Ordinary)
             .send_user(core, target, self, outbound, msg)
@@ -244,13 +243,6 @@ impl RemoteRoute for RouteHint {
     fn as_any(&self) -> &dyn Any {
         self
     }
-}
-
-fn node_gone(target: &RemoteRef) -> RemoteSendError {
-    RemoteSendError::Unavailable(format!(
-        "the node of {} is gone (unreachable, quarantined or shut down)",
-        target.path()
-    ))
 }
 
 /// The id a peer knows a recipient by on one lane's current connection.
