@@ -754,7 +754,6 @@ async fn terminate_after_1000_tells_flushes_them_and_says_goodbye() {
 /// A leave is one disassociation, `Shutdown`: the connections the peer
 /// then drops itself are no second one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails: the control lane's writer publishes Disassociated(ConnectionLost) for the connection node_down dropped"]
 async fn a_leave_is_one_disassociation() {
     let _turn = SERIAL.lock().await;
     bounded(LIMIT, async {
@@ -771,7 +770,6 @@ async fn a_leave_is_one_disassociation() {
 /// flushed: when it handles `Disassociated(Shutdown)`, all 1,000 tells
 /// are in the sink's mailbox.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails: the goodbye read on the control lane is acted on before the ordinary lane's tells are read"]
 async fn the_goodbye_comes_after_the_flushed_tells() {
     let _turn = SERIAL.lock().await;
     bounded(LIMIT, async {

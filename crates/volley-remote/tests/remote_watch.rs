@@ -319,6 +319,37 @@ async fn a_node_that_goes_silent_is_given_up_and_its_watchers_told_once() {
         .filter(|e| matches!(e, RemotingEvent::AddressTerminated { .. }))
         .collect();
     assert_eq!(terminated.len(), 1, "{events:?}");
+    assert!(
+        matches!(
+            terminated[0],
+            RemotingEvent::AddressTerminated {
+                reason: DisassociationReason::Unreachable,
+                ..
+            }
+        ),
+        "the detector is the reason: {events:?}"
+    );
+    // The lost connection may be reported first (a reconnect follows);
+    // the end of the node once, and not again for the connections it drops.
+    let ended = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                RemotingEvent::Disassociated {
+                    reason: DisassociationReason::Unreachable,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(ended, 1, "{events:?}");
+    let after_the_end = events
+        .iter()
+        .skip_while(|e| !matches!(e, RemotingEvent::AddressTerminated { .. }))
+        .filter(|e| matches!(e, RemotingEvent::Disassociated { .. }))
+        .count();
+    assert_eq!(after_the_end, 0, "{events:?}");
     a.system.terminate().await;
     b.system.terminate().await;
 }

@@ -209,7 +209,7 @@ async fn connect_and_kill_cycles_of_peer_processes_leak_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "soak: 2,000 peers, some minutes; fails while RemotingCore::track keeps finished connection tasks"]
+#[ignore = "soak: 2,000 peers, some minutes (run with --ignored)"]
 async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
     let _turn = SERIAL.lock().await;
     bounded(Duration::from_secs(3600), async {
@@ -222,7 +222,6 @@ async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
 /// Once `terminate()` has returned, the node's port is free: a node
 /// restarted at once on the same port can listen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails: terminate() can return before the listener is closed (the runtime shuts down in the background)"]
 async fn terminate_releases_the_port() {
     let _turn = SERIAL.lock().await;
     let port = free_port();
@@ -245,7 +244,6 @@ async fn terminate_releases_the_port() {
 /// them. (Fast, so that it runs in the default suite; the cycles above
 /// are too few to see a leak of a few KiB per connection.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails: RemotingCore::track keeps the AbortHandle of every inbound connection's task until shutdown"]
 async fn closed_inbound_connections_leave_nothing_behind() {
     const WARM_UP: usize = 200;
     const CONNECTIONS: usize = 3000;

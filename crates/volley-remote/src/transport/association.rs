@@ -46,6 +46,21 @@ pub(crate) struct Association {
     /// messages; held while delivering them, so they are delivered in order
     /// even while an old and a new connection overlap.
     pub(crate) inbox: Mutex<Inbox>,
+    /// Open inbound connections per incarnation of the node, and whether
+    /// one of them brought its goodbye: a leaving node's end is taken once
+    /// all of them have ended, so that what its other lanes still carry is
+    /// delivered before its watchers hear of it.
+    pub(crate) readers: Mutex<HashMap<u64, Readers>>,
+    /// The current incarnation said goodbye: its connections closing is
+    /// its leaving, not a loss worth an event.
+    pub(crate) leaving: AtomicBool,
+}
+
+/// The inbound connections of one incarnation.
+#[derive(Default)]
+pub(crate) struct Readers {
+    pub(crate) open: usize,
+    pub(crate) said_goodbye: bool,
 }
 
 /// The association's view of the remote node's incarnations, and its
@@ -90,6 +105,8 @@ impl Association {
                 outbox: Outbox::default(),
             }),
             inbox: Mutex::new(Inbox::default()),
+            readers: Mutex::new(HashMap::new()),
+            leaving: AtomicBool::new(false),
         }
     }
 

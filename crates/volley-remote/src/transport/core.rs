@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
@@ -48,7 +48,7 @@ pub(crate) struct RemotingCore {
     pub(crate) remote_watches: RemoteWatches,
     pub(crate) dead_actors: DeadActors,
     shut_down: AtomicBool,
-    tasks: Mutex<Vec<AbortHandle>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
 }
 
@@ -86,8 +86,12 @@ impl RemotingCore {
     }
 
     /// Keeps a background task's handle so that shutdown can stop it.
-    pub(crate) fn track(&self, task: AbortHandle) {
-        lock(&self.tasks).push(task);
+    pub(crate) fn track(&self, task: JoinHandle<()>) {
+        let mut tasks = lock(&self.tasks);
+        // A finished task's handle would keep its memory: one per inbound
+        // connection ever accepted.
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
     }
 
     /// The slot of the association to `remote`; a new association starts
@@ -108,14 +112,14 @@ impl RemotingCore {
                         .system
                         .runtime_handle()
                         .spawn(writer::run_writer(lane.clone(), me.clone()));
-                    self.track(task.abort_handle());
+                    self.track(task);
                 }
                 let control = association.lane(Lane::Control).clone();
                 let task = self
                     .system
                     .runtime_handle()
                     .spawn(heartbeat::run_heartbeats(control, me.clone()));
-                self.track(task.abort_handle());
+                self.track(task);
             })
     }
 
@@ -244,7 +248,16 @@ impl RemotingCore {
                 self.settings.shutdown_flush_timeout_ms
             );
         }
-        self.shut_down();
+        let tasks = self.shut_down();
+        // Gone once `terminate` returns: the listener's port is free and no
+        // connection of this node is left open.
+        let stopped = futures_join(tasks);
+        if tokio::time::timeout(std::time::Duration::from_secs(1), stopped)
+            .await
+            .is_err()
+        {
+            tracing::warn!("some remoting tasks did not stop within 1 s of being aborted");
+        }
     }
 
     /// Waits until every lane of `associations` that has a connection is
@@ -266,10 +279,12 @@ impl RemotingCore {
         }
     }
 
-    /// Stops every task and closes every connection.
-    pub(crate) fn shut_down(&self) {
+    /// Stops every task and closes every connection; returns the tasks,
+    /// aborted, for a caller that wants to wait until they are gone.
+    pub(crate) fn shut_down(&self) -> Vec<JoinHandle<()>> {
         self.shut_down.store(true, Ordering::SeqCst);
-        for task in lock(&self.tasks).drain(..) {
+        let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();
+        for task in &tasks {
             task.abort();
         }
         // A connection parked in its lane is owned by no task: close it here.
@@ -278,6 +293,14 @@ impl RemotingCore {
                 lane.close();
             }
         }
+        tasks
+    }
+}
+
+/// Waits for every task in `tasks` to end.
+async fn futures_join(tasks: Vec<JoinHandle<()>>) {
+    for task in tasks {
+        let _ = task.await;
     }
 }
 

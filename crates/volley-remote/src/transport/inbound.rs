@@ -46,7 +46,7 @@ pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>)
                         tracing::warn!(%peer, "inbound connection closed: {e}");
                     }
                 });
-                core.track(task.abort_handle());
+                core.track(task);
             }
             Err(e) => {
                 tracing::warn!("accept failed: {e}");
@@ -179,6 +179,7 @@ async fn read_loop(
         ack_due: None,
     };
     let association = slot.and_then(|slot| core.associations.get(slot));
+    let _reader = association.map(|a| ReaderGuard::new(core, a, peer_uid));
     let mut deaths = association.map_or(0, |a| a.deaths.load(Ordering::Relaxed));
     let mut types = TypeCache::default();
     // What a run is delivered with; a macro because `handle` below needs
@@ -244,6 +245,31 @@ async fn read_loop(
                 Err(InboundError::ClosedInFrame(peer.address))
             };
         }
+    }
+}
+
+/// Counts an inbound connection among its incarnation's while it lives
+/// (`RemotingCore::reader_started`), on every way out of the read loop.
+struct ReaderGuard<'c> {
+    core: &'c RemotingCore,
+    association: &'c Association,
+    uid: u64,
+}
+
+impl<'c> ReaderGuard<'c> {
+    fn new(core: &'c RemotingCore, association: &'c Association, uid: u64) -> Self {
+        core.reader_started(association, uid);
+        ReaderGuard {
+            core,
+            association,
+            uid,
+        }
+    }
+}
+
+impl Drop for ReaderGuard<'_> {
+    fn drop(&mut self) {
+        self.core.reader_ended(self.association, self.uid);
     }
 }
 
@@ -345,13 +371,16 @@ fn handle(
         Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
             tracing::info!(peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
-            let reason = match d.reason {
-                DisassociateReason::Shutdown => Some(DisassociationReason::Shutdown),
-                DisassociateReason::Quarantined => Some(DisassociationReason::Quarantined),
-                _ => None,
-            };
-            if let (Some(reason), Some(association)) = (reason, peer.association(core)) {
-                core.peer_left(association, peer.uid, reason);
+            if let Some(association) = peer.association(core) {
+                match d.reason {
+                    // Acted on when the node's last connection ends, after
+                    // what its other lanes still carry.
+                    DisassociateReason::Shutdown => core.goodbye_heard(association, peer.uid),
+                    DisassociateReason::Quarantined => {
+                        core.peer_left(association, peer.uid, DisassociationReason::Quarantined)
+                    }
+                    _ => {}
+                }
             }
         }
         Pdu::SystemMessage(m) => {

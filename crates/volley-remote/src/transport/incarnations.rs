@@ -82,6 +82,7 @@ impl RemotingCore {
                 }
             }
             association.set_down(false);
+            association.leaving.store(false, Ordering::Relaxed);
             self.reachability
                 .restart(&association.remote, Instant::now());
         }
@@ -169,12 +170,11 @@ impl RemotingCore {
         let Some(association) = self.associations.find(node) else {
             return;
         };
+        // Its incarnation, if a handshake told it, is quarantined; the
+        // events name the detector as the reason.
         let why = "the failure detector gave it up (no heartbeat within the acceptable pause)";
-        if lock(&association.control).uid.is_some() {
-            self.quarantine(association, why);
-        } else {
-            self.node_down(association, DisassociationReason::Unreachable, None);
-        }
+        let quarantine = lock(&association.control).uid.is_some().then_some(why);
+        self.node_down(association, DisassociationReason::Unreachable, quarantine);
     }
 
     /// Quarantines every incarnation whose oldest unacknowledged system
@@ -206,6 +206,41 @@ impl RemotingCore {
             return;
         }
         self.peer_left_for(association, reason);
+    }
+
+    /// An inbound connection from incarnation `uid` started.
+    pub(crate) fn reader_started(&self, association: &Association, uid: u64) {
+        lock(&association.readers).entry(uid).or_default().open += 1;
+    }
+
+    /// Incarnation `uid` said, on one of its connections, that it shuts
+    /// down. Taken as its end once all its connections have ended.
+    pub(crate) fn goodbye_heard(&self, association: &Association, uid: u64) {
+        if let Some(readers) = lock(&association.readers).get_mut(&uid) {
+            readers.said_goodbye = true;
+        }
+        if lock(&association.control).uid == Some(uid) {
+            association.leaving.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// An inbound connection from incarnation `uid` ended: if it was the
+    /// last one and the incarnation said goodbye, the incarnation is gone.
+    pub(crate) fn reader_ended(&self, association: &Association, uid: u64) {
+        let left = {
+            let mut readers = lock(&association.readers);
+            let Some(these) = readers.get_mut(&uid) else {
+                return;
+            };
+            these.open = these.open.saturating_sub(1);
+            if these.open > 0 {
+                return;
+            }
+            readers.remove(&uid).is_some_and(|r| r.said_goodbye)
+        };
+        if left && !self.is_shut_down() {
+            self.peer_left(association, uid, DisassociationReason::Shutdown);
+        }
     }
 
     /// The node's current incarnation leaves (`Shutdown`) or refuses this

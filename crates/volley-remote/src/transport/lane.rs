@@ -179,7 +179,9 @@ impl<C: LaneConnection> OutboundLane<C> {
     ) -> Result<(), LaneRefusal> {
         let mut st = self.state.lock();
         if st.buf.len() >= self.limit.load(std::sync::atomic::Ordering::Relaxed) {
-            drop(st);
+            // `full` is set under the lock: a writer that takes the buffer
+            // after it clears the flag and wakes the waiters; set after
+            // unlocking, it could outlive the drain and strand them.
             return Err(self.refuse().into());
         }
         let was_empty = st.buf.is_empty();

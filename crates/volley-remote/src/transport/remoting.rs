@@ -65,11 +65,11 @@ impl Remoting {
         let task = system
             .runtime_handle()
             .spawn(inbound::run_listener(listener, core.clone()));
-        core.track(task.abort_handle());
+        core.track(task);
         let task = system
             .runtime_handle()
             .spawn(reachability::run_monitor(core.clone()));
-        core.track(task.abort_handle());
+        core.track(task);
         let leaving = core.clone();
         system
             .add_shutdown_hook(
@@ -141,6 +141,6 @@ impl Remoting {
     /// terminate` leaves gracefully instead: it flushes the queues and tells
     /// the peers.
     pub fn shutdown(&self) {
-        self.core.shut_down();
+        let _aborted = self.core.shut_down();
     }
 }

@@ -263,7 +263,12 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         let Some((conn, error)) = served else {
             return;
         };
-        if lane.lane == Lane::Control {
+        // A connection dropped because the node is gone, or closed by a
+        // node that said goodbye, is announced with that reason instead.
+        let gone = core
+            .association(&lane.remote)
+            .is_ok_and(|a| a.is_down() || a.leaving.load(std::sync::atomic::Ordering::Relaxed));
+        if lane.lane == Lane::Control && !gone {
             core.publish(RemotingEvent::Disassociated {
                 remote: lane.remote.clone(),
                 reason: DisassociationReason::ConnectionLost(error.to_string()),
