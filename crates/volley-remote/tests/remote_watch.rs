@@ -507,3 +507,37 @@ async fn terminate_flushes_what_is_queued_and_says_goodbye() {
     assert!(cut.is_empty(), "no frame cut part-way: {cut:?}");
     a.system.terminate().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_on_a_node_that_never_answers_ends_in_terminated() {
+    let a = node("watch-a", quick_detector()).await;
+    let events = record_events(&a);
+    // Nobody listens there.
+    let port = free_port();
+    let nowhere = a
+        .remoting
+        .resolve::<Calc>(&format!("volley://ghost@127.0.0.1:{port}/user/calc"))
+        .unwrap();
+    let w = spawn_watcher(&a, "watcher");
+    w.watcher.tell(WatcherMsg::Watch(nowhere.to_any_ref()));
+    wait_until(common::T, "Terminated", || {
+        w.terminated.load(Ordering::SeqCst) > 0
+    })
+    .await;
+    settle().await;
+    assert_eq!(w.terminated.load(Ordering::SeqCst), 1);
+    assert!(nowhere.is_terminated(), "its node is down");
+    let events = events.lock().unwrap().clone();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            RemotingEvent::AddressTerminated {
+                uid: None,
+                reason: DisassociationReason::Unreachable,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    a.system.terminate().await;
+}
