@@ -19,66 +19,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Node, T};
+use common::T;
 use peer_process::{
-    bounded, detector, free_port, local_node, record_events, remote_settings, wait_until, Bulk,
-    JobMsg, Load, Peer, PeerConfig, Seen, Work, LARGE, NEVER,
+    associated, bounded, by_path, detection_bound, free_port, parent, record_events, sink_report,
+    wait_until, Bulk, JobMsg, Load, Peer, PeerConfig, Seen, Work, INTERVAL_MS, LARGE, LIMIT, NEVER,
+    PAUSE_MS,
 };
 use tokio::sync::Mutex;
 use volley::{Actor, ActorRef, Context, HandleResult, Props, Router, RouterRef, Terminated};
 use volley_remote::wire::Address;
-use volley_remote::{DisassociationReason, RemotingEvent};
+use volley_remote::DisassociationReason;
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
-
-/// No test of this file needs longer, even on a loaded machine.
-const LIMIT: Duration = Duration::from_secs(90);
-
-const INTERVAL_MS: u64 = 100;
-const PAUSE_MS: u64 = 500;
-
-/// How long after a peer stops a watcher may wait for its verdict: the
-/// heartbeat interval plus the acceptable pause (the detector's own
-/// estimate adds about 0.6 s of phi rising over the deviation floor), plus
-/// 3 s for a loaded machine.
-fn detection_bound(interval_ms: u64, pause_ms: u64) -> Duration {
-    Duration::from_millis(interval_ms + pause_ms) + Duration::from_secs(3)
-}
-
-/// The test's own node, listening on any port.
-async fn parent(interval_ms: u64, pause_ms: u64) -> Node {
-    local_node(
-        "parent",
-        remote_settings(0, &detector(interval_ms, pause_ms)),
-        &[],
-    )
-    .await
-}
-
-/// `node`'s ref to the peer's `/user/<name>`, whatever its incarnation.
-fn by_path(node: &Node, peer: &Address, name: &str) -> ActorRef<Load> {
-    node.remoting
-        .resolve::<Load>(&format!("{peer}/user/{name}"))
-        .unwrap()
-}
-
-/// Asks `sink` what arrived: `[small, big, out of order]`.
-async fn sink_report(sink: &ActorRef<Load>) -> Vec<u64> {
-    sink.ask(Load::Report, T).await.unwrap()
-}
-
-/// Waits until `seen` records the association with incarnation `uid` of
-/// `remote`.
-async fn associated(seen: &Seen<RemotingEvent>, remote: &Address, uid: u64) {
-    let expected = RemotingEvent::Associated {
-        remote: remote.clone(),
-        uid,
-    };
-    wait_until(T, &format!("{expected:?}"), || {
-        seen.values().contains(&expected)
-    })
-    .await;
-}
 
 /// The peer's side of every test: see `peer_process`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

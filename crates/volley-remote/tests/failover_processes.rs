@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use common::{add, Calc, Node, T};
 use peer_process::{
-    bounded, detector, free_port, local_node, record_events, remote_settings, runtime_panics,
-    spawn_watcher, wait_until, watch_panics, Bulk, Load, Peer, PeerConfig, Seen, WatcherMsg,
+    associated, bounded, by_path, detection_bound, free_port, parent, record_events,
+    runtime_panics, sink_report, spawn_watcher, wait_until, watch_panics, Bulk, Load, Peer,
+    PeerConfig, Seen, WatcherMsg, INTERVAL_MS, LIMIT, PAUSE_MS,
 };
 use tokio::sync::Mutex;
 use tracing::Level;
@@ -32,45 +33,9 @@ use volley_remote::RemotingEvent;
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
-/// No test of this file needs longer, even on a loaded machine.
-const LIMIT: Duration = Duration::from_secs(90);
-
-const INTERVAL_MS: u64 = 100;
-const PAUSE_MS: u64 = 500;
-
-/// How long after a peer stops a watcher may wait for its verdict: the
-/// heartbeat interval plus the acceptable pause (the detector's own
-/// estimate adds about 0.6 s of phi rising over the deviation floor), plus
-/// 3 s for a loaded machine.
-fn detection_bound(interval_ms: u64, pause_ms: u64) -> Duration {
-    Duration::from_millis(interval_ms + pause_ms) + Duration::from_secs(3)
-}
-
-/// The test's own node, listening on any port.
-async fn parent(interval_ms: u64, pause_ms: u64) -> Node {
-    local_node(
-        "parent",
-        remote_settings(0, &detector(interval_ms, pause_ms)),
-        &[],
-    )
-    .await
-}
-
-/// `node`'s ref to the peer's `/user/<name>`, whatever its incarnation.
-fn by_path(node: &Node, peer: &Address, name: &str) -> ActorRef<Load> {
-    node.remoting
-        .resolve::<Load>(&format!("{peer}/user/{name}"))
-        .unwrap()
-}
-
 /// `path#uid`, as the watcher records a `Terminated`.
 fn watch_key<M: Send + 'static>(r: &ActorRef<M>) -> String {
     format!("{}#{}", r.path(), r.to_any().uid())
-}
-
-/// Asks `sink` what arrived: `[small, big, out of order]`.
-async fn sink_report(sink: &ActorRef<Load>) -> Vec<u64> {
-    sink.ask(Load::Report, T).await.unwrap()
 }
 
 /// Waits until `system`'s dead-letter count has not moved for 500 ms.
@@ -89,19 +54,6 @@ async fn settled_dead_letters(node: &Node) -> u64 {
         );
         last = now;
     }
-}
-
-/// Waits until `seen` records the association with incarnation `uid` of
-/// `remote`.
-async fn associated(seen: &Seen<RemotingEvent>, remote: &Address, uid: u64) {
-    let expected = RemotingEvent::Associated {
-        remote: remote.clone(),
-        uid,
-    };
-    wait_until(T, &format!("{expected:?}"), || {
-        seen.values().contains(&expected)
-    })
-    .await;
 }
 
 /// The events `seen` recorded about `remote`, other than `Associated`.

@@ -33,8 +33,12 @@ use crate::common::{self, Node};
 use crate::log_capture;
 
 mod child;
+mod parent;
 
 pub use child::{run_peer, Peer, PeerConfig};
+// Not every test binary that includes this module uses the test side.
+#[allow(unused_imports)]
+pub use parent::*;
 
 /// Set in the peer process: its configuration (see [`PeerConfig`]).
 pub const PEER_ENV: &str = "VOLLEY_FAILOVER_PEER";
