@@ -4,14 +4,12 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use common::{node, T};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use volley::{Actor, Context, HandleResult, Props};
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::wire::{
     Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeStatus, Lane, Pdu,
@@ -55,16 +53,6 @@ async fn handshake_as(
     }
 }
 
-struct Events(Arc<Mutex<Vec<RemotingEvent>>>);
-
-impl Actor for Events {
-    type Msg = RemotingEvent;
-    fn handle(&mut self, _ctx: &mut Context<Self>, e: RemotingEvent) -> HandleResult {
-        self.0.lock().unwrap().push(e);
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
     let a = node(
@@ -79,13 +67,7 @@ async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
         },
     )
     .await;
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let e = events.clone();
-    let recorder = a
-        .system
-        .spawn("events", Props::new(move || Events(e.clone())))
-        .unwrap();
-    a.system.event_stream().subscribe(recorder);
+    let events = common::record_events(&a);
     // A node nobody listens for: this one only dials in.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

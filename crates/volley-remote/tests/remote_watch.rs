@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add, node, remote_ref, spawn_calculator, Calc, Node};
+use common::{add, node, record_events, remote_ref, spawn_calculator, Calc, Node};
 use volley::{
     Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, TellError, Terminated,
     ToAnyRef,
@@ -93,28 +93,6 @@ fn spawn_watcher(node: &Node, name: &str) -> Watching {
         terminated,
         who,
     }
-}
-
-/// Collects the remoting events a node publishes.
-struct Events(Arc<Mutex<Vec<RemotingEvent>>>);
-
-impl Actor for Events {
-    type Msg = RemotingEvent;
-    fn handle(&mut self, _ctx: &mut Context<Self>, e: RemotingEvent) -> HandleResult {
-        self.0.lock().unwrap().push(e);
-        Ok(())
-    }
-}
-
-fn record_events(node: &Node) -> Arc<Mutex<Vec<RemotingEvent>>> {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let e = events.clone();
-    let recorder = node
-        .system
-        .spawn("events", Props::new(move || Events(e.clone())))
-        .unwrap();
-    node.system.event_stream().subscribe(recorder);
-    events
 }
 
 async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {

@@ -4,8 +4,10 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
-use volley_remote::{Registry, RemoteSettings, Remoting};
+
+use volley_remote::{Registry, RemoteSettings, Remoting, RemotingEvent};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Calc {
@@ -127,4 +129,26 @@ pub async fn add(calc: &ActorRef<Calc>, a: i64, b: i64) -> i64 {
     calc.ask(|reply_to| Calc::Add { a, b, reply_to }, T)
         .await
         .unwrap()
+}
+
+/// Collects the remoting events a node publishes.
+pub struct Events(pub Arc<Mutex<Vec<RemotingEvent>>>);
+
+impl Actor for Events {
+    type Msg = RemotingEvent;
+    fn handle(&mut self, _ctx: &mut Context<Self>, e: RemotingEvent) -> HandleResult {
+        self.0.lock().unwrap().push(e);
+        Ok(())
+    }
+}
+
+pub fn record_events(node: &Node) -> Arc<Mutex<Vec<RemotingEvent>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let e = events.clone();
+    let recorder = node
+        .system
+        .spawn("events", Props::new(move || Events(e.clone())))
+        .unwrap();
+    node.system.event_stream().subscribe(recorder);
+    events
 }
