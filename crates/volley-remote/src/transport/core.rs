@@ -251,7 +251,7 @@ impl RemotingCore {
         let tasks = self.shut_down();
         // Gone once `terminate` returns: the listener's port is free and no
         // connection of this node is left open.
-        let stopped = futures_join(tasks);
+        let stopped = join_all(tasks);
         if tokio::time::timeout(std::time::Duration::from_secs(1), stopped)
             .await
             .is_err()
@@ -298,7 +298,7 @@ impl RemotingCore {
 }
 
 /// Waits for every task in `tasks` to end.
-async fn futures_join(tasks: Vec<JoinHandle<()>>) {
+async fn join_all(tasks: Vec<JoinHandle<()>>) {
     for task in tasks {
         let _ = task.await;
     }

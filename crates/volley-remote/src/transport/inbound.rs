@@ -301,9 +301,7 @@ impl Peer {
     }
 
     fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
-        if self.slot.is_none() {
-            self.slot = core.association_slot(&self.address).ok();
-        }
+        // The slot was looked up when the connection started.
         let slot = self.slot;
         self.reply_route
             .get_or_insert_with(|| RouteHint::new(core.clone(), slot))

@@ -222,22 +222,18 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         if core.is_shut_down() {
             return;
         }
-        let stream = match connect(&lane, &core).await {
+        let connected = match connect(&lane, &core).await {
             Ok((stream, peer_uid)) => match admit(&lane, &core, peer_uid) {
-                Ok(()) => stream,
+                Ok(()) => Ok(stream),
                 Err(refusal) => {
                     refuse(&stream, &refusal).await;
-                    drop(stream);
-                    let pause = backoff.failed();
-                    report(
-                        &mut backoff,
-                        &lane,
-                        format_args!("not associating: {refusal}; retrying in {pause:?}"),
-                    );
-                    tokio::time::sleep(pause).await;
-                    continue;
+                    Err(format!("not associating: {refusal}"))
                 }
             },
+            Err(why) => Err(why),
+        };
+        let stream = match connected {
+            Ok(stream) => stream,
             Err(why) => {
                 let pause = backoff.failed();
                 report(
