@@ -90,7 +90,8 @@ impl Association {
                 remote.clone(),
                 max_frame,
                 &settings.batching,
-            ))
+            )
+            .with_limits(&settings.limits))
         };
         Association {
             lanes: Lane::ALL.map(make),

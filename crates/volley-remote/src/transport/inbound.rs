@@ -16,6 +16,7 @@ use volley::{ActorPath, DeadLetterReason};
 use super::association::Association;
 use super::core::RemotingCore;
 use super::delivery::{Deliver, Run, TypeCache};
+use super::limits::LimitError;
 use super::events::DisassociationReason;
 use super::handshake::{self, HandshakeError, Request};
 use super::reachability::PeerDetector;
@@ -79,6 +80,8 @@ enum InboundError {
     BadPeerAddress(Address),
     #[error("{0}")]
     SystemMessage(#[from] SystemMessageError),
+    #[error("{0}")]
+    Limit(#[from] LimitError),
 }
 
 async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
@@ -165,7 +168,7 @@ async fn read_loop(
         config.max_frame_len = core.settings.max_frame_size;
     }
     let decoder = Decoder::new(config);
-    let mut imports = ImportTable::new();
+    let mut imports = ImportTable::new(core.settings.limits.max_imported_refs);
     let slot = core.association_slot(&peer).ok();
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
@@ -333,14 +336,14 @@ fn handle(
         Pdu::Reply(r) => reply(core, imports, &peer.address, r),
         Pdu::RefDeclaration(d) => {
             match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
-                Some(actor) => imports.declare(d.id.get(), actor),
+                Some(actor) => imports.declare(d.id.get(), actor)?,
                 None if peer.lane == Lane::Control => {
                     // A system message may name an actor that is not
                     // here (a watch of one that stopped): it is answered.
                     if let Ok(path) = ActorPath::parse(d.path) {
                         let route = Arc::new(NoSuchActor { core: core.clone() });
                         let placeholder = RemoteRef::new(path, d.uid, core.system.clone(), route);
-                        imports.declare(d.id.get(), placeholder.to_any());
+                        imports.declare(d.id.get(), placeholder.to_any())?;
                     }
                 }
                 None => {
@@ -355,7 +358,7 @@ fn handle(
             let route = peer.reply_route(core);
             let handle =
                 RemoteRef::reply_handle(&peer.root, d.correlation, core.system.clone(), route);
-            imports.declare(d.id.get(), handle.to_any());
+            imports.declare(d.id.get(), handle.to_any())?;
         }
         Pdu::SpawnRequest(r) => remote_spawn::spawn_here(core, &peer.address, r),
         Pdu::SpawnResponse(r) => remote_spawn::complete(core, r),

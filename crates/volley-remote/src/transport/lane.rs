@@ -76,6 +76,10 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// Dispatcher threads write themselves (off when a flush interval asks
     /// the writer task to wait before each write).
     direct_flush: bool,
+    /// Most bytes queued before a control PDU or system message is refused
+    /// (`limits.max_control_queue_bytes`), and whether one was.
+    pdu_limit: usize,
+    overflowed: std::sync::atomic::AtomicBool,
 }
 
 struct LaneState<C> {
@@ -146,7 +150,28 @@ impl<C: LaneConnection> OutboundLane<C> {
             direct_flush: batching.enabled
                 && batching.flush_interval_us == 0
                 && batching.dispatcher_writes,
+            pdu_limit: usize::MAX,
+            overflowed: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Applies `[remote.limits]`: the export table's cap, and on the
+    /// control lane the bound of its queue.
+    pub(crate) fn with_limits(mut self, limits: &super::LimitSettings) -> Self {
+        self.state.lock().exports = RefCell::new(ExportTable::with_max(limits.max_exported_refs));
+        if self.lane == Lane::Control {
+            self.pdu_limit = limits.max_control_queue_bytes;
+        }
+        self
+    }
+
+    /// True once if a PDU was refused for the queue's bound since the last
+    /// call: the caller, holding no lock, quarantines the peer.
+    pub(crate) fn take_overflow(&self) -> bool {
+        self.overflowed.load(std::sync::atomic::Ordering::Relaxed)
+            && self
+                .overflowed
+                .swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn is_full(&self) -> bool {
@@ -228,12 +253,28 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// Queues a control PDU (spawn requests and responses).
     pub(crate) fn send_pdu(self: &Arc<Self>, pdu: &Pdu<'_>) -> Result<(), RemoteSendError> {
         let mut st = self.state.lock();
+        if st.buf.len() >= self.pdu_limit {
+            drop(st);
+            return Err(self.overflow());
+        }
         let was_empty = st.buf.is_empty();
         self.encoder
             .encode(pdu, &mut st.buf)
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         self.unlock_and_kick(st, was_empty, false);
         Ok(())
+    }
+
+    /// A control PDU met the queue's bound: refused, and the caller told
+    /// to quarantine (`take_overflow`).
+    #[cold]
+    fn overflow(&self) -> RemoteSendError {
+        self.overflowed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        RemoteSendError::QueueFull(format!(
+            "{} (control lane over limits.max_control_queue_bytes = {})",
+            self.remote, self.pdu_limit
+        ))
     }
 
     /// Why a user message is not taken: the queue is full, or the node
@@ -268,6 +309,12 @@ impl<C: LaneConnection> OutboundLane<C> {
         out: Option<&mut BytesMut>,
     ) {
         let mut st = self.state.lock();
+        if out.is_none() && st.buf.len() >= self.pdu_limit {
+            // Not lost: it stays unacknowledged, and the peer is quarantined.
+            drop(st);
+            self.overflow();
+            return;
+        }
         let was_empty = st.buf.is_empty();
         let LaneState { buf, exports, .. } = &mut *st;
         let buf = match out {
@@ -277,14 +324,23 @@ impl<C: LaneConnection> OutboundLane<C> {
         let mut id_of = |actor: &AnyRef| {
             let mut table = exports.borrow_mut();
             let id = match table.find(actor.uid(), actor.path()) {
-                Some(id) => id,
+                Some(id) => Some(id),
                 None => table.export(actor),
             };
-            RefId::new(id).expect("export ids start at 1")
+            id.map(|id| RefId::new(id).expect("export ids start at 1"))
+        };
+        let recipient = id_of(&pending.recipient);
+        let sender = pending.sender.as_ref().map(&mut id_of);
+        let (Some(recipient), None | Some(Some(_))) = (recipient, sender) else {
+            // The export table is full (warned there): the message waits
+            // unacknowledged until `give_up_system_message_after_ms`.
+            write_declarations(core, &self.encoder, exports, buf);
+            self.unlock_and_kick(st, was_empty, false);
+            return;
         };
         let header = MessageHeader {
-            recipient: id_of(&pending.recipient),
-            sender: pending.sender.as_ref().map(&mut id_of),
+            recipient,
+            sender: sender.flatten(),
             serializer: crate::serialization::SerializerId(SYSTEM_SERIALIZER),
             type_id: pending.kind as u32,
         };
@@ -417,7 +473,12 @@ fn recipient_id(
             let any = target.any().ok_or_else(|| {
                 RemoteSendError::Unavailable("the remote ref is being dropped".into())
             })?;
-            table.export(&any)
+            table.export(&any).ok_or_else(|| {
+                RemoteSendError::Unavailable(format!(
+                    "{}: the connection's export table is full (limits.max_exported_refs)",
+                    target.path()
+                ))
+            })?
         }
     };
     // A temporary id is recycled: never cache it.

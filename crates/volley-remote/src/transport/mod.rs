@@ -21,6 +21,7 @@
 //! | `ref_tables` | per-connection export/import tables for refs inside messages |
 //! | `reply_handles` | this node's asks waiting for a remote reply |
 //! | `remote_spawn` | the spawn protocol |
+//! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
@@ -34,9 +35,11 @@ mod events;
 mod failure_detector;
 mod handshake;
 mod heartbeat;
+mod id_slots;
 mod inbound;
 mod incarnations;
 mod lane;
+mod limits;
 mod reachability;
 mod ref_tables;
 mod registry;
@@ -54,6 +57,7 @@ pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
 pub use registry::{Registry, RegistryError};
 pub use remoting::Remoting;
+pub use limits::LimitSettings;
 pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,

@@ -20,6 +20,8 @@ use std::cell::RefCell;
 use volley::remote::codec::{self, ImportedRef, RefCodec, RefToEncode};
 use volley::{ActorPath, AnyRef, TargetKey};
 
+use super::id_slots::{Full, IdSlots};
+use super::limits::LimitError;
 use super::support::FastMap;
 
 scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
@@ -39,9 +41,10 @@ pub(crate) fn install_codec() -> Result<(), codec::CodecConflict> {
 
 #[inline]
 fn encode_in_scope(actor: &RefToEncode<'_>) -> Option<u32> {
-    EXPORT
-        .is_set()
-        .then(|| EXPORT.with(|t| t.borrow_mut().export_at(actor.key(), || actor.to_any())))
+    if !EXPORT.is_set() {
+        return None;
+    }
+    EXPORT.with(|t| t.borrow_mut().export_at(actor.key(), || actor.to_any()))
 }
 
 #[inline]
@@ -69,7 +72,14 @@ pub(crate) struct ExportTable {
     next_id: u32,
     next_temporary: u32,
     pending: Vec<(u32, AnyRef)>,
+    /// Lasting refs declared, and how many may be (`limits.max_exported_refs`).
+    lasting_count: usize,
+    max_lasting: usize,
 }
+
+/// Warnings about a full export table, at most this many a second.
+static FULL_LOG: std::sync::LazyLock<volley::remote::LogLimiter> =
+    std::sync::LazyLock::new(|| volley::remote::LogLimiter::new(1));
 
 const RECENT_SLOTS: usize = 16;
 
@@ -81,6 +91,8 @@ impl Default for ExportTable {
             next_id: TEMPORARY_IDS,
             next_temporary: 0,
             pending: Vec::new(),
+            lasting_count: 0,
+            max_lasting: usize::MAX,
         }
     }
 }
@@ -91,49 +103,73 @@ impl ExportTable {
         ExportTable::default()
     }
 
-    /// The id of `actor`, declaring it if it is new. A reply handle gets
-    /// the next id of the ring every time and is not remembered, so a
-    /// connection that carries millions of asks keeps a bounded table.
-    pub(crate) fn export(&mut self, actor: &AnyRef) -> u32 {
+    /// An empty table that declares at most `max` lasting refs.
+    pub(crate) fn with_max(max: usize) -> Self {
+        ExportTable {
+            max_lasting: max,
+            ..ExportTable::default()
+        }
+    }
+
+    /// The id of `actor`, declaring it if it is new; `None` if it is new,
+    /// lasting and the table is full. A reply handle gets the next id of
+    /// the ring every time and is not remembered, so a connection that
+    /// carries millions of asks keeps a bounded table.
+    pub(crate) fn export(&mut self, actor: &AnyRef) -> Option<u32> {
         self.export_at(actor.target_key(), || actor.clone())
     }
 
     /// `export` for a target known by identity, building the handle only on
     /// a cache miss (saves two reference-count operations per message).
     #[inline]
-    fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> u32 {
+    fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> Option<u32> {
         let slot = slot_of(key);
         let (cached, id) = self.recent[slot];
         if cached == Some(key) && id != 0 {
-            return id;
+            return Some(id);
         }
         let actor = make();
-        let id = self.export_slow(&actor);
+        let id = self.export_slow(&actor)?;
         if id > TEMPORARY_IDS {
             self.recent[slot] = (Some(key), id);
         }
-        id
+        Some(id)
     }
 
-    fn export_slow(&mut self, actor: &AnyRef) -> u32 {
+    fn export_slow(&mut self, actor: &AnyRef) -> Option<u32> {
         if actor.is_reply_handle() {
             self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
             let id = self.next_temporary;
             self.pending.push((id, actor.clone()));
-            return id;
+            return Some(id);
         }
+        let full = self.lasting_count >= self.max_lasting;
         let bucket = self.by_uid.entry(actor.uid()).or_default();
         if let Some((_, id)) = bucket
             .iter()
             .find(|(a, _)| a.same_target(actor) || a == actor)
         {
-            return *id;
+            return Some(*id);
         }
+        if full {
+            if bucket.is_empty() {
+                self.by_uid.remove(&actor.uid());
+            }
+            if FULL_LOG.allow() {
+                tracing::warn!(
+                    path = %actor.path(),
+                    "a connection's export table is full (limits.max_exported_refs = {}): a message with a new ref is refused",
+                    self.max_lasting
+                );
+            }
+            return None;
+        }
+        self.lasting_count += 1;
         self.next_id += 1;
         let id = self.next_id;
         bucket.push((actor.clone(), id));
         self.pending.push((id, actor.clone()));
-        id
+        Some(id)
     }
 
     /// The id of an already declared actor, without building a handle.
@@ -171,7 +207,7 @@ impl ExportTable {
 
     /// Forgets everything, to number afresh.
     pub(crate) fn clear(&mut self) {
-        *self = ExportTable::default();
+        *self = ExportTable::with_max(self.max_lasting);
     }
 
     /// How many lasting refs are declared.
@@ -195,31 +231,33 @@ fn slot_of(key: TargetKey) -> usize {
     (h.finish() >> 32) as usize % RECENT_SLOTS
 }
 
-/// Refs the peer has declared on one connection, by id.
-#[derive(Default)]
+/// Refs the peer has declared on one connection, by id: memory in
+/// proportion to the entries whatever ids the peer picks, and at most
+/// `limits.max_imported_refs` of them (`id_slots.rs`).
 pub(crate) struct ImportTable {
-    slots: Vec<Option<ImportedRef>>,
+    slots: IdSlots<ImportedRef>,
 }
 
 impl ImportTable {
-    /// An empty table.
-    pub(crate) fn new() -> Self {
-        ImportTable::default()
+    /// An empty table of at most `max` entries.
+    pub(crate) fn new(max: usize) -> Self {
+        ImportTable {
+            slots: IdSlots::new(max),
+        }
     }
 
-    /// Binds `id` (re-declaring replaces the entry).
-    pub(crate) fn declare(&mut self, id: u32, actor: AnyRef) {
-        let index = id as usize;
-        if self.slots.len() <= index {
-            self.slots.resize_with(index + 1, || None);
-        }
-        self.slots[index] = Some(ImportedRef::new(actor));
+    /// Binds `id` (re-declaring replaces the entry); a new id past the
+    /// cap is refused, and the connection must end.
+    pub(crate) fn declare(&mut self, id: u32, actor: AnyRef) -> Result<(), LimitError> {
+        self.slots
+            .insert(id, ImportedRef::new(actor))
+            .map_err(|Full { max }| LimitError::TooManyImportedRefs { max })
     }
 
     /// The entry declared as `id`.
     #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&ImportedRef> {
-        self.slots.get(id as usize)?.as_ref()
+        self.slots.get(id)
     }
 
     /// Runs `f` with this table as the one `ActorRef` deserialization uses.
@@ -273,9 +311,9 @@ mod tests {
         )
         .to_any();
         let mut table = ExportTable::new();
-        let id = table.export(&lasting);
+        let id = table.export(&lasting).unwrap();
         assert!(id > TEMPORARY_IDS);
-        assert_eq!(table.export(&lasting), id, "same ref, same id");
+        assert_eq!(table.export(&lasting).unwrap(), id, "same ref, same id");
         assert_eq!(table.find(7, lasting.path()), Some(id));
         assert_eq!(table.take_pending().len(), 1, "declared once");
         let mut seen = std::collections::HashSet::new();
@@ -283,7 +321,7 @@ mod tests {
             let handle =
                 RemoteRef::reply_handle(&node, correlation, system.clone(), route.clone()).to_any();
             assert!(handle.is_reply_handle());
-            let t = table.export(&handle);
+            let t = table.export(&handle).unwrap();
             assert!((1..=TEMPORARY_IDS).contains(&t));
             seen.insert(t);
         }
@@ -322,11 +360,13 @@ mod tests {
         .unwrap();
         let declared = exports.borrow_mut().take_pending();
         assert_eq!(declared.len(), 1);
-        let mut imports = ImportTable::new();
+        let mut imports = ImportTable::new(16);
         let back: Result<(volley::ActorRef<u32>, usize), _> =
             bincode::serde::decode_from_slice(&bytes, bincode::config::standard());
         assert!(back.is_err(), "no scope, no ref");
-        imports.declare(declared[0].0, declared[0].1.clone());
+        imports
+            .declare(declared[0].0, declared[0].1.clone())
+            .unwrap();
         let (back, _): (volley::ActorRef<u32>, usize) = imports
             .scope(|| bincode::serde::decode_from_slice(&bytes, bincode::config::standard()))
             .unwrap();

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::limits::LimitSettings;
 use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
 
 /// Write batching: the writer takes everything queued for a connection and
@@ -95,6 +96,8 @@ pub struct RemoteSettings {
     /// incarnation is quarantined. Default 6 h (Akka Artery's
     /// `give-up-system-message-after`).
     pub give_up_system_message_after_ms: u64,
+    /// How far a peer may make this node grow (`[remote.limits]`).
+    pub limits: LimitSettings,
 }
 
 impl Default for RemoteSettings {
@@ -116,6 +119,7 @@ impl Default for RemoteSettings {
             shutdown_flush_timeout_ms: 2000,
             system_message_buffer_size: 20_000,
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
+            limits: LimitSettings::default(),
         }
     }
 }
@@ -209,6 +213,8 @@ impl RemoteSettings {
                 reason: "must be at least 1 ms",
             });
         }
+        self.limits
+            .validate(self.failure_detector.heartbeat_interval_ms)?;
         self.failure_detector.validate()
     }
 

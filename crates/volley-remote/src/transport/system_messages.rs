@@ -188,6 +188,8 @@ impl RemotingCore {
         let ack = control.outbox.inbound_acked;
         lane.send_system(self, &pending, ack, None);
         control.outbox.unacked.push_back(pending);
+        drop(control);
+        self.check_control_queue(association);
         Ok(())
     }
 
@@ -259,11 +261,13 @@ impl RemotingCore {
             return;
         }
         control.outbox.inbound_acked = control.outbox.inbound_acked.max(ack);
-        if let Err(e) = association
+        let queued = association
             .lane(Lane::Control)
-            .send_pdu(&Pdu::SystemAck(SystemAck { ack }))
-        {
-            tracing::error!(remote = %association.remote, "cannot queue a system ack: {e}");
+            .send_pdu(&Pdu::SystemAck(SystemAck { ack }));
+        drop(control);
+        if queued.is_err() {
+            // The control lane is over its bound.
+            self.check_control_queue(association);
         }
     }
 

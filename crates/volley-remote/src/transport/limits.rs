@@ -1,0 +1,130 @@
+//! `[remote.limits]`: how far one peer may make this node grow. Each limit
+//! has a default that a well-behaved volley peer never reaches; a hostile
+//! or broken peer that does gets a clear, rate-limited warning and loses
+//! its connection, its message or its association (see the "Limits"
+//! section of docs/wire-protocol.md for what happens past each).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::settings::RemoteSettingsError;
+
+/// Limits a peer cannot grow this node past (`[remote.limits]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Most refs a peer may declare on one inbound connection (re-declaring
+    /// an id does not count again). Past it the connection is closed with a
+    /// protocol error. Default 16384.
+    pub max_imported_refs: usize,
+    /// Most lasting refs this node declares on one outbound connection.
+    /// Past it a message that needs a new one is refused (a send error,
+    /// counted as a dead letter). Keep it at most the peers'
+    /// `max_imported_refs`. Default 16384.
+    pub max_exported_refs: usize,
+    /// Deepest nesting of a serde payload (structs, enums, sequences, maps,
+    /// options inside each other). A deeper payload is one undeliverable
+    /// dead letter instead of a stack overflow. Default 128.
+    pub max_decode_depth: u32,
+    /// Most inbound connections open at once. Past it a new connection is
+    /// closed right after it is accepted, before anything is read.
+    /// Default 1024.
+    pub max_inbound_connections: usize,
+    /// Most inbound connections open at once from one IP address.
+    /// Default 256 (a node uses three connections per peer; nodes that
+    /// share a host share its address).
+    pub max_inbound_connections_per_ip: usize,
+    /// An inbound connection over which nothing arrived from its peer's
+    /// incarnation, on any of that incarnation's connections, for this long
+    /// is closed. A live volley peer sends a heartbeat every
+    /// `failure_detector.heartbeat_interval_ms` on its control lane, which
+    /// keeps its quiet lanes open too. Default 60000 ms.
+    pub idle_timeout_ms: u64,
+    /// Most bytes queued on an association's control lane (system messages,
+    /// their acks, spawn answers, heartbeats) waiting to be written. Past
+    /// it the frame is not queued and the peer's incarnation is
+    /// quarantined: a peer that reads none of what its own requests cause
+    /// is broken or hostile. Default 8 MiB.
+    pub max_control_queue_bytes: usize,
+}
+
+impl Default for LimitSettings {
+    fn default() -> Self {
+        LimitSettings {
+            max_imported_refs: 16_384,
+            max_exported_refs: 16_384,
+            max_decode_depth: 128,
+            max_inbound_connections: 1024,
+            max_inbound_connections_per_ip: 256,
+            idle_timeout_ms: 60_000,
+            max_control_queue_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+impl LimitSettings {
+    pub(crate) fn validate(&self, heartbeat_interval_ms: u64) -> Result<(), RemoteSettingsError> {
+        let out_of_range = |key, reason| Err(RemoteSettingsError::OutOfRange { key, reason });
+        if self.max_imported_refs == 0 {
+            return out_of_range("limits.max_imported_refs", "must be at least 1");
+        }
+        if self.max_exported_refs == 0 {
+            return out_of_range("limits.max_exported_refs", "must be at least 1");
+        }
+        if !(8..=10_000).contains(&self.max_decode_depth) {
+            return out_of_range(
+                "limits.max_decode_depth",
+                "must be between 8 and 10000 (deeper risks the stack it protects)",
+            );
+        }
+        if self.max_inbound_connections == 0 {
+            return out_of_range("limits.max_inbound_connections", "must be at least 1");
+        }
+        if self.max_inbound_connections_per_ip == 0 {
+            return out_of_range(
+                "limits.max_inbound_connections_per_ip",
+                "must be at least 1",
+            );
+        }
+        if self.idle_timeout_ms < heartbeat_interval_ms.saturating_mul(2) {
+            return out_of_range(
+                "limits.idle_timeout_ms",
+                "must be at least twice failure_detector.heartbeat_interval_ms",
+            );
+        }
+        if self.max_control_queue_bytes < 64 * 1024 {
+            return out_of_range("limits.max_control_queue_bytes", "must be at least 64 KiB");
+        }
+        Ok(())
+    }
+
+    pub(crate) fn idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.idle_timeout_ms)
+    }
+}
+
+/// A limit a peer ran into; the connection that carried it is closed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LimitError {
+    #[error("the peer declared more than {max} refs on one connection (limits.max_imported_refs)")]
+    TooManyImportedRefs { max: usize },
+    #[error("nothing arrived from the peer for {0:?} (limits.idle_timeout_ms)")]
+    Idle(Duration),
+}
+
+impl super::core::RemotingCore {
+    /// Quarantines the peer of `association` if its control lane refused a
+    /// frame for its bound (`limits.max_control_queue_bytes`). Called with
+    /// no lock held.
+    pub(crate) fn check_control_queue(&self, association: &super::association::Association) {
+        let lane = association.lane(crate::wire::Lane::Control);
+        if lane.take_overflow() {
+            let why = format!(
+                "its control lane queued over {} bytes it did not read (limits.max_control_queue_bytes)",
+                self.settings.limits.max_control_queue_bytes
+            );
+            self.quarantine(association, &why);
+        }
+    }
+}
