@@ -7,9 +7,28 @@
 
 use std::error::Error as StdError;
 use std::fmt;
+use std::marker::PhantomData;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde::{de::DeserializeOwned, Serialize};
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer};
+use serde::Serialize;
+
+mod depth;
+
+pub use depth::{with_decode_limits, DEFAULT_MAX_COLLECTION_BYTES, DEFAULT_MAX_DEPTH};
+
+/// The seed the serde serializers decode with: `T`, within this thread's
+/// decode limits (`depth.rs`).
+struct Limited<T>(PhantomData<T>);
+
+impl<'de, T: serde::Deserialize<'de>> DeserializeSeed<'de> for Limited<T> {
+    type Value = T;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, inner: D) -> Result<T, D::Error> {
+        depth::deserialize_limited(PhantomData::<T>, inner)
+    }
+}
 
 /// Identifies a payload format on the wire (a `u16`, little endian).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -128,12 +147,11 @@ impl<T: Serialize + DeserializeOwned> Serializer<T> for BincodeSerializer {
     #[inline]
     fn decode(&self, bytes: &[u8]) -> Result<T, SerializeError> {
         let (value, used) =
-            bincode::serde::decode_from_slice(bytes, BINCODE_CONFIG).map_err(|e| {
-                SerializeError::Decode {
+            bincode::serde::seed_decode_from_slice(Limited(PhantomData), bytes, BINCODE_CONFIG)
+                .map_err(|e| SerializeError::Decode {
                     serializer: SerializerId::BINCODE,
                     source: Box::new(e),
-                }
-            })?;
+                })?;
         check_consumed(SerializerId::BINCODE, bytes.len(), used)?;
         Ok(value)
     }
@@ -182,11 +200,13 @@ impl<T: Serialize + DeserializeOwned> Serializer<T> for PostcardSerializer {
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<T, SerializeError> {
-        let (value, rest) =
-            postcard::take_from_bytes(bytes).map_err(|e| SerializeError::Decode {
-                serializer: SerializerId::POSTCARD,
-                source: Box::new(e),
-            })?;
+        let failed = |e: postcard::Error| SerializeError::Decode {
+            serializer: SerializerId::POSTCARD,
+            source: Box::new(e),
+        };
+        let mut de = postcard::Deserializer::from_bytes(bytes);
+        let value = Limited(PhantomData).deserialize(&mut de).map_err(failed)?;
+        let rest = de.finalize().map_err(failed)?;
         check_consumed(
             SerializerId::POSTCARD,
             bytes.len(),

@@ -168,7 +168,7 @@ async fn read_loop(
         config.max_frame_len = core.settings.max_frame_size;
     }
     let decoder = Decoder::new(config);
-    let mut imports = ImportTable::new(core.settings.limits.max_imported_refs);
+    let mut imports = ImportTable::new(&core.settings.limits);
     let slot = core.association_slot(&peer).ok();
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))

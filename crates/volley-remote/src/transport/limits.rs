@@ -27,6 +27,12 @@ pub struct LimitSettings {
     /// options inside each other). A deeper payload is one undeliverable
     /// dead letter instead of a stack overflow. Default 128.
     pub max_decode_depth: u32,
+    /// Most bytes the elements of one payload's sequences and maps may take
+    /// in memory (each element counted at its type's size, at least one
+    /// byte). Bounds what a payload can cost whose elements take more
+    /// memory than input, or none (`Vec<()>`). Past it the message is one
+    /// undeliverable dead letter. Default 32 MiB.
+    pub max_decode_collection_bytes: usize,
     /// Most inbound connections open at once. Past it a new connection is
     /// closed right after it is accepted, before anything is read.
     /// Default 1024.
@@ -54,7 +60,8 @@ impl Default for LimitSettings {
         LimitSettings {
             max_imported_refs: 16_384,
             max_exported_refs: 16_384,
-            max_decode_depth: 128,
+            max_decode_depth: crate::serialization::DEFAULT_MAX_DEPTH,
+            max_decode_collection_bytes: crate::serialization::DEFAULT_MAX_COLLECTION_BYTES,
             max_inbound_connections: 1024,
             max_inbound_connections_per_ip: 256,
             idle_timeout_ms: 60_000,
@@ -76,6 +83,12 @@ impl LimitSettings {
             return out_of_range(
                 "limits.max_decode_depth",
                 "must be between 8 and 10000 (deeper risks the stack it protects)",
+            );
+        }
+        if self.max_decode_collection_bytes < 64 * 1024 {
+            return out_of_range(
+                "limits.max_decode_collection_bytes",
+                "must be at least 64 KiB",
             );
         }
         if self.max_inbound_connections == 0 {

@@ -21,7 +21,7 @@ use volley::remote::codec::{self, ImportedRef, RefCodec, RefToEncode};
 use volley::{ActorPath, AnyRef, TargetKey};
 
 use super::id_slots::{Full, IdSlots};
-use super::limits::LimitError;
+use super::limits::{LimitError, LimitSettings};
 use super::support::FastMap;
 
 scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
@@ -234,15 +234,20 @@ fn slot_of(key: TargetKey) -> usize {
 /// Refs the peer has declared on one connection, by id: memory in
 /// proportion to the entries whatever ids the peer picks, and at most
 /// `limits.max_imported_refs` of them (`id_slots.rs`).
+/// It also carries the decode limits of the payloads read with it.
 pub(crate) struct ImportTable {
     slots: IdSlots<ImportedRef>,
+    max_depth: u32,
+    max_collection_bytes: usize,
 }
 
 impl ImportTable {
-    /// An empty table of at most `max` entries.
-    pub(crate) fn new(max: usize) -> Self {
+    /// An empty table within `limits`.
+    pub(crate) fn new(limits: &LimitSettings) -> Self {
         ImportTable {
-            slots: IdSlots::new(max),
+            slots: IdSlots::new(limits.max_imported_refs),
+            max_depth: limits.max_decode_depth,
+            max_collection_bytes: limits.max_decode_collection_bytes,
         }
     }
 
@@ -261,8 +266,11 @@ impl ImportTable {
     }
 
     /// Runs `f` with this table as the one `ActorRef` deserialization uses.
+    /// Payloads decoded meanwhile are held to this connection's limits.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
-        IMPORT.set(self, f)
+        IMPORT.set(self, || {
+            crate::serialization::with_decode_limits(self.max_depth, self.max_collection_bytes, f)
+        })
     }
 }
 
@@ -360,7 +368,7 @@ mod tests {
         .unwrap();
         let declared = exports.borrow_mut().take_pending();
         assert_eq!(declared.len(), 1);
-        let mut imports = ImportTable::new(16);
+        let mut imports = ImportTable::new(&LimitSettings::default());
         let back: Result<(volley::ActorRef<u32>, usize), _> =
             bincode::serde::decode_from_slice(&bytes, bincode::config::standard());
         assert!(back.is_err(), "no scope, no ref");
