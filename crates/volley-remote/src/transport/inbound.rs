@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
-use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 
 use volley::remote::{RemoteRef, RemoteRoute};
@@ -16,6 +15,7 @@ use volley::{ActorPath, DeadLetterReason};
 use super::association::Association;
 use super::core::RemotingCore;
 use super::delivery::{Deliver, Run, TypeCache};
+use super::inbound_guard::{log_limited, IdleWatch, InboundGuard};
 use super::limits::LimitError;
 use super::events::DisassociationReason;
 use super::handshake::{self, HandshakeError, Request};
@@ -38,19 +38,23 @@ use std::sync::atomic::Ordering;
 const READ_CHUNK: usize = 256 * 1024;
 
 pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>) {
+    let guard = InboundGuard::new(&core.settings.limits);
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
-                let core2 = core.clone();
-                let task = tokio::spawn(async move {
-                    if let Err(e) = serve(stream, &core2).await {
-                        tracing::warn!(%peer, "inbound connection closed: {e}");
-                    }
-                });
-                core.track(task);
+                // Over a cap, the stream is closed here, unread.
+                if let Some(admission) = guard.admit(peer.ip()) {
+                    let core2 = core.clone();
+                    let task = tokio::spawn(admission.run(async move {
+                        if let Err(e) = serve(stream, &core2).await {
+                            log_limited!(warn, %peer, "inbound connection closed: {e}");
+                        }
+                    }));
+                    core.track(task);
+                }
             }
             Err(e) => {
-                tracing::warn!("accept failed: {e}");
+                log_limited!(warn, "accept failed: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }
@@ -127,7 +131,7 @@ fn admit(core: &Arc<RemotingCore>, r: &Request) -> Result<(), (HandshakeStatus, 
     })?;
     core.handshake_seen(association, r.uid, r.lane)
         .map_err(|refusal| {
-            tracing::warn!(from = %r.from, "refused a handshake: {refusal}");
+            log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
             (HandshakeStatus::Quarantined, refusal.to_string())
         })
 }
@@ -185,6 +189,7 @@ async fn read_loop(
     let _reader = association.map(|a| ReaderGuard::new(core, a, peer_uid));
     let mut deaths = association.map_or(0, |a| a.deaths.load(Ordering::Relaxed));
     let mut types = TypeCache::default();
+    let mut idle = IdleWatch::new(&peer.address, peer_uid);
     // What a run is delivered with; a macro because `handle` below needs
     // the import table mutably between two runs.
     macro_rules! to {
@@ -241,7 +246,7 @@ async fn read_loop(
         if buf.capacity() - buf.len() < room {
             buf.reserve(room.max(READ_CHUNK));
         }
-        if stream.read_buf(&mut buf).await? == 0 {
+        if idle.read_buf(&mut stream, &mut buf).await? == 0 {
             return if buf.is_empty() {
                 Ok(())
             } else {
@@ -371,7 +376,7 @@ fn handle(
         // judges by.
         Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
-            tracing::info!(peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
+            log_limited!(info, peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
             if let Some(association) = peer.association(core) {
                 match d.reason {
                     // Acted on when the node's last connection ends, after
@@ -399,7 +404,7 @@ fn handle(
             }
         }
         Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) => {
-            tracing::warn!(peer = %peer.address, "handshake frame after the handshake; ignored");
+            log_limited!(warn, peer = %peer.address, "handshake frame after the handshake; ignored");
         }
     }
     Ok(())

@@ -122,8 +122,6 @@ impl LimitSettings {
 pub(crate) enum LimitError {
     #[error("the peer declared more than {max} refs on one connection (limits.max_imported_refs)")]
     TooManyImportedRefs { max: usize },
-    #[error("nothing arrived from the peer for {0:?} (limits.idle_timeout_ms)")]
-    Idle(Duration),
 }
 
 impl super::core::RemotingCore {

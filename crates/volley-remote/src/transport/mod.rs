@@ -37,6 +37,7 @@ mod handshake;
 mod heartbeat;
 mod id_slots;
 mod inbound;
+mod inbound_guard;
 mod incarnations;
 mod lane;
 mod limits;

@@ -121,7 +121,7 @@ pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnReque
     });
     let sent = core.send_spawn_message(peer, SystemKind::Spawned, &response);
     if let Err(e) = sent {
-        tracing::warn!(%peer, "cannot answer spawn request: {e}");
+        super::inbound_guard::log_limited!(warn, %peer, "cannot answer spawn request: {e}");
     }
 }
 
