@@ -21,15 +21,7 @@ use volley_remote::RemoteSettings;
 
 /// Reads until the peer closes; true if it did within 5 s.
 async fn closed_by_peer(s: &mut TcpStream) -> bool {
-    let mut sink = [0u8; 1024];
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        match tokio::time::timeout_at(deadline, s.read(&mut sink)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return true,
-            Ok(Ok(_)) => continue,
-            Err(_) => return false,
-        }
-    }
+    raw_peer::closed_within(s, Duration::from_secs(5)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

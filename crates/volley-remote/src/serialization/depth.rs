@@ -40,7 +40,11 @@ thread_local! {
 /// to `max_depth` and `max_collection_bytes` (the transport sets a node's
 /// `[remote.limits]` around each inbound message; the defaults apply
 /// elsewhere).
-pub fn with_decode_limits<R>(max_depth: u32, max_collection_bytes: usize, f: impl FnOnce() -> R) -> R {
+pub fn with_decode_limits<R>(
+    max_depth: u32,
+    max_collection_bytes: usize,
+    f: impl FnOnce() -> R,
+) -> R {
     struct Restore((u32, usize));
     impl Drop for Restore {
         fn drop(&mut self) {

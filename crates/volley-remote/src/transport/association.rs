@@ -85,13 +85,10 @@ impl Association {
                 Lane::Large => settings.max_frame_size,
                 Lane::Control | Lane::Ordinary => settings.large_message_threshold,
             };
-            Arc::new(OutboundLane::new(
-                lane,
-                remote.clone(),
-                max_frame,
-                &settings.batching,
+            Arc::new(
+                OutboundLane::new(lane, remote.clone(), max_frame, &settings.batching)
+                    .with_limits(&settings.limits),
             )
-            .with_limits(&settings.limits))
         };
         Association {
             lanes: Lane::ALL.map(make),

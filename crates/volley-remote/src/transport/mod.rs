@@ -56,9 +56,9 @@ mod writer;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
+pub use limits::LimitSettings;
 pub use registry::{Registry, RegistryError};
 pub use remoting::Remoting;
-pub use limits::LimitSettings;
 pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,

@@ -17,27 +17,61 @@ pub async fn connect(to: &Address) -> TcpStream {
 /// An ordinary-lane connection that completed a valid handshake as node
 /// "mallory".
 pub async fn handshaken(to: &Address) -> TcpStream {
-    let mut s = connect(to).await;
-    let mut out = BytesMut::new();
-    Preamble::new(Lane::Ordinary).encode(&mut out);
     let me: Address = "volley://mallory@127.0.0.1:9".parse().unwrap();
+    handshaken_as(to, &me, 7, Lane::Ordinary).await
+}
+
+/// A connection on `lane` that completed a valid handshake as incarnation
+/// `uid` of node `me`.
+pub async fn handshaken_as(to: &Address, me: &Address, uid: u64, lane: Lane) -> TcpStream {
+    let mut s = connect(to).await;
+    s.write_all(&handshake_bytes(to, me, uid, lane))
+        .await
+        .unwrap();
+    let mut resp = [0u8; 512];
+    let n = s.read(&mut resp).await.unwrap();
+    assert!(n > 0, "no handshake response");
+    s
+}
+
+/// A preamble for `lane` and a handshake request from incarnation `uid` of
+/// `me` to `to`.
+pub fn handshake_bytes(to: &Address, me: &Address, uid: u64, lane: Lane) -> BytesMut {
+    let mut out = BytesMut::new();
+    Preamble::new(lane).encode(&mut out);
     Encoder::for_lane(Lane::Control)
         .encode(
             &Pdu::HandshakeRequest(Box::new(HandshakeRequest {
                 version: PROTOCOL_VERSION,
-                from: me,
-                uid: 7,
+                from: me.clone(),
+                uid,
                 to: to.clone(),
                 auth_token: None,
             })),
             &mut out,
         )
         .unwrap();
-    s.write_all(&out).await.unwrap();
-    let mut resp = [0u8; 512];
-    let n = s.read(&mut resp).await.unwrap();
-    assert!(n > 0, "no handshake response");
-    s
+    out
+}
+
+/// Reads until the peer closes; true if it did within `within`.
+pub async fn closed_within(s: &mut TcpStream, within: std::time::Duration) -> bool {
+    let mut sink = [0u8; 1024];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut sink)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// This process's resident memory, from /proc/self/statm.
+pub fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
 }
 
 /// Accepts one connection on `listener` as the node `me`: reads the
