@@ -139,3 +139,38 @@ impl super::core::RemotingCore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::settings::{register_settings, RemoteSettings};
+
+    #[test]
+    fn limits_parse_from_toml_and_bad_ones_name_their_key() {
+        register_settings();
+        let s = volley::Settings::from_toml_str(
+            "[remote.limits]\nmax_inbound_connections = 16\nidle_timeout_ms = 2000\n",
+        )
+        .unwrap();
+        let r = RemoteSettings::from_system_settings(&s).unwrap();
+        assert_eq!(r.limits.max_inbound_connections, 16);
+        assert_eq!(r.limits.max_decode_depth, 128, "the others keep defaults");
+        let cases = [
+            ("max_imported_refs = 0", "limits.max_imported_refs"),
+            ("max_decode_depth = 100000", "limits.max_decode_depth"),
+            ("idle_timeout_ms = 1500", "limits.idle_timeout_ms"),
+            (
+                "max_control_queue_bytes = 10",
+                "limits.max_control_queue_bytes",
+            ),
+            (
+                "max_inbound_connections_per_ip = 0",
+                "limits.max_inbound_connections_per_ip",
+            ),
+        ];
+        for (line, key) in cases {
+            let s = volley::Settings::from_toml_str(&format!("[remote.limits]\n{line}\n")).unwrap();
+            let e = RemoteSettings::from_system_settings(&s).unwrap_err();
+            assert!(e.to_string().contains(key), "{line}: {e}");
+        }
+    }
+}

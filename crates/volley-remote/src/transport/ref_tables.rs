@@ -344,6 +344,19 @@ mod tests {
         assert_eq!(table.take_pending().len(), 3 * TEMPORARY_IDS as usize);
         table.clear();
         assert_eq!(table.find(7, lasting.path()), None);
+        let mut small = ExportTable::with_max(1);
+        assert!(small.export(&lasting).is_some());
+        let other = RemoteRef::new(
+            volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/c").unwrap(),
+            8,
+            system.clone(),
+            route.clone(),
+        )
+        .to_any();
+        assert_eq!(small.export(&other), None, "past the cap");
+        assert!(small.export(&lasting).is_some(), "known refs still go");
+        small.clear();
+        assert!(small.export(&other).is_some(), "the cap survives a clear");
         rt.block_on(system.terminate());
     }
 
