@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use common::{node, remote_ref, spawn_calculator, Calc, CALC_ID, T};
 use raw_peer::{connect, handshaken};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use volley_remote::serialization::SerializerId;
 use volley_remote::wire::{

@@ -157,10 +157,13 @@ impl Drop for Admission {
 /// its incarnation was heard from, and fails once the incarnation was
 /// silent on all its connections for the idle timeout.
 pub(crate) struct IdleWatch {
-    shared: Option<(Arc<InboundGuard>, (Address, u64), Arc<Heard>)>,
+    shared: Option<Joined>,
     timeout: Duration,
     sleep: Pin<Box<tokio::time::Sleep>>,
 }
+
+/// The guard, the incarnation (address and uid) and its "last heard".
+type Joined = (Arc<InboundGuard>, (Address, u64), Arc<Heard>);
 
 impl IdleWatch {
     /// Joins the incarnation `uid` of `peer`; without a guard (a connection
