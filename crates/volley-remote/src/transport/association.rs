@@ -79,7 +79,7 @@ pub(crate) struct Control {
 }
 
 impl Association {
-    fn new(remote: &Address, settings: &RemoteSettings) -> Self {
+    fn new(remote: &Address, settings: &RemoteSettings, slot: usize) -> Self {
         let make = |lane: Lane| {
             let max_frame = match lane {
                 Lane::Large => settings.max_frame_size,
@@ -90,6 +90,7 @@ impl Association {
                 remote.clone(),
                 max_frame,
                 &settings.batching,
+                Some(slot),
             ))
         };
         Association {
@@ -178,11 +179,16 @@ impl Associations {
             )));
         }
         self.next_slot.store(slot + 1, Ordering::Relaxed);
-        let association = Arc::new(Association::new(remote, settings));
+        let association = Arc::new(Association::new(remote, settings, slot));
         started(&association);
         let _ = self.slots[slot].set(association);
         by_address.insert(remote.clone(), slot);
         Ok(slot)
+    }
+
+    /// The slot of the association to `remote`, if there is one.
+    pub(crate) fn find_slot(&self, remote: &Address) -> Option<usize> {
+        lock(&self.by_address).get(remote).copied()
     }
 
     /// The association to `remote`, if there is one.

@@ -21,6 +21,7 @@
 //! | `ref_tables` | per-connection export/import tables for refs inside messages |
 //! | `reply_handles` | this node's asks waiting for a remote reply |
 //! | `remote_spawn` | the spawn protocol |
+//! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
@@ -48,6 +49,7 @@ mod route;
 mod settings;
 mod support;
 mod system_messages;
+mod trust;
 mod writer;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
@@ -58,3 +60,4 @@ pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,
 };
+pub use trust::{ConnectBack, TrustSettings};

@@ -216,6 +216,13 @@ impl ImportTable {
         self.slots[index] = Some(ImportedRef::new(actor));
     }
 
+    /// Unbinds `id`: messages naming it become dead letters.
+    pub(crate) fn forget(&mut self, id: u32) {
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            *slot = None;
+        }
+    }
+
     /// The entry declared as `id`.
     #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&ImportedRef> {

@@ -95,6 +95,9 @@ pub struct RemoteSettings {
     /// incarnation is quarantined. Default 6 h (Akka Artery's
     /// `give-up-system-message-after`).
     pub give_up_system_message_after_ms: u64,
+    /// What peers may make this node do (`[remote.trust]`): dialing back,
+    /// refs on third nodes, untrusted mode.
+    pub trust: super::trust::TrustSettings,
 }
 
 impl Default for RemoteSettings {
@@ -116,6 +119,7 @@ impl Default for RemoteSettings {
             shutdown_flush_timeout_ms: 2000,
             system_message_buffer_size: 20_000,
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
+            trust: super::trust::TrustSettings::default(),
         }
     }
 }
@@ -209,6 +213,7 @@ impl RemoteSettings {
                 reason: "must be at least 1 ms",
             });
         }
+        self.trust.validate()?;
         self.failure_detector.validate()
     }
 
