@@ -3,6 +3,7 @@
 //! forge replies and re-declare ids; untrusted mode refuses what it must.
 
 mod common;
+mod log_capture;
 mod raw_peer;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -487,6 +488,7 @@ async fn untrusted_mode_refuses_unlisted_paths_spawns_and_stops() {
     settings.trust.untrusted_mode = true;
     settings.trust.trusted_paths = vec!["/user/allowed".into()];
     settings.trust.known_peers = vec![peer.to_string(), a.remoting.address().to_string()];
+    log_capture::install();
     let b = node("beta", settings).await;
     spawn_calculator(&b, "allowed");
     spawn_calculator(&b, "other");
@@ -557,6 +559,15 @@ async fn untrusted_mode_refuses_unlisted_paths_spawns_and_stops() {
         .unwrap();
     assert_eq!(sum, 2);
     assert!(b.system.lookup("/user/other").unwrap().is_some());
+    // Each refusal was logged, naming what was refused.
+    for what in [
+        "/user/other is not among trust.trusted_paths",
+        "Terminate system message (untrusted mode)",
+        "Spawn system message (untrusted mode)",
+    ] {
+        let logged = log_capture::events(|e| e.text.contains("refused") && e.text.contains(what));
+        assert!(!logged.is_empty(), "no log line for {what}");
+    }
     a.system.terminate().await;
     b.system.terminate().await;
 }
