@@ -79,15 +79,21 @@ pub(crate) struct Control {
 }
 
 impl Association {
-    fn new(remote: &Address, settings: &RemoteSettings) -> Self {
+    fn new(remote: &Address, settings: &RemoteSettings, slot: usize) -> Self {
         let make = |lane: Lane| {
             let max_frame = match lane {
                 Lane::Large => settings.max_frame_size,
                 Lane::Control | Lane::Ordinary => settings.large_message_threshold,
             };
             Arc::new(
-                OutboundLane::new(lane, remote.clone(), max_frame, &settings.batching)
-                    .with_limits(&settings.limits),
+                OutboundLane::new(
+                    lane,
+                    remote.clone(),
+                    max_frame,
+                    &settings.batching,
+                    Some(slot),
+                )
+                .with_limits(&settings.limits),
             )
         };
         Association {
@@ -176,11 +182,16 @@ impl Associations {
             )));
         }
         self.next_slot.store(slot + 1, Ordering::Relaxed);
-        let association = Arc::new(Association::new(remote, settings));
+        let association = Arc::new(Association::new(remote, settings, slot));
         started(&association);
         let _ = self.slots[slot].set(association);
         by_address.insert(remote.clone(), slot);
         Ok(slot)
+    }
+
+    /// The slot of the association to `remote`, if there is one.
+    pub(crate) fn find_slot(&self, remote: &Address) -> Option<usize> {
+        lock(&self.by_address).get(remote).copied()
     }
 
     /// The association to `remote`, if there is one.

@@ -19,13 +19,22 @@ use super::heartbeat;
 use super::reachability::Reachability;
 use super::registry::Registry;
 use super::remote_spawn::SpawnRequests;
+use super::remote_watch::NoSuchActor;
 use super::remote_watch::{DeadActors, RemoteWatches};
 use super::reply_handles::{is_local_reply_handle, ReplyHandles};
 use super::route::RouteHint;
 use super::settings::RemoteSettings;
 use super::support::lock;
+use super::trust::Trust;
 use super::writer;
 use crate::wire::{Address, Disassociate, DisassociateReason, Lane, Pdu};
+
+/// Why a ref declared by a peer that this node does not dial back is
+/// not sent to.
+pub(crate) const NOT_CONNECTED_BACK: &str =
+    "this node does not dial back a peer it cannot verify (trust.connect_back)";
+/// Why a ref a peer declared on a third node is not sent to.
+const NOT_DIALED_DECLARED: &str = "a peer's declaration may not make this node dial a node it has no association with (trust.dial_declared_nodes, trust.known_peers)";
 
 /// At most this many warnings a second about undeliverable messages; the
 /// rest are only counted as dead letters.
@@ -47,6 +56,8 @@ pub(crate) struct RemotingCore {
     pub(crate) reachability: Reachability,
     pub(crate) remote_watches: RemoteWatches,
     pub(crate) dead_actors: DeadActors,
+    /// What peers may make this node do (`[remote.trust]`).
+    pub(crate) trust: Trust,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
@@ -61,6 +72,7 @@ impl RemotingCore {
     ) -> Arc<Self> {
         let authority = authority_of(&address).into_owned();
         let reachability = Reachability::new(&settings.failure_detector);
+        let trust = Trust::new(&settings.trust, settings.auth_token.is_some());
         Arc::new_cyclic(|me| RemotingCore {
             system: system.clone(),
             settings,
@@ -75,6 +87,7 @@ impl RemotingCore {
             reachability,
             remote_watches: RemoteWatches::default(),
             dead_actors: DeadActors::default(),
+            trust,
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
@@ -165,7 +178,12 @@ impl RemotingCore {
     /// ask's reply handle so that the reply can find it.
     pub(crate) fn export_path(&self, actor: &AnyRef) -> String {
         if is_local_reply_handle(actor) {
-            self.reply_handles.register(actor);
+            // Known to peers by its correlation id, never by its uid.
+            let correlation = self.reply_handles.register(actor, None);
+            return actor
+                .path()
+                .reply_handle(correlation)
+                .to_string_with_authority(&self.authority);
         }
         actor.path().to_string_with_authority(&self.authority)
     }
@@ -187,18 +205,61 @@ impl RemotingCore {
         let authority = parsed.authority()?;
         if authority == self.authority && parsed.system() == self.system.name() {
             if parsed.is_reply_handle() {
-                return self.reply_handles.take(uid);
+                // Passed back by path (a node the request was forwarded to
+                // answers): the handle stays registered, since a ref may
+                // be declared again (on each new connection); it is swept
+                // out once answered.
+                return self.reply_handles.find(uid);
+            }
+            if !self.trust.may_receive(parsed.elements()) {
+                let what = format!("{path} is not among trust.trusted_paths (untrusted mode)");
+                self.trust.refused(self, peer, &what);
+                return None;
             }
             let actor = self.system.lookup(parsed.elements()).ok()??;
             (uid == 0 || actor.uid() == uid).then_some(actor)
         } else {
             let on_peer = authority == authority_of(peer) && parsed.system() == peer.system();
-            if on_peer && peer_slot.is_none() {
-                *peer_slot = self.association_slot(peer).ok();
+            if on_peer {
+                if peer_slot.is_none() {
+                    *peer_slot = self.connect_back(peer);
+                }
+                if peer_slot.is_none() {
+                    return Some(self.not_dialed(parsed, uid, NOT_CONNECTED_BACK));
+                }
+                return Some(self.remote_ref(parsed, uid, *peer_slot).to_any());
             }
-            let slot = if on_peer { *peer_slot } else { None };
+            let node = address_of(&parsed).ok()?;
+            let slot = self.associations.find_slot(&node);
+            if !self.trust.may_dial_declared(&node, slot.is_some()) {
+                return Some(self.not_dialed(parsed, uid, NOT_DIALED_DECLARED));
+            }
             Some(self.remote_ref(parsed, uid, slot).to_any())
         }
+    }
+
+    /// The association slot of a node that dialed this one, started if
+    /// this node dials back to it (`trust.connect_back`).
+    pub(crate) fn connect_back(&self, peer: &Address) -> Option<usize> {
+        match self.associations.find_slot(peer) {
+            Some(slot) => Some(slot),
+            None if self.trust.connects_back_to(peer) => self.association_slot(peer).ok(),
+            None => None,
+        }
+    }
+
+    /// A ref this node will not send to (`NoSuchActor`, refusing).
+    pub(crate) fn not_dialed(
+        self: &Arc<Self>,
+        path: ActorPath,
+        uid: u64,
+        reason: &'static str,
+    ) -> AnyRef {
+        let route = Arc::new(NoSuchActor {
+            core: self.clone(),
+            refused: Some(reason),
+        });
+        RemoteRef::new(path, uid, self.system.clone(), route).to_any()
     }
 
     /// The local actor a full path names, if the path is this node's.

@@ -111,6 +111,19 @@ impl<T> IdSlots<T> {
         Ok(())
     }
 
+    /// Unbinds `id`, if it is bound.
+    pub(crate) fn remove(&mut self, id: u32) {
+        let (_, index) = self.region(id);
+        let dense = self.region_mut(id);
+        if let Some(slot @ Some(_)) = dense.slots.get_mut(index) {
+            *slot = None;
+            dense.filled -= 1;
+            self.len -= 1;
+        } else if self.sparse.remove(&id).is_some() {
+            self.len -= 1;
+        }
+    }
+
     /// How many ids are bound.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -173,6 +186,12 @@ mod tests {
         assert!(t.sparse.is_empty(), "a volley peer's ids stay dense");
         t.insert(1 << 20, 7).unwrap();
         t.insert(u32::MAX, 8).unwrap();
+        t.remove(1 << 20);
+        t.remove(3);
+        assert_eq!((t.get(1 << 20), t.get(3)), (None, None), "removed");
+        assert_eq!(t.len(), TEMPORARY_IDS as usize + 500 - 1 + 1);
+        t.insert(1 << 20, 7).unwrap();
+        t.insert(3, 3).unwrap();
         assert_eq!(t.sparse.len(), 2);
         assert!(t.lasting.slots.len() <= 501 + SLACK);
         assert_eq!(t.get(1 << 20), Some(&7));

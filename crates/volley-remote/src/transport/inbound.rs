@@ -14,6 +14,7 @@ use volley::{ActorPath, DeadLetterReason};
 
 use super::association::Association;
 use super::core::RemotingCore;
+use super::core::NOT_CONNECTED_BACK;
 use super::delivery::{Deliver, Run, TypeCache};
 use super::events::DisassociationReason;
 use super::handshake::{self, HandshakeError, Request};
@@ -24,6 +25,7 @@ use super::ref_tables::ImportTable;
 use super::registry::DeliverError;
 use super::remote_spawn;
 use super::remote_watch::NoSuchActor;
+use super::reply_handles::NotTaken;
 use super::route::RouteHint;
 use super::support::lock;
 use super::system_messages::SystemMessageError;
@@ -123,6 +125,11 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
 /// and makes sure this node talks back: the peer's failure detector needs
 /// this node's heartbeats, and its system messages need acks.
 fn admit(core: &Arc<RemotingCore>, r: &Request) -> Result<(), (HandshakeStatus, String)> {
+    if !core.trust.connects_back_to(&r.from) && core.associations.find(&r.from).is_none() {
+        // Its messages are delivered; nothing goes back to an address
+        // this node cannot verify (`trust.connect_back`).
+        return Ok(());
+    }
     let association = core.association(&r.from).map_err(|e| {
         (
             HandshakeStatus::Quarantined,
@@ -173,7 +180,7 @@ async fn read_loop(
     }
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new(&core.settings.limits);
-    let slot = core.association_slot(&peer).ok();
+    let slot = core.associations.find_slot(&peer);
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
             .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
@@ -309,10 +316,17 @@ impl Peer {
     }
 
     fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
-        // The slot was looked up when the connection started.
+        // The slot was looked up when the connection started; without one,
+        // this node does not dial the peer back, and its asks are refused.
         let slot = self.slot;
         self.reply_route
-            .get_or_insert_with(|| RouteHint::new(core.clone(), slot))
+            .get_or_insert_with(|| match slot {
+                Some(slot) => RouteHint::new(core.clone(), Some(slot)),
+                None => Arc::new(NoSuchActor {
+                    core: core.clone(),
+                    refused: Some(NOT_CONNECTED_BACK),
+                }),
+            })
             .clone()
     }
 }
@@ -338,7 +352,7 @@ fn handle(
             run.push(m, &mut to);
             run.flush(&mut to);
         }
-        Pdu::Reply(r) => reply(core, imports, &peer.address, r),
+        Pdu::Reply(r) => reply(core, imports, peer, r),
         Pdu::RefDeclaration(d) => {
             match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
                 Some(actor) => imports.declare(d.id.get(), actor)?,
@@ -346,12 +360,18 @@ fn handle(
                     // A system message may name an actor that is not
                     // here (a watch of one that stopped): it is answered.
                     if let Ok(path) = ActorPath::parse(d.path) {
-                        let route = Arc::new(NoSuchActor { core: core.clone() });
+                        let route = Arc::new(NoSuchActor {
+                            core: core.clone(),
+                            refused: None,
+                        });
                         let placeholder = RemoteRef::new(path, d.uid, core.system.clone(), route);
                         imports.declare(d.id.get(), placeholder.to_any())?;
                     }
                 }
                 None => {
+                    // A re-declaration that names nothing here unbinds the
+                    // id: its messages must not reach what it named before.
+                    imports.forget(d.id.get());
                     tracing::debug!(
                         path = d.path,
                         "declared ref is not here; its messages become dead letters"
@@ -365,8 +385,15 @@ fn handle(
                 RemoteRef::reply_handle(&peer.root, d.correlation, core.system.clone(), route);
             imports.declare(d.id.get(), handle.to_any())?;
         }
-        Pdu::SpawnRequest(r) => remote_spawn::spawn_here(core, &peer.address, r),
-        Pdu::SpawnResponse(r) => remote_spawn::complete(core, r),
+        Pdu::SpawnRequest(r) => match peer.slot {
+            Some(_) => remote_spawn::spawn_here(core, &peer.address, r),
+            None => core.trust.refused(
+                core,
+                &peer.address,
+                "a spawn request from a peer this node does not dial back",
+            ),
+        },
+        Pdu::SpawnResponse(r) => remote_spawn::complete(core, &peer.address, r),
         Pdu::Heartbeat => {
             if let Some(detector) = &peer.detector {
                 detector.heartbeat(Instant::now());
@@ -389,15 +416,21 @@ fn handle(
                 }
             }
         }
-        Pdu::SystemMessage(m) => {
-            if let Some(association) = peer.association(core) {
+        Pdu::SystemMessage(m) => match peer.association(core) {
+            Some(association) => {
                 match core.receive_system_message(association, peer.uid, imports, m) {
                     Ok(Some(ack)) => peer.ack_due = Some(ack),
                     Ok(None) => {}
                     Err(e) => return Err(InboundError::SystemMessage(e)),
                 }
             }
-        }
+            // Its acks could not go back: the sender would resend forever.
+            None => core.trust.refused(
+                core,
+                &peer.address,
+                "a system message from a peer this node does not dial back",
+            ),
+        },
         Pdu::SystemAck(a) => {
             if let Some(association) = peer.association(core) {
                 core.receive_system_ack(association, peer.uid, a.ack);
@@ -411,7 +444,8 @@ fn handle(
 }
 
 /// A reply to one of this node's asks, addressed by its correlation id.
-fn reply(core: &Arc<RemotingCore>, imports: &ImportTable, peer: &Address, r: Reply<'_>) {
+fn reply(core: &Arc<RemotingCore>, imports: &ImportTable, from: &Peer, r: Reply<'_>) {
+    let peer = &from.address;
     let Some(ty) = core.registry.by_wire_id.get(&r.type_id) else {
         core.undeliverable(peer, &format!("unknown message type id {}", r.type_id));
         return;
@@ -421,12 +455,29 @@ fn reply(core: &Arc<RemotingCore>, imports: &ImportTable, peer: &Address, r: Rep
         core.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
         return;
     }
-    let Some(handle) = core.reply_handles.take(r.correlation) else {
-        // The ask timed out or was answered already: an ordinary dead
-        // letter, as a late reply is in Akka.
-        tracing::debug!(%peer, correlation = r.correlation, "reply to an ask that no longer waits");
-        core.count_dead_letter(peer, DeadLetterReason::AskCompleted);
-        return;
+    // Only the node the ask went to may answer it, unless the operator
+    // lets a node it was forwarded to answer too.
+    let from_slot = match core.trust.replies_from_any_node {
+        true => None,
+        false => Some(
+            from.slot
+                .or_else(|| core.associations.find_slot(peer))
+                .unwrap_or(usize::MAX),
+        ),
+    };
+    let handle = match core.reply_handles.take(r.correlation, from_slot) {
+        Ok(handle) => handle,
+        Err(NotTaken::NotWaiting) => {
+            // The ask timed out or was answered already: an ordinary dead
+            // letter, as a late reply is in Akka.
+            tracing::debug!(%peer, correlation = r.correlation, "reply to an ask that no longer waits");
+            core.count_dead_letter(peer, DeadLetterReason::AskCompleted);
+            return;
+        }
+        Err(NotTaken::WrongNode) => {
+            let what = "a reply to an ask that went to another node";
+            return core.trust.refused(core, peer, what);
+        }
     };
     if let Err(e) = (ty.deliver_to)(r.payload, imports, &handle) {
         core.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));

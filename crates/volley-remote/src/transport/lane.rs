@@ -80,6 +80,9 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// (`limits.max_control_queue_bytes`), and whether one was.
     pdu_limit: usize,
     overflowed: std::sync::atomic::AtomicBool,
+    /// The slot of the association this lane belongs to: the node a reply
+    /// to an ask declared here must come from.
+    pub(crate) association_slot: Option<usize>,
 }
 
 struct LaneState<C> {
@@ -120,6 +123,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         remote: Address,
         max_frame: u32,
         batching: &super::BatchingSettings,
+        association_slot: Option<usize>,
     ) -> Self {
         OutboundLane {
             lane,
@@ -152,6 +156,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 && batching.dispatcher_writes,
             pdu_limit: usize::MAX,
             overflowed: std::sync::atomic::AtomicBool::new(false),
+            association_slot,
         }
     }
 
@@ -219,12 +224,19 @@ impl<C: LaneConnection> OutboundLane<C> {
         if let Some(correlation) = target.correlation() {
             // A reply to an ask made on the peer: addressed by the peer's own
             // id for the handle, nothing to declare.
-            let outcome = encode_with_refs(core, &self.encoder, exports, buf, |buf| {
-                self.encoder
-                    .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
-                        (ty.encode)(msg, b)
-                    })
-            });
+            let outcome = encode_with_refs(
+                core,
+                &self.encoder,
+                self.association_slot,
+                exports,
+                buf,
+                |buf| {
+                    self.encoder
+                        .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
+                            (ty.encode)(msg, b)
+                        })
+                },
+            );
             self.unlock_and_kick(st, was_empty, true);
             return outcome;
         }
@@ -235,17 +247,24 @@ impl<C: LaneConnection> OutboundLane<C> {
             Some(id) => id,
             None => recipient_id(exports, target, route, self.lane, *generation)?,
         };
-        write_declarations(core, &self.encoder, exports, buf);
+        write_declarations(core, &self.encoder, self.association_slot, exports, buf);
         let header = MessageHeader {
             recipient: RefId::new(recipient).expect("export ids start at 1"),
             sender: None,
             serializer: ty.serializer,
             type_id: ty.wire_id,
         };
-        let outcome = encode_with_refs(core, &self.encoder, exports, buf, |buf| {
-            self.encoder
-                .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
-        });
+        let outcome = encode_with_refs(
+            core,
+            &self.encoder,
+            self.association_slot,
+            exports,
+            buf,
+            |buf| {
+                self.encoder
+                    .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
+            },
+        );
         self.unlock_and_kick(st, was_empty, true);
         outcome
     }
@@ -334,7 +353,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         let (Some(recipient), None | Some(Some(_))) = (recipient, sender) else {
             // The export table is full (warned there): the message waits
             // unacknowledged until `give_up_system_message_after_ms`.
-            write_declarations(core, &self.encoder, exports, buf);
+            write_declarations(core, &self.encoder, self.association_slot, exports, buf);
             self.unlock_and_kick(st, was_empty, false);
             return;
         };
@@ -344,7 +363,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             serializer: crate::serialization::SerializerId(SYSTEM_SERIALIZER),
             type_id: pending.kind as u32,
         };
-        write_declarations(core, &self.encoder, exports, buf);
+        write_declarations(core, &self.encoder, self.association_slot, exports, buf);
         if let Err(e) = self
             .encoder
             .system_message_with(buf, pending.seq, ack, &header, |b| {
@@ -449,7 +468,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             .collect();
         drop(st);
         for (id, actor) in &lasting {
-            encode_declaration(core, &self.encoder, *id, actor, out);
+            encode_declaration(core, &self.encoder, self.association_slot, *id, actor, out);
         }
     }
 }
@@ -494,6 +513,7 @@ fn recipient_id(
 fn encode_with_refs(
     core: &RemotingCore,
     encoder: &Encoder,
+    slot: Option<usize>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
@@ -506,17 +526,17 @@ fn encode_with_refs(
                 // Refs inside the message were declared for the first
                 // time: their declarations must precede the message.
                 let message = buf.split_off(msg_start);
-                write_declarations(core, encoder, exports, buf);
+                write_declarations(core, encoder, slot, exports, buf);
                 buf.extend_from_slice(&message);
             }
             Ok(())
         }
         Err(EncodeError::FrameTooLong { len, .. }) => {
-            write_declarations(core, encoder, exports, buf);
+            write_declarations(core, encoder, slot, exports, buf);
             Err(LaneRefusal::TooBig(len))
         }
         Err(e) => {
-            write_declarations(core, encoder, exports, buf);
+            write_declarations(core, encoder, slot, exports, buf);
             Err(RemoteSendError::Serialize(e.to_string()).into())
         }
     }
@@ -528,11 +548,12 @@ fn encode_with_refs(
 fn write_declarations(
     core: &RemotingCore,
     encoder: &Encoder,
+    slot: Option<usize>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) {
     if exports.borrow().has_pending() {
-        write_pending_declarations(core, encoder, exports, buf);
+        write_pending_declarations(core, encoder, slot, exports, buf);
     }
 }
 
@@ -540,12 +561,13 @@ fn write_declarations(
 fn write_pending_declarations(
     core: &RemotingCore,
     encoder: &Encoder,
+    slot: Option<usize>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) {
     let pending = exports.borrow_mut().take_pending();
     for (id, actor) in pending {
-        encode_declaration(core, encoder, id, &actor, buf);
+        encode_declaration(core, encoder, slot, id, &actor, buf);
     }
 }
 
@@ -554,17 +576,15 @@ fn write_pending_declarations(
 fn encode_declaration(
     core: &RemotingCore,
     encoder: &Encoder,
+    slot: Option<usize>,
     id: u32,
     actor: &AnyRef,
     buf: &mut BytesMut,
 ) {
     let id = RefId::new(id).expect("export ids start at 1");
     if is_local_reply_handle(actor) {
-        core.reply_handles.register(actor);
-        let declaration = ReplyHandleDeclaration {
-            id,
-            correlation: actor.uid(),
-        };
+        let correlation = core.reply_handles.register(actor, slot);
+        let declaration = ReplyHandleDeclaration { id, correlation };
         if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
             tracing::error!("cannot declare reply handle: {e}");
         }

@@ -22,6 +22,7 @@
 //! | `reply_handles` | this node's asks waiting for a remote reply |
 //! | `remote_spawn` | the spawn protocol |
 //! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
+//! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
@@ -52,6 +53,7 @@ mod route;
 mod settings;
 mod support;
 mod system_messages;
+mod trust;
 mod writer;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
@@ -63,3 +65,4 @@ pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,
 };
+pub use trust::{ConnectBack, TrustSettings};

@@ -259,6 +259,11 @@ impl ImportTable {
             .map_err(|Full { max }| LimitError::TooManyImportedRefs { max })
     }
 
+    /// Unbinds `id`: messages naming it become dead letters.
+    pub(crate) fn forget(&mut self, id: u32) {
+        self.slots.remove(id);
+    }
+
     /// The entry declared as `id`.
     #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&ImportedRef> {

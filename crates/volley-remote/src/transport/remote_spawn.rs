@@ -5,7 +5,9 @@
 //! so each is delivered exactly once across reconnects, matched by a
 //! request id. A node refuses unless `remote.remote_spawn` is on.
 
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,18 +27,29 @@ use crate::wire::{Address, Pdu, SpawnRequest, SpawnResponse, SpawnResult};
 /// What a spawn answers: the new actor's path and uid, or why not.
 type Outcome = Result<(String, u64), String>;
 
-/// This node's spawn requests that wait for an answer.
+/// This node's spawn requests that wait for an answer, by request id,
+/// with the node each went to: only that node may answer it. Ids are a
+/// keyed hash of a counter, so a peer cannot guess another's.
 pub(crate) struct SpawnRequests {
-    waiting: Mutex<HashMap<u64, oneshot::Sender<Outcome>>>,
-    next_id: AtomicU64,
+    waiting: Mutex<HashMap<u64, (Address, oneshot::Sender<Outcome>)>>,
+    next: AtomicU64,
+    keys: RandomState,
 }
 
 impl Default for SpawnRequests {
     fn default() -> Self {
         SpawnRequests {
             waiting: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(1),
+            next: AtomicU64::new(1),
+            keys: RandomState::new(),
         }
+    }
+}
+
+impl SpawnRequests {
+    fn next_id(&self) -> u64 {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        self.keys.hash_one(n)
     }
 }
 
@@ -55,9 +68,9 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
         .encode(args, &mut props)
         .map_err(|e| RemoteSpawnError::Send(e.to_string()))?;
     let requests = &core.spawns;
-    let request_id = requests.next_id.fetch_add(1, Ordering::Relaxed);
+    let request_id = requests.next_id();
     let (tx, rx) = oneshot::channel();
-    lock(&requests.waiting).insert(request_id, tx);
+    lock(&requests.waiting).insert(request_id, (node.clone(), tx));
     let request = Pdu::SpawnRequest(SpawnRequest {
         request_id,
         serializer: SerializerId::BINCODE,
@@ -91,7 +104,14 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
 
 /// Answers a peer's spawn request.
 pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnRequest<'_>) {
-    let outcome: Outcome = if !core.settings.remote_spawn {
+    let outcome: Outcome = if core.trust.untrusted_mode {
+        core.trust.refused(
+            core,
+            peer,
+            &format!("a remote spawn of {:?} (untrusted mode)", r.kind),
+        );
+        Err("remote spawn is refused in untrusted mode (remote.trust.untrusted_mode)".into())
+    } else if !core.settings.remote_spawn {
         Err("remote spawn is disabled on this node (remote.remote_spawn = false)".into())
     } else if r.serializer != SerializerId::BINCODE {
         Err(format!(
@@ -125,13 +145,28 @@ pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnReque
     }
 }
 
-/// Hands a peer's answer to the request waiting for it.
-pub(crate) fn complete(core: &RemotingCore, r: SpawnResponse<'_>) {
+/// Hands `peer`'s answer to the request waiting for it, if the request
+/// went to `peer`.
+pub(crate) fn complete(core: &RemotingCore, peer: &Address, r: SpawnResponse<'_>) {
     let outcome = match r.result {
         SpawnResult::Spawned { path, uid } => Ok((path.to_string(), uid)),
         SpawnResult::Failed { error } => Err(error.to_string()),
     };
-    if let Some(waiter) = lock(&core.spawns.waiting).remove(&r.request_id) {
-        let _ = waiter.send(outcome);
+    let mut waiting = lock(&core.spawns.waiting);
+    match waiting.get(&r.request_id) {
+        Some((node, _)) if node == peer => {
+            let (_, waiter) = waiting.remove(&r.request_id).expect("found above");
+            drop(waiting);
+            let _ = waiter.send(outcome);
+        }
+        Some(_) => {
+            drop(waiting);
+            let what = "an answer to a spawn request that went to another node";
+            core.trust.refused(core, peer, what);
+        }
+        None => {
+            drop(waiting);
+            core.count_dead_letter(peer, volley::DeadLetterReason::AskCompleted);
+        }
     }
 }

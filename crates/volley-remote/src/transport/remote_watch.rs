@@ -290,11 +290,14 @@ impl RemoteRoute for WatcherRoute {
     }
 }
 
-/// The route of a ref a peer declared on a control connection that names
-/// no actor here: a watch is answered with a death notice at once,
-/// anything else is a dead letter.
+/// The route of a ref a peer declared that names no actor here (on a
+/// control connection), or that this node will not send to (`refused`: a
+/// node it may not dial, see `trust.rs`): a watch is answered with a death
+/// notice at once, so nothing waits for it; anything else is a dead letter.
 pub(crate) struct NoSuchActor {
     pub(crate) core: Arc<RemotingCore>,
+    /// Why this node will not send to it, logged (rate-limited) per message.
+    pub(crate) refused: Option<&'static str>,
 }
 
 impl RemoteRoute for NoSuchActor {
@@ -304,6 +307,10 @@ impl RemoteRoute for NoSuchActor {
         _msg: &(dyn Any + Send),
         ty: MessageType,
     ) -> Result<(), RemoteSendError> {
+        if let (Some(reason), Ok(node)) = (self.refused, super::core::address_of(target.path())) {
+            let what = format!("{} to {}: {reason}", ty.name, target.path());
+            self.core.trust.log_refused(&node, &what);
+        }
         self.core
             .system
             .dead_letter(target.path(), ty.name, DeadLetterReason::Undeliverable);

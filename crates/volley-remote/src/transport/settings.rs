@@ -98,6 +98,9 @@ pub struct RemoteSettings {
     pub give_up_system_message_after_ms: u64,
     /// How far a peer may make this node grow (`[remote.limits]`).
     pub limits: LimitSettings,
+    /// What peers may make this node do (`[remote.trust]`): dialing back,
+    /// refs on third nodes, untrusted mode.
+    pub trust: super::trust::TrustSettings,
 }
 
 impl Default for RemoteSettings {
@@ -120,6 +123,7 @@ impl Default for RemoteSettings {
             system_message_buffer_size: 20_000,
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
             limits: LimitSettings::default(),
+            trust: super::trust::TrustSettings::default(),
         }
     }
 }
@@ -215,6 +219,7 @@ impl RemoteSettings {
         }
         self.limits
             .validate(self.failure_detector.heartbeat_interval_ms)?;
+        self.trust.validate()?;
         self.failure_detector.validate()
     }
 

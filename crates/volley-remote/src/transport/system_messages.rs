@@ -71,6 +71,17 @@ impl SystemKind {
             _ => return None,
         })
     }
+
+    /// What untrusted mode accepts from a peer: watch and unwatch, and the
+    /// answers to this node's own watches and spawn requests (a death
+    /// notice reaches only watchers this node registered; a spawn answer
+    /// only a request it made, to that node).
+    fn allowed_untrusted(self) -> bool {
+        matches!(
+            self,
+            SystemKind::Watch | SystemKind::Unwatch | SystemKind::DeathNotice | SystemKind::Spawned
+        )
+    }
 }
 
 /// One system message, kept until acknowledged so that it can be encoded
@@ -284,6 +295,10 @@ impl RemotingCore {
             );
             return;
         };
+        if self.trust.untrusted_mode && !kind.allowed_untrusted() {
+            let what = format!("a {kind:?} system message (untrusted mode)");
+            return self.trust.refused(self, peer, &what);
+        }
         if let SystemKind::Spawn | SystemKind::Spawned = kind {
             return self.deliver_spawn_message(peer, kind, m.payload);
         }
@@ -345,7 +360,7 @@ impl RemotingCore {
                 super::remote_spawn::spawn_here(self, peer, r)
             }
             (SystemKind::Spawned, Ok(Some((Pdu::SpawnResponse(r), _)))) => {
-                super::remote_spawn::complete(self, r)
+                super::remote_spawn::complete(self, peer, r)
             }
             _ => self.undeliverable(peer, &format!("malformed {kind:?} system message")),
         }

@@ -100,6 +100,7 @@ fn unconnected_lane() -> ModelLane {
         remote,
         1024,
         &BatchingSettings::default(),
+        None,
     ))
 }
 
