@@ -22,19 +22,18 @@ use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{AnyRef, DeadLetterReason};
 
 use super::core::RemotingCore;
-use super::ref_tables::{ExportTable, TEMPORARY_IDS};
+use super::ref_tables::ExportTable;
 use super::registry::OutboundType;
-use super::reply_handles::is_local_reply_handle;
 use super::route::RouteHint;
 use super::system_messages::{Pending, SYSTEM_SERIALIZER};
 use super::writer::Connection;
 use crate::sync::{self, AtomicBool, Ordering, SpinLock};
-use crate::wire::{
-    Address, EncodeError, Encoder, Lane, MessageHeader, Pdu, PduKind, RefDeclaration, RefId,
-    ReplyHandleDeclaration, DEFAULT_MAX_REF_ID,
-};
+use crate::wire::{Address, Encoder, Lane, MessageHeader, Pdu, PduKind, RefId, DEFAULT_MAX_REF_ID};
 
+mod declarations;
 mod token;
+
+use declarations::{encode_declaration, encode_with_refs, recipient_id, write_declarations};
 
 #[cfg(all(test, volley_remote_loom))]
 mod loom_model;
@@ -470,133 +469,5 @@ impl<C: LaneConnection> OutboundLane<C> {
         for (id, actor) in &lasting {
             encode_declaration(core, &self.encoder, self.association_slot, *id, actor, out);
         }
-    }
-}
-
-/// The recipient's export id on this connection, exported now if it is new;
-/// cached in the route unless temporary. Out of line: the cached id in the
-/// route answers nearly every send.
-#[cold]
-#[inline(never)]
-fn recipient_id(
-    exports: &RefCell<ExportTable>,
-    target: &RemoteRef,
-    route: &RouteHint,
-    lane: Lane,
-    generation: u32,
-) -> Result<u32, RemoteSendError> {
-    let mut table = exports.borrow_mut();
-    let id = match table.find(target.uid(), target.path()) {
-        Some(id) => id,
-        None => {
-            let any = target.any().ok_or_else(|| {
-                RemoteSendError::Unavailable("the remote ref is being dropped".into())
-            })?;
-            table.export(&any).ok_or_else(|| {
-                RemoteSendError::Unavailable(format!(
-                    "{}: the connection's export table is full (limits.max_exported_refs)",
-                    target.path()
-                ))
-            })?
-        }
-    };
-    // A temporary id is recycled: never cache it.
-    if id > TEMPORARY_IDS {
-        route.recipient().set(lane, generation, id);
-    }
-    Ok(id)
-}
-
-/// Encodes one message frame with `encode`, inside the export table's
-/// scope so refs in the payload get ids, and puts the declarations of refs
-/// seen for the first time before it.
-fn encode_with_refs(
-    core: &RemotingCore,
-    encoder: &Encoder,
-    slot: Option<usize>,
-    exports: &RefCell<ExportTable>,
-    buf: &mut BytesMut,
-    encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
-) -> Result<(), LaneRefusal> {
-    let msg_start = buf.len();
-    let encoded = ExportTable::scope(exports, || encode(buf));
-    match encoded {
-        Ok(()) => {
-            if exports.borrow().has_pending() {
-                // Refs inside the message were declared for the first
-                // time: their declarations must precede the message.
-                let message = buf.split_off(msg_start);
-                write_declarations(core, encoder, slot, exports, buf);
-                buf.extend_from_slice(&message);
-            }
-            Ok(())
-        }
-        Err(EncodeError::FrameTooLong { len, .. }) => {
-            write_declarations(core, encoder, slot, exports, buf);
-            Err(LaneRefusal::TooBig(len))
-        }
-        Err(e) => {
-            write_declarations(core, encoder, slot, exports, buf);
-            Err(RemoteSendError::Serialize(e.to_string()).into())
-        }
-    }
-}
-
-/// Writes the declarations the export table queued. Called for every message, nearly always with nothing queued: the check
-/// is inlined, the work is not.
-#[inline]
-fn write_declarations(
-    core: &RemotingCore,
-    encoder: &Encoder,
-    slot: Option<usize>,
-    exports: &RefCell<ExportTable>,
-    buf: &mut BytesMut,
-) {
-    if exports.borrow().has_pending() {
-        write_pending_declarations(core, encoder, slot, exports, buf);
-    }
-}
-
-#[inline(never)]
-fn write_pending_declarations(
-    core: &RemotingCore,
-    encoder: &Encoder,
-    slot: Option<usize>,
-    exports: &RefCell<ExportTable>,
-    buf: &mut BytesMut,
-) {
-    let pending = exports.borrow_mut().take_pending();
-    for (id, actor) in pending {
-        encode_declaration(core, encoder, slot, id, &actor, buf);
-    }
-}
-
-/// Declares `actor` as `id`: an ask's reply handle of this node by its
-/// correlation id (no path), anything else by path.
-fn encode_declaration(
-    core: &RemotingCore,
-    encoder: &Encoder,
-    slot: Option<usize>,
-    id: u32,
-    actor: &AnyRef,
-    buf: &mut BytesMut,
-) {
-    let id = RefId::new(id).expect("export ids start at 1");
-    if is_local_reply_handle(actor) {
-        let correlation = core.reply_handles.register(actor, slot);
-        let declaration = ReplyHandleDeclaration { id, correlation };
-        if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
-            tracing::error!("cannot declare reply handle: {e}");
-        }
-        return;
-    }
-    let path = core.export_path(actor);
-    let declaration = RefDeclaration {
-        id,
-        uid: actor.uid(),
-        path: &path,
-    };
-    if let Err(e) = encoder.encode(&Pdu::RefDeclaration(declaration), buf) {
-        tracing::error!(%path, "cannot declare ref: {e}");
     }
 }

@@ -1,0 +1,145 @@
+//! Declarations of refs on a lane: the export ids that precede the frames
+//! using them, and the encoding of a message inside its connection's
+//! export table scope.
+
+use std::cell::RefCell;
+
+use bytes::BytesMut;
+use volley::remote::{RemoteRef, RemoteSendError};
+use volley::AnyRef;
+
+use super::super::core::RemotingCore;
+use super::super::ref_tables::{ExportTable, TEMPORARY_IDS};
+use super::super::reply_handles::is_local_reply_handle;
+use super::super::route::RouteHint;
+use super::LaneRefusal;
+use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
+
+/// The recipient's export id on this connection, exported now if it is new;
+/// cached in the route unless temporary. Out of line: the cached id in the
+/// route answers nearly every send.
+#[cold]
+#[inline(never)]
+pub(super) fn recipient_id(
+    exports: &RefCell<ExportTable>,
+    target: &RemoteRef,
+    route: &RouteHint,
+    lane: Lane,
+    generation: u32,
+) -> Result<u32, RemoteSendError> {
+    let mut table = exports.borrow_mut();
+    let id = match table.find(target.uid(), target.path()) {
+        Some(id) => id,
+        None => {
+            let any = target.any().ok_or_else(|| {
+                RemoteSendError::Unavailable("the remote ref is being dropped".into())
+            })?;
+            table.export(&any).ok_or_else(|| {
+                RemoteSendError::Unavailable(format!(
+                    "{}: the connection's export table is full (limits.max_exported_refs)",
+                    target.path()
+                ))
+            })?
+        }
+    };
+    // A temporary id is recycled: never cache it.
+    if id > TEMPORARY_IDS {
+        route.recipient().set(lane, generation, id);
+    }
+    Ok(id)
+}
+
+/// Encodes one message frame with `encode`, inside the export table's
+/// scope so refs in the payload get ids, and puts the declarations of refs
+/// seen for the first time before it.
+pub(super) fn encode_with_refs(
+    core: &RemotingCore,
+    encoder: &Encoder,
+    slot: Option<usize>,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+    encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+) -> Result<(), LaneRefusal> {
+    let msg_start = buf.len();
+    let encoded = ExportTable::scope(exports, || encode(buf));
+    match encoded {
+        Ok(()) => {
+            if exports.borrow().has_pending() {
+                // Refs inside the message were declared for the first
+                // time: their declarations must precede the message.
+                let message = buf.split_off(msg_start);
+                write_declarations(core, encoder, slot, exports, buf);
+                buf.extend_from_slice(&message);
+            }
+            Ok(())
+        }
+        Err(EncodeError::FrameTooLong { len, .. }) => {
+            write_declarations(core, encoder, slot, exports, buf);
+            Err(LaneRefusal::TooBig(len))
+        }
+        Err(e) => {
+            write_declarations(core, encoder, slot, exports, buf);
+            Err(RemoteSendError::Serialize(e.to_string()).into())
+        }
+    }
+}
+
+/// Writes the declarations the export table queued. Called for every
+/// message, nearly always with nothing queued: the check is inlined, the
+/// work is not.
+#[inline]
+pub(super) fn write_declarations(
+    core: &RemotingCore,
+    encoder: &Encoder,
+    slot: Option<usize>,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+) {
+    if exports.borrow().has_pending() {
+        write_pending_declarations(core, encoder, slot, exports, buf);
+    }
+}
+
+#[inline(never)]
+fn write_pending_declarations(
+    core: &RemotingCore,
+    encoder: &Encoder,
+    slot: Option<usize>,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+) {
+    let pending = exports.borrow_mut().take_pending();
+    for (id, actor) in pending {
+        encode_declaration(core, encoder, slot, id, &actor, buf);
+    }
+}
+
+/// Declares `actor` as `id`: an ask's reply handle of this node by its
+/// correlation id (no path), anything else by path.
+pub(super) fn encode_declaration(
+    core: &RemotingCore,
+    encoder: &Encoder,
+    slot: Option<usize>,
+    id: u32,
+    actor: &AnyRef,
+    buf: &mut BytesMut,
+) {
+    let id = RefId::new(id).expect("export ids start at 1");
+    if is_local_reply_handle(actor) {
+        let correlation = core.reply_handles.register(actor, slot);
+        let declaration = ReplyHandleDeclaration { id, correlation };
+        if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
+            tracing::error!("cannot declare reply handle: {e}");
+        }
+        return;
+    }
+    let path = core.export_path(actor);
+    let declaration = RefDeclaration {
+        id,
+        uid: actor.uid(),
+        path: &path,
+    };
+    if let Err(e) = encoder.encode(&Pdu::RefDeclaration(declaration), buf) {
+        tracing::error!(%path, "cannot declare ref: {e}");
+    }
+}
