@@ -25,6 +25,10 @@ use volley_remote::wire::{
 };
 use volley_remote::{RemoteSettings, Remoting};
 
+/// The tests measure the process's resident memory: one at a time, so
+/// that none measures another's allocations.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 const MIB: usize = 1024 * 1024;
 const NEST_ID: u32 = 500;
 
@@ -117,6 +121,7 @@ async fn read_so_far(n: &Node, s: &mut TcpStream) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_ref_ids_cost_memory_in_proportion_to_the_declarations() {
+    let _serial = SERIAL.lock().await;
     let n = node("refs", LimitSettings::default(), |_| {}).await;
     common::spawn_calculator(&n, "calc");
     let addr = n.remoting.address().clone();
@@ -146,6 +151,7 @@ async fn huge_ref_ids_cost_memory_in_proportion_to_the_declarations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn more_declarations_than_the_cap_close_the_connection() {
+    let _serial = SERIAL.lock().await;
     let limits = LimitSettings {
         max_imported_refs: 100,
         ..LimitSettings::default()
@@ -174,6 +180,7 @@ async fn more_declarations_than_the_cap_close_the_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deeply_nested_payload_is_one_dead_letter_and_the_node_stays_up() {
+    let _serial = SERIAL.lock().await;
     let n = node("deep", LimitSettings::default(), |_| {}).await;
     let received = Arc::new(AtomicUsize::new(0));
     let count = received.clone();
@@ -202,6 +209,7 @@ async fn a_deeply_nested_payload_is_one_dead_letter_and_the_node_stays_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_the_connection_cap_a_socket_is_closed_at_once_and_idle_ones_soon() {
+    let _serial = SERIAL.lock().await;
     let limits = LimitSettings {
         max_inbound_connections: 16,
         idle_timeout_ms: 1000,
@@ -244,6 +252,7 @@ async fn over_the_connection_cap_a_socket_is_closed_at_once_and_idle_ones_soon()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_socket_stuck_in_the_preamble_is_closed_after_the_handshake_timeout() {
+    let _serial = SERIAL.lock().await;
     let n = node("preamble", LimitSettings::default(), |s| {
         s.handshake_timeout_ms = 300;
     })
@@ -256,6 +265,7 @@ async fn a_socket_stuck_in_the_preamble_is_closed_after_the_handshake_timeout() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_peers_quiet_lanes_stay_open_past_the_idle_timeout() {
+    let _serial = SERIAL.lock().await;
     log_capture::install();
     let limits = || LimitSettings {
         idle_timeout_ms: 500,
@@ -284,6 +294,7 @@ async fn a_real_peers_quiet_lanes_stay_open_past_the_idle_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_churn_leaves_no_memory_behind() {
+    let _serial = SERIAL.lock().await;
     let n = node("churn", LimitSettings::default(), |_| {}).await;
     let addr = n.remoting.address().clone();
     let (me, uid) = mallory(11);
@@ -322,17 +333,17 @@ async fn connection_churn_leaves_no_memory_behind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unread_control_lane_is_bounded_and_its_peer_quarantined() {
+    let _serial = SERIAL.lock().await;
     let bound = 256 * 1024;
     let limits = LimitSettings {
         max_control_queue_bytes: bound,
         ..LimitSettings::default()
     };
-    // Remote spawn is off: every request is answered with a refusal.
-    let n = node("control", limits, |_| {}).await;
-    let events = common::record_events(&n);
-    let addr = n.remoting.address().clone();
     // A listener that never reads: the node's control lane to it never
     // completes a handshake, so whatever is queued for it stays queued.
+    // Listed as a known peer, so that the node dials it back without
+    // checking its address first (an unknown one that never answers is
+    // never dialed back, and nothing queues for it: hostile_trust.rs).
     let sink = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let ghost: Address = format!(
         "volley://ghost@127.0.0.1:{}",
@@ -340,6 +351,11 @@ async fn an_unread_control_lane_is_bounded_and_its_peer_quarantined() {
     )
     .parse()
     .unwrap();
+    // Remote spawn is off: every request is answered with a refusal.
+    let known = ghost.to_string();
+    let n = node("control", limits, |s| s.trust.known_peers = vec![known]).await;
+    let events = common::record_events(&n);
+    let addr = n.remoting.address().clone();
     let mut s = handshaken_as(&addr, &ghost, 21, Lane::Control).await;
     let enc = Encoder::for_lane(Lane::Control);
     let before = rss_bytes();
@@ -378,6 +394,7 @@ async fn an_unread_control_lane_is_bounded_and_its_peer_quarantined() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_misplaced_handshakes_logs_a_handful_of_lines() {
+    let _serial = SERIAL.lock().await;
     log_capture::install();
     let n = node("logs", LimitSettings::default(), |_| {}).await;
     let addr = n.remoting.address().clone();

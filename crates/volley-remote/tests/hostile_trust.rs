@@ -419,18 +419,21 @@ async fn a_forged_reply_from_a_third_peer_is_not_taken() {
 }
 
 /// Issue 13: after 5,000 handshakes claiming spoofed addresses, a real
-/// node's ask still succeeds (spoofed peers get no association when
-/// `connect_back = "verified"`; the real node is a known peer).
+/// node's ask still succeeds, with default settings: a claimed address
+/// that does not answer as the node that dialed costs no association.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spoofed_addresses_do_not_lock_a_real_node_out() {
     let a = node("alpha", RemoteSettings::default()).await;
-    let mut settings = verified_only();
-    settings.trust.known_peers = vec![a.remoting.address().to_string()];
-    let b: Node = node("beta", settings).await;
+    let b: Node = node("beta", RemoteSettings::default()).await;
     spawn_calculator(&b, "calc");
     let addr = b.remoting.address().clone();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     for i in 0..5_000u32 {
-        let spoofed: Address = format!("volley://spoof{i}@127.0.0.1:{}", 1 + i % 60_000)
+        let spoofed: Address = format!("volley://spoof{i}@127.0.0.1:{closed}")
             .parse()
             .unwrap();
         drop(handshake_as(&addr, Lane::Control, &spoofed).await);
@@ -449,6 +452,43 @@ async fn spoofed_addresses_do_not_lock_a_real_node_out() {
         .unwrap();
     assert_eq!(sum, 42);
     a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+/// Issue 13, with default settings: a ghost whose claimed address is a
+/// listener that never answers gets one check of that address (not three
+/// lanes redialing it for ever), and its asks' answers are dead letters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_a_ghost_costs_one_connection_attempt_at_most() {
+    let b = node("beta", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let ghost = trap("ghost").await;
+    let addr = b.remoting.address().clone();
+    let mut s = handshake_as(&addr, Lane::Ordinary, &ghost.address).await;
+    let calc = format!("{addr}/user/calc");
+    let mut out = declarations(&[&calc]);
+    out.extend_from_slice(&frames(
+        Lane::Ordinary,
+        &[Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration {
+            id: id(2),
+            correlation: 99,
+        })],
+    ));
+    for _ in 0..10 {
+        out.extend_from_slice(&add_frame(1, 2));
+    }
+    let before = b.system.dead_letter_count();
+    s.write_all(&out).await.unwrap();
+    wait_for("answers dead-lettered", || {
+        b.system.dead_letter_count() >= before + 10
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let dialed = ghost.accepted.load(Ordering::SeqCst);
+    assert!(
+        dialed <= 1,
+        "the node dialed the ghost's address {dialed} times"
+    );
     b.system.terminate().await;
 }
 

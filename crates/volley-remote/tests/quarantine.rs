@@ -55,26 +55,26 @@ async fn handshake_as(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
-    let a = node(
-        "q-a",
-        RemoteSettings {
-            failure_detector: FailureDetectorSettings {
-                heartbeat_interval_ms: 50,
-                acceptable_heartbeat_pause_ms: 300,
-                ..FailureDetectorSettings::default()
-            },
-            ..RemoteSettings::default()
-        },
-    )
-    .await;
-    let events = common::record_events(&a);
-    // A node nobody listens for: this one only dials in.
+    // A node nobody listens for: this one only dials in. It is a known
+    // peer: an unknown one whose address does not answer is never
+    // associated, so there would be nothing to quarantine.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let fake: Address = format!("volley://fake@127.0.0.1:{port}").parse().unwrap();
+    let mut settings = RemoteSettings {
+        failure_detector: FailureDetectorSettings {
+            heartbeat_interval_ms: 50,
+            acceptable_heartbeat_pause_ms: 300,
+            ..FailureDetectorSettings::default()
+        },
+        ..RemoteSettings::default()
+    };
+    settings.trust.known_peers = vec![fake.to_string()];
+    let a = node("q-a", settings).await;
+    let events = common::record_events(&a);
     let to = a.remoting.address().clone();
     let (mut control, status) = handshake_as(&to, &fake, 1111, Lane::Control).await;
     assert_eq!(status, HandshakeStatus::Accepted);

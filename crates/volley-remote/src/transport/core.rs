@@ -16,6 +16,7 @@ use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 use super::association::{Association, Associations};
 use super::errors::ResolveError;
 use super::heartbeat;
+use super::probe::Probes;
 use super::reachability::Reachability;
 use super::registry::Registry;
 use super::remote_spawn::SpawnRequests;
@@ -58,6 +59,8 @@ pub(crate) struct RemotingCore {
     pub(crate) dead_actors: DeadActors,
     /// What peers may make this node do (`[remote.trust]`).
     pub(crate) trust: Trust,
+    /// Checks of the addresses nodes that dial in claim.
+    pub(crate) probes: Probes,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
@@ -88,6 +91,7 @@ impl RemotingCore {
             remote_watches: RemoteWatches::default(),
             dead_actors: DeadActors::default(),
             trust,
+            probes: Probes::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),

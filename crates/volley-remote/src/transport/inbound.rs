@@ -99,7 +99,9 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)??;
-    let admitted = check(core, &request).and_then(|()| admit(core, &request));
+    let checked = check(core, &request);
+    let dial_back = checked.is_ok() && dials_back(core, &request).await;
+    let admitted = checked.and_then(|()| admit(core, &request, dial_back));
     if let Err((status, reason)) = admitted {
         handshake::respond(&mut stream, status, &core.address, core.uid, &reason)
             .await
@@ -124,10 +126,14 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
 /// Admits incarnation `r.uid` of the connecting node, unless it is gone,
 /// and makes sure this node talks back: the peer's failure detector needs
 /// this node's heartbeats, and its system messages need acks.
-fn admit(core: &Arc<RemotingCore>, r: &Request) -> Result<(), (HandshakeStatus, String)> {
-    if !core.trust.connects_back_to(&r.from) && core.associations.find(&r.from).is_none() {
+fn admit(
+    core: &Arc<RemotingCore>,
+    r: &Request,
+    dial_back: bool,
+) -> Result<(), (HandshakeStatus, String)> {
+    if !dial_back {
         // Its messages are delivered; nothing goes back to an address
-        // this node cannot verify (`trust.connect_back`).
+        // this node does not dial (`trust.rs`, `probe.rs`).
         return Ok(());
     }
     let association = core.association(&r.from).map_err(|e| {
@@ -141,6 +147,19 @@ fn admit(core: &Arc<RemotingCore>, r: &Request) -> Result<(), (HandshakeStatus, 
             log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
             (HandshakeStatus::Quarantined, refusal.to_string())
         })
+}
+
+/// Whether this node talks back to the node that sent `r`: one it has an
+/// association with already; else one the trust rules let it dial back,
+/// if verified or if its claimed address answers as that incarnation.
+async fn dials_back(core: &RemotingCore, r: &Request) -> bool {
+    if core.associations.find(&r.from).is_some() {
+        return true;
+    }
+    if r.from == core.address || !core.trust.connects_back_to(&r.from) {
+        return false;
+    }
+    core.trust.is_verified(&r.from) || core.confirm_claim(&r.from, r.uid).await
 }
 
 fn check(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {

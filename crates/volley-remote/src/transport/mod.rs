@@ -22,6 +22,7 @@
 //! | `reply_handles` | this node's asks waiting for a remote reply |
 //! | `remote_spawn` | the spawn protocol |
 //! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
+//! | `probe` | checking the address a node that dials in claims before dialing it back |
 //! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
 //!
@@ -42,6 +43,7 @@ mod inbound_guard;
 mod incarnations;
 mod lane;
 mod limits;
+mod probe;
 mod reachability;
 mod ref_tables;
 mod registry;

@@ -151,7 +151,8 @@ impl Trust {
         }
     }
 
-    fn is_verified(&self, peer: &Address) -> bool {
+    /// Listed in `known_peers`, or every peer proved the shared secret.
+    pub(crate) fn is_verified(&self, peer: &Address) -> bool {
         self.authenticated_peers || self.known_peers.contains(peer)
     }
 
