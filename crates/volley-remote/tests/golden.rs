@@ -45,6 +45,20 @@ fn frame_fields(kind: PduKind, body: &[(&str, usize)]) -> Vec<(String, usize)> {
     f
 }
 
+/// The authentication fields of the handshake vectors: placeholders, as
+/// the real ones are random (the proofs are pinned by a unit test of
+/// `transport/auth.rs`).
+const CHALLENGE: [u8; 32] = [0x11; 32];
+const ACCEPTOR_AUTH: [u8; 64] = {
+    let mut a = [0x22; 64];
+    let mut i = 32;
+    while i < 64 {
+        a[i] = 0x33;
+        i += 1;
+    }
+    a
+};
+
 fn str_fields(name: &str, s: &str) -> [(String, usize); 2] {
     [
         (format!("{name} length (u16 LE)"), 2),
@@ -106,13 +120,14 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         from: from.clone(),
         uid: 0x0123_4567_89ab_cdef,
         to: to.clone(),
-        auth_token: Some(b"secret"),
+        auth: Some(&CHALLENGE),
     }));
     let mut fields = vec![("version".to_string(), 1), ("uid (u64 LE)".into(), 8)];
     fields.extend(address_fields("from", &from));
     fields.extend(address_fields("to", &to));
-    fields.push(("auth_token present = 1".into(), 1));
-    fields.extend(str_fields("auth_token", "secret"));
+    fields.push(("auth present = 1".into(), 1));
+    fields.push(("auth length = 32 (u16 LE)".into(), 2));
+    fields.push(("auth = the initiator's challenge".into(), 32));
     out.push((
         Vector {
             name: "handshake_request",
@@ -131,7 +146,7 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         status: HandshakeStatus::Accepted,
         from: to.clone(),
         uid: 0xfedc_ba98_7654_3210,
-        auth_token: None,
+        auth: Some(&ACCEPTOR_AUTH),
         reason: "",
     }));
     let mut fields = vec![
@@ -140,7 +155,10 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         ("uid (u64 LE)".into(), 8),
     ];
     fields.extend(address_fields("from", &to));
-    fields.push(("auth_token present = 0".into(), 1));
+    fields.push(("auth present = 1".into(), 1));
+    fields.push(("auth length = 64 (u16 LE)".into(), 2));
+    fields.push(("auth = the acceptor's challenge".into(), 32));
+    fields.push(("auth = the acceptor's proof".into(), 32));
     fields.extend(str_fields("reason", ""));
     out.push((
         Vector {
@@ -293,6 +311,20 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
             fields: frame_fields(PduKind::SystemMessage, &body),
         },
         Some(sys),
+    ));
+
+    let proof = Pdu::AuthProof(AuthProof { mac: [0xa5; 32] });
+    out.push((
+        Vector {
+            name: "auth_proof",
+            description: format!("{proof:?}"),
+            bytes: encode(&proof),
+            fields: frame_fields(
+                PduKind::AuthProof,
+                &[("the initiator's proof (32 bytes)", 32)],
+            ),
+        },
+        Some(proof),
     ));
 
     let ack = Pdu::SystemAck(SystemAck { ack: 12 });

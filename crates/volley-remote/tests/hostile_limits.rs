@@ -406,7 +406,7 @@ async fn a_flood_of_misplaced_handshakes_logs_a_handful_of_lines() {
         from: me.clone(),
         uid,
         to: addr.clone(),
-        auth_token: None,
+        auth: None,
     };
     let enc = Encoder::for_lane(Lane::Ordinary);
     for _ in 0..10_000 {

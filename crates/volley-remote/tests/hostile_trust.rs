@@ -64,7 +64,7 @@ async fn handshake_as(to: &Address, lane: Lane, from: &Address) -> TcpStream {
         from: from.clone(),
         uid: 11,
         to: to.clone(),
-        auth_token: None,
+        auth: None,
     };
     Encoder::for_lane(Lane::Control)
         .encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)

@@ -35,7 +35,7 @@ async fn handshake_as(
                 from: from.clone(),
                 uid,
                 to: to.clone(),
-                auth_token: None,
+                auth: None,
             })),
             &mut out,
         )

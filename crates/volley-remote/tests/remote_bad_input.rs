@@ -124,7 +124,7 @@ async fn handshakes_to_the_wrong_address_or_without_the_token_are_refused() {
     let b = node(
         "beta",
         RemoteSettings {
-            auth_token: Some("s3cret".into()),
+            secret: Some("s3cret".into()),
             ..RemoteSettings::default()
         },
     )
@@ -159,7 +159,7 @@ async fn handshakes_to_the_wrong_address_or_without_the_token_are_refused() {
                 from: "volley://m@127.0.0.1:9".parse().unwrap(),
                 uid: 1,
                 to: wrong,
-                auth_token: Some(b"s3cret"),
+                auth: Some(b"s3cret"),
             })),
             &mut out,
         )

@@ -14,6 +14,7 @@ enum Owned {
     Heartbeat,
     HeartbeatAck,
     Disassociate(u8, String),
+    AuthProof([u8; 32]),
     User(MessageHeader, Vec<u8>),
     RefDecl(u32, u64, String),
     ReplyHandleDecl(u32, u64),
@@ -34,7 +35,7 @@ impl Owned {
                     from: from.clone(),
                     uid: *uid,
                     to: to.clone(),
-                    auth_token: token.as_deref(),
+                    auth: token.as_deref(),
                 }))
             }
             Owned::HandshakeResponse(version, status, from, uid, token, reason) => {
@@ -43,7 +44,7 @@ impl Owned {
                     status: *status,
                     from: from.clone(),
                     uid: *uid,
-                    auth_token: token.as_deref(),
+                    auth: token.as_deref(),
                     reason,
                 }))
             }
@@ -53,6 +54,7 @@ impl Owned {
                 reason: DisassociateReason::from_u8(*reason),
                 text,
             }),
+            Owned::AuthProof(mac) => Pdu::AuthProof(AuthProof { mac: *mac }),
             Owned::User(header, payload) => Pdu::UserMessage(UserMessage {
                 header: *header,
                 payload,
@@ -158,6 +160,7 @@ fn owned() -> impl Strategy<Value = Owned> {
         Just(Owned::Heartbeat),
         Just(Owned::HeartbeatAck),
         (any::<u8>(), text()).prop_map(|(r, t)| Owned::Disassociate(r, t)),
+        any::<[u8; 32]>().prop_map(Owned::AuthProof),
         (header(), bytes(300)).prop_map(|(h, p)| Owned::User(h, p)),
         (1..=DEFAULT_MAX_REF_ID, any::<u64>(), path())
             .prop_map(|(i, u, p)| Owned::RefDecl(i, u, p)),

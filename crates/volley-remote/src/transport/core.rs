@@ -14,6 +14,7 @@ use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
 use super::association::{Association, Associations};
+use super::auth::Secret;
 use super::errors::ResolveError;
 use super::heartbeat;
 use super::probe::Probes;
@@ -59,6 +60,8 @@ pub(crate) struct RemotingCore {
     pub(crate) dead_actors: DeadActors,
     /// What peers may make this node do (`[remote.trust]`).
     pub(crate) trust: Trust,
+    /// The shared secret every connection proves, if configured.
+    pub(crate) secret: Option<Secret>,
     /// Checks of the addresses nodes that dial in claim.
     pub(crate) probes: Probes,
     shut_down: AtomicBool,
@@ -75,7 +78,8 @@ impl RemotingCore {
     ) -> Arc<Self> {
         let authority = authority_of(&address).into_owned();
         let reachability = Reachability::new(&settings.failure_detector);
-        let trust = Trust::new(&settings.trust, settings.auth_token.is_some());
+        let trust = Trust::new(&settings.trust, settings.secret.is_some());
+        let secret = settings.secret.as_deref().map(Secret::new);
         Arc::new_cyclic(|me| RemotingCore {
             system: system.clone(),
             settings,
@@ -91,6 +95,7 @@ impl RemotingCore {
             remote_watches: RemoteWatches::default(),
             dead_actors: DeadActors::default(),
             trust,
+            secret,
             probes: Probes::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),

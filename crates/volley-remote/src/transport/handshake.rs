@@ -1,12 +1,17 @@
-//! Connection set-up: preamble and handshake, both directions.
+//! Connection set-up: preamble and handshake, both directions, with the
+//! challenge-response of `auth.rs` when a shared secret is configured.
 
 use bytes::{Buf, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
 use tokio::net::TcpStream;
 
+use super::auth::{self, Mac, Nonce, Role, Secret, Transcript};
+use super::core::RemotingCore;
 use crate::wire::{
-    Address, DecodeError, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeResponse,
-    HandshakeStatus, Lane, Pdu, Preamble, PREAMBLE_LEN, PROTOCOL_VERSION,
+    Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, HandshakeRequest,
+    HandshakeResponse, HandshakeStatus, Lane, Pdu, Preamble, AUTH_MAC_LEN, AUTH_NONCE_LEN,
+    PREAMBLE_LEN, PROTOCOL_VERSION,
 };
 
 /// Why a connection did not come up.
@@ -25,6 +30,10 @@ pub(crate) enum HandshakeError {
     Unexpected(&'static str),
     #[error("connection closed during the handshake")]
     Closed,
+    #[error("authentication failed: {0}")]
+    Unauthenticated(&'static str),
+    #[error("{0}")]
+    Auth(#[from] auth::AuthError),
 }
 
 /// The initiator's view of an accepted handshake.
@@ -38,13 +47,14 @@ pub(crate) struct Request {
     pub(crate) from: Address,
     pub(crate) uid: u64,
     pub(crate) to: Address,
-    pub(crate) auth_token: Option<Vec<u8>>,
+    /// The initiator's challenge, if it sent one (checked by `check`).
+    pub(crate) challenge: Option<Vec<u8>>,
     pub(crate) version: u8,
 }
 
 /// Reads until one whole frame is buffered and hands it to `f`.
-async fn read_one<T>(
-    stream: &mut TcpStream,
+async fn read_one<S: AsyncRead + Unpin, T>(
+    stream: &mut S,
     buf: &mut BytesMut,
     decoder: &Decoder,
     f: impl Fn(Pdu<'_>) -> Result<T, HandshakeError>,
@@ -61,16 +71,44 @@ async fn read_one<T>(
     }
 }
 
-/// Connects as the initiator of one lane.
-pub(crate) async fn connect(
+/// Opens a TCP connection to `remote` and handshakes on it as the
+/// initiator of `lane` (`connect`).
+pub(crate) async fn dial(
+    core: &RemotingCore,
+    remote: &Address,
+    lane: Lane,
+) -> Result<(TcpStream, Accepted), HandshakeError> {
+    let stream = TcpStream::connect((remote.host(), remote.port())).await?;
+    stream.set_nodelay(true)?;
+    connect(
+        stream,
+        remote,
+        lane,
+        &core.address,
+        core.uid,
+        core.secret.as_ref(),
+    )
+    .await
+}
+
+/// What the initiator learns from an accepted response.
+struct Answer {
+    peer_uid: u64,
+    auth: Option<Vec<u8>>,
+}
+
+/// Connects as the initiator of one lane. With a secret, the acceptor's
+/// proof is checked before anything but the request is sent, and this
+/// side's proof is written before this returns.
+pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     remote: &Address,
     lane: Lane,
     local: &Address,
     local_uid: u64,
-    auth_token: Option<&[u8]>,
-) -> Result<(TcpStream, Accepted), HandshakeError> {
-    let mut stream = TcpStream::connect((remote.host(), remote.port())).await?;
-    stream.set_nodelay(true)?;
+    secret: Option<&Secret>,
+) -> Result<(S, Accepted), HandshakeError> {
+    let challenge = secret.map(|_| auth::nonce()).transpose()?;
     let mut out = BytesMut::with_capacity(256);
     Preamble::new(lane).encode(&mut out);
     let request = HandshakeRequest {
@@ -78,32 +116,85 @@ pub(crate) async fn connect(
         from: local.clone(),
         uid: local_uid,
         to: remote.clone(),
-        auth_token,
+        auth: challenge.as_ref().map(|c| &c[..]),
     };
-    Encoder::for_lane(Lane::Control)
-        .encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)
-        .map_err(|_| HandshakeError::Unexpected("cannot encode the handshake"))?;
+    encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)?;
     stream.write_all(&out).await?;
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
     let mut buf = BytesMut::with_capacity(1024);
-    read_one(&mut stream, &mut buf, &decoder, |pdu| match pdu {
-        Pdu::HandshakeResponse(r) if r.status == HandshakeStatus::Accepted => {
-            Ok(Accepted { peer_uid: r.uid })
-        }
+    let answer = read_one(&mut stream, &mut buf, &decoder, |pdu| match pdu {
+        Pdu::HandshakeResponse(r) if r.status == HandshakeStatus::Accepted => Ok(Answer {
+            peer_uid: r.uid,
+            auth: r.auth.map(<[u8]>::to_vec),
+        }),
         Pdu::HandshakeResponse(r) => Err(HandshakeError::Refused {
             status: r.status,
             reason: r.reason.to_string(),
         }),
         _ => Err(HandshakeError::Unexpected("expected a handshake response")),
     })
-    .await
-    .map(|a| (stream, a))
+    .await?;
+    if let (Some(secret), Some(challenge)) = (secret, &challenge) {
+        let proof = initiator_proof(secret, &answer, remote, lane, local, local_uid, challenge)?;
+        out.clear();
+        encode(&Pdu::AuthProof(AuthProof { mac: proof }), &mut out)?;
+        stream.write_all(&out).await?;
+    }
+    Ok((
+        stream,
+        Accepted {
+            peer_uid: answer.peer_uid,
+        },
+    ))
+}
+
+/// Checks the acceptor's proof in `answer` and makes this side's.
+fn initiator_proof(
+    secret: &Secret,
+    answer: &Answer,
+    remote: &Address,
+    lane: Lane,
+    local: &Address,
+    local_uid: u64,
+    challenge: &Nonce,
+) -> Result<Mac, HandshakeError> {
+    let auth = answer.auth.as_deref().ok_or(HandshakeError::Unauthenticated(
+        "the peer did not prove the shared secret (it has none configured, or is not a volley node of this cluster)",
+    ))?;
+    if auth.len() != AUTH_NONCE_LEN + AUTH_MAC_LEN {
+        return Err(HandshakeError::Unauthenticated(
+            "the peer's proof has the wrong length",
+        ));
+    }
+    let (peer_nonce, peer_mac) = auth.split_at(AUTH_NONCE_LEN);
+    let peer_nonce: Nonce = peer_nonce.try_into().expect("split at the nonce length");
+    let transcript = Transcript {
+        initiator: local,
+        initiator_uid: local_uid,
+        initiator_nonce: challenge,
+        acceptor: remote,
+        acceptor_uid: answer.peer_uid,
+        acceptor_nonce: &peer_nonce,
+        lane,
+    };
+    if !secret.verify(Role::Acceptor, &transcript, peer_mac) {
+        return Err(HandshakeError::Unauthenticated(
+            "the peer's proof of the shared secret is wrong (an impostor, or another secret)",
+        ));
+    }
+    Ok(secret.prove(Role::Initiator, &transcript))
+}
+
+fn encode(pdu: &Pdu<'_>, out: &mut BytesMut) -> Result<(), HandshakeError> {
+    Encoder::for_lane(Lane::Control)
+        .encode(pdu, out)
+        .map_err(|_| HandshakeError::Unexpected("cannot encode a handshake frame"))
 }
 
 /// Reads the preamble and the handshake request of an inbound connection.
 /// Leaves whatever followed them in `buf`.
-pub(crate) async fn read_request(
-    stream: &mut TcpStream,
+pub(crate) async fn read_request<S: AsyncRead + Unpin>(
+    stream: &mut S,
     buf: &mut BytesMut,
 ) -> Result<Request, HandshakeError> {
     while buf.len() < PREAMBLE_LEN {
@@ -121,7 +212,7 @@ pub(crate) async fn read_request(
             from: r.from.clone(),
             uid: r.uid,
             to: r.to.clone(),
-            auth_token: r.auth_token.map(<[u8]>::to_vec),
+            challenge: r.auth.map(<[u8]>::to_vec),
             version: r.version,
         }),
         _ => Err(HandshakeError::Unexpected("expected a handshake request")),
@@ -129,13 +220,82 @@ pub(crate) async fn read_request(
     .await
 }
 
-/// Answers a handshake request.
-pub(crate) async fn respond(
-    stream: &mut TcpStream,
+/// The acceptor's side of the exchange for an accepted request: its
+/// challenge and proof for the response, and what the initiator's proof
+/// must be.
+pub(crate) struct AcceptorAuth {
+    /// Sent in the response: this side's challenge, then its proof.
+    pub(crate) response: Vec<u8>,
+    /// What the initiator's proof must sign.
+    initiator_signs: Vec<u8>,
+}
+
+impl AcceptorAuth {
+    /// The exchange for request `r` to this node (`local`, `local_uid`).
+    pub(crate) fn new(
+        secret: &Secret,
+        r: &Request,
+        local: &Address,
+        local_uid: u64,
+    ) -> Result<Self, HandshakeError> {
+        let theirs: Nonce = r
+            .challenge
+            .as_deref()
+            .and_then(|c| c.try_into().ok())
+            .ok_or(HandshakeError::Unauthenticated("no valid challenge"))?;
+        let ours = auth::nonce()?;
+        let transcript = Transcript {
+            initiator: &r.from,
+            initiator_uid: r.uid,
+            initiator_nonce: &theirs,
+            acceptor: local,
+            acceptor_uid: local_uid,
+            acceptor_nonce: &ours,
+            lane: r.lane,
+        };
+        let mut response = ours.to_vec();
+        response.extend_from_slice(&secret.prove(Role::Acceptor, &transcript));
+        Ok(AcceptorAuth {
+            response,
+            initiator_signs: transcript.bytes(Role::Initiator),
+        })
+    }
+
+    /// Reads the initiator's proof, the first frame after the response;
+    /// anything else, or a wrong proof, fails.
+    pub(crate) async fn read_proof<S: AsyncRead + Unpin>(
+        &self,
+        secret: &Secret,
+        stream: &mut S,
+        buf: &mut BytesMut,
+    ) -> Result<(), HandshakeError> {
+        let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+        let mac = read_one(stream, buf, &decoder, |pdu| match pdu {
+            Pdu::AuthProof(p) => Ok(p.mac),
+            _ => Err(HandshakeError::Unauthenticated(
+                "the first frame after the handshake is not the proof of the shared secret",
+            )),
+        })
+        .await?;
+        if secret.verify_signed(&self.initiator_signs, &mac) {
+            Ok(())
+        } else {
+            Err(HandshakeError::Unauthenticated(
+                "the peer's proof of the shared secret is wrong",
+            ))
+        }
+    }
+}
+
+/// Answers a handshake request; `auth` is the acceptor's challenge and
+/// proof, when the exchange is on.
+pub(crate) async fn respond<S: AsyncWrite + Unpin>(
+    stream: &mut S,
     status: HandshakeStatus,
     local: &Address,
     local_uid: u64,
     reason: &str,
+    auth: Option<&[u8]>,
 ) -> std::io::Result<()> {
     let mut out = BytesMut::with_capacity(256);
     let response = HandshakeResponse {
@@ -143,13 +303,10 @@ pub(crate) async fn respond(
         status,
         from: local.clone(),
         uid: local_uid,
-        auth_token: None,
+        auth,
         reason,
     };
-    if Encoder::for_lane(Lane::Control)
-        .encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out)
-        .is_ok()
-    {
+    if encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out).is_ok() {
         stream.write_all(&out).await?;
     }
     Ok(())

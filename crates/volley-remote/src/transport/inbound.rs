@@ -13,11 +13,12 @@ use volley::remote::{RemoteRef, RemoteRoute};
 use volley::{ActorPath, DeadLetterReason};
 
 use super::association::Association;
+use super::auth::Secret;
 use super::core::RemotingCore;
 use super::core::NOT_CONNECTED_BACK;
 use super::delivery::{Deliver, Run, TypeCache};
 use super::events::DisassociationReason;
-use super::handshake::{self, HandshakeError, Request};
+use super::handshake::{self, AcceptorAuth, HandshakeError, Request};
 use super::inbound_guard::{log_limited, IdleWatch, InboundGuard};
 use super::limits::LimitError;
 use super::reachability::PeerDetector;
@@ -31,7 +32,7 @@ use super::support::lock;
 use super::system_messages::SystemMessageError;
 use crate::wire::{
     Address, DecodeError, Decoder, DecoderConfig, DisassociateReason, HandshakeStatus, Lane, Pdu,
-    Reply, PROTOCOL_VERSION,
+    Reply, AUTH_NONCE_LEN, PROTOCOL_VERSION,
 };
 use std::sync::atomic::Ordering;
 
@@ -99,11 +100,19 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)??;
-    let checked = check(core, &request);
-    let dial_back = checked.is_ok() && dials_back(core, &request).await;
-    let admitted = checked.and_then(|()| admit(core, &request, dial_back));
+    let admitted = match &core.secret {
+        None => match check(core, &request) {
+            Ok(()) => {
+                let dial_back = dials_back(core, &request).await;
+                admit(core, &request, dial_back)
+            }
+            Err(refused) => Err(refused),
+        },
+        // Nothing happens for a peer before it proved the secret.
+        Some(_) => check(core, &request).and_then(|()| not_gone(core, &request)),
+    };
     if let Err((status, reason)) = admitted {
-        handshake::respond(&mut stream, status, &core.address, core.uid, &reason)
+        handshake::respond(&mut stream, status, &core.address, core.uid, &reason, None)
             .await
             .ok();
         return Err(InboundError::Refused {
@@ -111,14 +120,25 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
             reason,
         });
     }
-    handshake::respond(
-        &mut stream,
-        HandshakeStatus::Accepted,
-        &core.address,
-        core.uid,
-        "",
-    )
-    .await?;
+    if let Some(secret) = &core.secret {
+        authenticate(core, secret, &request, &mut stream, &mut buf).await?;
+        let dial_back = dials_back(core, &request).await;
+        // Past the response, a refusal can only close the connection.
+        admit(core, &request, dial_back).map_err(|(_, reason)| InboundError::Refused {
+            from: request.from.clone(),
+            reason,
+        })?;
+    } else {
+        handshake::respond(
+            &mut stream,
+            HandshakeStatus::Accepted,
+            &core.address,
+            core.uid,
+            "",
+            None,
+        )
+        .await?;
+    }
     tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, "inbound lane accepted");
     read_loop(stream, buf, core, request.lane, request.from, request.uid).await
 }
@@ -175,13 +195,67 @@ fn check(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, Strin
             format!("this node is {}, not {}", core.address, r.to),
         ));
     }
-    let expected = core.settings.auth_token.as_deref().map(str::as_bytes);
-    if expected.is_some() && r.auth_token.as_deref() != expected {
-        return Err((
+    match (&core.secret, &r.challenge) {
+        (Some(_), Some(c)) if c.len() == AUTH_NONCE_LEN => Ok(()),
+        (Some(_), Some(_)) => Err((
             HandshakeStatus::Unauthorized,
-            "wrong or missing auth token".into(),
+            format!("the challenge must be {AUTH_NONCE_LEN} bytes"),
+        )),
+        (Some(_), None) => Err((
+            HandshakeStatus::Unauthorized,
+            "this node requires the shared secret (remote.secret); the peer sent no challenge"
+                .into(),
+        )),
+        (None, Some(_)) => Err((
+            HandshakeStatus::Unauthorized,
+            "this node has no shared secret (remote.secret) configured; the peer has one".into(),
+        )),
+        (None, None) => Ok(()),
+    }
+}
+
+/// Refuses an incarnation of the peer that is known to be gone, without
+/// changing anything (`handshake_seen` records a new one later).
+fn not_gone(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {
+    let Some(association) = core.associations.find(&r.from) else {
+        return Ok(());
+    };
+    let control = lock(&association.control);
+    if control.dead.contains(&r.uid) {
+        return Err((
+            HandshakeStatus::Quarantined,
+            format!("incarnation {} of {} is gone", r.uid, r.from),
         ));
     }
+    Ok(())
+}
+
+/// The acceptor's side of the challenge-response: answers with its own
+/// challenge and proof, then waits (within the handshake timeout) for the
+/// initiator's proof, the first frame after the response.
+async fn authenticate(
+    core: &RemotingCore,
+    secret: &Secret,
+    r: &Request,
+    stream: &mut TcpStream,
+    buf: &mut BytesMut,
+) -> Result<(), InboundError> {
+    let exchange = AcceptorAuth::new(secret, r, &core.address, core.uid)?;
+    handshake::respond(
+        stream,
+        HandshakeStatus::Accepted,
+        &core.address,
+        core.uid,
+        "",
+        Some(&exchange.response),
+    )
+    .await?;
+    tokio::time::timeout(
+        core.settings.handshake_timeout(),
+        exchange.read_proof(secret, stream, buf),
+    )
+    .await
+    .map_err(|_| InboundError::HandshakeTimeout)??;
     Ok(())
 }
 
@@ -455,7 +529,7 @@ fn handle(
                 core.receive_system_ack(association, peer.uid, a.ack);
             }
         }
-        Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) => {
+        Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) | Pdu::AuthProof(_) => {
             log_limited!(warn, peer = %peer.address, "handshake frame after the handshake; ignored");
         }
     }

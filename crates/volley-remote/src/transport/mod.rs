@@ -18,6 +18,7 @@
 //! | `remote_watch` | who watches whom across nodes; `Terminated` when a node is given up |
 //! | `delivery` | handing decoded messages to mailboxes in runs |
 //! | `handshake` | the handshake's frames |
+//! | `auth` | the handshake's challenge-response over the shared secret |
 //! | `ref_tables` | per-connection export/import tables for refs inside messages |
 //! | `reply_handles` | this node's asks waiting for a remote reply |
 //! | `remote_spawn` | the spawn protocol |
@@ -29,6 +30,7 @@
 //! `docs/architecture.md` follows one remote tell through these modules.
 
 mod association;
+mod auth;
 mod backoff;
 mod core;
 mod delivery;

@@ -84,17 +84,8 @@ impl RemotingCore {
         // Half the handshake time: the peer waits for this check before
         // its own handshake is answered.
         let within = self.settings.handshake_timeout() / 2;
-        let answered = tokio::time::timeout(
-            within,
-            handshake::connect(
-                claimed,
-                Lane::Control,
-                &self.address,
-                self.uid,
-                self.settings.auth_token.as_deref().map(str::as_bytes),
-            ),
-        )
-        .await;
+        let answered =
+            tokio::time::timeout(within, handshake::dial(self, claimed, Lane::Control)).await;
         match answered {
             Ok(Ok((_stream, accepted))) if accepted.peer_uid == uid => true,
             Ok(Ok((_, accepted))) => {

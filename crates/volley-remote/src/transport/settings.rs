@@ -72,9 +72,13 @@ pub struct RemoteSettings {
     pub max_frame_size: u32,
     /// Accept remote spawn requests. Default false.
     pub remote_spawn: bool,
-    /// Shared secret the connecting side presents in the handshake and the
-    /// accepting side checks (the accepting side presents none yet).
-    pub auth_token: Option<String>,
+    /// Shared secret of the nodes that may talk to this one. When set,
+    /// both sides of every connection prove they know it with a challenge
+    /// and response in the handshake (docs/wire-protocol.md §6.1); the
+    /// secret itself never crosses the wire. Nodes must all have it or all
+    /// not. The key `auth_token` is read as an alias. Default none.
+    #[serde(alias = "auth_token")]
+    pub secret: Option<String>,
     /// How long a handshake may take. Default 5000 ms.
     pub handshake_timeout_ms: u64,
     /// Pause before the first reconnect attempt; it doubles with every
@@ -114,7 +118,7 @@ impl Default for RemoteSettings {
             large_message_threshold: 64 * 1024,
             max_frame_size: LARGE_MAX_FRAME_LEN,
             remote_spawn: false,
-            auth_token: None,
+            secret: None,
             handshake_timeout_ms: 5000,
             reconnect_backoff_ms: 200,
             reconnect_backoff_max_ms: 5000,
@@ -203,6 +207,12 @@ impl RemoteSettings {
             return Err(RemoteSettingsError::OutOfRange {
                 key: "batching.max_pending_bytes",
                 reason: "must be at least 64 KiB",
+            });
+        }
+        if self.secret.as_deref() == Some("") {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "secret",
+                reason: "must not be empty (leave it out to turn authentication off)",
             });
         }
         if self.system_message_buffer_size == 0 {

@@ -42,7 +42,7 @@ pub enum ConnectBack {
     #[default]
     Any,
     /// Only nodes listed in `known_peers`, or that proved the shared secret
-    /// (`auth_token`). Others may still send here; their messages are
+    /// (`secret`). Others may still send here; their messages are
     /// delivered, but nothing goes back to them.
     Verified,
 }

@@ -348,13 +348,7 @@ async fn connect(
 ) -> Result<(Arc<TcpStream>, u64), String> {
     let connected = tokio::time::timeout(
         core.settings.handshake_timeout(),
-        super::handshake::connect(
-            &lane.remote,
-            lane.lane,
-            &core.address,
-            core.uid,
-            core.settings.auth_token.as_deref().map(str::as_bytes),
-        ),
+        super::handshake::dial(core, &lane.remote, lane.lane),
     )
     .await;
     match connected {

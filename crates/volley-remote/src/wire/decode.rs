@@ -3,7 +3,7 @@
 use super::address::{validate_host, validate_system, Address};
 use super::error::DecodeError;
 use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
-use super::handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
+use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus};
 use super::pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
     ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
@@ -197,7 +197,7 @@ fn decode_pdu<'a>(
             uid: r.u64("uid")?,
             from: r.address("from")?,
             to: r.address("to")?,
-            auth_token: r.opt_bytes16("auth_token")?,
+            auth: r.opt_bytes16("auth")?,
         })),
         PduKind::HandshakeResponse => {
             let version = r.u8("version")?;
@@ -208,7 +208,7 @@ fn decode_pdu<'a>(
                 status,
                 uid: r.u64("uid")?,
                 from: r.address("from")?,
-                auth_token: r.opt_bytes16("auth_token")?,
+                auth: r.opt_bytes16("auth")?,
                 reason: r.str16("reason")?,
             }))
         }
@@ -270,6 +270,9 @@ fn decode_pdu<'a>(
             })
         }
         PduKind::SystemAck => Pdu::SystemAck(SystemAck { ack: r.u64("ack")? }),
+        PduKind::AuthProof => Pdu::AuthProof(AuthProof {
+            mac: r.take("mac")?,
+        }),
         PduKind::SpawnRequest => Pdu::SpawnRequest(SpawnRequest {
             request_id: r.u64("request_id")?,
             serializer: SerializerId(r.u16("serializer")?),

@@ -293,16 +293,17 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
             buf.put_u64_le(h.uid);
             put_address(buf, &h.from)?;
             put_address(buf, &h.to)?;
-            put_opt_bytes16(buf, "auth_token", h.auth_token)?;
+            put_opt_bytes16(buf, "auth", h.auth)?;
         }
         Pdu::HandshakeResponse(h) => {
             buf.put_u8(h.version);
             buf.put_u8(h.status as u8);
             buf.put_u64_le(h.uid);
             put_address(buf, &h.from)?;
-            put_opt_bytes16(buf, "auth_token", h.auth_token)?;
+            put_opt_bytes16(buf, "auth", h.auth)?;
             put_str16(buf, "reason", h.reason)?;
         }
+        Pdu::AuthProof(p) => buf.put_slice(&p.mac),
         Pdu::Disassociate(d) => {
             buf.put_u8(d.reason.to_u8());
             put_str16(buf, "text", d.text)?;

@@ -150,6 +150,8 @@ pub enum PduKind {
     HeartbeatAck = 0x04,
     /// [`super::Disassociate`].
     Disassociate = 0x05,
+    /// [`super::AuthProof`].
+    AuthProof = 0x06,
     /// [`super::UserMessage`].
     UserMessage = 0x10,
     /// [`super::RefDeclaration`].
@@ -170,12 +172,13 @@ pub enum PduKind {
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 13] = [
+    pub const ALL: [PduKind; 14] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
         PduKind::HeartbeatAck,
         PduKind::Disassociate,
+        PduKind::AuthProof,
         PduKind::UserMessage,
         PduKind::RefDeclaration,
         PduKind::ReplyHandleDeclaration,
@@ -194,6 +197,7 @@ impl PduKind {
             0x03 => PduKind::Heartbeat,
             0x04 => PduKind::HeartbeatAck,
             0x05 => PduKind::Disassociate,
+            0x06 => PduKind::AuthProof,
             0x10 => PduKind::UserMessage,
             0x11 => PduKind::RefDeclaration,
             0x12 => PduKind::ReplyHandleDeclaration,

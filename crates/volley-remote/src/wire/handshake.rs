@@ -21,8 +21,10 @@ pub struct HandshakeRequest<'a> {
     /// rejects the handshake if it is not its own, which catches stale DNS,
     /// port reuse and misrouted connections.
     pub to: Address,
-    /// Opaque credential checked by the acceptor, if configured.
-    pub auth_token: Option<&'a [u8]>,
+    /// Authentication: the initiator's challenge, [`AUTH_NONCE_LEN`] random
+    /// bytes, when it has a shared secret; absent otherwise
+    /// (docs/wire-protocol.md §6.1). Never the secret itself.
+    pub auth: Option<&'a [u8]>,
 }
 
 /// The acceptor's answer to a [`HandshakeRequest`].
@@ -36,12 +38,26 @@ pub struct HandshakeResponse<'a> {
     pub from: Address,
     /// The acceptor's incarnation uid.
     pub uid: u64,
-    /// Opaque credential of the acceptor, for an initiator that wants to
-    /// check it. volley's transport always sends `None` here and checks
-    /// only the initiator's token (docs/wire-protocol.md §13).
-    pub auth_token: Option<&'a [u8]>,
+    /// Authentication, when the request carried a challenge and the
+    /// handshake is accepted: the acceptor's own challenge
+    /// ([`AUTH_NONCE_LEN`] bytes) followed by its proof ([`AUTH_MAC_LEN`]
+    /// bytes) of the shared secret (docs/wire-protocol.md §6.1).
+    pub auth: Option<&'a [u8]>,
     /// Human-readable explanation (empty when accepted).
     pub reason: &'a str,
+}
+
+/// Length of a challenge (a nonce) in the authentication exchange.
+pub const AUTH_NONCE_LEN: usize = 32;
+/// Length of a proof (HMAC-SHA256) in the authentication exchange.
+pub const AUTH_MAC_LEN: usize = 32;
+
+/// The initiator's proof of the shared secret: the first frame after an
+/// accepted handshake that carried challenges (docs/wire-protocol.md §6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthProof {
+    /// HMAC-SHA256 over the handshake's transcript.
+    pub mac: [u8; AUTH_MAC_LEN],
 }
 
 /// Outcome of a handshake. Every status other than `Accepted` is followed by

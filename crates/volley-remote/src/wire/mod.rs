@@ -21,7 +21,9 @@ pub use frame::{
     Lane, PduKind, Preamble, FRAME_HEADER_LEN, HEARTBEAT_ACK_FRAME, HEARTBEAT_FRAME,
     LARGE_MAX_FRAME_LEN, MAGIC, MAX_STR_LEN, PREAMBLE_LEN, PROTOCOL_VERSION, SMALL_MAX_FRAME_LEN,
 };
-pub use handshake::{HandshakeRequest, HandshakeResponse, HandshakeStatus};
+pub use handshake::{
+    AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus, AUTH_MAC_LEN, AUTH_NONCE_LEN,
+};
 pub use pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
     ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,

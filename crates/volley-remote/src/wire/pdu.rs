@@ -8,7 +8,7 @@
 use std::num::NonZeroU32;
 
 use super::frame::PduKind;
-use super::handshake::{HandshakeRequest, HandshakeResponse};
+use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse};
 use crate::serialization::SerializerId;
 
 /// A compressed actor reference: an index into the per-lane table the
@@ -234,6 +234,8 @@ pub enum Pdu<'a> {
     HeartbeatAck,
     /// See [`Disassociate`].
     Disassociate(Disassociate<'a>),
+    /// See [`AuthProof`].
+    AuthProof(AuthProof),
     /// See [`UserMessage`].
     UserMessage(UserMessage<'a>),
     /// See [`RefDeclaration`].
@@ -261,6 +263,7 @@ impl Pdu<'_> {
             Pdu::Heartbeat => PduKind::Heartbeat,
             Pdu::HeartbeatAck => PduKind::HeartbeatAck,
             Pdu::Disassociate(_) => PduKind::Disassociate,
+            Pdu::AuthProof(_) => PduKind::AuthProof,
             Pdu::UserMessage(_) => PduKind::UserMessage,
             Pdu::RefDeclaration(_) => PduKind::RefDeclaration,
             Pdu::ReplyHandleDeclaration(_) => PduKind::ReplyHandleDeclaration,

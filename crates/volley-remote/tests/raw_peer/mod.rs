@@ -46,7 +46,7 @@ pub fn handshake_bytes(to: &Address, me: &Address, uid: u64, lane: Lane) -> Byte
                 from: me.clone(),
                 uid,
                 to: to.clone(),
-                auth_token: None,
+                auth: None,
             })),
             &mut out,
         )
@@ -114,7 +114,7 @@ pub async fn answer_handshake(s: &mut TcpStream, me: &Address) -> (Lane, BytesMu
         status: HandshakeStatus::Accepted,
         from: me.clone(),
         uid: 11,
-        auth_token: None,
+        auth: None,
         reason: "",
     };
     Encoder::for_lane(Lane::Control)
