@@ -290,7 +290,7 @@ async fn proofs_do_not_replay_and_nothing_passes_before_one() {
     let b = node("beta", with_secret(Some(SECRET))).await;
     let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<i64>();
     b.system
-        .spawn("sink", Props::new(move || Forward(tx.clone())))
+        .spawn("sink", Props::new(move || common::Relay(tx.clone())))
         .unwrap();
     let to = b.remoting.address().clone();
     let me: Address = "volley://alpha@127.0.0.1:9".parse().unwrap();
@@ -342,15 +342,4 @@ async fn proofs_do_not_replay_and_nothing_passes_before_one() {
         "an unauthenticated message was delivered"
     );
     b.system.terminate().await;
-}
-
-/// Passes what it gets to the test.
-struct Forward(tokio::sync::mpsc::UnboundedSender<i64>);
-
-impl volley::Actor for Forward {
-    type Msg = i64;
-    fn handle(&mut self, _: &mut volley::Context<Self>, n: i64) -> volley::HandleResult {
-        let _ = self.0.send(n);
-        Ok(())
-    }
 }

@@ -245,9 +245,7 @@ async fn a_failed_redeclaration_unbinds_the_id() {
     b.system
         .spawn(
             "echo",
-            volley::Props::new(move || Echo {
-                seen: probe.clone(),
-            }),
+            volley::Props::new(move || common::Relay(probe.clone())),
         )
         .unwrap();
     let addr = b.remoting.address().clone();
@@ -283,18 +281,6 @@ async fn a_failed_redeclaration_unbinds_the_id() {
         "the message for /user/nobody reached /user/echo"
     );
     b.system.terminate().await;
-}
-
-struct Echo {
-    seen: tokio::sync::mpsc::UnboundedSender<i64>,
-}
-
-impl volley::Actor for Echo {
-    type Msg = i64;
-    fn handle(&mut self, _: &mut volley::Context<Self>, n: i64) -> volley::HandleResult {
-        let _ = self.seen.send(n);
-        Ok(())
-    }
 }
 
 /// An `i64` (the registered sum type) to the raw peer's declared id `to`.

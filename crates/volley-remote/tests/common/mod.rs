@@ -152,3 +152,14 @@ pub fn record_events(node: &Node) -> Arc<Mutex<Vec<RemotingEvent>>> {
     node.system.event_stream().subscribe(recorder);
     events
 }
+
+/// Passes every number it gets to the test.
+pub struct Relay(pub tokio::sync::mpsc::UnboundedSender<i64>);
+
+impl Actor for Relay {
+    type Msg = i64;
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: i64) -> HandleResult {
+        let _ = self.0.send(n);
+        Ok(())
+    }
+}
