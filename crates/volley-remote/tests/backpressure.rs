@@ -105,7 +105,7 @@ async fn full_lane_to_a_stalled_peer(
     // since the kernel may take more once its buffers have grown, until
     // a refill finds the lane still full.
     let start = Instant::now();
-    loop {
+    'fill: loop {
         let mut taken = 0;
         loop {
             match x.try_tell(blob(&sink)) {
@@ -114,6 +114,10 @@ async fn full_lane_to_a_stalled_peer(
                     taken += 1;
                     tokio::task::yield_now().await
                 }
+                // A short failure detector may give the peer up while the
+                // lane fills on a loaded machine: the test goes on from
+                // there (a test that expects parking then fails).
+                Err(TellError::Terminated(_)) => break 'fill,
                 Err(e) => panic!("unexpected refusal: {e}"),
             }
             assert!(start.elapsed() < T, "the large lane never filled");

@@ -27,6 +27,7 @@ use super::reply_handles::{is_local_reply_handle, ReplyHandles};
 use super::route::RouteHint;
 use super::settings::RemoteSettings;
 use super::support::lock;
+use super::tls::TlsContext;
 use super::trust::Trust;
 use super::writer;
 use crate::wire::{Address, Disassociate, DisassociateReason, Lane, Pdu};
@@ -62,6 +63,8 @@ pub(crate) struct RemotingCore {
     pub(crate) trust: Trust,
     /// The shared secret every connection proves, if configured.
     pub(crate) secret: Option<Secret>,
+    /// TLS both ways, if configured.
+    pub(crate) tls: Option<TlsContext>,
     /// Checks of the addresses nodes that dial in claim.
     pub(crate) probes: Probes,
     shut_down: AtomicBool,
@@ -75,6 +78,7 @@ impl RemotingCore {
         settings: RemoteSettings,
         registry: Registry,
         address: Address,
+        tls: Option<TlsContext>,
     ) -> Arc<Self> {
         let authority = authority_of(&address).into_owned();
         let reachability = Reachability::new(&settings.failure_detector);
@@ -96,6 +100,7 @@ impl RemotingCore {
             dead_actors: DeadActors::default(),
             trust,
             secret,
+            tls,
             probes: Probes::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),

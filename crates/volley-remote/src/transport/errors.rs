@@ -21,6 +21,9 @@ pub enum StartError {
     /// The canonical address is invalid.
     #[error("invalid canonical address: {0}")]
     Address(#[from] crate::wire::AddressError),
+    /// The TLS certificates, key or trust roots cannot be used.
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
     /// The actor system is already terminated.
     #[error("the actor system has terminated")]
     SystemTerminated,

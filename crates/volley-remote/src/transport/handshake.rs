@@ -8,6 +8,7 @@ use tokio::net::TcpStream;
 
 use super::auth::{self, Mac, Nonce, Role, Secret, Transcript};
 use super::core::RemotingCore;
+use super::writer::TlsSession;
 use crate::wire::{
     Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, HandshakeRequest,
     HandshakeResponse, HandshakeStatus, Lane, Pdu, Preamble, AUTH_MAC_LEN, AUTH_NONCE_LEN,
@@ -71,24 +72,45 @@ async fn read_one<S: AsyncRead + Unpin, T>(
     }
 }
 
-/// Opens a TCP connection to `remote` and handshakes on it as the
-/// initiator of `lane` (`connect`).
+/// A connection this node opened and handshook.
+pub(crate) struct Dialed {
+    pub(crate) stream: TcpStream,
+    /// The TLS session to write through, when the transport runs TLS.
+    pub(crate) tls: Option<TlsSession>,
+    pub(crate) accepted: Accepted,
+}
+
+/// Opens a TCP connection to `remote`, with TLS if configured, and
+/// handshakes on it as the initiator of `lane` (`connect`).
 pub(crate) async fn dial(
     core: &RemotingCore,
     remote: &Address,
     lane: Lane,
-) -> Result<(TcpStream, Accepted), HandshakeError> {
+) -> Result<Dialed, HandshakeError> {
     let stream = TcpStream::connect((remote.host(), remote.port())).await?;
     stream.set_nodelay(true)?;
-    connect(
-        stream,
-        remote,
-        lane,
-        &core.address,
-        core.uid,
-        core.secret.as_ref(),
-    )
-    .await
+    let (local, uid, secret) = (&core.address, core.uid, core.secret.as_ref());
+    match &core.tls {
+        None => {
+            let (stream, accepted) = connect(stream, remote, lane, local, uid, secret).await?;
+            Ok(Dialed {
+                stream,
+                tls: None,
+                accepted,
+            })
+        }
+        Some(tls) => {
+            let name = super::tls::server_name(remote.host())?;
+            let sealed = tls.connector.connect(name, stream).await?;
+            let (sealed, accepted) = connect(sealed, remote, lane, local, uid, secret).await?;
+            let (stream, session) = sealed.into_inner();
+            Ok(Dialed {
+                stream,
+                tls: Some(session),
+                accepted,
+            })
+        }
+    }
 }
 
 /// What the initiator learns from an accepted response.
@@ -120,6 +142,7 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
     };
     encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)?;
     stream.write_all(&out).await?;
+    stream.flush().await?;
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
     let mut buf = BytesMut::with_capacity(1024);
     let answer = read_one(&mut stream, &mut buf, &decoder, |pdu| match pdu {
@@ -139,6 +162,9 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         out.clear();
         encode(&Pdu::AuthProof(AuthProof { mac: proof }), &mut out)?;
         stream.write_all(&out).await?;
+        // Nothing may stay in a TLS session's buffer: the session is
+        // taken apart next.
+        stream.flush().await?;
     }
     Ok((
         stream,
@@ -308,6 +334,7 @@ pub(crate) async fn respond<S: AsyncWrite + Unpin>(
     };
     if encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out).is_ok() {
         stream.write_all(&out).await?;
+        stream.flush().await?;
     }
     Ok(())
 }

@@ -7,18 +7,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
 use volley::remote::{RemoteRef, RemoteRoute};
 use volley::{ActorPath, DeadLetterReason};
 
+use super::admission::{admit, authenticate, check, dials_back, not_gone};
 use super::association::Association;
-use super::auth::Secret;
 use super::core::RemotingCore;
 use super::core::NOT_CONNECTED_BACK;
 use super::delivery::{Deliver, Run, TypeCache};
 use super::events::DisassociationReason;
-use super::handshake::{self, AcceptorAuth, HandshakeError, Request};
+use super::handshake::{self, HandshakeError};
 use super::inbound_guard::{log_limited, IdleWatch, InboundGuard};
 use super::limits::LimitError;
 use super::reachability::PeerDetector;
@@ -32,7 +33,7 @@ use super::support::lock;
 use super::system_messages::SystemMessageError;
 use crate::wire::{
     Address, DecodeError, Decoder, DecoderConfig, DisassociateReason, HandshakeStatus, Lane, Pdu,
-    Reply, AUTH_NONCE_LEN, PROTOCOL_VERSION,
+    Reply,
 };
 use std::sync::atomic::Ordering;
 
@@ -70,11 +71,13 @@ pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>)
 /// Why an inbound connection ended other than by the peer closing it
 /// between frames.
 #[derive(Debug, thiserror::Error)]
-enum InboundError {
+pub(super) enum InboundError {
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
     #[error("handshake timed out")]
     HandshakeTimeout,
+    #[error("TLS handshake failed: {0}")]
+    Tls(std::io::Error),
     #[error("bad handshake: {0}")]
     BadHandshake(#[from] HandshakeError),
     #[error("refused {from}: {reason}")]
@@ -91,8 +94,28 @@ enum InboundError {
     Limit(#[from] LimitError),
 }
 
-async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
+async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
     stream.set_nodelay(true)?;
+    let Some(tls) = &core.tls else {
+        return serve_on(stream, core).await;
+    };
+    // The TLS handshake comes first: a peer that does not speak TLS (a
+    // plaintext preamble) fails here, before anything of it is read.
+    let sealed = tokio::time::timeout(
+        core.settings.handshake_timeout(),
+        tls.acceptor.accept(stream),
+    )
+    .await
+    .map_err(|_| InboundError::HandshakeTimeout)?
+    .map_err(InboundError::Tls)?;
+    serve_on(sealed, core).await
+}
+
+/// The volley handshake and the read loop, on a plain or TLS stream.
+async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    core: &Arc<RemotingCore>,
+) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let request = tokio::time::timeout(
         core.settings.handshake_timeout(),
@@ -143,124 +166,8 @@ async fn serve(mut stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), In
     read_loop(stream, buf, core, request.lane, request.from, request.uid).await
 }
 
-/// Admits incarnation `r.uid` of the connecting node, unless it is gone,
-/// and makes sure this node talks back: the peer's failure detector needs
-/// this node's heartbeats, and its system messages need acks.
-fn admit(
-    core: &Arc<RemotingCore>,
-    r: &Request,
-    dial_back: bool,
-) -> Result<(), (HandshakeStatus, String)> {
-    if !dial_back {
-        // Its messages are delivered; nothing goes back to an address
-        // this node does not dial (`trust.rs`, `probe.rs`).
-        return Ok(());
-    }
-    let association = core.association(&r.from).map_err(|e| {
-        (
-            HandshakeStatus::Quarantined,
-            format!("not associating: {e}"),
-        )
-    })?;
-    core.handshake_seen(association, r.uid, r.lane)
-        .map_err(|refusal| {
-            log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
-            (HandshakeStatus::Quarantined, refusal.to_string())
-        })
-}
-
-/// Whether this node talks back to the node that sent `r`: one it has an
-/// association with already; else one the trust rules let it dial back,
-/// if verified or if its claimed address answers as that incarnation.
-async fn dials_back(core: &RemotingCore, r: &Request) -> bool {
-    if core.associations.find(&r.from).is_some() {
-        return true;
-    }
-    if r.from == core.address || !core.trust.connects_back_to(&r.from) {
-        return false;
-    }
-    core.trust.is_verified(&r.from) || core.confirm_claim(&r.from, r.uid).await
-}
-
-fn check(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {
-    if r.version != PROTOCOL_VERSION {
-        return Err((
-            HandshakeStatus::IncompatibleVersion,
-            format!("protocol version {} is not {}", r.version, PROTOCOL_VERSION),
-        ));
-    }
-    if r.to != core.address {
-        return Err((
-            HandshakeStatus::WrongAddress,
-            format!("this node is {}, not {}", core.address, r.to),
-        ));
-    }
-    match (&core.secret, &r.challenge) {
-        (Some(_), Some(c)) if c.len() == AUTH_NONCE_LEN => Ok(()),
-        (Some(_), Some(_)) => Err((
-            HandshakeStatus::Unauthorized,
-            format!("the challenge must be {AUTH_NONCE_LEN} bytes"),
-        )),
-        (Some(_), None) => Err((
-            HandshakeStatus::Unauthorized,
-            "this node requires the shared secret (remote.secret); the peer sent no challenge"
-                .into(),
-        )),
-        (None, Some(_)) => Err((
-            HandshakeStatus::Unauthorized,
-            "this node has no shared secret (remote.secret) configured; the peer has one".into(),
-        )),
-        (None, None) => Ok(()),
-    }
-}
-
-/// Refuses an incarnation of the peer that is known to be gone, without
-/// changing anything (`handshake_seen` records a new one later).
-fn not_gone(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {
-    let Some(association) = core.associations.find(&r.from) else {
-        return Ok(());
-    };
-    let control = lock(&association.control);
-    if control.dead.contains(&r.uid) {
-        return Err((
-            HandshakeStatus::Quarantined,
-            format!("incarnation {} of {} is gone", r.uid, r.from),
-        ));
-    }
-    Ok(())
-}
-
-/// The acceptor's side of the challenge-response: answers with its own
-/// challenge and proof, then waits (within the handshake timeout) for the
-/// initiator's proof, the first frame after the response.
-async fn authenticate(
-    core: &RemotingCore,
-    secret: &Secret,
-    r: &Request,
-    stream: &mut TcpStream,
-    buf: &mut BytesMut,
-) -> Result<(), InboundError> {
-    let exchange = AcceptorAuth::new(secret, r, &core.address, core.uid)?;
-    handshake::respond(
-        stream,
-        HandshakeStatus::Accepted,
-        &core.address,
-        core.uid,
-        "",
-        Some(&exchange.response),
-    )
-    .await?;
-    tokio::time::timeout(
-        core.settings.handshake_timeout(),
-        exchange.read_proof(secret, stream, buf),
-    )
-    .await
-    .map_err(|_| InboundError::HandshakeTimeout)??;
-    Ok(())
-}
-
 async fn read_loop(
-    mut stream: TcpStream,
+    mut stream: impl AsyncRead + Unpin,
     mut buf: BytesMut,
     core: &Arc<RemotingCore>,
     lane: Lane,

@@ -9,6 +9,7 @@
 //! | `lane` | an outbound lane: the coalescing buffer senders encode into; `lane::token`, the write token (model-checked with loom) |
 //! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
 //! | `backoff` | when a lane reconnects after a failure, and how loudly it says so |
+//! | `admission` | the checks of an inbound handshake; who is associated and dialed back |
 //! | `inbound` | the listener, the handshake's accepting side, the read loop |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `heartbeat` | the heartbeats every association sends on its control lane |
@@ -24,11 +25,13 @@
 //! | `remote_spawn` | the spawn protocol |
 //! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
 //! | `probe` | checking the address a node that dials in claims before dialing it back |
+//! | `tls` | `[remote.tls]`: certificates, keys, and rustls' configuration both ways |
 //! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
+mod admission;
 mod association;
 mod auth;
 mod backoff;
@@ -57,6 +60,7 @@ mod route;
 mod settings;
 mod support;
 mod system_messages;
+mod tls;
 mod trust;
 mod writer;
 
@@ -69,4 +73,5 @@ pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,
 };
+pub use tls::{TlsError, TlsSettings};
 pub use trust::{ConnectBack, TrustSettings};

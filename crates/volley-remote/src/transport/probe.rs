@@ -87,13 +87,13 @@ impl RemotingCore {
         let answered =
             tokio::time::timeout(within, handshake::dial(self, claimed, Lane::Control)).await;
         match answered {
-            Ok(Ok((_stream, accepted))) if accepted.peer_uid == uid => true,
-            Ok(Ok((_, accepted))) => {
+            Ok(Ok(dialed)) if dialed.accepted.peer_uid == uid => true,
+            Ok(Ok(dialed)) => {
                 self.trust.log_refused(
                     claimed,
                     &format!(
                         "not dialing back: the node at the address a peer claimed is incarnation {}, not {uid}",
-                        accepted.peer_uid
+                        dialed.accepted.peer_uid
                     ),
                 );
                 false

@@ -11,6 +11,7 @@ use super::core::{address_of, RemotingCore};
 use super::errors::{RemoteSpawnError, ResolveError, StartError};
 use super::registry::Registry;
 use super::settings::RemoteSettings;
+use super::tls::TlsContext;
 use super::{inbound, reachability, ref_tables, remote_spawn};
 use crate::wire::Address;
 
@@ -61,7 +62,8 @@ impl Remoting {
             .unwrap_or_else(|| settings.bind_host.clone());
         let port = settings.canonical_port.unwrap_or(bound.port());
         let address = Address::new(system.name(), host, port)?;
-        let core = RemotingCore::new(system, settings, registry, address);
+        let tls = TlsContext::from_settings(&settings.tls)?;
+        let core = RemotingCore::new(system, settings, registry, address, tls);
         let task = system
             .runtime_handle()
             .spawn(inbound::run_listener(listener, core.clone()));

@@ -105,6 +105,8 @@ pub struct RemoteSettings {
     /// What peers may make this node do (`[remote.trust]`): dialing back,
     /// refs on third nodes, untrusted mode.
     pub trust: super::trust::TrustSettings,
+    /// TLS on every connection (`[remote.tls]`).
+    pub tls: super::tls::TlsSettings,
 }
 
 impl Default for RemoteSettings {
@@ -128,6 +130,7 @@ impl Default for RemoteSettings {
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
             limits: LimitSettings::default(),
             trust: super::trust::TrustSettings::default(),
+            tls: super::tls::TlsSettings::default(),
         }
     }
 }
@@ -230,6 +233,7 @@ impl RemoteSettings {
         self.limits
             .validate(self.failure_detector.heartbeat_interval_ms)?;
         self.trust.validate()?;
+        self.tls.validate()?;
         self.failure_detector.validate()
     }
 

@@ -46,91 +46,8 @@ use crate::wire::{Disassociate, DisassociateReason, Encoder, HandshakeStatus, La
 /// the writer task, so a flush cannot keep a dispatcher thread forever.
 const FLUSH_ROUNDS: usize = 4;
 
-/// An established outbound connection and the bytes being written to it.
-pub(crate) struct Connection {
-    /// Shared with the writer task, which watches it for the peer's close
-    /// while the connection is idle.
-    stream: Arc<TcpStream>,
-    out: BytesMut,
-    written: usize,
-    /// End of the chunk being written: chunks are whole frames, at most
-    /// `max_frames` of them (one without batching).
-    chunk_end: usize,
-    failed: Option<io::Error>,
-}
-
-impl Connection {
-    fn new(stream: Arc<TcpStream>) -> Self {
-        Connection {
-            stream,
-            out: BytesMut::with_capacity(64 * 1024),
-            written: 0,
-            chunk_end: 0,
-            failed: None,
-        }
-    }
-
-    /// Swaps the lane's queued bytes in; the previous (fully written)
-    /// buffer becomes the lane's next buffer, so nothing is reallocated.
-    pub(crate) fn take_from(&mut self, queued: &mut BytesMut) {
-        debug_assert!(self.written == self.out.len());
-        self.out.clear();
-        std::mem::swap(&mut self.out, queued);
-        self.written = 0;
-        self.chunk_end = 0;
-    }
-
-    /// Writes without waiting: `Ok(true)` when everything is written,
-    /// `Ok(false)` when the socket is full.
-    fn try_write_all(&mut self, max_frames: usize) -> io::Result<bool> {
-        while self.written < self.out.len() {
-            if self.written == self.chunk_end {
-                self.chunk_end = chunk_end(&self.out, self.written, max_frames);
-            }
-            match self
-                .stream
-                .try_write(&self.out[self.written..self.chunk_end])
-            {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(true)
-    }
-
-    async fn write_all(&mut self, max_frames: usize) -> io::Result<()> {
-        while !self.try_write_all(max_frames)? {
-            self.stream.writable().await?;
-        }
-        Ok(())
-    }
-
-    /// The messages this connection took but did not completely write.
-    fn unwritten_messages(&self) -> usize {
-        messages_from(&self.out, self.written)
-    }
-}
-
-impl LaneConnection for Connection {
-    #[inline]
-    fn take_from(&mut self, queued: &mut BytesMut) {
-        Connection::take_from(self, queued);
-    }
-
-    #[inline]
-    fn try_write_all(&mut self, max_frames: usize) -> io::Result<bool> {
-        Connection::try_write_all(self, max_frames)
-    }
-
-    fn fail(&mut self, error: io::Error) {
-        self.failed = Some(error);
-    }
-}
-
 /// The end of at most `max_frames` whole frames starting at `start`.
-fn chunk_end(bytes: &[u8], start: usize, max_frames: usize) -> usize {
+pub(super) fn chunk_end(bytes: &[u8], start: usize, max_frames: usize) -> usize {
     let mut end = start;
     let mut frames = 0;
     while end + 4 <= bytes.len() && frames < max_frames {
@@ -223,17 +140,20 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             return;
         }
         let connected = match connect(&lane, &core).await {
-            Ok((stream, peer_uid)) => match admit(&lane, &core, peer_uid) {
-                Ok(()) => Ok(stream),
-                Err(refusal) => {
-                    refuse(&stream, &refusal).await;
-                    Err(format!("not associating: {refusal}"))
+            Ok((stream, tls, peer_uid)) => {
+                let conn = Connection::new(stream.clone(), tls);
+                match admit(&lane, &core, peer_uid) {
+                    Ok(()) => Ok((stream, conn)),
+                    Err(refusal) => {
+                        refuse(conn, &refusal).await;
+                        Err(format!("not associating: {refusal}"))
+                    }
                 }
-            },
+            }
             Err(why) => Err(why),
         };
-        let stream = match connected {
-            Ok(stream) => stream,
+        let (stream, mut conn) = match connected {
+            Ok(connected) => connected,
             Err(why) => {
                 let pause = backoff.failed();
                 report(
@@ -247,7 +167,6 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         };
         backoff.connected();
         lane.set_connected(true);
-        let mut conn = Connection::new(stream.clone());
         lane.redeclare(&core, &mut conn.out);
         if lane.lane == Lane::Control {
             if let Ok(association) = core.association(&lane.remote) {
@@ -306,37 +225,23 @@ fn admit(lane: &OutboundLane, core: &RemotingCore, peer_uid: u64) -> Result<(), 
 
 /// Tells a refused incarnation why before closing (it may not know it is
 /// quarantined); best effort, bounded in time.
-async fn refuse(stream: &TcpStream, refusal: &Refusal) {
+async fn refuse(mut conn: Connection, refusal: &Refusal) {
     let reason = match refusal {
         Refusal::Quarantined(_) => DisassociateReason::Quarantined,
         Refusal::Gone(_) => DisassociateReason::HandshakeFailed,
     };
     let text = refusal.to_string();
+    let goodbye = Pdu::Disassociate(Disassociate {
+        reason,
+        text: &text,
+    });
     let mut out = BytesMut::new();
     if Encoder::for_lane(Lane::Control)
-        .encode(
-            &Pdu::Disassociate(Disassociate {
-                reason,
-                text: &text,
-            }),
-            &mut out,
-        )
+        .encode(&goodbye, &mut out)
         .is_ok()
     {
-        let _ = tokio::time::timeout(Duration::from_millis(100), async {
-            let mut written = 0;
-            while written < out.len() {
-                if stream.writable().await.is_err() {
-                    return;
-                }
-                match stream.try_write(&out[written..]) {
-                    Ok(n) => written += n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(_) => return,
-                }
-            }
-        })
-        .await;
+        conn.take_from(&mut out);
+        let _ = tokio::time::timeout(Duration::from_millis(100), conn.write_all(usize::MAX)).await;
     }
 }
 
@@ -345,16 +250,17 @@ async fn refuse(stream: &TcpStream, refusal: &Refusal) {
 async fn connect(
     lane: &OutboundLane,
     core: &RemotingCore,
-) -> Result<(Arc<TcpStream>, u64), String> {
+) -> Result<(Arc<TcpStream>, Option<TlsSession>, u64), String> {
     let connected = tokio::time::timeout(
         core.settings.handshake_timeout(),
         super::handshake::dial(core, &lane.remote, lane.lane),
     )
     .await;
     match connected {
-        Ok(Ok((stream, accepted))) => {
-            tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid = accepted.peer_uid, "connected");
-            Ok((Arc::new(stream), accepted.peer_uid))
+        Ok(Ok(dialed)) => {
+            let peer_uid = dialed.accepted.peer_uid;
+            tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid, "connected");
+            Ok((Arc::new(dialed.stream), dialed.tls, peer_uid))
         }
         Ok(Err(HandshakeError::Refused {
             status: HandshakeStatus::Quarantined,
@@ -504,5 +410,8 @@ async fn closed_by_peer(stream: &TcpStream) {
     }
 }
 
+mod connection;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use connection::{Connection, TlsSession};

@@ -75,7 +75,7 @@ async fn a_full_socket_is_resumed_where_it_stopped() {
         let addr = listener.local_addr().unwrap();
         let (client, server) = tokio::join!(TcpStream::connect(addr), listener.accept());
         let (mut server, _) = server.unwrap();
-        let mut conn = Connection::new(Arc::new(client.unwrap()));
+        let mut conn = Connection::new(Arc::new(client.unwrap()), None);
         let mut queued = frames(200_000, 60);
         let expected = queued.clone();
         conn.take_from(&mut queued);
