@@ -118,7 +118,6 @@ async fn full_lane_to_a_stalled_peer(
                 // lane fills on a loaded machine: the test goes on from
                 // there (a test that expects parking then fails).
                 Err(TellError::Terminated(_)) => break 'fill,
-                Err(e) => panic!("unexpected refusal: {e}"),
             }
             assert!(start.elapsed() < T, "the large lane never filled");
         }

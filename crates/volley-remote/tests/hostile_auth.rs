@@ -8,12 +8,12 @@ mod raw_peer;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use common::{node, remote_ref, spawn_calculator, Calc, Node, SUM_ID, T};
+use common::{node, remote_ref, spawn_calculator, Node, SUM_ID, T};
 use raw_peer::connect;
 use ring::hmac;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use volley::{ActorRef, Props};
+use volley::Props;
 use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley_remote::wire::{
     Address, AuthProof, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeResponse,
@@ -31,26 +31,24 @@ fn with_secret(secret: Option<&str>) -> RemoteSettings {
     }
 }
 
-async fn sum(calc: &ActorRef<Calc>, within: Duration) -> Result<i64, volley::AskError> {
-    calc.ask(
-        |reply_to| Calc::Add {
-            a: 40,
-            b: 2,
-            reply_to,
-        },
-        within,
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_with_the_same_secret_talk_both_ways() {
     let a = node("alpha", with_secret(Some(SECRET))).await;
     let b = node("beta", with_secret(Some(SECRET))).await;
     spawn_calculator(&a, "calc");
     spawn_calculator(&b, "calc");
-    assert_eq!(sum(&remote_ref(&a, &b, "calc"), T).await.unwrap(), 42);
-    assert_eq!(sum(&remote_ref(&b, &a, "calc"), T).await.unwrap(), 42);
+    assert_eq!(
+        common::ask_sum(&remote_ref(&a, &b, "calc"), T)
+            .await
+            .unwrap(),
+        42
+    );
+    assert_eq!(
+        common::ask_sum(&remote_ref(&b, &a, "calc"), T)
+            .await
+            .unwrap(),
+        42
+    );
     a.system.terminate().await;
     b.system.terminate().await;
 }
@@ -63,7 +61,7 @@ async fn a_wrong_or_missing_secret_gets_nothing_through() {
     for settings in [with_secret(Some("another secret")), with_secret(None)] {
         let a = node("alpha", settings).await;
         let calc = remote_ref(&a, &b, "calc");
-        let answer = sum(&calc, Duration::from_millis(800)).await;
+        let answer = common::ask_sum(&calc, Duration::from_millis(800)).await;
         assert!(
             matches!(answer, Err(volley::AskError::Timeout { .. })),
             "{answer:?}"
@@ -74,7 +72,7 @@ async fn a_wrong_or_missing_secret_gets_nothing_through() {
     let open = node("gamma", with_secret(None)).await;
     spawn_calculator(&open, "calc");
     let a = node("alpha", with_secret(Some(SECRET))).await;
-    let answer = sum(&remote_ref(&a, &open, "calc"), Duration::from_millis(800)).await;
+    let answer = common::ask_sum(&remote_ref(&a, &open, "calc"), Duration::from_millis(800)).await;
     assert!(
         matches!(answer, Err(volley::AskError::Timeout { .. })),
         "{answer:?}"

@@ -82,18 +82,6 @@ async fn tls_node(name: &str, tls: TlsSettings) -> Node {
     .await
 }
 
-async fn ask(calc: &volley::ActorRef<Calc>, within: Duration) -> Result<i64, volley::AskError> {
-    calc.ask(
-        |reply_to| Calc::Add {
-            a: 40,
-            b: 2,
-            reply_to,
-        },
-        within,
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_nodes_talk_both_ways_on_every_lane() {
     let pki = Pki::new("talk");
@@ -102,8 +90,13 @@ async fn tls_nodes_talk_both_ways_on_every_lane() {
     spawn_calculator(&a, "calc");
     spawn_calculator(&b, "calc");
     let to_b = remote_ref(&a, &b, "calc");
-    assert_eq!(ask(&to_b, T).await.unwrap(), 42);
-    assert_eq!(ask(&remote_ref(&b, &a, "calc"), T).await.unwrap(), 42);
+    assert_eq!(common::ask_sum(&to_b, T).await.unwrap(), 42);
+    assert_eq!(
+        common::ask_sum(&remote_ref(&b, &a, "calc"), T)
+            .await
+            .unwrap(),
+        42
+    );
     // Large enough for the large lane.
     let len = to_b
         .ask(|reply_to| Calc::Blob(vec![7; 300 * 1024], reply_to), T)
@@ -160,7 +153,7 @@ async fn mutual_tls_refuses_a_peer_without_a_valid_client_certificate() {
     let mut stranger = other.node("alpha", false);
     stranger.ca_file = Some(pki.dir.join("ca.pem"));
     let a = tls_node("alpha", stranger).await;
-    let answer = ask(&remote_ref(&a, &b, "calc"), Duration::from_millis(800)).await;
+    let answer = common::ask_sum(&remote_ref(&a, &b, "calc"), Duration::from_millis(800)).await;
     assert!(
         matches!(answer, Err(volley::AskError::Timeout { .. })),
         "{answer:?}"

@@ -163,3 +163,16 @@ impl Actor for Relay {
         Ok(())
     }
 }
+
+/// Asks `calc` for 40 + 2 within `within`.
+pub async fn ask_sum(calc: &ActorRef<Calc>, within: Duration) -> Result<i64, volley::AskError> {
+    calc.ask(
+        |reply_to| Calc::Add {
+            a: 40,
+            b: 2,
+            reply_to,
+        },
+        within,
+    )
+    .await
+}
