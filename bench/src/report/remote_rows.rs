@@ -12,6 +12,9 @@ use super::{col, Column, Fmt, Metrics};
 pub struct Setup {
     pub processes: u64,
     pub threads: String,
+    /// The nodes ran TLS (`[remote.tls]`, mutual, ECDSA P-256 certificates).
+    #[serde(default)]
+    pub tls: bool,
 }
 
 /// `remote-pingpong`: one client count.
@@ -221,6 +224,7 @@ mod tests {
         Setup {
             processes: 1,
             threads: "2d+1io".into(),
+            tls: false,
         }
     }
 
@@ -238,7 +242,7 @@ mod tests {
         };
         assert_eq!(
             line("volley (batched)", volley.clone()),
-            r#"{"system":"volley (batched)","clients":1,"total":2000,"elapsed_ns":5184087,"msgs_per_sec":385795.99455024576,"repeat":1000,"inflight":50,"batching":true,"processes":1,"threads":"2d+1io"}"#
+            r#"{"system":"volley (batched)","clients":1,"total":2000,"elapsed_ns":5184087,"msgs_per_sec":385795.99455024576,"repeat":1000,"inflight":50,"batching":true,"processes":1,"threads":"2d+1io","tls":false}"#
         );
         columns_name_fields(vec![volley]);
     }
@@ -254,7 +258,7 @@ mod tests {
         };
         assert_eq!(
             line("volley", tell.clone()),
-            r#"{"system":"volley","sender":"1 task","messages":20000,"elapsed_ns":29486237,"msgs_per_sec":678282.549244924,"processes":1,"threads":"2d+1io"}"#
+            r#"{"system":"volley","sender":"1 task","messages":20000,"elapsed_ns":29486237,"msgs_per_sec":678282.549244924,"processes":1,"threads":"2d+1io","tls":false}"#
         );
         columns_name_fields(vec![tell]);
         let ask = RemoteAskRow {
@@ -267,7 +271,7 @@ mod tests {
         };
         assert_eq!(
             line("volley", ask.clone()),
-            r#"{"system":"volley","mode":"ask() tasks","inflight":100,"requests":5000,"elapsed_ns":69775585,"msgs_per_sec":71658.30282899097,"processes":1,"threads":"2d+1io"}"#
+            r#"{"system":"volley","mode":"ask() tasks","inflight":100,"requests":5000,"elapsed_ns":69775585,"msgs_per_sec":71658.30282899097,"processes":1,"threads":"2d+1io","tls":false}"#
         );
         columns_name_fields(vec![ask]);
     }
@@ -302,7 +306,7 @@ mod tests {
         };
         assert_eq!(
             line("volley", RemoteLatencyRow::Latency(closed.clone())),
-            r#"{"system":"volley","mode":"1 in flight","offered_per_sec":null,"requests":2000,"p50_ns":119423,"p99_ns":185471,"p999_ns":202111,"max_ns":220159,"achieved_per_sec":8155.077475193235,"processes":1,"threads":"2d+1io"}"#
+            r#"{"system":"volley","mode":"1 in flight","offered_per_sec":null,"requests":2000,"p50_ns":119423,"p99_ns":185471,"p999_ns":202111,"max_ns":220159,"achieved_per_sec":8155.077475193235,"processes":1,"threads":"2d+1io","tls":false}"#
         );
         let pacer = Some(PacerLateness {
             pacer_late_p50_ns: 18911,
@@ -317,7 +321,7 @@ mod tests {
         };
         assert_eq!(
             line("volley", RemoteLatencyRow::Latency(open.clone())),
-            r#"{"system":"volley","mode":"1 in flight","offered_per_sec":10000,"requests":2000,"p50_ns":119423,"p99_ns":185471,"p999_ns":202111,"max_ns":220159,"achieved_per_sec":10000.0,"processes":1,"threads":"2d+1io","pacer_late_p50_ns":18911,"pacer_late_p99_ns":3647487,"pacer_late_max_ns":7839743}"#
+            r#"{"system":"volley","mode":"1 in flight","offered_per_sec":10000,"requests":2000,"p50_ns":119423,"p99_ns":185471,"p999_ns":202111,"max_ns":220159,"achieved_per_sec":10000.0,"processes":1,"threads":"2d+1io","tls":false,"pacer_late_p50_ns":18911,"pacer_late_p99_ns":3647487,"pacer_late_max_ns":7839743}"#
         );
         let raw_open = LatencyRow {
             setup: None,

@@ -14,6 +14,7 @@ pub mod remote_common;
 pub mod remote_latency;
 pub mod remote_pingpong;
 pub mod remote_tell;
+pub mod remote_tls;
 pub mod router;
 pub mod spawn;
 

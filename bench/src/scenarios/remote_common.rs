@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use volley::{Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, Settings};
 use volley_remote::transport::BatchingSettings;
+use volley_remote::transport::TlsSettings;
 use volley_remote::wire::Address;
 use volley_remote::{Registry, RemoteSettings, Remoting};
 
@@ -144,6 +145,7 @@ impl Layout {
         Setup {
             processes: if two_processes { 2 } else { 1 },
             threads: self.describe(),
+            tls: false,
         }
     }
 }
@@ -207,14 +209,31 @@ pub struct Nodes {
 }
 
 impl Nodes {
-    /// Starts A here and B here or in a child process.
-    pub fn start(
+    /// Starts A here and B here or in a child process, with TLS on both
+    /// when `tls` is given (in one process only: the child server takes no
+    /// certificates).
+    pub fn start_with(
         rt: &tokio::runtime::Runtime,
         layout: Layout,
         batching: bool,
         two_processes: bool,
+        tls: Option<&TlsSettings>,
     ) -> crate::Result<Nodes> {
-        let a = start_node(rt, "bench-a", layout, remote_settings(batching, false))?;
+        if tls.is_some() && two_processes {
+            return Err("TLS rows run in one process only".into());
+        }
+        let with_tls = |mut settings: RemoteSettings| {
+            if let Some(tls) = tls {
+                settings.tls = tls.clone();
+            }
+            settings
+        };
+        let a = start_node(
+            rt,
+            "bench-a",
+            layout,
+            with_tls(remote_settings(batching, false)),
+        )?;
         let (b_address, server) = if two_processes {
             let (address, child, drain) = spawn_server(layout, batching)?;
             (
@@ -225,7 +244,12 @@ impl Nodes {
                 },
             )
         } else {
-            let b = start_node(rt, "bench-b", layout, remote_settings(batching, true))?;
+            let b = start_node(
+                rt,
+                "bench-b",
+                layout,
+                with_tls(remote_settings(batching, true)),
+            )?;
             (b.remoting.address().clone(), Server::InProcess(b))
         };
         Ok(Nodes {
@@ -244,7 +268,19 @@ impl Nodes {
         two_processes: bool,
         f: impl FnOnce(&Nodes) -> crate::Result<T>,
     ) -> crate::Result<T> {
-        let nodes = Nodes::start(rt, layout, batching, two_processes)?;
+        Nodes::run_with(rt, layout, batching, two_processes, None, f)
+    }
+
+    /// `run`, with TLS when `tls` is given.
+    pub fn run_with<T>(
+        rt: &tokio::runtime::Runtime,
+        layout: Layout,
+        batching: bool,
+        two_processes: bool,
+        tls: Option<&TlsSettings>,
+        f: impl FnOnce(&Nodes) -> crate::Result<T>,
+    ) -> crate::Result<T> {
+        let nodes = Nodes::start_with(rt, layout, batching, two_processes, tls)?;
         let result = f(&nodes);
         nodes.stop(rt);
         result

@@ -16,6 +16,7 @@ use volley::{Actor, ActorRef, Context, HandleResult, Props, TellError};
 use super::remote_common::{
     best_rate_note, load, report as adder_report, AdderOnB, Calc, Layout, Nodes,
 };
+use super::remote_tls::bench_tls;
 use super::{Ctx, Scenario};
 use crate::measure::{Calibration, Throughput, Workload};
 use crate::progress::Progress;
@@ -237,12 +238,12 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
     let mut report = Report::new(SCENARIO.name, crate::chart::throughput_bars);
     progress.start("volley: starting the nodes, warming up");
     let two_processes = ctx.cli.two_processes;
-    let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
+    let warm = if quick { 300_000 } else { 1_000_000 };
+    let calibration = Calibration::remote(quick, 100_000.0, 200_000_000.0);
+    let (mut rows, n) = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
         let adder = AdderOnB::spawn(ctx, nodes, layout)?;
         let mut ways = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor]
             .map(|sender| Tells { to: &adder, sender });
-        let warm = if quick { 300_000 } else { 1_000_000 };
-        let calibration = Calibration::remote(quick, 100_000.0, 200_000_000.0);
         let calibrated = ways[0].calibrate(warm, &calibration)?;
         let n = ctx.cli.messages.unwrap_or(calibrated);
         progress.done();
@@ -255,10 +256,33 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
             rows.push(Row::measured("volley", way.measure(n, runs)?));
         }
         progress.done();
-        Ok(rows)
+        Ok((rows, n))
     })?;
+    // The same sends over TLS, in this run (one process only).
+    if !two_processes {
+        progress.add_steps(1);
+        progress.start("volley (tls): starting the nodes, measuring");
+        let tls = bench_tls()?;
+        let sealed = Nodes::run_with(&ctx.rt, layout, true, false, Some(&tls), |nodes| {
+            let mut adder = AdderOnB::spawn(ctx, nodes, layout)?;
+            adder.setup.tls = true;
+            let mut ways =
+                [Sender::Tasks(1), Sender::Actor].map(|sender| Tells { to: &adder, sender });
+            tell_once(ctx, nodes, &adder.adder, warm, 1)?;
+            let mut rows = Vec::new();
+            for way in &mut ways {
+                rows.push(Row::measured("volley (tls)", way.measure(n, runs)?));
+            }
+            Ok(rows)
+        })?;
+        progress.done();
+        rows.extend(sealed);
+    }
     report.rows = rows;
     progress.finish();
+    if let Some(note) = tls_note(&report.rows) {
+        report.notes.push(note);
+    }
     report.notes.push(best_rate_note(
         measured(&report.rows).map(|(_, r)| r.msgs_per_sec),
         "remote tell",
@@ -266,6 +290,28 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
         "kontraktor seed: 1.9 M",
     ));
     Ok(report)
+}
+
+/// TLS against plaintext, by sender, in this run.
+fn tls_note(rows: &[Row<RemoteTellRow>]) -> Option<String> {
+    let rate = |system: &str, sender: &str| {
+        measured(rows)
+            .find(|(s, r)| *s == system && r.sender == sender)
+            .map(|(_, r)| r.msgs_per_sec)
+    };
+    let ratios: Vec<String> = ["1 task", "1 actor"]
+        .iter()
+        .filter_map(|sender| {
+            let ratio = rate("volley (tls)", sender)? / rate("volley", sender)?;
+            Some(format!("{sender} {ratio:.2}×"))
+        })
+        .collect();
+    (!ratios.is_empty()).then(|| {
+        format!(
+            "TLS / plaintext in this run: {} — target ≥ 0.7×",
+            ratios.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]

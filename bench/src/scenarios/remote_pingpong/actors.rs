@@ -121,29 +121,28 @@ mod tests {
     use super::*;
     use crate::scenarios::remote_common::Layout;
 
+    /// In one process, plaintext and over TLS (the rows' two setups).
     #[test]
     fn a_small_run_in_one_process_counts_every_reply() {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let nodes = Nodes::start(
-            &rt,
-            Layout {
+        let tls = crate::scenarios::remote_tls::bench_tls().unwrap();
+        for tls in [None, Some(&tls)] {
+            let layout = Layout {
                 dispatcher: 1,
                 io: 1,
                 idle_spin_us: None,
-            },
-            true,
-            false,
-        )
-        .unwrap();
-        let echoes: Vec<ActorRef<Ping>> = (0..2)
-            .map(|_| nodes.spawn_on_b(&rt, "echo").unwrap())
-            .collect();
-        let run = pingpong_once(&nodes, &echoes, 500, 50).unwrap();
-        assert_eq!(run.count, 2 * 2 * 500);
-        assert!(run.elapsed > Duration::ZERO);
-        nodes.stop(&rt);
+            };
+            let nodes = Nodes::start_with(&rt, layout, true, false, tls).unwrap();
+            let echoes: Vec<ActorRef<Ping>> = (0..2)
+                .map(|_| nodes.spawn_on_b(&rt, "echo").unwrap())
+                .collect();
+            let run = pingpong_once(&nodes, &echoes, 500, 50).unwrap();
+            assert_eq!(run.count, 2 * 2 * 500, "tls: {}", tls.is_some());
+            assert!(run.elapsed > Duration::ZERO);
+            nodes.stop(&rt);
+        }
     }
 }

@@ -9,13 +9,15 @@ mod actors;
 use volley::ActorRef;
 
 use super::remote_common::{load, Layout, Nodes, Ping};
+use super::remote_tls::bench_tls;
 use super::{ready, Ctx, Scenario};
 use crate::measure::{Throughput, Workload};
 use crate::peers::Peer;
 use crate::progress::Progress;
-use crate::report::remote_rows::RemotePingPongRow;
+use crate::report::remote_rows::{RemotePingPongRow, Setup};
 use crate::report::{measured, verdict, Report, Row};
 use actors::pingpong_once;
+use volley_remote::transport::TlsSettings;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "remote-pingpong",
@@ -28,6 +30,8 @@ pub const QUICK_CLIENTS: &[usize] = &[1, 10, 30];
 const FULL_REPEAT: u64 = 100_000;
 const QUICK_REPEAT: u64 = 20_000;
 const DEFAULT_INFLIGHT: usize = 50;
+/// The rows of batched volley over TLS.
+const TLS_SYSTEM: &str = "volley (batched, tls)";
 
 /// What to run, from the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,11 +148,20 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemotePingPongRow>> {
         }
     ));
     for &batching in &plan.batching {
-        let rows = run_volley(ctx, &plan, &progress, batching)?;
+        let rows = run_volley(ctx, &plan, &progress, batching, None)?;
         let name = system_name(batching);
         report
             .rows
             .extend(rows.into_iter().map(|r| Row::measured(name, r)));
+    }
+    // Batched, over TLS, in this run (one process only).
+    if !plan.two_processes && plan.batching.contains(&true) {
+        progress.add_steps(plan.clients.len() as u64);
+        let tls = bench_tls()?;
+        let rows = run_volley(ctx, &plan, &progress, true, Some(&tls))?;
+        report
+            .rows
+            .extend(rows.into_iter().map(|r| Row::measured(TLS_SYSTEM, r)));
     }
     report.rows.extend(ctx.run_peers(
         &progress,
@@ -167,18 +180,25 @@ fn run_volley(
     plan: &Plan,
     progress: &Progress,
     batching: bool,
+    tls: Option<&TlsSettings>,
 ) -> crate::Result<Vec<RemotePingPongRow>> {
-    let name = system_name(batching);
+    let name = if tls.is_some() {
+        TLS_SYSTEM
+    } else {
+        system_name(batching)
+    };
     progress.start(&format!("{name}: starting the nodes and warming up"));
-    Nodes::run(
+    Nodes::run_with(
         &ctx.rt,
         plan.layout,
         batching,
         plan.two_processes,
+        tls,
         |nodes| {
             // Warm-up: 10 clients (or the most asked for), a tenth of R each.
             let warm_clients = plan.clients.iter().copied().max().unwrap_or(1).min(10);
             let mut warm = Clients::spawn(ctx, nodes, plan, batching, warm_clients)?;
+            warm.tls = tls.is_some();
             warm.run((plan.repeat / 10).max(1000))?;
             let mut rows = Vec::new();
             for &c in &plan.clients {
@@ -187,6 +207,7 @@ fn run_volley(
                     plan.repeat, plan.runs
                 ));
                 let mut clients = Clients::spawn(ctx, nodes, plan, batching, c)?;
+                clients.tls = tls.is_some();
                 let row = clients.measure(plan.repeat, plan.runs)?;
                 for e in &clients.echoes {
                     e.graceful_stop();
@@ -204,6 +225,8 @@ struct Clients<'a> {
     nodes: &'a Nodes,
     plan: &'a Plan,
     batching: bool,
+    /// The nodes run TLS.
+    tls: bool,
     echoes: Vec<ActorRef<Ping>>,
 }
 
@@ -223,6 +246,7 @@ impl<'a> Clients<'a> {
             nodes,
             plan,
             batching,
+            tls: false,
             echoes,
         })
     }
@@ -245,7 +269,10 @@ impl Workload for Clients<'_> {
             repeat: Some(repeat),
             inflight: Some(self.plan.inflight as u64),
             batching: Some(self.batching),
-            setup: Some(self.plan.layout.setup(self.plan.two_processes)),
+            setup: Some(Setup {
+                tls: self.tls,
+                ..self.plan.layout.setup(self.plan.two_processes)
+            }),
         }
     }
 
@@ -284,6 +311,7 @@ pub fn summary(rows: &[Row<RemotePingPongRow>]) -> Vec<String> {
     let mut ratios = Vec::new();
     let mut ractor = Vec::new();
     let mut gains = Vec::new();
+    let mut tls = Vec::new();
     for r in batched_rows() {
         let (c, v) = (r.clients, r.msgs_per_sec);
         if let Some(p) = at(rows, "pekko", c) {
@@ -295,6 +323,15 @@ pub fn summary(rows: &[Row<RemotePingPongRow>]) -> Vec<String> {
         if let Some(u) = at(rows, system_name(false), c) {
             gains.push((c, v / u));
         }
+        if let Some(t) = at(rows, TLS_SYSTEM, c) {
+            tls.push(format!("{c}: {:.2}×", t / v));
+        }
+    }
+    if !tls.is_empty() {
+        notes.push(format!(
+            "TLS / plaintext (batched) by clients, this run: {} — target ≥ 0.7×",
+            tls.join(", ")
+        ));
     }
     if !ratios.is_empty() {
         let list: Vec<String> = ratios
