@@ -9,7 +9,7 @@
 //! nodes that come after it, and each made-up address gets three lanes
 //! that redial it forever. With it, a claim that does not answer costs one
 //! connection attempt, at most one per `host:port` every
-//! [`FAILURE_MEMORY`], and no slot; its messages are still delivered, but
+//! [`MEMORY`], and no slot; its messages are still delivered, but
 //! nothing goes back to it (`trust.rs`).
 //!
 //! A claim of a node that exists (someone else's address and uid, both of
@@ -28,28 +28,37 @@ use super::handshake;
 use super::support::lock;
 use crate::wire::{Address, Lane};
 
-/// How long a claim that did not answer is remembered.
-const FAILURE_MEMORY: Duration = Duration::from_secs(5);
+/// How long what a checked address answered (or that it did not) is
+/// remembered.
+const MEMORY: Duration = Duration::from_secs(5);
 /// Most checks under way at once; past it, a claim is not checked (and so
 /// not dialed back) until one ends.
 const MAX_IN_FLIGHT: usize = 64;
-/// Most failed claims remembered.
+/// Most outcomes remembered, of each kind.
 const MAX_REMEMBERED: usize = 4096;
 
-/// The checks under way and the claims that recently failed one.
+/// The checks under way, and what recently checked addresses answered:
+/// the incarnation there (so a claim with another uid, a spoof of a real
+/// node, cannot make this node doubt the real one), or nothing.
 #[derive(Default)]
 pub(crate) struct Probes {
-    in_flight: Mutex<HashMap<Address, Arc<OnceCell<bool>>>>,
-    failed: Mutex<HashMap<(String, u16), Instant>>,
+    in_flight: Mutex<HashMap<Address, Arc<OnceCell<Option<u64>>>>>,
+    answered: Mutex<HashMap<Address, (u64, Instant)>>,
+    silent: Mutex<HashMap<(String, u16), Instant>>,
 }
 
 impl RemotingCore {
     /// True if `claimed` answers as incarnation `uid`; concurrent checks of
-    /// one claim (a node's lanes connect at once) share one connection.
+    /// one address (a node's lanes connect at once) share one connection.
     pub(crate) async fn confirm_claim(&self, claimed: &Address, uid: u64) -> bool {
+        if let Some(&(there, at)) = lock(&self.probes.answered).get(claimed) {
+            if at.elapsed() < MEMORY {
+                return there == uid;
+            }
+        }
         let key = (claimed.host().to_string(), claimed.port());
-        if let Some(at) = lock(&self.probes.failed).get(&key) {
-            if at.elapsed() < FAILURE_MEMORY {
+        if let Some(at) = lock(&self.probes.silent).get(&key) {
+            if at.elapsed() < MEMORY {
                 return false;
             }
         }
@@ -65,50 +74,57 @@ impl RemotingCore {
                 cell
             }
         };
-        let confirmed = *cell.get_or_init(|| self.probe(claimed, uid)).await;
+        let there = *cell.get_or_init(|| self.probe(claimed)).await;
         lock(&self.probes.in_flight).remove(claimed);
-        if !confirmed {
-            let mut failed = lock(&self.probes.failed);
-            if failed.len() >= MAX_REMEMBERED {
-                failed.retain(|_, at| at.elapsed() < FAILURE_MEMORY);
-                if failed.len() >= MAX_REMEMBERED {
-                    failed.clear();
+        let now = Instant::now();
+        match there {
+            Some(there) => {
+                remember(&self.probes.answered, claimed.clone(), (there, now), |v| {
+                    v.1
+                });
+                if there != uid {
+                    let what = format!("not dialing back: the node at the address a peer claimed is incarnation {there}, not {uid}");
+                    self.trust.log_refused(claimed, &what);
                 }
             }
-            failed.insert(key, Instant::now());
+            None => remember(&self.probes.silent, key, now, |at| *at),
         }
-        confirmed
+        there == Some(uid)
     }
 
-    async fn probe(&self, claimed: &Address, uid: u64) -> bool {
+    /// The incarnation that answers at `claimed`, if any does in time.
+    async fn probe(&self, claimed: &Address) -> Option<u64> {
         // Half the handshake time: the peer waits for this check before
         // its own handshake is answered.
         let within = self.settings.handshake_timeout() / 2;
         let answered =
             tokio::time::timeout(within, handshake::dial(self, claimed, Lane::Control)).await;
-        match answered {
-            Ok(Ok(dialed)) if dialed.accepted.peer_uid == uid => true,
-            Ok(Ok(dialed)) => {
-                self.trust.log_refused(
-                    claimed,
-                    &format!(
-                        "not dialing back: the node at the address a peer claimed is incarnation {}, not {uid}",
-                        dialed.accepted.peer_uid
-                    ),
-                );
-                false
-            }
-            Ok(Err(e)) => {
-                let what =
-                    format!("not dialing back: the address a peer claimed does not answer ({e})");
-                self.trust.log_refused(claimed, &what);
-                false
-            }
-            Err(_) => {
-                let what = "not dialing back: the address a peer claimed did not answer in time";
-                self.trust.log_refused(claimed, what);
-                false
-            }
+        let why = match answered {
+            Ok(Ok(dialed)) => return Some(dialed.accepted.peer_uid),
+            Ok(Err(e)) => format!("does not answer ({e})"),
+            Err(_) => "did not answer in time".to_string(),
+        };
+        let what = format!("not dialing back: the address a peer claimed {why}");
+        self.trust.log_refused(claimed, &what);
+        None
+    }
+}
+
+/// Records `value` for `key`, forgetting expired entries (or, if none
+/// expired, all) when the map is full; `at` reads when a value was
+/// recorded.
+fn remember<K: std::hash::Hash + Eq, V>(
+    map: &Mutex<HashMap<K, V>>,
+    key: K,
+    value: V,
+    at: impl Fn(&V) -> Instant,
+) {
+    let mut map = lock(map);
+    if map.len() >= MAX_REMEMBERED {
+        map.retain(|_, v| at(v).elapsed() < MEMORY);
+        if map.len() >= MAX_REMEMBERED {
+            map.clear();
         }
     }
+    map.insert(key, value);
 }
