@@ -597,3 +597,22 @@ async fn untrusted_mode_refuses_unlisted_paths_spawns_and_stops() {
     a.system.terminate().await;
     b.system.terminate().await;
 }
+
+/// A peer that claims a real node's address with another uid is not
+/// dialed back, and does not make the node doubt the real one, even when
+/// the real node has not talked to it yet (the two then check each other's
+/// address): the real node's ask, right after, is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spoof_of_a_real_node_does_not_shut_the_real_one_out() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let b = node("beta", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let spoof = handshake_as(b.remoting.address(), Lane::Control, a.remoting.address()).await;
+    let sum = common::ask_sum(&remote_ref(&a, &b, "calc"), T)
+        .await
+        .unwrap();
+    assert_eq!(sum, 42);
+    drop(spoof);
+    a.system.terminate().await;
+    b.system.terminate().await;
+}

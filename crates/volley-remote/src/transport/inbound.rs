@@ -123,18 +123,10 @@ async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)??;
-    let admitted = match &core.secret {
-        None => match check(core, &request) {
-            Ok(()) => {
-                let dial_back = dials_back(core, &request).await;
-                admit(core, &request, dial_back)
-            }
-            Err(refused) => Err(refused),
-        },
-        // Nothing happens for a peer before it proved the secret.
-        Some(_) => check(core, &request).and_then(|()| not_gone(core, &request)),
-    };
-    if let Err((status, reason)) = admitted {
+    // Nothing happens for a peer before it is answered (and, with a
+    // secret, has proved it): the checks here change no state.
+    let checked = check(core, &request).and_then(|()| not_gone(core, &request));
+    if let Err((status, reason)) = checked {
         handshake::respond(&mut stream, status, &core.address, core.uid, &reason, None)
             .await
             .ok();
@@ -143,25 +135,23 @@ async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
             reason,
         });
     }
-    if let Some(secret) = &core.secret {
-        authenticate(core, secret, &request, &mut stream, &mut buf).await?;
-        let dial_back = dials_back(core, &request).await;
-        // Past the response, a refusal can only close the connection.
-        admit(core, &request, dial_back).map_err(|(_, reason)| InboundError::Refused {
-            from: request.from.clone(),
-            reason,
-        })?;
-    } else {
-        handshake::respond(
-            &mut stream,
-            HandshakeStatus::Accepted,
-            &core.address,
-            core.uid,
-            "",
-            None,
-        )
-        .await?;
+    match &core.secret {
+        Some(secret) => authenticate(core, secret, &request, &mut stream, &mut buf).await?,
+        None => {
+            let accepted = HandshakeStatus::Accepted;
+            handshake::respond(&mut stream, accepted, &core.address, core.uid, "", None).await?
+        }
     }
+    // Whether to dial back is decided after answering: a node that dialed
+    // this one without knowing it may be checking this node's address in
+    // turn, and would not answer that check until its own handshake is
+    // answered (`probe.rs`). Frames wait in the socket meanwhile.
+    let dial_back = dials_back(core, &request).await;
+    // Past the response, a refusal can only close the connection.
+    admit(core, &request, dial_back).map_err(|(_, reason)| InboundError::Refused {
+        from: request.from.clone(),
+        reason,
+    })?;
     tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, "inbound lane accepted");
     read_loop(stream, buf, core, request.lane, request.from, request.uid).await
 }
