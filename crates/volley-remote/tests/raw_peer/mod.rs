@@ -2,6 +2,8 @@
 //! byte by byte, for tests that need frames no well-behaved node sends.
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
