@@ -101,17 +101,23 @@ pub fn id(n: u32) -> RefId {
 
 /// An `Add` from the raw peer to its declared id `to`, replying to `reply`.
 pub fn add_frame(to: u32, reply: u32) -> BytesMut {
+    let add = CalcOnWire::Add {
+        a: 1,
+        b: 2,
+        reply_to: reply,
+    };
+    user_frame(to, CALC_ID, &add)
+}
+
+/// `value`, of the registered type `type_id`, to the raw peer's declared id
+/// `to`.
+fn user_frame<V: Serialize + serde::de::DeserializeOwned>(
+    to: u32,
+    type_id: u32,
+    value: &V,
+) -> BytesMut {
     let mut payload = BytesMut::new();
-    BincodeSerializer
-        .encode(
-            &CalcOnWire::Add {
-                a: 1,
-                b: 2,
-                reply_to: reply,
-            },
-            &mut payload,
-        )
-        .unwrap();
+    BincodeSerializer.encode(value, &mut payload).unwrap();
     frames(
         Lane::Ordinary,
         &[Pdu::UserMessage(volley_remote::wire::UserMessage {
@@ -119,7 +125,7 @@ pub fn add_frame(to: u32, reply: u32) -> BytesMut {
                 recipient: id(to),
                 sender: None,
                 serializer: SerializerId::BINCODE,
-                type_id: CALC_ID,
+                type_id,
             },
             payload: &payload,
         })],
@@ -136,18 +142,5 @@ pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 /// An `i64` (the registered sum type) to the raw peer's declared id `to`.
 pub fn sum_frame(to: u32, n: i64) -> BytesMut {
-    let mut payload = BytesMut::new();
-    BincodeSerializer.encode(&n, &mut payload).unwrap();
-    frames(
-        Lane::Ordinary,
-        &[Pdu::UserMessage(volley_remote::wire::UserMessage {
-            header: MessageHeader {
-                recipient: id(to),
-                sender: None,
-                serializer: SerializerId::BINCODE,
-                type_id: SUM_ID,
-            },
-            payload: &payload,
-        })],
-    )
+    user_frame(to, SUM_ID, &n)
 }
