@@ -59,6 +59,12 @@ pub(crate) trait SystemTarget: Runnable {
     fn as_remote(self: Arc<Self>) -> Option<Arc<RemoteRef>> {
         None
     }
+    /// True if a request to this target is usually answered within
+    /// microseconds (a local actor), so an `ask` polls for the reply for a
+    /// moment before it parks (see `crate::ask`).
+    fn replies_soon(&self) -> bool {
+        false
+    }
 }
 
 /// The typed side: how messages of `M` get in.
@@ -167,8 +173,9 @@ impl<M: Send + 'static> ActorRef<M> {
     /// future resolves with the first reply, or fails after `timeout`. A reply
     /// that arrives after the timeout goes to dead letters.
     ///
-    /// Works from any executor: the timeout runs on the actor system's own
-    /// timer.
+    /// Works from any executor: the timeout runs on the actor system's
+    /// timer, armed only if the reply does not come at once (`crate::ask`
+    /// explains the wait).
     pub async fn ask<R: Send + 'static>(
         &self,
         make: impl FnOnce(ReplyTo<R>) -> M,
@@ -188,6 +195,11 @@ impl<M: Send + 'static> ActorRef<M> {
     /// The actor's path.
     pub fn path(&self) -> &ActorPath {
         self.target.path()
+    }
+
+    #[inline]
+    pub(crate) fn replies_soon(&self) -> bool {
+        self.target.replies_soon()
     }
 
     /// True once the actor has terminated (never true for a live one; may lag

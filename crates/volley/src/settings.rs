@@ -100,6 +100,14 @@ pub struct Settings {
     pub io_threads: usize,
     /// Dead-letter reporting.
     pub dead_letters: DeadLetterSettings,
+    /// How long an `ask` to a local actor polls for its reply, yielding to
+    /// its executor between looks, before it registers a waker and arms
+    /// its timeout. A reply in that window costs no timer and no
+    /// cross-thread wake-up; the price is the asking thread's time while
+    /// it polls, shared with every other task ready on it. 0 parks at
+    /// once. Remote asks never poll. Default 50 µs, chosen by measurement
+    /// with `volley-bench ask-local` (docs/benchmarks.md).
+    pub ask_spin_us: u64,
     /// The most time all shutdown hooks (see
     /// `ActorSystem::add_shutdown_hook`) get together, counted from the
     /// moment the last actor has stopped. A hook still running then is
@@ -119,6 +127,7 @@ impl Default for Settings {
             dispatchers: BTreeMap::new(),
             io_threads: 1,
             dead_letters: DeadLetterSettings::default(),
+            ask_spin_us: 50,
             shutdown_hooks_timeout_ms: 10_000,
             extensions: BTreeMap::new(),
         }
@@ -134,6 +143,7 @@ const CORE_KEYS: &[&str] = &[
     "dispatchers",
     "io_threads",
     "dead_letters",
+    "ask_spin_us",
     "shutdown_hooks_timeout_ms",
 ];
 
@@ -309,6 +319,12 @@ impl Settings {
                 reason: "must be at least 1",
             });
         }
+        if self.ask_spin_us > 10_000 {
+            return Err(SettingsError::OutOfRange {
+                key: "ask_spin_us".into(),
+                reason: "must be at most 10000 (a longer poll only burns the asking thread)",
+            });
+        }
         Ok(())
     }
 
@@ -381,6 +397,8 @@ mod tests {
         assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
         let e = Settings::from_toml_str("shutdown_hooks_timeout_ms = 0").unwrap_err();
         assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
+        let e = Settings::from_toml_str("ask_spin_us = 1000000").unwrap_err();
+        assert!(e.to_string().contains("ask_spin_us"), "{e}");
         let e = Settings::from_toml_str("this is = not toml [").unwrap_err();
         assert!(matches!(e, SettingsError::Invalid { .. }), "{e}");
     }

@@ -4,14 +4,12 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::{eventually, probe};
 use volley::{
     Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Resizer, Router, RouterRef,
-    Terminated,
 };
 
 const T: Duration = Duration::from_secs(5);
@@ -94,29 +92,6 @@ impl Actor for Parent {
     }
 }
 
-/// Reports the Terminated signals it gets.
-struct Watcher {
-    target: RouterRef<Work>,
-    events: Sender<String>,
-}
-
-impl Actor for Watcher {
-    type Msg = ();
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        ctx.watch(&self.target);
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-    fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        self.events
-            .send(format!("terminated {}", t.actor.path().elements()))
-            .ok();
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() {
     let system = ActorSystem::new("parent").unwrap();
@@ -127,16 +102,7 @@ async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() 
     let found = system.identify("/user/parent/pool").await.unwrap();
     assert_eq!(found.actor.as_ref(), Some(&router.to_any()));
     let (tx, events) = probe();
-    let target = router.clone();
-    system
-        .spawn(
-            "watcher",
-            Props::new(move || Watcher {
-                target: target.clone(),
-                events: tx.clone(),
-            }),
-        )
-        .unwrap();
+    common::watch(&system, router.to_any(), &tx);
     assert!(system.stop(&parent));
     events.expect("terminated /user/parent/pool");
     assert!(router.is_terminated());

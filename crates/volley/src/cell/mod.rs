@@ -295,6 +295,11 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
     fn lookup_child(&self, name: &str) -> Option<AnyRef> {
         lock(&self.children).get(name).map(|e| e.actor.clone())
     }
+
+    #[inline]
+    fn replies_soon(&self) -> bool {
+        true
+    }
 }
 
 impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {

@@ -1,0 +1,193 @@
+//! Request and reply.
+//!
+//! `ask` hands the request a [`ReplyTo`]: an ordinary `ActorRef<R>` backed
+//! by a one-shot promise instead of a mailbox (Akka's PromiseActorRef), so a
+//! reply handle can be stored, forwarded and, with remoting, sent over the
+//! wire like any other ref. The first reply completes the ask; later replies,
+//! and replies after the timeout, go to dead letters.
+//!
+//! Why the waiting is done by hand rather than with a oneshot channel and a
+//! timer: most asks to a local actor are answered within microseconds, and
+//! what used to dominate them was the machinery around the wait: a timer
+//! registered on the system's runtime per ask, and a cross-thread wake-up
+//! of the asking task (a futex call, several microseconds on a VM). Here an
+//! ask to a local actor first polls for its reply for a short window
+//! (`Settings::ask_spin_us`), yielding to the executor between looks so
+//! other tasks run meanwhile; a reply that comes in that window completes
+//! the ask with no timer and no wake-up at all. Only a slower reply makes
+//! the ask register its waker and arm its timeout. A remote ask skips the
+//! window: its reply needs a network round trip.
+
+mod promise;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use crate::actor_ref::ActorRef;
+use crate::error::TellError;
+use crate::system::ActorSystem;
+use promise::{Exchange, Outcome, Promise};
+
+/// The reply handle an `ask` puts into its request: an actor ref that
+/// accepts exactly one reply.
+pub type ReplyTo<R> = ActorRef<R>;
+
+/// Why an `ask` produced no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// No reply within the timeout.
+    #[error("ask to {target} timed out after {after:?}")]
+    Timeout {
+        /// The asked actor's path.
+        target: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The asked actor had already terminated.
+    #[error("ask to {0} failed: the actor has terminated")]
+    RecipientTerminated(String),
+    /// Every copy of the reply handle was dropped without a reply: the
+    /// request went to dead letters, or the recipient discarded it.
+    #[error("ask to {0} got no reply: the reply handle was dropped")]
+    ReplyDropped(String),
+    /// The actor system is shut down.
+    #[error("ask failed: the actor system has terminated")]
+    SystemTerminated,
+}
+
+/// Sends `make(reply_to)` to `target` and waits for the reply or the timeout.
+pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
+    target: &ActorRef<M>,
+    system: &ActorSystem,
+    make: impl FnOnce(ReplyTo<R>) -> M,
+    timeout: Duration,
+) -> Result<R, AskError> {
+    if target.is_terminated() {
+        return Err(AskError::RecipientTerminated(target.path().to_string()));
+    }
+    if system.is_terminated() {
+        return Err(AskError::SystemTerminated);
+    }
+    let started = Instant::now();
+    let exchange = Arc::new(Exchange::new());
+    let request = make(ActorRef::from_target(Arc::new(Promise::new(
+        system.clone(),
+        exchange.clone(),
+    ))));
+    // From here on, however this future ends (reply, timeout, or dropped by
+    // its caller), the guard tells the promise nobody waits any more.
+    let waiting = Waiting(exchange);
+    // A full bounded mailbox, or a remote lane at its outbound limit, makes
+    // the ask wait for room (inside its timeout) as `send().await` does,
+    // instead of dropping the request, which would fail the ask at once with
+    // nothing to say why. Everything else goes the way of `tell`: a
+    // terminated recipient's dead letter, a router's routing error.
+    match target.try_tell(request) {
+        Ok(()) => {}
+        Err(TellError::Full(request)) => {
+            let Some(sleep) = system.sleep(timeout) else {
+                return Err(AskError::SystemTerminated);
+            };
+            tokio::select! {
+                sent = target.send(request) => if let Err(e) = sent {
+                    target.tell(e.into_inner());
+                },
+                _ = sleep => return Err(timed_out(target, timeout)),
+            }
+        }
+        Err(TellError::Terminated(request)) => target.tell(request),
+    }
+    let spin = system.settings().ask_spin_us;
+    let reply = ReplyWait {
+        waiting: &waiting,
+        system,
+        spin_until: (spin > 0 && target.replies_soon())
+            .then(|| started + Duration::from_micros(spin)),
+        deadline: started + timeout,
+        timer: None,
+    };
+    match reply.await {
+        Ended::Outcome(Outcome::Replied(reply)) => Ok(reply),
+        Ended::Outcome(Outcome::Dropped) => Err(AskError::ReplyDropped(target.path().to_string())),
+        Ended::TimedOut => Err(timed_out(target, timeout)),
+        Ended::SystemTerminated => Err(AskError::SystemTerminated),
+    }
+}
+
+fn timed_out<M: Send + 'static>(target: &ActorRef<M>, after: Duration) -> AskError {
+    AskError::Timeout {
+        target: target.path().to_string(),
+        after,
+    }
+}
+
+/// The asker's side of the exchange; abandons it when dropped.
+struct Waiting<R>(Arc<Exchange<R>>);
+
+impl<R> Drop for Waiting<R> {
+    fn drop(&mut self) {
+        self.0.abandon();
+    }
+}
+
+/// How the wait for a reply ended.
+enum Ended<R> {
+    Outcome(Outcome<R>),
+    TimedOut,
+    /// The system shut down before the timeout was armed.
+    SystemTerminated,
+}
+
+/// Resolves with the outcome, or at the deadline.
+struct ReplyWait<'a, R> {
+    waiting: &'a Waiting<R>,
+    system: &'a ActorSystem,
+    /// Until then a pending poll wakes itself at once instead of
+    /// registering: the executor runs whatever else is ready, then looks
+    /// again.
+    spin_until: Option<Instant>,
+    deadline: Instant,
+    /// Armed on the first poll past the spin window.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<R> Future for ReplyWait<'_, R> {
+    type Output = Ended<R>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let exchange = &this.waiting.0;
+        if let Some(until) = this.spin_until {
+            if let Some(outcome) = exchange.take() {
+                return Poll::Ready(Ended::Outcome(outcome));
+            }
+            if Instant::now() < until {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            this.spin_until = None;
+        }
+        if let Some(outcome) = exchange.take_or_register(cx.waker()) {
+            return Poll::Ready(Ended::Outcome(outcome));
+        }
+        if this.timer.is_none() {
+            let left = this.deadline.saturating_duration_since(Instant::now());
+            match this.system.sleep(left) {
+                Some(sleep) => this.timer = Some(Box::pin(sleep)),
+                // The system is gone: nothing will answer.
+                None => return Poll::Ready(Ended::SystemTerminated),
+            }
+        }
+        match this.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
+            // A reply that raced the timer still wins.
+            Some(Poll::Ready(())) => Poll::Ready(match exchange.take() {
+                Some(outcome) => Ended::Outcome(outcome),
+                None => Ended::TimedOut,
+            }),
+            _ => Poll::Pending,
+        }
+    }
+}

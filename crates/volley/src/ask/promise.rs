@@ -1,0 +1,252 @@
+//! The reply handle's target (Akka's PromiseActorRef) and the exchange it
+//! shares with the waiting asker.
+//!
+//! The promise and the asker hold the exchange separately, so that the
+//! promise is dropped when the last copy of the reply handle is: the asker
+//! then learns that no reply can come (`Outcome::Dropped`) instead of
+//! waiting for its timeout.
+
+use std::any::{Any, TypeId};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Waker;
+
+use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::cell::next_uid;
+use crate::dispatcher::{Dispatcher, Runnable};
+use crate::error::TellError;
+use crate::event_stream::DeadLetterReason;
+use crate::locks::lock;
+use crate::mailbox::Envelope;
+use crate::path::ActorPath;
+use crate::system::ActorSystem;
+use crate::system_msg::SystemMsg;
+
+/// How an exchange ended, as the asker sees it.
+pub(super) enum Outcome<R> {
+    Replied(R),
+    /// Every copy of the reply handle was dropped without a reply.
+    Dropped,
+}
+
+/// What the asker and the promise share.
+pub(super) struct Exchange<R> {
+    /// The reply handle's uid, which its watchers are told.
+    uid: u64,
+    state: Mutex<State<R>>,
+}
+
+struct State<R> {
+    phase: Phase<R>,
+    /// The asker's waker, once it stopped polling in a loop.
+    waker: Option<Waker>,
+    /// Watchers of the reply handle, told when the exchange ends.
+    watchers: Vec<AnyRef>,
+}
+
+enum Phase<R> {
+    Waiting,
+    Ended(Outcome<R>),
+    /// The asker took the outcome, or stopped waiting (timed out, or its
+    /// future was dropped).
+    Closed,
+}
+
+impl<R> Exchange<R> {
+    pub(super) fn new() -> Self {
+        Exchange {
+            uid: next_uid(),
+            state: Mutex::new(State {
+                phase: Phase::Waiting,
+                waker: None,
+                watchers: Vec::new(),
+            }),
+        }
+    }
+
+    /// The outcome, if there is one.
+    pub(super) fn take(&self) -> Option<Outcome<R>> {
+        let mut state = lock(&self.state);
+        match std::mem::replace(&mut state.phase, Phase::Closed) {
+            Phase::Ended(outcome) => Some(outcome),
+            other => {
+                state.phase = other;
+                None
+            }
+        }
+    }
+
+    /// The outcome, or else `waker` is woken when there is one.
+    pub(super) fn take_or_register(&self, waker: &Waker) -> Option<Outcome<R>> {
+        let mut state = lock(&self.state);
+        match std::mem::replace(&mut state.phase, Phase::Closed) {
+            Phase::Ended(outcome) => Some(outcome),
+            other => {
+                state.phase = other;
+                match &state.waker {
+                    Some(w) if w.will_wake(waker) => {}
+                    _ => state.waker = Some(waker.clone()),
+                }
+                None
+            }
+        }
+    }
+
+    /// The asker stopped waiting: a later reply is a dead letter, and the
+    /// handle's watchers hear that it is done.
+    pub(super) fn abandon(&self) {
+        let watchers = {
+            let mut state = lock(&self.state);
+            state.phase = Phase::Closed;
+            state.waker = None;
+            std::mem::take(&mut state.watchers)
+        };
+        self.notify(watchers);
+    }
+
+    /// Ends the exchange with `outcome` unless it has ended; gives it back
+    /// if it had.
+    fn end(&self, outcome: Outcome<R>) -> Result<(), Outcome<R>> {
+        let (waker, watchers) = {
+            let mut state = lock(&self.state);
+            if !matches!(state.phase, Phase::Waiting) {
+                return Err(outcome);
+            }
+            state.phase = Phase::Ended(outcome);
+            (state.waker.take(), std::mem::take(&mut state.watchers))
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        self.notify(watchers);
+        Ok(())
+    }
+
+    fn is_waiting(&self) -> bool {
+        matches!(lock(&self.state).phase, Phase::Waiting)
+    }
+
+    /// Adds a watcher, or tells it at once if the exchange has ended.
+    fn watch(&self, watcher: AnyRef) {
+        let mut state = lock(&self.state);
+        if matches!(state.phase, Phase::Waiting) {
+            state.watchers.push(watcher);
+        } else {
+            drop(state);
+            watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
+        }
+    }
+
+    /// Tells the handle's watchers that it is done.
+    fn notify(&self, watchers: Vec<AnyRef>) {
+        for w in watchers {
+            w.send_system(SystemMsg::DeathWatchNotification(self.uid));
+        }
+    }
+}
+
+/// The reply handle's target.
+pub(super) struct Promise<R> {
+    path: OnceLock<ActorPath>,
+    system: ActorSystem,
+    exchange: Arc<Exchange<R>>,
+}
+
+impl<R: Send + 'static> Promise<R> {
+    pub(super) fn new(system: ActorSystem, exchange: Arc<Exchange<R>>) -> Self {
+        Promise {
+            path: OnceLock::new(),
+            system,
+            exchange,
+        }
+    }
+
+    fn complete(&self, reply: R) {
+        if self.exchange.end(Outcome::Replied(reply)).is_err() {
+            self.system.dead_letter(
+                SystemTarget::path(self),
+                std::any::type_name::<R>(),
+                DeadLetterReason::AskCompleted,
+            );
+        }
+    }
+}
+
+impl<R> Drop for Promise<R> {
+    fn drop(&mut self) {
+        // The last copy of the handle is gone: no reply can come.
+        let _ = self.exchange.end(Outcome::Dropped);
+    }
+}
+
+impl<R: Send + 'static> Runnable for Promise<R> {
+    fn run(self: Arc<Self>) {}
+}
+
+impl<R: Send + 'static> SystemTarget for Promise<R> {
+    fn path(&self) -> &ActorPath {
+        self.path
+            .get_or_init(|| self.system.root_path().reply_handle(self.exchange.uid))
+    }
+
+    fn uid(&self) -> u64 {
+        self.exchange.uid
+    }
+
+    fn system(&self) -> &ActorSystem {
+        &self.system
+    }
+
+    fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher> {
+        if let SystemMsg::Watch(watcher) = msg {
+            self.exchange.watch(watcher);
+        }
+        None
+    }
+
+    /// Done once answered, or once the asker stopped waiting (timed out).
+    fn is_terminated(&self) -> bool {
+        !self.exchange.is_waiting()
+    }
+
+    fn mailbox_len(&self) -> usize {
+        0
+    }
+
+    fn graceful_stop(&self) -> Option<&Dispatcher> {
+        None
+    }
+
+    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new(ActorRef::<R>::from_target(self)))
+    }
+
+    fn message_type(&self) -> Option<TypeId> {
+        Some(TypeId::of::<R>())
+    }
+
+    fn is_reply_handle(&self) -> bool {
+        true
+    }
+
+    fn lookup_child(&self, _name: &str) -> Option<AnyRef> {
+        None
+    }
+}
+
+impl<R: Send + 'static> RefTarget<R> for Promise<R> {
+    fn enqueue(&self, env: Envelope<R>) -> Option<&Dispatcher> {
+        match env {
+            Envelope::Msg(reply) | Envelope::Timer { msg: reply, .. } => self.complete(reply),
+            Envelope::Poison | Envelope::Terminated(_) => {}
+        }
+        None
+    }
+
+    fn try_enqueue(&self, msg: R) -> Result<Option<&Dispatcher>, TellError<R>> {
+        if self.is_terminated() {
+            return Err(TellError::Terminated(msg));
+        }
+        self.complete(msg);
+        Ok(None)
+    }
+}
