@@ -29,17 +29,30 @@ fn run(ctx: &Ctx) -> crate::Result<Report<AskLocalRow>> {
     let peers = ctx.peers(&progress);
     progress.add_steps((ready(&peers) * runs) as u64);
     let mut report = Report::new(SCENARIO.name, crate::chart::ask_local);
-    for mode in [Mode::Ask, Mode::ActorReply] {
+    // A runtime like the peers' (two workers), on which the asking task
+    // runs: the application's runtime.
+    let app = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    for mode in [Mode::AskAppRuntime, Mode::AskDefault, Mode::ActorReply] {
         progress.start(&format!(
             "volley: {n} {} × {runs}",
             match mode {
-                Mode::Ask => "asks",
+                Mode::AskAppRuntime => "asks (app-runtime dispatcher)",
+                Mode::AskDefault => "asks (default dispatcher)",
                 Mode::ActorReply => "actor-to-actor requests",
             }
         ));
+        let system = match mode {
+            Mode::AskAppRuntime => {
+                ActorSystem::with_runtime("ask", app_runtime_settings(), app.handle().clone())?
+            }
+            Mode::AskDefault | Mode::ActorReply => ActorSystem::new("ask")?,
+        };
         let mut requests = Requests {
-            ctx,
-            system: ActorSystem::new("ask")?,
+            app: &app,
+            system,
             mode,
         };
         let row = requests.measure(n, runs);
@@ -57,18 +70,30 @@ fn run(ctx: &Ctx) -> crate::Result<Report<AskLocalRow>> {
     Ok(report)
 }
 
+/// Settings whose default dispatcher runs actors as tasks on the
+/// system's runtime.
+pub fn app_runtime_settings() -> volley::Settings {
+    let mut settings = volley::Settings::default();
+    settings.default_dispatcher.kind = volley::DispatcherKind::AppRuntime;
+    settings
+}
+
 /// How volley's requests are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// `ask` from the driver thread.
-    Ask,
+    /// `ask` from a task on the application's runtime, to an actor on the
+    /// application-runtime dispatcher of a system started on that runtime.
+    AskAppRuntime,
+    /// `ask` from a task on the application's runtime, to an actor on the
+    /// default (work-stealing) dispatcher.
+    AskDefault,
     /// A requester actor on the same dispatcher (see [`measure_actor_reply`]).
     ActorReply,
 }
 
 /// Request/response runs of one [`Mode`] on one actor system.
 struct Requests<'a> {
-    ctx: &'a Ctx,
+    app: &'a tokio::runtime::Runtime,
     system: ActorSystem,
     mode: Mode,
 }
@@ -79,7 +104,7 @@ impl Workload for Requests<'_> {
 
     fn run(&mut self, requests: u64) -> crate::Result<Histogram<u64>> {
         match self.mode {
-            Mode::Ask => measure(self.ctx, &self.system, requests),
+            Mode::AskAppRuntime | Mode::AskDefault => measure(self.app, &self.system, requests),
             Mode::ActorReply => measure_actor_reply(&self.system, requests),
         }
     }
@@ -88,7 +113,8 @@ impl Workload for Requests<'_> {
         AskLocalRow {
             mode: Some(
                 match self.mode {
-                    Mode::Ask => "ask",
+                    Mode::AskAppRuntime => "ask app-runtime",
+                    Mode::AskDefault => "ask default",
                     Mode::ActorReply => "actor-reply",
                 }
                 .to_string(),
@@ -190,26 +216,37 @@ pub fn measure_actor_reply(system: &ActorSystem, n: u64) -> crate::Result<Histog
     Ok(hist)
 }
 
-/// `n` measured asks after `n/10` unrecorded ones, each answer checked; the
-/// round trips in ns.
-pub fn measure(ctx: &Ctx, system: &ActorSystem, n: u64) -> crate::Result<Histogram<u64>> {
+/// `n` measured asks after `n/10` unrecorded ones, each answer checked,
+/// from a task on `app`; the round trips in ns.
+pub fn measure(
+    app: &tokio::runtime::Runtime,
+    system: &ActorSystem,
+    n: u64,
+) -> crate::Result<Histogram<u64>> {
     let responder = system.spawn_anonymous(Props::new(|| Responder))?;
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)?;
     let timeout = Duration::from_secs(10);
-    ctx.rt.block_on(async {
+    let asker = responder.clone();
+    let driver = app.spawn(async move {
         for i in 0..n / 10 + n {
             let t0 = Instant::now();
-            let answer = responder.ask(|r| (i, r), timeout).await?;
+            let answer = asker
+                .ask(|r| (i, r), timeout)
+                .await
+                .map_err(|e| e.to_string())?;
             let ns = t0.elapsed().as_nanos() as u64;
             if answer != i + 1 {
-                return Err(format!("ask {i} answered {answer}, expected {}", i + 1).into());
+                return Err(format!("ask {i} answered {answer}, expected {}", i + 1));
             }
             if i >= n / 10 {
                 hist.saturating_record(ns.max(1));
             }
         }
-        Ok::<(), crate::Error>(())
-    })?;
+        Ok::<_, String>(hist)
+    });
+    let hist = app
+        .block_on(driver)
+        .map_err(|e| format!("the asking task failed: {e}"))??;
     system.stop(&responder);
     Ok(hist)
 }
@@ -217,19 +254,26 @@ pub fn measure(ctx: &Ctx, system: &ActorSystem, n: u64) -> crate::Result<Histogr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+
+    fn app() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
 
     #[test]
     fn asks_are_answered_and_measured() {
-        let ctx = Ctx::new(crate::cli::Cli::parse_from(["volley-bench", "ask-local"]));
+        let app = app();
         let system = ActorSystem::new("ask-test").unwrap();
-        let h = measure(&ctx, &system, 200).unwrap();
+        let h = measure(&app, &system, 200).unwrap();
         assert_eq!(h.len(), 200);
         assert!(h.value_at_quantile(0.5) > 0);
         let h = measure_actor_reply(&system, 200).unwrap();
         assert_eq!(h.len(), 200);
         let mut requests = Requests {
-            ctx: &ctx,
+            app: &app,
             system,
             mode: Mode::ActorReply,
         };
@@ -239,7 +283,23 @@ mod tests {
             (Some("actor-reply"), 100)
         );
         assert!(row.p99_ns >= row.p50_ns && row.p50_ns > 0);
-        let system = requests.system;
-        ctx.rt.block_on(system.terminate());
+        app.block_on(requests.system.terminate());
+    }
+
+    #[test]
+    fn asks_to_actors_on_the_app_runtime_are_answered() {
+        let app = app();
+        let system =
+            ActorSystem::with_runtime("ask-app", app_runtime_settings(), app.handle().clone())
+                .unwrap();
+        let mut requests = Requests {
+            app: &app,
+            system,
+            mode: Mode::AskAppRuntime,
+        };
+        let row = requests.measure(200, 1).unwrap();
+        assert_eq!(row.mode.as_deref(), Some("ask app-runtime"));
+        assert!(row.p50_ns > 0);
+        app.block_on(requests.system.terminate());
     }
 }

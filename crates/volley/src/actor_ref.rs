@@ -59,11 +59,9 @@ pub(crate) trait SystemTarget: Runnable {
     fn as_remote(self: Arc<Self>) -> Option<Arc<RemoteRef>> {
         None
     }
-    /// True if a request to this target is usually answered within
-    /// microseconds (a local actor), so an `ask` polls for the reply for a
-    /// moment before it parks (see `crate::ask`).
-    fn replies_soon(&self) -> bool {
-        false
+    /// How an `ask` to this target waits for its reply (see `crate::ask`).
+    fn ask_wait(&self) -> crate::ask::AskWait {
+        crate::ask::AskWait::Park
     }
 }
 
@@ -198,8 +196,8 @@ impl<M: Send + 'static> ActorRef<M> {
     }
 
     #[inline]
-    pub(crate) fn replies_soon(&self) -> bool {
-        self.target.replies_soon()
+    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
+        self.target.ask_wait()
     }
 
     /// True once the actor has terminated (never true for a live one; may lag

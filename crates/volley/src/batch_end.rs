@@ -59,6 +59,25 @@ pub(crate) fn enter_worker() {
     ON_WORKER.with(|w| w.set(true));
 }
 
+/// One activation on a thread that is not a pool worker (the
+/// application-runtime dispatcher): hooks may be deferred while it runs,
+/// and run when it ends, on the same thread.
+pub(crate) struct Activation(());
+
+impl Activation {
+    pub(crate) fn begin() -> Self {
+        ON_WORKER.with(|w| w.set(true));
+        Activation(())
+    }
+}
+
+impl Drop for Activation {
+    fn drop(&mut self) {
+        run_pending();
+        ON_WORKER.with(|w| w.set(false));
+    }
+}
+
 /// Called after each activation: runs the hooks once enough activations
 /// have passed since the first one was deferred.
 #[inline]

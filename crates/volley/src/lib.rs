@@ -78,7 +78,9 @@ pub use routing::{
     RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef, RoutingError,
     RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
 };
-pub use settings::{DeadLetterSettings, DispatcherSettings, Settings, SettingsError};
+pub use settings::{
+    DeadLetterSettings, DispatcherKind, DispatcherSettings, Settings, SettingsError,
+};
 pub use supervision::{Directive, SupervisorStrategy};
 pub use system::{ActorIdentity, ActorSystem, ShutdownHookError, SystemError};
 pub use timers::TimerKey;

@@ -14,10 +14,28 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Settings of one dispatcher (a pool of threads running actors).
+/// What runs a dispatcher's actors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DispatcherKind {
+    /// A pool of threads of its own with work-stealing queues
+    /// (`work-stealing`, the default): the fastest between actors.
+    #[default]
+    WorkStealing,
+    /// Tasks on the system's tokio runtime (`app-runtime`): the
+    /// application's, when the system was started with
+    /// `ActorSystem::with_runtime`. The fastest way in from async code
+    /// on that runtime. `threads` and `idle_spin_us` do not apply.
+    AppRuntime,
+}
+
+/// Settings of one dispatcher (what runs actors: a pool of threads, or
+/// tasks on a tokio runtime).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DispatcherSettings {
+    /// What runs the actors. Default `work-stealing`.
+    pub kind: DispatcherKind,
     /// Worker threads; 0 means one per available core. Default 0.
     pub threads: usize,
     /// Messages an actor handles per activation before it yields its thread
@@ -41,6 +59,7 @@ pub struct DispatcherSettings {
 impl Default for DispatcherSettings {
     fn default() -> Self {
         DispatcherSettings {
+            kind: DispatcherKind::WorkStealing,
             threads: 0,
             throughput: 100,
             throughput_deadline_us: None,

@@ -120,19 +120,49 @@ impl ActorSystem {
         Self::with_settings(name, Settings::default())
     }
 
-    /// Starts a system with the given settings.
+    /// Starts a system with the given settings, and a tokio runtime of its
+    /// own (`io_threads` threads) for timers, futures and I/O.
     pub fn with_settings(name: &str, settings: Settings) -> Result<Self, SystemError> {
+        Self::start(name, settings, None)
+    }
+
+    /// Starts a system on the application's tokio runtime: its timers,
+    /// futures and I/O run there, and so do the actors of every dispatcher
+    /// of kind `app-runtime` (see `DispatcherSettings::kind`). `io_threads`
+    /// does not apply. The runtime must have its timer and I/O drivers
+    /// enabled (`enable_all`). Terminating the system leaves the runtime
+    /// running: it is the application's.
+    pub fn with_runtime(
+        name: &str,
+        settings: Settings,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<Self, SystemError> {
+        Self::start(name, settings, Some(runtime))
+    }
+
+    fn start(
+        name: &str,
+        settings: Settings,
+        app_runtime: Option<tokio::runtime::Handle>,
+    ) -> Result<Self, SystemError> {
         validate_name(name).map_err(|reason| SystemError::InvalidName {
             name: name.to_string(),
             reason,
         })?;
         settings.validate()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(settings.io_threads)
-            .thread_name(format!("volley-{name}-io"))
-            .enable_all()
-            .build()?;
-        let rt = Some(runtime.handle().clone());
+        let (runtime, handle) = match app_runtime {
+            Some(handle) => (None, handle),
+            None => {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(settings.io_threads)
+                    .thread_name(format!("volley-{name}-io"))
+                    .enable_all()
+                    .build()?;
+                let handle = runtime.handle().clone();
+                (Some(runtime), handle)
+            }
+        };
+        let rt = Some(handle.clone());
         let default_dispatcher =
             Dispatcher::start("default", &settings.default_dispatcher, rt.clone())?;
         let mut dispatchers = HashMap::new();
@@ -145,8 +175,8 @@ impl ActorSystem {
         let system = ActorSystem {
             shared: Arc::new(SystemCore {
                 name: name.into(),
-                handle: runtime.handle().clone(),
-                runtime: Mutex::new(Some(runtime)),
+                handle,
+                runtime: Mutex::new(runtime),
                 dead_letter_log: LogLimiter::new(settings.dead_letters.log_per_second),
                 settings,
                 default_dispatcher,

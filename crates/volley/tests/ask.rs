@@ -60,7 +60,7 @@ fn server(system: &ActorSystem) -> ActorRef<Req> {
 /// A reply after the polling window: the ask parks, is woken, and gets it.
 #[tokio::test]
 async fn a_reply_after_the_polling_window_wakes_the_ask() {
-    let system = ActorSystem::new("ask-late").unwrap();
+    let system = common::system("ask-late").unwrap();
     let s = server(&system);
     let answer = s
         .ask(|r| Req::Later(41, 30, r), Duration::from_secs(10))
@@ -77,7 +77,7 @@ async fn asks_without_a_polling_window_are_answered() {
         ask_spin_us: 0,
         ..Settings::default()
     };
-    let system = ActorSystem::with_settings("ask-park", settings).unwrap();
+    let system = common::system_with("ask-park", settings).unwrap();
     let s = server(&system);
     for n in 0..1_000 {
         assert_eq!(
@@ -92,7 +92,7 @@ async fn asks_without_a_polling_window_are_answered() {
 /// before its timeout.
 #[tokio::test]
 async fn a_dropped_reply_handle_ends_the_ask_before_its_timeout() {
-    let system = ActorSystem::new("ask-dropped").unwrap();
+    let system = common::system("ask-dropped").unwrap();
     let s = server(&system);
     let started = std::time::Instant::now();
     let answer = s.ask(Req::Drop, Duration::from_secs(30)).await;
@@ -108,7 +108,7 @@ async fn a_dropped_reply_handle_ends_the_ask_before_its_timeout() {
 /// is the right one (each ask polls its own exchange).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_asks_from_many_tasks_each_get_their_own_reply() {
-    let system = ActorSystem::new("ask-many").unwrap();
+    let system = common::system("ask-many").unwrap();
     let s = server(&system);
     let tasks: Vec<_> = (0..64u64)
         .map(|t| {
@@ -133,7 +133,7 @@ async fn concurrent_asks_from_many_tasks_each_get_their_own_reply() {
 /// when the ask times out; one that watches afterwards hears it at once.
 #[tokio::test]
 async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
-    let system = ActorSystem::new("ask-watch").unwrap();
+    let system = common::system("ask-watch").unwrap();
     let handles = Arc::new(Mutex::new(Vec::new()));
     let s = {
         let handles = handles.clone();

@@ -76,7 +76,7 @@ fn node(depth: u32, events: &Sender<String>) -> Props<Node> {
 
 #[tokio::test]
 async fn children_stop_before_their_parent() {
-    let system = ActorSystem::new("order").unwrap();
+    let system = common::system("order").unwrap();
     let (tx, events) = probe();
     let top = system.spawn("top", node(3, &tx)).unwrap();
     let kids = top
@@ -99,7 +99,7 @@ async fn children_stop_before_their_parent() {
 
 #[tokio::test]
 async fn terminate_stops_everything_and_resolves_after_post_stop() {
-    let system = ActorSystem::new("shutdown").unwrap();
+    let system = common::system("shutdown").unwrap();
     let (tx, events) = probe();
     system.spawn("a", node(1, &tx)).unwrap();
     system.spawn("b", node(0, &tx)).unwrap();
@@ -122,7 +122,7 @@ async fn terminate_stops_everything_and_resolves_after_post_stop() {
 
 #[tokio::test]
 async fn duplicate_and_invalid_names_are_errors() {
-    let system = ActorSystem::new("names").unwrap();
+    let system = common::system("names").unwrap();
     let (tx, _events) = probe();
     system.spawn("a", node(0, &tx)).unwrap();
     let err = system.spawn("a", node(0, &tx)).unwrap_err();
@@ -154,7 +154,7 @@ async fn duplicate_and_invalid_names_are_errors() {
 
 #[tokio::test]
 async fn lookup_by_path_identifies_actors() {
-    let system = ActorSystem::new("lookup").unwrap();
+    let system = common::system("lookup").unwrap();
     let (tx, _events) = probe();
     let top = system.spawn("top", node(1, &tx)).unwrap();
     // Wait until pre_start has spawned the child.
@@ -207,7 +207,7 @@ impl Actor for Collector {
 
 #[tokio::test]
 async fn graceful_stop_runs_after_queued_messages() {
-    let system = ActorSystem::new("graceful").unwrap();
+    let system = common::system("graceful").unwrap();
     let (tx, events) = probe();
     let c = system
         .spawn("c", Props::new(move || Collector(tx.clone())))
@@ -278,7 +278,7 @@ fn spawn_watcher(system: &ActorSystem, events: &Sender<String>) -> ActorRef<Watc
 
 #[tokio::test]
 async fn watch_delivers_terminated_exactly_once() {
-    let system = ActorSystem::new("watch").unwrap();
+    let system = common::system("watch").unwrap();
     let (tx, events) = probe();
     let (ntx, _nodes) = probe();
     let watcher = spawn_watcher(&system, &tx);
@@ -301,7 +301,7 @@ async fn watch_delivers_terminated_exactly_once() {
 
 #[tokio::test]
 async fn unwatch_and_watch_with() {
-    let system = ActorSystem::new("unwatch").unwrap();
+    let system = common::system("unwatch").unwrap();
     let (tx, events) = probe();
     let (ntx, _nodes) = probe();
     let watcher = spawn_watcher(&system, &tx);
@@ -332,7 +332,7 @@ impl Actor for Pact {
 
 #[tokio::test]
 async fn an_unhandled_terminated_is_a_death_pact() {
-    let system = ActorSystem::new("pact").unwrap();
+    let system = common::system("pact").unwrap();
     let (ntx, _nodes) = probe();
     let pact = system.spawn("pact", Props::new(|| Pact)).unwrap();
     let target = system.spawn("target", node(0, &ntx)).unwrap();
@@ -373,7 +373,7 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
         },
         ..Default::default()
     };
-    let system = ActorSystem::with_settings("last-words", settings).unwrap();
+    let system = common::system_with("last-words", settings).unwrap();
     let (tx, events) = probe();
     let watcher = spawn_watcher(&system, &tx);
     let w2 = watcher.clone();

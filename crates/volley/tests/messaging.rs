@@ -41,7 +41,7 @@ impl Actor for OrderChecker {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_from_one_sender_arrive_in_order() {
-    let system = ActorSystem::new("order").unwrap();
+    let system = common::system("order").unwrap();
     const SENDERS: usize = 4;
     const PER_SENDER: u64 = 50_000;
     let checker = system
@@ -104,7 +104,7 @@ impl Actor for Calculator {
 
 #[tokio::test]
 async fn ask_gets_the_reply() {
-    let system = ActorSystem::new("ask").unwrap();
+    let system = common::system("ask").unwrap();
     let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
     let sum = calc
         .ask(|r| Calc::Add(40, 2, r), Duration::from_secs(5))
@@ -115,7 +115,7 @@ async fn ask_gets_the_reply() {
 
 #[tokio::test]
 async fn ask_times_out_and_a_late_reply_is_a_dead_letter() {
-    let system = ActorSystem::new("ask-timeout").unwrap();
+    let system = common::system("ask-timeout").unwrap();
     let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
     let err = calc
         .ask(Calc::Ignore, Duration::from_millis(50))
@@ -139,7 +139,7 @@ async fn ask_times_out_and_a_late_reply_is_a_dead_letter() {
 
 #[tokio::test]
 async fn ask_on_a_dead_actor_is_a_clear_error() {
-    let system = ActorSystem::new("ask-dead").unwrap();
+    let system = common::system("ask-dead").unwrap();
     let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
     calc.graceful_stop();
     eventually("calc stopped", || calc.is_terminated());
@@ -168,7 +168,7 @@ impl Actor for Sink {
 
 #[tokio::test]
 async fn dead_letters_are_counted_and_published() {
-    let system = ActorSystem::new("dl").unwrap();
+    let system = common::system("dl").unwrap();
     let (tx, events) = probe();
     let sink = system
         .spawn("sink", Props::new(move || Sink(tx.clone())))
@@ -202,7 +202,7 @@ fn unused_reply(system: &ActorSystem) -> ActorRef<i64> {
 
 #[tokio::test]
 async fn pipe_to_delivers_the_future_output_as_a_message() {
-    let system = ActorSystem::new("pipe").unwrap();
+    let system = common::system("pipe").unwrap();
     let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
     let v = calc.ask(Calc::Slow, Duration::from_secs(5)).await;
     assert_eq!(v, Ok(2));
@@ -211,7 +211,7 @@ async fn pipe_to_delivers_the_future_output_as_a_message() {
 
 #[tokio::test]
 async fn refs_compare_hash_and_display() {
-    let system = ActorSystem::new("refs").unwrap();
+    let system = common::system("refs").unwrap();
     let a = system.spawn("a", Props::new(|| Calculator)).unwrap();
     let b = system.spawn("b", Props::new(|| Calculator)).unwrap();
     let a2 = a.clone();

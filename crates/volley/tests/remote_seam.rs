@@ -135,7 +135,7 @@ impl Actor for Idle {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_messages_go_through_the_route_and_its_refusals_reach_the_sender() {
-    let system = ActorSystem::new("seam-user").unwrap();
+    let system = common::system("seam-user").unwrap();
     let route = Recorder::new(false);
     let target = remote_ref(&system, "echo", 7, route.clone());
     let typed: ActorRef<u32> = target.typed();
@@ -158,7 +158,7 @@ async fn user_messages_go_through_the_route_and_its_refusals_reach_the_sender() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_of_a_remote_actor_goes_to_the_route_and_its_death_notice_comes_back() {
-    let system = ActorSystem::new("seam-watch").unwrap();
+    let system = common::system("seam-watch").unwrap();
     let route = Recorder::new(true);
     let target = remote_ref(&system, "watched", 41, route.clone());
     let (events, seen) = probe();
@@ -183,7 +183,7 @@ async fn a_watch_of_a_remote_actor_goes_to_the_route_and_its_death_notice_comes_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_watcher_of_a_local_actor_gets_a_death_notice_through_its_route() {
-    let system = ActorSystem::new("seam-inbound").unwrap();
+    let system = common::system("seam-inbound").unwrap();
     let route = Recorder::new(false);
     let remote_watcher = remote_ref(&system, "far-watcher", 5, route.clone()).to_any();
     let local = system.spawn("local", Props::new(|| Idle)).unwrap();
@@ -203,7 +203,7 @@ async fn a_remote_watcher_of_a_local_actor_gets_a_death_notice_through_its_route
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inbound_stop_messages_stop_the_local_actor() {
-    let system = ActorSystem::new("seam-stop").unwrap();
+    let system = common::system("seam-stop").unwrap();
     for msg in [RemoteSystemMsg::Terminate, RemoteSystemMsg::GracefulStop] {
         let local = system.spawn_anonymous(Props::new(|| Idle)).unwrap();
         remote::deliver_system(&local.to_any(), msg);
@@ -214,7 +214,7 @@ async fn inbound_stop_messages_stop_the_local_actor() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_stop_and_liveness_of_a_remote_ref_are_the_routes_to_answer() {
-    let system = ActorSystem::new("seam-misc").unwrap();
+    let system = common::system("seam-misc").unwrap();
     let route = Recorder::new(false);
     let target = remote_ref(&system, "far", 9, route.clone());
     let typed: ActorRef<u32> = target.typed();
@@ -233,7 +233,7 @@ async fn graceful_stop_and_liveness_of_a_remote_ref_are_the_routes_to_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unwatch_of_a_remote_actor_goes_to_the_route() {
-    let system = ActorSystem::new("seam-unwatch").unwrap();
+    let system = common::system("seam-unwatch").unwrap();
     let route = Recorder::new(false);
     let target = remote_ref(&system, "watched", 42, route.clone()).to_any();
     let (events, seen) = probe();

@@ -107,7 +107,7 @@ async fn ready(router: &RouterRef<Work>) -> Vec<ActorRef<Work>> {
 
 #[tokio::test]
 async fn round_robin_pool_spreads_evenly_and_keeps_per_sender_order() {
-    let system = ActorSystem::new("rr").unwrap();
+    let system = common::system("rr").unwrap();
     let router = Router::pool(3, Props::new(Worker::default))
         .spawn(&system, "pool")
         .unwrap();
@@ -135,7 +135,7 @@ async fn round_robin_pool_spreads_evenly_and_keeps_per_sender_order() {
 
 #[tokio::test]
 async fn random_routing_reaches_every_routee() {
-    let system = ActorSystem::new("random").unwrap();
+    let system = common::system("random").unwrap();
     let router = Router::pool(3, Props::new(Worker::default))
         .with_logic(RandomRouting::new())
         .spawn(&system, "pool")
@@ -156,7 +156,7 @@ async fn random_routing_reaches_every_routee() {
 
 #[tokio::test]
 async fn broadcast_logic_and_broadcast_envelope_reach_all() {
-    let system = ActorSystem::new("bcast").unwrap();
+    let system = common::system("bcast").unwrap();
     let everyone = Router::pool(3, Props::new(Worker::default))
         .with_logic(BroadcastRouting::new())
         .spawn(&system, "everyone")
@@ -177,7 +177,7 @@ async fn broadcast_logic_and_broadcast_envelope_reach_all() {
 
 #[tokio::test]
 async fn consistent_hashing_is_sticky_and_removal_moves_only_the_removed_keys() {
-    let system = ActorSystem::new("hash").unwrap();
+    let system = common::system("hash").unwrap();
     let group = workers(&system, 4);
     let router = Router::group(group.clone())
         .with_logic(ConsistentHashing::new(key_of))
@@ -216,7 +216,7 @@ async fn consistent_hashing_is_sticky_and_removal_moves_only_the_removed_keys() 
 
 #[tokio::test]
 async fn consistent_hash_message_without_key_is_an_error_not_a_panic() {
-    let system = ActorSystem::new("nokey").unwrap();
+    let system = common::system("nokey").unwrap();
     let router = Router::pool(2, Props::new(Worker::default))
         .with_logic(ConsistentHashing::new(key_of))
         .spawn(&system, "hash")
@@ -246,6 +246,9 @@ async fn consistent_hash_message_without_key_is_an_error_not_a_panic() {
 
 #[tokio::test]
 async fn smallest_mailbox_avoids_the_backlogged_routee() {
+    // A routee blocks its thread on the gate: pool threads only (on the
+    // application-runtime dispatcher it would block a runtime thread that
+    // the router needs, as docs/semantics.md says of blocking handlers).
     let system = ActorSystem::new("smallest").unwrap();
     let group = workers(&system, 3);
     let gate = Arc::new(Gate::default());
@@ -275,7 +278,7 @@ async fn smallest_mailbox_avoids_the_backlogged_routee() {
 
 #[tokio::test]
 async fn router_with_no_routees_errors_on_ask_and_dead_letters_on_tell() {
-    let system = ActorSystem::new("empty").unwrap();
+    let system = common::system("empty").unwrap();
     let group: RouterRef<Work> = Router::group(Vec::new()).spawn(&system, "group").unwrap();
     let pool = Router::pool(0, Props::new(Worker::default))
         .spawn(&system, "pool")
@@ -311,7 +314,7 @@ async fn router_with_no_routees_errors_on_ask_and_dead_letters_on_tell() {
 
 #[tokio::test]
 async fn terminated_routees_leave_the_pool_and_the_pool_stops_when_empty() {
-    let system = ActorSystem::new("shrink").unwrap();
+    let system = common::system("shrink").unwrap();
     let router = Router::pool(3, Props::new(Worker::default))
         .spawn(&system, "pool")
         .unwrap();
@@ -344,7 +347,7 @@ async fn terminated_routees_leave_the_pool_and_the_pool_stops_when_empty() {
 
 #[tokio::test]
 async fn the_pool_supervises_its_routees_with_its_own_strategy() {
-    let system = ActorSystem::new("supervise").unwrap();
+    let system = common::system("supervise").unwrap();
     let router = Router::pool(2, Props::new(Worker::default))
         .with_supervisor_strategy(SupervisorStrategy::one_for_one().with_max_restarts_total(1))
         .spawn(&system, "pool")
@@ -363,7 +366,7 @@ async fn the_pool_supervises_its_routees_with_its_own_strategy() {
 
 #[tokio::test]
 async fn management_messages_add_remove_and_adjust() {
-    let system = ActorSystem::new("manage").unwrap();
+    let system = common::system("manage").unwrap();
     let router = Router::pool(1, Props::new(Worker::default))
         .spawn(&system, "pool")
         .unwrap();
@@ -389,7 +392,7 @@ async fn management_messages_add_remove_and_adjust() {
 
 #[tokio::test]
 async fn scatter_gather_answers_with_the_first_reply() {
-    let system = ActorSystem::new("scatter").unwrap();
+    let system = common::system("scatter").unwrap();
     let mut group = Vec::new();
     for (i, mute) in [true, false, true].into_iter().enumerate() {
         let props = Props::new(move || Worker {
@@ -411,7 +414,7 @@ async fn scatter_gather_answers_with_the_first_reply() {
 
 #[tokio::test]
 async fn scatter_gather_and_tail_chopping_time_out_when_nobody_answers() {
-    let system = ActorSystem::new("silent").unwrap();
+    let system = common::system("silent").unwrap();
     let mute = || Worker {
         mute: true,
         ..Worker::default()

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{eventually, probe};
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Resizer, Router, RouterRef,
-};
+use volley::{Actor, ActorRef, Context, HandleResult, Props, Resizer, Router, RouterRef};
 
 const T: Duration = Duration::from_secs(5);
 
@@ -50,7 +48,9 @@ impl Actor for Worker {
 
 #[tokio::test]
 async fn resizer_grows_under_pressure_and_shrinks_when_idle() {
-    let system = ActorSystem::new("resize").unwrap();
+    // A routee blocks its thread: pool threads only (see
+    // `routers::smallest_mailbox_avoids_the_backlogged_routee`).
+    let system = volley::ActorSystem::new("resize").unwrap();
     let resizer = Resizer::new(1, 3).with_interval(Duration::from_millis(10));
     let router = Router::pool(1, Props::new(Worker::default))
         .with_resizer(resizer)
@@ -94,7 +94,7 @@ impl Actor for Parent {
 
 #[tokio::test]
 async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() {
-    let system = ActorSystem::new("parent").unwrap();
+    let system = common::system("parent").unwrap();
     let parent = system.spawn("parent", Props::new(|| Parent)).unwrap();
     let router = parent.ask(ParentMsg::MakePool, T).await.unwrap();
     let routees = router.current_routees(T).await.unwrap();
@@ -118,7 +118,7 @@ async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() 
 
 #[tokio::test]
 async fn graceful_stop_of_the_router_stops_its_routees() {
-    let system = ActorSystem::new("graceful").unwrap();
+    let system = common::system("graceful").unwrap();
     let router = Router::pool(2, Props::new(Worker::default))
         .spawn(&system, "pool")
         .unwrap();
@@ -131,7 +131,7 @@ async fn graceful_stop_of_the_router_stops_its_routees() {
 
 #[tokio::test]
 async fn many_senders_route_concurrently_without_loss_or_reordering() {
-    let system = ActorSystem::new("fast").unwrap();
+    let system = common::system("fast").unwrap();
     let router = Router::pool(4, Props::new(Worker::default))
         .spawn(&system, "pool")
         .unwrap();

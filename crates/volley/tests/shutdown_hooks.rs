@@ -87,7 +87,7 @@ fn logging_hook(system: &ActorSystem, name: &'static str, log: &Log) {
 
 /// A system with default settings, and an empty log.
 fn start(name: &str) -> (ActorSystem, Log) {
-    (ActorSystem::new(name).unwrap(), Log::default())
+    (common::system(name).unwrap(), Log::default())
 }
 
 /// Fails the test instead of hanging it if termination never completes.
@@ -280,7 +280,7 @@ async fn the_cap_abandons_a_stuck_hook_and_skips_the_rest() {
         shutdown_hooks_timeout_ms: 1000,
         ..Settings::default()
     };
-    let system = ActorSystem::with_settings("hooks-cap", settings).unwrap();
+    let system = common::system_with("hooks-cap", settings).unwrap();
     let log = Log::default();
     logging_hook(&system, "quick", &log);
     add_hook(&system, "stuck", &log, |_, log| async move {

@@ -118,7 +118,7 @@ async fn setup(
     name: &str,
     strategy: SupervisorStrategy,
 ) -> (ActorSystem, ActorRef<ParentMsg>, common::Events) {
-    let system = ActorSystem::new(name).unwrap();
+    let system = common::system(name).unwrap();
     let (tx, events) = probe();
     let parent = system
         .spawn(
@@ -302,7 +302,7 @@ impl Actor for FailsToStart {
 
 #[tokio::test]
 async fn a_failing_pre_start_stops_the_actor_by_default() {
-    let system = ActorSystem::new("initfail").unwrap();
+    let system = common::system("initfail").unwrap();
     let a = system.spawn("a", Props::new(|| FailsToStart)).unwrap();
     eventually("actor stopped", || a.is_terminated());
     system.terminate().await;

@@ -59,7 +59,7 @@ fn ticker(system: &ActorSystem, tx: &Sender<String>) -> ActorRef<Tick> {
 
 #[tokio::test]
 async fn single_and_repeating_timers_fire() {
-    let system = ActorSystem::new("timers").unwrap();
+    let system = common::system("timers").unwrap();
     let (tx, events) = probe();
     let t = ticker(&system, &tx);
     t.tell(Tick::StartOnce("once", 10));
@@ -76,7 +76,7 @@ async fn single_and_repeating_timers_fire() {
 
 #[tokio::test]
 async fn a_replaced_timer_fires_once() {
-    let system = ActorSystem::new("replace").unwrap();
+    let system = common::system("replace").unwrap();
     let (tx, events) = probe();
     let t = ticker(&system, &tx);
     t.tell(Tick::StartOnce("k", 20));
@@ -88,7 +88,7 @@ async fn a_replaced_timer_fires_once() {
 
 #[tokio::test]
 async fn timers_are_cancelled_on_restart() {
-    let system = ActorSystem::new("timer-restart").unwrap();
+    let system = common::system("timer-restart").unwrap();
     let (tx, events) = probe();
     let t = ticker(&system, &tx);
     t.tell(Tick::StartRepeat("t", 20));
@@ -104,7 +104,7 @@ async fn timers_are_cancelled_on_restart() {
 
 #[tokio::test]
 async fn timers_are_cancelled_on_stop() {
-    let system = ActorSystem::new("timer-stop").unwrap();
+    let system = common::system("timer-stop").unwrap();
     let (tx, events) = probe();
     let t = ticker(&system, &tx);
     t.tell(Tick::StartRepeat("t", 5));
@@ -248,12 +248,12 @@ fn a_first(order: Vec<String>) -> Vec<String> {
 
 #[tokio::test]
 async fn throughput_batches_messages_per_activation() {
-    let system = ActorSystem::with_settings("tp1", one_thread(1)).unwrap();
+    let system = common::system_with("tp1", one_thread(1)).unwrap();
     let (order, _) = interleaving(&system, MailboxConfig::Unbounded, 6);
     assert_eq!(a_first(order), ["a1", "b1", "a2", "b2", "a3", "b3"]);
     system.terminate().await;
 
-    let system = ActorSystem::with_settings("tp3", one_thread(3)).unwrap();
+    let system = common::system_with("tp3", one_thread(3)).unwrap();
     let (order, _) = interleaving(&system, MailboxConfig::Unbounded, 6);
     assert_eq!(a_first(order), ["a1", "a2", "a3", "b1", "b2", "b3"]);
     system.terminate().await;
@@ -277,7 +277,7 @@ async fn throughput_deadline_ends_an_activation_early() {
     // in one go; the 1 µs deadline ends every activation after one message.
     let mut settings = one_thread(1000);
     settings.default_dispatcher.throughput_deadline_us = Some(1);
-    let system = ActorSystem::with_settings("deadline", settings).unwrap();
+    let system = common::system_with("deadline", settings).unwrap();
     let (tx, events) = probe();
     let (ta, tb) = (tx.clone(), tx);
     let a = system
@@ -314,14 +314,14 @@ async fn throughput_deadline_ends_an_activation_early() {
 
 #[tokio::test]
 async fn bounded_mailbox_drop_newest_and_drop_oldest() {
-    let system = ActorSystem::with_settings("newest", one_thread(10)).unwrap();
+    let system = common::system_with("newest", one_thread(10)).unwrap();
     let (order, dropped) =
         interleaving(&system, MailboxConfig::bounded(2, Overflow::DropNewest), 4);
     assert_eq!(dropped, 2);
     assert_eq!(a_first(order), ["a1", "a2", "b1", "b2"]);
     system.terminate().await;
 
-    let system = ActorSystem::with_settings("oldest", one_thread(10)).unwrap();
+    let system = common::system_with("oldest", one_thread(10)).unwrap();
     let (order, dropped) =
         interleaving(&system, MailboxConfig::bounded(2, Overflow::DropOldest), 4);
     assert_eq!(dropped, 2);
@@ -331,7 +331,7 @@ async fn bounded_mailbox_drop_newest_and_drop_oldest() {
 
 #[tokio::test]
 async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
-    let system = ActorSystem::with_settings("batch", one_thread(10)).unwrap();
+    let system = common::system_with("batch", one_thread(10)).unwrap();
     let (tx, events) = probe();
     let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
     let mut batch: Vec<u32> = (1..=5).collect();
@@ -390,7 +390,7 @@ impl Actor for Answerer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
-    let system = ActorSystem::with_settings("ask-full", one_thread(10)).unwrap();
+    let system = common::system_with("ask-full", one_thread(10)).unwrap();
     let answerer = system
         .spawn(
             "answerer",
@@ -417,7 +417,7 @@ async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
 
 #[tokio::test]
 async fn try_tell_hands_the_message_back() {
-    let system = ActorSystem::with_settings("offer", one_thread(10)).unwrap();
+    let system = common::system_with("offer", one_thread(10)).unwrap();
     let (gate, gate_tx) = spawn_gate(&system, None);
     let (tx, events) = probe();
     let r = spawn_recorder(
@@ -442,7 +442,7 @@ async fn try_tell_hands_the_message_back() {
 
 #[tokio::test]
 async fn zero_capacity_is_rejected() {
-    let system = ActorSystem::new("zero").unwrap();
+    let system = common::system("zero").unwrap();
     let (tx, _events) = probe();
     let err = system
         .spawn(
@@ -468,7 +468,7 @@ async fn named_dispatchers_isolate_blocking_work() {
             ..DispatcherSettings::default()
         },
     );
-    let system = ActorSystem::with_settings("isolated", settings).unwrap();
+    let system = common::system_with("isolated", settings).unwrap();
     let (gate, gate_tx) = spawn_gate(&system, Some("blocking"));
     gate.tell(());
     let (tx, events) = probe();
@@ -487,7 +487,7 @@ async fn settings_file_and_bad_settings() {
     let good = dir.join("good.toml");
     std::fs::write(&good, "[default_dispatcher]\nthroughput = 7\nthreads = 1\n").unwrap();
     let settings = Settings::from_file(&good).unwrap();
-    let system = ActorSystem::with_settings("fromfile", settings).unwrap();
+    let system = common::system_with("fromfile", settings).unwrap();
     assert_eq!(system.settings().default_dispatcher.throughput, 7);
     system.terminate().await;
 
@@ -495,6 +495,6 @@ async fn settings_file_and_bad_settings() {
     std::fs::write(&bad, "[default_dispatcher]\nthroughput = -3\n").unwrap();
     let err = Settings::from_file(&bad).unwrap_err();
     assert!(err.to_string().contains("bad.toml"), "{err}");
-    assert!(volley::ActorSystem::new("bad name!").is_err());
+    assert!(common::system("bad name!").is_err());
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -28,7 +28,7 @@ fn one_thread_system(name: &str) -> ActorSystem {
         },
         ..Default::default()
     };
-    ActorSystem::with_settings(name, settings).unwrap()
+    common::system_with(name, settings).unwrap()
 }
 
 /// Skips events until one contains `what`.

@@ -31,6 +31,20 @@ use crate::error::TellError;
 use crate::system::ActorSystem;
 use promise::{Exchange, Outcome, Promise};
 
+/// How an ask waits for its reply before it registers its waker and arms
+/// its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AskWait {
+    /// At once (a remote actor: the reply needs a network round trip).
+    Park,
+    /// Spins, looking for the reply, for up to `ask_spin_us` (an actor on
+    /// a pool, which answers from another thread).
+    Spin,
+    /// Yields to the executor once first (an actor on the asker's runtime,
+    /// which runs when the asker yields).
+    YieldOnce,
+}
+
 /// The reply handle an `ask` puts into its request: an actor ref that
 /// accepts exactly one reply.
 pub type ReplyTo<R> = ActorRef<R>;
@@ -101,11 +115,15 @@ pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
         Err(TellError::Terminated(request)) => target.tell(request),
     }
     let spin = system.settings().ask_spin_us;
+    let wait = match target.ask_wait() {
+        AskWait::Spin if spin == 0 => AskWait::Park,
+        wait => wait,
+    };
     let reply = ReplyWait {
         waiting: &waiting,
         system,
-        spin_until: (spin > 0 && target.replies_soon())
-            .then(|| started + Duration::from_micros(spin)),
+        wait,
+        spin_until: started + Duration::from_micros(spin),
         deadline: started + timeout,
         timer: None,
     };
@@ -145,10 +163,9 @@ enum Ended<R> {
 struct ReplyWait<'a, R> {
     waiting: &'a Waiting<R>,
     system: &'a ActorSystem,
-    /// Until then a pending poll wakes itself at once instead of
-    /// registering: the executor runs whatever else is ready, then looks
-    /// again.
-    spin_until: Option<Instant>,
+    /// What to do before registering; `Park` once done.
+    wait: AskWait,
+    spin_until: Instant,
     deadline: Instant,
     /// Armed on the first poll past the spin window.
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -160,15 +177,28 @@ impl<R> Future for ReplyWait<'_, R> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let exchange = &this.waiting.0;
-        if let Some(until) = this.spin_until {
-            if let Some(outcome) = exchange.take() {
-                return Poll::Ready(Ended::Outcome(outcome));
+        match std::mem::replace(&mut this.wait, AskWait::Park) {
+            AskWait::Park => {}
+            AskWait::Spin => {
+                let mut spins = 0u32;
+                loop {
+                    if let Some(outcome) = exchange.take() {
+                        return Poll::Ready(Ended::Outcome(outcome));
+                    }
+                    spins += 1;
+                    if spins % 16 == 0 && Instant::now() >= this.spin_until {
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
             }
-            if Instant::now() < until {
+            AskWait::YieldOnce => {
+                if let Some(outcome) = exchange.take() {
+                    return Poll::Ready(Ended::Outcome(outcome));
+                }
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            this.spin_until = None;
         }
         if let Some(outcome) = exchange.take_or_register(cx.waker()) {
             return Poll::Ready(Ended::Outcome(outcome));

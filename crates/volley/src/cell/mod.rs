@@ -297,8 +297,8 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
     }
 
     #[inline]
-    fn replies_soon(&self) -> bool {
-        true
+    fn ask_wait(&self) -> crate::ask::AskWait {
+        self.dispatcher.ask_wait()
     }
 }
 

@@ -16,6 +16,7 @@
 //! protocol is the one job of [`parking::Parking`], which is model-checked
 //! with loom; the deques around it are crossbeam's and are not.
 
+mod on_runtime;
 mod parking;
 
 use std::cell::RefCell;
@@ -27,7 +28,7 @@ use std::time::Duration;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
 use crate::batch_end;
-use crate::settings::DispatcherSettings;
+use crate::settings::{DispatcherKind, DispatcherSettings};
 use crate::sync::Parker;
 use parking::Parking;
 
@@ -76,10 +77,17 @@ thread_local! {
 /// the rest.
 const MAX_NEXT_IN_A_ROW: u32 = 16;
 
-/// A named pool of worker threads; cheap to clone.
+/// A named dispatcher: a pool of worker threads, or activations run as
+/// tasks on a tokio runtime ([`on_runtime`]); cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Dispatcher {
-    pool: Arc<Pool>,
+    kind: Kind,
+}
+
+#[derive(Clone)]
+enum Kind {
+    Pool(Arc<Pool>),
+    OnRuntime(Arc<on_runtime::OnRuntime>),
 }
 
 struct Pool {
@@ -97,9 +105,29 @@ struct Pool {
 }
 
 impl Dispatcher {
-    /// Starts the workers. They run inside `runtime`'s context, so handlers
-    /// can create tokio timers and spawn tasks directly.
+    /// Starts the dispatcher `settings` describe: for a pool, its workers,
+    /// which run inside `runtime`'s context so handlers can create tokio
+    /// timers and spawn tasks directly; for the application-runtime kind,
+    /// nothing to start: its activations are tasks on `runtime`.
     pub(crate) fn start(
+        name: &str,
+        settings: &DispatcherSettings,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> std::io::Result<Self> {
+        match (settings.kind, runtime) {
+            (DispatcherKind::AppRuntime, Some(runtime)) => Ok(Dispatcher {
+                kind: Kind::OnRuntime(Arc::new(on_runtime::OnRuntime::new(
+                    name, settings, runtime,
+                ))),
+            }),
+            (DispatcherKind::AppRuntime, None) => Err(std::io::Error::other(format!(
+                "dispatcher {name:?} runs on a tokio runtime, and none was given"
+            ))),
+            (DispatcherKind::WorkStealing, runtime) => Self::start_pool(name, settings, runtime),
+        }
+    }
+
+    fn start_pool(
         name: &str,
         settings: &DispatcherSettings,
         runtime: Option<tokio::runtime::Handle>,
@@ -133,21 +161,32 @@ impl Dispatcher {
             handles.push(handle);
         }
         *crate::locks::lock(&pool.threads) = handles;
-        Ok(Dispatcher { pool })
+        Ok(Dispatcher {
+            kind: Kind::Pool(pool),
+        })
     }
 
     pub(crate) fn name(&self) -> &str {
-        &self.pool.name
+        match &self.kind {
+            Kind::Pool(pool) => &pool.name,
+            Kind::OnRuntime(d) => &d.name,
+        }
     }
 
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
-        self.pool.throughput
+        match &self.kind {
+            Kind::Pool(pool) => pool.throughput,
+            Kind::OnRuntime(d) => d.throughput,
+        }
     }
 
     #[inline]
     pub(crate) fn deadline(&self) -> Option<Duration> {
-        self.pool.deadline
+        match &self.kind {
+            Kind::Pool(pool) => pool.deadline,
+            Kind::OnRuntime(d) => d.deadline,
+        }
     }
 
     /// Queues a newly woken task: in the current worker's `NEXT` slot when
@@ -155,19 +194,48 @@ impl Dispatcher {
     /// injector.
     #[inline]
     pub(crate) fn submit(&self, task: Task) {
-        self.submit_inner(task, true);
+        match &self.kind {
+            Kind::Pool(pool) => pool.submit(task, true),
+            Kind::OnRuntime(d) => d.submit(task),
+        }
     }
 
     /// Queues a task that yielded with work left: at the back of the
     /// worker's queue, behind everything else that is waiting.
     #[inline]
     pub(crate) fn submit_yielded(&self, task: Task) {
-        self.submit_inner(task, false);
+        match &self.kind {
+            Kind::Pool(pool) => pool.submit(task, false),
+            Kind::OnRuntime(d) => d.submit_yielded(task),
+        }
     }
 
+    /// How an `ask` to one of this dispatcher's actors waits: a pool
+    /// answers from another thread, often within a microsecond, so the
+    /// asker spins; an actor on a runtime runs on the asker's own thread
+    /// once the asker yields.
     #[inline]
-    fn submit_inner(&self, task: Task, next: bool) {
-        let pool = &*self.pool;
+    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
+        match &self.kind {
+            Kind::Pool(_) => crate::ask::AskWait::Spin,
+            Kind::OnRuntime(_) => crate::ask::AskWait::YieldOnce,
+        }
+    }
+
+    /// Stops the workers once their queues are empty; does not wait for them.
+    /// A dispatcher on a runtime has nothing to stop: the runtime is not its.
+    pub(crate) fn shutdown(&self) {
+        if let Kind::Pool(pool) = &self.kind {
+            pool.shutdown.store(true, Ordering::SeqCst);
+            pool.parking.unpark_all();
+        }
+    }
+}
+
+impl Pool {
+    #[inline]
+    fn submit(&self, task: Task, next: bool) {
+        let pool = self;
         // The task moves through every branch: cloning an `Arc` here would
         // cost two atomic operations per wake-up.
         let outcome = LOCAL.with_borrow(|local| match local {
@@ -198,14 +266,6 @@ impl Dispatcher {
         }
     }
 
-    /// Stops the workers once their queues are empty; does not wait for them.
-    pub(crate) fn shutdown(&self) {
-        self.pool.shutdown.store(true, Ordering::SeqCst);
-        self.pool.parking.unpark_all();
-    }
-}
-
-impl Pool {
     fn find_task(&self, index: usize, local: &Worker<Task>, tick: u32) -> Option<Task> {
         // Now and then look at the shared queue first: a busy actor that keeps
         // rescheduling itself locally must not starve outside submissions.

@@ -109,3 +109,26 @@ pub fn watch(system: &volley::ActorSystem, target: volley::AnyRef, events: &Send
         }))
         .expect("a watcher spawns");
 }
+
+/// The default dispatcher's kind in the semantics suites: `work-stealing`
+/// unless `VOLLEY_TEST_DISPATCHER=app-runtime` (CI runs them both ways).
+/// Named dispatchers keep theirs: a test that names one wants a pool.
+fn with_test_dispatcher(mut settings: volley::Settings) -> volley::Settings {
+    if std::env::var("VOLLEY_TEST_DISPATCHER").as_deref() == Ok("app-runtime") {
+        settings.default_dispatcher.kind = volley::DispatcherKind::AppRuntime;
+    }
+    settings
+}
+
+/// A system with default settings, on the dispatcher kind under test.
+pub fn system(name: &str) -> Result<volley::ActorSystem, volley::SystemError> {
+    system_with(name, volley::Settings::default())
+}
+
+/// A system with `settings`, on the dispatcher kind under test.
+pub fn system_with(
+    name: &str,
+    settings: volley::Settings,
+) -> Result<volley::ActorSystem, volley::SystemError> {
+    volley::ActorSystem::with_settings(name, with_test_dispatcher(settings))
+}
