@@ -81,13 +81,7 @@ const MAX_NEXT_IN_A_ROW: u32 = 16;
 /// tasks on a tokio runtime ([`on_runtime`]); cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Dispatcher {
-    kind: Kind,
-}
-
-#[derive(Clone)]
-enum Kind {
-    Pool(Arc<Pool>),
-    OnRuntime(Arc<on_runtime::OnRuntime>),
+    pool: Arc<Pool>,
 }
 
 struct Pool {
@@ -102,6 +96,11 @@ struct Pool {
     shutdown: AtomicBool,
     /// Kept so the threads are not detached silently; they exit on shutdown.
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Set for the application-runtime kind, which has no threads: its
+    /// activations are tasks on this runtime. A field of the pool rather
+    /// than a second type behind an enum, so that the pool's hot path
+    /// (`submit` from a worker, `throughput`) pays nothing for it.
+    on_runtime: Option<on_runtime::OnRuntime>,
 }
 
 impl Dispatcher {
@@ -114,25 +113,20 @@ impl Dispatcher {
         settings: &DispatcherSettings,
         runtime: Option<tokio::runtime::Handle>,
     ) -> std::io::Result<Self> {
-        match (settings.kind, runtime) {
-            (DispatcherKind::AppRuntime, Some(runtime)) => Ok(Dispatcher {
-                kind: Kind::OnRuntime(Arc::new(on_runtime::OnRuntime::new(
-                    name, settings, runtime,
-                ))),
-            }),
-            (DispatcherKind::AppRuntime, None) => Err(std::io::Error::other(format!(
-                "dispatcher {name:?} runs on a tokio runtime, and none was given"
-            ))),
-            (DispatcherKind::WorkStealing, runtime) => Self::start_pool(name, settings, runtime),
-        }
-    }
-
-    fn start_pool(
-        name: &str,
-        settings: &DispatcherSettings,
-        runtime: Option<tokio::runtime::Handle>,
-    ) -> std::io::Result<Self> {
-        let threads = settings.effective_threads();
+        let on_runtime = match (settings.kind, &runtime) {
+            (DispatcherKind::WorkStealing, _) => None,
+            (DispatcherKind::AppRuntime, Some(handle)) => Some(on_runtime::OnRuntime::new(handle)),
+            (DispatcherKind::AppRuntime, None) => {
+                return Err(std::io::Error::other(format!(
+                    "dispatcher {name:?} runs on a tokio runtime, and none was given"
+                )))
+            }
+        };
+        let threads = if on_runtime.is_some() {
+            0
+        } else {
+            settings.effective_threads()
+        };
         let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
         let parkers: Vec<Parker> = (0..threads).map(|_| Parker::new()).collect();
         let pool = Arc::new(Pool {
@@ -147,6 +141,7 @@ impl Dispatcher {
             parking: Parking::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
             shutdown: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
+            on_runtime,
         });
         let mut handles = Vec::with_capacity(threads);
         for (index, (worker, parker)) in workers.into_iter().zip(parkers).enumerate() {
@@ -161,32 +156,21 @@ impl Dispatcher {
             handles.push(handle);
         }
         *crate::locks::lock(&pool.threads) = handles;
-        Ok(Dispatcher {
-            kind: Kind::Pool(pool),
-        })
+        Ok(Dispatcher { pool })
     }
 
     pub(crate) fn name(&self) -> &str {
-        match &self.kind {
-            Kind::Pool(pool) => &pool.name,
-            Kind::OnRuntime(d) => &d.name,
-        }
+        &self.pool.name
     }
 
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
-        match &self.kind {
-            Kind::Pool(pool) => pool.throughput,
-            Kind::OnRuntime(d) => d.throughput,
-        }
+        self.pool.throughput
     }
 
     #[inline]
     pub(crate) fn deadline(&self) -> Option<Duration> {
-        match &self.kind {
-            Kind::Pool(pool) => pool.deadline,
-            Kind::OnRuntime(d) => d.deadline,
-        }
+        self.pool.deadline
     }
 
     /// Queues a newly woken task: in the current worker's `NEXT` slot when
@@ -194,48 +178,19 @@ impl Dispatcher {
     /// injector.
     #[inline]
     pub(crate) fn submit(&self, task: Task) {
-        match &self.kind {
-            Kind::Pool(pool) => pool.submit(task, true),
-            Kind::OnRuntime(d) => d.submit(task),
-        }
+        self.submit_inner(task, true);
     }
 
     /// Queues a task that yielded with work left: at the back of the
     /// worker's queue, behind everything else that is waiting.
     #[inline]
     pub(crate) fn submit_yielded(&self, task: Task) {
-        match &self.kind {
-            Kind::Pool(pool) => pool.submit(task, false),
-            Kind::OnRuntime(d) => d.submit_yielded(task),
-        }
+        self.submit_inner(task, false);
     }
 
-    /// How an `ask` to one of this dispatcher's actors waits: a pool
-    /// answers from another thread, often within a microsecond, so the
-    /// asker spins; an actor on a runtime runs on the asker's own thread
-    /// once the asker yields.
     #[inline]
-    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
-        match &self.kind {
-            Kind::Pool(_) => crate::ask::AskWait::Spin,
-            Kind::OnRuntime(_) => crate::ask::AskWait::YieldOnce,
-        }
-    }
-
-    /// Stops the workers once their queues are empty; does not wait for them.
-    /// A dispatcher on a runtime has nothing to stop: the runtime is not its.
-    pub(crate) fn shutdown(&self) {
-        if let Kind::Pool(pool) = &self.kind {
-            pool.shutdown.store(true, Ordering::SeqCst);
-            pool.parking.unpark_all();
-        }
-    }
-}
-
-impl Pool {
-    #[inline]
-    fn submit(&self, task: Task, next: bool) {
-        let pool = self;
+    fn submit_inner(&self, task: Task, next: bool) {
+        let pool = &*self.pool;
         // The task moves through every branch: cloning an `Arc` here would
         // cost two atomic operations per wake-up.
         let outcome = LOCAL.with_borrow(|local| match local {
@@ -259,13 +214,40 @@ impl Pool {
         match outcome {
             Ok(false) => {}
             Ok(true) => pool.parking.notify_one(),
-            Err(task) => {
-                pool.injector.push(task);
-                pool.parking.notify_one();
-            }
+            // A dispatcher on a runtime has no workers, so its tasks always
+            // come this way: the pool's own path pays nothing for it.
+            Err(task) => match &pool.on_runtime {
+                Some(runtime) => runtime.submit(task, next),
+                None => {
+                    pool.injector.push(task);
+                    pool.parking.notify_one();
+                }
+            },
         }
     }
 
+    /// How an `ask` to one of this dispatcher's actors waits: a pool
+    /// answers from another thread, often within a microsecond, so the
+    /// asker spins; an actor on a runtime runs on the asker's own thread
+    /// once the asker yields.
+    #[inline]
+    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
+        if self.pool.on_runtime.is_some() {
+            crate::ask::AskWait::YieldOnce
+        } else {
+            crate::ask::AskWait::Spin
+        }
+    }
+
+    /// Stops the workers once their queues are empty; does not wait for them.
+    /// A dispatcher on a runtime has no workers: the runtime is not its.
+    pub(crate) fn shutdown(&self) {
+        self.pool.shutdown.store(true, Ordering::SeqCst);
+        self.pool.parking.unpark_all();
+    }
+}
+
+impl Pool {
     fn find_task(&self, index: usize, local: &Worker<Task>, tick: u32) -> Option<Task> {
         // Now and then look at the shared queue first: a busy actor that keeps
         // rescheduling itself locally must not starve outside submissions.

@@ -20,48 +20,36 @@
 //! deque. docs/benchmarks.md has the measurements and says when to pick
 //! which kind.
 
-use std::time::Duration;
-
 use super::Task;
 use crate::batch_end;
-use crate::settings::DispatcherSettings;
 
+/// The runtime a dispatcher of the application-runtime kind spawns on;
+/// the pool around it holds the name, `throughput` and deadline.
 pub(super) struct OnRuntime {
-    pub(super) name: String,
-    pub(super) throughput: usize,
-    pub(super) deadline: Option<Duration>,
     runtime: tokio::runtime::Handle,
 }
 
 impl OnRuntime {
-    pub(super) fn new(
-        name: &str,
-        settings: &DispatcherSettings,
-        runtime: tokio::runtime::Handle,
-    ) -> Self {
+    pub(super) fn new(runtime: &tokio::runtime::Handle) -> Self {
         OnRuntime {
-            name: name.to_string(),
-            throughput: settings.throughput.max(1),
-            deadline: settings.throughput_deadline(),
-            runtime,
+            runtime: runtime.clone(),
         }
     }
 
-    /// Runs a newly woken actor as a task. Spawned from a thread of the
-    /// same runtime, tokio runs it next on that thread.
-    #[inline]
-    pub(super) fn submit(&self, task: Task) {
+    /// Runs an actor as a task: a newly woken one (`next`) at once (spawned
+    /// from a thread of the same runtime, tokio runs it next on that
+    /// thread), one that yielded with work left behind the tasks that are
+    /// ready now.
+    pub(super) fn submit(&self, task: Task, next: bool) {
         // The join handle is not needed: the task reports nothing.
-        drop(self.runtime.spawn(async move { activate(task) }));
-    }
-
-    /// Runs an actor that yielded with work left, behind the tasks that
-    /// are ready now.
-    pub(super) fn submit_yielded(&self, task: Task) {
-        drop(self.runtime.spawn(async move {
-            tokio::task::yield_now().await;
-            activate(task);
-        }));
+        if next {
+            drop(self.runtime.spawn(async move { activate(task) }));
+        } else {
+            drop(self.runtime.spawn(async move {
+                tokio::task::yield_now().await;
+                activate(task);
+            }));
+        }
     }
 }
 
