@@ -22,6 +22,7 @@ mod promise;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -93,7 +94,7 @@ pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
     ))));
     // From here on, however this future ends (reply, timeout, or dropped by
     // its caller), the guard tells the promise nobody waits any more.
-    let waiting = Waiting(exchange);
+    let waiting = Waiting(exchange, AtomicBool::new(false));
     // A full bounded mailbox, or a remote lane at its outbound limit, makes
     // the ask wait for room (inside its timeout) as `send().await` does,
     // instead of dropping the request, which would fail the ask at once with
@@ -119,13 +120,27 @@ pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
         AskWait::Spin if spin == 0 => AskWait::Park,
         wait => wait,
     };
+    // An ask that parks at once needs its timer every time: on this
+    // future's own stack, not boxed. The others arm one only if the reply
+    // is late, which is rare enough for a box.
+    let mut eager = None;
+    if wait == AskWait::Park {
+        match system.sleep(timeout) {
+            Some(sleep) => eager = Some(sleep),
+            None => return Err(AskError::SystemTerminated),
+        }
+    }
+    let mut eager = std::pin::pin!(eager);
     let reply = ReplyWait {
         waiting: &waiting,
         system,
         wait,
         spin_until: started + Duration::from_micros(spin),
         deadline: started + timeout,
-        timer: None,
+        timer: match eager.as_mut().as_pin_mut() {
+            Some(sleep) => Timer::OnStack(sleep),
+            None => Timer::Unarmed,
+        },
     };
     match reply.await {
         Ended::Outcome(Outcome::Replied(reply)) => Ok(reply),
@@ -142,12 +157,22 @@ fn timed_out<M: Send + 'static>(target: &ActorRef<M>, after: Duration) -> AskErr
     }
 }
 
-/// The asker's side of the exchange; abandons it when dropped.
-struct Waiting<R>(Arc<Exchange<R>>);
+/// The asker's side of the exchange; abandons it when dropped, unless the
+/// asker took its outcome (which closed it: no second lock needed).
+struct Waiting<R>(Arc<Exchange<R>>, AtomicBool);
+
+impl<R> Waiting<R> {
+    fn took(&self, outcome: Outcome<R>) -> Poll<Ended<R>> {
+        self.1.store(true, Ordering::Relaxed);
+        Poll::Ready(Ended::Outcome(outcome))
+    }
+}
 
 impl<R> Drop for Waiting<R> {
     fn drop(&mut self) {
-        self.0.abandon();
+        if !*self.1.get_mut() {
+            self.0.abandon();
+        }
     }
 }
 
@@ -167,8 +192,26 @@ struct ReplyWait<'a, R> {
     wait: AskWait,
     spin_until: Instant,
     deadline: Instant,
-    /// Armed on the first poll past the spin window.
-    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    timer: Timer<'a>,
+}
+
+/// The ask's timeout.
+enum Timer<'a> {
+    /// Not needed yet: armed (`Boxed`) on the first poll that registers.
+    Unarmed,
+    Boxed(Pin<Box<tokio::time::Sleep>>),
+    /// Created with the ask, pinned in its future.
+    OnStack(Pin<&'a mut tokio::time::Sleep>),
+}
+
+impl Timer<'_> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self {
+            Timer::Unarmed => Poll::Pending,
+            Timer::Boxed(sleep) => sleep.as_mut().poll(cx),
+            Timer::OnStack(sleep) => sleep.as_mut().poll(cx),
+        }
+    }
 }
 
 impl<R> Future for ReplyWait<'_, R> {
@@ -183,7 +226,7 @@ impl<R> Future for ReplyWait<'_, R> {
                 let mut spins = 0u32;
                 loop {
                     if let Some(outcome) = exchange.take() {
-                        return Poll::Ready(Ended::Outcome(outcome));
+                        return this.waiting.took(outcome);
                     }
                     spins += 1;
                     if spins % 16 == 0 && Instant::now() >= this.spin_until {
@@ -194,30 +237,30 @@ impl<R> Future for ReplyWait<'_, R> {
             }
             AskWait::YieldOnce => {
                 if let Some(outcome) = exchange.take() {
-                    return Poll::Ready(Ended::Outcome(outcome));
+                    return this.waiting.took(outcome);
                 }
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
         }
         if let Some(outcome) = exchange.take_or_register(cx.waker()) {
-            return Poll::Ready(Ended::Outcome(outcome));
+            return this.waiting.took(outcome);
         }
-        if this.timer.is_none() {
+        if let Timer::Unarmed = this.timer {
             let left = this.deadline.saturating_duration_since(Instant::now());
             match this.system.sleep(left) {
-                Some(sleep) => this.timer = Some(Box::pin(sleep)),
+                Some(sleep) => this.timer = Timer::Boxed(Box::pin(sleep)),
                 // The system is gone: nothing will answer.
                 None => return Poll::Ready(Ended::SystemTerminated),
             }
         }
-        match this.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
+        match this.timer.poll(cx) {
             // A reply that raced the timer still wins.
-            Some(Poll::Ready(())) => Poll::Ready(match exchange.take() {
-                Some(outcome) => Ended::Outcome(outcome),
-                None => Ended::TimedOut,
-            }),
-            _ => Poll::Pending,
+            Poll::Ready(()) => match exchange.take() {
+                Some(outcome) => this.waiting.took(outcome),
+                None => Poll::Ready(Ended::TimedOut),
+            },
+            Poll::Pending => Poll::Pending,
         }
     }
 }
