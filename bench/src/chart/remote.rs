@@ -215,6 +215,8 @@ pub fn raw_tcp(report: &Report<RawTcpRow>, path: &Path) -> crate::Result<()> {
             RawTcpRow::RoundTrip(r) => {
                 let who = if system.contains("blocking") {
                     "std"
+                } else if system.contains("spinning") {
+                    "spinning"
                 } else {
                     "tokio"
                 };

@@ -228,6 +228,68 @@ pub fn pingpong_blocking_once(frame: &[u8], n: u64, warmup: u64) -> crate::Resul
     Ok(h)
 }
 
+/// The same ping-pong on non-blocking std sockets whose reads spin (two
+/// plain threads, each polling its socket in a loop): the physical floor
+/// for one message in flight, with no wake-up on either side. volley's
+/// dispatcher threads spin while idle too, so this, not the parking rows,
+/// is what its one-in-flight latency is compared with.
+pub fn pingpong_spinning_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogram<u64>> {
+    let (client, server) = connected_pair()?;
+    let len = frame.len();
+    let total = n + warmup;
+    let echo = std::thread::spawn(move || -> std::io::Result<()> {
+        let mut s = server;
+        let mut buf = vec![0u8; len];
+        for _ in 0..total {
+            spin_read_exact(&mut s, &mut buf)?;
+            spin_write_all(&mut s, &buf)?;
+        }
+        Ok(())
+    });
+    let mut s = client;
+    let mut buf = vec![0u8; len];
+    let mut h = histogram();
+    for i in 0..total {
+        let t = Instant::now();
+        spin_write_all(&mut s, frame)?;
+        spin_read_exact(&mut s, &mut buf)?;
+        if i >= warmup {
+            h.record(t.elapsed().as_nanos().max(1) as u64)?;
+        }
+    }
+    echo.join().map_err(|_| "echo panicked")??;
+    Ok(h)
+}
+
+/// `read_exact` on a non-blocking socket, spinning while it has nothing.
+fn spin_read_exact(s: &mut std::net::TcpStream, buf: &mut [u8]) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut at = 0;
+    while at < buf.len() {
+        match s.read(&mut buf[at..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(read) => at += read,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// `write_all` on a non-blocking socket, spinning while it is full.
+fn spin_write_all(s: &mut std::net::TcpStream, buf: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut at = 0;
+    while at < buf.len() {
+        match s.write(&buf[at..]) {
+            Ok(written) => at += written,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// The open-loop counterpart of [`pingpong_blocking_once`], for the
 /// remote-latency comparison at a fixed offered rate: a pacer thread writes
 /// frame `i` at `start + i / rate` (sequence number in the frame's last 8
@@ -288,20 +350,35 @@ pub fn open_loop_blocking(
     Ok((h, late))
 }
 
-/// Request/response round trips of one frame, one in flight: on tokio
-/// ([`pingpong_once`]) or on blocking sockets ([`pingpong_blocking_once`]).
+/// How a raw round trip waits for its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawWait {
+    /// Tokio tasks, each on a current-thread runtime ([`pingpong_once`]).
+    Tokio,
+    /// Blocking std sockets: the reader parks ([`pingpong_blocking_once`]).
+    Blocking,
+    /// Non-blocking std sockets spinning on read
+    /// ([`pingpong_spinning_once`]).
+    Spinning,
+}
+
+impl RawWait {
+    pub const ALL: [RawWait; 3] = [RawWait::Tokio, RawWait::Blocking, RawWait::Spinning];
+}
+
+/// Request/response round trips of one frame, one in flight.
 pub struct RoundTrips<'a> {
     pub frame: &'a [u8],
-    pub blocking: bool,
+    pub wait: RawWait,
 }
 
 impl RoundTrips<'_> {
     /// The rows' `system`.
     pub fn system(&self) -> &'static str {
-        if self.blocking {
-            "raw-tcp (blocking)"
-        } else {
-            "raw-tcp"
+        match self.wait {
+            RawWait::Tokio => "raw-tcp",
+            RawWait::Blocking => "raw-tcp (blocking)",
+            RawWait::Spinning => "raw-tcp (spinning)",
         }
     }
 }
@@ -312,18 +389,18 @@ impl Workload for RoundTrips<'_> {
 
     /// `n` measured round trips after `n / 10` unmeasured ones.
     fn run(&mut self, n: u64) -> crate::Result<Histogram<u64>> {
-        if self.blocking {
-            pingpong_blocking_once(self.frame, n, n / 10)
-        } else {
-            pingpong_once(self.frame, n, n / 10)
+        match self.wait {
+            RawWait::Tokio => pingpong_once(self.frame, n, n / 10),
+            RawWait::Blocking => pingpong_blocking_once(self.frame, n, n / 10),
+            RawWait::Spinning => pingpong_spinning_once(self.frame, n, n / 10),
         }
     }
 
     fn row(&self, _n: u64, h: Histogram<u64>) -> RoundTripRow {
-        let test = if self.blocking {
-            "ping-pong RTT, std blocking"
-        } else {
-            "ping-pong RTT, tokio"
+        let test = match self.wait {
+            RawWait::Tokio => "ping-pong RTT, tokio",
+            RawWait::Blocking => "ping-pong RTT, std blocking",
+            RawWait::Spinning => "ping-pong RTT, busy-polling",
         };
         RoundTripRow {
             test: test.into(),
@@ -406,10 +483,10 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RawTcpRow>> {
         .cli
         .requests
         .unwrap_or(if quick { 20_000 } else { 100_000 });
-    for blocking in [false, true] {
+    for wait in RawWait::ALL {
         let mut round_trips = RoundTrips {
             frame: &frame,
-            blocking,
+            wait,
         };
         let row = round_trips.measure(rtts, runs)?;
         report.rows.push(Row::measured(
@@ -453,9 +530,11 @@ mod tests {
         assert_eq!(h.len(), 200);
         let h = pingpong_blocking_once(&frame, 200, 20).unwrap();
         assert_eq!(h.len(), 200);
+        let h = pingpong_spinning_once(&frame, 200, 20).unwrap();
+        assert_eq!(h.len(), 200);
         let mut blocking = RoundTrips {
             frame: &frame,
-            blocking: true,
+            wait: RawWait::Blocking,
         };
         let row = blocking.measure(100, 2).unwrap();
         assert_eq!(
