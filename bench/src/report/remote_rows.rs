@@ -262,7 +262,7 @@ mod tests {
         );
         columns_name_fields(vec![tell]);
         let ask = RemoteAskRow {
-            mode: "ask() tasks".into(),
+            mode: "ask app-runtime".into(),
             inflight: 100,
             requests: 5000,
             elapsed_ns: 69775585,
@@ -271,7 +271,7 @@ mod tests {
         };
         assert_eq!(
             line("volley", ask.clone()),
-            r#"{"system":"volley","mode":"ask() tasks","inflight":100,"requests":5000,"elapsed_ns":69775585,"msgs_per_sec":71658.30282899097,"processes":1,"threads":"2d+1io","tls":false}"#
+            r#"{"system":"volley","mode":"ask app-runtime","inflight":100,"requests":5000,"elapsed_ns":69775585,"msgs_per_sec":71658.30282899097,"processes":1,"threads":"2d+1io","tls":false}"#
         );
         columns_name_fields(vec![ask]);
     }

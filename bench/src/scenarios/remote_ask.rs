@@ -1,6 +1,8 @@
-//! `remote-ask`: kontraktor's remote ask test. W tasks on the driver thread
-//! each ask a remote adder `Sum { a, b }` in a loop, so W requests are in
-//! flight; every answer is checked (= a + b) and counted.
+//! `remote-ask`: kontraktor's remote ask test. W tasks each ask a remote
+//! adder `Sum { a, b }` in a loop, so W requests are in flight; every
+//! answer is checked (= a + b) and counted. The tasks run on the runtime
+//! node A's system runs on (`ask app-runtime`) or on a runtime of their
+//! own (`ask default`); a last row has client actors instead of tasks.
 
 use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
@@ -30,14 +32,13 @@ pub fn ask_once(
     adder: &volley::ActorRef<Calc>,
     n: u64,
     window: usize,
+    on: &tokio::runtime::Handle,
 ) -> crate::Result<Throughput> {
     let window = (window as u64).min(n).max(1);
     let per = n / window;
     let dead_before = nodes.dead_letters();
     let start = Instant::now();
-    // The asking tasks run on node A's I/O runtime (where the replies are
-    // read), not on the driver thread: one fewer thread hand-off per reply.
-    let handle = nodes.a.system.runtime_handle();
+    let handle = on.clone();
     let (ok, wrong) = ctx.rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for w in 0..window {
@@ -200,16 +201,30 @@ pub fn actors_once(
 /// Who asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Asker {
-    /// `ask()` from `window` tasks on node A's I/O runtime.
-    Tasks { window: usize },
+    /// `ask()` from `window` tasks.
+    Tasks { window: usize, on: TaskRuntime },
     /// `clients` client actors with `window` requests in flight each.
     Actors { clients: u64, window: u64 },
+}
+
+/// Where the asking tasks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TaskRuntime {
+    /// On the runtime node A's system runs on, which reads the replies
+    /// (`ask app-runtime`: what an application gets by starting its system
+    /// on its own runtime with `ActorSystem::with_runtime`).
+    System,
+    /// On another runtime, two workers, as an application whose system
+    /// keeps a runtime of its own (`ask default`): each reply crosses to it.
+    Separate,
 }
 
 /// Requests from one [`Asker`] to the adder on node B.
 struct Asks<'a> {
     to: &'a AdderOnB<'a>,
     asker: Asker,
+    /// The runtime of [`TaskRuntime::Separate`].
+    app: &'a tokio::runtime::Runtime,
 }
 
 impl Workload for Asks<'_> {
@@ -219,7 +234,13 @@ impl Workload for Asks<'_> {
     fn run(&mut self, requests: u64) -> crate::Result<Throughput> {
         let to = self.to;
         match self.asker {
-            Asker::Tasks { window } => ask_once(to.ctx, to.nodes, &to.adder, requests, window),
+            Asker::Tasks { window, on } => {
+                let handle = match on {
+                    TaskRuntime::System => to.nodes.a.system.runtime_handle(),
+                    TaskRuntime::Separate => self.app.handle().clone(),
+                };
+                ask_once(to.ctx, to.nodes, &to.adder, requests, window, &handle)
+            }
             Asker::Actors { clients, window } => {
                 actors_once(to.nodes, &to.adder, requests, clients, window)
             }
@@ -228,7 +249,14 @@ impl Workload for Asks<'_> {
 
     fn row(&self, _requests: u64, run: Throughput) -> RemoteAskRow {
         let (mode, inflight) = match self.asker {
-            Asker::Tasks { window } => ("ask() tasks".to_string(), window as u64),
+            Asker::Tasks { window, on } => (
+                match on {
+                    TaskRuntime::System => "ask app-runtime",
+                    TaskRuntime::Separate => "ask default",
+                }
+                .to_string(),
+                window as u64,
+            ),
             Asker::Actors { clients, window } => {
                 (format!("{clients} client actors"), clients * window)
             }
@@ -256,26 +284,37 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteAskRow>> {
         Some(w) => vec![w.max(1)],
         None => vec![1_000, DEFAULT_WINDOW],
     };
-    let progress = Progress::new(2 + windows.len() as u64);
+    let progress = Progress::new(2 + 2 * windows.len() as u64);
     progress.note(&format!("load before the run: {}", load()));
     let mut report = Report::new(SCENARIO.name, crate::chart::throughput_bars);
     progress.start("volley: starting the nodes, warming up");
     let two_processes = ctx.cli.two_processes;
+    let app = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let rows = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
         let adder = AdderOnB::spawn(ctx, nodes, layout)?;
-        let asks = |asker| Asks { to: &adder, asker };
+        let asks = |asker| Asks {
+            to: &adder,
+            asker,
+            app: &app,
+        };
         let warm = if quick { 100_000 } else { 300_000 };
         let calibrated = asks(Asker::Tasks {
             window: DEFAULT_WINDOW,
+            on: TaskRuntime::System,
         })
         .calibrate(warm, &Calibration::remote(quick, 50_000.0, 50_000_000.0))?;
         let n = ctx.cli.requests.unwrap_or(calibrated);
         progress.done();
         let mut rows = Vec::new();
-        for &window in &windows {
-            progress.start(&format!("volley: {n} asks, {window} in flight × {runs}"));
-            rows.push(asks(Asker::Tasks { window }).measure(n, runs)?);
-            progress.done();
+        for on in [TaskRuntime::System, TaskRuntime::Separate] {
+            for &window in &windows {
+                progress.start(&format!("volley: {n} asks, {window} in flight × {runs}"));
+                rows.push(asks(Asker::Tasks { window, on }).measure(n, runs)?);
+                progress.done();
+            }
         }
         // Client actors, 10 × (window / 10) in flight, sized on their own
         // (they are much faster than ask()).
