@@ -15,7 +15,11 @@ pub(crate) struct ChildEntry {
     pub(crate) stats: RestartStats,
 }
 
-type ChildMap = HashMap<Box<str>, ChildEntry>;
+/// Keyed by name with foldhash, not the standard library's SipHash: spawn
+/// and stop hash a child's name several times, and SipHash made that a
+/// tenth of spawning an actor. foldhash's per-map random seed keeps names
+/// that a caller chose from being aimed at one bucket.
+type ChildMap = HashMap<Box<str>, ChildEntry, foldhash::quality::RandomState>;
 
 impl ChildEntry {
     pub(crate) fn is_stopping(&self) -> bool {
@@ -62,18 +66,22 @@ impl Children {
     pub(crate) fn next_anonymous_name(&mut self) -> String {
         let mut n = self.next_anonymous;
         self.next_anonymous += 1;
-        let mut s = String::from("$");
-        let mut digits = Vec::new();
+        // Base 26 of a u64 is at most 14 digits; filled from the end.
+        let mut digits = [0u8; 15];
+        let mut start = digits.len();
         loop {
-            digits.push(b"abcdefghijklmnopqrstuvwxyz"[(n % 26) as usize]);
+            start -= 1;
+            digits[start] = b"abcdefghijklmnopqrstuvwxyz"[(n % 26) as usize];
             n /= 26;
             if n == 0 {
                 break;
             }
         }
-        digits.reverse();
-        s.push_str(std::str::from_utf8(&digits).expect("ascii"));
-        s
+        start -= 1;
+        digits[start] = b'$';
+        std::str::from_utf8(&digits[start..])
+            .expect("ascii")
+            .to_string()
     }
 
     pub(crate) fn insert(&mut self, name: &str, actor: AnyRef) {
@@ -93,19 +101,23 @@ impl Children {
         let Some(map) = self.map.as_deref_mut() else {
             return false;
         };
-        match map.get(name) {
-            Some(entry) if entry.actor == *child => {
-                if entry.stopping {
-                    self.stopping -= 1;
-                }
-                map.remove(name);
-                if map.is_empty() {
-                    self.map = None;
-                }
-                true
-            }
-            _ => false,
+        // One lookup in the common case: take the entry out, and put it
+        // back in the rare one where the name now belongs to a newer
+        // incarnation.
+        let Some((key, entry)) = map.remove_entry(name) else {
+            return false;
+        };
+        if entry.actor != *child {
+            map.insert(key, entry);
+            return false;
         }
+        if entry.stopping {
+            self.stopping -= 1;
+        }
+        if map.is_empty() {
+            self.map = None;
+        }
+        true
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&ChildEntry> {
@@ -184,6 +196,9 @@ mod tests {
         assert_eq!(unique.len(), 100);
         assert!(names.iter().all(|n| n.starts_with('$') && n.len() > 1));
         assert_eq!(names[0], "$a");
+        assert_eq!(names[25], "$z");
         assert_eq!(names[26], "$ba");
+        c.next_anonymous = u64::MAX - 1;
+        assert_eq!(c.next_anonymous_name().len(), 15);
     }
 }
