@@ -94,9 +94,16 @@ pub async fn node(name: &str, remote: RemoteSettings) -> Node {
             Some((w.parse().ok()?, i.parse().ok()?))
         })
         .unwrap_or((0, 2));
+    // VOLLEY_TEST_DISPATCHER=app-runtime runs the actors as tasks on the
+    // node's runtime (CI runs the suites both ways).
+    let kind = match std::env::var("VOLLEY_TEST_DISPATCHER").as_deref() {
+        Ok("app-runtime") => volley::DispatcherKind::AppRuntime,
+        _ => volley::DispatcherKind::WorkStealing,
+    };
     let settings = Settings {
         io_threads: io,
         default_dispatcher: volley::DispatcherSettings {
+            kind,
             threads: workers,
             ..Default::default()
         },
