@@ -150,6 +150,23 @@ mod tests {
     }
 
     #[test]
+    fn an_activation_off_a_pool_takes_hooks_and_runs_them_when_it_ends() {
+        std::thread::spawn(|| {
+            let c = Arc::new(Count(AtomicU32::new(0)));
+            {
+                let _activation = Activation::begin();
+                assert!(defer(|| c.clone()));
+                assert_eq!(c.0.load(Ordering::SeqCst), 0, "not before it ends");
+            }
+            assert_eq!(c.0.load(Ordering::SeqCst), 1);
+            // The thread is not a worker again once the activation ended.
+            assert!(!defer(|| c.clone()));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn runs_after_the_activation_limit_or_when_asked() {
         std::thread::spawn(|| {
             enter_worker();

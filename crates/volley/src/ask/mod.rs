@@ -11,12 +11,14 @@
 //! what used to dominate them was the machinery around the wait: a timer
 //! registered on the system's runtime per ask, and a cross-thread wake-up
 //! of the asking task (a futex call, several microseconds on a VM). Here an
-//! ask to a local actor first polls for its reply for a short window
-//! (`Settings::ask_spin_us`), yielding to the executor between looks so
-//! other tasks run meanwhile; a reply that comes in that window completes
-//! the ask with no timer and no wake-up at all. Only a slower reply makes
-//! the ask register its waker and arm its timeout. A remote ask skips the
-//! window: its reply needs a network round trip.
+//! ask to an actor on a pool first spins, looking for its reply, for a
+//! short window (`Settings::ask_spin_us`), and an ask to an actor on the
+//! asker's own runtime yields once, which lets that actor run; a reply that
+//! comes by then completes the ask with no timer and no wake-up at all.
+//! Only a slower reply makes the ask register its waker and arm its
+//! timeout. A remote ask does so at once: its reply needs a network round
+//! trip. (Yielding in a loop instead of spinning was tried: each self-wake
+//! made tokio wake a sibling worker to steal the task.)
 
 mod promise;
 
@@ -125,7 +127,9 @@ pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
     // is late, which is rare enough for a box.
     let mut eager = None;
     if wait == AskWait::Park {
-        match system.sleep(timeout) {
+        // What is left of the timeout after waiting for room, if it did.
+        let left = (started + timeout).saturating_duration_since(Instant::now());
+        match system.sleep(left) {
             Some(sleep) => eager = Some(sleep),
             None => return Err(AskError::SystemTerminated),
         }
