@@ -119,13 +119,14 @@ pub struct Settings {
     pub io_threads: usize,
     /// Dead-letter reporting.
     pub dead_letters: DeadLetterSettings,
-    /// How long an `ask` to a local actor polls for its reply, yielding to
-    /// its executor between looks, before it registers a waker and arms
-    /// its timeout. A reply in that window costs no timer and no
-    /// cross-thread wake-up; the price is the asking thread's time while
-    /// it polls, shared with every other task ready on it. 0 parks at
-    /// once. Remote asks never poll. Default 50 µs, chosen by measurement
-    /// with `volley-bench ask-local` (docs/benchmarks.md).
+    /// How long an `ask` to an actor on a work-stealing pool spins,
+    /// looking for its reply, before it registers a waker and arms its
+    /// timeout. A reply in that window costs no timer and no cross-thread
+    /// wake-up; the price is the asking thread, held while it spins (a
+    /// pool usually answers within a few microseconds). 0 parks at once.
+    /// Asks to actors on an `app-runtime` dispatcher and to remote actors
+    /// never spin. Default 50 µs (not swept yet; docs/benchmarks.md has
+    /// the ask figures).
     pub ask_spin_us: u64,
     /// The most time all shutdown hooks (see
     /// `ActorSystem::add_shutdown_hook`) get together, counted from the
