@@ -198,34 +198,7 @@ pub fn pingpong_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogr
 /// The same ping-pong with blocking std sockets on two plain threads (the
 /// kernel wakes the blocked reader directly; no event loop).
 pub fn pingpong_blocking_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogram<u64>> {
-    use std::io::{Read, Write};
-    let (client, server) = connected_pair()?;
-    client.set_nonblocking(false)?;
-    server.set_nonblocking(false)?;
-    let len = frame.len();
-    let total = n + warmup;
-    let echo = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut s = server;
-        let mut buf = vec![0u8; len];
-        for _ in 0..total {
-            s.read_exact(&mut buf)?;
-            s.write_all(&buf)?;
-        }
-        Ok(())
-    });
-    let mut s = client;
-    let mut buf = vec![0u8; len];
-    let mut h = histogram();
-    for i in 0..total {
-        let t = Instant::now();
-        s.write_all(frame)?;
-        s.read_exact(&mut buf)?;
-        if i >= warmup {
-            h.record(t.elapsed().as_nanos().max(1) as u64)?;
-        }
-    }
-    echo.join().map_err(|_| "echo panicked")??;
-    Ok(h)
+    pingpong_std_once(frame, n, warmup, false)
 }
 
 /// The same ping-pong on non-blocking std sockets whose reads spin (two
@@ -234,7 +207,20 @@ pub fn pingpong_blocking_once(frame: &[u8], n: u64, warmup: u64) -> crate::Resul
 /// dispatcher threads spin while idle too, so this, not the parking rows,
 /// is what its one-in-flight latency is compared with.
 pub fn pingpong_spinning_once(frame: &[u8], n: u64, warmup: u64) -> crate::Result<Histogram<u64>> {
+    pingpong_std_once(frame, n, warmup, true)
+}
+
+/// Ping-pong of `frame` on std sockets and two plain threads; `spinning`
+/// picks non-blocking sockets polled in a loop over blocking ones.
+fn pingpong_std_once(
+    frame: &[u8],
+    n: u64,
+    warmup: u64,
+    spinning: bool,
+) -> crate::Result<Histogram<u64>> {
     let (client, server) = connected_pair()?;
+    client.set_nonblocking(spinning)?;
+    server.set_nonblocking(spinning)?;
     let len = frame.len();
     let total = n + warmup;
     let echo = std::thread::spawn(move || -> std::io::Result<()> {
@@ -261,7 +247,8 @@ pub fn pingpong_spinning_once(frame: &[u8], n: u64, warmup: u64) -> crate::Resul
     Ok(h)
 }
 
-/// `read_exact` on a non-blocking socket, spinning while it has nothing.
+/// `read_exact` that spins while a non-blocking socket has nothing (on a
+/// blocking socket, a plain `read_exact`: `read` never says WouldBlock).
 fn spin_read_exact(s: &mut std::net::TcpStream, buf: &mut [u8]) -> std::io::Result<()> {
     use std::io::Read;
     let mut at = 0;
@@ -270,20 +257,24 @@ fn spin_read_exact(s: &mut std::net::TcpStream, buf: &mut [u8]) -> std::io::Resu
             Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             Ok(read) => at += read,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
     Ok(())
 }
 
-/// `write_all` on a non-blocking socket, spinning while it is full.
+/// `write_all` that spins while a non-blocking socket is full (on a
+/// blocking socket, a plain `write_all`).
 fn spin_write_all(s: &mut std::net::TcpStream, buf: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut at = 0;
     while at < buf.len() {
         match s.write(&buf[at..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
             Ok(written) => at += written,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
