@@ -6,6 +6,8 @@
 mod common;
 mod raw_peer;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{node, Calc, T};
@@ -77,12 +79,17 @@ fn a_send_to_a_full_large_lane_parks_instead_of_spinning() {
     } = rt.block_on(full_lane_to_a_stalled_peer(settings));
     // Sends in a loop: should the kernel find a little room now and then,
     // one more send goes through and the next one parks again. The task
-    // ends only when a send fails, and a parked one uses no CPU.
+    // ends only when a send fails, and a parked one uses no CPU; a send
+    // that goes through costs its encoding (128 KiB, a debug build), so
+    // those are counted.
+    let completed = Arc::new(AtomicUsize::new(0));
+    let counted = completed.clone();
     let send = rt.spawn(async move {
         loop {
             if let Err(refused) = x.send(blob(&sink)).await {
                 break refused.to_string();
             }
+            counted.fetch_add(1, Ordering::Relaxed);
         }
     });
     let before = cpu_time(RUNTIME);
@@ -105,9 +112,14 @@ fn a_send_to_a_full_large_lane_parks_instead_of_spinning() {
         !finished,
         "the lane stayed full, so the send must still be waiting; it failed: {outcome}"
     );
+    // A send that spins holds a core: about 2 s of CPU here. Parked, the
+    // task uses next to nothing beyond the sends that went through.
+    let completed = completed.load(Ordering::Relaxed) as u32;
+    let allowed = (Duration::from_millis(300) + Duration::from_millis(100) * completed)
+        .min(Duration::from_millis(1200));
     assert!(
-        used < Duration::from_millis(300),
-        "a parked send used {used:?} of CPU in 2 s"
+        used < allowed,
+        "a parked send used {used:?} of CPU in 2 s ({completed} sends went through meanwhile)"
     );
 }
 
