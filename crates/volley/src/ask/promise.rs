@@ -43,6 +43,19 @@ struct State<R> {
     watchers: Vec<AnyRef>,
 }
 
+impl<R> State<R> {
+    /// Takes the outcome if there is one, closing the exchange.
+    fn take(&mut self) -> Option<Outcome<R>> {
+        match std::mem::replace(&mut self.phase, Phase::Closed) {
+            Phase::Ended(outcome) => Some(outcome),
+            other => {
+                self.phase = other;
+                None
+            }
+        }
+    }
+}
+
 enum Phase<R> {
     Waiting,
     Ended(Outcome<R>),
@@ -65,30 +78,20 @@ impl<R> Exchange<R> {
 
     /// The outcome, if there is one.
     pub(super) fn take(&self) -> Option<Outcome<R>> {
-        let mut state = lock(&self.state);
-        match std::mem::replace(&mut state.phase, Phase::Closed) {
-            Phase::Ended(outcome) => Some(outcome),
-            other => {
-                state.phase = other;
-                None
-            }
-        }
+        lock(&self.state).take()
     }
 
     /// The outcome, or else `waker` is woken when there is one.
     pub(super) fn take_or_register(&self, waker: &Waker) -> Option<Outcome<R>> {
         let mut state = lock(&self.state);
-        match std::mem::replace(&mut state.phase, Phase::Closed) {
-            Phase::Ended(outcome) => Some(outcome),
-            other => {
-                state.phase = other;
-                match &state.waker {
-                    Some(w) if w.will_wake(waker) => {}
-                    _ => state.waker = Some(waker.clone()),
-                }
-                None
+        let outcome = state.take();
+        if outcome.is_none() {
+            match &state.waker {
+                Some(w) if w.will_wake(waker) => {}
+                _ => state.waker = Some(waker.clone()),
             }
         }
+        outcome
     }
 
     /// The asker stopped waiting: a later reply is a dead letter, and the
