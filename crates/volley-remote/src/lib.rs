@@ -14,7 +14,8 @@ pub mod transport;
 pub mod wire;
 
 pub use transport::{
-    register_settings, DisassociationReason, Registry, RemoteSettings, Remoting, RemotingEvent,
+    register_settings, AssociationState, DisassociationReason, Registry, RemoteSettings, Remoting,
+    RemotingEvent,
 };
 
 /// Compiles and runs the code blocks of the repository's `README.md` as

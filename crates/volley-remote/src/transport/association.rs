@@ -8,7 +8,9 @@
 //!
 //! Associations live in slots that are never reused, so the slot a route
 //! cached stays right, and a send finds its association with two loads and
-//! no lock.
+//! no lock. An idle association is stopped, not removed (`idle.rs`): its
+//! connections and tasks end, and it keeps its slot and what it knows of
+//! the node.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -54,6 +56,12 @@ pub(crate) struct Association {
     /// The current incarnation said goodbye: its connections closing is
     /// its leaving, not a loss worth an event.
     pub(crate) leaving: AtomicBool,
+    /// Which of its tasks run, and whether it is stopped for idleness
+    /// (`idle.rs`). Taken after `control`, never before it.
+    pub(crate) tasks: Mutex<super::idle::Tasks>,
+    /// Something but heartbeats arrived from the node since the idleness
+    /// check last looked.
+    pub(crate) heard: AtomicBool,
 }
 
 /// The inbound connections of one incarnation.
@@ -111,6 +119,8 @@ impl Association {
             inbox: Mutex::new(Inbox::default()),
             readers: Mutex::new(HashMap::new()),
             leaving: AtomicBool::new(false),
+            tasks: Mutex::new(super::idle::Tasks::default()),
+            heard: AtomicBool::new(false),
         }
     }
 

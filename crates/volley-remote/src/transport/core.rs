@@ -16,7 +16,6 @@ use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 use super::association::{Association, Associations};
 use super::auth::Secret;
 use super::errors::ResolveError;
-use super::heartbeat;
 use super::probe::Probes;
 use super::reachability::Reachability;
 use super::registry::Registry;
@@ -29,8 +28,7 @@ use super::settings::RemoteSettings;
 use super::support::lock;
 use super::tls::TlsContext;
 use super::trust::Trust;
-use super::writer;
-use crate::wire::{Address, Disassociate, DisassociateReason, Lane, Pdu};
+use crate::wire::{Address, Disassociate, DisassociateReason, Pdu};
 
 /// Why a ref declared by a peer that this node does not dial back is
 /// not sent to.
@@ -52,7 +50,7 @@ pub(crate) struct RemotingCore {
     authority: String,
     /// This node's incarnation.
     pub(crate) uid: u64,
-    me: Weak<RemotingCore>,
+    pub(crate) me: Weak<RemotingCore>,
     pub(crate) associations: Associations,
     pub(crate) reply_handles: ReplyHandles,
     pub(crate) spawns: SpawnRequests,
@@ -128,29 +126,16 @@ impl RemotingCore {
     /// The slot of the association to `remote`; a new association starts
     /// one writer task per lane and its heartbeats.
     pub(crate) fn association_slot(&self, remote: &Address) -> Result<usize, RemoteSendError> {
-        let me = self
-            .me
-            .upgrade()
-            .ok_or_else(|| RemoteSendError::Unavailable("remoting is shut down".into()))?;
+        if self.me.strong_count() == 0 {
+            return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
+        }
         self.associations
             .slot_for(remote, &self.settings, |association| {
                 // Judged from now: a node that never sends a heartbeat is
                 // given up like one that stopped (Akka's
                 // `expected-response-after`).
                 self.reachability.expect(remote, std::time::Instant::now());
-                for lane in association.lanes() {
-                    let task = self
-                        .system
-                        .runtime_handle()
-                        .spawn(writer::run_writer(lane.clone(), me.clone()));
-                    self.track(task);
-                }
-                let control = association.lane(Lane::Control).clone();
-                let task = self
-                    .system
-                    .runtime_handle()
-                    .spawn(heartbeat::run_heartbeats(control, me.clone()));
-                self.track(task);
+                self.start_tasks(association, &mut lock(&association.tasks));
             })
     }
 
@@ -309,7 +294,11 @@ impl RemotingCore {
         }
         let deadline = tokio::time::Instant::now()
             + std::time::Duration::from_millis(self.settings.shutdown_flush_timeout_ms);
-        let live: Vec<&Association> = self.associations.iter().filter(|a| !a.is_down()).collect();
+        let live: Vec<&Association> = self
+            .associations
+            .iter()
+            .filter(|a| !a.is_down() && !a.is_retired())
+            .collect();
         let flushed = self.flush(&live, deadline).await;
         let goodbye = Pdu::Disassociate(Disassociate {
             reason: DisassociateReason::Shutdown,
@@ -317,7 +306,7 @@ impl RemotingCore {
         });
         for association in &live {
             for lane in association.lanes() {
-                let _ = lane.send_pdu(&goodbye);
+                let _ = lane.send_pdu(self, &goodbye);
             }
         }
         let said = self.flush(&live, deadline).await;

@@ -63,6 +63,9 @@ pub enum DisassociationReason {
     Restarted,
     /// The incarnation is quarantined (by this node or by the peer).
     Quarantined,
+    /// This node stopped the association for idleness
+    /// (`stop_idle_outbound_after_ms`); the next message starts it again.
+    Idle,
 }
 
 impl fmt::Display for DisassociationReason {
@@ -73,6 +76,7 @@ impl fmt::Display for DisassociationReason {
             DisassociationReason::Unreachable => f.write_str("unreachable"),
             DisassociationReason::Restarted => f.write_str("restarted"),
             DisassociationReason::Quarantined => f.write_str("quarantined"),
+            DisassociationReason::Idle => f.write_str("idle"),
         }
     }
 }

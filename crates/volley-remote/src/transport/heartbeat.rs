@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use super::core::RemotingCore;
 use super::lane::OutboundLane;
-use crate::wire::Pdu;
 
 /// Sends a heartbeat on `control` now and then every heartbeat interval,
-/// until remoting shuts down (which also aborts the task).
+/// until remoting shuts down (which also aborts the task) or the
+/// association is stopped for idleness.
 pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<RemotingCore>) {
     let mut ticks = tokio::time::interval(core.settings.failure_detector.heartbeat_interval());
     // After a stall, one heartbeat, not a burst: a burst would teach the
@@ -23,7 +23,7 @@ pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<Remotin
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        if core.is_shut_down() {
+        if core.is_shut_down() || (control.is_retired() && core.heartbeat_may_exit(&control)) {
             return;
         }
         if control.has_queued() {
@@ -32,11 +32,22 @@ pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<Remotin
             // with the ones after it. One already waiting is enough.
             continue;
         }
-        if let Err(e) = control.send_pdu(&Pdu::Heartbeat) {
-            // A heartbeat is 5 constant bytes: this cannot fail unless the
-            // encoder is broken, and then no later one would go either.
-            tracing::error!(remote = %control.remote, "cannot queue a heartbeat: {e}; heartbeats stop");
-            return;
+        match control.send_heartbeat() {
+            Ok(true) => {}
+            // The association is stopped for idleness (`idle.rs`): its
+            // heartbeats stop with it, unless it was started again.
+            Ok(false) => {
+                if core.heartbeat_may_exit(&control) {
+                    return;
+                }
+            }
+            Err(e) => {
+                // A heartbeat is 5 constant bytes: this cannot fail unless
+                // the encoder is broken, and then no later one would go
+                // either.
+                tracing::error!(remote = %control.remote, "cannot queue a heartbeat: {e}; heartbeats stop");
+                return;
+            }
         }
     }
 }

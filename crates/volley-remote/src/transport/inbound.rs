@@ -179,6 +179,7 @@ async fn read_loop(
         uid: peer_uid,
         lane,
         slot,
+        active: false,
         reply_route: None,
         ack_due: None,
     };
@@ -227,6 +228,11 @@ async fn read_loop(
             core.send_system_ack(association, peer.uid, ack);
         }
         if let Some(association) = association {
+            // Traffic for idleness (`idle.rs`): anything on the user
+            // lanes, on the control lane anything but heartbeats.
+            if lane != Lane::Control || std::mem::take(&mut peer.active) {
+                association.heard(core);
+            }
             let now = association.deaths.load(Ordering::Relaxed);
             if now != deaths {
                 deaths = now;
@@ -289,6 +295,8 @@ struct Peer {
     ack_due: Option<u64>,
     /// Its association slot here, looked up once.
     slot: Option<usize>,
+    /// Something but a heartbeat was read since the last read.
+    active: bool,
     /// Its root path, for the paths of its reply handles.
     root: ActorPath,
     /// The route every reply handle it declares shares: replies are
@@ -327,6 +335,12 @@ fn handle(
     peer: &mut Peer,
     pdu: Pdu<'_>,
 ) -> Result<(), InboundError> {
+    // Heartbeats, and the goodbye of a peer that stops its association,
+    // are not traffic that starts this node's again.
+    peer.active |= !matches!(
+        pdu,
+        Pdu::Heartbeat | Pdu::HeartbeatAck | Pdu::Disassociate(_)
+    );
     match pdu {
         // The read loop delivers user messages in runs; one that reaches
         // here is delivered as a run of one.
@@ -402,6 +416,9 @@ fn handle(
                     DisassociateReason::Quarantined => {
                         core.peer_left(association, peer.uid, DisassociationReason::Quarantined)
                     }
+                    // Its heartbeats stop with its association: not a
+                    // silence to judge.
+                    DisassociateReason::Idle => core.reachability.pause(&peer.address),
                     _ => {}
                 }
             }

@@ -211,6 +211,11 @@ impl RemotingCore {
     /// An inbound connection from incarnation `uid` started.
     pub(crate) fn reader_started(&self, association: &Association, uid: u64) {
         lock(&association.readers).entry(uid).or_default().open += 1;
+        // The node connects again: it started its side of an association
+        // this node stopped for idleness, and expects heartbeats back.
+        if association.is_retired() {
+            self.revive(association);
+        }
     }
 
     /// Incarnation `uid` said, on one of its connections, that it shuts

@@ -64,6 +64,9 @@ pub(crate) struct OutboundLane<C = Connection> {
     limit: std::sync::atomic::AtomicUsize,
     /// The node is gone: a refusal is `Unavailable`, not `QueueFull`.
     gone: std::sync::atomic::AtomicBool,
+    /// The association was stopped for idleness (`idle.rs`): a send
+    /// starts it again. Changed under the state lock, with `limit`.
+    retired: std::sync::atomic::AtomicBool,
     full: AtomicBool,
     /// A dispatcher thread has a flush of this lane pending at the end of
     /// its batch: later senders need not ask again.
@@ -92,6 +95,11 @@ struct LaneState<C> {
     /// Bumped whenever the export table is cleared, so ids cached in routes
     /// (`RouteHint::recipient`) under the old numbering are not trusted.
     generation: u32,
+    /// Counts what shows the lane in use, for idleness (`idle.rs`): the
+    /// buffers taken by a writer on the user lanes (not each message, so
+    /// the send path pays nothing), and on the control lane each PDU but
+    /// heartbeats.
+    activity: u64,
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
     /// while the writer task (re)connects.
@@ -108,6 +116,8 @@ pub(crate) enum LaneRefusal {
     TooBig(usize),
     /// It cannot be sent on any lane.
     Failed(RemoteSendError),
+    /// The association is stopped for idleness: start it and send again.
+    Retired,
 }
 
 impl From<RemoteSendError> for LaneRefusal {
@@ -132,6 +142,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 buf: BytesMut::with_capacity(64 * 1024),
                 exports: RefCell::new(ExportTable::new()),
                 generation: 1,
+                activity: 0,
                 idle: None,
                 handoff: None,
             }),
@@ -142,6 +153,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             max_pending_bytes: batching.max_pending_bytes,
             limit: std::sync::atomic::AtomicUsize::new(batching.max_pending_bytes),
             gone: std::sync::atomic::AtomicBool::new(false),
+            retired: std::sync::atomic::AtomicBool::new(false),
             full: AtomicBool::new(false),
             flush_queued: AtomicBool::new(false),
             connected: std::sync::atomic::AtomicBool::new(false),
@@ -211,7 +223,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             // `full` is set under the lock: a writer that takes the buffer
             // after it clears the flag and wakes the waiters; set after
             // unlocking, it could outlive the drain and strand them.
-            return Err(self.refuse().into());
+            return Err(self.refuse());
         }
         let was_empty = st.buf.is_empty();
         let LaneState {
@@ -268,9 +280,19 @@ impl<C: LaneConnection> OutboundLane<C> {
         outcome
     }
 
-    /// Queues a control PDU (spawn requests and responses).
-    pub(crate) fn send_pdu(self: &Arc<Self>, pdu: &Pdu<'_>) -> Result<(), RemoteSendError> {
+    /// Queues a control PDU; a stopped association starts again.
+    pub(crate) fn send_pdu(
+        self: &Arc<Self>,
+        core: &RemotingCore,
+        pdu: &Pdu<'_>,
+    ) -> Result<(), RemoteSendError> {
         let mut st = self.state.lock();
+        if self.is_retired() {
+            drop(st);
+            core.revive_slot(self.association_slot);
+            st = self.state.lock();
+        }
+        st.activity += 1;
         if st.buf.len() >= self.pdu_limit {
             drop(st);
             return Err(self.overflow());
@@ -281,6 +303,25 @@ impl<C: LaneConnection> OutboundLane<C> {
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         self.unlock_and_kick(st, was_empty, false);
         Ok(())
+    }
+
+    /// Queues a heartbeat; false, queueing nothing, while the association
+    /// is stopped (heartbeats are not traffic that starts it again).
+    pub(crate) fn send_heartbeat(self: &Arc<Self>) -> Result<bool, RemoteSendError> {
+        let mut st = self.state.lock();
+        if self.is_retired() {
+            return Ok(false);
+        }
+        if st.buf.len() >= self.pdu_limit {
+            drop(st);
+            return Err(self.overflow());
+        }
+        let was_empty = st.buf.is_empty();
+        self.encoder
+            .encode(&Pdu::Heartbeat, &mut st.buf)
+            .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
+        self.unlock_and_kick(st, was_empty, false);
+        Ok(true)
     }
 
     /// A control PDU met the queue's bound: refused, and the caller told
@@ -295,26 +336,89 @@ impl<C: LaneConnection> OutboundLane<C> {
         ))
     }
 
-    /// Why a user message is not taken: the queue is full, or the node
-    /// is gone.
+    /// Why a user message is not taken: the queue is full, the node is
+    /// gone, or the association is stopped (the caller starts it). Called
+    /// under the state lock, which the flags change under.
     #[cold]
-    fn refuse(&self) -> RemoteSendError {
+    fn refuse(&self) -> LaneRefusal {
         if self.gone.load(std::sync::atomic::Ordering::Relaxed) {
-            return RemoteSendError::Unavailable(format!(
+            return LaneRefusal::Failed(RemoteSendError::Unavailable(format!(
                 "{} is gone (unreachable, quarantined or shut down)",
                 self.remote
-            ));
+            )));
+        }
+        if self.is_retired() {
+            return LaneRefusal::Retired;
         }
         self.full.store(true, Ordering::Relaxed);
-        RemoteSendError::QueueFull(self.remote.to_string())
+        LaneRefusal::Failed(RemoteSendError::QueueFull(self.remote.to_string()))
     }
 
     /// Marks the node gone (user messages are refused at once) or back.
     pub(crate) fn set_gone(&self, gone: bool) {
+        let _st = self.state.lock();
+        self.gone.store(gone, std::sync::atomic::Ordering::Relaxed);
+        self.update_limit();
+    }
+
+    /// What `send_user` admits: nothing while the node is gone or the
+    /// association stopped. Called under the state lock.
+    fn update_limit(&self) {
         use std::sync::atomic::Ordering::Relaxed;
-        self.gone.store(gone, Relaxed);
-        let limit = if gone { 0 } else { self.max_pending_bytes };
+        let closed = self.gone.load(Relaxed) || self.retired.load(Relaxed);
+        let limit = if closed { 0 } else { self.max_pending_bytes };
         self.limit.store(limit, Relaxed);
+    }
+
+    /// True while the association is stopped for idleness.
+    #[inline]
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How much the lane has been used so far (see `LaneState::activity`).
+    pub(crate) fn activity(&self) -> u64 {
+        self.state.lock().activity
+    }
+
+    /// Stops the lane for idleness if nothing is queued or being written
+    /// (false otherwise): sends are refused until [`Self::unretire`], and
+    /// `goodbye`, if any, is queued as the last thing the writer writes
+    /// before it closes the connection. The buffer's memory is released.
+    /// `seen` is the activity count the lane was judged idle at: if it
+    /// moved since, the lane is not idle after all.
+    pub(crate) fn retire(&self, seen: u64, goodbye: Option<&Pdu<'_>>) -> bool {
+        let mut st = self.state.lock();
+        if st.activity != seen || !st.buf.is_empty() || st.handoff.is_some() {
+            return false;
+        }
+        self.retired
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.update_limit();
+        st.buf = BytesMut::new();
+        if let Some(goodbye) = goodbye {
+            if let Err(e) = self.encoder.encode(goodbye, &mut st.buf) {
+                tracing::error!(remote = %self.remote, "cannot encode a goodbye: {e}");
+            }
+        }
+        drop(st);
+        self.wake_writer.notify_one();
+        true
+    }
+
+    /// Takes sends again after [`Self::retire`].
+    pub(crate) fn unretire(&self) {
+        let mut st = self.state.lock();
+        self.retired
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        self.update_limit();
+        // While stopped nothing is appended (sends start the association
+        // first), so what is queued can only be a goodbye no connection
+        // took: it must not reach the peer now.
+        st.buf.clear();
+        if st.buf.capacity() == 0 {
+            st.buf.reserve(64 * 1024);
+        }
     }
 
     /// Encodes a system message into the queue, or into `out` (the start
@@ -327,6 +431,12 @@ impl<C: LaneConnection> OutboundLane<C> {
         out: Option<&mut BytesMut>,
     ) {
         let mut st = self.state.lock();
+        if out.is_none() && self.is_retired() {
+            drop(st);
+            core.revive_slot(self.association_slot);
+            st = self.state.lock();
+        }
+        st.activity += 1;
         if out.is_none() && st.buf.len() >= self.pdu_limit {
             // Not lost: it stays unacknowledged, and the peer is quarantined.
             drop(st);

@@ -43,6 +43,7 @@ mod failure_detector;
 mod handshake;
 mod heartbeat;
 mod id_slots;
+mod idle;
 mod inbound;
 mod inbound_guard;
 mod incarnations;
@@ -68,7 +69,7 @@ pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
 pub use limits::LimitSettings;
 pub use registry::{Registry, RegistryError};
-pub use remoting::Remoting;
+pub use remoting::{AssociationState, Remoting};
 pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,

@@ -44,6 +44,7 @@ pub(crate) enum ReachabilityEvent {
 /// The failure detector of one remote node.
 pub(crate) struct PeerDetector {
     address: Address,
+    settings: FailureDetectorSettings,
     state: Mutex<PeerState>,
 }
 
@@ -51,12 +52,23 @@ struct PeerState {
     detector: PhiAccrualFailureDetector,
     /// The monitor's last verdict.
     reachable: bool,
+    /// The node stopped its association with this one for idleness, and
+    /// with it its heartbeats: its silence is not judged until it
+    /// heartbeats again (`idle.rs`).
+    paused: bool,
 }
 
 impl PeerDetector {
-    /// Records a heartbeat from this node, arrived at `now`.
+    /// Records a heartbeat from this node, arrived at `now`. The first one
+    /// after a pause starts the judging afresh: the gap before it is the
+    /// pause, not a sample of the node's heartbeat intervals.
     pub(crate) fn heartbeat(&self, now: Instant) {
-        lock(&self.state).detector.heartbeat(now);
+        let mut state = lock(&self.state);
+        if state.paused {
+            state.paused = false;
+            state.detector = PhiAccrualFailureDetector::new(&self.settings);
+        }
+        state.detector.heartbeat(now);
     }
 }
 
@@ -96,9 +108,11 @@ impl Reachability {
         }
         let peer = Arc::new(PeerDetector {
             address: address.clone(),
+            settings: self.settings.clone(),
             state: Mutex::new(PeerState {
                 detector: PhiAccrualFailureDetector::new(&self.settings),
                 reachable: true,
+                paused: false,
             }),
         });
         peers.insert(address.clone(), peer.clone());
@@ -128,6 +142,28 @@ impl Reachability {
         }
     }
 
+    /// Stops judging `address` until its next heartbeat: it said it stops
+    /// its association with this node for idleness, heartbeats included.
+    pub(crate) fn pause(&self, address: &Address) {
+        if let Some(peer) = lock(&self.peers).get(address) {
+            lock(&peer.state).paused = true;
+        }
+    }
+
+    /// Judges `address` again from `now` if it was paused: this node
+    /// started its own association with it again, and expects the node to
+    /// answer with its heartbeats within the usual silence.
+    pub(crate) fn resume(&self, address: &Address, now: Instant) {
+        if let Some(peer) = lock(&self.peers).get(address) {
+            let mut state = lock(&peer.state);
+            if state.paused {
+                state.paused = false;
+                state.detector = PhiAccrualFailureDetector::new(&self.settings);
+                state.detector.heartbeat(now);
+            }
+        }
+    }
+
     /// The monitor's verdict on `address`; `None` if no connection from it
     /// was ever accepted.
     pub(crate) fn is_available(&self, address: &Address) -> Option<bool> {
@@ -149,6 +185,9 @@ impl Reachability {
         let mut changes = Vec::new();
         for peer in peers {
             let mut state = lock(&peer.state);
+            if state.paused {
+                continue;
+            }
             let available = state.detector.is_available(now);
             if available == state.reachable {
                 continue;
@@ -197,6 +236,7 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
                 core.node_unreachable(&node);
             }
         }
+        core.stop_idle_associations(now);
         core.give_up_overdue_system_messages(now);
     }
 }

@@ -70,6 +70,14 @@ impl RemoteWatches {
         true
     }
 
+    /// True if an actor here watches one on `node`, or one there watches
+    /// one here.
+    pub(crate) fn involves(&self, node: &Address) -> bool {
+        lock(&self.nodes)
+            .get(node)
+            .is_some_and(|w| !w.outgoing.is_empty() || !w.incoming.is_empty())
+    }
+
     /// Forgets that `watcher` watches `watched`; true if it did.
     pub(crate) fn remove_outgoing(
         &self,

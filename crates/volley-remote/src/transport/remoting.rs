@@ -137,6 +137,20 @@ impl Remoting {
         self.core.reachability.is_available(node)
     }
 
+    /// The state of this node's association with `node`: `None` if it
+    /// never had one (it never sent there, nor dialed back a node that
+    /// dialed it).
+    pub fn association_state(&self, node: &Address) -> Option<AssociationState> {
+        let association = self.core.associations.find(node)?;
+        Some(if association.is_down() {
+            AssociationState::Down
+        } else if association.is_retired() {
+            AssociationState::Idle
+        } else {
+            AssociationState::Active
+        })
+    }
+
     /// Stops at once: stops listening and sending heartbeats, and closes
     /// every connection. Queued messages are dropped and the peers are not
     /// told (they find out from their failure detectors). `ActorSystem::
@@ -145,4 +159,20 @@ impl Remoting {
     pub fn shutdown(&self) {
         let _aborted = self.core.shut_down();
     }
+}
+
+/// What an association (this node's outbound side towards one node) is
+/// doing; see [`Remoting::association_state`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AssociationState {
+    /// Its writer and heartbeat tasks run; its connections are open or
+    /// being (re)established.
+    Active,
+    /// Stopped for idleness (`stop_idle_outbound_after_ms`): no
+    /// connection, no task; the next message either way starts it again.
+    Idle,
+    /// The node's last incarnation is gone (unreachable, quarantined or
+    /// shut down) and no new one has shaken hands: sends fail at once.
+    Down,
 }

@@ -105,6 +105,53 @@ impl RouteHint {
     }
 }
 
+impl RouteHint {
+    /// The ordinary lane did not take a message: it goes on the large
+    /// lane if it is too big, the association is started if it was
+    /// stopped for idleness (`idle.rs`), or the refusal becomes the
+    /// send's error. Out of line, so the common send stays small.
+    #[cold]
+    #[inline(never)]
+    fn refused(
+        &self,
+        association: &Association,
+        target: &RemoteRef,
+        outbound: super::registry::OutboundType,
+        msg: &(dyn Any + Send),
+        refusal: LaneRefusal,
+    ) -> Result<(), RemoteSendError> {
+        let core = &*self.core;
+        let on = |lane| {
+            association
+                .lane(lane)
+                .send_user(core, target, self, outbound, msg)
+        };
+        let mut outcome = match refusal {
+            LaneRefusal::TooBig(_) => on(Lane::Large),
+            other => Err(other),
+        };
+        if let Err(LaneRefusal::Retired) = outcome {
+            core.revive(association);
+            outcome = match on(Lane::Ordinary) {
+                Err(LaneRefusal::TooBig(_)) => on(Lane::Large),
+                other => other,
+            };
+        }
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(LaneRefusal::Retired) => Err(RemoteSendError::Unavailable(format!(
+                "the association with {} was stopped again while starting",
+                association.remote
+            ))),
+            Err(LaneRefusal::TooBig(size)) => Err(RemoteSendError::TooLarge {
+                size,
+                limit: core.settings.max_frame_size as usize,
+            }),
+            Err(LaneRefusal::Failed(e)) => Err(e),
+        }
+    }
+}
+
 impl RemoteRoute for RouteHint {
     fn send(
         &self,
@@ -123,23 +170,12 @@ impl RemoteRoute for RouteHint {
         // A node that is gone is refused by the lanes themselves (their
         // limit drops to 0): no check here, on the hot path.
         let association = self.association(target)?;
-        let refused = match association
+        match association
             .lane(Lane::Ordinary)
             .send_user(core, target, self, outbound, msg)
         {
-            Ok(()) => return Ok(()),
-            Err(LaneRefusal::TooBig(_)) => association
-                .lane(Lane::Large)
-                .send_user(core, target, self, outbound, msg),
-            Err(refusal) => Err(refusal),
-        };
-        match refused {
             Ok(()) => Ok(()),
-            Err(LaneRefusal::TooBig(size)) => Err(RemoteSendError::TooLarge {
-                size,
-                limit: core.settings.max_frame_size as usize,
-            }),
-            Err(LaneRefusal::Failed(e)) => Err(e),
+            Err(refusal) => self.refused(association, target, outbound, msg, refusal),
         }
     }
 

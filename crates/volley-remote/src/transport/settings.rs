@@ -100,6 +100,13 @@ pub struct RemoteSettings {
     /// incarnation is quarantined. Default 6 h (Akka Artery's
     /// `give-up-system-message-after`).
     pub give_up_system_message_after_ms: u64,
+    /// How long an association may carry nothing but heartbeats, both
+    /// ways, with no remote watch or unacknowledged system message
+    /// between the two nodes, before it is stopped: its connections
+    /// close, its writer and heartbeat tasks end, its buffers are freed.
+    /// The next message either way starts it again. 0 never stops one.
+    /// Default 5 min (Akka Artery's `stop-idle-outbound-after`).
+    pub stop_idle_outbound_after_ms: u64,
     /// How far a peer may make this node grow (`[remote.limits]`).
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
@@ -128,6 +135,7 @@ impl Default for RemoteSettings {
             shutdown_flush_timeout_ms: 2000,
             system_message_buffer_size: 20_000,
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
+            stop_idle_outbound_after_ms: 5 * 60 * 1000,
             limits: LimitSettings::default(),
             trust: super::trust::TrustSettings::default(),
             tls: super::tls::TlsSettings::default(),
@@ -228,6 +236,14 @@ impl RemoteSettings {
             return Err(RemoteSettingsError::OutOfRange {
                 key: "give_up_system_message_after_ms",
                 reason: "must be at least 1 ms",
+            });
+        }
+        if self.stop_idle_outbound_after_ms != 0
+            && self.stop_idle_outbound_after_ms < 2 * self.failure_detector.heartbeat_interval_ms
+        {
+            return Err(RemoteSettingsError::OutOfRange {
+                key: "stop_idle_outbound_after_ms",
+                reason: "must be 0 (never) or at least two heartbeat intervals",
             });
         }
         self.limits

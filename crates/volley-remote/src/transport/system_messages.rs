@@ -274,7 +274,7 @@ impl RemotingCore {
         control.outbox.inbound_acked = control.outbox.inbound_acked.max(ack);
         let queued = association
             .lane(Lane::Control)
-            .send_pdu(&Pdu::SystemAck(SystemAck { ack }));
+            .send_pdu(self, &Pdu::SystemAck(SystemAck { ack }));
         drop(control);
         if queued.is_err() {
             // The control lane is over its bound.

@@ -136,7 +136,7 @@ impl<C: LaneConnection> BatchEnd for OutboundLane<C> {
 pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>) {
     let mut backoff = Backoff::new(&core.settings);
     loop {
-        if core.is_shut_down() {
+        if core.is_shut_down() || (lane.is_retired() && core.writer_may_exit(&lane)) {
             return;
         }
         let connected = match connect(&lane, &core).await {
@@ -175,8 +175,12 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         }
         let served = serve(&lane, &core, conn, &stream).await;
         lane.set_connected(false);
-        let Some((conn, error)) = served else {
-            return;
+        let (conn, error) = match served {
+            Served::Failed(conn, error) => (conn, error),
+            Served::ShutDown => return,
+            // The connection is closed; the loop's top decides whether
+            // this task ends or the association was started again.
+            Served::Retired => continue,
         };
         // A connection dropped because the node is gone, or closed by a
         // node that said goodbye, is announced with that reason instead.
@@ -278,17 +282,28 @@ async fn connect(
     }
 }
 
-/// Writes the lane's bytes to one connection until it fails; returns the
-/// failed connection (`None` once remoting shuts down). While the
-/// connection is idle, watches `stream` for the peer's close, so that what
-/// is sent next waits for a new connection instead of going into a socket
-/// whose peer is gone.
+/// How serving a connection ended.
+enum Served {
+    /// It failed (or was dropped for a node that is gone).
+    Failed(Connection, io::Error),
+    /// Remoting shut down.
+    ShutDown,
+    /// The association was stopped for idleness: everything queued was
+    /// written, its goodbye last, and the connection closed.
+    Retired,
+}
+
+/// Writes the lane's bytes to one connection until it fails, remoting
+/// shuts down, or the association is stopped. While the connection is
+/// idle, watches `stream` for the peer's close, so that what is sent next
+/// waits for a new connection instead of going into a socket whose peer is
+/// gone.
 async fn serve(
     lane: &OutboundLane,
     core: &RemotingCore,
     mut conn: Connection,
     stream: &TcpStream,
-) -> Option<(Connection, io::Error)> {
+) -> Served {
     let batching = &core.settings.batching;
     // Resets asked before this connection existed are not for it.
     let epoch = lane.reset_epoch();
@@ -298,7 +313,7 @@ async fn serve(
             None => write_unless_reset(lane, &mut conn, epoch).await,
         };
         if let Err(e) = failure {
-            return Some((conn, e));
+            return Served::Failed(conn, e);
         }
         if let Err(more) = lane.refill_or_park(conn) {
             conn = more;
@@ -308,6 +323,20 @@ async fn serve(
         // the peer closes the connection.
         let mut peer_closed = false;
         conn = loop {
+            if lane.is_retired() {
+                // What is queued (the goodbye) is written first; then the
+                // connection closes.
+                if let Some(conn) = lane.take_handoff_or_idle() {
+                    break conn;
+                }
+                if lane.take_any().is_some() {
+                    return Served::Retired;
+                }
+                // A dispatcher thread is finishing a write: it parks the
+                // connection in a moment.
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                continue;
+            }
             let mut reset = false;
             if peer_closed {
                 tokio::select! {
@@ -324,7 +353,7 @@ async fn serve(
                 }
             }
             if core.is_shut_down() {
-                return None;
+                return Served::ShutDown;
             }
             if reset {
                 if let Some(mut conn) = lane.take_any() {

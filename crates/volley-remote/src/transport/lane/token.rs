@@ -136,6 +136,9 @@ impl<C: LaneConnection> OutboundLane<C> {
     }
 
     fn load(&self, st: &mut LaneState<C>, conn: &mut C) {
+        if self.lane != crate::wire::Lane::Control {
+            st.activity += 1;
+        }
         conn.take_from(&mut st.buf);
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();

@@ -1,0 +1,257 @@
+//! Stopping idle associations, and starting them again on demand, as
+//! Artery's `stop-idle-outbound-after`.
+//!
+//! An association that carried nothing but heartbeats, either way, for
+//! `stop_idle_outbound_after_ms`, with no remote watch and no
+//! unacknowledged system message between the two nodes, is stopped: a
+//! Disassociate(Idle) goes out last on its control lane, its three
+//! connections close, its writer and heartbeat tasks end, and its buffers
+//! are freed. A node that talked to many peers once does not keep three
+//! sockets, four tasks and a heartbeat stream per peer for ever.
+//!
+//! What is kept is the association itself (a few hundred bytes): its slot,
+//! which routes cache, its export tables, and what it knows of the node's
+//! incarnations. So nothing a ref holds goes stale, and the send path is
+//! untouched: a stopped association's lanes admit nothing (their limit is
+//! 0, as for a node that is gone), and the refused send, off the hot path,
+//! starts the association and sends again. Control traffic (system
+//! messages, acks) starts it the same way; heartbeats do not.
+//!
+//! Heartbeats stop with the association, so the peer must not take the
+//! silence for a crash: the Disassociate(Idle) pauses the peer's detector
+//! of this node until its next heartbeat. Both ends see the same traffic,
+//! so the peer stops its own association about as soon; until then its
+//! heartbeats still arrive here, and are still judged. Anything that
+//! arrives from the peer but heartbeats, and any new connection from it,
+//! starts the association here again, so a node that starts talking again
+//! gets heartbeats back as before.
+//!
+//! Idleness is measured without touching the send path: a user lane counts
+//! the buffers its writers take (under the lock they already hold), the
+//! control lane each PDU but heartbeats, and an inbound connection marks
+//! its association once per read. The failure monitor compares the counts
+//! on each of its ticks.
+
+use std::time::{Duration, Instant};
+
+use super::association::Association;
+use super::core::RemotingCore;
+use super::events::{DisassociationReason, RemotingEvent};
+use super::lane::OutboundLane;
+use super::support::lock;
+use super::{heartbeat, writer};
+use crate::wire::{Disassociate, DisassociateReason, Lane, Pdu};
+
+/// Which of an association's tasks run, and whether it is stopped.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    /// Stopped for idleness; its lanes refuse sends until it is started.
+    pub(crate) retired: bool,
+    /// The writer task of each lane runs (or is about to).
+    writers: [bool; 3],
+    /// The heartbeat task runs.
+    heartbeat: bool,
+    /// The lanes' activity counts when the monitor last saw them change,
+    /// and when that was.
+    seen: [u64; 3],
+    since: Option<Instant>,
+}
+
+impl Association {
+    /// True while the association is stopped for idleness.
+    pub(crate) fn is_retired(&self) -> bool {
+        self.lane(Lane::Control).is_retired()
+    }
+
+    /// Notes that something but heartbeats arrived from the node; starts
+    /// the association again if it was stopped.
+    #[inline]
+    pub(crate) fn heard(&self, core: &RemotingCore) {
+        use std::sync::atomic::{fence, Ordering};
+        if !self.heard.load(Ordering::Relaxed) {
+            self.heard.store(true, Ordering::Relaxed);
+            // Pairs with the fence in `retire`: either this read sees the
+            // association stopped, or `retire` sees the flag (and starts
+            // it again). Once per read after each check, not per read.
+            fence(Ordering::SeqCst);
+        }
+        if self.is_retired() {
+            core.revive(self);
+        }
+    }
+
+    fn activity(&self) -> [u64; 3] {
+        [0, 1, 2].map(|i| self.lanes()[i].activity())
+    }
+}
+
+impl RemotingCore {
+    /// Starts whichever of the association's writer tasks and heartbeat
+    /// task do not run. `tasks` is the association's, locked.
+    pub(crate) fn start_tasks(&self, association: &Association, tasks: &mut Tasks) {
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        let runtime = self.system.runtime_handle();
+        for (i, lane) in association.lanes().iter().enumerate() {
+            if !tasks.writers[i] {
+                tasks.writers[i] = true;
+                self.track(runtime.spawn(writer::run_writer(lane.clone(), me.clone())));
+            }
+        }
+        if !tasks.heartbeat {
+            tasks.heartbeat = true;
+            let control = association.lane(Lane::Control).clone();
+            self.track(runtime.spawn(heartbeat::run_heartbeats(control, me)));
+        }
+    }
+
+    /// Starts a stopped association again (nothing if it runs).
+    #[cold]
+    pub(crate) fn revive(&self, association: &Association) {
+        if self.is_shut_down() {
+            return;
+        }
+        let mut tasks = lock(&association.tasks);
+        if !tasks.retired {
+            return;
+        }
+        tasks.retired = false;
+        tasks.since = None;
+        for lane in association.lanes() {
+            lane.unretire();
+        }
+        self.reachability
+            .resume(&association.remote, Instant::now());
+        self.start_tasks(association, &mut tasks);
+        drop(tasks);
+        tracing::debug!(remote = %association.remote, "association started again after idling");
+    }
+
+    /// Starts the association in `slot` (a lane's) again.
+    #[cold]
+    pub(crate) fn revive_slot(&self, slot: Option<usize>) {
+        if let Some(association) = slot.and_then(|s| self.associations.get(s)) {
+            self.revive(association);
+        }
+    }
+
+    /// Whether the writer task of `lane` may end: true, and noted, if its
+    /// association is stopped; false if it was started again meanwhile.
+    pub(crate) fn writer_may_exit(&self, lane: &OutboundLane) -> bool {
+        self.task_may_exit(lane, |tasks| &mut tasks.writers[lane.lane as usize])
+    }
+
+    /// Whether the heartbeat task of the association of `control` may end.
+    pub(crate) fn heartbeat_may_exit(&self, control: &OutboundLane) -> bool {
+        self.task_may_exit(control, |tasks| &mut tasks.heartbeat)
+    }
+
+    fn task_may_exit(
+        &self,
+        lane: &OutboundLane,
+        running: impl FnOnce(&mut Tasks) -> &mut bool,
+    ) -> bool {
+        let Some(association) = lane.association_slot.and_then(|s| self.associations.get(s)) else {
+            return false;
+        };
+        let mut tasks = lock(&association.tasks);
+        if !tasks.retired {
+            return false;
+        }
+        *running(&mut tasks) = false;
+        true
+    }
+
+    /// Stops every association idle for `stop_idle_outbound_after_ms` at
+    /// `now` (run by the failure monitor on each tick).
+    pub(crate) fn stop_idle_associations(&self, now: Instant) {
+        let after = self.settings.stop_idle_outbound_after_ms;
+        if after == 0 || self.is_shut_down() {
+            return;
+        }
+        let after = Duration::from_millis(after);
+        for association in self.associations.iter() {
+            if association.is_down() || association.is_retired() {
+                continue;
+            }
+            let heard = association
+                .heard
+                .swap(false, std::sync::atomic::Ordering::Relaxed);
+            let activity = association.activity();
+            {
+                let mut tasks = lock(&association.tasks);
+                if heard || tasks.since.is_none() || tasks.seen != activity {
+                    tasks.seen = activity;
+                    tasks.since = Some(now);
+                    continue;
+                }
+                if tasks.since.is_some_and(|since| now - since < after) {
+                    continue;
+                }
+            }
+            // Checked without the tasks lock, which is taken after
+            // `control`: what changes after the check either reaches a
+            // lane (and `retire` sees it) or starts the association again.
+            if self.busy(association) {
+                continue;
+            }
+            self.retire(association, activity);
+        }
+    }
+
+    /// Something between the two nodes still needs the association: a
+    /// remote watch either way (its failure detection needs heartbeats),
+    /// an unacknowledged system message, or a node leaving.
+    fn busy(&self, association: &Association) -> bool {
+        association
+            .leaving
+            .load(std::sync::atomic::Ordering::Relaxed)
+            || !lock(&association.control).outbox.unacked.is_empty()
+            || self.remote_watches.involves(&association.remote)
+    }
+
+    /// Stops the association if its lanes are still as idle as `activity`
+    /// says.
+    fn retire(&self, association: &Association, activity: [u64; 3]) {
+        let mut tasks = lock(&association.tasks);
+        if tasks.retired || tasks.seen != activity {
+            return;
+        }
+        let goodbye = Pdu::Disassociate(Disassociate {
+            reason: DisassociateReason::Idle,
+            text: "the association was idle",
+        });
+        // The user lanes first: the goodbye goes out only if all stop.
+        let order = [Lane::Ordinary, Lane::Large, Lane::Control];
+        let mut stopped = Vec::with_capacity(3);
+        for lane in order {
+            let l = association.lane(lane);
+            let last = (lane == Lane::Control).then_some(&goodbye);
+            if !l.retire(activity[lane as usize], last) {
+                break;
+            }
+            stopped.push(l);
+        }
+        if stopped.len() < order.len() {
+            for lane in stopped {
+                lane.unretire();
+            }
+            tasks.since = None;
+            return;
+        }
+        tasks.retired = true;
+        drop(tasks);
+        tracing::debug!(remote = %association.remote, "association stopped: idle");
+        self.publish(RemotingEvent::Disassociated {
+            remote: association.remote.clone(),
+            reason: DisassociationReason::Idle,
+        });
+        // Something that arrived while it stopped, whose reader did not yet
+        // see it stopped (see `Association::heard`), starts it again.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        if association.heard.load(std::sync::atomic::Ordering::Relaxed) {
+            self.revive(association);
+        }
+    }
+}
