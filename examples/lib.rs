@@ -1,4 +1,5 @@
 //! Runnable examples of volley: see the `[[example]]` entries in Cargo.toml.
 
+pub mod greeter_app;
 pub mod http_counter_app;
 pub mod job_master_logic;

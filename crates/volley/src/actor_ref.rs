@@ -179,7 +179,19 @@ impl<M: Send + 'static> ActorRef<M> {
         make: impl FnOnce(ReplyTo<R>) -> M,
         timeout: Duration,
     ) -> Result<R, AskError> {
-        ask::ask(self, self.target.system(), make, timeout).await
+        ask::ask::<true, M, R>(self, self.target.system(), make, timeout).await
+    }
+
+    /// Like [`ActorRef::ask`], but a full bounded mailbox fails the ask at
+    /// once with [`AskError::MailboxFull`] instead of waiting for room: for
+    /// a server that sheds load rather than queueing it (the gRPC gateway
+    /// answers UNAVAILABLE). The request is dropped unsent.
+    pub async fn try_ask<R: Send + 'static>(
+        &self,
+        make: impl FnOnce(ReplyTo<R>) -> M,
+        timeout: Duration,
+    ) -> Result<R, AskError> {
+        ask::ask::<false, M, R>(self, self.target.system(), make, timeout).await
     }
 
     /// Stops the actor after it has handled the messages queued before this

@@ -178,3 +178,73 @@ async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
     assert_eq!(again, format!("terminated {path}"));
     system.terminate().await;
 }
+
+/// Blocks its thread on a gate, then answers.
+struct Gated(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+impl Actor for Gated {
+    type Msg = ReplyTo<u64>;
+    fn handle(&mut self, _ctx: &mut Context<Self>, reply_to: ReplyTo<u64>) -> HandleResult {
+        let (open, cv) = &*self.0;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = cv.wait(open).unwrap();
+        }
+        reply_to.tell(7);
+        Ok(())
+    }
+}
+
+/// `try_ask` refuses at once when the bounded mailbox is full, where
+/// `ask` waits for room; both get their answer once there is room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_ask_refuses_a_full_mailbox_at_once() {
+    // A pool: the handler blocks its thread, which an `app-runtime`
+    // dispatcher must not (docs/semantics.md).
+    let system = ActorSystem::new("try-ask").unwrap();
+    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let g = gate.clone();
+    let actor = system
+        .spawn(
+            "gated",
+            Props::new(move || Gated(g.clone())).with_mailbox(volley::MailboxConfig::Bounded {
+                capacity: 1,
+                overflow: volley::Overflow::DropNewest,
+            }),
+        )
+        .unwrap();
+    let t = Duration::from_secs(10);
+    // The first blocks the actor, the second fills the mailbox.
+    let first = tokio::spawn({
+        let a = actor.clone();
+        async move { a.ask(|r| r, t).await }
+    });
+    // Taken by the actor, which now blocks.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = tokio::spawn({
+        let a = actor.clone();
+        async move { a.ask(|r| r, t).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let refused = actor.try_ask(|r: ReplyTo<u64>| r, t).await;
+    assert!(
+        matches!(&refused, Err(AskError::MailboxFull(p)) if p.contains("/user/gated")),
+        "{refused:?}"
+    );
+    // `ask` waits for room instead.
+    let third = tokio::spawn({
+        let a = actor.clone();
+        async move { a.ask(|r| r, t).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!third.is_finished());
+    {
+        let (open, cv) = &*gate;
+        *open.lock().unwrap() = true;
+        cv.notify_all();
+    }
+    for call in [first, second, third] {
+        assert_eq!(call.await.unwrap(), Ok(7));
+    }
+    system.terminate().await;
+}

@@ -73,10 +73,16 @@ pub enum AskError {
     /// The actor system is shut down.
     #[error("ask failed: the actor system has terminated")]
     SystemTerminated,
+    /// [`ActorRef::try_ask`] found the actor's bounded mailbox full; the
+    /// request was not sent.
+    #[error("ask to {0} refused: its mailbox is full")]
+    MailboxFull(String),
 }
 
 /// Sends `make(reply_to)` to `target` and waits for the reply or the timeout.
-pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
+/// `WAIT_FOR_ROOM`: a full bounded mailbox makes the ask wait for room
+/// (within its timeout), or fails it at once with `MailboxFull`.
+pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 'static>(
     target: &ActorRef<M>,
     system: &ActorSystem,
     make: impl FnOnce(ReplyTo<R>) -> M,
@@ -104,6 +110,9 @@ pub(crate) async fn ask<M: Send + 'static, R: Send + 'static>(
     // terminated recipient's dead letter, a router's routing error.
     match target.try_tell(request) {
         Ok(()) => {}
+        Err(TellError::Full(_)) if !WAIT_FOR_ROOM => {
+            return Err(AskError::MailboxFull(target.path().to_string()));
+        }
         Err(TellError::Full(request)) => {
             let Some(sleep) = system.sleep(timeout) else {
                 return Err(AskError::SystemTerminated);

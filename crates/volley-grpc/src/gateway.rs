@@ -1,0 +1,286 @@
+//! The gateway: a table of unary methods by path, served as one HTTP/2
+//! service.
+//!
+//! Each call is handled inside the connection's own future: the body is
+//! read whole (bounded by `max_request_bytes`), the one message decoded in
+//! place, the actor asked, the reply encoded once into the single data
+//! frame of the response. That is Akka gRPC's "strict" unary path: no
+//! stream machinery per call beyond HTTP/2's own.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{HeaderMap, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use tonic::Status;
+use volley::{ActorSystem, ReplyTo};
+
+use crate::body::UnaryBody;
+use crate::frame::{self, PREFIX_LEN};
+use crate::health::HealthCheck;
+use crate::unary::{AskTarget, Reply, Typed, UnaryMethod};
+
+const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
+
+/// How the gateway treats calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewaySettings {
+    /// How long an actor has to answer when the client sets no deadline
+    /// (`grpc-timeout`); a client's shorter deadline wins. Default 10 s.
+    pub default_timeout: Duration,
+    /// Largest request message taken; a larger one is answered
+    /// RESOURCE_EXHAUSTED without being read further. Default 4 MiB,
+    /// gRPC's own default.
+    pub max_request_bytes: usize,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        GatewaySettings {
+            default_timeout: Duration::from_secs(10),
+            max_request_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+/// A method could not be added.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GatewayError {
+    /// The path is not `/package.Service/Method`.
+    #[error("{0:?} is not a gRPC method path (/package.Service/Method)")]
+    BadPath(String),
+    /// The path was added before.
+    #[error("the method {0} is added twice")]
+    Duplicate(String),
+}
+
+/// Builds a [`Gateway`]: one call of [`GatewayBuilder::unary`] per method.
+pub struct GatewayBuilder {
+    system: ActorSystem,
+    settings: GatewaySettings,
+    methods: HashMap<String, Box<dyn UnaryMethod>>,
+}
+
+impl GatewayBuilder {
+    /// Answers the unary method at `path` (`/package.Service/Method`) by
+    /// asking `target` (an actor or a router) the message `make` builds
+    /// from the decoded request and a reply handle. The actor replies
+    /// `Ok(response)`, or `Err(status)` to fail the call with a status of
+    /// its choosing.
+    pub fn unary<Req, Resp, M, T, F>(
+        mut self,
+        path: &str,
+        target: T,
+        make: F,
+    ) -> Result<Self, GatewayError>
+    where
+        Req: prost::Message + Default + Send + 'static,
+        Resp: prost::Message + Send + 'static,
+        M: Send + 'static,
+        T: AskTarget<M>,
+        F: Fn(Req, ReplyTo<Reply<Resp>>) -> M + Send + Sync + 'static,
+    {
+        check_path(path)?;
+        if self.methods.contains_key(path) {
+            return Err(GatewayError::Duplicate(path.to_string()));
+        }
+        let method = Typed {
+            target,
+            make,
+            types: PhantomData,
+        };
+        self.methods.insert(path.to_string(), Box::new(method));
+        Ok(self)
+    }
+
+    /// The gateway, with `grpc.health.v1.Health/Check` added: SERVING for
+    /// the whole server (`""`) and each service with a method here, while
+    /// the actor system runs.
+    pub fn build(mut self) -> Gateway {
+        let health = HealthCheck::new(self.system.clone(), self.methods.keys());
+        self.methods
+            .entry(crate::health::CHECK_PATH.to_string())
+            .or_insert_with(|| Box::new(health));
+        Gateway {
+            inner: Arc::new(Inner {
+                methods: self.methods,
+                settings: self.settings,
+            }),
+        }
+    }
+}
+
+fn check_path(path: &str) -> Result<(), GatewayError> {
+    let bad = || GatewayError::BadPath(path.to_string());
+    let rest = path.strip_prefix('/').ok_or_else(bad)?;
+    let (service, method) = rest.split_once('/').ok_or_else(bad)?;
+    let fine = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    };
+    if fine(service) && fine(method) && !method.contains('.') {
+        Ok(())
+    } else {
+        Err(bad())
+    }
+}
+
+/// Actors behind gRPC methods: an HTTP/2 service, cheap to clone. Serve it
+/// with [`crate::serve`], or mount it in a tower-based server (tonic,
+/// axum) as a `tower::Service`.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    methods: HashMap<String, Box<dyn UnaryMethod>>,
+    settings: GatewaySettings,
+}
+
+impl Gateway {
+    /// A gateway for actors of `system`.
+    pub fn builder(system: &ActorSystem, settings: GatewaySettings) -> GatewayBuilder {
+        GatewayBuilder {
+            system: system.clone(),
+            settings,
+            methods: HashMap::new(),
+        }
+    }
+
+    /// Answers one HTTP/2 request.
+    pub(crate) async fn handle<B>(&self, request: Request<B>) -> Response<UnaryBody>
+    where
+        B: Body,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let is_grpc = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        if !is_grpc {
+            // The gRPC spec's answer to a request that is not gRPC.
+            let mut response = Response::new(UnaryBody::empty());
+            *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+            return response;
+        }
+        match self.call(request).await {
+            Ok(message) => {
+                let mut trailers = HeaderMap::with_capacity(1);
+                trailers.insert("grpc-status", HeaderValue::from_static("0"));
+                let mut response = Response::new(UnaryBody::message(message, trailers));
+                response.headers_mut().insert(CONTENT_TYPE, GRPC);
+                response
+            }
+            Err(status) => trailers_only(&status),
+        }
+    }
+
+    async fn call<B>(&self, request: Request<B>) -> Result<Bytes, Status>
+    where
+        B: Body,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let settings = &self.inner.settings;
+        let path = request.uri().path();
+        let Some(method) = self.inner.methods.get(path) else {
+            return Err(Status::unimplemented(format!("no method {path}")));
+        };
+        if request.method() != http::Method::POST {
+            return Err(Status::unimplemented(format!(
+                "gRPC calls are POSTs, not {}",
+                request.method()
+            )));
+        }
+        let timeout = match request.headers().get("grpc-timeout") {
+            Some(value) => frame::parse_timeout(value.as_bytes())?.min(settings.default_timeout),
+            None => settings.default_timeout,
+        };
+        let limited = Limited::new(request.into_body(), settings.max_request_bytes + PREFIX_LEN);
+        let body = match limited.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<LengthLimitError>() => {
+                return Err(Status::resource_exhausted(format!(
+                    "the request is larger than the gateway takes (max_request_bytes = {})",
+                    settings.max_request_bytes
+                )));
+            }
+            Err(e) => {
+                return Err(Status::cancelled(format!(
+                    "reading the request failed: {e}"
+                )))
+            }
+        };
+        let message = frame::single_message(&body)?;
+        method.call(message, timeout).await
+    }
+}
+
+/// A response whose headers carry the status (gRPC's Trailers-Only).
+fn trailers_only(status: &Status) -> Response<UnaryBody> {
+    let mut response = Response::new(UnaryBody::empty());
+    response.headers_mut().insert(CONTENT_TYPE, GRPC);
+    if status.add_header(response.headers_mut()).is_err() {
+        // Only a message that cannot be a header value gets here.
+        response
+            .headers_mut()
+            .insert("grpc-status", HeaderValue::from(status.code() as i32));
+    }
+    response
+}
+
+impl<B> tower_service::Service<Request<B>> for Gateway
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Response = Response<UnaryBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let gateway = self.clone();
+        Box::pin(async move { Ok(gateway.handle(request).await) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_paths_are_checked() {
+        assert!(check_path("/helloworld.Greeter/SayHello").is_ok());
+        assert!(check_path("/Greeter/SayHello").is_ok());
+        for bad in [
+            "helloworld.Greeter/SayHello",
+            "/helloworld.Greeter",
+            "/helloworld.Greeter/",
+            "//SayHello",
+            "/a/b/c",
+            "/a b/c",
+            "/a/b.c",
+        ] {
+            assert_eq!(
+                check_path(bad),
+                Err(GatewayError::BadPath(bad.to_string())),
+                "{bad}"
+            );
+        }
+    }
+}

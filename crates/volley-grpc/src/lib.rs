@@ -1,0 +1,69 @@
+//! A gRPC gateway for volley: unary gRPC methods answered by actors.
+//!
+//! ```no_run
+//! # use volley::{Actor, ActorSystem, Context, HandleResult, Props, ReplyTo};
+//! # use volley_grpc::{Gateway, GatewaySettings, Reply};
+//! #[derive(Clone, PartialEq, prost::Message)]
+//! struct Ping {
+//!     #[prost(string, tag = "1")]
+//!     text: String,
+//! }
+//!
+//! struct Echo;
+//! impl Actor for Echo {
+//!     type Msg = (Ping, ReplyTo<Reply<Ping>>);
+//!     fn handle(&mut self, _: &mut Context<Self>, (ping, reply_to): Self::Msg) -> HandleResult {
+//!         reply_to.tell(Ok(ping));
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let system = ActorSystem::new("svc")?;
+//! let echo = system.spawn("echo", Props::new(|| Echo))?;
+//! let gateway = Gateway::builder(&system, GatewaySettings::default())
+//!     .unary("/demo.Echo/Ping", echo, |ping: Ping, reply_to| (ping, reply_to))?
+//!     .build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:50051").await?;
+//! volley_grpc::serve(listener, gateway, std::future::pending()).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **Why not tonic's server.** tonic serves each call through its
+//! streaming machinery (a decoder stream, a boxed body, a stream of one
+//! response). The gateway's unary path is what Akka gRPC's climb in
+//! grpc_bench came from: read the request body whole, decode its one
+//! message in place, ask, encode the reply once into the response's only
+//! data frame, status in the trailers; a failure is a Trailers-Only
+//! response. It sits directly on hyper's HTTP/2 server, which tonic uses
+//! too, and speaks tonic's [`Status`](tonic::Status), so actors and
+//! clients see the types they know. The gateway is also a
+//! `tower::Service`, to mount beside tonic services.
+//!
+//! **Statuses.** The actor's `Err(status)` is sent as it is. Otherwise:
+//! no answer before the deadline (the gateway's `default_timeout`, or the
+//! client's shorter `grpc-timeout`) is DEADLINE_EXCEEDED; a terminated
+//! actor, a full bounded mailbox or a terminated system is UNAVAILABLE; an
+//! actor that fails (or drops the request) without replying is INTERNAL,
+//! naming it; a body that is not one protobuf message of the method's
+//! request type is INVALID_ARGUMENT; a request over `max_request_bytes` is
+//! RESOURCE_EXHAUSTED; an unknown method, or a compressed request, is
+//! UNIMPLEMENTED.
+//!
+//! Not yet: server streaming, client streaming, compression, reflection,
+//! the health service's `Watch`.
+
+#![deny(missing_docs)]
+
+mod body;
+mod frame;
+mod gateway;
+pub mod health;
+mod server;
+mod unary;
+
+pub use body::UnaryBody;
+pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};
+pub use server::serve;
+pub use unary::{AskTarget, Reply};
