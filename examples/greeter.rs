@@ -12,7 +12,7 @@ use volley::ActorSystem;
 use volley_examples::greeter_app::gateway;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let system = ActorSystem::new("greeter")?;
     let (gateway, _pool) = gateway(&system, 4)?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:50051").await?;

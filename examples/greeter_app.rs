@@ -114,7 +114,7 @@ impl Actor for Greeter {
 pub fn gateway(
     system: &ActorSystem,
     routees: usize,
-) -> Result<(Gateway, RouterRef<SayHello>), Box<dyn std::error::Error>> {
+) -> Result<(Gateway, RouterRef<SayHello>), Box<dyn std::error::Error + Send + Sync>> {
     let pool = Router::pool(routees, Props::new(|| Greeter)).spawn(system, "greeters")?;
     let gateway = Gateway::builder(system, GatewaySettings::default())
         .unary(

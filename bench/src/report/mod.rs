@@ -8,6 +8,7 @@
 //! columns name JSON keys.
 
 pub mod failover_rows;
+pub mod grpc_rows;
 pub mod remote_rows;
 pub mod rows;
 

@@ -7,6 +7,7 @@
 
 pub mod ask_local;
 pub mod failover;
+pub mod grpc;
 pub mod local_pingpong;
 pub mod raw_tcp;
 pub mod remote_ask;
@@ -74,6 +75,7 @@ pub const ALL: &[Scenario] = &[
     raw_tcp::SCENARIO,
     router::SCENARIO,
     failover::SCENARIO,
+    grpc::SCENARIO,
 ];
 
 /// The scenario names.
