@@ -56,9 +56,13 @@ pub trait Actor: Send + Sized + 'static {
     /// Runs on the failed instance before it is replaced. `message` is the
     /// message whose handling failed, when [`Actor::keep_for_restart`] kept a
     /// copy; forwarding it to `ctx.myself()` retries it after the messages
-    /// already queued. The default stops all children and calls `post_stop`,
-    /// as Akka's does. A panic here is logged and the restart goes on, as
-    /// Akka does with an exception in `preRestart`.
+    /// already queued. The default unwatches and stops all children and
+    /// calls `post_stop`, as Akka's does: the new instance hears nothing of
+    /// the children the restart stopped (no `Terminated`, no `watch_with`
+    /// message). An override that stops children without unwatching them
+    /// hands their ends to the new instance. Children an override keeps are
+    /// restarted after `post_restart`. A panic here is logged and the
+    /// restart goes on, as Akka does with an exception in `preRestart`.
     fn pre_restart(
         &mut self,
         ctx: &mut Context<Self>,
@@ -66,6 +70,9 @@ pub trait Actor: Send + Sized + 'static {
         message: Option<Self::Msg>,
     ) {
         let _ = (failure, message);
+        for child in ctx.children() {
+            ctx.unwatch(&child);
+        }
         ctx.stop_all_children();
         self.post_stop(ctx);
     }

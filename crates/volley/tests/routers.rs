@@ -435,3 +435,32 @@ async fn scatter_gather_and_tail_chopping_time_out_when_nobody_answers() {
     assert!(matches!(err, RoutingError::Timeout { .. }), "{err:?}");
     system.terminate().await;
 }
+
+/// Pekko's routing specs, `AdjustPoolSize` below zero: the pool gives up
+/// every routee it created and stays (the router actor does not stop, as
+/// Pekko's `RouterPoolActor` does not); messages are then unroutable, and
+/// the pool grows again on request.
+#[tokio::test]
+async fn a_pool_shrunk_below_one_routee_stays_and_grows_again() {
+    let system = common::system("shrink-below-one").unwrap();
+    let router = Router::pool(2, Props::new(Worker::default))
+        .spawn(&system, "pool")
+        .unwrap();
+    let before = ready(&router).await;
+    router.adjust_pool_size(-5);
+    eventually("every routee stopped", || {
+        before.iter().all(|r| r.is_terminated())
+    });
+    assert!(router.current_routees(T).await.unwrap().is_empty());
+    assert!(!router.is_terminated(), "the pool stays");
+    assert!(matches!(
+        router.route(Work::Note(1)),
+        Err(RoutingError::NoRoutees { .. })
+    ));
+    router.adjust_pool_size(1);
+    let after = ready(&router).await;
+    assert_eq!(after.len(), 1);
+    router.tell(Work::Note(7));
+    assert_eq!(noted(&after[0]).await, vec![7]);
+    system.terminate().await;
+}

@@ -103,12 +103,25 @@ impl<A: Actor> ActorCell<A> {
         };
         inner.actor = Some(actor);
         inner.mode = Mode::Running;
+        if self.run_pre_start(inner) {
+            self.publish_lifecycle(LifecycleKind::Started);
+        }
+    }
+
+    /// Runs `pre_start` on the new instance; true if it succeeded. An
+    /// instance whose `pre_start` failed never started: it is dropped at
+    /// once, so no hook runs on it again (no `pre_restart`, no
+    /// `post_stop`), as Akka clears an actor whose creation failed.
+    fn run_pre_start(&self, inner: &mut Inner<A>) -> bool {
         inner.ctx.initializing = true;
         self.call(inner, |actor, ctx, _| actor.pre_start(ctx));
         inner.ctx.initializing = false;
-        if inner.mode == Mode::Running {
-            self.publish_lifecycle(LifecycleKind::Started);
+        if inner.mode == Mode::Suspended {
+            inner.actor = None;
         }
+        // Not running also when `pre_start` stopped the actor: that one
+        // did start, and keeps its `post_stop`.
+        inner.mode == Mode::Running
     }
 
     /// Builds a fresh actor from the props; a panicking factory is an
@@ -259,6 +272,9 @@ impl<A: Actor> ActorCell<A> {
             rare.timers.cancel_all();
         }
         let message = inner.failed_message.take();
+        // No instance: the last one's `pre_start` failed, and nothing runs
+        // on it again; the next one starts afresh.
+        inner.restart_as_start = inner.actor.is_none();
         self.call_quietly(inner, "pre_restart", |actor, ctx| {
             actor.pre_restart(ctx, &failure, message)
         });
@@ -276,16 +292,29 @@ impl<A: Actor> ActorCell<A> {
 
     fn finish_restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
         inner.mode = Mode::Recreating(failure.clone());
+        // The children `pre_restart` kept, taken before the new instance
+        // spawns any: restarted once it runs (Akka's `finishRecreate`), so
+        // that none is left suspended by a failure it escalated, or
+        // running on state the restart was meant to reset.
+        let survivors = lock(&self.children).refs();
         let Some(actor) = self.new_instance(inner) else {
             return;
         };
         inner.actor = Some(actor);
         inner.mode = Mode::Running;
-        inner.ctx.initializing = true;
-        self.call(inner, |actor, ctx, _| actor.post_restart(ctx, &failure));
-        inner.ctx.initializing = false;
-        if inner.mode == Mode::Running {
+        let restarted = if std::mem::take(&mut inner.restart_as_start) {
+            self.run_pre_start(inner)
+        } else {
+            inner.ctx.initializing = true;
+            self.call(inner, |actor, ctx, _| actor.post_restart(ctx, &failure));
+            inner.ctx.initializing = false;
+            inner.mode == Mode::Running
+        };
+        if restarted {
             self.publish_lifecycle(LifecycleKind::Restarted);
+            for child in survivors {
+                child.send_system(SystemMsg::Restart(failure.clone()));
+            }
         }
     }
 

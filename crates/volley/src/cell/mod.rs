@@ -85,6 +85,10 @@ pub(crate) struct Inner<A: Actor> {
     pub(crate) mode: Mode,
     /// The message whose handling failed, if `keep_for_restart` kept it.
     pub(crate) failed_message: Option<A::Msg>,
+    /// The instance being replaced never started (its `pre_start` failed):
+    /// the restart creates the next one as a first start, `pre_start` and
+    /// not `post_restart` (Akka turns such a Recreate into a Create).
+    pub(crate) restart_as_start: bool,
     /// Messages taken from the mailbox and not handled yet; always older
     /// than anything still in the mailbox.
     pub(crate) batch: VecDeque<Envelope<A::Msg>>,
@@ -115,6 +119,7 @@ impl<A: Actor> ActorCell<A> {
             props,
             mode: Mode::Created,
             failed_message: None,
+            restart_as_start: false,
             batch: VecDeque::new(),
         });
         cell

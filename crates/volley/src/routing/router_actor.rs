@@ -41,7 +41,8 @@ pub enum RouterMsg<M: Send + 'static> {
     RemoveRoutee(ActorRef<M>),
     /// Pools only: create (positive) or gracefully stop (negative) that many
     /// routees; only routees the pool created itself are stopped, the least
-    /// loaded first.
+    /// loaded first. Shrinking below one leaves a pool with no routee,
+    /// which stays (as in Akka) and grows again on request.
     AdjustPoolSize(i32),
     /// Runtime-internal traffic; cannot be built outside volley.
     Internal(Internal<M>),
@@ -138,7 +139,10 @@ impl<M: Send + 'static> RouterActor<M> {
         for r in removed {
             self.retire(ctx, &r);
         }
-        self.stop_if_empty(ctx);
+        // A pool shrunk on request to no routee stays, as Akka's does
+        // (`AdjustPoolSize` never stops the router): messages are
+        // unroutable until it grows again. Losing the last routee otherwise
+        // (it stopped, or was removed) stops the pool.
     }
 
     /// Forgets a routee that left the table; stops it if it is our child.
