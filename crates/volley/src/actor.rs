@@ -93,6 +93,23 @@ pub trait Actor: Send + Sized + 'static {
         Err(ActorError::new(DeathPact(terminated.actor.to_string())))
     }
 
+    /// No message came for the receive timeout
+    /// ([`Context::set_receive_timeout`]); called again after each further
+    /// timeout of silence. Default: nothing. An error or a panic here is a
+    /// failure like one in `handle`.
+    fn on_receive_timeout(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+        let _ = ctx;
+        Ok(())
+    }
+
+    /// Whether `msg` counts as activity for the receive timeout. Default:
+    /// every message does; return false for messages that must not keep
+    /// an idle actor from timing out (Akka's `NotInfluenceReceiveTimeout`).
+    fn influences_receive_timeout(msg: &Self::Msg) -> bool {
+        let _ = msg;
+        true
+    }
+
     /// How this actor supervises its children. Default: one-for-one, restart
     /// on any failure, no limit. Called when a child fails. If this or the
     /// strategy's decider panics, this actor fails with that panic (its own

@@ -42,6 +42,8 @@ pub struct Context<A: Actor> {
     pub(crate) stop_requested: bool,
     /// Inside `pre_start`/`post_restart`: failures are initialization failures.
     pub(crate) initializing: bool,
+    /// The receive timeout, when one is set.
+    pub(crate) receive_timeout: Option<Box<crate::receive_timeout::ReceiveTimeout>>,
 }
 
 impl<A: Actor> Context<A> {
@@ -51,6 +53,7 @@ impl<A: Actor> Context<A> {
             rare: None,
             stop_requested: false,
             initializing: false,
+            receive_timeout: None,
         }
     }
 
@@ -188,17 +191,96 @@ impl<A: Actor> Context<A> {
     }
 
     /// Sends a copy of `msg` to this actor every `interval`, the first after
-    /// `interval`. A timer with the same key is replaced. Cancelled on stop
-    /// and restart.
+    /// `interval`: [`Context::schedule_with_fixed_delay`] with an initial
+    /// delay of one interval (the name it had first; kept as an alias). A
+    /// timer with the same key is replaced. Cancelled on stop and restart.
     pub fn schedule_repeatedly(&mut self, key: impl Into<TimerKey>, interval: Duration, msg: A::Msg)
     where
         A::Msg: Clone,
     {
+        self.schedule_with_fixed_delay(key, interval, interval, msg);
+    }
+
+    /// Sends a copy of `msg` after `initial_delay`, then each `delay` after
+    /// the previous one was sent (Akka's `startTimerWithFixedDelay`): if
+    /// the runtime falls behind, the next send is a whole `delay` after the
+    /// late one, so over time there are somewhat fewer messages than
+    /// `1 / delay` a second, never a burst. Replaces a timer with the same
+    /// key; cancelled on stop and restart.
+    pub fn schedule_with_fixed_delay(
+        &mut self,
+        key: impl Into<TimerKey>,
+        initial_delay: Duration,
+        delay: Duration,
+        msg: A::Msg,
+    ) where
+        A::Msg: Clone,
+    {
+        self.start_repeating(key.into(), initial_delay, delay, false, msg);
+    }
+
+    /// Sends a copy of `msg` after `initial_delay`, then every `interval`
+    /// on a fixed schedule (Akka's `startTimerAtFixedRate`): sends the
+    /// runtime missed are made up at once, in a burst, so the count over
+    /// time stays `1 / interval` a second. Replaces a timer with the same
+    /// key; cancelled on stop and restart.
+    pub fn schedule_at_fixed_rate(
+        &mut self,
+        key: impl Into<TimerKey>,
+        initial_delay: Duration,
+        interval: Duration,
+        msg: A::Msg,
+    ) where
+        A::Msg: Clone,
+    {
+        self.start_repeating(key.into(), initial_delay, interval, true, msg);
+    }
+
+    fn start_repeating(
+        &mut self,
+        key: TimerKey,
+        initial_delay: Duration,
+        interval: Duration,
+        catch_up: bool,
+        msg: A::Msg,
+    ) where
+        A::Msg: Clone,
+    {
         let me = self.myself();
         let rt = self.cell.system().runtime_handle();
-        self.rare_mut()
-            .timers
-            .start_repeating(&rt, key.into(), me, interval, interval, msg);
+        self.rare_mut().timers.start_repeating(
+            &rt,
+            key,
+            me,
+            initial_delay,
+            interval,
+            catch_up,
+            msg,
+        );
+    }
+
+    /// Signals the actor ([`Actor::on_receive_timeout`]) once no message has
+    /// come for `after`, and again after each further `after` of silence,
+    /// until cancelled or set again (Akka's `setReceiveTimeout`). Messages
+    /// for which [`Actor::influences_receive_timeout`] is false do not
+    /// count. Kept across restarts, as in Akka classic; ends with the actor.
+    pub fn set_receive_timeout(&mut self, after: Duration) {
+        let me = self.myself();
+        let rt = self.cell.system().runtime_handle();
+        let previous = self.receive_timeout.take();
+        self.receive_timeout = Some(crate::receive_timeout::ReceiveTimeout::arm(
+            previous, &me, after, rt,
+        ));
+    }
+
+    /// Cancels the receive timeout; a signal already queued is dropped.
+    pub fn cancel_receive_timeout(&mut self) {
+        self.receive_timeout = None;
+    }
+
+    /// The receive timeout, if one is set.
+    pub fn receive_timeout(&self) -> Option<Duration> {
+        self.receive_timeout.as_ref().map(|t| t.after)
     }
 
     /// Cancels a timer; its message is not delivered even if already queued.

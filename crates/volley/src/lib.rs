@@ -56,6 +56,7 @@ mod event_stream;
 mod locks;
 mod mailbox;
 mod path;
+mod receive_timeout;
 pub mod remote;
 mod routing;
 mod settings;

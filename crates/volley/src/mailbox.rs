@@ -32,12 +32,17 @@ pub(crate) enum Envelope<M> {
     /// user messages already in the mailbox, so a watcher sees everything
     /// the dead actor sent it before its `Terminated` (as in Akka).
     Terminated(u64),
+    /// The receive timeout of this generation fired (`receive_timeout.rs`).
+    ReceiveTimeout(u64),
 }
 
 impl<M> Envelope<M> {
     /// Runtime signals that overflow must never drop.
     fn is_signal(&self) -> bool {
-        matches!(self, Envelope::Poison | Envelope::Terminated(_))
+        matches!(
+            self,
+            Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_)
+        )
     }
 }
 

@@ -96,6 +96,11 @@ impl Timers {
         );
     }
 
+    /// A repeating timer. `catch_up` (fixed rate) sends the ticks it
+    /// missed at once when the runtime was late, so that the count over
+    /// time stays right; otherwise (fixed delay) the next tick is a whole
+    /// interval after the late one.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_repeating<M: Clone + Send + 'static>(
         &mut self,
         runtime: &Handle,
@@ -103,13 +108,19 @@ impl Timers {
         target: ActorRef<M>,
         initial_delay: Duration,
         interval: Duration,
+        catch_up: bool,
         msg: M,
     ) {
         let id = self.next_generation(&key);
+        let missed = if catch_up {
+            tokio::time::MissedTickBehavior::Burst
+        } else {
+            tokio::time::MissedTickBehavior::Delay
+        };
         let task = runtime.spawn(async move {
             let start = tokio::time::Instant::now() + initial_delay;
             let mut ticks = tokio::time::interval_at(start, interval.max(Duration::from_micros(1)));
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.set_missed_tick_behavior(missed);
             loop {
                 ticks.tick().await;
                 if target.is_terminated() {

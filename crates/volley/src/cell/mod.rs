@@ -220,7 +220,7 @@ impl<A: Actor> ActorCell<A> {
         let counts = match env {
             Envelope::Msg(_) => true,
             Envelope::Timer { .. } => reason == DeadLetterReason::MailboxOverflow,
-            Envelope::Poison | Envelope::Terminated(_) => false,
+            Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => false,
         };
         if counts {
             self.system

@@ -94,16 +94,42 @@ impl<A: Actor> ActorCell<A> {
                 return;
             }
             Envelope::Terminated(uid) => {
+                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
+                    timeout.touch();
+                }
                 self.deliver_terminated(inner, uid);
                 return;
             }
+            Envelope::ReceiveTimeout(generation) => {
+                self.receive_timeout_fired(inner, generation);
+                return;
+            }
         };
+        // One pointer test for actors without a receive timeout.
+        if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
+            if A::influences_receive_timeout(&msg) {
+                timeout.touch();
+            }
+        }
         // `keep_for_restart` is user code too: it runs under the handler's
         // `catch_unwind` rather than one of its own, so it costs nothing.
         self.call(inner, |actor, ctx, kept| {
             *kept = A::keep_for_restart(&msg);
             actor.handle(ctx, msg)
         });
+    }
+
+    /// The receive timeout's timer fired: signal the actor if it has been
+    /// idle for the whole timeout.
+    #[cold]
+    fn receive_timeout_fired(&self, inner: &mut Inner<A>, generation: u64) {
+        let me = inner.ctx.myself();
+        let Some(timeout) = inner.ctx.receive_timeout.as_mut() else {
+            return;
+        };
+        if let crate::receive_timeout::Fired::Signal = timeout.fired(generation, &me) {
+            self.call(inner, |actor, ctx, _| actor.on_receive_timeout(ctx));
+        }
     }
 
     /// Runs a fallible callback on the actor; a returned error or a panic

@@ -204,8 +204,8 @@ impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
                 let _ = self.route(msg);
             }
             Envelope::Poison => self.router.graceful_stop(),
-            // Only a cell queues Terminated, into its own mailbox.
-            Envelope::Terminated(_) => {}
+            // Only a cell queues these, into its own mailbox.
+            Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => {}
         }
         None
     }

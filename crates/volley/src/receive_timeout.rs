@@ -1,0 +1,99 @@
+//! The receive timeout (Akka's `setReceiveTimeout`): a signal to an actor
+//! that got no message for a while.
+//!
+//! One timer task per armed timeout, not one per message: a message only
+//! notes when it arrived (one clock read, and only for actors that armed a
+//! timeout), and the task, when it fires, checks whether the actor has been
+//! idle long enough. If not, it is armed again for the time left; so the
+//! signal comes the full timeout after the last message, as in Akka, and a
+//! busy actor costs no timer churn. A generation number discards the
+//! signal of a timeout that was changed or cancelled meanwhile.
+
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Handle;
+use tokio::task::AbortHandle;
+
+use crate::actor_ref::ActorRef;
+use crate::mailbox::Envelope;
+
+/// An armed receive timeout.
+pub(crate) struct ReceiveTimeout {
+    pub(crate) after: Duration,
+    last_activity: Instant,
+    generation: u64,
+    task: AbortHandle,
+    runtime: Handle,
+}
+
+/// What to do with a fired timeout.
+pub(crate) enum Fired {
+    /// Not this timeout's signal (changed or cancelled since).
+    Stale,
+    /// A message came meanwhile; armed again for the time left.
+    NotYet,
+    /// Idle for the whole timeout: signal the actor (armed again already).
+    Signal,
+}
+
+impl ReceiveTimeout {
+    /// Arms a timeout of `after` for `me`, replacing `previous`.
+    pub(crate) fn arm<M: Send + 'static>(
+        previous: Option<Box<ReceiveTimeout>>,
+        me: &ActorRef<M>,
+        after: Duration,
+        runtime: Handle,
+    ) -> Box<ReceiveTimeout> {
+        let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
+        let task = spawn(&runtime, me, after, generation);
+        Box::new(ReceiveTimeout {
+            after,
+            last_activity: Instant::now(),
+            generation,
+            task,
+            runtime,
+        })
+    }
+
+    /// A message that counts came in.
+    #[inline]
+    pub(crate) fn touch(&mut self) {
+        self.last_activity = Instant::now();
+    }
+
+    /// The timer of generation `generation` fired.
+    pub(crate) fn fired<M: Send + 'static>(&mut self, generation: u64, me: &ActorRef<M>) -> Fired {
+        if generation != self.generation {
+            return Fired::Stale;
+        }
+        let idle = self.last_activity.elapsed();
+        if idle < self.after {
+            self.task = spawn(&self.runtime, me, self.after - idle, self.generation);
+            return Fired::NotYet;
+        }
+        self.last_activity = Instant::now();
+        self.task = spawn(&self.runtime, me, self.after, self.generation);
+        Fired::Signal
+    }
+}
+
+impl Drop for ReceiveTimeout {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn spawn<M: Send + 'static>(
+    runtime: &Handle,
+    me: &ActorRef<M>,
+    after: Duration,
+    generation: u64,
+) -> AbortHandle {
+    let me = me.clone();
+    runtime
+        .spawn(async move {
+            tokio::time::sleep(after).await;
+            me.send_envelope(Envelope::ReceiveTimeout(generation));
+        })
+        .abort_handle()
+}
