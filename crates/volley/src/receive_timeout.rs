@@ -1,10 +1,11 @@
 //! The receive timeout (Akka's `setReceiveTimeout`): a signal to an actor
 //! that got no message for a while.
 //!
-//! One timer task per armed timeout, not one per message: a message only
-//! notes when it arrived (one clock read, and only for actors that armed a
-//! timeout), and the task, when it fires, checks whether the actor has been
-//! idle long enough. If not, it is armed again for the time left; so the
+//! One timer task per armed timeout, not one per message: an activation
+//! that handled a message that counts notes the time once (one clock read;
+//! the activation loop has a copy without the check, for actors that armed
+//! no timeout), and the task, when it fires, checks whether the actor has
+//! been idle long enough. If not, it is armed again for the time left; so the
 //! signal comes the full timeout after the last message, as in Akka, and a
 //! busy actor costs no timer churn. A generation number discards the
 //! signal of a timeout that was changed or cancelled meanwhile.

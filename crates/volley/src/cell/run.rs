@@ -26,24 +26,16 @@ impl<A: Actor> Runnable for ActorCell<A> {
             self.start(inner);
         }
         self.process_system(inner);
-        let mut handled = 0;
-        while inner.mode == Mode::Running && handled < throughput {
-            if self.queues.has_system() {
-                self.process_system(inner);
-                continue;
+        // Two copies of the loop: only an actor with a receive timeout
+        // looks at what each message is for it, so the others pay nothing.
+        if inner.ctx.receive_timeout.is_some() {
+            if self.handle_batch::<true>(inner, throughput, deadline) {
+                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
+                    timeout.touch();
+                }
             }
-            if inner.batch.is_empty() {
-                self.queues.mailbox().take_all(&mut inner.batch);
-                self.batched.store(inner.batch.len(), Ordering::Relaxed);
-            }
-            let Some(env) = inner.batch.pop_front() else {
-                break;
-            };
-            self.invoke(inner, env);
-            handled += 1;
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
-            }
+        } else {
+            self.handle_batch::<false>(inner, throughput, deadline);
         }
         if inner.mode == Mode::Terminated {
             // Dropping the inner state drops the context and with it the
@@ -64,7 +56,55 @@ impl<A: Actor> Runnable for ActorCell<A> {
     }
 }
 
+/// Whether handling `env` counts as activity for the receive timeout:
+/// user and timer messages the actor does not exclude, and `Terminated`.
+fn influences_receive_timeout<A: Actor>(env: &Envelope<A::Msg>) -> bool {
+    match env {
+        Envelope::Msg(msg) | Envelope::Timer { msg, .. } => A::influences_receive_timeout(msg),
+        Envelope::Terminated(_) => true,
+        Envelope::Poison | Envelope::ReceiveTimeout(_) => false,
+    }
+}
+
 impl<A: Actor> ActorCell<A> {
+    /// Handles up to `throughput` user messages (system messages first
+    /// whenever there are any). With `TIMED`, returns whether one of them
+    /// counts as activity for the receive timeout, which the caller then
+    /// notes once for the whole activation; a timeout set while handling
+    /// starts counting from its setting.
+    #[inline(always)]
+    fn handle_batch<const TIMED: bool>(
+        &self,
+        inner: &mut Inner<A>,
+        throughput: usize,
+        deadline: Option<Instant>,
+    ) -> bool {
+        let mut handled = 0;
+        let mut active = false;
+        while inner.mode == Mode::Running && handled < throughput {
+            if self.queues.has_system() {
+                self.process_system(inner);
+                continue;
+            }
+            if inner.batch.is_empty() {
+                self.queues.mailbox().take_all(&mut inner.batch);
+                self.batched.store(inner.batch.len(), Ordering::Relaxed);
+            }
+            let Some(env) = inner.batch.pop_front() else {
+                break;
+            };
+            if TIMED {
+                active |= influences_receive_timeout::<A>(&env);
+            }
+            self.invoke(inner, env);
+            handled += 1;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        active
+    }
+
     /// Ends the activation (see `queues` for the protocol).
     fn hand_back(self: Arc<Self>, accepting: bool) {
         match self.queues.hand_back(accepting) {
@@ -80,6 +120,10 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    // Inlined into both copies of the activation loop, as it was into the
+    // one loop before the copies: a call per message costs a copy of the
+    // envelope and the call itself.
+    #[inline(always)]
     fn invoke(&self, inner: &mut Inner<A>, env: Envelope<A::Msg>) {
         let msg = match env {
             Envelope::Msg(msg) => msg,
@@ -94,9 +138,6 @@ impl<A: Actor> ActorCell<A> {
                 return;
             }
             Envelope::Terminated(uid) => {
-                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
-                    timeout.touch();
-                }
                 self.deliver_terminated(inner, uid);
                 return;
             }
@@ -105,12 +146,6 @@ impl<A: Actor> ActorCell<A> {
                 return;
             }
         };
-        // One pointer test for actors without a receive timeout.
-        if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
-            if A::influences_receive_timeout(&msg) {
-                timeout.touch();
-            }
-        }
         // `keep_for_restart` is user code too: it runs under the handler's
         // `catch_unwind` rather than one of its own, so it costs nothing.
         self.call(inner, |actor, ctx, kept| {
