@@ -135,7 +135,18 @@ pub struct Props<A: Actor> {
     pub(crate) factory: Arc<dyn Fn() -> A + Send + Sync>,
     pub(crate) mailbox: MailboxConfig,
     pub(crate) dispatcher: Option<Arc<str>>,
+    pub(crate) stash: StashConfig,
 }
+
+/// What a stash holds and what a restart does with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StashConfig {
+    pub(crate) capacity: u32,
+    pub(crate) drop_on_restart: bool,
+}
+
+/// The stash capacity of props that do not set one.
+pub const DEFAULT_STASH_CAPACITY: usize = 1000;
 
 impl<A: Actor> Props<A> {
     /// Props that build the actor with `factory`, which runs again on every
@@ -145,7 +156,26 @@ impl<A: Actor> Props<A> {
             factory: Arc::new(factory),
             mailbox: MailboxConfig::default(),
             dispatcher: None,
+            stash: StashConfig {
+                capacity: DEFAULT_STASH_CAPACITY as u32,
+                drop_on_restart: false,
+            },
         }
+    }
+
+    /// The most messages `Context::stash` keeps (default
+    /// [`DEFAULT_STASH_CAPACITY`]); one more fails the actor.
+    pub fn with_stash_capacity(mut self, capacity: usize) -> Self {
+        self.stash.capacity = capacity.min(u32::MAX as usize) as u32;
+        self
+    }
+
+    /// On restart, sends what is stashed to dead letters instead of
+    /// handing it to the new instance ahead of the mailbox (the default,
+    /// as in Akka typed).
+    pub fn drop_stash_on_restart(mut self) -> Self {
+        self.stash.drop_on_restart = true;
+        self
     }
 
     /// Uses another mailbox.
@@ -167,6 +197,7 @@ impl<A: Actor> Clone for Props<A> {
             factory: self.factory.clone(),
             mailbox: self.mailbox,
             dispatcher: self.dispatcher.clone(),
+            stash: self.stash,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! [`Context`]: what a handler can do besides changing its own state.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +33,8 @@ pub(crate) struct Rare<M> {
     /// Actors that watch this one.
     pub(crate) watchers: Vec<AnyRef>,
     pub(crate) timers: Timers,
+    /// Messages put aside with `stash`, oldest first.
+    pub(crate) stash: VecDeque<M>,
 }
 
 /// The actor's view of the runtime, passed to every handler and hook.
@@ -44,16 +46,24 @@ pub struct Context<A: Actor> {
     pub(crate) initializing: bool,
     /// The receive timeout, when one is set.
     pub(crate) receive_timeout: Option<Box<crate::receive_timeout::ReceiveTimeout>>,
+    /// Messages taken from the mailbox and not handled yet; always older
+    /// than anything still in the mailbox. Here rather than in the cell so
+    /// that `unstash_all` puts stashed messages straight in front of them.
+    pub(crate) batch: VecDeque<crate::mailbox::Envelope<A::Msg>>,
+    /// The props' stash settings.
+    pub(crate) stash_config: crate::actor::StashConfig,
 }
 
 impl<A: Actor> Context<A> {
-    pub(crate) fn new(cell: Arc<ActorCell<A>>) -> Self {
+    pub(crate) fn new(cell: Arc<ActorCell<A>>, stash_config: crate::actor::StashConfig) -> Self {
         Context {
             cell,
             rare: None,
             stop_requested: false,
             initializing: false,
             receive_timeout: None,
+            batch: VecDeque::new(),
+            stash_config,
         }
     }
 
@@ -63,6 +73,7 @@ impl<A: Actor> Context<A> {
                 watching: HashMap::new(),
                 watchers: Vec::new(),
                 timers: Timers::new(),
+                stash: VecDeque::new(),
             })
         })
     }
@@ -283,6 +294,51 @@ impl<A: Actor> Context<A> {
         self.receive_timeout.as_ref().map(|t| t.after)
     }
 
+    /// Puts `msg` aside, to be handled later with [`Context::unstash_all`]
+    /// or [`Context::unstash`] (Akka's `Stash`). At most the props' stash
+    /// capacity ([`Props::with_stash_capacity`]) are kept: past it the
+    /// message goes to dead letters and the error, returned from the
+    /// handler with `?`, fails the actor for its supervisor.
+    pub fn stash(&mut self, msg: A::Msg) -> Result<(), StashOverflow> {
+        let capacity = self.stash_config.capacity as usize;
+        if self.stash_len() >= capacity {
+            self.cell.dead_letter(
+                crate::mailbox::Envelope::Msg(msg),
+                crate::event_stream::DeadLetterReason::StashOverflow,
+            );
+            return Err(StashOverflow {
+                actor: self.path().to_string(),
+                capacity,
+            });
+        }
+        self.rare_mut().stash.push_back(msg);
+        Ok(())
+    }
+
+    /// Hands every stashed message back, in the order stashed, ahead of
+    /// everything not yet handled; returns how many.
+    pub fn unstash_all(&mut self) -> usize {
+        self.unstash(usize::MAX)
+    }
+
+    /// Hands the `n` oldest stashed messages back, in order, ahead of
+    /// everything not yet handled; returns how many there were.
+    pub fn unstash(&mut self, n: usize) -> usize {
+        let Some(rare) = self.rare.as_mut() else {
+            return 0;
+        };
+        let n = n.min(rare.stash.len());
+        for msg in rare.stash.drain(..n).rev() {
+            self.batch.push_front(crate::mailbox::Envelope::Msg(msg));
+        }
+        n
+    }
+
+    /// How many messages are stashed.
+    pub fn stash_len(&self) -> usize {
+        self.rare.as_ref().map_or(0, |r| r.stash.len())
+    }
+
     /// Cancels a timer; its message is not delivered even if already queued.
     /// Returns false if no such timer was active.
     pub fn cancel_timer(&mut self, key: impl Into<TimerKey>) -> bool {
@@ -324,4 +380,14 @@ impl<A: Actor> Context<A> {
         let target = target.clone();
         self.pipe_to(async move { target.ask(make, timeout).await }, map);
     }
+}
+
+/// A stash at its capacity refused a message (which went to dead letters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the stash of {actor} is full ({capacity} messages)")]
+pub struct StashOverflow {
+    /// The stashing actor's path.
+    pub actor: String,
+    /// The props' stash capacity.
+    pub capacity: usize,
 }

@@ -38,6 +38,8 @@ pub enum DeadLetterReason {
     /// A router had no routee for it (no routees, or a consistent-hash
     /// message without a key).
     NoRoutee,
+    /// An actor's stash was full (`Context::stash`).
+    StashOverflow,
 }
 
 /// What happened to an actor.

@@ -66,10 +66,10 @@ mod system;
 mod system_msg;
 mod timers;
 
-pub use actor::{Actor, HandleResult, Props, Terminated};
+pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 pub use ask::{AskError, ReplyTo};
-pub use context::Context;
+pub use context::{Context, StashOverflow};
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};

@@ -279,6 +279,13 @@ impl<A: Actor> ActorCell<A> {
             actor.pre_restart(ctx, &failure, message)
         });
         inner.actor = None;
+        // What the old instance stashed goes to the new one first, as in
+        // Akka typed, or to dead letters if the props say so.
+        if inner.ctx.stash_config.drop_on_restart {
+            self.drop_stash(inner, DeadLetterReason::RecipientTerminated);
+        } else {
+            inner.ctx.unstash_all();
+        }
         if std::mem::take(&mut inner.ctx.stop_requested) {
             self.begin_stop(inner);
             return;
@@ -356,12 +363,22 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// Sends what is stashed to dead letters.
+    fn drop_stash(&self, inner: &mut Inner<A>, reason: DeadLetterReason) {
+        if let Some(rare) = inner.ctx.rare.as_mut() {
+            for msg in std::mem::take(&mut rare.stash) {
+                self.dead_letter(Envelope::Msg(msg), reason);
+            }
+        }
+    }
+
     fn finish_stop(&self, inner: &mut Inner<A>) {
         self.call_quietly(inner, "post_stop", |actor, ctx| actor.post_stop(ctx));
         inner.actor = None;
+        self.drop_stash(inner, DeadLetterReason::RecipientTerminated);
         inner.mode = Mode::Terminated;
         self.queues.terminate();
-        for env in std::mem::take(&mut inner.batch) {
+        for env in std::mem::take(&mut inner.ctx.batch) {
             self.dead_letter(
                 env,
                 crate::event_stream::DeadLetterReason::RecipientTerminated,

@@ -15,7 +15,6 @@ mod queues;
 mod run;
 
 use std::any::{Any, TypeId};
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -89,9 +88,6 @@ pub(crate) struct Inner<A: Actor> {
     /// the restart creates the next one as a first start, `pre_start` and
     /// not `post_restart` (Akka turns such a Recreate into a Create).
     pub(crate) restart_as_start: bool,
-    /// Messages taken from the mailbox and not handled yet; always older
-    /// than anything still in the mailbox.
-    pub(crate) batch: VecDeque<Envelope<A::Msg>>,
 }
 
 impl<A: Actor> ActorCell<A> {
@@ -115,12 +111,11 @@ impl<A: Actor> ActorCell<A> {
         });
         *cell.inner.lock() = Some(Inner {
             actor: None,
-            ctx: Context::new(cell.clone()),
+            ctx: Context::new(cell.clone(), props.stash),
             props,
             mode: Mode::Created,
             failed_message: None,
             restart_as_start: false,
-            batch: VecDeque::new(),
         });
         cell
     }
@@ -213,7 +208,7 @@ impl<A: Actor> ActorCell<A> {
         Ok(child)
     }
 
-    pub(super) fn dead_letter(&self, env: Envelope<A::Msg>, reason: DeadLetterReason) {
+    pub(crate) fn dead_letter(&self, env: Envelope<A::Msg>, reason: DeadLetterReason) {
         // A timer's message for a stopped actor belongs to a cancelled timer
         // (stopping cancels them all): discarded, as in Akka, not a dead
         // letter. One dropped by a full mailbox is a dead letter.

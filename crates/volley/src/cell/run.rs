@@ -44,8 +44,8 @@ impl<A: Actor> Runnable for ActorCell<A> {
             return;
         }
         let accepting = inner.mode == Mode::Running;
-        self.batched.store(inner.batch.len(), Ordering::Relaxed);
-        let batch_left = accepting && !inner.batch.is_empty();
+        self.batched.store(inner.ctx.batch.len(), Ordering::Relaxed);
+        let batch_left = accepting && !inner.ctx.batch.is_empty();
         drop(guard);
         if batch_left {
             let d = self.dispatcher.clone();
@@ -86,11 +86,11 @@ impl<A: Actor> ActorCell<A> {
                 self.process_system(inner);
                 continue;
             }
-            if inner.batch.is_empty() {
-                self.queues.mailbox().take_all(&mut inner.batch);
-                self.batched.store(inner.batch.len(), Ordering::Relaxed);
+            if inner.ctx.batch.is_empty() {
+                self.queues.mailbox().take_all(&mut inner.ctx.batch);
+                self.batched.store(inner.ctx.batch.len(), Ordering::Relaxed);
             }
-            let Some(env) = inner.batch.pop_front() else {
+            let Some(env) = inner.ctx.batch.pop_front() else {
                 break;
             };
             if TIMED {
