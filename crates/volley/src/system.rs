@@ -243,12 +243,23 @@ impl ActorSystem {
             })
     }
 
-    /// Stops a top-level actor now; false if `actor` is not one.
+    /// Stops `actor` (any actor, as Akka's `system.stop`): it handles no
+    /// further message, its children stop first, then its `post_stop`
+    /// runs and its watchers get `Terminated`. A top-level actor's name is
+    /// reserved until then; a child's parent frees the name when it hears
+    /// of the end. False if the actor had already terminated.
     pub fn stop(&self, actor: &impl ToAnyRef) -> bool {
-        let Ok(user) = self.user_guardian() else {
+        let actor = actor.to_any_ref();
+        if let Ok(user) = self.user_guardian() {
+            if crate::children::stop_child(&user.children, &actor) {
+                return true;
+            }
+        }
+        if actor.is_terminated() {
             return false;
-        };
-        crate::children::stop_child(&user.children, &actor.to_any_ref())
+        }
+        actor.send_system(crate::system_msg::SystemMsg::Stop);
+        true
     }
 
     /// Looks an actor up by path (`/user/a/b` or `volley://name/user/a/b`),

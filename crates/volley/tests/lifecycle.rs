@@ -407,3 +407,53 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
     assert_eq!(got[100], "terminated talker");
     system.terminate().await;
 }
+
+/// Pekko's specs stop actors anywhere in the tree with `system.stop`: a
+/// grandchild stops, its watcher hears of it, and its parent frees the
+/// name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn system_stop_stops_an_actor_anywhere_in_the_tree() {
+    use volley::{ActorRef, ReplyTo};
+
+    struct Leaf;
+    impl Actor for Leaf {
+        type Msg = ();
+        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+            Ok(())
+        }
+    }
+    enum Cmd {
+        Spawn(ReplyTo<Option<ActorRef<()>>>),
+    }
+    struct Branch;
+    impl Actor for Branch {
+        type Msg = Cmd;
+        fn handle(&mut self, ctx: &mut Context<Self>, msg: Cmd) -> HandleResult {
+            match msg {
+                Cmd::Spawn(r) => r.tell(ctx.spawn("leaf", Props::new(|| Leaf)).ok()),
+            }
+            Ok(())
+        }
+    }
+
+    let system = common::system("system-stop").unwrap();
+    let branch = system.spawn("branch", Props::new(|| Branch)).unwrap();
+    let t = std::time::Duration::from_secs(5);
+    let leaf = branch.ask(Cmd::Spawn, t).await.unwrap().expect("a leaf");
+    let (tx, events) = common::probe();
+    common::watch(&system, leaf.to_any(), &tx);
+    assert!(system.stop(&leaf));
+    events.expect(&format!("terminated {}", leaf.path().elements()));
+    assert!(!system.stop(&leaf), "already terminated");
+    // The name is free again once the parent heard of the end.
+    let mut again = None;
+    for _ in 0..500 {
+        again = branch.ask(Cmd::Spawn, t).await.unwrap();
+        if again.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(again.is_some(), "the name stayed taken");
+    system.terminate().await;
+}
