@@ -201,17 +201,21 @@ async fn idle_nodes_stop_and_start_again_without_taking_quiet_for_a_crash() {
     assert_eq!(add(&b_calc, 1, 2).await, 3);
     assert_eq!(state(&a, &b), Some(AssociationState::Active));
     assert_eq!(state(&b, &a), Some(AssociationState::Active));
+    // A keeps a ref to B's actor, so its stopped association stays; B
+    // holds nothing of A once the ask is answered, so its association is
+    // removed, detector and all.
+    // The detector goes at the failure monitor's next look.
     wait_until(T, "both associations stopped", || {
         state(&a, &b) == Some(AssociationState::Idle)
-            && state(&b, &a) == Some(AssociationState::Idle)
+            && state(&b, &a).is_none()
+            && b.remoting.is_reachable(a.remoting.address()).is_none()
     })
     .await;
     // Two and a half times the detector's acceptable pause, idle.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(state(&a, &b), Some(AssociationState::Idle));
-    assert_eq!(state(&b, &a), Some(AssociationState::Idle));
+    assert_eq!(state(&b, &a), None);
     assert_eq!(a.remoting.is_reachable(b.remoting.address()), Some(true));
-    assert_eq!(b.remoting.is_reachable(a.remoting.address()), Some(true));
 
     // B starts talking: both associations run again, and keep running
     // while the detectors judge.
@@ -254,6 +258,39 @@ async fn idle_nodes_stop_and_start_again_without_taking_quiet_for_a_crash() {
     }
 }
 
+/// Issue 13, "idle outbound associations are removed": once stopped, an
+/// association nothing refers to any more is gone, with its failure
+/// detector; while a ref holds it, it stays (stopped) and the ref's next
+/// message starts it; a new ref after the removal associates afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_association_nothing_refers_to_is_removed() {
+    let a = node("alpha", idling()).await;
+    let b = node("beta", idling()).await;
+    spawn_calculator(&b, "calc");
+    let kept = remote_ref(&a, &b, "calc");
+    assert_eq!(add(&kept, 1, 2).await, 3);
+    wait_until(T, "A's association stopped", || {
+        state(&a, &b) == Some(AssociationState::Idle)
+    })
+    .await;
+    // Held by `kept`: stopped, not removed, and still judged.
+    tokio::time::sleep(Duration::from_millis(3 * IDLE_MS)).await;
+    assert_eq!(state(&a, &b), Some(AssociationState::Idle));
+    assert!(a.remoting.is_reachable(b.remoting.address()).is_some());
+    drop(kept);
+    wait_until(T, "A's association removed, with its detector", || {
+        state(&a, &b).is_none() && a.remoting.is_reachable(b.remoting.address()).is_none()
+    })
+    .await;
+
+    let fresh = remote_ref(&a, &b, "calc");
+    assert_eq!(add(&fresh, 2, 3).await, 5);
+    assert_eq!(state(&a, &b), Some(AssociationState::Active));
+    assert_eq!(a.remoting.is_reachable(b.remoting.address()), Some(true));
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
 /// Watches what it is told to and counts the `Terminated` it gets.
 struct Watcher(Arc<AtomicUsize>);
 
@@ -292,7 +329,8 @@ async fn a_remote_watch_keeps_the_association_running() {
     assert_eq!(state(&b, &a), Some(AssociationState::Active));
     assert_eq!(terminated.load(Ordering::SeqCst), 0);
     // The watched actor stops: the death notice arrives, and with the
-    // watch gone both associations stop.
+    // watch gone both associations stop (B's, which nothing holds any
+    // more, is removed).
     b.system.stop(&calc);
     wait_until(T, "the Terminated", || {
         terminated.load(Ordering::SeqCst) == 1
@@ -300,7 +338,7 @@ async fn a_remote_watch_keeps_the_association_running() {
     .await;
     wait_until(T, "both associations stopped", || {
         state(&a, &b) == Some(AssociationState::Idle)
-            && state(&b, &a) == Some(AssociationState::Idle)
+            && matches!(state(&b, &a), Some(AssociationState::Idle) | None)
     })
     .await;
 }

@@ -34,7 +34,7 @@ pub(super) fn admit(
             format!("not associating: {e}"),
         )
     })?;
-    core.handshake_seen(association, r.uid, r.lane)
+    core.handshake_seen(&association, r.uid, r.lane)
         .map_err(|refusal| {
             log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
             (HandshakeStatus::Quarantined, refusal.to_string())

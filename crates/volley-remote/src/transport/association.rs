@@ -6,15 +6,14 @@
 //! traffic nor small messages queue behind a big one. Each side opens its
 //! own outbound connections; an inbound connection only reads.
 //!
-//! Associations live in slots that are never reused, so the slot a route
-//! cached stays right, and a send finds its association with two loads and
-//! no lock. An idle association is stopped, not removed (`idle.rs`): its
-//! connections and tasks end, and it keeps its slot and what it knows of
-//! the node.
+//! A route holds its association, so a send finds it with one load and no
+//! lock. An idle association is stopped (`idle.rs`): its connections and
+//! tasks end, and the table lets go of it, so it is removed once no ref
+//! points at it any more (see [`Associations`]).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use volley::remote::RemoteSendError;
 
@@ -24,12 +23,17 @@ use super::support::lock;
 use super::system_messages::{Inbox, Outbox};
 use crate::wire::{Address, Lane};
 
-/// Most remote nodes one system can talk to (slots for lock-free lookup).
+/// Most remote nodes one system knows at once (associations alive).
 pub(crate) const MAX_ASSOCIATIONS: usize = 4096;
+
+/// Names one association for its life; never reused.
+pub(crate) type AssociationId = u64;
 
 /// The outbound lanes towards one remote node, and what this node knows of
 /// the node's incarnations.
 pub(crate) struct Association {
+    /// Never reused: the association a request went to, for the reply.
+    pub(crate) id: AssociationId,
     lanes: [Arc<OutboundLane>; 3],
     pub(crate) remote: Address,
     /// The node's current incarnation is known to be gone (unreachable,
@@ -87,7 +91,12 @@ pub(crate) struct Control {
 }
 
 impl Association {
-    fn new(remote: &Address, settings: &RemoteSettings, slot: usize) -> Self {
+    fn new(
+        remote: &Address,
+        settings: &RemoteSettings,
+        id: AssociationId,
+        me: Weak<Association>,
+    ) -> Self {
         let make = |lane: Lane| {
             let max_frame = match lane {
                 Lane::Large => settings.max_frame_size,
@@ -99,12 +108,13 @@ impl Association {
                     remote.clone(),
                     max_frame,
                     &settings.batching,
-                    Some(slot),
+                    Some((id, me.clone())),
                 )
                 .with_limits(&settings.limits),
             )
         };
         Association {
+            id,
             lanes: Lane::ALL.map(make),
             remote: remote.clone(),
             down: AtomicBool::new(false),
@@ -150,68 +160,161 @@ impl Association {
     }
 }
 
-/// Every association this node has, by remote address and by slot.
+/// Every association this node has, by remote address.
+///
+/// The table holds an active association strongly, and a stopped one
+/// (`idle.rs`) only weakly: a stopped association stays alive exactly as
+/// long as something still points at it (a route of a ref the application
+/// keeps, an inbound reader), and is found again through the weak entry,
+/// so a node never has two associations to one address. Once nothing
+/// holds it, it is gone with its lanes, tables and detector; the entry is
+/// swept. This is how idle associations are removed, as Artery removes
+/// them, without the send path paying for it: a route keeps its
+/// association in a `OnceLock` and never needs to swap it.
 pub(crate) struct Associations {
-    by_address: Mutex<HashMap<Address, usize>>,
-    slots: Box<[OnceLock<Arc<Association>>]>,
-    next_slot: AtomicUsize,
+    entries: Mutex<HashMap<Address, Entry>>,
+    next_id: AtomicU64,
+}
+
+struct Entry {
+    weak: Weak<Association>,
+    /// The table's own hold: `None` while the association is stopped, so
+    /// that it can go once nobody else holds it.
+    kept: Option<Arc<Association>>,
 }
 
 impl Associations {
     pub(crate) fn new() -> Self {
         Associations {
-            by_address: Mutex::new(HashMap::new()),
-            slots: (0..MAX_ASSOCIATIONS).map(|_| OnceLock::new()).collect(),
-            next_slot: AtomicUsize::new(0),
+            entries: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
         }
     }
 
-    /// The association in `slot`, if the slot is filled.
-    #[inline]
-    pub(crate) fn get(&self, slot: usize) -> Option<&Association> {
-        self.slots.get(slot)?.get().map(|a| &**a)
-    }
-
-    /// The slot of the association to `remote`, created on first use
-    /// (`started` then runs once with it, e.g. to start its writers).
-    /// Fails once [`MAX_ASSOCIATIONS`] nodes have been talked to.
-    pub(crate) fn slot_for(
+    /// The association to `remote`, created on first use (`started` then
+    /// runs once with it, e.g. to start its writers). Fails while
+    /// [`MAX_ASSOCIATIONS`] nodes have one.
+    pub(crate) fn get_or_create(
         &self,
         remote: &Address,
         settings: &RemoteSettings,
         started: impl FnOnce(&Arc<Association>),
-    ) -> Result<usize, RemoteSendError> {
-        let mut by_address = lock(&self.by_address);
-        if let Some(slot) = by_address.get(remote) {
-            return Ok(*slot);
+    ) -> Result<Arc<Association>, RemoteSendError> {
+        let mut entries = lock(&self.entries);
+        if let Some(live) = entries.get(remote).and_then(|e| e.weak.upgrade()) {
+            return Ok(live);
         }
-        let slot = self.next_slot.load(Ordering::Relaxed);
-        if slot >= MAX_ASSOCIATIONS {
+        if entries.len() >= MAX_ASSOCIATIONS {
+            entries.retain(|_, e| e.weak.strong_count() > 0);
+        }
+        if entries.len() >= MAX_ASSOCIATIONS {
             return Err(RemoteSendError::Unavailable(format!(
                 "cannot associate with {remote}: this node already talks to {MAX_ASSOCIATIONS} nodes"
             )));
         }
-        self.next_slot.store(slot + 1, Ordering::Relaxed);
-        let association = Arc::new(Association::new(remote, settings, slot));
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let association =
+            Arc::new_cyclic(|weak| Association::new(remote, settings, id, weak.clone()));
         started(&association);
-        let _ = self.slots[slot].set(association);
-        by_address.insert(remote.clone(), slot);
-        Ok(slot)
-    }
-
-    /// The slot of the association to `remote`, if there is one.
-    pub(crate) fn find_slot(&self, remote: &Address) -> Option<usize> {
-        lock(&self.by_address).get(remote).copied()
+        entries.insert(
+            remote.clone(),
+            Entry {
+                weak: Arc::downgrade(&association),
+                kept: Some(association.clone()),
+            },
+        );
+        Ok(association)
     }
 
     /// The association to `remote`, if there is one.
-    pub(crate) fn find(&self, remote: &Address) -> Option<&Association> {
-        let slot = *lock(&self.by_address).get(remote)?;
-        self.get(slot)
+    pub(crate) fn find(&self, remote: &Address) -> Option<Arc<Association>> {
+        lock(&self.entries).get(remote)?.weak.upgrade()
     }
 
-    /// Every association, in slot order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Association> {
-        self.slots.iter().map_while(|slot| slot.get().map(|a| &**a))
+    /// Every association alive, active or stopped.
+    pub(crate) fn all(&self) -> Vec<Arc<Association>> {
+        lock(&self.entries)
+            .values()
+            .filter_map(|e| e.weak.upgrade())
+            .collect()
+    }
+
+    /// Lets go of the table's hold on a stopped association: it lives on
+    /// only while something else holds it.
+    pub(crate) fn release(&self, association: &Association) {
+        if let Some(entry) = lock(&self.entries).get_mut(&association.remote) {
+            if entry.weak.as_ptr() == std::ptr::from_ref(association) {
+                entry.kept = None;
+            }
+        }
+    }
+
+    /// Holds a started association again.
+    pub(crate) fn keep(&self, association: &Association) {
+        if let Some(entry) = lock(&self.entries).get_mut(&association.remote) {
+            if entry.weak.as_ptr() == std::ptr::from_ref(association) {
+                entry.kept = entry.weak.upgrade();
+            }
+        }
+    }
+
+    /// Forgets the entries of associations that are gone, and returns
+    /// their addresses (their detectors go too).
+    pub(crate) fn sweep(&self) -> Vec<Address> {
+        let mut gone = Vec::new();
+        lock(&self.entries).retain(|address, e| {
+            let live = e.weak.strong_count() > 0;
+            if !live {
+                gone.push(address.clone());
+            }
+            live
+        });
+        gone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn address(port: u16) -> Address {
+        format!("volley://peer@127.0.0.1:{port}").parse().unwrap()
+    }
+
+    fn create(table: &Associations, port: u16) -> Arc<Association> {
+        table
+            .get_or_create(&address(port), &RemoteSettings::default(), |_| {})
+            .unwrap()
+    }
+
+    #[test]
+    fn one_association_per_address_while_any_is_held() {
+        let table = Associations::new();
+        let first = create(&table, 1);
+        assert!(Arc::ptr_eq(&first, &create(&table, 1)));
+        table.release(&first);
+        // Released by the table but held here: still the one found.
+        let again = create(&table, 1);
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(table.sweep().is_empty());
+        drop((first, again));
+        // Nothing holds it: gone, swept, and a new one has a new id.
+        assert!(table.find(&address(1)).is_none());
+        assert_eq!(table.sweep(), vec![address(1)]);
+        let fresh = create(&table, 1);
+        assert_ne!(fresh.id, 1);
+    }
+
+    #[test]
+    fn a_kept_association_survives_its_holders() {
+        let table = Associations::new();
+        let a = create(&table, 2);
+        let id = a.id;
+        table.release(&a);
+        table.keep(&a);
+        drop(a);
+        assert_eq!(table.find(&address(2)).map(|a| a.id), Some(id));
+        assert_eq!(table.all().len(), 1);
+        assert!(table.sweep().is_empty());
     }
 }

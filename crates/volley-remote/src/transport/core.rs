@@ -123,14 +123,17 @@ impl RemotingCore {
         tasks.push(task);
     }
 
-    /// The slot of the association to `remote`; a new association starts
-    /// one writer task per lane and its heartbeats.
-    pub(crate) fn association_slot(&self, remote: &Address) -> Result<usize, RemoteSendError> {
+    /// The association to `remote`; a new association starts one writer
+    /// task per lane and its heartbeats.
+    pub(crate) fn association(
+        &self,
+        remote: &Address,
+    ) -> Result<Arc<Association>, RemoteSendError> {
         if self.me.strong_count() == 0 {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
         }
         self.associations
-            .slot_for(remote, &self.settings, |association| {
+            .get_or_create(remote, &self.settings, |association| {
                 // Judged from now: a node that never sends a heartbeat is
                 // given up like one that stopped (Akka's
                 // `expected-response-after`).
@@ -139,37 +142,35 @@ impl RemotingCore {
             })
     }
 
-    /// The association to `remote`, started on first use.
-    pub(crate) fn association(&self, remote: &Address) -> Result<&Association, RemoteSendError> {
-        let slot = self.association_slot(remote)?;
-        Ok(self
-            .associations
-            .get(slot)
-            .expect("a slot is filled before its index is published"))
-    }
-
     /// A ref to the remote actor at `path`, with its association already
-    /// known when `slot` is given.
+    /// known when `association` is given.
     pub(crate) fn remote_ref(
         self: &Arc<Self>,
         path: ActorPath,
         uid: u64,
-        slot: Option<usize>,
+        association: Option<Arc<Association>>,
     ) -> Arc<RemoteRef> {
-        let route = RouteHint::new(self.clone(), slot);
         if uid != 0 {
             // An actor with a uid belongs to the node's current incarnation
             // (the one that declared it, or answered the spawn).
-            let association = match slot {
-                Some(slot) => self.associations.get(slot),
-                None => address_of(&path)
-                    .ok()
-                    .and_then(|a| self.associations.find(&a)),
+            let found;
+            let known = match &association {
+                Some(a) => Some(a),
+                None => {
+                    found = address_of(&path)
+                        .ok()
+                        .and_then(|a| self.associations.find(&a));
+                    found.as_ref()
+                }
             };
-            if let Some(incarnation) = association.and_then(|a| lock(&a.control).uid) {
+            let incarnation = known.and_then(|a| lock(&a.control).uid);
+            let route = RouteHint::new(self.clone(), association);
+            if let Some(incarnation) = incarnation {
                 route.bind_incarnation(incarnation);
             }
+            return RemoteRef::new(path, uid, self.system.clone(), route);
         }
+        let route = RouteHint::new(self.clone(), association);
         RemoteRef::new(path, uid, self.system.clone(), route)
     }
 
@@ -190,15 +191,16 @@ impl RemotingCore {
     /// What a peer's declaration points at: a local actor (by path and
     /// incarnation), an ask's reply handle, or a ref to another node.
     ///
-    /// `peer` is the node that declared the ref, with `peer_slot` the cache
-    /// of its association slot: a ref that lives on the declaring node (the
-    /// usual case: a reply-to) gets its route without an address lookup.
+    /// `peer` is the node that declared the ref, with `peer_association`
+    /// the cache of its association: a ref that lives on the declaring node
+    /// (the usual case: a reply-to) gets its route without an address
+    /// lookup.
     pub(crate) fn resolve_declared(
         self: &Arc<Self>,
         path: &str,
         uid: u64,
         peer: &Address,
-        peer_slot: &mut Option<usize>,
+        peer_association: &mut Option<Arc<Association>>,
     ) -> Option<AnyRef> {
         let parsed = ActorPath::parse(path).ok()?;
         let authority = parsed.authority()?;
@@ -220,29 +222,32 @@ impl RemotingCore {
         } else {
             let on_peer = authority == authority_of(peer) && parsed.system() == peer.system();
             if on_peer {
-                if peer_slot.is_none() {
-                    *peer_slot = self.connect_back(peer);
+                if peer_association.is_none() {
+                    *peer_association = self.connect_back(peer);
                 }
-                if peer_slot.is_none() {
+                if peer_association.is_none() {
                     return Some(self.not_dialed(parsed, uid, NOT_CONNECTED_BACK));
                 }
-                return Some(self.remote_ref(parsed, uid, *peer_slot).to_any());
+                return Some(
+                    self.remote_ref(parsed, uid, peer_association.clone())
+                        .to_any(),
+                );
             }
             let node = address_of(&parsed).ok()?;
-            let slot = self.associations.find_slot(&node);
-            if !self.trust.may_dial_declared(&node, slot.is_some()) {
+            let association = self.associations.find(&node);
+            if !self.trust.may_dial_declared(&node, association.is_some()) {
                 return Some(self.not_dialed(parsed, uid, NOT_DIALED_DECLARED));
             }
-            Some(self.remote_ref(parsed, uid, slot).to_any())
+            Some(self.remote_ref(parsed, uid, association).to_any())
         }
     }
 
-    /// The association slot of a node that dialed this one, started if
-    /// this node dials back to it (`trust.connect_back`).
-    pub(crate) fn connect_back(&self, peer: &Address) -> Option<usize> {
-        match self.associations.find_slot(peer) {
-            Some(slot) => Some(slot),
-            None if self.trust.connects_back_to(peer) => self.association_slot(peer).ok(),
+    /// The association of a node that dialed this one, started if this
+    /// node dials back to it (`trust.connect_back`).
+    pub(crate) fn connect_back(&self, peer: &Address) -> Option<Arc<Association>> {
+        match self.associations.find(peer) {
+            Some(association) => Some(association),
+            None if self.trust.connects_back_to(peer) => self.association(peer).ok(),
             None => None,
         }
     }
@@ -294,9 +299,10 @@ impl RemotingCore {
         }
         let deadline = tokio::time::Instant::now()
             + std::time::Duration::from_millis(self.settings.shutdown_flush_timeout_ms);
-        let live: Vec<&Association> = self
-            .associations
+        let all = self.associations.all();
+        let live: Vec<&Association> = all
             .iter()
+            .map(|a| &**a)
             .filter(|a| !a.is_down() && !a.is_retired())
             .collect();
         let flushed = self.flush(&live, deadline).await;
@@ -356,7 +362,7 @@ impl RemotingCore {
             task.abort();
         }
         // A connection parked in its lane is owned by no task: close it here.
-        for association in self.associations.iter() {
+        for association in self.associations.all() {
             for lane in association.lanes() {
                 lane.close();
             }

@@ -9,13 +9,17 @@
 //! are freed. A node that talked to many peers once does not keep three
 //! sockets, four tasks and a heartbeat stream per peer for ever.
 //!
-//! What is kept is the association itself (a few hundred bytes): its slot,
-//! which routes cache, its export tables, and what it knows of the node's
-//! incarnations. So nothing a ref holds goes stale, and the send path is
-//! untouched: a stopped association's lanes admit nothing (their limit is
-//! 0, as for a node that is gone), and the refused send, off the hot path,
-//! starts the association and sends again. Control traffic (system
-//! messages, acks) starts it the same way; heartbeats do not.
+//! The association table then lets go of it (`Associations::release`),
+//! so a stopped association is removed, with its failure detector, once
+//! no ref, reply route or reader holds it any more. One that something
+//! still holds keeps what it knows of the node's incarnations, so nothing
+//! a ref holds goes stale, and the send path is untouched: a stopped
+//! association's lanes admit nothing (their limit is 0, as for a node that
+//! is gone), and the refused send, off the hot path, starts the
+//! association and sends again. Control traffic (system messages, acks)
+//! starts it the same way; heartbeats do not. An association that
+//! remembers a quarantined incarnation stays held, so that the
+//! incarnation stays refused.
 //!
 //! Heartbeats stop with the association, so the peer must not take the
 //! silence for a crash: the Disassociate(Idle) pauses the peer's detector
@@ -121,19 +125,12 @@ impl RemotingCore {
         for lane in association.lanes() {
             lane.unretire();
         }
+        self.associations.keep(association);
         self.reachability
             .resume(&association.remote, Instant::now());
         self.start_tasks(association, &mut tasks);
         drop(tasks);
         tracing::debug!(remote = %association.remote, "association started again after idling");
-    }
-
-    /// Starts the association in `slot` (a lane's) again.
-    #[cold]
-    pub(crate) fn revive_slot(&self, slot: Option<usize>) {
-        if let Some(association) = slot.and_then(|s| self.associations.get(s)) {
-            self.revive(association);
-        }
     }
 
     /// Whether the writer task of `lane` may end: true, and noted, if its
@@ -152,8 +149,9 @@ impl RemotingCore {
         lane: &OutboundLane,
         running: impl FnOnce(&mut Tasks) -> &mut bool,
     ) -> bool {
-        let Some(association) = lane.association_slot.and_then(|s| self.associations.get(s)) else {
-            return false;
+        let Some(association) = lane.association() else {
+            // Gone with every task's reason to run.
+            return true;
         };
         let mut tasks = lock(&association.tasks);
         if !tasks.retired {
@@ -171,7 +169,11 @@ impl RemotingCore {
             return;
         }
         let after = Duration::from_millis(after);
-        for association in self.associations.iter() {
+        for address in self.associations.sweep() {
+            self.reachability.forget(&address);
+        }
+        for association in self.associations.all() {
+            let association = &*association;
             if association.is_down() || association.is_retired() {
                 continue;
             }
@@ -214,6 +216,8 @@ impl RemotingCore {
     /// Stops the association if its lanes are still as idle as `activity`
     /// says.
     fn retire(&self, association: &Association, activity: [u64; 3]) {
+        // `control` is taken before `tasks`, never after.
+        let remembers_quarantine = !lock(&association.control).quarantined.is_empty();
         let mut tasks = lock(&association.tasks);
         if tasks.retired || tasks.seen != activity {
             return;
@@ -241,6 +245,11 @@ impl RemotingCore {
             return;
         }
         tasks.retired = true;
+        // Under the tasks lock, as `revive`'s `keep`, so the two cannot
+        // interleave (the table's lock is taken after a tasks lock).
+        if !remembers_quarantine {
+            self.associations.release(association);
+        }
         drop(tasks);
         tracing::debug!(remote = %association.remote, "association stopped: idle");
         self.publish(RemotingEvent::Disassociated {

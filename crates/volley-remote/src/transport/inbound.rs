@@ -170,7 +170,7 @@ async fn read_loop(
     }
     let decoder = Decoder::new(config);
     let mut imports = ImportTable::new(&core.settings.limits);
-    let slot = core.associations.find_slot(&peer);
+    let association = core.associations.find(&peer);
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
             .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
@@ -178,13 +178,13 @@ async fn read_loop(
         address: peer,
         uid: peer_uid,
         lane,
-        slot,
+        association: association.clone(),
         active: false,
         reply_route: None,
         ack_due: None,
     };
-    let association = slot.and_then(|slot| core.associations.get(slot));
     let _reader = association.map(|a| ReaderGuard::new(core, a, peer_uid));
+    let association = _reader.as_ref().map(|r| &*r.association);
     let mut deaths = association.map_or(0, |a| a.deaths.load(Ordering::Relaxed));
     let mut types = TypeCache::default();
     let mut idle = IdleWatch::new(&peer.address, peer_uid);
@@ -263,13 +263,13 @@ async fn read_loop(
 /// (`RemotingCore::reader_started`), on every way out of the read loop.
 struct ReaderGuard<'c> {
     core: &'c RemotingCore,
-    association: &'c Association,
+    association: Arc<Association>,
     uid: u64,
 }
 
 impl<'c> ReaderGuard<'c> {
-    fn new(core: &'c RemotingCore, association: &'c Association, uid: u64) -> Self {
-        core.reader_started(association, uid);
+    fn new(core: &'c RemotingCore, association: Arc<Association>, uid: u64) -> Self {
+        core.reader_started(&association, uid);
         ReaderGuard {
             core,
             association,
@@ -280,7 +280,7 @@ impl<'c> ReaderGuard<'c> {
 
 impl Drop for ReaderGuard<'_> {
     fn drop(&mut self) {
-        self.core.reader_ended(self.association, self.uid);
+        self.core.reader_ended(&self.association, self.uid);
     }
 }
 
@@ -293,8 +293,8 @@ struct Peer {
     lane: Lane,
     /// The system-message ack to send once this read buffer is handled.
     ack_due: Option<u64>,
-    /// Its association slot here, looked up once.
-    slot: Option<usize>,
+    /// Its association here, looked up once.
+    association: Option<Arc<Association>>,
     /// Something but a heartbeat was read since the last read.
     active: bool,
     /// Its root path, for the paths of its reply handles.
@@ -309,17 +309,18 @@ struct Peer {
 }
 
 impl Peer {
-    fn association<'c>(&self, core: &'c RemotingCore) -> Option<&'c Association> {
-        core.associations.get(self.slot?)
+    fn association(&self) -> Option<&Association> {
+        self.association.as_deref()
     }
 
     fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
-        // The slot was looked up when the connection started; without one,
-        // this node does not dial the peer back, and its asks are refused.
-        let slot = self.slot;
+        // The association was looked up when the connection started;
+        // without one, this node does not dial the peer back, and its asks
+        // are refused.
+        let association = &self.association;
         self.reply_route
-            .get_or_insert_with(|| match slot {
-                Some(slot) => RouteHint::new(core.clone(), Some(slot)),
+            .get_or_insert_with(|| match association {
+                Some(a) => RouteHint::new(core.clone(), Some(a.clone())),
                 None => Arc::new(NoSuchActor {
                     core: core.clone(),
                     refused: Some(NOT_CONNECTED_BACK),
@@ -358,7 +359,7 @@ fn handle(
         }
         Pdu::Reply(r) => reply(core, imports, peer, r),
         Pdu::RefDeclaration(d) => {
-            match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.slot) {
+            match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.association) {
                 Some(actor) => imports.declare(d.id.get(), actor)?,
                 None if peer.lane == Lane::Control => {
                     // A system message may name an actor that is not
@@ -389,7 +390,7 @@ fn handle(
                 RemoteRef::reply_handle(&peer.root, d.correlation, core.system.clone(), route);
             imports.declare(d.id.get(), handle.to_any())?;
         }
-        Pdu::SpawnRequest(r) => match peer.slot {
+        Pdu::SpawnRequest(r) => match peer.association {
             Some(_) => remote_spawn::spawn_here(core, &peer.address, r),
             None => core.trust.refused(
                 core,
@@ -408,7 +409,7 @@ fn handle(
         Pdu::HeartbeatAck => {}
         Pdu::Disassociate(d) => {
             log_limited!(info, peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
-            if let Some(association) = peer.association(core) {
+            if let Some(association) = peer.association() {
                 match d.reason {
                     // Acted on when the node's last connection ends, after
                     // what its other lanes still carry.
@@ -423,7 +424,7 @@ fn handle(
                 }
             }
         }
-        Pdu::SystemMessage(m) => match peer.association(core) {
+        Pdu::SystemMessage(m) => match peer.association() {
             Some(association) => {
                 match core.receive_system_message(association, peer.uid, imports, m) {
                     Ok(Some(ack)) => peer.ack_due = Some(ack),
@@ -439,7 +440,7 @@ fn handle(
             ),
         },
         Pdu::SystemAck(a) => {
-            if let Some(association) = peer.association(core) {
+            if let Some(association) = peer.association() {
                 core.receive_system_ack(association, peer.uid, a.ack);
             }
         }
@@ -464,15 +465,18 @@ fn reply(core: &Arc<RemotingCore>, imports: &ImportTable, from: &Peer, r: Reply<
     }
     // Only the node the ask went to may answer it, unless the operator
     // lets a node it was forwarded to answer too.
-    let from_slot = match core.trust.replies_from_any_node {
+    let from_association = match core.trust.replies_from_any_node {
         true => None,
+        // Ids start at 1: without an association, no request went there.
         false => Some(
-            from.slot
-                .or_else(|| core.associations.find_slot(peer))
-                .unwrap_or(usize::MAX),
+            from.association
+                .as_ref()
+                .map(|a| a.id)
+                .or_else(|| core.associations.find(peer).map(|a| a.id))
+                .unwrap_or(0),
         ),
     };
-    let handle = match core.reply_handles.take(r.correlation, from_slot) {
+    let handle = match core.reply_handles.take(r.correlation, from_association) {
         Ok(handle) => handle,
         Err(NotTaken::NotWaiting) => {
             // The ask timed out or was answered already: an ordinary dead

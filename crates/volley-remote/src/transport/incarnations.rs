@@ -174,14 +174,15 @@ impl RemotingCore {
         // events name the detector as the reason.
         let why = "the failure detector gave it up (no heartbeat within the acceptable pause)";
         let quarantine = lock(&association.control).uid.is_some().then_some(why);
-        self.node_down(association, DisassociationReason::Unreachable, quarantine);
+        self.node_down(&association, DisassociationReason::Unreachable, quarantine);
     }
 
     /// Quarantines every incarnation whose oldest unacknowledged system
     /// message has waited longer than `give_up_system_message_after_ms`.
     pub(crate) fn give_up_overdue_system_messages(&self, now: Instant) {
         let limit = std::time::Duration::from_millis(self.settings.give_up_system_message_after_ms);
-        for association in self.associations.iter() {
+        for association in self.associations.all() {
+            let association = &*association;
             let overdue = lock(&association.control)
                 .outbox
                 .oldest_wait(now)

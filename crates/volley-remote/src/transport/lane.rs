@@ -14,13 +14,14 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use bytes::BytesMut;
 use tokio::sync::Notify;
 use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{AnyRef, DeadLetterReason};
 
+use super::association::{Association, AssociationId};
 use super::core::RemotingCore;
 use super::ref_tables::ExportTable;
 use super::registry::OutboundType;
@@ -82,9 +83,11 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// (`limits.max_control_queue_bytes`), and whether one was.
     pdu_limit: usize,
     overflowed: std::sync::atomic::AtomicBool,
-    /// The slot of the association this lane belongs to: the node a reply
-    /// to an ask declared here must come from.
-    pub(crate) association_slot: Option<usize>,
+    /// The association this lane belongs to (`None` for a lane of its
+    /// own, in tests): its id names the node a reply to an ask declared
+    /// here must come from.
+    pub(crate) association_id: Option<AssociationId>,
+    association: Weak<Association>,
 }
 
 struct LaneState<C> {
@@ -132,8 +135,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         remote: Address,
         max_frame: u32,
         batching: &super::BatchingSettings,
-        association_slot: Option<usize>,
+        association: Option<(AssociationId, Weak<Association>)>,
     ) -> Self {
+        let (association_id, association) = association.unzip();
         OutboundLane {
             lane,
             remote,
@@ -167,7 +171,8 @@ impl<C: LaneConnection> OutboundLane<C> {
                 && batching.dispatcher_writes,
             pdu_limit: usize::MAX,
             overflowed: std::sync::atomic::AtomicBool::new(false),
-            association_slot,
+            association_id,
+            association: association.unwrap_or_default(),
         }
     }
 
@@ -238,7 +243,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             let outcome = encode_with_refs(
                 core,
                 &self.encoder,
-                self.association_slot,
+                self.association_id,
                 exports,
                 buf,
                 |buf| {
@@ -258,7 +263,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             Some(id) => id,
             None => recipient_id(exports, target, route, self.lane, *generation)?,
         };
-        write_declarations(core, &self.encoder, self.association_slot, exports, buf);
+        write_declarations(core, &self.encoder, self.association_id, exports, buf);
         let header = MessageHeader {
             recipient: RefId::new(recipient).expect("export ids start at 1"),
             sender: None,
@@ -268,7 +273,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         let outcome = encode_with_refs(
             core,
             &self.encoder,
-            self.association_slot,
+            self.association_id,
             exports,
             buf,
             |buf| {
@@ -289,7 +294,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         let mut st = self.state.lock();
         if self.is_retired() {
             drop(st);
-            core.revive_slot(self.association_slot);
+            if let Some(association) = self.association() {
+                core.revive(&association);
+            }
             st = self.state.lock();
         }
         st.activity += 1;
@@ -396,6 +403,12 @@ impl<C: LaneConnection> OutboundLane<C> {
             .store(true, std::sync::atomic::Ordering::Relaxed);
         self.update_limit();
         st.buf = BytesMut::new();
+        // Nothing is queued under the table's numbering, and the next
+        // connection declares afresh: the table's refs are let go, so a
+        // stopped association holds no ref (which could be one to the
+        // same node, keeping the association alive for ever).
+        st.exports.borrow_mut().clear();
+        st.generation = st.generation.wrapping_add(1).max(1);
         if let Some(goodbye) = goodbye {
             if let Err(e) = self.encoder.encode(goodbye, &mut st.buf) {
                 tracing::error!(remote = %self.remote, "cannot encode a goodbye: {e}");
@@ -404,6 +417,11 @@ impl<C: LaneConnection> OutboundLane<C> {
         drop(st);
         self.wake_writer.notify_one();
         true
+    }
+
+    /// The association this lane belongs to, while it is alive.
+    pub(crate) fn association(&self) -> Option<Arc<Association>> {
+        self.association.upgrade()
     }
 
     /// Takes sends again after [`Self::retire`].
@@ -433,7 +451,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         let mut st = self.state.lock();
         if out.is_none() && self.is_retired() {
             drop(st);
-            core.revive_slot(self.association_slot);
+            if let Some(association) = self.association() {
+                core.revive(&association);
+            }
             st = self.state.lock();
         }
         st.activity += 1;
@@ -462,7 +482,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         let (Some(recipient), None | Some(Some(_))) = (recipient, sender) else {
             // The export table is full (warned there): the message waits
             // unacknowledged until `give_up_system_message_after_ms`.
-            write_declarations(core, &self.encoder, self.association_slot, exports, buf);
+            write_declarations(core, &self.encoder, self.association_id, exports, buf);
             self.unlock_and_kick(st, was_empty, false);
             return;
         };
@@ -472,7 +492,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             serializer: crate::serialization::SerializerId(SYSTEM_SERIALIZER),
             type_id: pending.kind as u32,
         };
-        write_declarations(core, &self.encoder, self.association_slot, exports, buf);
+        write_declarations(core, &self.encoder, self.association_id, exports, buf);
         if let Err(e) = self
             .encoder
             .system_message_with(buf, pending.seq, ack, &header, |b| {
@@ -577,7 +597,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             .collect();
         drop(st);
         for (id, actor) in &lasting {
-            encode_declaration(core, &self.encoder, self.association_slot, *id, actor, out);
+            encode_declaration(core, &self.encoder, self.association_id, *id, actor, out);
         }
     }
 }

@@ -164,6 +164,11 @@ impl Reachability {
         }
     }
 
+    /// Drops the detector of `address`, whose association is gone.
+    pub(crate) fn forget(&self, address: &Address) {
+        lock(&self.peers).remove(address);
+    }
+
     /// The monitor's verdict on `address`; `None` if no connection from it
     /// was ever accepted.
     pub(crate) fn is_available(&self, address: &Address) -> Option<bool> {

@@ -237,7 +237,7 @@ impl RemotingCore {
         };
         let route = Arc::new(WatcherRoute {
             core: self.clone(),
-            inner: RouteHint::new(self.clone(), self.association_slot(node).ok()),
+            inner: RouteHint::new(self.clone(), self.association(node).ok()),
             node: node.clone(),
             watched_path: self.export_path(watched),
             watched_uid: watched.uid(),
@@ -274,7 +274,7 @@ impl RemoteRoute for WatcherRoute {
                 // A node that is gone gets nothing: its watchers were
                 // notified when it was given up.
                 let _ = self.core.send_system_message(
-                    association,
+                    &association,
                     SystemKind::DeathNotice,
                     me,
                     None,

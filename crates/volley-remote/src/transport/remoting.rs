@@ -131,15 +131,16 @@ impl Remoting {
     /// (`[remote.failure_detector]`): `Some(false)` once it has been silent
     /// for longer than the detector accepts, `Some(true)` before that and
     /// again when its heartbeats resume, `None` if it never connected to
-    /// this node. Nothing acts on this yet: messages to an unreachable
+    /// this node, or its association was removed (idle, and referred to
+    /// by nothing). Nothing acts on this yet: messages to an unreachable
     /// node are still sent (and dropped if the connection fails).
     pub fn is_reachable(&self, node: &Address) -> Option<bool> {
         self.core.reachability.is_available(node)
     }
 
     /// The state of this node's association with `node`: `None` if it
-    /// never had one (it never sent there, nor dialed back a node that
-    /// dialed it).
+    /// has none (it never sent there, nor dialed back a node that dialed
+    /// it), or its stopped one was removed once nothing referred to it.
     pub fn association_state(&self, node: &Address) -> Option<AssociationState> {
         let association = self.core.associations.find(node)?;
         Some(if association.is_down() {

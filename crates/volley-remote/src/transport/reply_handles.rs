@@ -20,12 +20,13 @@ use std::sync::Mutex;
 
 use volley::AnyRef;
 
+use super::association::AssociationId;
 use super::support::lock;
 
-/// A waiting handle and the association slot its request went to.
+/// A waiting handle and the association its request went to.
 struct Waiting {
     handle: AnyRef,
-    slot: Option<usize>,
+    association: Option<AssociationId>,
 }
 
 /// Handles waiting for replies, by correlation id.
@@ -63,11 +64,11 @@ impl ReplyHandles {
         self.keys.hash_one(handle.uid()).max(1)
     }
 
-    /// Lets a reply from the association in `slot` find `handle` by its
+    /// Lets a reply from the association `association` find `handle` by its
     /// correlation id, which it returns. Handles whose ask has ended are
     /// swept out whenever the table doubles, so asks that time out do not
     /// pile up.
-    pub(crate) fn register(&self, handle: &AnyRef, slot: Option<usize>) -> u64 {
+    pub(crate) fn register(&self, handle: &AnyRef, association: Option<AssociationId>) -> u64 {
         let correlation = self.correlation_of(handle);
         let mut waiting = lock(&self.waiting);
         if waiting.len() >= SWEEP_FROM && waiting.len().is_power_of_two() {
@@ -77,7 +78,7 @@ impl ReplyHandles {
             correlation,
             Waiting {
                 handle: handle.clone(),
-                slot,
+                association,
             },
         );
         correlation
@@ -92,12 +93,16 @@ impl ReplyHandles {
     }
 
     /// The waiting handle `correlation`, taken out: it accepts one reply.
-    /// `from`: the slot of the association the reply came on; `None` when
-    /// any node may answer.
-    pub(crate) fn take(&self, correlation: u64, from: Option<usize>) -> Result<AnyRef, NotTaken> {
+    /// `from`: the association the reply came on; `None` when any node may
+    /// answer.
+    pub(crate) fn take(
+        &self,
+        correlation: u64,
+        from: Option<AssociationId>,
+    ) -> Result<AnyRef, NotTaken> {
         let mut waiting = lock(&self.waiting);
         let entry = waiting.get(&correlation).ok_or(NotTaken::NotWaiting)?;
-        if from.is_some() && entry.slot.is_some() && entry.slot != from {
+        if from.is_some() && entry.association.is_some() && entry.association != from {
             return Err(NotTaken::WrongNode);
         }
         let taken = waiting.remove(&correlation).expect("found above");

@@ -2,7 +2,7 @@
 //!
 //! volley asks the route to carry every message for its actor
 //! (`volley::remote::RemoteRoute`); the route keeps, privately and typed,
-//! what makes the next send cheap: the association's slot, the id the peer
+//! what makes the next send cheap: its association, the id the peer
 //! knows the actor by on the current connection, and where the message
 //! type's registration sits. Each cache is only a hint: a stale value is
 //! detected and re-learned, never trusted.
@@ -10,8 +10,8 @@
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
 
@@ -25,8 +25,10 @@ use crate::wire::Lane;
 /// declared on one connection).
 pub(crate) struct RouteHint {
     core: Arc<RemotingCore>,
-    /// The association's slot plus one; 0 until learned.
-    association: AtomicU32,
+    /// The association, once learned. Set once: while any route holds an
+    /// association, the table finds that same one for its address
+    /// (`Associations`), so it never needs replacing.
+    association: OnceLock<Arc<Association>>,
     /// The recipient's id on the current connection of one lane.
     recipient: RecipientCache,
     /// Where the registration of the message type last sent sits
@@ -40,11 +42,11 @@ pub(crate) struct RouteHint {
 
 impl RouteHint {
     /// A route whose association is looked up on first use, or known
-    /// already (`slot`: a ref declared by the node it lives on).
-    pub(crate) fn new(core: Arc<RemotingCore>, slot: Option<usize>) -> Arc<Self> {
+    /// already (a ref declared by the node it lives on).
+    pub(crate) fn new(core: Arc<RemotingCore>, association: Option<Arc<Association>>) -> Arc<Self> {
         Arc::new(RouteHint {
             core,
-            association: AtomicU32::new(slot.map_or(0, |s| s as u32 + 1)),
+            association: association.map_or_else(OnceLock::new, OnceLock::from),
             recipient: RecipientCache::default(),
             outbound_type: AtomicU64::new(0),
             incarnation: AtomicU64::new(0),
@@ -80,18 +82,15 @@ impl RouteHint {
         &self.recipient
     }
 
-    /// The association a ref's messages go through. The slot is cached
-    /// here, so the common case is two loads; the lookup by address is
-    /// kept out of line so that this inlines into every send.
+    /// The association a ref's messages go through: cached here, so the
+    /// common case is one load; the lookup by address is kept out of line
+    /// so that this inlines into every send.
     #[inline]
     fn association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
-        let hint = self.association.load(Ordering::Relaxed) as usize;
-        if hint != 0 {
-            if let Some(a) = self.core.associations.get(hint - 1) {
-                return Ok(a);
-            }
+        match self.association.get() {
+            Some(a) => Ok(a),
+            None => self.learn_association(target),
         }
-        self.learn_association(target)
     }
 
     #[cold]
@@ -99,9 +98,10 @@ impl RouteHint {
     fn learn_association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
         let address = super::core::address_of(target.path())
             .map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
-        let slot = self.core.association_slot(&address)?;
-        self.association.store(slot as u32 + 1, Ordering::Relaxed);
-        Ok(self.core.associations.get(slot).expect("filled"))
+        let association = self.core.association(&address)?;
+        // A racing learner set the same association: the table has one per
+        // address while either is held.
+        Ok(self.association.get_or_init(|| association))
     }
 }
 
@@ -247,12 +247,15 @@ impl RemoteRoute for RouteHint {
         if self.core.dead_actors.contains(target.path(), target.uid()) {
             return true;
         }
-        let hint = self.association.load(Ordering::Relaxed) as usize;
-        let association = match hint {
-            0 => super::core::address_of(target.path())
-                .ok()
-                .and_then(|a| self.core.associations.find(&a)),
-            slot => self.core.associations.get(slot - 1),
+        let found;
+        let association = match self.association.get() {
+            Some(a) => Some(&**a),
+            None => {
+                found = super::core::address_of(target.path())
+                    .ok()
+                    .and_then(|a| self.core.associations.find(&a));
+                found.as_deref()
+            }
         };
         association.is_some_and(|a| a.is_down() || self.bound_incarnation_gone(a, target))
     }

@@ -381,7 +381,7 @@ impl RemotingCore {
         let association = self.association(node).map_err(|e| e.to_string())?;
         let user = ActorPath::parse(&format!("{node}/user")).map_err(|e| e.to_string())?;
         let recipient = self.remote_ref(user, 0, None).to_any();
-        self.send_system_message(association, kind, recipient, None, frame.to_vec())
+        self.send_system_message(&association, kind, recipient, None, frame.to_vec())
             .map_err(|_| format!("{node} is gone (unreachable, quarantined or shut down)"))
     }
 }

@@ -170,7 +170,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         lane.redeclare(&core, &mut conn.out);
         if lane.lane == Lane::Control {
             if let Ok(association) = core.association(&lane.remote) {
-                core.resend_system_messages(association, &mut conn.out);
+                core.resend_system_messages(&association, &mut conn.out);
             }
         }
         let served = serve(&lane, &core, conn, &stream).await;
@@ -222,7 +222,7 @@ fn report(backoff: &mut Backoff, lane: &OutboundLane, what: std::fmt::Arguments<
 /// Whether this lane may talk to incarnation `peer_uid`.
 fn admit(lane: &OutboundLane, core: &RemotingCore, peer_uid: u64) -> Result<(), Refusal> {
     match core.association(&lane.remote) {
-        Ok(association) => core.handshake_seen(association, peer_uid, lane.lane),
+        Ok(association) => core.handshake_seen(&association, peer_uid, lane.lane),
         Err(_) => Ok(()),
     }
 }
@@ -273,7 +273,7 @@ async fn connect(
             // This node's incarnation is refused there for good: that
             // incarnation is as good as gone for this one.
             if let Ok(association) = core.association(&lane.remote) {
-                core.peer_left_for(association, DisassociationReason::Quarantined);
+                core.peer_left_for(&association, DisassociationReason::Quarantined);
             }
             Err(format!("the peer refuses this node: {reason}"))
         }

@@ -8,6 +8,7 @@ use bytes::BytesMut;
 use volley::remote::{RemoteRef, RemoteSendError};
 use volley::AnyRef;
 
+use super::super::association::AssociationId;
 use super::super::core::RemotingCore;
 use super::super::ref_tables::{ExportTable, TEMPORARY_IDS};
 use super::super::reply_handles::is_local_reply_handle;
@@ -55,7 +56,7 @@ pub(super) fn recipient_id(
 pub(super) fn encode_with_refs(
     core: &RemotingCore,
     encoder: &Encoder,
-    slot: Option<usize>,
+    association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
@@ -68,17 +69,17 @@ pub(super) fn encode_with_refs(
                 // Refs inside the message were declared for the first
                 // time: their declarations must precede the message.
                 let message = buf.split_off(msg_start);
-                write_declarations(core, encoder, slot, exports, buf);
+                write_declarations(core, encoder, association, exports, buf);
                 buf.extend_from_slice(&message);
             }
             Ok(())
         }
         Err(EncodeError::FrameTooLong { len, .. }) => {
-            write_declarations(core, encoder, slot, exports, buf);
+            write_declarations(core, encoder, association, exports, buf);
             Err(LaneRefusal::TooBig(len))
         }
         Err(e) => {
-            write_declarations(core, encoder, slot, exports, buf);
+            write_declarations(core, encoder, association, exports, buf);
             Err(RemoteSendError::Serialize(e.to_string()).into())
         }
     }
@@ -91,12 +92,12 @@ pub(super) fn encode_with_refs(
 pub(super) fn write_declarations(
     core: &RemotingCore,
     encoder: &Encoder,
-    slot: Option<usize>,
+    association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) {
     if exports.borrow().has_pending() {
-        write_pending_declarations(core, encoder, slot, exports, buf);
+        write_pending_declarations(core, encoder, association, exports, buf);
     }
 }
 
@@ -104,13 +105,13 @@ pub(super) fn write_declarations(
 fn write_pending_declarations(
     core: &RemotingCore,
     encoder: &Encoder,
-    slot: Option<usize>,
+    association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) {
     let pending = exports.borrow_mut().take_pending();
     for (id, actor) in pending {
-        encode_declaration(core, encoder, slot, id, &actor, buf);
+        encode_declaration(core, encoder, association, id, &actor, buf);
     }
 }
 
@@ -119,14 +120,14 @@ fn write_pending_declarations(
 pub(super) fn encode_declaration(
     core: &RemotingCore,
     encoder: &Encoder,
-    slot: Option<usize>,
+    association: Option<AssociationId>,
     id: u32,
     actor: &AnyRef,
     buf: &mut BytesMut,
 ) {
     let id = RefId::new(id).expect("export ids start at 1");
     if is_local_reply_handle(actor) {
-        let correlation = core.reply_handles.register(actor, slot);
+        let correlation = core.reply_handles.register(actor, association);
         let declaration = ReplyHandleDeclaration { id, correlation };
         if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
             tracing::error!("cannot declare reply handle: {e}");
