@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::actor_ref::AnyRef;
 use crate::context::Context;
 use crate::error::{ActorError, Failure};
-use crate::mailbox::MailboxConfig;
+use crate::mailbox::{MailboxConfig, Priority};
 use crate::supervision::SupervisorStrategy;
 
 /// What handlers and fallible hooks return. An `Err` is a failure that the
@@ -134,6 +134,8 @@ pub trait Actor: Send + Sized + 'static {
 pub struct Props<A: Actor> {
     pub(crate) factory: Arc<dyn Fn() -> A + Send + Sync>,
     pub(crate) mailbox: MailboxConfig,
+    /// Set for a priority or control-aware mailbox.
+    pub(crate) order: Option<Priority<A::Msg>>,
     pub(crate) dispatcher: Option<Arc<str>>,
     pub(crate) stash: StashConfig,
 }
@@ -155,6 +157,7 @@ impl<A: Actor> Props<A> {
         Props {
             factory: Arc::new(factory),
             mailbox: MailboxConfig::default(),
+            order: None,
             dispatcher: None,
             stash: StashConfig {
                 capacity: DEFAULT_STASH_CAPACITY as u32,
@@ -178,10 +181,38 @@ impl<A: Actor> Props<A> {
         self
     }
 
-    /// Uses another mailbox.
+    /// Uses another mailbox: bounded or not. Combines with an order
+    /// ([`Self::with_priority_mailbox`], [`Self::with_control_aware_mailbox`]).
     pub fn with_mailbox(mut self, mailbox: MailboxConfig) -> Self {
         self.mailbox = mailbox;
         self
+    }
+
+    /// A stable priority mailbox (Akka's `UnboundedStablePriorityMailbox`,
+    /// or the bounded one with [`Self::with_mailbox`]): messages with a
+    /// lower `priority` are handled first, and messages of equal priority
+    /// in the order they arrived. Timers' messages are ranked like any
+    /// other; a graceful stop and `Terminated` rank behind every message
+    /// queued before them. Full and bounded with [`Overflow::DropOldest`],
+    /// it evicts the message that would be handled last.
+    ///
+    /// [`Overflow::DropOldest`]: crate::Overflow::DropOldest
+    pub fn with_priority_mailbox(
+        mut self,
+        priority: impl Fn(&A::Msg) -> i32 + Send + Sync + 'static,
+    ) -> Self {
+        self.order = Some(Arc::new(priority));
+        self
+    }
+
+    /// A control-aware mailbox (Akka's `ControlAwareMailbox`): messages for
+    /// which `is_control` holds jump ahead of every other queued message,
+    /// and each kind keeps its arrival order.
+    pub fn with_control_aware_mailbox(
+        self,
+        is_control: impl Fn(&A::Msg) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.with_priority_mailbox(move |m| if is_control(m) { 0 } else { 1 })
     }
 
     /// Runs the actor on the named dispatcher from the settings.
@@ -196,6 +227,7 @@ impl<A: Actor> Clone for Props<A> {
         Props {
             factory: self.factory.clone(),
             mailbox: self.mailbox,
+            order: self.order.clone(),
             dispatcher: self.dispatcher.clone(),
             stash: self.stash,
         }
@@ -207,6 +239,7 @@ impl<A: Actor> fmt::Debug for Props<A> {
         f.debug_struct("Props")
             .field("actor", &std::any::type_name::<A>())
             .field("mailbox", &self.mailbox)
+            .field("ordered", &self.order.is_some())
             .field("dispatcher", &self.dispatcher)
             .finish()
     }

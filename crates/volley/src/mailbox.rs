@@ -10,11 +10,20 @@
 //! critical sections are a handful of instructions; a sender never waits
 //! for the receiver to handle anything.
 //!
+//! A bounded mailbox, or an ordered one (stable priority or control-aware,
+//! both sorted by a function of the message, kept sorted on insert), has a
+//! `Policy`; the default mailbox has none, so its tell checks one `None`.
+//! An ordered mailbox hands the actor one message per take, so a message
+//! that arrives while the actor works still goes ahead of those waiting,
+//! at the price of a lock per message (Akka's priority mailboxes likewise
+//! dequeue one at a time).
+//!
 //! System messages have a queue of their own in the cell (see `cell`) and
 //! are handled before user messages; a `Terminated` for a watcher is queued
 //! here, behind the user messages already sent.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::sync::{SpinMutex, SpinMutexGuard};
 
@@ -86,23 +95,87 @@ impl MailboxConfig {
 /// from `crate::sync`, so the loom tests run this mailbox as it is.
 type QueueLock<M> = SpinMutex<VecDeque<Envelope<M>>>;
 
+/// The order of an ordered mailbox: lower values are handled first.
+pub(crate) type Priority<M> = Arc<dyn Fn(&M) -> i32 + Send + Sync>;
+
 pub(crate) struct Mailbox<M> {
     queue: QueueLock<M>,
+    /// `None` for the default, unbounded FIFO mailbox, so that its tell
+    /// checks one field, as it did before bounds and orders existed.
+    policy: Option<Box<Policy<M>>>,
+}
+
+/// What a mailbox that is not the default one does differently.
+struct Policy<M> {
     bound: Option<(usize, Overflow)>,
+    /// Set for a priority or control-aware mailbox: the queue is kept
+    /// sorted by it, stable among equals.
+    order: Option<Priority<M>>,
+}
+
+impl<M> Policy<M> {
+    /// Where `env` goes in `q`, which is sorted: behind every envelope of
+    /// the same or a lower value (so equals stay in arrival order).
+    /// Runtime signals sort behind every message queued before them, as
+    /// the lowest priority.
+    fn position(&self, q: &VecDeque<Envelope<M>>, env: &Envelope<M>) -> usize {
+        let Some(order) = &self.order else {
+            return q.len();
+        };
+        let rank = |e: &Envelope<M>| match e {
+            Envelope::Msg(m) | Envelope::Timer { msg: m, .. } => order(m),
+            _ => i32::MAX,
+        };
+        let p = rank(env);
+        q.partition_point(|e| rank(e) <= p)
+    }
+
+    fn push(&self, q: &mut VecDeque<Envelope<M>>, env: Envelope<M>) -> Result<(), Envelope<M>> {
+        match self.bound {
+            Some((capacity, overflow)) if q.len() >= capacity => {
+                // A graceful stop or a Terminated is never the one dropped:
+                // losing it would leave the actor running forever, or a
+                // watcher waiting forever. In an ordered mailbox the one
+                // evicted is the one that would be handled last.
+                if env.is_signal() || overflow == Overflow::DropOldest {
+                    let evicted = match self.order {
+                        None => q.pop_front(),
+                        Some(_) => q.pop_back(),
+                    };
+                    let at = self.position(q, &env);
+                    q.insert(at, env);
+                    evicted.map_or(Ok(()), Err)
+                } else {
+                    Err(env)
+                }
+            }
+            _ => {
+                let at = self.position(q, &env);
+                q.insert(at, env);
+                Ok(())
+            }
+        }
+    }
 }
 
 impl<M> Mailbox<M> {
-    pub(crate) fn new(config: MailboxConfig) -> Self {
-        match config {
-            MailboxConfig::Unbounded => Mailbox {
-                queue: SpinMutex::new(VecDeque::new()),
-                bound: None,
-            },
-            MailboxConfig::Bounded { capacity, overflow } => Mailbox {
-                // Allocated once here, so a bounded tell never allocates.
-                queue: SpinMutex::new(VecDeque::with_capacity(capacity)),
-                bound: Some((capacity, overflow)),
-            },
+    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>) -> Self {
+        let bound = match (config, &order) {
+            // Spawn's common case, kept as short as it was.
+            (MailboxConfig::Unbounded, None) => {
+                return Mailbox {
+                    queue: SpinMutex::new(VecDeque::new()),
+                    policy: None,
+                }
+            }
+            (MailboxConfig::Unbounded, Some(_)) => None,
+            (MailboxConfig::Bounded { capacity, overflow }, _) => Some((capacity, overflow)),
+        };
+        Mailbox {
+            // A bounded mailbox is allocated once here, so its tell never
+            // allocates.
+            queue: SpinMutex::new(VecDeque::with_capacity(bound.map_or(0, |(c, _)| c))),
+            policy: Some(Box::new(Policy { bound, order })),
         }
     }
 
@@ -116,34 +189,23 @@ impl<M> Mailbox<M> {
     #[inline]
     pub(crate) fn push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
         let mut q = self.lock();
-        match self.bound {
-            Some((capacity, overflow)) if q.len() >= capacity => {
-                // A graceful stop or a Terminated is never the one dropped:
-                // losing it would leave the actor running forever, or a
-                // watcher waiting forever.
-                if env.is_signal() || overflow == Overflow::DropOldest {
-                    let evicted = q.pop_front();
-                    q.push_back(env);
-                    evicted.map_or(Ok(()), Err)
-                } else {
-                    Err(env)
-                }
-            }
-            _ => {
+        match &self.policy {
+            None => {
                 q.push_back(env);
                 Ok(())
             }
+            Some(policy) => policy.push(&mut q, env),
         }
     }
 
-    /// Enqueues all of `msgs` under one lock if the mailbox is unbounded
-    /// (then `msgs` is left empty and the answer is `true`); a bounded
-    /// mailbox answers `false` and leaves `msgs` alone, because each message
-    /// must meet the overflow rule, and what it drops must reach dead
-    /// letters outside the lock.
+    /// Enqueues all of `msgs` under one lock if the mailbox is the default
+    /// one (then `msgs` is left empty and the answer is `true`); any other
+    /// answers `false` and leaves `msgs` alone, because each message must
+    /// meet the overflow rule or find its place, and what a bounded one
+    /// drops must reach dead letters outside the lock.
     #[inline]
     pub(crate) fn push_all(&self, msgs: &mut Vec<M>) -> bool {
-        if self.bound.is_some() {
+        if self.policy.is_some() {
             return false;
         }
         let mut q = self.lock();
@@ -155,27 +217,36 @@ impl<M> Mailbox<M> {
     #[inline]
     pub(crate) fn try_push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
         let mut q = self.lock();
-        match self.bound {
-            Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => Err(env),
-            _ => {
+        match &self.policy {
+            None => {
                 q.push_back(env);
                 Ok(())
             }
+            Some(policy) => match policy.bound {
+                Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => Err(env),
+                _ => {
+                    let at = policy.position(&q, &env);
+                    q.insert(at, env);
+                    Ok(())
+                }
+            },
         }
     }
 
-    /// Moves every queued envelope into `batch`, which must be empty: the two
-    /// deques trade places, so both keep their capacity.
+    /// Moves queued envelopes into `batch`, which must be empty: all of
+    /// them, the two deques trading places so both keep their capacity;
+    /// from an ordered mailbox only the first, so that a message that
+    /// arrives while the actor works still goes ahead of those waiting.
     #[inline]
     pub(crate) fn take_all(&self, batch: &mut VecDeque<Envelope<M>>) {
         debug_assert!(batch.is_empty());
         let mut q = self.lock();
-        if self.bound.is_some() {
+        match &self.policy {
+            None => std::mem::swap(&mut *q, batch),
+            Some(policy) if policy.order.is_some() => batch.extend(q.pop_front()),
             // Keep the preallocated deque in place so a bounded tell never
             // allocates.
-            batch.extend(q.drain(..));
-        } else {
-            std::mem::swap(&mut *q, batch);
+            Some(_) => batch.extend(q.drain(..)),
         }
     }
 
@@ -198,6 +269,76 @@ impl<M> Mailbox<M> {
 mod tests {
     use super::*;
 
+    impl<M> Mailbox<M> {
+        fn new_fifo(config: MailboxConfig) -> Self {
+            Mailbox::new(config, None)
+        }
+    }
+
+    fn ordered(config: MailboxConfig) -> Mailbox<u32> {
+        // Tens digit is the priority: 5 before 15 before 25.
+        Mailbox::new(config, Some(Arc::new(|m: &u32| (*m / 10) as i32)))
+    }
+
+    fn drain(mb: &Mailbox<u32>) -> Vec<u32> {
+        std::iter::from_fn(|| mb.pop()).map(msg).collect()
+    }
+
+    #[test]
+    fn an_ordered_mailbox_sorts_by_priority_and_keeps_arrival_order_among_equals() {
+        let mb = ordered(MailboxConfig::Unbounded);
+        for m in [21, 11, 1, 22, 2, 12, 3] {
+            mb.push(Envelope::Msg(m)).ok();
+        }
+        assert_eq!(drain(&mb), [1, 2, 3, 11, 12, 21, 22]);
+    }
+
+    #[test]
+    fn signals_go_behind_the_messages_queued_before_them() {
+        let mb = ordered(MailboxConfig::Unbounded);
+        mb.push(Envelope::Msg(25)).ok();
+        mb.push(Envelope::Poison).ok();
+        mb.push(Envelope::Msg(5)).ok();
+        let got: Vec<_> = std::iter::from_fn(|| mb.pop())
+            .map(|e| match e {
+                Envelope::Msg(m) => m as i64,
+                _ => -1,
+            })
+            .collect();
+        assert_eq!(got, [5, 25, -1]);
+    }
+
+    #[test]
+    fn a_full_ordered_mailbox_evicts_what_would_be_handled_last() {
+        let mb = ordered(MailboxConfig::bounded(2, Overflow::DropOldest));
+        mb.push(Envelope::Msg(20)).ok();
+        mb.push(Envelope::Msg(10)).ok();
+        assert_eq!(mb.push(Envelope::Msg(1)).map_err(msg), Err(20));
+        let newest = ordered(MailboxConfig::bounded(1, Overflow::DropNewest));
+        newest.push(Envelope::Msg(20)).ok();
+        assert_eq!(newest.push(Envelope::Msg(1)).map_err(msg), Err(1));
+        assert_eq!(newest.try_push(Envelope::Msg(2)).map_err(msg), Err(2));
+        assert_eq!(drain(&mb), [1, 10]);
+    }
+
+    #[test]
+    fn an_ordered_mailbox_hands_out_one_envelope_per_take() {
+        let mb = ordered(MailboxConfig::Unbounded);
+        let mut batch = VecDeque::new();
+        mb.push(Envelope::Msg(20)).ok();
+        mb.push(Envelope::Msg(21)).ok();
+        mb.take_all(&mut batch);
+        assert_eq!(batch.drain(..).map(msg).collect::<Vec<_>>(), [20]);
+        // Arrives while the first is handled: goes ahead of the waiting 21.
+        mb.push(Envelope::Msg(3)).ok();
+        let mut run = vec![4];
+        assert!(
+            !mb.push_all(&mut run),
+            "an ordered mailbox places each message"
+        );
+        assert_eq!(drain(&mb), [3, 21]);
+    }
+
     fn msg(env: Envelope<u32>) -> u32 {
         match env {
             Envelope::Msg(m) => m,
@@ -207,7 +348,7 @@ mod tests {
 
     #[test]
     fn drop_newest_keeps_the_oldest() {
-        let mb = Mailbox::new(MailboxConfig::bounded(2, Overflow::DropNewest));
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(2, Overflow::DropNewest));
         assert!(mb.push(Envelope::Msg(1)).is_ok());
         assert!(mb.push(Envelope::Msg(2)).is_ok());
         assert_eq!(mb.push(Envelope::Msg(3)).map_err(msg), Err(3));
@@ -217,7 +358,7 @@ mod tests {
 
     #[test]
     fn drop_oldest_evicts_the_head() {
-        let mb = Mailbox::new(MailboxConfig::bounded(2, Overflow::DropOldest));
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(2, Overflow::DropOldest));
         mb.push(Envelope::Msg(1)).ok();
         mb.push(Envelope::Msg(2)).ok();
         assert_eq!(mb.push(Envelope::Msg(3)).map_err(msg), Err(1));
@@ -227,7 +368,7 @@ mod tests {
 
     #[test]
     fn try_push_hands_the_message_back_when_full() {
-        let mb = Mailbox::new(MailboxConfig::bounded(1, Overflow::DropOldest));
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(1, Overflow::DropOldest));
         assert!(mb.try_push(Envelope::Msg(1)).is_ok());
         assert_eq!(mb.try_push(Envelope::Msg(2)).map_err(msg), Err(2));
         assert_eq!(mb.len(), 1);
@@ -235,7 +376,7 @@ mod tests {
 
     #[test]
     fn take_all_moves_everything_in_order_and_keeps_capacity() {
-        let mb = Mailbox::new(MailboxConfig::Unbounded);
+        let mb = Mailbox::new_fifo(MailboxConfig::Unbounded);
         let mut batch = VecDeque::new();
         for round in 0..3 {
             for n in 0..100 {
@@ -250,7 +391,7 @@ mod tests {
 
     #[test]
     fn push_all_appends_in_order_only_when_unbounded() {
-        let mb = Mailbox::new(MailboxConfig::Unbounded);
+        let mb = Mailbox::new_fifo(MailboxConfig::Unbounded);
         mb.push(Envelope::Msg(0)).ok();
         let mut run = vec![1, 2, 3];
         assert!(mb.push_all(&mut run));
@@ -258,7 +399,7 @@ mod tests {
         let got: Vec<u32> = std::iter::from_fn(|| mb.pop()).map(msg).collect();
         assert_eq!(got, [0, 1, 2, 3]);
 
-        let bounded = Mailbox::new(MailboxConfig::bounded(2, Overflow::DropNewest));
+        let bounded = Mailbox::new_fifo(MailboxConfig::bounded(2, Overflow::DropNewest));
         let mut run = vec![1, 2, 3];
         assert!(!bounded.push_all(&mut run));
         assert_eq!(

@@ -104,7 +104,7 @@ impl<A: Actor> ActorCell<A> {
             parent,
             system,
             dispatcher,
-            queues: Queues::new(props.mailbox),
+            queues: Queues::new(props.mailbox, props.order.clone()),
             children: Mutex::new(Children::default()),
             inner: SpinMutex::new(None),
             batched: AtomicUsize::new(0),

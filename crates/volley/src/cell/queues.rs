@@ -49,7 +49,7 @@
 
 use std::collections::VecDeque;
 
-use crate::mailbox::{Mailbox, MailboxConfig};
+use crate::mailbox::{Mailbox, MailboxConfig, Priority};
 use crate::sync::{lock, AtomicU8, Mutex, Ordering};
 
 const SCHEDULED: u8 = 1;
@@ -94,10 +94,10 @@ pub(crate) struct Queues<M, S> {
 }
 
 impl<M, S> Queues<M, S> {
-    pub(crate) fn new(config: MailboxConfig) -> Self {
+    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>) -> Self {
         Queues {
             state: AtomicU8::new(0),
-            mailbox: Mailbox::new(config),
+            mailbox: Mailbox::new(config, order),
             system: Mutex::new(SystemQueue {
                 queue: VecDeque::new(),
                 closed: false,
@@ -245,7 +245,7 @@ mod loom_tests {
     impl Cell {
         fn new() -> Arc<Self> {
             Arc::new(Cell {
-                queues: Queues::new(MailboxConfig::Unbounded),
+                queues: Queues::new(MailboxConfig::Unbounded, None),
                 actor: loom::sync::Mutex::new(Handled::default()),
             })
         }
