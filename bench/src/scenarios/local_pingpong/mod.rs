@@ -4,6 +4,7 @@
 //! the best throughput), plus P=1,K=1 (pure hand-off latency).
 
 mod actors;
+mod stash;
 mod summary;
 
 use volley::{ActorSystem, DispatcherSettings, Settings};
@@ -128,8 +129,11 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     report.rows.extend(peer_rows(peers, |peer| {
         run_peer(ctx, &plan, &progress, peer)
     }));
+    let stash_rounds = if ctx.cli.quick { 50 } else { 300 };
+    let stash = stash::note(stash_rounds)?;
     progress.finish();
     report.notes = summary::summary(&report.rows);
+    report.notes.push(stash);
     Ok(report)
 }
 
