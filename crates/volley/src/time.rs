@@ -1,13 +1,16 @@
 //! The clock behind volley's timers: tokio's timer, or a [`ManualClock`]
 //! that only a test moves.
 //!
-//! Everything volley delays (actor timers, receive timeouts) goes through
-//! [`TimerDriver`], so a system started with
+//! Everything volley delays (actor timers, receive timeouts) is armed
+//! through `TimerDriver::of(system)`, so that a system started with
 //! [`Settings::manual_clock`](crate::Settings::manual_clock) runs all of it
-//! on the manual clock. The real path is what it was before: one tokio task
-//! per armed timer. Choosing between the two is one check where a timer is
-//! armed, never per message. tokio's own paused clock does not serve here:
-//! it jumps ahead by itself whenever the runtime is idle.
+//! on the manual clock; a new kind of delay (a backoff, say) should be
+//! armed there too, or tests cannot drive it. On real time a timer is one
+//! tokio task, as it would be without the seam: the choice costs one check
+//! where a timer is armed (and one match in the receive timeout's
+//! per-activation clock read), nothing per message. tokio's own paused
+//! clock does not serve here: it jumps ahead by itself whenever the runtime
+//! is idle.
 //!
 //! Ask timeouts and the pause of `ActorRef::send` stay on real time, so a
 //! test on a manual clock cannot hang on an ask that is never answered.
