@@ -14,6 +14,7 @@ use crate::locks::lock;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
+use crate::time::TimerDriver;
 use crate::timers::{TimerKey, Timers};
 
 /// An actor this one watches, and how its `Terminated` is delivered.
@@ -195,10 +196,10 @@ impl<A: Actor> Context<A> {
     /// replaced. Cancelled on stop and restart.
     pub fn schedule_once(&mut self, key: impl Into<TimerKey>, delay: Duration, msg: A::Msg) {
         let me = self.myself();
-        let rt = self.cell.system().runtime_handle();
+        let driver = TimerDriver::of(self.cell.system());
         self.rare_mut()
             .timers
-            .start_once(&rt, key.into(), me, delay, msg);
+            .start_once(&driver, key.into(), me, delay, msg);
     }
 
     /// Sends a copy of `msg` to this actor every `interval`, the first after
@@ -258,9 +259,9 @@ impl<A: Actor> Context<A> {
         A::Msg: Clone,
     {
         let me = self.myself();
-        let rt = self.cell.system().runtime_handle();
+        let driver = TimerDriver::of(self.cell.system());
         self.rare_mut().timers.start_repeating(
-            &rt,
+            &driver,
             key,
             me,
             initial_delay,
@@ -277,10 +278,10 @@ impl<A: Actor> Context<A> {
     /// count. Kept across restarts, as in Akka classic; ends with the actor.
     pub fn set_receive_timeout(&mut self, after: Duration) {
         let me = self.myself();
-        let rt = self.cell.system().runtime_handle();
+        let driver = TimerDriver::of(self.cell.system());
         let previous = self.receive_timeout.take();
         self.receive_timeout = Some(crate::receive_timeout::ReceiveTimeout::arm(
-            previous, &me, after, rt,
+            previous, &me, after, driver,
         ));
     }
 

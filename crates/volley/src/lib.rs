@@ -64,6 +64,7 @@ mod supervision;
 mod sync;
 mod system;
 mod system_msg;
+pub mod time;
 mod timers;
 
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};

@@ -12,19 +12,17 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::runtime::Handle;
-use tokio::task::AbortHandle;
-
 use crate::actor_ref::ActorRef;
 use crate::mailbox::Envelope;
+use crate::time::{TimerDriver, TimerHandle};
 
 /// An armed receive timeout.
 pub(crate) struct ReceiveTimeout {
     pub(crate) after: Duration,
     last_activity: Instant,
     generation: u64,
-    task: AbortHandle,
-    runtime: Handle,
+    task: TimerHandle,
+    driver: TimerDriver,
 }
 
 /// What to do with a fired timeout.
@@ -43,23 +41,23 @@ impl ReceiveTimeout {
         previous: Option<Box<ReceiveTimeout>>,
         me: &ActorRef<M>,
         after: Duration,
-        runtime: Handle,
+        driver: TimerDriver,
     ) -> Box<ReceiveTimeout> {
         let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
-        let task = spawn(&runtime, me, after, generation);
+        let task = arm_signal(&driver, me, after, generation);
         Box::new(ReceiveTimeout {
             after,
-            last_activity: Instant::now(),
+            last_activity: driver.now(),
             generation,
             task,
-            runtime,
+            driver,
         })
     }
 
     /// A message that counts came in.
     #[inline]
     pub(crate) fn touch(&mut self) {
-        self.last_activity = Instant::now();
+        self.last_activity = self.driver.now();
     }
 
     /// The timer of generation `generation` fired.
@@ -67,34 +65,32 @@ impl ReceiveTimeout {
         if generation != self.generation {
             return Fired::Stale;
         }
-        let idle = self.last_activity.elapsed();
+        let now = self.driver.now();
+        let idle = now.saturating_duration_since(self.last_activity);
         if idle < self.after {
-            self.task = spawn(&self.runtime, me, self.after - idle, self.generation);
+            self.task = arm_signal(&self.driver, me, self.after - idle, self.generation);
             return Fired::NotYet;
         }
-        self.last_activity = Instant::now();
-        self.task = spawn(&self.runtime, me, self.after, self.generation);
+        self.last_activity = now;
+        self.task = arm_signal(&self.driver, me, self.after, self.generation);
         Fired::Signal
     }
 }
 
 impl Drop for ReceiveTimeout {
     fn drop(&mut self) {
-        self.task.abort();
+        self.task.cancel();
     }
 }
 
-fn spawn<M: Send + 'static>(
-    runtime: &Handle,
+fn arm_signal<M: Send + 'static>(
+    driver: &TimerDriver,
     me: &ActorRef<M>,
     after: Duration,
     generation: u64,
-) -> AbortHandle {
+) -> TimerHandle {
     let me = me.clone();
-    runtime
-        .spawn(async move {
-            tokio::time::sleep(after).await;
-            me.send_envelope(Envelope::ReceiveTimeout(generation));
-        })
-        .abort_handle()
+    driver.after(after, move || {
+        me.send_envelope(Envelope::ReceiveTimeout(generation));
+    })
 }

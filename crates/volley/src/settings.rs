@@ -134,6 +134,12 @@ pub struct Settings {
     /// abandoned and the hooks after it are skipped, each with a warning, so
     /// `terminate()` cannot hang on one. At least 1. Default 10000 ms.
     pub shutdown_hooks_timeout_ms: u64,
+    /// Runs the system's timers (actor timers, receive timeouts) on this
+    /// clock instead of real time: for tests, which advance it by hand
+    /// (volley-testkit's `ManualTime`). Not read from or written to TOML.
+    /// Default `None`: real time.
+    #[serde(skip)]
+    pub manual_clock: Option<crate::time::ManualClock>,
     /// Extra sections owned by extensions (e.g. `remote`), kept as raw TOML
     /// for them to parse and validate.
     #[serde(flatten)]
@@ -149,6 +155,7 @@ impl Default for Settings {
             dead_letters: DeadLetterSettings::default(),
             ask_spin_us: 50,
             shutdown_hooks_timeout_ms: 10_000,
+            manual_clock: None,
             extensions: BTreeMap::new(),
         }
     }
@@ -258,7 +265,12 @@ impl Settings {
             })?;
             origin = Some(name);
         }
-        Self::from_table(table, origin)
+        // The clock is not TOML, so the round trip would lose it.
+        let manual_clock = self.manual_clock;
+        Ok(Settings {
+            manual_clock,
+            ..Self::from_table(table, origin)?
+        })
     }
 
     fn from_table(table: toml::Table, origin: Option<String>) -> Result<Self, SettingsError> {
@@ -439,6 +451,19 @@ mod tests {
             .with_overrides(vec![("VOLLEY__IO_THREADS".to_string(), "lots".to_string())])
             .unwrap_err();
         assert!(e.to_string().contains("VOLLEY__IO_THREADS"), "{e}");
+    }
+
+    #[test]
+    fn overrides_keep_the_manual_clock() {
+        let clock = crate::time::ManualClock::new();
+        let s = Settings {
+            manual_clock: Some(clock.clone()),
+            ..Settings::default()
+        }
+        .with_overrides(vec![("VOLLEY__IO_THREADS".to_string(), "2".to_string())])
+        .unwrap();
+        assert_eq!(s.io_threads, 2);
+        assert_eq!(s.manual_clock, Some(clock));
     }
 
     #[test]

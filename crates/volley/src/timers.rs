@@ -1,6 +1,7 @@
 //! Keyed timers owned by one actor.
 //!
-//! Each timer is a small task on the system's tokio runtime that sends a
+//! Each timer is armed on the system's timer driver (`crate::time`: a small
+//! task on the tokio runtime, or an entry on a manual clock) and sends a
 //! `Timer` envelope tagged with the timer's generation id. The actor accepts
 //! the envelope only while that generation is live, so cancelling a timer (or
 //! replacing it, or stopping or restarting the actor) also discards a message
@@ -11,11 +12,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
-use tokio::runtime::Handle;
-use tokio::task::AbortHandle;
-
 use crate::actor_ref::ActorRef;
 use crate::mailbox::Envelope;
+use crate::time::{TimerDriver, TimerHandle};
 
 /// Names a timer of one actor; starting a timer with a key that is active
 /// replaces it.
@@ -57,7 +56,7 @@ impl fmt::Display for TimerKey {
 struct ActiveTimer {
     id: u64,
     repeating: bool,
-    task: AbortHandle,
+    task: TimerHandle,
 }
 
 pub(crate) struct Timers {
@@ -75,15 +74,14 @@ impl Timers {
 
     pub(crate) fn start_once<M: Send + 'static>(
         &mut self,
-        runtime: &Handle,
+        driver: &TimerDriver,
         key: TimerKey,
         target: ActorRef<M>,
         delay: Duration,
         msg: M,
     ) {
         let id = self.next_generation(&key);
-        let task = runtime.spawn(async move {
-            tokio::time::sleep(delay).await;
+        let task = driver.after(delay, move || {
             target.send_envelope(Envelope::Timer { msg, id });
         });
         self.active.insert(
@@ -91,7 +89,7 @@ impl Timers {
             ActiveTimer {
                 id,
                 repeating: false,
-                task: task.abort_handle(),
+                task,
             },
         );
     }
@@ -103,7 +101,7 @@ impl Timers {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_repeating<M: Clone + Send + 'static>(
         &mut self,
-        runtime: &Handle,
+        driver: &TimerDriver,
         key: TimerKey,
         target: ActorRef<M>,
         initial_delay: Duration,
@@ -112,32 +110,22 @@ impl Timers {
         msg: M,
     ) {
         let id = self.next_generation(&key);
-        let missed = if catch_up {
-            tokio::time::MissedTickBehavior::Burst
-        } else {
-            tokio::time::MissedTickBehavior::Delay
-        };
-        let task = runtime.spawn(async move {
-            let start = tokio::time::Instant::now() + initial_delay;
-            let mut ticks = tokio::time::interval_at(start, interval.max(Duration::from_micros(1)));
-            ticks.set_missed_tick_behavior(missed);
-            loop {
-                ticks.tick().await;
-                if target.is_terminated() {
-                    return;
-                }
-                target.send_envelope(Envelope::Timer {
-                    msg: msg.clone(),
-                    id,
-                });
+        let task = driver.every(initial_delay, interval, catch_up, move || {
+            if target.is_terminated() {
+                return false;
             }
+            target.send_envelope(Envelope::Timer {
+                msg: msg.clone(),
+                id,
+            });
+            true
         });
         self.active.insert(
             key,
             ActiveTimer {
                 id,
                 repeating: true,
-                task: task.abort_handle(),
+                task,
             },
         );
     }
@@ -152,7 +140,7 @@ impl Timers {
     pub(crate) fn cancel(&mut self, key: &TimerKey) -> bool {
         match self.active.remove(key) {
             Some(t) => {
-                t.task.abort();
+                t.task.cancel();
                 true
             }
             None => false,
@@ -161,7 +149,7 @@ impl Timers {
 
     pub(crate) fn cancel_all(&mut self) {
         for (_, t) in self.active.drain() {
-            t.task.abort();
+            t.task.cancel();
         }
     }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use volley::{
     Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo, Settings,
 };
+use volley_testkit::TestProbe;
 
 enum Req {
     /// Replies `n + 1` at once.
@@ -144,7 +145,7 @@ async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
             }))
             .unwrap()
     };
-    let (events, seen) = common::probe();
+    let early = TestProbe::<()>::new(&system);
     // Watched while the ask waits: told when it times out.
     let waiting = {
         let s = s.clone();
@@ -156,26 +157,15 @@ async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
-    common::watch(&system, handle.to_any(), &events);
-    let path = handle.path().elements().to_string();
+    early.watch(&handle);
     assert!(matches!(
         waiting.await.unwrap(),
         Err(AskError::Timeout { .. })
     ));
-    let seen = tokio::task::spawn_blocking(move || {
-        let first = seen.next();
-        (first, seen)
-    })
-    .await
-    .unwrap();
-    assert_eq!(seen.0, format!("terminated {path}"));
+    early.expect_terminated(&handle);
     // Watched after the timeout: told at once.
     assert!(handle.is_terminated());
-    common::watch(&system, handle.to_any(), &events);
-    let again = tokio::task::spawn_blocking(move || seen.1.next())
-        .await
-        .unwrap();
-    assert_eq!(again, format!("terminated {path}"));
+    TestProbe::<()>::new(&system).expect_terminated(&handle);
     system.terminate().await;
 }
 

@@ -11,6 +11,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, PathError, Props, SpawnError,
     Terminated,
 };
+use volley_testkit::TestProbe;
 
 /// A node of a tree: spawns `depth` levels of one child each, reports its
 /// post_stop.
@@ -440,10 +441,10 @@ async fn system_stop_stops_an_actor_anywhere_in_the_tree() {
     let branch = system.spawn("branch", Props::new(|| Branch)).unwrap();
     let t = std::time::Duration::from_secs(5);
     let leaf = branch.ask(Cmd::Spawn, t).await.unwrap().expect("a leaf");
-    let (tx, events) = common::probe();
-    common::watch(&system, leaf.to_any(), &tx);
+    let watcher = TestProbe::<()>::new(&system);
+    watcher.watch(&leaf);
     assert!(system.stop(&leaf));
-    events.expect(&format!("terminated {}", leaf.path().elements()));
+    watcher.expect_terminated(&leaf);
     assert!(!system.stop(&leaf), "already terminated");
     // The name is free again once the parent heard of the end.
     let mut again = None;

@@ -1,18 +1,28 @@
 //! The receive timeout, cases ported from Pekko's `ReceiveTimeoutSpec`
-//! (actor-tests) to volley's API.
+//! (actor-tests) to volley's API, on manual time: each case advances the
+//! clock to the exact instant the timeout is due, and proves it did not
+//! fire a moment earlier with a reply that would have come after it. The
+//! timeouts are minutes long, so only the manual clock can fire them while
+//! a test runs.
 
 mod common;
 
-use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::probe;
-use volley::{Actor, Context, HandleResult, Props};
+use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
+use volley_testkit::{ManualTime, TestProbe};
+
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Timeout,
+    Pong,
+}
 
 enum Msg {
-    /// Counts as activity.
+    /// Counts as activity; answered with `Pong`.
     Tick,
-    /// Does not count (Pekko's `NotInfluenceReceiveTimeout`).
+    /// Does not count (Pekko's `NotInfluenceReceiveTimeout`); answered
+    /// with `Pong`.
     Quiet,
     /// Sets the timeout (in a message that does not count).
     QuietSet(Duration),
@@ -23,7 +33,7 @@ enum Msg {
 /// Reports each timeout; `set_in_pre_start` arms it at start, and
 /// `once` cancels it on the first timeout.
 struct Idle {
-    events: Sender<String>,
+    to: ActorRef<Seen>,
     set_in_pre_start: Option<Duration>,
     once: bool,
 }
@@ -38,14 +48,14 @@ impl Actor for Idle {
     }
     fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
         match msg {
-            Msg::Tick | Msg::Quiet => {}
+            Msg::Tick | Msg::Quiet => self.to.tell(Seen::Pong),
             Msg::QuietSet(after) => ctx.set_receive_timeout(after),
             Msg::QuietCancel => ctx.cancel_receive_timeout(),
         }
         Ok(())
     }
     fn on_receive_timeout(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let _ = self.events.send("timeout".into());
+        self.to.tell(Seen::Timeout);
         if self.once {
             ctx.cancel_receive_timeout();
             assert_eq!(ctx.receive_timeout(), None);
@@ -57,118 +67,140 @@ impl Actor for Idle {
     }
 }
 
-fn idle(events: &Sender<String>, set: Option<Duration>, once: bool) -> Props<Idle> {
-    let events = events.clone();
-    Props::new(move || Idle {
-        events: events.clone(),
-        set_in_pre_start: set,
-        once,
-    })
+/// A system on manual time, the actor under test and the probe it reports
+/// to. The actor has started (its `pre_start` armed what it arms) when
+/// this returns.
+struct Case {
+    time: ManualTime,
+    system: ActorSystem,
+    probe: TestProbe<Seen>,
+    actor: ActorRef<Msg>,
 }
 
-fn within(events: &common::Events, limit: Duration) -> Option<String> {
-    events.0.recv_timeout(limit).ok()
+impl Case {
+    fn new(name: &str, set: Option<u64>, once: bool) -> Case {
+        let time = ManualTime::new();
+        let system = common::system_with(name, time.settings(Settings::default())).unwrap();
+        let probe = TestProbe::new(&system);
+        let to = probe.actor_ref();
+        let actor = system
+            .spawn(
+                "a",
+                Props::new(move || Idle {
+                    to: to.clone(),
+                    set_in_pre_start: set.map(Duration::from_secs),
+                    once,
+                }),
+            )
+            .unwrap();
+        let case = Case {
+            time,
+            system,
+            probe,
+            actor,
+        };
+        case.quiet_ping();
+        case
+    }
+
+    fn advance_s(&self, s: u64) {
+        self.time.advance(Duration::from_secs(s));
+    }
+
+    /// Proves no timeout is pending in the mailbox: a fired timeout's
+    /// signal was enqueued before this message and would come first.
+    fn quiet_ping(&self) {
+        self.actor.tell(Msg::Quiet);
+        self.probe.expect_msg(Seen::Pong);
+    }
+
+    /// No timeout is armed: a long silence brings no signal.
+    fn expect_none_armed(&self) {
+        assert_eq!(self.time.pending_timers(), 0);
+        self.advance_s(10_000);
+        self.quiet_ping();
+    }
+
+    async fn end(self) {
+        self.system.terminate().await;
+    }
 }
 
 /// "get timeout".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_actor_gets_its_timeout() {
-    let system = common::system("rt-get").unwrap();
-    let (tx, events) = probe();
-    let started = Instant::now();
-    system
-        .spawn("a", idle(&tx, Some(Duration::from_millis(200)), true))
-        .unwrap();
-    events.expect("timeout");
-    assert!(started.elapsed() >= Duration::from_millis(200));
-    system.terminate().await;
+    let case = Case::new("rt-get", Some(200), true);
+    case.advance_s(199);
+    case.quiet_ping();
+    case.advance_s(1);
+    case.probe.expect_msg(Seen::Timeout);
+    case.end().await;
 }
 
 /// "reschedule timeout after regular receive": messages that count keep it
-/// off; once they stop, it fires.
+/// off; once they stop, it fires a full timeout after the last one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_keep_the_timeout_off() {
-    let system = common::system("rt-reschedule").unwrap();
-    let (tx, events) = probe();
-    let a = system
-        .spawn("a", idle(&tx, Some(Duration::from_millis(800)), true))
-        .unwrap();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_millis(1600) {
-        a.tell(Msg::Tick);
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let case = Case::new("rt-reschedule", Some(800), true);
+    for _ in 0..4 {
+        case.advance_s(400);
+        case.actor.tell(Msg::Tick);
+        case.probe.expect_msg(Seen::Pong);
     }
-    assert_eq!(within(&events, Duration::from_millis(0)), None);
-    let last = Instant::now();
-    events.expect("timeout");
-    assert!(
-        last.elapsed() >= Duration::from_millis(700),
-        "{:?}",
-        last.elapsed()
-    );
-    system.terminate().await;
+    case.advance_s(400);
+    case.quiet_ping();
+    case.advance_s(399);
+    case.quiet_ping();
+    case.advance_s(1);
+    case.probe.expect_msg(Seen::Timeout);
+    case.end().await;
 }
 
 /// "be able to turn off timeout if desired".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_timeout_fires_no_more() {
-    let system = common::system("rt-off").unwrap();
-    let (tx, events) = probe();
-    system
-        .spawn("a", idle(&tx, Some(Duration::from_millis(100)), true))
-        .unwrap();
-    events.expect("timeout");
-    events.none_for(500);
-    system.terminate().await;
+    let case = Case::new("rt-off", Some(100), true);
+    case.advance_s(100);
+    case.probe.expect_msg(Seen::Timeout);
+    case.quiet_ping();
+    case.expect_none_armed();
+    case.end().await;
 }
 
 /// Without `once` it keeps firing, one timeout of silence apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uncancelled_timeout_fires_again() {
-    let system = common::system("rt-again").unwrap();
-    let (tx, events) = probe();
-    system
-        .spawn("a", idle(&tx, Some(Duration::from_millis(100)), false))
-        .unwrap();
-    events.expect("timeout");
-    let first = Instant::now();
-    events.expect("timeout");
-    assert!(first.elapsed() >= Duration::from_millis(90));
-    system.terminate().await;
+    let case = Case::new("rt-again", Some(100), false);
+    case.advance_s(100);
+    case.probe.expect_msg(Seen::Timeout);
+    case.advance_s(99);
+    case.quiet_ping();
+    case.advance_s(1);
+    case.probe.expect_msg(Seen::Timeout);
+    case.end().await;
 }
 
 /// "not receive timeout message when not specified".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_timeout_unless_set() {
-    let system = common::system("rt-none").unwrap();
-    let (tx, events) = probe();
-    let a = system.spawn("a", idle(&tx, None, true)).unwrap();
-    a.tell(Msg::Tick);
-    events.none_for(500);
-    system.terminate().await;
+    let case = Case::new("rt-none", None, true);
+    case.actor.tell(Msg::Tick);
+    case.probe.expect_msg(Seen::Pong);
+    case.expect_none_armed();
+    case.end().await;
 }
 
 /// "get timeout while receiving NotInfluenceReceiveTimeout messages".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_that_do_not_count_do_not_hold_it_off() {
-    let system = common::system("rt-quiet").unwrap();
-    let (tx, events) = probe();
-    let a = system
-        .spawn("a", idle(&tx, Some(Duration::from_millis(300)), true))
-        .unwrap();
-    let sender = tokio::spawn(async move {
-        for _ in 0..30 {
-            a.tell(Msg::Quiet);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    });
-    assert_eq!(
-        within(&events, Duration::from_millis(1200)).as_deref(),
-        Some("timeout"),
-        "the quiet messages held it off"
-    );
-    sender.await.unwrap();
-    system.terminate().await;
+    let case = Case::new("rt-quiet", Some(300), true);
+    for _ in 0..5 {
+        case.advance_s(50);
+        case.quiet_ping();
+    }
+    case.advance_s(50);
+    case.probe.expect_msg(Seen::Timeout);
+    case.end().await;
 }
 
 /// "be able to turn on timeout in NotInfluenceReceiveTimeout message
@@ -176,14 +208,35 @@ async fn messages_that_do_not_count_do_not_hold_it_off() {
 /// message handler".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_that_does_not_count_can_set_or_cancel_it() {
-    let system = common::system("rt-set-quiet").unwrap();
-    let (tx, events) = probe();
-    let a = system.spawn("a", idle(&tx, None, false)).unwrap();
-    a.tell(Msg::QuietSet(Duration::from_millis(100)));
-    events.expect("timeout");
-    a.tell(Msg::QuietCancel);
-    // A second timeout may come before the cancel is handled; then none.
-    let _ = within(&events, Duration::from_millis(1000));
-    events.none_for(400);
+    let case = Case::new("rt-set-quiet", None, false);
+    case.actor.tell(Msg::QuietSet(Duration::from_secs(100)));
+    case.quiet_ping();
+    case.advance_s(100);
+    case.probe.expect_msg(Seen::Timeout);
+    case.actor.tell(Msg::QuietCancel);
+    case.quiet_ping();
+    case.expect_none_armed();
+    case.end().await;
+}
+
+/// The real clock's path (tokio's timer), which every case above
+/// replaces: the timeout comes, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_real_time_the_timeout_comes_too() {
+    let system = common::system("rt-real").unwrap();
+    let probe = TestProbe::new(&system);
+    let to = probe.actor_ref();
+    system
+        .spawn(
+            "a",
+            Props::new(move || Idle {
+                to: to.clone(),
+                set_in_pre_start: Some(Duration::from_millis(100)),
+                once: true,
+            }),
+        )
+        .unwrap();
+    probe.expect_msg(Seen::Timeout);
+    probe.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{eventually, probe};
+use common::eventually;
 use volley::{Actor, ActorRef, Context, HandleResult, Props, Resizer, Router, RouterRef};
+use volley_testkit::TestProbe;
 
 const T: Duration = Duration::from_secs(5);
 
@@ -101,10 +102,12 @@ async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() 
     assert_eq!(routees.len(), 3);
     let found = system.identify("/user/parent/pool").await.unwrap();
     assert_eq!(found.actor.as_ref(), Some(&router.to_any()));
-    let (tx, events) = probe();
-    common::watch(&system, router.to_any(), &tx);
+    let watcher = TestProbe::<()>::new(&system);
+    let pool = router.to_any();
+    watcher.watch(&pool);
     assert!(system.stop(&parent));
-    events.expect("terminated /user/parent/pool");
+    watcher.expect_terminated(&pool);
+    assert_eq!(pool.path().elements(), "/user/parent/pool");
     assert!(router.is_terminated());
     assert!(routees.iter().all(|r| r.is_terminated()));
     // The pool's Terminated can arrive while its parent is still finishing

@@ -7,22 +7,25 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::eventually;
-use volley::{Actor, ActorSystem, Context, HandleResult, Props, Settings};
+use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
+use volley_testkit::{ManualTime, TestProbe};
 
 #[derive(Clone)]
 enum Msg {
     Tick,
 }
 
-/// Starts one timer in `pre_start` and counts its messages.
+/// Starts one timer in `pre_start`, counts its messages and reports each
+/// to `report`, if given.
 struct Counter {
     rate: bool,
     initial: Duration,
     interval: Duration,
     count: Arc<AtomicUsize>,
+    report: Option<ActorRef<&'static str>>,
 }
 
 impl Actor for Counter {
@@ -37,6 +40,9 @@ impl Actor for Counter {
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, Msg::Tick: Msg) -> HandleResult {
         self.count.fetch_add(1, Ordering::SeqCst);
+        if let Some(report) = &self.report {
+            report.tell(if self.rate { "rate" } else { "delay" });
+        }
         Ok(())
     }
 }
@@ -47,6 +53,7 @@ fn counter(
     rate: bool,
     initial: u64,
     interval: u64,
+    report: Option<ActorRef<&'static str>>,
 ) -> Arc<AtomicUsize> {
     let count = Arc::new(AtomicUsize::new(0));
     let c = count.clone();
@@ -58,27 +65,48 @@ fn counter(
                 initial: Duration::from_millis(initial),
                 interval: Duration::from_millis(interval),
                 count: c.clone(),
+                report: report.clone(),
             }),
         )
         .unwrap();
     count
 }
 
-/// Both kinds wait their initial delay, then repeat.
+/// Both kinds wait their initial delay, then repeat once per interval (on
+/// manual time nothing is late, so the two kinds agree).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_kinds_repeat_after_their_initial_delay() {
-    let system = common::system("timer-modes").unwrap();
-    let started = Instant::now();
-    let rate = counter(&system, "rate", true, 300, 20);
-    let delay = counter(&system, "delay", false, 300, 20);
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    if started.elapsed() < Duration::from_millis(280) {
-        assert_eq!(rate.load(Ordering::SeqCst), 0, "before the initial delay");
-        assert_eq!(delay.load(Ordering::SeqCst), 0, "before the initial delay");
-    }
-    eventually("both repeat", || {
-        rate.load(Ordering::SeqCst) >= 3 && delay.load(Ordering::SeqCst) >= 3
-    });
+    let time = ManualTime::new();
+    let system = common::system_with("timer-modes", time.settings(Settings::default())).unwrap();
+    let probe = TestProbe::new(&system);
+    counter(
+        &system,
+        "rate",
+        true,
+        300_000,
+        20_000,
+        Some(probe.actor_ref()),
+    );
+    counter(
+        &system,
+        "delay",
+        false,
+        300_000,
+        20_000,
+        Some(probe.actor_ref()),
+    );
+    time.wait_for_timers(2);
+    time.advance(Duration::from_secs(299));
+    assert_eq!(time.next_due(), Some(Duration::from_secs(1)), "none fired");
+    time.advance(Duration::from_secs(1));
+    let mut first = probe.receive_n(2);
+    first.sort();
+    assert_eq!(first, ["delay", "rate"]);
+    time.advance(Duration::from_secs(60));
+    let mut next = probe.receive_n(6);
+    next.sort();
+    assert_eq!(next, ["delay", "delay", "delay", "rate", "rate", "rate"]);
+    assert_eq!(time.next_due(), Some(Duration::from_secs(20)));
     system.terminate().await;
 }
 
@@ -95,8 +123,8 @@ async fn fixed_rate_makes_up_missed_sends_and_fixed_delay_does_not() {
         },
     )
     .unwrap();
-    let rate = counter(&system, "rate", true, 10, 10);
-    let delay = counter(&system, "delay", false, 10, 10);
+    let rate = counter(&system, "rate", true, 10, 10, None);
+    let delay = counter(&system, "delay", false, 10, 10, None);
     eventually("both running", || {
         rate.load(Ordering::SeqCst) > 0 && delay.load(Ordering::SeqCst) > 0
     });

@@ -1,4 +1,5 @@
-//! Timers, bounded mailboxes and dispatcher settings.
+//! Bounded mailboxes, throughput batching and dispatcher settings (the
+//! timer cases are in `timers.rs`).
 
 mod common;
 
@@ -10,114 +11,6 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, MailboxConfig,
     Overflow, Props, Settings, TellError,
 };
-
-#[derive(Clone)]
-enum Tick {
-    StartOnce(&'static str, u64),
-    StartRepeat(&'static str, u64),
-    Cancel(&'static str),
-    Fired(&'static str),
-    Fail,
-    StopMe,
-    Ping(ActorRef<bool>),
-}
-
-struct Ticker {
-    events: Sender<String>,
-}
-
-impl Actor for Ticker {
-    type Msg = Tick;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Tick) -> HandleResult {
-        match msg {
-            Tick::StartOnce(key, ms) => {
-                ctx.schedule_once(key, Duration::from_millis(ms), Tick::Fired(key))
-            }
-            Tick::StartRepeat(key, ms) => {
-                ctx.schedule_repeatedly(key, Duration::from_millis(ms), Tick::Fired(key))
-            }
-            Tick::Cancel(key) => {
-                ctx.cancel_timer(key);
-            }
-            Tick::Fired(key) => {
-                self.events.send(format!("fired {key}")).ok();
-            }
-            Tick::Fail => return Err("boom".into()),
-            Tick::StopMe => ctx.stop_self(),
-            Tick::Ping(r) => r.tell(ctx.is_timer_active("t")),
-        }
-        Ok(())
-    }
-}
-
-fn ticker(system: &ActorSystem, tx: &Sender<String>) -> ActorRef<Tick> {
-    let tx = tx.clone();
-    system
-        .spawn("ticker", Props::new(move || Ticker { events: tx.clone() }))
-        .unwrap()
-}
-
-#[tokio::test]
-async fn single_and_repeating_timers_fire() {
-    let system = common::system("timers").unwrap();
-    let (tx, events) = probe();
-    let t = ticker(&system, &tx);
-    t.tell(Tick::StartOnce("once", 10));
-    events.expect("fired once");
-    t.tell(Tick::StartRepeat("rep", 10));
-    events.expect("fired rep");
-    events.expect("fired rep");
-    events.expect("fired rep");
-    t.tell(Tick::Cancel("rep"));
-    t.ask(Tick::Ping, Duration::from_secs(5)).await.unwrap();
-    events.none_for(60);
-    system.terminate().await;
-}
-
-#[tokio::test]
-async fn a_replaced_timer_fires_once() {
-    let system = common::system("replace").unwrap();
-    let (tx, events) = probe();
-    let t = ticker(&system, &tx);
-    t.tell(Tick::StartOnce("k", 20));
-    t.tell(Tick::StartOnce("k", 40));
-    events.expect("fired k");
-    events.none_for(80);
-    system.terminate().await;
-}
-
-#[tokio::test]
-async fn timers_are_cancelled_on_restart() {
-    let system = common::system("timer-restart").unwrap();
-    let (tx, events) = probe();
-    let t = ticker(&system, &tx);
-    t.tell(Tick::StartRepeat("t", 20));
-    events.expect("fired t");
-    t.tell(Tick::Fail);
-    let active = t.ask(Tick::Ping, Duration::from_secs(5)).await.unwrap();
-    assert!(!active, "timer survived the restart");
-    // Drain what may have been queued before the restart took effect.
-    while events.0.recv_timeout(Duration::from_millis(60)).is_ok() {}
-    events.none_for(100);
-    system.terminate().await;
-}
-
-#[tokio::test]
-async fn timers_are_cancelled_on_stop() {
-    let system = common::system("timer-stop").unwrap();
-    let (tx, events) = probe();
-    let t = ticker(&system, &tx);
-    t.tell(Tick::StartRepeat("t", 5));
-    events.expect("fired t");
-    let before = system.dead_letter_count();
-    t.tell(Tick::StopMe);
-    eventually("stopped", || t.is_terminated());
-    while events.0.recv_timeout(Duration::from_millis(20)).is_ok() {}
-    std::thread::sleep(Duration::from_millis(50));
-    // A cancelled repeating timer sends nothing more, not even dead letters.
-    assert_eq!(system.dead_letter_count(), before);
-    system.terminate().await;
-}
 
 /// Blocks its dispatcher thread until released, so mailboxes fill up.
 struct Gate(std::sync::mpsc::Receiver<()>);

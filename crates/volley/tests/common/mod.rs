@@ -74,42 +74,6 @@ pub fn quiet_deliberate_panics() {
     });
 }
 
-/// Spawns an actor that watches `target` and reports
-/// `"terminated <path elements>"` to `events` when it terminates.
-pub fn watch(system: &volley::ActorSystem, target: volley::AnyRef, events: &Sender<String>) {
-    use volley::{Actor, Context, HandleResult, Props, Terminated};
-
-    struct Watcher {
-        target: volley::AnyRef,
-        events: Sender<String>,
-    }
-
-    impl Actor for Watcher {
-        type Msg = ();
-        fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-            ctx.watch(&self.target);
-            Ok(())
-        }
-        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-            Ok(())
-        }
-        fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-            let _ = self
-                .events
-                .send(format!("terminated {}", t.actor.path().elements()));
-            Ok(())
-        }
-    }
-
-    let events = events.clone();
-    system
-        .spawn_anonymous(Props::new(move || Watcher {
-            target: target.clone(),
-            events: events.clone(),
-        }))
-        .expect("a watcher spawns");
-}
-
 /// The default dispatcher's kind in the semantics suites: `work-stealing`
 /// unless `VOLLEY_TEST_DISPATCHER=app-runtime` (CI runs them both ways).
 /// Named dispatchers keep theirs: a test that names one wants a pool.

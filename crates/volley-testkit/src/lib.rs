@@ -1,0 +1,66 @@
+//! # volley-testkit: testing volley actors
+//!
+//! Akka's TestKit for volley:
+//!
+//! - [`TestProbe`]: a real `ActorRef<M>` to hand to the actors under test,
+//!   with expectations on what it receives (`expect_msg`,
+//!   `expect_msg_matching`, `expect_no_msg`, `receive_n`, `fish_for`,
+//!   `expect_terminated`) and [`within`] to bound a whole block.
+//! - [`ManualTime`]: a clock the test advances, driving the actors' timers
+//!   and receive timeouts without a single sleep.
+//! - [`SupervisorProbe`]: a supervising parent that records each child's
+//!   failures, restarts and stops.
+//!
+//! A failed expectation panics with what arrived instead (or that nothing
+//! did), so it fails the test like an `assert!`.
+//!
+//! ```
+//! use std::time::Duration;
+//! use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
+//! use volley_testkit::{ManualTime, TestProbe};
+//!
+//! /// Greets `to` once, an hour after it starts.
+//! struct Reminder {
+//!     to: ActorRef<String>,
+//! }
+//!
+//! impl Actor for Reminder {
+//!     type Msg = ();
+//!     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+//!         ctx.schedule_once("remind", Duration::from_secs(3600), ());
+//!         Ok(())
+//!     }
+//!     fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) -> HandleResult {
+//!         self.to.tell("time's up".to_string());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let time = ManualTime::new();
+//! let system = ActorSystem::with_settings("doc", time.settings(Default::default())).unwrap();
+//! let probe = TestProbe::<String>::new(&system);
+//! let to = probe.actor_ref();
+//! let reminder = system.spawn("reminder", Props::new(move || Reminder { to: to.clone() })).unwrap();
+//!
+//! time.wait_for_timers(1); // pre_start has armed the timer
+//! time.advance(Duration::from_secs(3599));
+//! probe.expect_no_msg(Duration::from_millis(20));
+//! time.advance(Duration::from_secs(1));
+//! probe.expect_msg("time's up".to_string());
+//!
+//! system.stop(&reminder);
+//! probe.expect_terminated(&reminder);
+//! # tokio::runtime::Runtime::new().unwrap().block_on(system.terminate());
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod probe;
+mod supervision;
+mod time;
+mod wait;
+
+pub use probe::{FishingOutcome, TestProbe};
+pub use supervision::{CaughtFailure, FailureSort, SupervisionEvent, SupervisorProbe};
+pub use time::ManualTime;
+pub use wait::{default_timeout, within};

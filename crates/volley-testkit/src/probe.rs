@@ -1,0 +1,380 @@
+//! [`TestProbe`]: an actor ref whose messages the test reads and asserts on.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use volley::{
+    Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, Terminated, ToAnyRef,
+};
+
+use crate::wait::{implicit_timeout, spawn_forwarder, Inbox, Limit};
+
+/// What a probe received: a message sent to its ref, or the end of an actor
+/// it watches.
+enum Event<M> {
+    Msg(M),
+    Terminated(AnyRef),
+}
+
+impl<M: fmt::Debug> fmt::Display for Event<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Msg(m) => write!(f, "{m:?}"),
+            Event::Terminated(actor) => write!(f, "Terminated({})", actor.path()),
+        }
+    }
+}
+
+/// What a [`TestProbe::fish_for`] fisher says about one message. A `bool`
+/// converts: `true` is `Complete`, `false` is `ContinueAndIgnore`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FishingOutcome {
+    /// This is the message fished for: stop and return the kept messages.
+    Complete,
+    /// Keep this message and fish on.
+    Continue,
+    /// Drop this message and fish on.
+    ContinueAndIgnore,
+    /// Fail the test with this reason.
+    Fail(String),
+}
+
+impl From<bool> for FishingOutcome {
+    fn from(done: bool) -> Self {
+        if done {
+            FishingOutcome::Complete
+        } else {
+            FishingOutcome::ContinueAndIgnore
+        }
+    }
+}
+
+/// Watches actors for a probe: a probe's own actor has the protocol under
+/// test, so it cannot take watch requests.
+enum WatchCmd {
+    Watch(AnyRef),
+    Unwatch(AnyRef),
+}
+
+struct Watcher<M: Send + 'static> {
+    tx: Sender<Event<M>>,
+}
+
+impl<M: Send + 'static> Actor for Watcher<M> {
+    type Msg = WatchCmd;
+
+    fn handle(&mut self, ctx: &mut Context<Self>, cmd: WatchCmd) -> HandleResult {
+        match cmd {
+            WatchCmd::Watch(target) => ctx.watch(&target),
+            WatchCmd::Unwatch(target) => ctx.unwatch(&target),
+        }
+        Ok(())
+    }
+
+    fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
+        let _ = self.tx.send(Event::Terminated(t.actor));
+        Ok(())
+    }
+}
+
+/// A real [`ActorRef<M>`] for the test to hand to actors under test, and
+/// assertions on what it receives (Akka's `TestProbe`).
+///
+/// The ref points at a small actor on the system's default dispatcher that
+/// passes every message into a channel the probe reads, so it works
+/// wherever a ref does: on a work-stealing pool, on an `app-runtime`
+/// dispatcher, as a watcher, as a subscriber of the event stream.
+///
+/// Expectations block the calling thread (inside a multi-thread tokio
+/// runtime they tell tokio first, so actors on that runtime keep running;
+/// a current-thread runtime running the system's actors would stall).
+/// Those given no timeout wait [`default_timeout`](crate::default_timeout),
+/// or what is left of an enclosing [`within`](crate::within). A failed
+/// expectation panics naming what arrived instead, or that nothing did.
+/// Dropping the probe stops its actors.
+pub struct TestProbe<M: Send + 'static> {
+    system: ActorSystem,
+    actor: ActorRef<M>,
+    tx: Sender<Event<M>>,
+    inbox: Inbox<Event<M>>,
+    watcher: OnceLock<ActorRef<WatchCmd>>,
+}
+
+impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
+    /// A probe with a fresh actor under `/user` (named `test-probe-N`).
+    /// Panics if the system is terminating.
+    #[track_caller]
+    pub fn new(system: &ActorSystem) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        Self::named(system, &format!("test-probe-{n}"))
+    }
+
+    /// A probe whose actor is `/user/<name>`. Panics if the name is taken
+    /// or the system is terminating.
+    #[track_caller]
+    pub fn named(system: &ActorSystem, name: &str) -> Self {
+        let (tx, rx) = channel();
+        let actor = spawn_forwarder(system, Some(name), tx.clone(), |m| Some(Event::Msg(m)))
+            .unwrap_or_else(|e| panic!("cannot spawn the test probe {name:?}: {e}"));
+        TestProbe {
+            system: system.clone(),
+            actor,
+            tx,
+            inbox: Inbox::new(rx),
+            watcher: OnceLock::new(),
+        }
+    }
+
+    /// A probe subscribed to the system's event stream for `M`, e.g. a
+    /// `TestProbe<DeadLetter>` or `TestProbe<LifecycleEvent>`; it sees the
+    /// events published from now on.
+    #[track_caller]
+    pub fn on_event_stream(system: &ActorSystem) -> Self
+    where
+        M: Clone,
+    {
+        let probe = Self::new(system);
+        system.event_stream().subscribe(probe.actor_ref());
+        probe
+    }
+
+    /// The probe's ref, to hand to the actors under test.
+    pub fn actor_ref(&self) -> ActorRef<M> {
+        self.actor.clone()
+    }
+
+    /// Watches `target`: its end arrives as a `Terminated` among the
+    /// probe's messages (see [`TestProbe::expect_terminated`]).
+    pub fn watch(&self, target: &impl ToAnyRef) {
+        self.watcher().tell(WatchCmd::Watch(target.to_any_ref()));
+    }
+
+    /// Stops watching `target`.
+    pub fn unwatch(&self, target: &impl ToAnyRef) {
+        self.watcher().tell(WatchCmd::Unwatch(target.to_any_ref()));
+    }
+
+    fn watcher(&self) -> &ActorRef<WatchCmd> {
+        self.watcher.get_or_init(|| {
+            let tx = self.tx.clone();
+            let name = format!("{}-watcher", self.actor.path().name());
+            self.system
+                .spawn(&name, Props::new(move || Watcher { tx: tx.clone() }))
+                .unwrap_or_else(|e| panic!("cannot spawn the probe's watcher {name:?}: {e}"))
+        })
+    }
+
+    /// Asserts that the next message equals `expected`, and returns it.
+    #[track_caller]
+    pub fn expect_msg(&self, expected: M) -> M
+    where
+        M: PartialEq,
+    {
+        self.expect_msg_in(implicit_timeout(), expected)
+    }
+
+    /// [`TestProbe::expect_msg`] waiting at most `max`.
+    #[track_caller]
+    pub fn expect_msg_within(&self, max: Duration, expected: M) -> M
+    where
+        M: PartialEq,
+    {
+        self.expect_msg_in(Limit::given(max), expected)
+    }
+
+    #[track_caller]
+    fn expect_msg_in(&self, limit: Limit, expected: M) -> M
+    where
+        M: PartialEq,
+    {
+        let what = format!("{expected:?}");
+        let got = self.next_msg(limit, &what);
+        assert!(got == expected, "expected {what}, got {got:?}");
+        got
+    }
+
+    /// Asserts that the next message satisfies `matches`, and returns it.
+    #[track_caller]
+    pub fn expect_msg_matching(&self, matches: impl FnOnce(&M) -> bool) -> M {
+        self.expect_msg_matching_in(implicit_timeout(), matches)
+    }
+
+    /// [`TestProbe::expect_msg_matching`] waiting at most `max`.
+    #[track_caller]
+    pub fn expect_msg_matching_within(&self, max: Duration, matches: impl FnOnce(&M) -> bool) -> M {
+        self.expect_msg_matching_in(Limit::given(max), matches)
+    }
+
+    #[track_caller]
+    fn expect_msg_matching_in(&self, limit: Limit, matches: impl FnOnce(&M) -> bool) -> M {
+        let got = self.next_msg(limit, "a message that matches");
+        assert!(matches(&got), "the message {got:?} does not match");
+        got
+    }
+
+    /// The next message, whatever it is.
+    #[track_caller]
+    pub fn receive_msg(&self) -> M {
+        self.next_msg(implicit_timeout(), "a message")
+    }
+
+    /// [`TestProbe::receive_msg`] waiting at most `max`.
+    #[track_caller]
+    pub fn receive_msg_within(&self, max: Duration) -> M {
+        self.next_msg(Limit::given(max), "a message")
+    }
+
+    /// The next `n` messages, all within one timeout.
+    #[track_caller]
+    pub fn receive_n(&self, n: usize) -> Vec<M> {
+        self.receive_n_in(implicit_timeout(), n)
+    }
+
+    /// [`TestProbe::receive_n`] waiting at most `max` for all of them.
+    #[track_caller]
+    pub fn receive_n_within(&self, max: Duration, n: usize) -> Vec<M> {
+        self.receive_n_in(Limit::given(max), n)
+    }
+
+    #[track_caller]
+    fn receive_n_in(&self, limit: Limit, n: usize) -> Vec<M> {
+        let deadline = Instant::now() + limit.time;
+        let mut got = Vec::with_capacity(n);
+        while got.len() < n {
+            match self.inbox.next_by(deadline) {
+                Some(Event::Msg(m)) => got.push(m),
+                Some(other) => panic!(
+                    "expected {n} messages, got {} and then {other}: {got:?}",
+                    got.len()
+                ),
+                None => panic!(
+                    "expected {n} messages within {limit}, got only {}: {got:?}",
+                    got.len()
+                ),
+            }
+        }
+        got
+    }
+
+    /// Asserts that no message (and no `Terminated`) arrives for `d`.
+    #[track_caller]
+    pub fn expect_no_msg(&self, d: Duration) {
+        if let Some(event) = self.inbox.next_within(Limit::given(d)) {
+            panic!("expected no message for {d:?}, got {event}");
+        }
+    }
+
+    /// Reads messages until `fisher` says [`FishingOutcome::Complete`],
+    /// within one timeout; returns the messages it said to keep (the
+    /// completing one last). A `bool` fisher returns just the message it
+    /// accepted.
+    #[track_caller]
+    pub fn fish_for<O: Into<FishingOutcome>>(&self, fisher: impl FnMut(&M) -> O) -> Vec<M> {
+        self.fish_for_in(implicit_timeout(), fisher)
+    }
+
+    /// [`TestProbe::fish_for`] waiting at most `max` in all.
+    #[track_caller]
+    pub fn fish_for_within<O: Into<FishingOutcome>>(
+        &self,
+        max: Duration,
+        fisher: impl FnMut(&M) -> O,
+    ) -> Vec<M> {
+        self.fish_for_in(Limit::given(max), fisher)
+    }
+
+    #[track_caller]
+    fn fish_for_in<O: Into<FishingOutcome>>(
+        &self,
+        limit: Limit,
+        mut fisher: impl FnMut(&M) -> O,
+    ) -> Vec<M> {
+        let deadline = Instant::now() + limit.time;
+        let mut kept = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            let m = match self.inbox.next_by(deadline) {
+                Some(Event::Msg(m)) => m,
+                Some(other) => panic!("fishing, got {other}; messages so far: {seen:?}"),
+                None => {
+                    panic!("fishing: nothing completed within {limit}; messages so far: {seen:?}")
+                }
+            };
+            match fisher(&m).into() {
+                FishingOutcome::Complete => {
+                    kept.push(m);
+                    return kept;
+                }
+                FishingOutcome::Continue => {
+                    seen.push(format!("{m:?}"));
+                    kept.push(m);
+                }
+                FishingOutcome::ContinueAndIgnore => seen.push(format!("{m:?}")),
+                FishingOutcome::Fail(reason) => panic!("fishing failed at {m:?}: {reason}"),
+            }
+        }
+    }
+
+    /// Watches `target` (if not yet) and asserts that the next thing to
+    /// arrive is its `Terminated`. An actor that has already terminated
+    /// passes at once.
+    #[track_caller]
+    pub fn expect_terminated(&self, target: &impl ToAnyRef) -> Terminated {
+        self.expect_terminated_in(implicit_timeout(), target.to_any_ref())
+    }
+
+    /// [`TestProbe::expect_terminated`] waiting at most `max`.
+    #[track_caller]
+    pub fn expect_terminated_within(&self, max: Duration, target: &impl ToAnyRef) -> Terminated {
+        self.expect_terminated_in(Limit::given(max), target.to_any_ref())
+    }
+
+    #[track_caller]
+    fn expect_terminated_in(&self, limit: Limit, target: AnyRef) -> Terminated {
+        // Watching twice is watching once, so this is harmless after `watch`.
+        self.watch(&target);
+        match self.inbox.next_within(limit) {
+            Some(Event::Terminated(actor)) if actor == target => Terminated { actor },
+            Some(other) => panic!("expected Terminated({}), got {other}", target.path()),
+            None => panic!(
+                "expected Terminated({}), but nothing arrived within {limit}",
+                target.path()
+            ),
+        }
+    }
+
+    /// Runs `block` and asserts it finished within `max`: see
+    /// [`within`](crate::within), which applies to every probe.
+    #[track_caller]
+    pub fn within<R>(&self, max: Duration, block: impl FnOnce() -> R) -> R {
+        crate::within(max, block)
+    }
+
+    #[track_caller]
+    fn next_msg(&self, limit: Limit, what: &str) -> M {
+        match self.inbox.next_within(limit) {
+            Some(Event::Msg(m)) => m,
+            Some(other) => panic!("expected {what}, got {other}"),
+            None => panic!("expected {what}, but nothing arrived within {limit}"),
+        }
+    }
+}
+
+impl<M: Send + 'static> Drop for TestProbe<M> {
+    fn drop(&mut self) {
+        self.system.stop(&self.actor);
+        if let Some(watcher) = self.watcher.get() {
+            self.system.stop(watcher);
+        }
+    }
+}
+
+impl<M: Send + 'static> fmt::Debug for TestProbe<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TestProbe({})", self.actor.path())
+    }
+}

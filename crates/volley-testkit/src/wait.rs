@@ -1,0 +1,196 @@
+//! Waiting for what actors report: the channel behind every probe, the
+//! default timeout and the deadline of [`within`].
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, SpawnError};
+
+/// What an expectation waits at most when it is given no timeout and runs
+/// outside [`within`]: 5 s, times `VOLLEY_TEST_TIME_FACTOR` when that is
+/// set (a loaded CI machine may want 2 or 3). A passing expectation waits
+/// only until its message is there, so a long default costs only failing
+/// tests.
+pub fn default_timeout() -> Duration {
+    static DEFAULT: OnceLock<Duration> = OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        let factor = std::env::var("VOLLEY_TEST_TIME_FACTOR")
+            .ok()
+            .and_then(|f| f.parse::<f64>().ok())
+            .filter(|f| f.is_finite() && *f > 0.0)
+            .unwrap_or(1.0);
+        Duration::from_secs(5).mul_f64(factor)
+    })
+}
+
+thread_local! {
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `block` and asserts it finished within `max` (Akka's `within`).
+/// Expectations inside that take no explicit timeout wait only for the time
+/// left, so a slow block fails where it is slow. Nested blocks get at most
+/// what the outer one has left. The deadline is per thread: it applies to
+/// every probe the block uses.
+#[track_caller]
+pub fn within<R>(max: Duration, block: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let outer = DEADLINE.with(Cell::get);
+    let max = match outer {
+        Some(deadline) => max.min(deadline.saturating_duration_since(start)),
+        None => max,
+    };
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(outer);
+    DEADLINE.with(|d| d.set(Some(start + max)));
+    let out = block();
+    let took = start.elapsed();
+    assert!(
+        took <= max,
+        "the block took {took:?}, longer than its `within` limit of {max:?}"
+    );
+    out
+}
+
+/// The timeout of an expectation given none, and how to name it.
+pub(crate) fn implicit_timeout() -> Limit {
+    match DEADLINE.with(Cell::get) {
+        Some(deadline) => Limit {
+            time: deadline.saturating_duration_since(Instant::now()),
+            in_within: true,
+        },
+        None => Limit {
+            time: default_timeout(),
+            in_within: false,
+        },
+    }
+}
+
+/// How long an expectation waits.
+#[derive(Clone, Copy)]
+pub(crate) struct Limit {
+    pub(crate) time: Duration,
+    /// Set by [`within`]: the failure names that.
+    pub(crate) in_within: bool,
+}
+
+impl Limit {
+    pub(crate) fn given(time: Duration) -> Self {
+        Limit {
+            time,
+            in_within: false,
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.in_within {
+            write!(f, "{:?} (the time left in `within`)", self.time)
+        } else {
+            write!(f, "{:?}", self.time)
+        }
+    }
+}
+
+/// A channel that actors report into and the test reads with timeouts.
+/// Not `Sync`: one test thread reads it.
+pub(crate) struct Inbox<T> {
+    rx: Receiver<T>,
+    /// Taken from the channel but not consumed yet.
+    held: RefCell<VecDeque<T>>,
+}
+
+impl<T> Inbox<T> {
+    pub(crate) fn new(rx: Receiver<T>) -> Self {
+        Inbox {
+            rx,
+            held: RefCell::new(VecDeque::new()),
+        }
+    }
+
+    /// The next item, waiting until `deadline`; `None` if none came.
+    pub(crate) fn next_by(&self, deadline: Instant) -> Option<T> {
+        if let Some(item) = self.held.borrow_mut().pop_front() {
+            return Some(item);
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        // Every sender gone means nothing more can come: the same to a test
+        // as nothing coming in time.
+        blocking(|| self.rx.recv_timeout(wait)).ok()
+    }
+
+    /// The next item within `limit`.
+    pub(crate) fn next_within(&self, limit: Limit) -> Option<T> {
+        self.next_by(Instant::now() + limit.time)
+    }
+
+    /// Puts `items` back in front, in their order, for the next reads.
+    pub(crate) fn hold(&self, items: Vec<T>) {
+        let mut held = self.held.borrow_mut();
+        for item in items.into_iter().rev() {
+            held.push_front(item);
+        }
+    }
+}
+
+/// Runs a blocking wait. On a multi-thread tokio runtime (an async test)
+/// the runtime is told, so that it moves its other tasks off this thread:
+/// actors on an `app-runtime` dispatcher of the test's own runtime keep
+/// running while the test waits for them.
+pub(crate) fn blocking<R>(wait: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) if rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(wait)
+        }
+        _ => wait(),
+    }
+}
+
+type Map<T, E> = Arc<dyn Fn(T) -> Option<E> + Send + Sync>;
+
+/// An actor that maps each message it gets and reports the result into a
+/// channel; what a probe's ref points at.
+struct Forwarder<T, E> {
+    tx: Sender<E>,
+    map: Map<T, E>,
+}
+
+/// Spawns a [`Forwarder`] named `name` (a generated name if `None`).
+pub(crate) fn spawn_forwarder<T: Send + 'static, E: Send + 'static>(
+    system: &ActorSystem,
+    name: Option<&str>,
+    tx: Sender<E>,
+    map: impl Fn(T) -> Option<E> + Send + Sync + 'static,
+) -> Result<ActorRef<T>, SpawnError> {
+    let map: Map<T, E> = Arc::new(map);
+    let props = Props::new(move || Forwarder {
+        tx: tx.clone(),
+        map: map.clone(),
+    });
+    match name {
+        Some(name) => system.spawn(name, props),
+        None => system.spawn_anonymous(props),
+    }
+}
+
+impl<T: Send + 'static, E: Send + 'static> Actor for Forwarder<T, E> {
+    type Msg = T;
+
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: T) -> HandleResult {
+        if let Some(event) = (self.map)(msg) {
+            // The test may have dropped its probe: then nobody listens.
+            let _ = self.tx.send(event);
+        }
+        Ok(())
+    }
+}

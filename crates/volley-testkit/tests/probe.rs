@@ -1,0 +1,217 @@
+//! TestProbe: its ref works like any actor's, on both dispatcher kinds, and
+//! each expectation fails when what arrives is not what it expects.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use volley::{
+    Actor, ActorRef, ActorSystem, Context, DeadLetter, DispatcherKind, HandleResult, Props,
+    Settings,
+};
+use volley_testkit::{within, FishingOutcome, TestProbe};
+
+/// For windows in which nothing is to arrive.
+const SHORT: Duration = Duration::from_millis(50);
+/// For windows that must hold what is sent in them (on a loaded machine a
+/// reply may take a while), yet end a failing expectation.
+const ENOUGH: Duration = Duration::from_secs(2);
+
+fn systems(name: &str) -> Vec<ActorSystem> {
+    let mut app = Settings::default();
+    app.default_dispatcher.kind = DispatcherKind::AppRuntime;
+    vec![
+        ActorSystem::new(&format!("{name}-pool")).unwrap(),
+        ActorSystem::with_settings(&format!("{name}-app"), app).unwrap(),
+    ]
+}
+
+/// Echoes each number to `to`, doubled, from its own dispatcher thread.
+struct Doubler {
+    to: ActorRef<u32>,
+}
+
+impl Actor for Doubler {
+    type Msg = u32;
+    fn handle(&mut self, ctx: &mut Context<Self>, n: u32) -> HandleResult {
+        if n == 0 {
+            ctx.stop_self();
+        }
+        self.to.tell(n * 2);
+        Ok(())
+    }
+}
+
+fn doubler(system: &ActorSystem, probe: &TestProbe<u32>) -> ActorRef<u32> {
+    let to = probe.actor_ref();
+    system
+        .spawn_anonymous(Props::new(move || Doubler { to: to.clone() }))
+        .unwrap()
+}
+
+/// The panic text of `f`, which must panic.
+fn failure(f: impl FnOnce()) -> String {
+    let err = catch_unwind(AssertUnwindSafe(f)).expect_err("the expectation should have failed");
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_arrive_in_order_on_both_dispatcher_kinds() {
+    for system in systems("order") {
+        let probe = TestProbe::new(&system);
+        let d = doubler(&system, &probe);
+        for n in 1..=5 {
+            d.tell(n);
+        }
+        assert_eq!(probe.expect_msg(2), 2);
+        assert_eq!(probe.expect_msg_matching(|m| *m == 4), 4);
+        assert_eq!(probe.receive_n(3), [6, 8, 10]);
+        probe.expect_no_msg(SHORT);
+        d.tell(0);
+        probe.expect_msg(0);
+        probe.expect_terminated(&d);
+        system.terminate().await;
+    }
+}
+
+#[test]
+fn a_failed_expectation_names_what_arrived_or_that_nothing_did() {
+    let system = ActorSystem::new("fail-text").unwrap();
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    d.tell(3);
+    let text = failure(|| {
+        probe.expect_msg(7);
+    });
+    assert!(text.contains("expected 7, got 6"), "{text}");
+    let text = failure(|| {
+        probe.expect_msg_within(SHORT, 1);
+    });
+    assert!(text.contains("nothing arrived within 50ms"), "{text}");
+    d.tell(5);
+    let text = failure(|| probe.expect_no_msg(Duration::from_secs(5)));
+    assert!(text.contains("got 10"), "{text}");
+    d.tell(1);
+    let text = failure(|| {
+        probe.expect_msg_matching(|m| *m > 100);
+    });
+    assert!(text.contains("the message 2 does not match"), "{text}");
+    d.tell(1);
+    let text = failure(|| {
+        probe.receive_n_within(ENOUGH, 2);
+    });
+    assert!(text.contains("got only 1: [2]"), "{text}");
+}
+
+#[test]
+fn fishing_skips_keeps_and_fails_as_told() {
+    let system = ActorSystem::new("fish").unwrap();
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    for n in 1..=6 {
+        d.tell(n);
+    }
+    assert_eq!(probe.fish_for(|m| *m == 6), [6]);
+    let kept = probe.fish_for(|m| match m {
+        8 => FishingOutcome::Continue,
+        12 => FishingOutcome::Complete,
+        _ => FishingOutcome::ContinueAndIgnore,
+    });
+    assert_eq!(kept, [8, 12]);
+    d.tell(7);
+    let text = failure(|| {
+        probe.fish_for(|m| FishingOutcome::Fail(format!("{m} is odd-born")));
+    });
+    assert!(text.contains("14 is odd-born"), "{text}");
+    d.tell(1);
+    let text = failure(|| {
+        probe.fish_for_within(ENOUGH, |m| *m == 99);
+    });
+    assert!(
+        text.contains("nothing completed") && text.contains("[\"2\"]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn expect_terminated_wants_that_actor_and_fails_on_a_message() {
+    let system = ActorSystem::new("terminated").unwrap();
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    probe.watch(&d);
+    d.tell(4);
+    let text = failure(|| {
+        probe.expect_terminated_within(ENOUGH, &d);
+    });
+    assert!(text.contains("got 8"), "{text}");
+    let other = doubler(&system, &probe);
+    let text = failure(|| {
+        probe.expect_terminated_within(SHORT, &other);
+    });
+    assert!(text.contains("nothing arrived"), "{text}");
+    // An actor that is already gone passes at once.
+    d.tell(0);
+    probe.expect_msg(0);
+    probe.expect_terminated(&d);
+    let late = TestProbe::<u32>::new(&system);
+    late.expect_terminated(&d);
+}
+
+#[test]
+fn within_bounds_a_block_and_gives_nested_expectations_the_time_left() {
+    let system = ActorSystem::new("within").unwrap();
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    d.tell(1);
+    let got = probe.within(Duration::from_secs(10), || probe.receive_msg());
+    assert_eq!(got, 2);
+    let text = failure(|| {
+        within(SHORT, || probe.expect_no_msg(SHORT * 3));
+    });
+    assert!(text.contains("longer than its `within` limit"), "{text}");
+    // The nested expectation waits only what is left of the 50 ms, not the
+    // default 5 s, and says so.
+    let text = failure(|| {
+        within(SHORT, || {
+            probe.receive_msg();
+        })
+    });
+    assert!(text.contains("the time left in `within`"), "{text}");
+    // An inner block gets no more than the outer one has left.
+    let text = failure(|| {
+        within(SHORT, || {
+            within(Duration::from_secs(60), || probe.receive_msg())
+        });
+    });
+    let sub_second = ["ms", "µs", "ns"].map(|unit| format!("{unit} (the time left in `within`)"));
+    assert!(
+        sub_second.iter().any(|t| text.contains(t.as_str())),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_event_stream_probe_sees_dead_letters() {
+    let system = ActorSystem::new("dead").unwrap();
+    let dead = TestProbe::<DeadLetter>::on_event_stream(&system);
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    d.tell(0);
+    probe.expect_msg(0);
+    probe.expect_terminated(&d);
+    d.tell(1);
+    let letter = dead.expect_msg_matching(|l| l.recipient == d.path().to_string());
+    assert_eq!(letter.message_type, std::any::type_name::<u32>());
+}
+
+#[test]
+fn a_dropped_probe_stops_its_actor() {
+    let system = ActorSystem::new("drop").unwrap();
+    let watcher = TestProbe::<u32>::new(&system);
+    let probe = TestProbe::<u32>::new(&system);
+    let r = probe.actor_ref();
+    drop(probe);
+    watcher.expect_terminated(&r);
+}
