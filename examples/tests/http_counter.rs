@@ -1,36 +1,9 @@
 //! The http_counter example, called over HTTP.
 
-use std::time::Duration;
+mod common;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use common::request;
 use volley_examples::http_counter_app::{routes, start};
-
-/// Sends one HTTP/1.1 request and returns the status code and the body.
-async fn request(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(10),
-        stream.read_to_string(&mut response),
-    )
-    .await
-    .expect("the server answers")
-    .unwrap();
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line in {response:?}"));
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_handlers_ask_the_counter_actor() {

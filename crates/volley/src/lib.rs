@@ -55,6 +55,7 @@ mod error;
 mod event_stream;
 mod locks;
 mod mailbox;
+mod metrics;
 mod path;
 mod receive_timeout;
 pub mod remote;
@@ -74,6 +75,7 @@ pub use context::{Context, StashOverflow};
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};
+pub use metrics::{MetricsSettings, METRIC_NAMES};
 pub use path::{ActorPath, PathError};
 pub use routing::{
     Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, PoolRouter,

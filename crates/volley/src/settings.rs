@@ -134,6 +134,8 @@ pub struct Settings {
     /// abandoned and the hooks after it are skipped, each with a warning, so
     /// `terminate()` cannot hang on one. At least 1. Default 10000 ms.
     pub shutdown_hooks_timeout_ms: u64,
+    /// Runtime metrics through the `metrics` facade (`[metrics]`).
+    pub metrics: crate::metrics::MetricsSettings,
     /// Runs the system's timers (actor timers, receive timeouts) on this
     /// clock instead of real time: for tests, which advance it by hand
     /// (volley-testkit's `ManualTime`). Not read from or written to TOML.
@@ -155,6 +157,7 @@ impl Default for Settings {
             dead_letters: DeadLetterSettings::default(),
             ask_spin_us: 50,
             shutdown_hooks_timeout_ms: 10_000,
+            metrics: crate::metrics::MetricsSettings::default(),
             manual_clock: None,
             extensions: BTreeMap::new(),
         }
@@ -172,6 +175,7 @@ const CORE_KEYS: &[&str] = &[
     "dead_letters",
     "ask_spin_us",
     "shutdown_hooks_timeout_ms",
+    "metrics",
 ];
 
 /// A settings file or override that cannot be used.
@@ -349,6 +353,12 @@ impl Settings {
             return Err(SettingsError::OutOfRange {
                 key: "shutdown_hooks_timeout_ms".into(),
                 reason: "must be at least 1",
+            });
+        }
+        if self.metrics.sample_interval_ms < 10 {
+            return Err(SettingsError::OutOfRange {
+                key: "metrics.sample_interval_ms".into(),
+                reason: "must be at least 10",
             });
         }
         if self.ask_spin_us > 10_000 {

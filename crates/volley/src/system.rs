@@ -112,6 +112,17 @@ struct SystemCore {
     /// refused or taken by `root_terminated`, never left behind.
     shutdown_hooks: Mutex<Vec<ShutdownHook>>,
     terminated: tokio::sync::watch::Sender<bool>,
+    /// `[metrics] enabled`: the registered handles (`metrics.rs`).
+    metrics: Option<crate::metrics::SystemMetrics>,
+}
+
+/// A handle that does not keep the system alive (the metrics sampler's).
+pub(crate) struct WeakSystem(Weak<SystemCore>);
+
+impl WeakSystem {
+    pub(crate) fn upgrade(&self) -> Option<ActorSystem> {
+        self.0.upgrade().map(|shared| ActorSystem { shared })
+    }
 }
 
 impl ActorSystem {
@@ -172,8 +183,13 @@ impl ActorSystem {
                 Dispatcher::start(dname, dsettings, rt.clone())?,
             );
         }
+        let metrics = settings
+            .metrics
+            .enabled
+            .then(|| crate::metrics::SystemMetrics::register(name));
         let system = ActorSystem {
             shared: Arc::new(SystemCore {
+                metrics,
                 name: name.into(),
                 handle,
                 runtime: Mutex::new(runtime),
@@ -203,7 +219,29 @@ impl ActorSystem {
             .expect("a new root guardian accepts /user");
         *lock(&system.shared.root) = Some(root);
         let _ = system.shared.user.set(Arc::downgrade(&user));
+        if system.shared.metrics.is_some() {
+            let interval = system.shared.settings.metrics.sample_interval_ms;
+            crate::metrics::start_sampler(&system, std::time::Duration::from_millis(interval));
+        }
         Ok(system)
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakSystem {
+        WeakSystem(Arc::downgrade(&self.shared))
+    }
+
+    /// The metrics handles, when `[metrics] enabled`.
+    #[inline]
+    pub(crate) fn metrics(&self) -> Option<&crate::metrics::SystemMetrics> {
+        self.shared.metrics.as_ref()
+    }
+
+    /// Each pool dispatcher's parked workers, by name.
+    pub(crate) fn parked_workers(&self) -> Vec<(String, usize)> {
+        std::iter::once(&self.shared.default_dispatcher)
+            .chain(self.shared.dispatchers.values())
+            .filter_map(|d| Some((d.name().to_string(), d.parked_workers()?)))
+            .collect()
     }
 
     /// The system's name.
@@ -400,6 +438,9 @@ impl ActorSystem {
         reason: DeadLetterReason,
     ) {
         self.shared.dead_letters.fetch_add(1, Ordering::Relaxed);
+        if let Some(metrics) = &self.shared.metrics {
+            metrics.dead_letter(reason);
+        }
         if self.shared.settings.dead_letters.log && self.shared.dead_letter_log.allow() {
             tracing::debug!(%recipient, message_type, ?reason, "dead letter");
         }

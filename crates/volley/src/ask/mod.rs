@@ -121,7 +121,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
                 sent = target.send(request) => if let Err(e) = sent {
                     target.tell(e.into_inner());
                 },
-                _ = sleep => return Err(timed_out(target, timeout)),
+                _ = sleep => return Err(timed_out(system, target, timeout)),
             }
         }
         Err(TellError::Terminated(request)) => target.tell(request),
@@ -158,12 +158,19 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     match reply.await {
         Ended::Outcome(Outcome::Replied(reply)) => Ok(reply),
         Ended::Outcome(Outcome::Dropped) => Err(AskError::ReplyDropped(target.path().to_string())),
-        Ended::TimedOut => Err(timed_out(target, timeout)),
+        Ended::TimedOut => Err(timed_out(system, target, timeout)),
         Ended::SystemTerminated => Err(AskError::SystemTerminated),
     }
 }
 
-fn timed_out<M: Send + 'static>(target: &ActorRef<M>, after: Duration) -> AskError {
+fn timed_out<M: Send + 'static>(
+    system: &ActorSystem,
+    target: &ActorRef<M>,
+    after: Duration,
+) -> AskError {
+    if let Some(metrics) = system.metrics() {
+        metrics.ask_timeout();
+    }
     AskError::Timeout {
         target: target.path().to_string(),
         after,

@@ -163,6 +163,13 @@ impl<A: Actor> ActorCell<A> {
         // Akka logs every failure; a supervisor that expects failures can
         // filter this target.
         tracing::warn!(actor = %self.path, "{failure}");
+        if let Some(metrics) = self.system.metrics() {
+            let panicked = match &failure.kind {
+                FailureKind::Initialization(cause) => matches!(cause.kind, FailureKind::Panic(_)),
+                kind => matches!(kind, FailureKind::Panic(_)),
+            };
+            metrics.failure(panicked);
+        }
         if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
             return;
         }
@@ -445,6 +452,9 @@ impl<A: Actor> ActorCell<A> {
     }
 
     fn publish_lifecycle(&self, kind: LifecycleKind) {
+        if let Some(metrics) = self.system.metrics() {
+            metrics.lifecycle(kind);
+        }
         let stream = self.system.event_stream();
         if stream.has_subscribers::<LifecycleEvent>() {
             stream.publish(LifecycleEvent {

@@ -163,6 +163,15 @@ impl Dispatcher {
         &self.pool.name
     }
 
+    /// Workers parked for want of work; `None` for the app-runtime kind,
+    /// which has no workers of its own.
+    pub(crate) fn parked_workers(&self) -> Option<usize> {
+        match self.pool.on_runtime {
+            Some(_) => None,
+            None => Some(self.pool.parking.sleeping()),
+        }
+    }
+
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
         self.pool.throughput

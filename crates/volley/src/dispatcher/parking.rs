@@ -52,6 +52,11 @@ impl Parking {
 
     /// Wakes one parked worker, if any. Call after the work is visible.
     #[inline]
+    /// How many workers sleep now (a sample, for the metrics gauge).
+    pub(crate) fn sleeping(&self) -> usize {
+        self.sleeping.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn notify_one(&self) {
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::SeqCst) == 0 {

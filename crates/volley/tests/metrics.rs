@@ -1,0 +1,217 @@
+//! `[metrics]`: what the runtime records through the `metrics` facade, with
+//! a recorder of the test's own installed for this test binary.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use common::{eventually, quiet_deliberate_panics, system_with};
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use volley::{
+    Actor, ActorError, Context, DispatcherKind, DispatcherSettings, HandleResult, MetricsSettings,
+    Props, Settings,
+};
+
+/// Every counter and gauge registered, by name and sorted labels.
+#[derive(Default)]
+struct TestRecorder {
+    values: Mutex<HashMap<String, Arc<AtomicU64>>>,
+}
+
+fn id(key: &Key) -> String {
+    let mut labels: Vec<String> = key
+        .labels()
+        .map(|l| format!("{}={}", l.key(), l.value()))
+        .collect();
+    labels.sort();
+    format!("{}{{{}}}", key.name(), labels.join(","))
+}
+
+impl TestRecorder {
+    fn cell(&self, key: &Key) -> Arc<AtomicU64> {
+        self.values
+            .lock()
+            .unwrap()
+            .entry(id(key))
+            .or_default()
+            .clone()
+    }
+
+    /// The value of the metric `name` with exactly `labels` (sorted).
+    fn get(&self, name: &str, labels: &str) -> Option<u64> {
+        let values = self.values.lock().unwrap();
+        values
+            .get(&format!("{name}{{{labels}}}"))
+            .map(|v| v.load(Ordering::SeqCst))
+    }
+
+    fn any_with(&self, label: &str) -> bool {
+        self.values
+            .lock()
+            .unwrap()
+            .keys()
+            .any(|k| k.contains(label))
+    }
+}
+
+impl Recorder for &'static TestRecorder {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        Counter::from_arc(self.cell(key))
+    }
+    fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+        Gauge::from_arc(self.cell(key))
+    }
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+        Histogram::noop()
+    }
+}
+
+fn recorder() -> &'static TestRecorder {
+    static RECORDER: OnceLock<&'static TestRecorder> = OnceLock::new();
+    RECORDER.get_or_init(|| {
+        let recorder: &'static TestRecorder = Box::leak(Box::default());
+        metrics::set_global_recorder(recorder).expect("the only recorder of this binary");
+        recorder
+    })
+}
+
+fn enabled() -> Settings {
+    Settings {
+        metrics: MetricsSettings {
+            enabled: true,
+            sample_interval_ms: 20,
+        },
+        ..Settings::default()
+    }
+}
+
+enum Msg {
+    Fail,
+    Panic,
+    Ignore,
+    /// Keeps the reply handle and never answers.
+    Hold(volley::ReplyTo<()>),
+}
+
+#[derive(Default)]
+struct Flaky(Vec<volley::ReplyTo<()>>);
+
+impl Actor for Flaky {
+    type Msg = Msg;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+        match msg {
+            Msg::Fail => Err(ActorError::new("failed on purpose")),
+            Msg::Panic => panic!("panicked on purpose"),
+            Msg::Ignore => Ok(()),
+            Msg::Hold(reply) => {
+                self.0.push(reply);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[test]
+fn failures_restarts_stops_dead_letters_and_ask_timeouts_are_counted() {
+    quiet_deliberate_panics();
+    let r = recorder();
+    let sys = system_with("metrics-counted", enabled()).unwrap();
+    let s = "system=metrics-counted";
+    let flaky = sys.spawn("flaky", Props::new(Flaky::default)).unwrap();
+    flaky.tell(Msg::Fail);
+    flaky.tell(Msg::Panic);
+    eventually("two restarts counted", || {
+        r.get("volley_actor_restarts_total", s) == Some(2)
+    });
+    assert_eq!(
+        r.get("volley_actor_failures_total", &format!("kind=error,{s}")),
+        Some(1)
+    );
+    assert_eq!(
+        r.get("volley_actor_failures_total", &format!("kind=panic,{s}")),
+        Some(1)
+    );
+    let started = r.get("volley_actor_starts_total", s).unwrap();
+    assert!(started >= 3, "the guardians and flaky started: {started}");
+
+    let asked = sys
+        .runtime_handle()
+        .block_on(flaky.ask(Msg::Hold, Duration::from_millis(50)));
+    assert!(asked.is_err());
+    assert_eq!(r.get("volley_ask_timeouts_total", s), Some(1));
+
+    let stops_before = r.get("volley_actor_stops_total", s).unwrap_or(0);
+    sys.stop(&flaky);
+    eventually("the stop counted", || {
+        r.get("volley_actor_stops_total", s) > Some(stops_before)
+    });
+    eventually("flaky terminated", || flaky.is_terminated());
+    flaky.tell(Msg::Ignore);
+    assert_eq!(
+        r.get(
+            "volley_dead_letters_total",
+            &format!("reason=recipient_terminated,{s}")
+        ),
+        Some(1)
+    );
+    assert_eq!(
+        r.get(
+            "volley_dead_letters_total",
+            &format!("reason=no_routee,{s}")
+        ),
+        Some(0),
+        "every reason is registered, at zero until it happens"
+    );
+}
+
+#[test]
+fn parked_workers_are_sampled_per_dispatcher() {
+    let r = recorder();
+    // A pool of its own, whatever kind the default dispatcher is under test
+    // (an app-runtime dispatcher has no workers, and no gauge).
+    let mut settings = enabled();
+    settings.dispatchers.insert(
+        "pool".into(),
+        DispatcherSettings {
+            kind: DispatcherKind::WorkStealing,
+            threads: 2,
+            ..DispatcherSettings::default()
+        },
+    );
+    let _sys = system_with("metrics-sampled", settings).unwrap();
+    let labels = "dispatcher=pool,system=metrics-sampled";
+    // Gauges hold an f64's bits.
+    let parked = || {
+        r.get("volley_dispatcher_parked_workers", labels)
+            .map(f64::from_bits)
+    };
+    eventually("idle workers parked and sampled", || {
+        parked().is_some_and(|p| (1.0..=2.0).contains(&p))
+    });
+}
+
+#[test]
+fn nothing_is_registered_when_metrics_are_off() {
+    let r = recorder();
+    let sys = system_with("metrics-off", Settings::default()).unwrap();
+    let flaky = sys.spawn("flaky", Props::new(Flaky::default)).unwrap();
+    flaky.tell(Msg::Fail);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!r.any_with("system=metrics-off"));
+}
+
+#[test]
+fn too_short_a_sample_interval_is_refused() {
+    let mut settings = enabled();
+    settings.metrics.sample_interval_ms = 1;
+    let error = system_with("metrics-bad", settings)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("metrics.sample_interval_ms"), "{error}");
+}
