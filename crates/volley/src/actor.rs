@@ -201,7 +201,7 @@ impl<A: Actor> Props<A> {
         mut self,
         priority: impl Fn(&A::Msg) -> i32 + Send + Sync + 'static,
     ) -> Self {
-        self.order = Some(Arc::new(priority));
+        self.order = Some(Arc::new(Box::new(priority)));
         self
     }
 
