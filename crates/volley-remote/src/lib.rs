@@ -15,7 +15,7 @@ pub mod wire;
 
 pub use transport::{
     register_settings, AssociationState, DisassociationReason, Registry, RemoteSettings, Remoting,
-    RemotingEvent,
+    RemotingEvent, REMOTE_METRIC_NAMES,
 };
 
 /// Compiles and runs the code blocks of the repository's `README.md` as

@@ -55,11 +55,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod metrics;
 mod probe;
 mod supervision;
 mod time;
 mod wait;
 
+pub use metrics::RecordedMetrics;
 pub use probe::{FishingOutcome, TestProbe};
 pub use supervision::{CaughtFailure, FailureSort, SupervisionEvent, SupervisorProbe};
 pub use time::ManualTime;

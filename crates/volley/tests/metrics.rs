@@ -3,83 +3,14 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::{eventually, quiet_deliberate_panics, system_with};
-use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use volley::{
     Actor, ActorError, Context, DispatcherKind, DispatcherSettings, HandleResult, MetricsSettings,
     Props, Settings,
 };
-
-/// Every counter and gauge registered, by name and sorted labels.
-#[derive(Default)]
-struct TestRecorder {
-    values: Mutex<HashMap<String, Arc<AtomicU64>>>,
-}
-
-fn id(key: &Key) -> String {
-    let mut labels: Vec<String> = key
-        .labels()
-        .map(|l| format!("{}={}", l.key(), l.value()))
-        .collect();
-    labels.sort();
-    format!("{}{{{}}}", key.name(), labels.join(","))
-}
-
-impl TestRecorder {
-    fn cell(&self, key: &Key) -> Arc<AtomicU64> {
-        self.values
-            .lock()
-            .unwrap()
-            .entry(id(key))
-            .or_default()
-            .clone()
-    }
-
-    /// The value of the metric `name` with exactly `labels` (sorted).
-    fn get(&self, name: &str, labels: &str) -> Option<u64> {
-        let values = self.values.lock().unwrap();
-        values
-            .get(&format!("{name}{{{labels}}}"))
-            .map(|v| v.load(Ordering::SeqCst))
-    }
-
-    fn any_with(&self, label: &str) -> bool {
-        self.values
-            .lock()
-            .unwrap()
-            .keys()
-            .any(|k| k.contains(label))
-    }
-}
-
-impl Recorder for &'static TestRecorder {
-    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-        Counter::from_arc(self.cell(key))
-    }
-    fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
-        Gauge::from_arc(self.cell(key))
-    }
-    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
-        Histogram::noop()
-    }
-}
-
-fn recorder() -> &'static TestRecorder {
-    static RECORDER: OnceLock<&'static TestRecorder> = OnceLock::new();
-    RECORDER.get_or_init(|| {
-        let recorder: &'static TestRecorder = Box::leak(Box::default());
-        metrics::set_global_recorder(recorder).expect("the only recorder of this binary");
-        recorder
-    })
-}
+use volley_testkit::RecordedMetrics;
 
 fn enabled() -> Settings {
     Settings {
@@ -120,48 +51,48 @@ impl Actor for Flaky {
 #[test]
 fn failures_restarts_stops_dead_letters_and_ask_timeouts_are_counted() {
     quiet_deliberate_panics();
-    let r = recorder();
+    let r = RecordedMetrics::install();
     let sys = system_with("metrics-counted", enabled()).unwrap();
     let s = "system=metrics-counted";
     let flaky = sys.spawn("flaky", Props::new(Flaky::default)).unwrap();
     flaky.tell(Msg::Fail);
     flaky.tell(Msg::Panic);
     eventually("two restarts counted", || {
-        r.get("volley_actor_restarts_total", s) == Some(2)
+        r.counter("volley_actor_restarts_total", s) == Some(2)
     });
     assert_eq!(
-        r.get("volley_actor_failures_total", &format!("kind=error,{s}")),
+        r.counter("volley_actor_failures_total", &format!("kind=error,{s}")),
         Some(1)
     );
     assert_eq!(
-        r.get("volley_actor_failures_total", &format!("kind=panic,{s}")),
+        r.counter("volley_actor_failures_total", &format!("kind=panic,{s}")),
         Some(1)
     );
-    let started = r.get("volley_actor_starts_total", s).unwrap();
+    let started = r.counter("volley_actor_starts_total", s).unwrap();
     assert!(started >= 3, "the guardians and flaky started: {started}");
 
     let asked = sys
         .runtime_handle()
         .block_on(flaky.ask(Msg::Hold, Duration::from_millis(50)));
     assert!(asked.is_err());
-    assert_eq!(r.get("volley_ask_timeouts_total", s), Some(1));
+    assert_eq!(r.counter("volley_ask_timeouts_total", s), Some(1));
 
-    let stops_before = r.get("volley_actor_stops_total", s).unwrap_or(0);
+    let stops_before = r.counter("volley_actor_stops_total", s).unwrap_or(0);
     sys.stop(&flaky);
     eventually("the stop counted", || {
-        r.get("volley_actor_stops_total", s) > Some(stops_before)
+        r.counter("volley_actor_stops_total", s) > Some(stops_before)
     });
     eventually("flaky terminated", || flaky.is_terminated());
     flaky.tell(Msg::Ignore);
     assert_eq!(
-        r.get(
+        r.counter(
             "volley_dead_letters_total",
             &format!("reason=recipient_terminated,{s}")
         ),
         Some(1)
     );
     assert_eq!(
-        r.get(
+        r.counter(
             "volley_dead_letters_total",
             &format!("reason=no_routee,{s}")
         ),
@@ -172,7 +103,7 @@ fn failures_restarts_stops_dead_letters_and_ask_timeouts_are_counted() {
 
 #[test]
 fn parked_workers_are_sampled_per_dispatcher() {
-    let r = recorder();
+    let r = RecordedMetrics::install();
     // A pool of its own, whatever kind the default dispatcher is under test
     // (an app-runtime dispatcher has no workers, and no gauge).
     let mut settings = enabled();
@@ -186,11 +117,7 @@ fn parked_workers_are_sampled_per_dispatcher() {
     );
     let _sys = system_with("metrics-sampled", settings).unwrap();
     let labels = "dispatcher=pool,system=metrics-sampled";
-    // Gauges hold an f64's bits.
-    let parked = || {
-        r.get("volley_dispatcher_parked_workers", labels)
-            .map(f64::from_bits)
-    };
+    let parked = || r.gauge("volley_dispatcher_parked_workers", labels);
     eventually("idle workers parked and sampled", || {
         parked().is_some_and(|p| (1.0..=2.0).contains(&p))
     });
@@ -198,12 +125,12 @@ fn parked_workers_are_sampled_per_dispatcher() {
 
 #[test]
 fn nothing_is_registered_when_metrics_are_off() {
-    let r = recorder();
+    let r = RecordedMetrics::install();
     let sys = system_with("metrics-off", Settings::default()).unwrap();
     let flaky = sys.spawn("flaky", Props::new(Flaky::default)).unwrap();
     flaky.tell(Msg::Fail);
     std::thread::sleep(Duration::from_millis(100));
-    assert!(!r.any_with("system=metrics-off"));
+    assert!(!r.series().iter().any(|s| s.contains("system=metrics-off")));
 }
 
 #[test]

@@ -66,6 +66,9 @@ pub(crate) struct Association {
     /// Something but heartbeats arrived from the node since the idleness
     /// check last looked.
     pub(crate) heard: AtomicBool,
+    /// Bytes read from the node's connections (one add per read), for the
+    /// metrics.
+    pub(crate) bytes_in: AtomicU64,
 }
 
 /// The inbound connections of one incarnation.
@@ -131,6 +134,7 @@ impl Association {
             leaving: AtomicBool::new(false),
             tasks: Mutex::new(super::idle::Tasks::default()),
             heard: AtomicBool::new(false),
+            bytes_in: AtomicU64::new(0),
         }
     }
 

@@ -249,7 +249,13 @@ async fn read_loop(
         if buf.capacity() - buf.len() < room {
             buf.reserve(room.max(READ_CHUNK));
         }
-        if idle.read_buf(&mut stream, &mut buf).await? == 0 {
+        let read = idle.read_buf(&mut stream, &mut buf).await?;
+        if let Some(association) = association {
+            association
+                .bytes_in
+                .fetch_add(read as u64, Ordering::Relaxed);
+        }
+        if read == 0 {
             return if buf.is_empty() {
                 Ok(())
             } else {

@@ -103,6 +103,11 @@ struct LaneState<C> {
     /// the send path pays nothing), and on the control lane each PDU but
     /// heartbeats.
     activity: u64,
+    /// Bytes taken by writers, and connections made: for the metrics
+    /// (`metrics.rs`), counted per buffer and per connection, never per
+    /// message.
+    bytes_out: u64,
+    connects: u64,
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
     /// while the writer task (re)connects.
@@ -147,6 +152,8 @@ impl<C: LaneConnection> OutboundLane<C> {
                 exports: RefCell::new(ExportTable::new()),
                 generation: 1,
                 activity: 0,
+                bytes_out: 0,
+                connects: 0,
                 idle: None,
                 handoff: None,
             }),
@@ -537,8 +544,17 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Notes that the lane has a connection, or lost it.
     pub(crate) fn set_connected(&self, connected: bool) {
+        if connected {
+            self.state.lock().connects += 1;
+        }
         self.connected
             .store(connected, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Bytes taken by writers so far, and connections made.
+    pub(crate) fn traffic(&self) -> (u64, u64) {
+        let st = self.state.lock();
+        (st.bytes_out, st.connects)
     }
 
     /// True while the lane has a connection.

@@ -49,6 +49,7 @@ mod inbound_guard;
 mod incarnations;
 mod lane;
 mod limits;
+mod metrics;
 mod probe;
 mod reachability;
 mod ref_tables;
@@ -68,6 +69,7 @@ mod writer;
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
 pub use limits::LimitSettings;
+pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};
 pub use settings::{

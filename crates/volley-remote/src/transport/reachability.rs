@@ -164,6 +164,14 @@ impl Reachability {
         }
     }
 
+    /// The detector's phi for `address` now; `None` without a detector or
+    /// while it is paused.
+    pub(crate) fn phi(&self, address: &Address, now: Instant) -> Option<f64> {
+        let peer = lock(&self.peers).get(address)?.clone();
+        let state = lock(&peer.state);
+        (!state.paused).then(|| state.detector.phi(now))
+    }
+
     /// Drops the detector of `address`, whose association is gone.
     pub(crate) fn forget(&self, address: &Address) {
         lock(&self.peers).remove(address);
@@ -230,6 +238,7 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
         .max(std::time::Duration::from_millis(1));
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut metrics = super::metrics::AssociationMetrics::new(&core);
     loop {
         ticks.tick().await;
         if core.is_shut_down() {
@@ -243,6 +252,9 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
         }
         core.stop_idle_associations(now);
         core.give_up_overdue_system_messages(now);
+        if let Some(metrics) = &mut metrics {
+            metrics.record(&core, now);
+        }
     }
 }
 

@@ -86,6 +86,12 @@ pub struct Node {
 }
 
 pub async fn node(name: &str, remote: RemoteSettings) -> Node {
+    node_with(name, node_settings(), remote).await
+}
+
+/// The system settings of a test node: the dispatcher kind under test,
+/// and the thread counts `VOLLEY_NODE_THREADS` asks for.
+pub fn node_settings() -> Settings {
     // VOLLEY_NODE_THREADS=dispatcher,io tunes the soak runs.
     let (workers, io) = std::env::var("VOLLEY_NODE_THREADS")
         .ok()
@@ -100,7 +106,7 @@ pub async fn node(name: &str, remote: RemoteSettings) -> Node {
         Ok("app-runtime") => volley::DispatcherKind::AppRuntime,
         _ => volley::DispatcherKind::WorkStealing,
     };
-    let settings = Settings {
+    Settings {
         io_threads: io,
         default_dispatcher: volley::DispatcherSettings {
             kind,
@@ -108,7 +114,11 @@ pub async fn node(name: &str, remote: RemoteSettings) -> Node {
             ..Default::default()
         },
         ..Settings::default()
-    };
+    }
+}
+
+/// A node with system settings of the test's own.
+pub async fn node_with(name: &str, settings: Settings, remote: RemoteSettings) -> Node {
     let system = ActorSystem::with_settings(name, settings).unwrap();
     let remoting = Remoting::start_with(&system, registry(), remote)
         .await

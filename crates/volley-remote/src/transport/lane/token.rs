@@ -139,6 +139,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         if self.lane != crate::wire::Lane::Control {
             st.activity += 1;
         }
+        st.bytes_out += st.buf.len() as u64;
         conn.take_from(&mut st.buf);
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();
