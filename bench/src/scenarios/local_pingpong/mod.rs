@@ -4,6 +4,7 @@
 //! the best throughput), plus P=1,K=1 (pure hand-off latency).
 
 mod actors;
+mod recorder;
 mod stash;
 mod summary;
 
@@ -117,7 +118,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     let progress = Progress::new(0);
     let peers = ctx.peers(&progress);
     let volley_configs = plan.throughputs.len() + plan.pairs.len() + 1;
-    progress.add_steps(volley_configs as u64);
+    progress.add_steps((volley_configs + 2 * recorder::ROUNDS) as u64);
     for (peer, status) in &peers {
         if status.is_ok() {
             let calls = if peer.has_throughput() { 3 } else { 2 };
@@ -126,6 +127,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     }
     let mut report = Report::new(SCENARIO.name, crate::chart::local_pingpong);
     report.rows.extend(run_volley(ctx, &plan, &progress)?);
+    let recorder = recorder::note(ctx, &plan, &progress, &report.rows)?;
     report.rows.extend(peer_rows(peers, |peer| {
         run_peer(ctx, &plan, &progress, peer)
     }));
@@ -134,6 +136,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     progress.finish();
     report.notes = summary::summary(&report.rows);
     report.notes.push(stash);
+    report.notes.extend(recorder);
     Ok(report)
 }
 
@@ -251,11 +254,29 @@ fn volley_config(
     k: usize,
     t: usize,
 ) -> crate::Result<LocalPingPongRow> {
-    progress.start(&format!("volley P={p} K={k} T={t}"));
+    volley_config_with(ctx, plan, progress, (p, k, t), false)
+}
+
+/// [`volley_config`], with the system's `[metrics]` on or off.
+fn volley_config_with(
+    ctx: &Ctx,
+    plan: &Plan,
+    progress: &Progress,
+    (p, k, t): (usize, usize, usize),
+    metrics: bool,
+) -> crate::Result<LocalPingPongRow> {
+    progress.start(&format!(
+        "volley P={p} K={k} T={t}{}",
+        if metrics { " (metrics on)" } else { "" }
+    ));
     let settings = Settings {
         default_dispatcher: DispatcherSettings {
             throughput: t,
             threads: 0,
+            ..Default::default()
+        },
+        metrics: volley::MetricsSettings {
+            enabled: metrics,
             ..Default::default()
         },
         ..Default::default()
