@@ -1,13 +1,15 @@
 //! `grpc`: grpc_bench's `complex_proto` Greeter under ghz, its load tool,
 //! with grpc_bench's parameters (`--insecure`, 1000 calls in flight over
 //! 50 connections, a warm-up run, then the measured run): the volley
-//! gateway on either dispatcher, and a bare tonic Greeter. Each server is
+//! gateway on either dispatcher, a bare tonic Greeter, and grpc-go's
+//! (`go_peer.rs`, built with `go build`). Each server is
 //! a process of its own (`servers.rs`); on a machine with two or more
 //! cores the server is pinned to CPU 0 and ghz to CPU 1 (`taskset`), so
 //! that they do not fight over one core.
 //!
 //! ghz is installed with `go install` when it is missing (and Go is there).
 
+mod go_peer;
 pub mod servers;
 
 use std::io::{BufRead, BufReader};
@@ -36,11 +38,23 @@ const GHZ_MODULE: &str = "github.com/bojand/ghz/cmd/ghz@v0.121.0";
 const PAYLOAD: &str = r#"{"request":{"name":"a name","d":4.55332,"f":232.3,"b":true,"n":32,"l":444325235223,"c1":"ofcouse","pets":[{"name":"Bof the dog","color":"BLUE"},{"name":"Kim the cat","color":"RED"}]}}"#;
 
 /// (system, volley mode, server kind).
-const TARGETS: [(&str, Option<&str>, &str); 3] = [
+const TARGETS: [(&str, Option<&str>, &str); 4] = [
     ("volley", Some("default"), "volley-default"),
     ("volley", Some("app-runtime"), "volley-app-runtime"),
     ("tonic", None, "tonic"),
+    ("grpc-go", None, GO_KIND),
 ];
+
+/// The server kind run by the grpc-go harness instead of this binary.
+const GO_KIND: &str = "grpc-go";
+
+/// How a server process is started.
+enum Launch {
+    /// `volley-bench grpc-server KIND PORT`.
+    Bench(&'static str),
+    /// `PROGRAM PORT`.
+    Program(PathBuf),
+}
 
 fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
     let mut report = Report::new("grpc", crate::chart::grpc);
@@ -67,6 +81,20 @@ fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
     };
     let proto = ctx.root.join("crates/volley-grpc/proto/helloworld.proto");
     for (system, mode, kind) in TARGETS {
+        let launch = if kind == GO_KIND {
+            match go_peer::greeter(&ctx.root, &progress, ctx.cli.no_build) {
+                Ok(exe) => Launch::Program(exe),
+                Err(why) => {
+                    for _ in 0..runs {
+                        progress.done();
+                    }
+                    report.rows.push(Row::skipped(system, &why));
+                    continue;
+                }
+            }
+        } else {
+            Launch::Bench(kind)
+        };
         let mut measured_runs = Vec::new();
         let mut failure = None;
         for i in 0..runs {
@@ -75,7 +103,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
                 mode.unwrap_or(""),
                 i + 1
             ));
-            match measure_one(&ghz, &proto, kind, &pinning, warmup, measure) {
+            match measure_one(&ghz, &proto, &launch, &pinning, warmup, measure) {
                 Ok(row) => measured_runs.push(GrpcRow {
                     mode: mode.map(str::to_string),
                     ..row
@@ -93,11 +121,10 @@ fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
         }
     }
     progress.finish();
-    for peer in ["grpc-go", "pekko-grpc"] {
-        report
-            .rows
-            .push(Row::skipped(peer, "no harness yet (bench/peers has none)"));
-    }
+    report.rows.push(Row::skipped(
+        "pekko-grpc",
+        "no harness yet (bench/peers has none)",
+    ));
     report.notes = notes(&report);
     Ok(report)
 }
@@ -108,13 +135,21 @@ fn notes(report: &Report<GrpcRow>) -> Vec<String> {
     let Some((_, tonic)) = rows.iter().find(|(s, _)| *s == "tonic") else {
         return Vec::new();
     };
+    let go = rows.iter().find(|(s, _)| *s == "grpc-go").map(|(_, g)| g);
     rows.iter()
         .filter(|(s, _)| *s == "volley")
         .map(|(_, v)| {
             let rps = v.rps / tonic.rps;
             let p99 = v.p99_ns as f64 / tonic.p99_ns.max(1) as f64;
+            let vs_go = go.map_or(String::new(), |g| {
+                format!(
+                    "; / grpc-go: req/s {:.2}×, server CPU per call {:.2}×",
+                    v.rps / g.rps,
+                    v.server_cpu_us_per_call / g.server_cpu_us_per_call.max(f64::MIN_POSITIVE)
+                )
+            });
             format!(
-                "volley ({}) / tonic: req/s {rps:.2}× (target ≥ 0.9×: {}), p99 {p99:.2}× (target ≤ 1.2×: {})",
+                "volley ({}) / tonic: req/s {rps:.2}× (target ≥ 0.9×: {}), p99 {p99:.2}× (target ≤ 1.2×: {}){vs_go}",
                 v.mode.as_deref().unwrap_or(""),
                 crate::report::verdict(rps >= 0.9),
                 crate::report::verdict(p99 <= 1.2),
@@ -163,13 +198,13 @@ impl Pinning {
 fn measure_one(
     ghz: &Path,
     proto: &Path,
-    kind: &str,
+    launch: &Launch,
     pinning: &Pinning,
     warmup: Duration,
     measure: Duration,
 ) -> crate::Result<GrpcRow> {
     let port = free_port()?;
-    let server = Server::start(pinning, kind, port)?;
+    let server = Server::start(pinning, launch, port)?;
     let target = format!("127.0.0.1:{port}");
     load(ghz, proto, &target, pinning, warmup)?;
     let cpu_before = cpu_time(server.0.id())?;
@@ -205,11 +240,18 @@ fn cpu_time(pid: u32) -> crate::Result<Duration> {
 struct Server(Child);
 
 impl Server {
-    fn start(pinning: &Pinning, kind: &str, port: u16) -> crate::Result<Server> {
-        let exe = std::env::current_exe()?;
+    fn start(pinning: &Pinning, launch: &Launch, port: u16) -> crate::Result<Server> {
         let port = port.to_string();
+        let (exe, args, kind) = match launch {
+            Launch::Bench(kind) => (
+                std::env::current_exe()?,
+                vec![servers::SERVER_COMMAND, kind, &port],
+                *kind,
+            ),
+            Launch::Program(exe) => (exe.clone(), vec![port.as_str()], GO_KIND),
+        };
         let mut child = pinning
-            .command(0, &exe, &[servers::SERVER_COMMAND, kind, &port])
+            .command(0, &exe, &args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
