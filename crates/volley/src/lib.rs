@@ -46,6 +46,8 @@
 mod actor;
 mod actor_ref;
 mod ask;
+mod backoff;
+mod backoff_supervisor;
 pub mod batch_end;
 mod cell;
 mod children;
@@ -71,6 +73,8 @@ mod timers;
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 pub use ask::{AskError, ReplyTo};
+pub use backoff::BackoffOptions;
+pub use backoff_supervisor::{BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME};
 pub use context::{Context, StashOverflow};
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
