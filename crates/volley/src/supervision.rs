@@ -197,7 +197,8 @@ impl SupervisorStrategy {
         let Some(backoff) = &self.backoff else {
             return RestartPlan::Now;
         };
-        match backoff.next(&mut stats.backoff, now()) {
+        let state = stats.backoff.get_or_insert_with(Box::default);
+        match backoff.next(state, now()) {
             Some(delay) => RestartPlan::After {
                 delay,
                 stash_capacity: backoff.stash_capacity(),
@@ -231,7 +232,8 @@ impl SupervisorStrategy {
 pub(crate) struct RestartStats {
     count: u32,
     window_start: Option<Instant>,
-    backoff: BackoffState,
+    /// Boxed on first use: every child has these stats, few back off.
+    backoff: Option<Box<BackoffState>>,
 }
 
 /// What a restart request comes to.

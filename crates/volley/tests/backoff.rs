@@ -115,6 +115,8 @@ struct Parent {
 
 enum ParentMsg {
     Child(ActorRef<ActorRef<Cmd>>),
+    /// Spawns another child like the first.
+    Spawn(&'static str, ActorRef<ActorRef<Cmd>>),
     CountChildren(ActorRef<usize>),
 }
 
@@ -132,6 +134,7 @@ impl Actor for Parent {
                 let child = ctx.child("child").and_then(|c| c.downcast::<Cmd>());
                 reply.tell(child.expect("the child is there"));
             }
+            ParentMsg::Spawn(name, reply) => reply.tell(ctx.spawn(name, self.child.clone())?),
             ParentMsg::CountChildren(reply) => reply.tell(ctx.children().len()),
         }
         Ok(())
@@ -267,6 +270,61 @@ async fn respects_the_restart_limit() {
     s.child.tell(Cmd::Throw);
     s.probe.expect_msg(Event::PostStop);
     s.watcher.expect_terminated(&s.child);
+    s.system.terminate().await;
+}
+
+/// All-for-one with a backoff (no Pekko case: its backoff supervisors have
+/// one child): the sibling restarts too, after the failed child's delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_for_one_backs_off_every_child() {
+    let strategy = SupervisorStrategy::all_for_one().with_backoff(BackoffOptions::new(
+        MS(300),
+        Duration::from_secs(10),
+        0.0,
+    ));
+    let s = Setup::new("backoff-all-for-one", strategy, false);
+    s.probe.expect_msg(Event::Started);
+    let replies = TestProbe::new(&s.system);
+    s.parent
+        .tell(ParentMsg::Spawn("sibling", replies.actor_ref()));
+    let sibling = replies.receive_msg();
+    s.probe.expect_msg(Event::Started);
+    s.child.tell(Cmd::Throw);
+    s.probe.expect_msg(Event::PreRestart);
+    s.probe.expect_msg(Event::PreRestart);
+    s.time.wait_for_timers(2);
+    assert_eq!(s.time.next_due(), Some(MS(300)));
+    s.time.advance(MS(299));
+    assert_eq!(s.time.pending_timers(), 2, "restarted early");
+    s.time.advance(MS(1));
+    s.probe.expect_msg(Event::Started);
+    s.probe.expect_msg(Event::Started);
+    sibling.tell(Cmd::Ping(1));
+    s.probe.expect_msg(Event::Pong(1));
+    s.system.terminate().await;
+}
+
+/// BackoffOnRestartSupervisorSpec "keep restarting when failures happen
+/// outside of withinTimeRange": each failure comes after the window has
+/// passed (real time: the window is the restart limit's, not the
+/// backoff's), so the limit of 3 is never reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeps_restarting_outside_the_limit_window() {
+    let strategy = SupervisorStrategy::restart_with_backoff(MS(100), MS(800), 0.0)
+        .with_max_restarts(3, MS(10));
+    let s = Setup::new("backoff-window", strategy, false);
+    s.probe.expect_msg(Event::Started);
+    for _ in 0..5 {
+        // At least the window: a lower bound, whatever the machine's load.
+        std::thread::sleep(MS(20));
+        s.child.tell(Cmd::Throw);
+        s.probe.expect_msg(Event::PreRestart);
+        s.time.wait_for_timers(1);
+        s.time.advance(MS(800));
+        s.probe.expect_msg(Event::Started);
+    }
+    s.child.tell(Cmd::Ping(1));
+    s.probe.expect_msg(Event::Pong(1));
     s.system.terminate().await;
 }
 
