@@ -5,7 +5,7 @@
 //! time on a dispatcher thread; nothing else ever touches its state.
 //!
 //! What an Akka user relies on is here: a supervision hierarchy with
-//! restart limits, death watch, timers, bounded and unbounded mailboxes,
+//! restart limits and backoff, death watch, timers, bounded and unbounded mailboxes,
 //! dispatchers with `throughput` batching, dead letters and an event stream.
 //! The guarantees are written down in `docs/semantics.md` at the repository
 //! root.

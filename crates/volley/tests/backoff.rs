@@ -356,6 +356,28 @@ async fn drops_what_the_stash_cannot_hold() {
     s.system.terminate().await;
 }
 
+/// SupervisionSpec "ensure unhandled message retention during unstash
+/// exception when backoff": a held message that fails the new instance
+/// sends it back to waiting, and the messages behind it are still kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeps_messages_across_repeated_failures() {
+    let strategy = SupervisorStrategy::restart_with_backoff(MS(10), MS(10), 0.0)
+        .with_backoff_stash_capacity(4);
+    let s = Setup::new("backoff-retention", strategy, false);
+    s.probe.expect_msg(Event::Started);
+    s.child.tell(Cmd::Throw);
+    s.child.tell(Cmd::Throw);
+    s.child.tell(Cmd::Ping(1));
+    s.child.tell(Cmd::Ping(2));
+    s.probe.expect_msg(Event::PreRestart);
+    s.expect_restart_after(MS(10));
+    s.probe.expect_msg(Event::PreRestart);
+    s.expect_restart_after(MS(10));
+    s.probe.expect_msg(Event::Pong(1));
+    s.probe.expect_msg(Event::Pong(2));
+    s.system.terminate().await;
+}
+
 /// SupervisionSpec "restart after exponential backoff": with no stash,
 /// messages are dead letters at once; the new instance starts from
 /// scratch; the second restart waits twice as long.
@@ -568,6 +590,26 @@ async fn on_stop_with_a_stopping_strategy() {
     s.time.advance(MS(120));
     s.probe.expect_msg(Event::Started);
     assert_ne!(s.current_child().expect("a new child"), c1);
+    s.system.terminate().await;
+}
+
+/// BackoffSupervisorSpec "forward messages to the child" and "support
+/// custom supervision strategy" with `onFailure` options: the child's
+/// failures restarted with a backoff, in place, the ref kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_failure_through_a_backoff_strategy() {
+    let strategy = SupervisorStrategy::restart_with_backoff(MS(100), Duration::from_secs(3), 0.0);
+    let options = on_stop_options().with_supervisor_strategy(strategy);
+    let s = OnStop::new("backoff-on-failure", options);
+    let c1 = s.current_child().expect("a child");
+    s.supervisor.tell(BackoffMsg::Msg(Cmd::Throw));
+    s.probe.expect_msg(Event::PreRestart);
+    s.time.wait_for_timers(1);
+    s.time.advance(MS(100));
+    s.probe.expect_msg(Event::Started);
+    assert_eq!(s.current_child(), Some(c1));
+    s.supervisor.tell(BackoffMsg::Msg(Cmd::Ping(1)));
+    s.probe.expect_msg(Event::Pong(1));
     s.system.terminate().await;
 }
 
