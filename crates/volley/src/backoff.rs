@@ -50,7 +50,8 @@ impl fmt::Debug for BackoffOptions {
 impl BackoffOptions {
     /// The n-th consecutive restart (counting from 0) waits
     /// `min(max, min * 2^n) * (1 + r)`, `r` drawn uniformly from
-    /// `[0, random_factor]` (negative and non-finite factors count as 0).
+    /// `[0, random_factor]` (negative and non-finite factors count as 0;
+    /// a `max` below `min` counts as `min`).
     /// The backoff starts over once the child has run for
     /// `(min + max) / 2` without failing (Akka typed's default); no limit
     /// on restarts; up to [`DEFAULT_STASH_CAPACITY`] messages are kept
