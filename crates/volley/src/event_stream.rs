@@ -40,6 +40,10 @@ pub enum DeadLetterReason {
     NoRoutee,
     /// An actor's stash was full (`Context::stash`).
     StashOverflow,
+    /// It arrived while its recipient waited for a backoff restart (or, at
+    /// a `BackoffSupervisor`, while there was no child), and more messages
+    /// than the backoff keeps were already waiting.
+    BackoffOverflow,
 }
 
 /// What happened to an actor.

@@ -5,7 +5,7 @@
 //! time on a dispatcher thread; nothing else ever touches its state.
 //!
 //! What an Akka user relies on is here: a supervision hierarchy with
-//! restart limits, death watch, timers, bounded and unbounded mailboxes,
+//! restart limits and backoff, death watch, timers, bounded and unbounded mailboxes,
 //! dispatchers with `throughput` batching, dead letters and an event stream.
 //! The guarantees are written down in `docs/semantics.md` at the repository
 //! root.
@@ -46,6 +46,8 @@
 mod actor;
 mod actor_ref;
 mod ask;
+mod backoff;
+mod backoff_supervisor;
 pub mod batch_end;
 mod cell;
 mod children;
@@ -71,6 +73,8 @@ mod timers;
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 pub use ask::{AskError, ReplyTo};
+pub use backoff::BackoffOptions;
+pub use backoff_supervisor::{BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME};
 pub use context::{Context, StashOverflow};
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};

@@ -47,7 +47,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "volley_dispatcher_parked_workers",
 ];
 
-const REASONS: [(DeadLetterReason, &str); 6] = [
+const REASONS: [(DeadLetterReason, &str); 7] = [
     (
         DeadLetterReason::RecipientTerminated,
         "recipient_terminated",
@@ -57,6 +57,7 @@ const REASONS: [(DeadLetterReason, &str); 6] = [
     (DeadLetterReason::Undeliverable, "undeliverable"),
     (DeadLetterReason::NoRoutee, "no_routee"),
     (DeadLetterReason::StashOverflow, "stash_overflow"),
+    (DeadLetterReason::BackoffOverflow, "backoff_overflow"),
 ];
 
 /// The system's registered handles.

@@ -3,11 +3,14 @@
 //! As in Akka classic, the parent's [`SupervisorStrategy`] decides: its
 //! decider maps the failure to a [`Directive`], and a restart limit (at most
 //! N restarts within a window) turns a restart into a stop once exceeded.
+//! A backoff ([`SupervisorStrategy::restart_with_backoff`]) delays each
+//! restart, longer for each consecutive one (see `backoff`).
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::backoff::{BackoffOptions, BackoffState};
 use crate::error::{Failure, FailureKind};
 
 /// What to do with a failed child.
@@ -34,6 +37,7 @@ pub struct SupervisorStrategy {
     max_restarts: Option<u32>,
     within: Option<Duration>,
     decider: Decider,
+    backoff: Option<Arc<BackoffOptions>>,
 }
 
 impl Default for SupervisorStrategy {
@@ -49,6 +53,7 @@ impl fmt::Debug for SupervisorStrategy {
             .field("all_for_one", &self.all_for_one)
             .field("max_restarts", &self.max_restarts)
             .field("within", &self.within)
+            .field("backoff", &self.backoff)
             .finish_non_exhaustive()
     }
 }
@@ -61,6 +66,7 @@ impl SupervisorStrategy {
             max_restarts: None,
             within: None,
             decider: Arc::new(Self::default_decider),
+            backoff: None,
         }
     }
 
@@ -75,6 +81,63 @@ impl SupervisorStrategy {
     /// Stops any failing child (Akka's `stoppingStrategy`).
     pub fn stopping() -> Self {
         Self::one_for_one().with_decider(|_| Directive::Stop)
+    }
+
+    /// Restarts a failed child after a delay that doubles with each
+    /// consecutive restart, from `min` up to `max`, stretched by a random
+    /// share of up to `random_factor` (see [`BackoffOptions::new`]; Akka
+    /// typed's `restartWithBackoff`). One-for-one, and the decider restarts
+    /// on every failure, a failed `pre_start` included, as Akka typed's
+    /// does. The failed instance's `pre_restart` runs at once; the new
+    /// instance is created, and `post_restart` runs, once the delay has
+    /// passed. Meanwhile the child is suspended and keeps the messages that
+    /// arrive, up to [`Self::with_backoff_stash_capacity`].
+    pub fn restart_with_backoff(min: Duration, max: Duration, random_factor: f64) -> Self {
+        Self::one_for_one()
+            .with_decider(|_| Directive::Restart)
+            .with_backoff(BackoffOptions::new(min, max, random_factor))
+    }
+
+    /// Delays every restart this strategy decides as `options` say.
+    pub fn with_backoff(mut self, options: BackoffOptions) -> Self {
+        self.backoff = Some(Arc::new(options));
+        self
+    }
+
+    /// The backoff, if restarts are delayed.
+    pub fn backoff(&self) -> Option<&BackoffOptions> {
+        self.backoff.as_deref()
+    }
+
+    fn map_backoff(mut self, f: impl FnOnce(BackoffOptions) -> BackoffOptions) -> Self {
+        if let Some(backoff) = self.backoff.take() {
+            self.backoff = Some(Arc::new(f(Arc::unwrap_or_clone(backoff))));
+        }
+        self
+    }
+
+    /// Starts the backoff over once the child has run for `after` since its
+    /// last restart (default: the mean of the minimum and maximum delay).
+    /// No effect without a backoff.
+    pub fn with_reset_backoff_after(self, after: Duration) -> Self {
+        self.map_backoff(|b| b.with_reset_backoff_after(after))
+    }
+
+    /// At most `max` consecutive backoff restarts (counted since the backoff
+    /// last started over); the child is stopped instead of the next one
+    /// (Akka typed's `withMaxRestarts`). No effect without a backoff.
+    pub fn with_backoff_max_restarts(self, max: u32) -> Self {
+        self.map_backoff(|b| b.with_max_restarts(max))
+    }
+
+    /// The most messages a child waiting for its backoff restart keeps
+    /// (default [`DEFAULT_STASH_CAPACITY`](crate::DEFAULT_STASH_CAPACITY));
+    /// past it they go to dead letters as
+    /// [`BackoffOverflow`](crate::DeadLetterReason::BackoffOverflow), and 0
+    /// sends them there at once (Akka typed's `withStashCapacity`). No
+    /// effect without a backoff.
+    pub fn with_backoff_stash_capacity(self, capacity: usize) -> Self {
+        self.map_backoff(|b| b.with_stash_capacity(capacity))
     }
 
     /// At most `max` restarts within `within`; one more failure that asks for
@@ -121,6 +184,29 @@ impl SupervisorStrategy {
         (self.decider)(failure)
     }
 
+    /// Records a restart request: at once, after a backoff, or refused by a
+    /// limit. `now` reads the system's timer clock, and only for a backoff.
+    pub(crate) fn plan_restart(
+        &self,
+        stats: &mut RestartStats,
+        now: impl FnOnce() -> Instant,
+    ) -> RestartPlan {
+        if !self.permit_restart(stats) {
+            return RestartPlan::Refused;
+        }
+        let Some(backoff) = &self.backoff else {
+            return RestartPlan::Now;
+        };
+        let state = stats.backoff.get_or_insert_with(Box::default);
+        match backoff.next(state, now()) {
+            Some(delay) => RestartPlan::After {
+                delay,
+                stash_capacity: backoff.stash_capacity(),
+            },
+            None => RestartPlan::Refused,
+        }
+    }
+
     /// Records a restart request; false once the limit is exceeded.
     pub(crate) fn permit_restart(&self, stats: &mut RestartStats) -> bool {
         let Some(max) = self.max_restarts else {
@@ -146,6 +232,23 @@ impl SupervisorStrategy {
 pub(crate) struct RestartStats {
     count: u32,
     window_start: Option<Instant>,
+    /// Boxed on first use: every child has these stats, few back off.
+    backoff: Option<Box<BackoffState>>,
+}
+
+/// What a restart request comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RestartPlan {
+    /// Restart now.
+    Now,
+    /// Restart once `delay` has passed, keeping at most `stash_capacity`
+    /// messages meanwhile.
+    After {
+        delay: Duration,
+        stash_capacity: usize,
+    },
+    /// A limit is reached: stop the child instead.
+    Refused,
 }
 
 #[cfg(test)]

@@ -25,6 +25,12 @@ pub(crate) enum SystemMsg {
     Resume,
     /// Directive from the parent: replace the actor instance.
     Restart(Arc<Failure>),
+    /// Directive from the parent: run `pre_restart` now, create the new
+    /// instance after the backoff's delay. Boxed: rare, and bigger than the
+    /// others.
+    RestartAfter(Box<crate::backoff::BackoffRestart>),
+    /// The backoff's delay has passed: create the new instance.
+    BackoffElapsed,
     /// Stop now: children first, then `post_stop`. Queued user messages go to
     /// dead letters.
     Stop,

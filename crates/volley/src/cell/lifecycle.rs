@@ -13,12 +13,13 @@ use std::sync::Arc;
 use super::{panic_text, ActorCell, Inner};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::AnyRef;
+use crate::backoff::BackoffRestart;
 use crate::context::Rare;
 use crate::error::{Failure, FailureKind};
 use crate::event_stream::{DeadLetterReason, LifecycleEvent, LifecycleKind};
 use crate::locks::lock;
 use crate::mailbox::Envelope;
-use crate::supervision::Directive;
+use crate::supervision::{Directive, RestartPlan};
 use crate::system_msg::SystemMsg;
 
 /// Where a cell is in its life.
@@ -32,6 +33,8 @@ pub(crate) enum Mode {
     Suspended,
     /// Restarting; waiting for the children being stopped to terminate.
     Recreating(Arc<Failure>),
+    /// Restarting; waiting out a backoff before creating the new instance.
+    BackingOff(Arc<super::backoff::Waiting>),
     /// Stopping; waiting for all children to terminate.
     Terminating,
     /// Done.
@@ -89,7 +92,11 @@ impl<A: Actor> ActorCell<A> {
                     inner.mode = Mode::Running;
                 }
             }
-            SystemMsg::Restart(failure) => self.restart(inner, failure),
+            SystemMsg::Restart(failure) => self.restart(inner, failure, None),
+            SystemMsg::RestartAfter(restart) => {
+                self.restart(inner, restart.failure.clone(), Some(&restart))
+            }
+            SystemMsg::BackoffElapsed => self.backoff_elapsed(inner),
             SystemMsg::Stop => self.begin_stop(inner),
         }
     }
@@ -229,8 +236,14 @@ impl<A: Actor> ActorCell<A> {
                 return;
             }
         };
+        let plan = match directive {
+            Directive::Restart => strategy.plan_restart(&mut entry.stats, || {
+                crate::time::TimerDriver::of(&self.system).now()
+            }),
+            _ => RestartPlan::Now,
+        };
         let directive = match directive {
-            Directive::Restart if !strategy.permit_restart(&mut entry.stats) => {
+            Directive::Restart if plan == RestartPlan::Refused => {
                 tracing::debug!(child = %child.path(), "restart limit reached, stopping");
                 Directive::Stop
             }
@@ -249,7 +262,17 @@ impl<A: Actor> ActorCell<A> {
             Directive::Restart => {
                 drop(children);
                 for t in targets {
-                    t.send_system(SystemMsg::Restart(failure.clone()));
+                    t.send_system(match plan {
+                        RestartPlan::After {
+                            delay,
+                            stash_capacity,
+                        } => SystemMsg::RestartAfter(Box::new(BackoffRestart {
+                            failure: failure.clone(),
+                            delay,
+                            stash_capacity,
+                        })),
+                        _ => SystemMsg::Restart(failure.clone()),
+                    });
                 }
             }
             Directive::Stop => {
@@ -268,10 +291,17 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
-    fn restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
+    /// With `backoff`, the new instance is created once its delay has
+    /// passed (see `backoff`); the old one goes now.
+    fn restart(
+        &self,
+        inner: &mut Inner<A>,
+        failure: Arc<Failure>,
+        backoff: Option<&BackoffRestart>,
+    ) {
         if matches!(
             inner.mode,
-            Mode::Terminating | Mode::Terminated | Mode::Recreating(_)
+            Mode::Terminating | Mode::Terminated | Mode::Recreating(_) | Mode::BackingOff(_)
         ) {
             return;
         }
@@ -297,14 +327,16 @@ impl<A: Actor> ActorCell<A> {
             self.begin_stop(inner);
             return;
         }
-        if lock(&self.children).any_stopping() {
+        if let Some(backoff) = backoff {
+            self.wait_for_backoff(inner, backoff);
+        } else if lock(&self.children).any_stopping() {
             inner.mode = Mode::Recreating(failure);
         } else {
             self.finish_restart(inner, failure);
         }
     }
 
-    fn finish_restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
+    pub(super) fn finish_restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
         inner.mode = Mode::Recreating(failure.clone());
         // The children `pre_restart` kept, taken before the new instance
         // spawns any: restarted once it runs (Akka's `finishRecreate`), so
@@ -353,6 +385,7 @@ impl<A: Actor> ActorCell<A> {
         if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
             return;
         }
+        self.cancel_backoff(inner);
         inner.mode = Mode::Terminating;
         if let Some(rare) = inner.ctx.rare.as_mut() {
             rare.timers.cancel_all();

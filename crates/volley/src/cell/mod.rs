@@ -10,6 +10,7 @@
 //! at a time without `unsafe`. The spawner takes `SCHEDULED` for a new cell
 //! (`schedule_start`), and its first activation runs `pre_start`.
 
+mod backoff;
 mod lifecycle;
 mod queues;
 mod run;

@@ -44,6 +44,8 @@ impl<A: Actor> Runnable for ActorCell<A> {
             return;
         }
         let accepting = inner.mode == Mode::Running;
+        // Looked at only when the actor is not running: no cost otherwise.
+        let holding = !accepting && self.hold_while_backing_off(inner);
         self.batched.store(inner.ctx.batch.len(), Ordering::Relaxed);
         let batch_left = accepting && !inner.ctx.batch.is_empty();
         drop(guard);
@@ -51,7 +53,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
             let d = self.dispatcher.clone();
             d.submit_yielded(self);
         } else {
-            self.hand_back(accepting);
+            self.hand_back(accepting || holding);
         }
     }
 }

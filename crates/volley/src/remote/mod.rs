@@ -318,7 +318,9 @@ impl SystemTarget for RemoteRef {
             SystemMsg::Failed { .. }
             | SystemMsg::ChildTerminated(_)
             | SystemMsg::Resume
-            | SystemMsg::Restart(_) => {
+            | SystemMsg::Restart(_)
+            | SystemMsg::RestartAfter(_)
+            | SystemMsg::BackoffElapsed => {
                 tracing::debug!(target = %self.path, "supervision message to a remote actor dropped");
                 return None;
             }
