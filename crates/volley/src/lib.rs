@@ -57,6 +57,7 @@ mod error;
 mod event_stream;
 mod locks;
 mod mailbox;
+mod message_spans;
 mod metrics;
 mod path;
 mod receive_timeout;
@@ -79,6 +80,7 @@ pub use context::{Context, StashOverflow};
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};
+pub use message_spans::{TracingSettings, MESSAGE_SPAN};
 pub use metrics::{MetricsSettings, METRIC_NAMES};
 pub use path::{ActorPath, PathError};
 pub use routing::{

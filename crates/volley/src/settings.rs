@@ -136,6 +136,8 @@ pub struct Settings {
     pub shutdown_hooks_timeout_ms: u64,
     /// Runtime metrics through the `metrics` facade (`[metrics]`).
     pub metrics: crate::metrics::MetricsSettings,
+    /// Tracing spans around handled messages (`[tracing]`).
+    pub tracing: crate::message_spans::TracingSettings,
     /// Runs the system's timers (actor timers, receive timeouts) on this
     /// clock instead of real time: for tests, which advance it by hand
     /// (volley-testkit's `ManualTime`). Not read from or written to TOML.
@@ -158,6 +160,7 @@ impl Default for Settings {
             ask_spin_us: 50,
             shutdown_hooks_timeout_ms: 10_000,
             metrics: crate::metrics::MetricsSettings::default(),
+            tracing: crate::message_spans::TracingSettings::default(),
             manual_clock: None,
             extensions: BTreeMap::new(),
         }
@@ -176,6 +179,7 @@ const CORE_KEYS: &[&str] = &[
     "ask_spin_us",
     "shutdown_hooks_timeout_ms",
     "metrics",
+    "tracing",
 ];
 
 /// A settings file or override that cannot be used.

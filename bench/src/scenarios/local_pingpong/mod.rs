@@ -5,7 +5,10 @@
 
 mod actors;
 mod recorder;
+mod spans;
 mod stash;
+
+use spans::Extras;
 mod summary;
 
 use volley::{ActorSystem, DispatcherSettings, Settings};
@@ -118,7 +121,15 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     let progress = Progress::new(0);
     let peers = ctx.peers(&progress);
     let volley_configs = plan.throughputs.len() + plan.pairs.len() + 1;
-    progress.add_steps((volley_configs + 2 * recorder::ROUNDS) as u64);
+    let wants = |note: &str| {
+        ctx.cli
+            .cases
+            .as_ref()
+            .is_none_or(|cases| cases.iter().any(|c| c == note))
+    };
+    let extra_configs = usize::from(wants("metrics")) * 2 * recorder::ROUNDS
+        + usize::from(wants("spans")) * 2 * spans::ROUNDS;
+    progress.add_steps((volley_configs + extra_configs) as u64);
     for (peer, status) in &peers {
         if status.is_ok() {
             let calls = if peer.has_throughput() { 3 } else { 2 };
@@ -127,16 +138,27 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     }
     let mut report = Report::new(SCENARIO.name, crate::chart::local_pingpong);
     report.rows.extend(run_volley(ctx, &plan, &progress)?);
-    let recorder = recorder::note(ctx, &plan, &progress, &report.rows)?;
+    let recorder = match wants("metrics") {
+        true => recorder::note(ctx, &plan, &progress, &report.rows)?,
+        false => None,
+    };
+    let spans = match wants("spans") {
+        true => spans::note(ctx, &plan, &progress, &report.rows)?,
+        false => None,
+    };
     report.rows.extend(peer_rows(peers, |peer| {
         run_peer(ctx, &plan, &progress, peer)
     }));
     let stash_rounds = if ctx.cli.quick { 50 } else { 300 };
-    let stash = stash::note(stash_rounds)?;
+    let stash = match wants("stash") {
+        true => Some(stash::note(stash_rounds)?),
+        false => None,
+    };
     progress.finish();
     report.notes = summary::summary(&report.rows);
-    report.notes.push(stash);
+    report.notes.extend(stash);
     report.notes.extend(recorder);
+    report.notes.extend(spans);
     Ok(report)
 }
 
@@ -254,20 +276,22 @@ fn volley_config(
     k: usize,
     t: usize,
 ) -> crate::Result<LocalPingPongRow> {
-    volley_config_with(ctx, plan, progress, (p, k, t), false)
+    volley_config_with(ctx, plan, progress, (p, k, t), Extras::NONE)
 }
 
-/// [`volley_config`], with the system's `[metrics]` on or off.
+/// [`volley_config`], with the system's `[metrics]` and message spans
+/// on or off.
 fn volley_config_with(
     ctx: &Ctx,
     plan: &Plan,
     progress: &Progress,
     (p, k, t): (usize, usize, usize),
-    metrics: bool,
+    extras: Extras,
 ) -> crate::Result<LocalPingPongRow> {
     progress.start(&format!(
-        "volley P={p} K={k} T={t}{}",
-        if metrics { " (metrics on)" } else { "" }
+        "volley P={p} K={k} T={t}{}{}",
+        if extras.metrics { " (metrics on)" } else { "" },
+        if extras.spans { " (spans on)" } else { "" }
     ));
     let settings = Settings {
         default_dispatcher: DispatcherSettings {
@@ -276,8 +300,11 @@ fn volley_config_with(
             ..Default::default()
         },
         metrics: volley::MetricsSettings {
-            enabled: metrics,
+            enabled: extras.metrics,
             ..Default::default()
+        },
+        tracing: volley::TracingSettings {
+            message_spans: extras.spans,
         },
         ..Default::default()
     };

@@ -60,7 +60,19 @@ pub(super) fn answer_for_the_dead(uid: u64, msg: SystemMsg) {
 }
 
 impl<A: Actor> ActorCell<A> {
+    /// Handles the queued system messages. The common case, none, is one
+    /// load inlined into the activation; the handling stays out of line so
+    /// that its size (every system message kind) does not decide whether
+    /// this is inlined.
+    #[inline]
     pub(super) fn process_system(&self, inner: &mut Inner<A>) {
+        if self.queues.has_system() {
+            self.drain_system(inner);
+        }
+    }
+
+    #[inline(never)]
+    fn drain_system(&self, inner: &mut Inner<A>) {
         self.queues.drain_system(|msg| {
             if inner.mode == Mode::Terminated {
                 answer_for_the_dead(self.uid, msg);

@@ -89,6 +89,9 @@ pub(crate) struct Inner<A: Actor> {
     /// the restart creates the next one as a first start, `pre_start` and
     /// not `post_restart` (Akka turns such a Recreate into a Create).
     pub(crate) restart_as_start: bool,
+    /// `[tracing] message_spans`, copied here at creation so the
+    /// activation reads it without following the system's pointer.
+    pub(crate) traced: bool,
 }
 
 impl<A: Actor> ActorCell<A> {
@@ -117,6 +120,7 @@ impl<A: Actor> ActorCell<A> {
             mode: Mode::Created,
             failed_message: None,
             restart_as_start: false,
+            traced: cell.system.settings().tracing.message_spans,
         });
         cell
     }

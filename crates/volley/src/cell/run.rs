@@ -26,16 +26,19 @@ impl<A: Actor> Runnable for ActorCell<A> {
             self.start(inner);
         }
         self.process_system(inner);
-        // Two copies of the loop: only an actor with a receive timeout
-        // looks at what each message is for it, so the others pay nothing.
-        if inner.ctx.receive_timeout.is_some() {
-            if self.handle_batch::<true>(inner, throughput, deadline) {
+        // Copies of the loop: only an actor with a receive timeout looks
+        // at what each message is for it, and only a traced one opens a
+        // span per message, so the others pay nothing for either.
+        if inner.traced {
+            self.handle_traced_batch(inner, throughput, deadline);
+        } else if inner.ctx.receive_timeout.is_some() {
+            if self.handle_batch::<true, false>(inner, throughput, deadline) {
                 if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
                     timeout.touch();
                 }
             }
         } else {
-            self.handle_batch::<false>(inner, throughput, deadline);
+            self.handle_batch::<false, false>(inner, throughput, deadline);
         }
         if inner.mode == Mode::Terminated {
             // Dropping the inner state drops the context and with it the
@@ -75,7 +78,7 @@ impl<A: Actor> ActorCell<A> {
     /// notes once for the whole activation; a timeout set while handling
     /// starts counting from its setting.
     #[inline(always)]
-    fn handle_batch<const TIMED: bool>(
+    fn handle_batch<const TIMED: bool, const TRACED: bool>(
         &self,
         inner: &mut Inner<A>,
         throughput: usize,
@@ -98,13 +101,43 @@ impl<A: Actor> ActorCell<A> {
             if TIMED {
                 active |= influences_receive_timeout::<A>(&env);
             }
-            self.invoke(inner, env);
+            if TRACED {
+                let span = tracing::info_span!(
+                    "volley.handle",
+                    actor = %self.path,
+                    message = std::any::type_name::<A::Msg>()
+                );
+                let _entered = span.enter();
+                self.invoke(inner, env);
+            } else {
+                self.invoke(inner, env);
+            }
             handled += 1;
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
         }
         active
+    }
+
+    /// The activation loop of a traced actor, kept out of line: it is the
+    /// rare case.
+    #[inline(never)]
+    fn handle_traced_batch(
+        &self,
+        inner: &mut Inner<A>,
+        throughput: usize,
+        deadline: Option<Instant>,
+    ) {
+        if inner.ctx.receive_timeout.is_some() {
+            if self.handle_batch::<true, true>(inner, throughput, deadline) {
+                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
+                    timeout.touch();
+                }
+            }
+        } else {
+            self.handle_batch::<false, true>(inner, throughput, deadline);
+        }
     }
 
     /// Ends the activation (see `queues` for the protocol).
