@@ -50,6 +50,7 @@ pub mod batch_end;
 mod cell;
 mod children;
 mod context;
+pub mod coordinated_shutdown;
 mod dispatcher;
 mod error;
 mod event_stream;
@@ -70,6 +71,9 @@ pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 pub use ask::{AskError, ReplyTo};
 pub use context::{Context, StashOverflow};
+pub use coordinated_shutdown::{
+    AddTaskError, CoordinatedShutdown, PhaseFinished, ShutdownReason, ShutdownStarted,
+};
 pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};

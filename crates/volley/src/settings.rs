@@ -134,6 +134,14 @@ pub struct Settings {
     /// abandoned and the hooks after it are skipped, each with a warning, so
     /// `terminate()` cannot hang on one. At least 1. Default 10000 ms.
     pub shutdown_hooks_timeout_ms: u64,
+    /// How long each coordinated-shutdown phase before the actors stop
+    /// (see `CoordinatedShutdown`) may take; a task still running then is
+    /// reported and abandoned and the next phase starts. At least 1.
+    /// Default 5000 ms, Akka's default phase timeout.
+    pub shutdown_phase_timeout_ms: u64,
+    /// Run coordinated shutdown (reason `Sigterm`) when the process gets
+    /// SIGTERM (Unix only). Default false: the application owns its signals.
+    pub shutdown_on_sigterm: bool,
     /// Extra sections owned by extensions (e.g. `remote`), kept as raw TOML
     /// for them to parse and validate.
     #[serde(flatten)]
@@ -149,6 +157,8 @@ impl Default for Settings {
             dead_letters: DeadLetterSettings::default(),
             ask_spin_us: 50,
             shutdown_hooks_timeout_ms: 10_000,
+            shutdown_phase_timeout_ms: 5_000,
+            shutdown_on_sigterm: false,
             extensions: BTreeMap::new(),
         }
     }
@@ -165,6 +175,8 @@ const CORE_KEYS: &[&str] = &[
     "dead_letters",
     "ask_spin_us",
     "shutdown_hooks_timeout_ms",
+    "shutdown_phase_timeout_ms",
+    "shutdown_on_sigterm",
 ];
 
 /// A settings file or override that cannot be used.
@@ -331,6 +343,12 @@ impl Settings {
             return Err(SettingsError::OutOfRange {
                 key: "io_threads".into(),
                 reason: "must be between 1 and 256",
+            });
+        }
+        if self.shutdown_phase_timeout_ms == 0 {
+            return Err(SettingsError::OutOfRange {
+                key: "shutdown_phase_timeout_ms".into(),
+                reason: "must be at least 1",
             });
         }
         if self.shutdown_hooks_timeout_ms == 0 {

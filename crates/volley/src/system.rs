@@ -12,6 +12,7 @@ use crate::actor::{Actor, HandleResult, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
 use crate::cell::ActorCell;
 use crate::context::Context;
+use crate::coordinated_shutdown::{CoordinatedShutdown, ShutdownReason, ShutdownState};
 use crate::dispatcher::Dispatcher;
 use crate::error::SpawnError;
 use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
@@ -112,6 +113,16 @@ struct SystemCore {
     /// refused or taken by `root_terminated`, never left behind.
     shutdown_hooks: Mutex<Vec<ShutdownHook>>,
     terminated: tokio::sync::watch::Sender<bool>,
+    shutdown: ShutdownState,
+}
+
+/// A system held without keeping it alive.
+pub(crate) struct WeakSystem(Weak<SystemCore>);
+
+impl WeakSystem {
+    pub(crate) fn upgrade(&self) -> Option<ActorSystem> {
+        self.0.upgrade().map(|shared| ActorSystem { shared })
+    }
 }
 
 impl ActorSystem {
@@ -188,6 +199,7 @@ impl ActorSystem {
                 terminating: AtomicBool::new(false),
                 shutdown_hooks: Mutex::new(Vec::new()),
                 terminated: tokio::sync::watch::channel(false).0,
+                shutdown: ShutdownState::default(),
             }),
         };
         let root = ActorCell::create(
@@ -203,6 +215,9 @@ impl ActorSystem {
             .expect("a new root guardian accepts /user");
         *lock(&system.shared.root) = Some(root);
         let _ = system.shared.user.set(Arc::downgrade(&user));
+        if system.shared.settings.shutdown_on_sigterm {
+            crate::coordinated_shutdown::watch_sigterm(&system);
+        }
         Ok(system)
     }
 
@@ -283,9 +298,34 @@ impl ActorSystem {
         Ok(current.filter(|a| !a.is_terminated()))
     }
 
-    /// Stops every actor, top-down, and resolves once every `post_stop` has
-    /// run. Idempotent.
+    /// Runs coordinated shutdown with reason `Terminate`: its phases, then
+    /// stops every actor, top-down, and resolves once every `post_stop` and
+    /// shutdown hook has run. Idempotent.
     pub async fn terminate(&self) {
+        self.coordinated_shutdown()
+            .run(ShutdownReason::Terminate)
+            .await;
+    }
+
+    /// The system's coordinated shutdown: phases and their tasks.
+    pub fn coordinated_shutdown(&self) -> CoordinatedShutdown<'_> {
+        CoordinatedShutdown { system: self }
+    }
+
+    pub(crate) fn shutdown_state(&self) -> &ShutdownState {
+        &self.shared.shutdown
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakSystem {
+        WeakSystem(Arc::downgrade(&self.shared))
+    }
+
+    pub(crate) fn terminated_receiver(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.shared.terminated.subscribe()
+    }
+
+    /// The `actor-system-terminate` phase: stops the root guardian.
+    pub(crate) fn stop_all(&self) {
         if !self.shared.terminating.swap(true, Ordering::SeqCst) {
             let root = lock(&self.shared.root).clone();
             match root {
@@ -293,10 +333,10 @@ impl ActorSystem {
                 None => self.root_terminated(),
             }
         }
-        self.when_terminated().await;
     }
 
-    /// Adds an async hook that runs while the system terminates: after every
+    /// Adds an async hook that runs while the system terminates, in the
+    /// coordinated-shutdown phase `actor-system-terminate`: after every
     /// actor has stopped (every `post_stop` has run and the death notices it
     /// caused are sent), before the dispatchers and the tokio runtime shut
     /// down. An extension uses it to flush what it still holds, e.g. a
