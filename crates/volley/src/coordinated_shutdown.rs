@@ -119,11 +119,10 @@ impl CoordinatedShutdown<'_> {
             task: name.to_string(),
         };
         if PHASES[index] == ACTOR_SYSTEM_TERMINATE {
-            let name: &'static str = Box::leak(name.to_string().into_boxed_str());
             return self
                 .system
-                .add_shutdown_hook(name, task)
-                .map_err(|_| started());
+                .push_shutdown_hook(name.to_string().into(), task)
+                .map_err(|()| started());
         }
         let mut state = lock(&self.system.shutdown_state().0);
         if state.current.is_some_and(|c| c >= index) {

@@ -75,7 +75,7 @@ pub enum ShutdownHookError {
 
 /// A hook as stored: its name and the call that makes its future.
 type ShutdownHook = (
-    &'static str,
+    std::borrow::Cow<'static, str>,
     Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>,
 );
 
@@ -365,12 +365,26 @@ impl ActorSystem {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let mut hooks = lock(&self.shared.shutdown_hooks);
-        if self.shared.terminating.load(Ordering::SeqCst) {
-            return Err(ShutdownHookError::Terminating {
+        self.push_shutdown_hook(name.into(), hook)
+            .map_err(|()| ShutdownHookError::Terminating {
                 hook: name,
                 system: self.shared.name.to_string(),
-            });
+            })
+    }
+
+    /// Queues a hook unless termination has begun.
+    pub(crate) fn push_shutdown_hook<F, Fut>(
+        &self,
+        name: std::borrow::Cow<'static, str>,
+        hook: F,
+    ) -> Result<(), ()>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let mut hooks = lock(&self.shared.shutdown_hooks);
+        if self.shared.terminating.load(Ordering::SeqCst) {
+            return Err(());
         }
         hooks.push((name, Box::new(move || Box::pin(hook()))));
         Ok(())
@@ -511,14 +525,14 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
                 let panic = crate::cell::panic_text(e.into_panic().as_ref());
                 tracing::error!(
                     system = %system.shared.name,
-                    hook = name,
+                    hook = &*name,
                     panic,
                     "shutdown hook panicked; termination goes on"
                 );
             }
             Ok(Err(e)) => tracing::error!(
                 system = %system.shared.name,
-                hook = name,
+                hook = &*name,
                 error = %e,
                 "shutdown hook did not finish; termination goes on"
             ),
@@ -526,7 +540,7 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
                 task.abort();
                 tracing::warn!(
                     system = %system.shared.name,
-                    hook = name,
+                    hook = &*name,
                     timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
                     "shutdown hook abandoned: still running at shutdown_hooks_timeout_ms"
                 );
@@ -537,7 +551,7 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
     for (name, _) in hooks {
         tracing::warn!(
             system = %system.shared.name,
-            hook = name,
+            hook = &*name,
             timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
             "shutdown hook skipped: shutdown_hooks_timeout_ms was reached before it could run"
         );
