@@ -174,3 +174,36 @@ impl<M> fmt::Debug for TellError<M> {
         }
     }
 }
+
+/// Why a system could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    /// The system name is not a valid path element.
+    #[error("invalid actor system name {name:?}: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The settings are invalid.
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    /// A thread or the I/O runtime could not be started.
+    #[error("cannot start the actor system's threads: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a shutdown hook was not added.
+#[derive(Debug, thiserror::Error)]
+pub enum ShutdownHookError {
+    /// Termination had already begun; the hooks registered before it run,
+    /// this one never will.
+    #[error("shutdown hook {hook:?} not added: actor system {system:?} is already terminating")]
+    Terminating {
+        /// The hook's name.
+        hook: &'static str,
+        /// The system's name.
+        system: String,
+    },
+}

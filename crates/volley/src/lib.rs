@@ -52,6 +52,7 @@ pub mod batch_end;
 mod cell;
 mod children;
 mod context;
+pub mod coordinated_shutdown;
 mod dispatcher;
 mod error;
 mod event_stream;
@@ -77,7 +78,12 @@ pub use ask::{AskError, ReplyTo};
 pub use backoff::BackoffOptions;
 pub use backoff_supervisor::{BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME};
 pub use context::{Context, StashOverflow};
-pub use error::{ActorError, Failure, FailureKind, SpawnError, TellError};
+pub use coordinated_shutdown::{
+    AddTaskError, CoordinatedShutdown, PhaseFinished, ShutdownReason, ShutdownStarted,
+};
+pub use error::{
+    ActorError, Failure, FailureKind, ShutdownHookError, SpawnError, SystemError, TellError,
+};
 pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
 pub use mailbox::{MailboxConfig, Overflow};
 pub use message_spans::{TracingSettings, MESSAGE_SPAN};
@@ -92,5 +98,5 @@ pub use settings::{
     DeadLetterSettings, DispatcherKind, DispatcherSettings, Settings, SettingsError,
 };
 pub use supervision::{Directive, SupervisorStrategy};
-pub use system::{ActorIdentity, ActorSystem, ShutdownHookError, SystemError};
+pub use system::{ActorIdentity, ActorSystem};
 pub use timers::TimerKey;

@@ -144,6 +144,14 @@ pub struct Settings {
     /// Default `None`: real time.
     #[serde(skip)]
     pub manual_clock: Option<crate::time::ManualClock>,
+    /// How long each coordinated-shutdown phase before the actors stop
+    /// (see `CoordinatedShutdown`) may take; a task still running then is
+    /// reported and abandoned and the next phase starts. At least 1.
+    /// Default 5000 ms, Akka's default phase timeout.
+    pub shutdown_phase_timeout_ms: u64,
+    /// Run coordinated shutdown (reason `Sigterm`) when the process gets
+    /// SIGTERM (Unix only). Default false: the application owns its signals.
+    pub shutdown_on_sigterm: bool,
     /// Extra sections owned by extensions (e.g. `remote`), kept as raw TOML
     /// for them to parse and validate.
     #[serde(flatten)]
@@ -162,6 +170,8 @@ impl Default for Settings {
             metrics: crate::metrics::MetricsSettings::default(),
             tracing: crate::message_spans::TracingSettings::default(),
             manual_clock: None,
+            shutdown_phase_timeout_ms: 5_000,
+            shutdown_on_sigterm: false,
             extensions: BTreeMap::new(),
         }
     }
@@ -180,6 +190,8 @@ const CORE_KEYS: &[&str] = &[
     "shutdown_hooks_timeout_ms",
     "metrics",
     "tracing",
+    "shutdown_phase_timeout_ms",
+    "shutdown_on_sigterm",
 ];
 
 /// A settings file or override that cannot be used.
@@ -351,6 +363,12 @@ impl Settings {
             return Err(SettingsError::OutOfRange {
                 key: "io_threads".into(),
                 reason: "must be between 1 and 256",
+            });
+        }
+        if self.shutdown_phase_timeout_ms == 0 {
+            return Err(SettingsError::OutOfRange {
+                key: "shutdown_phase_timeout_ms".into(),
+                reason: "must be at least 1",
             });
         }
         if self.shutdown_hooks_timeout_ms == 0 {

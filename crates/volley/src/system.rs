@@ -12,13 +12,14 @@ use crate::actor::{Actor, HandleResult, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
 use crate::cell::ActorCell;
 use crate::context::Context;
+use crate::coordinated_shutdown::{CoordinatedShutdown, ShutdownReason, ShutdownState};
 use crate::dispatcher::Dispatcher;
-use crate::error::SpawnError;
+use crate::error::{ShutdownHookError, SpawnError, SystemError};
 use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
 use crate::locks::lock;
 use crate::path::{parse_elements, validate_name, ActorPath, PathError};
 use crate::remote::LogLimiter;
-use crate::settings::{Settings, SettingsError};
+use crate::settings::Settings;
 use crate::system_msg::SystemMsg;
 
 /// The root and `/user` guardians: they only supervise.
@@ -39,42 +40,9 @@ impl Actor for Guardian {
     }
 }
 
-/// Why a system could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum SystemError {
-    /// The system name is not a valid path element.
-    #[error("invalid actor system name {name:?}: {reason}")]
-    InvalidName {
-        /// The name given.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// The settings are invalid.
-    #[error(transparent)]
-    Settings(#[from] SettingsError),
-    /// A thread or the I/O runtime could not be started.
-    #[error("cannot start the actor system's threads: {0}")]
-    Io(#[from] std::io::Error),
-}
-
-/// Why a shutdown hook was not added.
-#[derive(Debug, thiserror::Error)]
-pub enum ShutdownHookError {
-    /// Termination had already begun; the hooks registered before it run,
-    /// this one never will.
-    #[error("shutdown hook {hook:?} not added: actor system {system:?} is already terminating")]
-    Terminating {
-        /// The hook's name.
-        hook: &'static str,
-        /// The system's name.
-        system: String,
-    },
-}
-
 /// A hook as stored: its name and the call that makes its future.
 type ShutdownHook = (
-    &'static str,
+    std::borrow::Cow<'static, str>,
     Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>,
 );
 
@@ -114,9 +82,11 @@ struct SystemCore {
     terminated: tokio::sync::watch::Sender<bool>,
     /// `[metrics] enabled`: the registered handles (`metrics.rs`).
     metrics: Option<crate::metrics::SystemMetrics>,
+    shutdown: ShutdownState,
 }
 
-/// A handle that does not keep the system alive (the metrics sampler's).
+/// A system held without keeping it alive (the metrics sampler's, the
+/// SIGTERM watcher's).
 pub(crate) struct WeakSystem(Weak<SystemCore>);
 
 impl WeakSystem {
@@ -204,6 +174,7 @@ impl ActorSystem {
                 terminating: AtomicBool::new(false),
                 shutdown_hooks: Mutex::new(Vec::new()),
                 terminated: tokio::sync::watch::channel(false).0,
+                shutdown: ShutdownState::default(),
             }),
         };
         let root = ActorCell::create(
@@ -222,6 +193,9 @@ impl ActorSystem {
         if system.shared.metrics.is_some() {
             let interval = system.shared.settings.metrics.sample_interval_ms;
             crate::metrics::start_sampler(&system, std::time::Duration::from_millis(interval));
+        }
+        if system.shared.settings.shutdown_on_sigterm {
+            crate::coordinated_shutdown::watch_sigterm(&system);
         }
         Ok(system)
     }
@@ -321,9 +295,30 @@ impl ActorSystem {
         Ok(current.filter(|a| !a.is_terminated()))
     }
 
-    /// Stops every actor, top-down, and resolves once every `post_stop` has
-    /// run. Idempotent.
+    /// Runs coordinated shutdown with reason `Terminate`: its phases, then
+    /// stops every actor, top-down, and resolves once every `post_stop` and
+    /// shutdown hook has run. Idempotent.
     pub async fn terminate(&self) {
+        self.coordinated_shutdown()
+            .run(ShutdownReason::Terminate)
+            .await;
+    }
+
+    /// The system's coordinated shutdown: phases and their tasks.
+    pub fn coordinated_shutdown(&self) -> CoordinatedShutdown<'_> {
+        CoordinatedShutdown { system: self }
+    }
+
+    pub(crate) fn shutdown_state(&self) -> &ShutdownState {
+        &self.shared.shutdown
+    }
+
+    pub(crate) fn terminated_receiver(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.shared.terminated.subscribe()
+    }
+
+    /// The `actor-system-terminate` phase: stops the root guardian.
+    pub(crate) fn stop_all(&self) {
         if !self.shared.terminating.swap(true, Ordering::SeqCst) {
             let root = lock(&self.shared.root).clone();
             match root {
@@ -331,10 +326,10 @@ impl ActorSystem {
                 None => self.root_terminated(),
             }
         }
-        self.when_terminated().await;
     }
 
-    /// Adds an async hook that runs while the system terminates: after every
+    /// Adds an async hook that runs while the system terminates, in the
+    /// coordinated-shutdown phase `actor-system-terminate`: after every
     /// actor has stopped (every `post_stop` has run and the death notices it
     /// caused are sent), before the dispatchers and the tokio runtime shut
     /// down. An extension uses it to flush what it still holds, e.g. a
@@ -363,12 +358,26 @@ impl ActorSystem {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let mut hooks = lock(&self.shared.shutdown_hooks);
-        if self.shared.terminating.load(Ordering::SeqCst) {
-            return Err(ShutdownHookError::Terminating {
+        self.push_shutdown_hook(name.into(), hook)
+            .map_err(|()| ShutdownHookError::Terminating {
                 hook: name,
                 system: self.shared.name.to_string(),
-            });
+            })
+    }
+
+    /// Queues a hook unless termination has begun.
+    pub(crate) fn push_shutdown_hook<F, Fut>(
+        &self,
+        name: std::borrow::Cow<'static, str>,
+        hook: F,
+    ) -> Result<(), ()>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let mut hooks = lock(&self.shared.shutdown_hooks);
+        if self.shared.terminating.load(Ordering::SeqCst) {
+            return Err(());
         }
         hooks.push((name, Box::new(move || Box::pin(hook()))));
         Ok(())
@@ -512,14 +521,14 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
                 let panic = crate::cell::panic_text(e.into_panic().as_ref());
                 tracing::error!(
                     system = %system.shared.name,
-                    hook = name,
+                    hook = &*name,
                     panic,
                     "shutdown hook panicked; termination goes on"
                 );
             }
             Ok(Err(e)) => tracing::error!(
                 system = %system.shared.name,
-                hook = name,
+                hook = &*name,
                 error = %e,
                 "shutdown hook did not finish; termination goes on"
             ),
@@ -527,7 +536,7 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
                 task.abort();
                 tracing::warn!(
                     system = %system.shared.name,
-                    hook = name,
+                    hook = &*name,
                     timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
                     "shutdown hook abandoned: still running at shutdown_hooks_timeout_ms"
                 );
@@ -538,7 +547,7 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
     for (name, _) in hooks {
         tracing::warn!(
             system = %system.shared.name,
-            hook = name,
+            hook = &*name,
             timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
             "shutdown hook skipped: shutdown_hooks_timeout_ms was reached before it could run"
         );

@@ -4,28 +4,15 @@
 
 mod common;
 
+use common::Log;
+
 use std::future::Future;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::log_capture::{self, logged};
 use common::{eventually, quiet_deliberate_panics};
 use tracing::Level;
 use volley::{Actor, ActorSystem, Context, HandleResult, Props, Settings, ShutdownHookError};
-
-/// What happened, in order, across actors and hooks.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<String>>>);
-
-impl Log {
-    fn push(&self, event: impl Into<String>) {
-        self.0.lock().unwrap().push(event.into());
-    }
-
-    fn events(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
-    }
-}
 
 /// Spawns `children` children in `pre_start`; logs its `post_stop`.
 struct Recorder {

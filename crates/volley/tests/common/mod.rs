@@ -96,3 +96,17 @@ pub fn system_with(
 ) -> Result<volley::ActorSystem, volley::SystemError> {
     volley::ActorSystem::with_settings(name, with_test_dispatcher(settings))
 }
+
+/// What happened, in order, across actors, hooks and tasks.
+#[derive(Clone, Default)]
+pub struct Log(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Log {
+    pub fn push(&self, event: impl Into<String>) {
+        self.0.lock().unwrap().push(event.into());
+    }
+
+    pub fn events(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
