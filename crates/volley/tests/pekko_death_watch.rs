@@ -457,3 +457,105 @@ async fn watching_itself_is_a_no_op() {
     let _ = a.to_any_ref();
     system.terminate().await;
 }
+
+/// Restarts a failing child at most twice, then stops it.
+struct LimitedSupervisor;
+impl Actor for LimitedSupervisor {
+    type Msg = ReplyTo<ActorRef<TargetMsg>>;
+    fn handle(&mut self, ctx: &mut Context<Self>, r: Self::Msg) -> HandleResult {
+        r.tell(ctx.spawn_anonymous(Props::new(|| Target))?);
+        Ok(())
+    }
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        SupervisorStrategy::one_for_one().with_max_restarts_total(2)
+    }
+}
+
+/// DeathWatchSpec, "notify with a Terminated message once when an Actor is
+/// stopped but not when restarted": two restarts give no `Terminated`, the
+/// third failure (over the limit) stops it and gives exactly one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminated_on_stop_not_on_restart() {
+    common::quiet_deliberate_panics();
+    let system = common::system("dw-restart").unwrap();
+    let sup = system
+        .spawn("sup", Props::new(|| LimitedSupervisor))
+        .unwrap();
+    let child = sup.ask(|r| r, T).await.unwrap();
+    let (w, events) = watcher(&system);
+    w.tell(WatcherMsg::Watch(child.to_any()));
+    sync(&w).await;
+    let echo = TestProbe::<u32>::new(&system);
+    child.tell(TargetMsg::Fail);
+    child.tell(TargetMsg::Fail);
+    child.tell(TargetMsg::Echo(1, echo.actor_ref()));
+    echo.expect_msg(1);
+    events.none_for(200);
+    assert!(!child.is_terminated());
+    child.tell(TargetMsg::Fail);
+    events.expect(&format!("terminated {}", child.path().name()));
+    events.none_for(200);
+    system.terminate().await;
+}
+
+/// Stashes everything while `stashing`; a `watch_with` message that
+/// arrives meanwhile is stashed and comes back with `unstash_all`.
+struct StashingWatcher(Sender<String>, bool);
+enum StashMsg {
+    Watch(volley::AnyRef, ReplyTo<()>),
+    StartStashing(ReplyTo<()>),
+    StopStashing,
+    Custom,
+}
+impl Actor for StashingWatcher {
+    type Msg = StashMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: StashMsg) -> HandleResult {
+        match msg {
+            StashMsg::Watch(r, done) => {
+                ctx.watch_with(&r, StashMsg::Custom);
+                done.tell(());
+            }
+            StashMsg::StartStashing(done) => {
+                self.1 = true;
+                done.tell(());
+            }
+            StashMsg::StopStashing => {
+                self.1 = false;
+                ctx.unstash_all();
+            }
+            m if self.1 => {
+                let _ = self.0.send("stashed".into());
+                ctx.stash(m).map_err(|e| ActorError::new(e.to_string()))?;
+            }
+            StashMsg::Custom => {
+                let _ = self.0.send("custom".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// DeathWatchSpec, "stash watchWith termination message correctly"
+/// (Pekko #29101): the custom termination message can be stashed and is
+/// handled after unstashing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_with_message_can_be_stashed() {
+    let system = common::system("dw-stash").unwrap();
+    let target = system.spawn("t12", Props::new(|| Target)).unwrap();
+    let (tx, events) = common::probe();
+    let w = system
+        .spawn(
+            "stasher",
+            Props::new(move || StashingWatcher(tx.clone(), false)),
+        )
+        .unwrap();
+    let t = target.to_any();
+    w.ask(|r| StashMsg::Watch(t, r), T).await.unwrap();
+    w.ask(StashMsg::StartStashing, T).await.unwrap();
+    system.stop(&target);
+    events.expect("stashed");
+    w.tell(StashMsg::StopStashing);
+    events.expect("custom");
+    events.none_for(200);
+    system.terminate().await;
+}

@@ -472,3 +472,52 @@ async fn router_ask_gets_a_routee_reply() {
     }
     system.terminate().await;
 }
+
+/// RoutingSpec, "not terminate when resizer is used": a resized pool whose
+/// routees all stopped does not stop itself; its resizer grows it back to
+/// the lower bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resized_pool_does_not_stop_when_routees_stop() {
+    let system = common::system("resizer-stays").unwrap();
+    let router = Router::pool(2, Props::new(|| Worker))
+        .with_resizer(Resizer::new(2, 2).with_interval(Duration::from_millis(200)))
+        .spawn(&system, "r")
+        .unwrap();
+    let routees = router.current_routees(T).await.unwrap();
+    assert_eq!(routees.len(), 2);
+    let probe = TestProbe::<()>::new(&system);
+    probe.watch(&router.to_any());
+    for r in &routees {
+        r.graceful_stop();
+    }
+    probe.expect_no_msg(Duration::from_secs(1));
+    assert!(!router.is_terminated());
+    common::eventually("the resizer grows the pool back", || {
+        router.routees().len() == 2 && router.routees().iter().all(|r| !r.is_terminated())
+    });
+    system.terminate().await;
+}
+
+/// RoutingSpec, "start in-line for context.actorOf()": a pool spawned by
+/// an actor routes at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_spawned_by_an_actor_routes_at_once() {
+    struct Owner;
+    impl Actor for Owner {
+        type Msg = ActorRef<ActorPath>;
+        fn handle(&mut self, ctx: &mut Context<Self>, to: ActorRef<ActorPath>) -> HandleResult {
+            let pool = Router::pool(2, Props::new(|| Worker))
+                .spawn_child(ctx, "pool")
+                .map_err(|e| ActorError::new(e.to_string()))?;
+            pool.tell(Work::Who(to));
+            Ok(())
+        }
+    }
+    let system = common::system("inline").unwrap();
+    let owner = system.spawn("owner", Props::new(|| Owner)).unwrap();
+    let probe = TestProbe::<ActorPath>::new(&system);
+    owner.tell(probe.actor_ref());
+    let p = probe.receive_msg();
+    assert!(p.to_string().contains("/user/owner/pool/"), "{p}");
+    system.terminate().await;
+}
