@@ -2,8 +2,9 @@
 //! pool's routees, and handler of the management protocol ([`RouterMsg`]).
 //!
 //! It watches every routee and drops one that terminates from the routing
-//! table; a pool router stops itself once its last routee is gone (Akka's
-//! behaviour), a group router keeps running and sends to dead letters. A
+//! table; a pool router without a resizer stops itself once its last
+//! routee is gone (Akka's behaviour), a group router keeps running and
+//! sends to dead letters. A
 //! failure of the router actor itself (it only fails by panicking) restarts
 //! it without touching the routees: the routing table lives in the shared
 //! state, not in the actor instance.
@@ -37,7 +38,7 @@ pub enum RouterMsg<M: Send + 'static> {
     AddRoutee(ActorRef<M>),
     /// Remove a routee. A pool's own routee is then stopped gracefully,
     /// after the messages already in its mailbox; any other keeps running.
-    /// A pool that loses its last routee stops.
+    /// A pool that loses its last routee stops, unless it has a resizer.
     RemoveRoutee(ActorRef<M>),
     /// Pools only: create (positive) or gracefully stop (negative) that many
     /// routees; only routees the pool created itself are stopped, the least
@@ -154,8 +155,11 @@ impl<M: Send + 'static> RouterActor<M> {
         }
     }
 
+    /// A pool with a resizer stays (Akka's `stopRouterWhenAllRouteesRemoved`
+    /// is false then): its resizer grows it back to the lower bound.
     fn stop_if_empty(&self, ctx: &mut Context<Self>) {
-        if self.pool().is_some() && self.shared.current().is_empty() {
+        let resized = self.pool().is_some_and(|p| p.resizer.is_some());
+        if self.pool().is_some() && !resized && self.shared.current().is_empty() {
             tracing::debug!(router = %ctx.path(), "pool has no routees left, stopping");
             ctx.stop_self();
         }
