@@ -132,8 +132,8 @@ impl Remoting {
     /// for longer than the detector accepts, `Some(true)` before that and
     /// again when its heartbeats resume, `None` if it never connected to
     /// this node, or its association was removed (idle, and referred to
-    /// by nothing). Nothing acts on this yet: messages to an unreachable
-    /// node are still sent (and dropped if the connection fails).
+    /// by nothing). A node found unreachable is given up: its incarnation
+    /// is quarantined (docs/semantics.md, "Remoting").
     pub fn is_reachable(&self, node: &Address) -> Option<bool> {
         self.core.reachability.is_available(node)
     }
