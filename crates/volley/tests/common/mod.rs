@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod backoff;
 pub mod log_capture;
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
