@@ -3,3 +3,4 @@
 pub mod greeter_app;
 pub mod http_counter_app;
 pub mod job_master_logic;
+pub mod streaming_greeter_app;
