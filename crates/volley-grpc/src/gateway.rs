@@ -1,5 +1,5 @@
-//! The gateway: a table of unary methods by path, served as one HTTP/2
-//! service.
+//! The gateway: tables of unary and server-streaming methods by path,
+//! served as one HTTP/2 service.
 //!
 //! Each call is handled inside the connection's own future: the body is
 //! read whole (bounded by `max_request_bytes`), the one message decoded in
@@ -68,7 +68,8 @@ pub enum GatewayError {
     Duplicate(String),
 }
 
-/// Builds a [`Gateway`]: one call of [`GatewayBuilder::unary`] per method.
+/// Builds a [`Gateway`]: one call of [`GatewayBuilder::unary`] or
+/// [`GatewayBuilder::server_streaming`] per method.
 pub struct GatewayBuilder {
     system: ActorSystem,
     settings: GatewaySettings,

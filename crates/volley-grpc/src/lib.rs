@@ -1,4 +1,5 @@
-//! A gRPC gateway for volley: unary gRPC methods answered by actors.
+//! A gRPC gateway for volley: unary and server-streaming gRPC methods
+//! answered by actors.
 //!
 //! ```no_run
 //! # use volley::{Actor, ActorSystem, Context, HandleResult, Props, ReplyTo};
