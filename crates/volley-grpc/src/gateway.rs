@@ -1,5 +1,5 @@
-//! The gateway: a table of unary methods by path, served as one HTTP/2
-//! service.
+//! The gateway: tables of unary and server-streaming methods by path,
+//! served as one HTTP/2 service.
 //!
 //! Each call is handled inside the connection's own future: the body is
 //! read whole (bounded by `max_request_bytes`), the one message decoded in
@@ -22,11 +22,12 @@ use http::{HeaderMap, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tonic::Status;
-use volley::{ActorSystem, ReplyTo};
+use volley::{ActorRef, ActorSystem, ReplyTo};
 
 use crate::body::UnaryBody;
 use crate::frame::{self, PREFIX_LEN};
 use crate::health::HealthCheck;
+use crate::streaming::{ResponseStream, StreamBody, StreamingMethod, TypedStream};
 use crate::unary::{AskTarget, Reply, Typed, UnaryMethod};
 
 const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
@@ -41,6 +42,9 @@ pub struct GatewaySettings {
     /// RESOURCE_EXHAUSTED without being read further. Default 4 MiB,
     /// gRPC's own default.
     pub max_request_bytes: usize,
+    /// How many encoded responses a server-streaming call holds before
+    /// its actor's `try_send` answers `Full`. Default 16.
+    pub stream_buffer: usize,
 }
 
 impl Default for GatewaySettings {
@@ -48,6 +52,7 @@ impl Default for GatewaySettings {
         GatewaySettings {
             default_timeout: Duration::from_secs(10),
             max_request_bytes: 4 * 1024 * 1024,
+            stream_buffer: 16,
         }
     }
 }
@@ -63,14 +68,47 @@ pub enum GatewayError {
     Duplicate(String),
 }
 
-/// Builds a [`Gateway`]: one call of [`GatewayBuilder::unary`] per method.
+/// Builds a [`Gateway`]: one call of [`GatewayBuilder::unary`] or
+/// [`GatewayBuilder::server_streaming`] per method.
 pub struct GatewayBuilder {
     system: ActorSystem,
     settings: GatewaySettings,
     methods: HashMap<String, Box<dyn UnaryMethod>>,
+    streams: HashMap<String, Box<dyn StreamingMethod>>,
 }
 
 impl GatewayBuilder {
+    /// Answers the server-streaming method at `path` by telling `target`
+    /// the message `make` builds from the decoded request and a
+    /// [`ResponseStream`]. The actor sends responses through it with
+    /// `try_send` and ends the call with `finish`.
+    pub fn server_streaming<Req, Resp, M, F>(
+        mut self,
+        path: &str,
+        target: ActorRef<M>,
+        make: F,
+    ) -> Result<Self, GatewayError>
+    where
+        Req: prost::Message + Default + Send + 'static,
+        Resp: prost::Message + Send + 'static,
+        M: Send + 'static,
+        F: Fn(Req, ResponseStream<Resp>) -> M + Send + Sync + 'static,
+    {
+        check_path(path)?;
+        if self.methods.contains_key(path) || self.streams.contains_key(path) {
+            return Err(GatewayError::Duplicate(path.to_string()));
+        }
+        let method = TypedStream {
+            path: path.to_string(),
+            target,
+            make,
+            buffer: self.settings.stream_buffer,
+            types: PhantomData,
+        };
+        self.streams.insert(path.to_string(), Box::new(method));
+        Ok(self)
+    }
+
     /// Answers the unary method at `path` (`/package.Service/Method`) by
     /// asking `target` (an actor or a router) the message `make` builds
     /// from the decoded request and a reply handle. The actor replies
@@ -90,7 +128,7 @@ impl GatewayBuilder {
         F: Fn(Req, ReplyTo<Reply<Resp>>) -> M + Send + Sync + 'static,
     {
         check_path(path)?;
-        if self.methods.contains_key(path) {
+        if self.methods.contains_key(path) || self.streams.contains_key(path) {
             return Err(GatewayError::Duplicate(path.to_string()));
         }
         let method = Typed {
@@ -106,13 +144,17 @@ impl GatewayBuilder {
     /// the whole server (`""`) and each service with a method here, while
     /// the actor system runs.
     pub fn build(mut self) -> Gateway {
-        let health = HealthCheck::new(self.system.clone(), self.methods.keys());
+        let health = HealthCheck::new(
+            self.system.clone(),
+            self.methods.keys().chain(self.streams.keys()),
+        );
         self.methods
             .entry(crate::health::CHECK_PATH.to_string())
             .or_insert_with(|| Box::new(health));
         Gateway {
             inner: Arc::new(Inner {
                 methods: self.methods,
+                streams: self.streams,
                 settings: self.settings,
             }),
         }
@@ -145,6 +187,7 @@ pub struct Gateway {
 
 struct Inner {
     methods: HashMap<String, Box<dyn UnaryMethod>>,
+    streams: HashMap<String, Box<dyn StreamingMethod>>,
     settings: GatewaySettings,
 }
 
@@ -155,6 +198,7 @@ impl Gateway {
             system: system.clone(),
             settings,
             methods: HashMap::new(),
+            streams: HashMap::new(),
         }
     }
 
@@ -175,7 +219,12 @@ impl Gateway {
             return response;
         }
         match self.call(request).await {
-            Ok(message) => {
+            Ok(Answer::Stream(stream)) => {
+                let mut response = Response::new(UnaryBody::stream(stream));
+                response.headers_mut().insert(CONTENT_TYPE, GRPC);
+                response
+            }
+            Ok(Answer::Unary(message)) => {
                 let mut trailers = HeaderMap::with_capacity(1);
                 trailers.insert("grpc-status", HeaderValue::from_static("0"));
                 let mut response = Response::new(UnaryBody::message(message, trailers));
@@ -186,16 +235,18 @@ impl Gateway {
         }
     }
 
-    async fn call<B>(&self, request: Request<B>) -> Result<Bytes, Status>
+    async fn call<B>(&self, request: Request<B>) -> Result<Answer, Status>
     where
         B: Body,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let settings = &self.inner.settings;
         let path = request.uri().path();
-        let Some(method) = self.inner.methods.get(path) else {
+        let unary = self.inner.methods.get(path);
+        let stream = self.inner.streams.get(path);
+        if unary.is_none() && stream.is_none() {
             return Err(Status::unimplemented(format!("no method {path}")));
-        };
+        }
         if request.method() != http::Method::POST {
             return Err(Status::unimplemented(format!(
                 "gRPC calls are POSTs, not {}",
@@ -222,8 +273,17 @@ impl Gateway {
             }
         };
         let message = frame::single_message(&body)?;
-        method.call(message, timeout).await
+        match (unary, stream) {
+            (Some(method), _) => Ok(Answer::Unary(method.call(message, timeout).await?)),
+            (None, Some(method)) => Ok(Answer::Stream(method.start(message, timeout)?)),
+            (None, None) => Err(Status::unimplemented("no such method")),
+        }
     }
+}
+
+enum Answer {
+    Unary(Bytes),
+    Stream(StreamBody),
 }
 
 /// A response whose headers carry the status (gRPC's Trailers-Only).

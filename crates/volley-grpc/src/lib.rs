@@ -1,4 +1,5 @@
-//! A gRPC gateway for volley: unary gRPC methods answered by actors.
+//! A gRPC gateway for volley: unary and server-streaming gRPC methods
+//! answered by actors.
 //!
 //! ```no_run
 //! # use volley::{Actor, ActorSystem, Context, HandleResult, Props, ReplyTo};
@@ -51,7 +52,15 @@
 //! RESOURCE_EXHAUSTED; an unknown method, or a compressed request, is
 //! UNIMPLEMENTED.
 //!
-//! Not yet: server streaming, client streaming, compression, reflection,
+//! **Server streaming.** [`GatewayBuilder::server_streaming`] tells an
+//! actor the request and a [`ResponseStream`]; the actor sends with
+//! `try_send` (never blocking: `Full` when the call's bounded buffer is,
+//! `Closed` once the client cancelled or the deadline passed), asks for a
+//! message when there is room again (`notify_when_ready`) or when the call
+//! is cancelled (`notify_when_closed`), and ends with `finish`. A dropped
+//! stream ends the call INTERNAL; the deadline ends it DEADLINE_EXCEEDED.
+//!
+//! Not yet: client streaming, bidirectional streaming, compression, reflection,
 //! the health service's `Watch`.
 
 #![deny(missing_docs)]
@@ -61,9 +70,11 @@ mod frame;
 mod gateway;
 pub mod health;
 mod server;
+mod streaming;
 mod unary;
 
 pub use body::UnaryBody;
 pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};
 pub use server::serve;
+pub use streaming::{ResponseStream, StreamSendError};
 pub use unary::{AskTarget, Reply};

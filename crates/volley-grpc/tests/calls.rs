@@ -246,6 +246,7 @@ fn quick() -> GatewaySettings {
     GatewaySettings {
         default_timeout: Duration::from_secs(5),
         max_request_bytes: 1024,
+        ..GatewaySettings::default()
     }
 }
 

@@ -1,0 +1,219 @@
+//! A server-streaming method: the actor gets the decoded request and a
+//! [`ResponseStream`], pushes responses through it without blocking, and
+//! ends the call with a status.
+//!
+//! Back-pressure: the per-call buffer is bounded (`stream_buffer`). The
+//! response body takes from it only when hyper asks for the next frame,
+//! which HTTP/2 flow control holds back while the client does not read,
+//! so a slow client fills the buffer and `try_send` answers `Full`. The
+//! actor is never blocked: it asks to be told, by a message of its
+//! choosing, when there is room again (`notify_when_ready`).
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::HeaderMap;
+use tokio::sync::{mpsc, oneshot};
+use tonic::Status;
+use volley::ActorRef;
+
+use crate::frame;
+
+/// Why [`ResponseStream::try_send`] did not take a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StreamSendError {
+    /// The call's buffer is full: the client has not read enough yet.
+    #[error("the stream's buffer is full")]
+    Full,
+    /// The call is over: the client cancelled or went away, or the
+    /// deadline passed.
+    #[error("the stream is closed")]
+    Closed,
+}
+
+/// The sending side of one server-streaming call.
+///
+/// Dropping it without [`ResponseStream::finish`] ends the call with
+/// INTERNAL, naming the method.
+pub struct ResponseStream<Resp> {
+    data: mpsc::Sender<Bytes>,
+    end: Option<oneshot::Sender<Status>>,
+    runtime: tokio::runtime::Handle,
+    method: String,
+    types: PhantomData<fn(Resp)>,
+}
+
+impl<Resp: prost::Message> ResponseStream<Resp> {
+    /// Queues one response, encoded once into its own data frame.
+    pub fn try_send(&self, response: &Resp) -> Result<(), StreamSendError> {
+        let permit = self.data.try_reserve().map_err(|e| match e {
+            mpsc::error::TrySendError::Full(()) => StreamSendError::Full,
+            mpsc::error::TrySendError::Closed(()) => StreamSendError::Closed,
+        })?;
+        permit.send(frame::encode(response));
+        Ok(())
+    }
+
+    /// Tells `actor` the message `ready` once the buffer has room, or
+    /// `closed` if the call ends first (cancelled, deadline). Without
+    /// blocking the caller.
+    pub fn notify_when_ready<M: Send + 'static>(&self, actor: &ActorRef<M>, ready: M, closed: M) {
+        let data = self.data.clone();
+        let actor = actor.clone();
+        self.runtime.spawn(async move {
+            // The permit is released at once: it only proves there is room.
+            match data.reserve().await {
+                Ok(_) => actor.tell(ready),
+                Err(_) => actor.tell(closed),
+            }
+        });
+    }
+
+    /// Tells `actor` the message `cancelled` when the call ends before
+    /// [`ResponseStream::finish`]: the client cancelled or disconnected,
+    /// or the deadline passed.
+    pub fn notify_when_closed<M: Send + 'static>(&self, actor: &ActorRef<M>, cancelled: M) {
+        let data = self.data.clone();
+        let actor = actor.clone();
+        self.runtime.spawn(async move {
+            data.closed().await;
+            actor.tell(cancelled);
+        });
+    }
+
+    /// Whether the call is over on the client's side.
+    pub fn is_closed(&self) -> bool {
+        self.data.is_closed()
+    }
+
+    /// Ends the call: `Ok(())` is OK, `Err(status)` the actor's status.
+    /// Responses already queued are sent first.
+    pub fn finish(mut self, result: Result<(), Status>) {
+        let status = match result {
+            Ok(()) => Status::ok(""),
+            Err(status) => status,
+        };
+        if let Some(end) = self.end.take() {
+            // A closed call has no one left to tell.
+            let _ = end.send(status);
+        }
+    }
+}
+
+impl<Resp> Drop for ResponseStream<Resp> {
+    fn drop(&mut self) {
+        if let Some(end) = self.end.take() {
+            let _ = end.send(Status::internal(format!(
+                "the actor answering {} dropped the response stream without ending the call",
+                self.method
+            )));
+        }
+    }
+}
+
+/// The response body of a streaming call: queued data frames, then the
+/// trailers with the status.
+pub(crate) struct StreamBody {
+    data: mpsc::Receiver<Bytes>,
+    end: oneshot::Receiver<Status>,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    done: bool,
+}
+
+impl StreamBody {
+    pub(crate) fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<http_body::Frame<Bytes>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(Some(bytes)) = self.data.poll_recv(cx) {
+            return Poll::Ready(Some(http_body::Frame::data(bytes)));
+        }
+        let status = if let Poll::Ready(end) = Pin::new(&mut self.end).poll(cx) {
+            // Frames queued before the end was sent are taken first.
+            if let Ok(bytes) = self.data.try_recv() {
+                return Poll::Ready(Some(http_body::Frame::data(bytes)));
+            }
+            end.unwrap_or_else(|_| Status::internal("the response stream vanished"))
+        } else if self.deadline.as_mut().poll(cx).is_ready() {
+            Status::deadline_exceeded("the stream did not end before its deadline")
+        } else {
+            return Poll::Pending;
+        };
+        self.done = true;
+        self.data.close();
+        Poll::Ready(Some(http_body::Frame::trailers(trailers(&status))))
+    }
+
+    pub(crate) fn is_end_stream(&self) -> bool {
+        self.done
+    }
+}
+
+fn trailers(status: &Status) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(2);
+    if status.add_header(&mut map).is_err() {
+        map.insert("grpc-status", (status.code() as i32).into());
+    }
+    map
+}
+
+/// A streaming method, with its types erased.
+pub(crate) trait StreamingMethod: Send + Sync {
+    /// Decodes `message`, hands the actor its stream, and returns the body.
+    fn start(&self, message: &[u8], timeout: Duration) -> Result<StreamBody, Status>;
+}
+
+pub(crate) struct TypedStream<Req, Resp, M: Send + 'static, F> {
+    pub(crate) path: String,
+    pub(crate) target: ActorRef<M>,
+    pub(crate) make: F,
+    pub(crate) buffer: usize,
+    pub(crate) types: PhantomData<fn(Req) -> Resp>,
+}
+
+impl<Req, Resp, M, F> StreamingMethod for TypedStream<Req, Resp, M, F>
+where
+    Req: prost::Message + Default + Send + 'static,
+    Resp: prost::Message + Send + 'static,
+    M: Send + 'static,
+    F: Fn(Req, ResponseStream<Resp>) -> M + Send + Sync + 'static,
+{
+    fn start(&self, message: &[u8], timeout: Duration) -> Result<StreamBody, Status> {
+        let request = Req::decode(message).map_err(|e| {
+            Status::invalid_argument(format!(
+                "cannot decode the request as {}: {e}",
+                std::any::type_name::<Req>()
+            ))
+        })?;
+        let (data_tx, data_rx) = mpsc::channel(self.buffer.max(1));
+        let (end_tx, end_rx) = oneshot::channel();
+        let stream = ResponseStream {
+            data: data_tx,
+            end: Some(end_tx),
+            runtime: tokio::runtime::Handle::current(),
+            method: self.path.clone(),
+            types: PhantomData,
+        };
+        self.target
+            .try_tell((self.make)(request, stream))
+            .map_err(|_| {
+                Status::unavailable(format!(
+                    "{} is terminated or its mailbox is full",
+                    self.target.path()
+                ))
+            })?;
+        Ok(StreamBody {
+            data: data_rx,
+            end: end_rx,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            done: false,
+        })
+    }
+}

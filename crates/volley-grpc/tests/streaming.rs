@@ -1,0 +1,295 @@
+//! Server-streaming methods called by tonic's client over real HTTP/2:
+//! order, statuses, back-pressure, cancellation, a dropped stream and the
+//! deadline.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+use volley::{Actor, ActorSystem, Context, HandleResult, Props};
+use volley_grpc::{Gateway, GatewaySettings, ResponseStream, StreamSendError};
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Ping {
+    #[prost(string, tag = "1")]
+    text: String,
+}
+
+enum Msg {
+    Start(Ping, ResponseStream<Ping>),
+    Ready,
+    Closed,
+}
+
+/// What the flooding actor saw.
+#[derive(Default, Debug, Clone)]
+struct Seen {
+    sent: usize,
+    full: usize,
+    ready: usize,
+    closed: usize,
+    send_closed: usize,
+}
+
+const FLOOD: usize = 200;
+
+struct Streamer {
+    seen: Arc<Mutex<Seen>>,
+    flood: Option<ResponseStream<Ping>>,
+    held: Vec<ResponseStream<Ping>>,
+}
+
+impl Streamer {
+    /// Sends until the buffer is full, the flood is over or the call is.
+    fn pump(&mut self, ctx: &mut Context<Self>) {
+        let Some(stream) = self.flood.take() else {
+            return;
+        };
+        loop {
+            let mut seen = self.seen.lock().unwrap();
+            if seen.sent == FLOOD {
+                drop(seen);
+                stream.finish(Ok(()));
+                return;
+            }
+            let ping = Ping {
+                text: seen.sent.to_string(),
+            };
+            match stream.try_send(&ping) {
+                Ok(()) => seen.sent += 1,
+                Err(StreamSendError::Full) => {
+                    seen.full += 1;
+                    drop(seen);
+                    stream.notify_when_ready(&ctx.myself(), Msg::Ready, Msg::Closed);
+                    self.flood = Some(stream);
+                    return;
+                }
+                Err(StreamSendError::Closed) => {
+                    seen.send_closed += 1;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Actor for Streamer {
+    type Msg = Msg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+        match msg {
+            Msg::Start(ping, stream) => match ping.text.as_str() {
+                "empty" => stream.finish(Ok(())),
+                "err" => {
+                    for i in 0..2 {
+                        let _ = stream.try_send(&Ping {
+                            text: i.to_string(),
+                        });
+                    }
+                    stream.finish(Err(Status::aborted("stopped after two")));
+                }
+                "drop" => drop(stream),
+                "hold" => self.held.push(stream),
+                "flood" => {
+                    stream.notify_when_closed(&ctx.myself(), Msg::Closed);
+                    self.flood = Some(stream);
+                    self.pump(ctx);
+                }
+                n => {
+                    let n: usize = n.parse().unwrap_or(0);
+                    for i in 0..n {
+                        stream
+                            .try_send(&Ping {
+                                text: i.to_string(),
+                            })
+                            .unwrap();
+                    }
+                    stream.finish(Ok(()));
+                }
+            },
+            Msg::Ready => {
+                self.seen.lock().unwrap().ready += 1;
+                self.pump(ctx);
+            }
+            Msg::Closed => self.seen.lock().unwrap().closed += 1,
+        }
+        Ok(())
+    }
+}
+
+struct Server {
+    _system: ActorSystem,
+    channel: Channel,
+    seen: Arc<Mutex<Seen>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn server(settings: GatewaySettings) -> Server {
+    let system = ActorSystem::new("grpc-stream-test").unwrap();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let s = seen.clone();
+    let streamer = system
+        .spawn(
+            "streamer",
+            Props::new(move || Streamer {
+                seen: s.clone(),
+                flood: None,
+                held: Vec::new(),
+            }),
+        )
+        .unwrap();
+    let gateway = Gateway::builder(&system, settings)
+        .server_streaming("/test.Svc/Stream", streamer, |p: Ping, s| Msg::Start(p, s))
+        .unwrap()
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stop, stop_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(volley_grpc::serve(listener, gateway, async {
+        let _ = stop_rx.await;
+    }));
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    Server {
+        _system: system,
+        channel,
+        seen,
+        _stop: stop,
+    }
+}
+
+async fn open(
+    s: &Server,
+    text: &str,
+    timeout: Option<Duration>,
+) -> Result<tonic::Streaming<Ping>, Status> {
+    let mut grpc = tonic::client::Grpc::new(s.channel.clone());
+    grpc.ready().await.unwrap();
+    let mut request = Request::new(Ping { text: text.into() });
+    if let Some(t) = timeout {
+        let value = format!("{}m", t.as_millis()).parse().unwrap();
+        request.metadata_mut().insert("grpc-timeout", value);
+    }
+    let codec = tonic_prost::ProstCodec::<Ping, Ping>::default();
+    let path = http::uri::PathAndQuery::from_static("/test.Svc/Stream");
+    grpc.server_streaming(request, path, codec)
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// Every message, then the status the stream ended with.
+async fn drain(mut stream: tonic::Streaming<Ping>) -> (Vec<String>, Status) {
+    let mut got = Vec::new();
+    loop {
+        match stream.message().await {
+            Ok(Some(p)) => got.push(p.text),
+            Ok(None) => return (got, Status::ok("")),
+            Err(status) => return (got, status),
+        }
+    }
+}
+
+async fn wait_for(what: impl Fn() -> bool) {
+    for _ in 0..3000 {
+        if what() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the condition did not hold within 30 s");
+}
+
+#[tokio::test]
+async fn messages_arrive_in_order_then_ok() {
+    let s = server(GatewaySettings::default()).await;
+    let (got, status) = drain(open(&s, "10", None).await.unwrap()).await;
+    let want: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+    assert_eq!(got, want);
+    assert_eq!(status.code(), Code::Ok);
+}
+
+#[tokio::test]
+async fn empty_stream_ends_ok() {
+    let s = server(GatewaySettings::default()).await;
+    let (got, status) = drain(open(&s, "empty", None).await.unwrap()).await;
+    assert!(got.is_empty());
+    assert_eq!(status.code(), Code::Ok);
+}
+
+#[tokio::test]
+async fn actor_status_follows_its_messages() {
+    let s = server(GatewaySettings::default()).await;
+    let (got, status) = drain(open(&s, "err", None).await.unwrap()).await;
+    assert_eq!(got, ["0", "1"]);
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(status.message(), "stopped after two");
+}
+
+#[tokio::test]
+async fn dropped_stream_is_internal() {
+    let s = server(GatewaySettings::default()).await;
+    let (got, status) = drain(open(&s, "drop", None).await.unwrap()).await;
+    assert!(got.is_empty());
+    assert_eq!(status.code(), Code::Internal);
+    assert!(status.message().contains("/test.Svc/Stream"), "{status:?}");
+}
+
+#[tokio::test]
+async fn deadline_ends_the_stream() {
+    let s = server(GatewaySettings::default()).await;
+    let result = match open(&s, "hold", Some(Duration::from_millis(200))).await {
+        Ok(stream) => drain(stream).await.1,
+        Err(status) => status,
+    };
+    assert_eq!(result.code(), Code::DeadlineExceeded);
+}
+
+#[tokio::test]
+async fn slow_client_back_pressures_the_actor() {
+    let settings = GatewaySettings {
+        stream_buffer: 4,
+        ..GatewaySettings::default()
+    };
+    let s = server(settings).await;
+    let mut stream = open(&s, "flood", None).await.unwrap();
+    // Not reading: HTTP/2's windows fill, then the buffer, then the actor
+    // is told Full; what it has sent stays below the whole flood.
+    let seen = s.seen.clone();
+    wait_for(|| seen.lock().unwrap().full >= 1).await;
+    let sent_while_stalled = seen.lock().unwrap().sent;
+    assert!(sent_while_stalled < FLOOD, "{sent_while_stalled}");
+    let mut got = 0;
+    while let Some(p) = stream.message().await.unwrap() {
+        assert_eq!(p.text, got.to_string());
+        got += 1;
+    }
+    assert_eq!(got, FLOOD);
+    let seen = s.seen.lock().unwrap().clone();
+    assert_eq!(seen.sent, FLOOD);
+    assert!(seen.ready >= 1, "{seen:?}");
+    assert_eq!(seen.full, seen.ready, "{seen:?}");
+}
+
+#[tokio::test]
+async fn cancellation_reaches_the_actor() {
+    let settings = GatewaySettings {
+        stream_buffer: 4,
+        ..GatewaySettings::default()
+    };
+    let s = server(settings).await;
+    let stream = open(&s, "flood", None).await.unwrap();
+    let seen = s.seen.clone();
+    wait_for(|| seen.lock().unwrap().full >= 1).await;
+    drop(stream);
+    // The closed watch says so; the pending readiness request answers
+    // either Closed or a Ready whose next send fails Closed.
+    wait_for(|| {
+        let seen = seen.lock().unwrap();
+        seen.closed >= 1 && seen.closed + seen.send_closed >= 2
+    })
+    .await;
+    assert!(seen.lock().unwrap().sent < FLOOD);
+}
