@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use volley::{
@@ -101,6 +101,10 @@ pub struct TestProbe<M: Send + 'static> {
     tx: Sender<Event<M>>,
     inbox: Inbox<Event<M>>,
     watcher: OnceLock<ActorRef<WatchCmd>>,
+    /// What the probe watches: `expect_terminated` watches its target only
+    /// if `watch` did not, since a second watch of an actor whose
+    /// `Terminated` already arrived would bring a second one (as in Akka).
+    watching: Mutex<Vec<AnyRef>>,
 }
 
 impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
@@ -126,6 +130,7 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
             tx,
             inbox: Inbox::new(rx),
             watcher: OnceLock::new(),
+            watching: Mutex::new(Vec::new()),
         }
     }
 
@@ -150,12 +155,22 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     /// Watches `target`: its end arrives as a `Terminated` among the
     /// probe's messages (see [`TestProbe::expect_terminated`]).
     pub fn watch(&self, target: &impl ToAnyRef) {
-        self.watcher().tell(WatchCmd::Watch(target.to_any_ref()));
+        let target = target.to_any_ref();
+        let mut watching = self.watching.lock().unwrap_or_else(|e| e.into_inner());
+        if !watching.contains(&target) {
+            watching.push(target.clone());
+            self.watcher().tell(WatchCmd::Watch(target));
+        }
     }
 
     /// Stops watching `target`.
     pub fn unwatch(&self, target: &impl ToAnyRef) {
-        self.watcher().tell(WatchCmd::Unwatch(target.to_any_ref()));
+        let target = target.to_any_ref();
+        self.watching
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|w| *w != target);
+        self.watcher().tell(WatchCmd::Unwatch(target));
     }
 
     fn watcher(&self) -> &ActorRef<WatchCmd> {
@@ -335,10 +350,17 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
 
     #[track_caller]
     fn expect_terminated_in(&self, limit: Limit, target: AnyRef) -> Terminated {
-        // Watching twice is watching once, so this is harmless after `watch`.
+        // A no-op after `watch` (see `watching`).
         self.watch(&target);
         match self.inbox.next_within(limit) {
-            Some(Event::Terminated(actor)) if actor == target => Terminated { actor },
+            Some(Event::Terminated(actor)) if actor == target => {
+                // Ended: a later `watch` of it is a new watch.
+                self.watching
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .retain(|w| *w != actor);
+                Terminated { actor }
+            }
             Some(other) => panic!("expected Terminated({}), got {other}", target.path()),
             None => panic!(
                 "expected Terminated({}), but nothing arrived within {limit}",
