@@ -153,7 +153,11 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     }
 
     /// Watches `target`: its end arrives as a `Terminated` among the
-    /// probe's messages (see [`TestProbe::expect_terminated`]).
+    /// probe's messages (see [`TestProbe::expect_terminated`]). The watch
+    /// is made by a watcher actor of the probe's own (the probe's actor
+    /// takes only `M`), so unlike Akka's, a `Terminated` is not ordered
+    /// after the messages the dead actor sent to the probe's ref: to test
+    /// that order, use an actor that both receives and watches.
     pub fn watch(&self, target: &impl ToAnyRef) {
         let target = target.to_any_ref();
         let mut watching = self.watching.lock().unwrap_or_else(|e| e.into_inner());
