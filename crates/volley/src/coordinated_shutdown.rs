@@ -217,7 +217,8 @@ async fn run_phases(system: &ActorSystem) {
 
 /// Runs coordinated shutdown when the process gets SIGTERM, until the
 /// system terminates. Holds the system only weakly so it can be dropped.
-#[cfg(unix)]
+/// (Not in loom's model-checking build, where tokio has no signals.)
+#[cfg(all(unix, not(loom)))]
 pub(crate) fn watch_sigterm(system: &ActorSystem) {
     use tokio::signal::unix::{signal, SignalKind};
     let _enter = system.runtime_handle().enter();
@@ -242,7 +243,7 @@ pub(crate) fn watch_sigterm(system: &ActorSystem) {
     });
 }
 
-#[cfg(not(unix))]
+#[cfg(any(not(unix), loom))]
 pub(crate) fn watch_sigterm(system: &ActorSystem) {
     tracing::warn!(
         system = system.name(),
