@@ -7,9 +7,8 @@
 //!   message an actor can be sent by others.
 //! - DeathWatchSpec "not be able to watch / unwatch a remote ref" and the
 //!   "address terminated" cases: remoting has its own suites.
-//! - DeathWatchSpec "be able to watch a child with the same name after the
-//!   old died" is ported; "stopped mid-unwatch" variants depend on Pekko's
-//!   internal `DeathWatchNotification` and cannot be staged from the API.
+//! - DeathWatchSpec "stopped mid-unwatch" variants: they depend on Pekko's
+//!   internal `DeathWatchNotification`, not stageable from the API.
 //! - WatchSpec "watch with a stopped behavior / adapter refs": no behaviors
 //!   or adapters in volley.
 
@@ -291,10 +290,8 @@ async fn watch_new_child_with_same_name() {
     system.terminate().await;
 }
 
-/// Watches `target` from its start, and records in the order it handles
-/// them the numbers it is sent and the target's end. (A `TestProbe` will
-/// not do here: its `Terminated` comes through a watcher actor of its own,
-/// so its order against the probe's messages is not the watcher's.)
+/// Watches `target` and records, in handling order, the numbers it gets
+/// and the target's end (a `TestProbe`'s watcher is a separate actor).
 struct Recipient(ActorRef<TargetMsg>, Sender<String>);
 
 impl Actor for Recipient {
@@ -322,12 +319,8 @@ async fn terminated_after_graceful_stop_and_after_its_messages() {
     let target = system.spawn("t7", Props::new(|| Target)).unwrap();
     let (tx, events) = common::probe();
     let t = target.clone();
-    let recipient = system
-        .spawn(
-            "recipient",
-            Props::new(move || Recipient(t.clone(), tx.clone())),
-        )
-        .unwrap();
+    let recipient = Props::new(move || Recipient(t.clone(), tx.clone()));
+    let recipient = system.spawn("recipient", recipient).unwrap();
     for n in 0..10 {
         target.tell(TargetMsg::Echo(n, recipient.clone()));
     }
