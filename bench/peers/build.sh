@@ -7,6 +7,10 @@
 #                                                    `cluster` feature changes
 #                                                    local ractor too)
 #   bench/peers/pekko/target/pekko-bench.jar        (Apache Pekko)
+#   bench/peers/pekko-grpc/target/pekko-grpc-bench.jar
+#                                                   (Apache Pekko gRPC; the
+#                                                    grpc scenario also builds
+#                                                    it itself)
 # A missing toolchain skips that harness with a note instead of failing, so a
 # machine without Java can still build and run the Rust peers (and vice versa).
 set -euo pipefail
@@ -29,6 +33,8 @@ fi
 if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then
     echo "build.sh: building bench/peers/pekko" >&2
     mvn -q -B -f bench/peers/pekko/pom.xml package -DskipTests
+    echo "build.sh: building bench/peers/pekko-grpc" >&2
+    mvn -q -B -f bench/peers/pekko-grpc/pom.xml package -DskipTests
     built=$((built + 1))
 else
     echo "build.sh: mvn or java not found; skipping the Pekko peer" >&2

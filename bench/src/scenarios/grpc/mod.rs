@@ -1,8 +1,9 @@
 //! `grpc`: grpc_bench's `complex_proto` Greeter under ghz, its load tool,
 //! with grpc_bench's parameters (`--insecure`, 1000 calls in flight over
 //! 50 connections, a warm-up run, then the measured run): the volley
-//! gateway on either dispatcher, a bare tonic Greeter, and grpc-go's
-//! (`go_peer.rs`, built with `go build`). Each server is
+//! gateway on either dispatcher, a bare tonic Greeter, grpc-go's
+//! (`go_peer.rs`, built with `go build`) and Pekko gRPC's (`pekko_peer.rs`,
+//! built with Maven, run on the JVM). Each server is
 //! a process of its own (`servers.rs`); on a machine with two or more
 //! cores the server is pinned to CPU 0 and ghz to CPU 1 (`taskset`), so
 //! that they do not fight over one core.
@@ -10,6 +11,7 @@
 //! ghz is installed with `go install` when it is missing (and Go is there).
 
 mod go_peer;
+mod pekko_peer;
 pub mod servers;
 
 use std::io::{BufRead, BufReader};
@@ -38,22 +40,53 @@ const GHZ_MODULE: &str = "github.com/bojand/ghz/cmd/ghz@v0.121.0";
 const PAYLOAD: &str = r#"{"request":{"name":"a name","d":4.55332,"f":232.3,"b":true,"n":32,"l":444325235223,"c1":"ofcouse","pets":[{"name":"Bof the dog","color":"BLUE"},{"name":"Kim the cat","color":"RED"}]}}"#;
 
 /// (system, volley mode, server kind).
-const TARGETS: [(&str, Option<&str>, &str); 4] = [
+const TARGETS: [(&str, Option<&str>, &str); 5] = [
     ("volley", Some("default"), "volley-default"),
     ("volley", Some("app-runtime"), "volley-app-runtime"),
     ("tonic", None, "tonic"),
     ("grpc-go", None, GO_KIND),
+    ("pekko-grpc", None, PEKKO_KIND),
 ];
 
 /// The server kind run by the grpc-go harness instead of this binary.
 const GO_KIND: &str = "grpc-go";
+/// The server kind run by the Pekko gRPC harness (a jar) instead of this binary.
+const PEKKO_KIND: &str = "pekko-grpc";
+
+/// The JVM peer's least warm-up: its JIT compilers share the server's one
+/// core with the service, and after grpc_bench's shorter warm-ups it is
+/// still compiling (server CPU per call many times its settled figure).
+const JVM_WARMUP: Duration = Duration::from_secs(15);
 
 /// How a server process is started.
 enum Launch {
     /// `volley-bench grpc-server KIND PORT`.
     Bench(&'static str),
-    /// `PROGRAM PORT`.
-    Program(PathBuf),
+    /// `PROGRAM ARGS.. PORT`, a peer's harness.
+    Program {
+        exe: PathBuf,
+        args: Vec<String>,
+        kind: &'static str,
+    },
+}
+
+impl Launch {
+    /// How `kind` is started: a peer harness, built first, or this binary.
+    fn of(kind: &'static str, ctx: &Ctx, progress: &Progress) -> Result<Launch, String> {
+        let no_build = ctx.cli.no_build;
+        match kind {
+            GO_KIND => Ok(Launch::Program {
+                exe: go_peer::greeter(&ctx.root, progress, no_build)?,
+                args: Vec::new(),
+                kind,
+            }),
+            PEKKO_KIND => {
+                let (exe, args) = pekko_peer::greeter(&ctx.root, progress, no_build)?;
+                Ok(Launch::Program { exe, args, kind })
+            }
+            _ => Ok(Launch::Bench(kind)),
+        }
+    }
 }
 
 fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
@@ -81,19 +114,15 @@ fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
     };
     let proto = ctx.root.join("crates/volley-grpc/proto/helloworld.proto");
     for (system, mode, kind) in TARGETS {
-        let launch = if kind == GO_KIND {
-            match go_peer::greeter(&ctx.root, &progress, ctx.cli.no_build) {
-                Ok(exe) => Launch::Program(exe),
-                Err(why) => {
-                    for _ in 0..runs {
-                        progress.done();
-                    }
-                    report.rows.push(Row::skipped(system, &why));
-                    continue;
+        let launch = match Launch::of(kind, ctx, &progress) {
+            Ok(launch) => launch,
+            Err(why) => {
+                for _ in 0..runs {
+                    progress.done();
                 }
+                report.rows.push(Row::skipped(system, &why));
+                continue;
             }
-        } else {
-            Launch::Bench(kind)
         };
         let mut measured_runs = Vec::new();
         let mut failure = None;
@@ -103,6 +132,11 @@ fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
                 mode.unwrap_or(""),
                 i + 1
             ));
+            let warmup = if kind == PEKKO_KIND {
+                warmup.max(JVM_WARMUP)
+            } else {
+                warmup
+            };
             match measure_one(&ghz, &proto, &launch, &pinning, warmup, measure) {
                 Ok(row) => measured_runs.push(GrpcRow {
                     mode: mode.map(str::to_string),
@@ -121,35 +155,39 @@ fn run(ctx: &Ctx) -> crate::Result<Report<GrpcRow>> {
         }
     }
     progress.finish();
-    report.rows.push(Row::skipped(
-        "pekko-grpc",
-        "no harness yet (bench/peers has none)",
-    ));
     report.notes = notes(&report);
     Ok(report)
 }
 
-/// The gateway against bare tonic, with issue 15's targets.
+/// The gateway against bare tonic, with issue 15's targets, and against
+/// the other peers (issue 15 wants it ahead of grpc-go and Pekko gRPC).
 fn notes(report: &Report<GrpcRow>) -> Vec<String> {
     let rows: Vec<_> = measured(&report.rows).collect();
     let Some((_, tonic)) = rows.iter().find(|(s, _)| *s == "tonic") else {
         return Vec::new();
     };
-    let go = rows.iter().find(|(s, _)| *s == "grpc-go").map(|(_, g)| g);
+    let peers: Vec<_> = rows
+        .iter()
+        .filter(|(s, _)| *s == "grpc-go" || *s == "pekko-grpc")
+        .collect();
     rows.iter()
         .filter(|(s, _)| *s == "volley")
         .map(|(_, v)| {
             let rps = v.rps / tonic.rps;
             let p99 = v.p99_ns as f64 / tonic.p99_ns.max(1) as f64;
-            let vs_go = go.map_or(String::new(), |g| {
-                format!(
-                    "; / grpc-go: req/s {:.2}×, server CPU per call {:.2}×",
-                    v.rps / g.rps,
-                    v.server_cpu_us_per_call / g.server_cpu_us_per_call.max(f64::MIN_POSITIVE)
-                )
-            });
+            let vs_peers: String = peers
+                .iter()
+                .map(|(name, g)| {
+                    format!(
+                        "; / {name}: req/s {:.2}× ({}), server CPU per call {:.2}×",
+                        v.rps / g.rps,
+                        crate::report::verdict(v.rps > g.rps),
+                        v.server_cpu_us_per_call / g.server_cpu_us_per_call.max(f64::MIN_POSITIVE)
+                    )
+                })
+                .collect();
             format!(
-                "volley ({}) / tonic: req/s {rps:.2}× (target ≥ 0.9×: {}), p99 {p99:.2}× (target ≤ 1.2×: {}){vs_go}",
+                "volley ({}) / tonic: req/s {rps:.2}× (target ≥ 0.9×: {}), p99 {p99:.2}× (target ≤ 1.2×: {}){vs_peers}",
                 v.mode.as_deref().unwrap_or(""),
                 crate::report::verdict(rps >= 0.9),
                 crate::report::verdict(p99 <= 1.2),
@@ -248,7 +286,11 @@ impl Server {
                 vec![servers::SERVER_COMMAND, kind, &port],
                 *kind,
             ),
-            Launch::Program(exe) => (exe.clone(), vec![port.as_str()], GO_KIND),
+            Launch::Program { exe, args, kind } => {
+                let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+                all.push(&port);
+                (exe.clone(), all, *kind)
+            }
         };
         let mut child = pinning
             .command(0, &exe, &args)
