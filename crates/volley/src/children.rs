@@ -2,28 +2,72 @@
 //! threads (so `system.spawn` can reserve a name while the parent runs), plus
 //! each child's restart statistics.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 use crate::actor_ref::AnyRef;
 use crate::supervision::RestartStats;
 
 pub(crate) struct ChildEntry {
     pub(crate) actor: AnyRef,
+    /// The name's hash, kept so that growing the table hashes nothing.
+    hash: u64,
     /// A stop was requested; the name stays taken until it has terminated.
     /// Set only through `Children`, which counts them.
     stopping: bool,
     pub(crate) stats: RestartStats,
 }
 
-/// Keyed by name with foldhash, not the standard library's SipHash: spawn
-/// and stop hash a child's name several times, and SipHash made that a
-/// tenth of spawning an actor. foldhash's per-map random seed keeps names
-/// that a caller chose from being aimed at one bucket.
-type ChildMap = HashMap<Box<str>, ChildEntry, foldhash::quality::RandomState>;
+/// Children by name. The key is the name at the end of each child's own
+/// path, not a copy: a copy was one of the few allocations per spawn.
+/// Hashed with foldhash, not the standard library's SipHash: spawn and stop
+/// hash a child's name, and SipHash made that a tenth of spawning an actor.
+/// foldhash's per-table random seed keeps names that a caller chose from
+/// being aimed at one bucket.
+#[derive(Default)]
+struct ChildMap {
+    table: HashTable<ChildEntry>,
+    hasher: foldhash::quality::RandomState,
+}
+
+impl ChildMap {
+    fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    fn get(&self, name: &str) -> Option<&ChildEntry> {
+        self.table.find(self.hash(name), |e| e.name() == name)
+    }
+
+    /// The entry of this exact incarnation.
+    fn find_mut(&mut self, child: &AnyRef) -> Option<&mut ChildEntry> {
+        let hash = self.hash(child.path().name());
+        self.table.find_mut(hash, |e| e.actor == *child)
+    }
+}
 
 impl ChildEntry {
     pub(crate) fn is_stopping(&self) -> bool {
         self.stopping
+    }
+
+    fn name(&self) -> &str {
+        self.actor.path().name()
+    }
+}
+
+/// An anonymous child's name, on the stack: the child's path is the only
+/// copy that outlives the spawn.
+pub(crate) struct AnonymousName {
+    digits: [u8; 15],
+    start: usize,
+}
+
+impl AnonymousName {
+    pub(crate) fn as_str(&self) -> &str {
+        // Only `$` and `a`..=`z` are ever written.
+        std::str::from_utf8(&self.digits[self.start..]).unwrap_or("$")
     }
 }
 
@@ -59,11 +103,11 @@ impl Children {
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {
-        self.map().is_some_and(|m| m.contains_key(name))
+        self.map().is_some_and(|m| m.get(name).is_some())
     }
 
     /// `$a`, `$b`, … `$ba`: short, unique, and never a valid user name.
-    pub(crate) fn next_anonymous_name(&mut self) -> String {
+    pub(crate) fn next_anonymous_name(&mut self) -> AnonymousName {
         let mut n = self.next_anonymous;
         self.next_anonymous += 1;
         // Base 26 of a u64 is at most 14 digits; filled from the end.
@@ -79,42 +123,45 @@ impl Children {
         }
         start -= 1;
         digits[start] = b'$';
-        std::str::from_utf8(&digits[start..])
-            .expect("ascii")
-            .to_string()
+        AnonymousName { digits, start }
     }
 
-    pub(crate) fn insert(&mut self, name: &str, actor: AnyRef) {
-        self.map.get_or_insert_with(Box::default).insert(
-            name.into(),
+    /// Registers `actor`, whose path ends in a name no child has (the
+    /// caller checked, under the same lock).
+    pub(crate) fn insert(&mut self, actor: AnyRef) {
+        let map = self.map.get_or_insert_with(Box::default);
+        let hash = map.hash(actor.path().name());
+        debug_assert!(
+            map.get(actor.path().name()).is_none(),
+            "a duplicate child name"
+        );
+        map.table.insert_unique(
+            hash,
             ChildEntry {
                 actor,
+                hash,
                 stopping: false,
                 stats: RestartStats::default(),
             },
+            |e| e.hash,
         );
     }
 
     /// Removes the child if this exact incarnation is registered.
     pub(crate) fn remove(&mut self, child: &AnyRef) -> bool {
-        let name = child.path().name();
         let Some(map) = self.map.as_deref_mut() else {
             return false;
         };
-        // One lookup in the common case: take the entry out, and put it
-        // back in the rare one where the name now belongs to a newer
-        // incarnation.
-        let Some((key, entry)) = map.remove_entry(name) else {
+        let hash = map.hash(child.path().name());
+        // An entry under the same name that is a newer incarnation stays.
+        let Ok(found) = map.table.find_entry(hash, |e| e.actor == *child) else {
             return false;
         };
-        if entry.actor != *child {
-            map.insert(key, entry);
-            return false;
-        }
+        let (entry, _) = found.remove();
         if entry.stopping {
             self.stopping -= 1;
         }
-        if map.is_empty() {
+        if map.table.is_empty() {
             self.map = None;
         }
         true
@@ -125,19 +172,17 @@ impl Children {
     }
 
     pub(crate) fn entry_mut(&mut self, child: &AnyRef) -> Option<&mut ChildEntry> {
-        self.map_mut()?
-            .get_mut(child.path().name())
-            .filter(|e| e.actor == *child)
+        self.map_mut()?.find_mut(child)
     }
 
     pub(crate) fn refs(&self) -> Vec<AnyRef> {
         self.map()
-            .map(|m| m.values().map(|e| e.actor.clone()).collect())
+            .map(|m| m.table.iter().map(|e| e.actor.clone()).collect())
             .unwrap_or_default()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.map().is_none_or(HashMap::is_empty)
+        self.map().is_none_or(|m| m.table.is_empty())
     }
 
     pub(crate) fn any_stopping(&self) -> bool {
@@ -162,7 +207,8 @@ impl Children {
             return Vec::new();
         };
         let newly: Vec<AnyRef> = map
-            .values_mut()
+            .table
+            .iter_mut()
             .filter(|e| !e.stopping)
             .map(|e| {
                 e.stopping = true;
@@ -191,7 +237,9 @@ mod tests {
     #[test]
     fn anonymous_names_are_unique_and_reserved() {
         let mut c = Children::default();
-        let names: Vec<String> = (0..100).map(|_| c.next_anonymous_name()).collect();
+        let names: Vec<String> = (0..100)
+            .map(|_| c.next_anonymous_name().as_str().to_string())
+            .collect();
         let unique: std::collections::HashSet<_> = names.iter().collect();
         assert_eq!(unique.len(), 100);
         assert!(names.iter().all(|n| n.starts_with('$') && n.len() > 1));
@@ -199,6 +247,6 @@ mod tests {
         assert_eq!(names[25], "$z");
         assert_eq!(names[26], "$ba");
         c.next_anonymous = u64::MAX - 1;
-        assert_eq!(c.next_anonymous_name().len(), 15);
+        assert_eq!(c.next_anonymous_name().as_str().len(), 15);
     }
 }

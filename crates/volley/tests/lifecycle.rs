@@ -153,6 +153,67 @@ async fn duplicate_and_invalid_names_are_errors() {
     system.terminate().await;
 }
 
+/// A name is taken from the spawn until its actor has terminated, and free
+/// again after, across enough children to make the name table grow and
+/// shrink; every live child is found by its name.
+#[tokio::test]
+async fn names_are_free_again_once_their_actors_terminated() {
+    let system = common::system("name-reuse").unwrap();
+    let (tx, _events) = probe();
+    let names: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
+    let refs: Vec<_> = names
+        .iter()
+        .map(|n| system.spawn(n, node(0, &tx)).unwrap())
+        .collect();
+    let anonymous: Vec<_> = (0..300)
+        .map(|_| system.spawn_anonymous(node(0, &tx)).unwrap())
+        .collect();
+    let distinct: std::collections::HashSet<_> = anonymous
+        .iter()
+        .map(|a| a.path().name().to_string())
+        .collect();
+    assert_eq!(distinct.len(), 300, "two anonymous children share a name");
+    for (name, r) in names.iter().zip(&refs).step_by(2) {
+        assert!(system.stop(r), "{name} was not stopped");
+    }
+    for r in refs.iter().step_by(2) {
+        eventually("a stopped actor's termination", || r.is_terminated());
+    }
+    for (i, name) in names.iter().enumerate() {
+        let again = system.spawn(name, node(0, &tx));
+        if i % 2 == 0 {
+            let again = eventually_ok(|| system.spawn(name, node(0, &tx)), again).await;
+            assert_eq!(again.path().name(), name);
+        } else {
+            assert!(
+                matches!(again, Err(SpawnError::DuplicateName { .. })),
+                "{name} is still alive, yet its name was given again"
+            );
+            let found = system.identify(&format!("/user/{name}")).await.unwrap();
+            assert_eq!(found.actor.unwrap(), refs[i]);
+        }
+    }
+    system.terminate().await;
+}
+
+/// `first` if it is `Ok`, else retries `spawn` until it is: a stopped
+/// actor's name is freed when its parent handles the termination, a moment
+/// after the actor itself is marked terminated.
+async fn eventually_ok<T, E: std::fmt::Debug>(
+    mut spawn: impl FnMut() -> Result<T, E>,
+    first: Result<T, E>,
+) -> T {
+    let mut last = first;
+    for _ in 0..500 {
+        match last {
+            Ok(v) => return v,
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+        last = spawn();
+    }
+    last.expect("the name never became free")
+}
+
 #[tokio::test]
 async fn lookup_by_path_identifies_actors() {
     let system = common::system("lookup").unwrap();

@@ -197,7 +197,7 @@ impl<A: Actor> ActorCell<A> {
             Some(name) => name,
             None => {
                 anonymous = children.next_anonymous_name();
-                &anonymous
+                anonymous.as_str()
             }
         };
         let child = ActorCell::create(
@@ -207,7 +207,7 @@ impl<A: Actor> ActorCell<A> {
             dispatcher,
             props,
         );
-        children.insert(name, child.any_ref());
+        children.insert(child.any_ref());
         drop(children);
         child.schedule_start();
         Ok(child)

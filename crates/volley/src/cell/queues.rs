@@ -82,8 +82,59 @@ pub(crate) enum HandBack {
 
 #[derive(Debug)]
 struct SystemQueue<S> {
-    queue: VecDeque<S>,
+    queue: SystemBatch<S>,
     closed: bool,
+}
+
+/// Queued system messages, the first one inline: most actors only ever
+/// get one at a time (the `Stop` that ends them, a parent's
+/// `ChildTerminated`), and a deque allocates on its first push, which was
+/// one of the few allocations left in spawning and stopping an actor.
+/// Invariant: `rest` is empty while `first` is `None`, so the order is
+/// `first` then `rest`.
+#[derive(Debug)]
+pub(crate) struct SystemBatch<S> {
+    first: Option<S>,
+    rest: VecDeque<S>,
+}
+
+impl<S> Default for SystemBatch<S> {
+    fn default() -> Self {
+        SystemBatch {
+            first: None,
+            rest: VecDeque::new(),
+        }
+    }
+}
+
+impl<S> SystemBatch<S> {
+    fn push(&mut self, msg: S) {
+        if self.first.is_none() {
+            debug_assert!(self.rest.is_empty());
+            self.first = Some(msg);
+        } else {
+            self.rest.push_back(msg);
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+}
+
+impl<S> IntoIterator for SystemBatch<S> {
+    type Item = S;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<S>, std::collections::vec_deque::IntoIter<S>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
 }
 
 /// The user mailbox, the system queue and the scheduling bits of one cell.
@@ -99,7 +150,7 @@ impl<M, S> Queues<M, S> {
             state: AtomicU8::new(0),
             mailbox: Mailbox::new(config, order),
             system: Mutex::new(SystemQueue {
-                queue: VecDeque::new(),
+                queue: SystemBatch::default(),
                 closed: false,
             }),
         }
@@ -141,7 +192,7 @@ impl<M, S> Queues<M, S> {
         if q.closed {
             return Err(msg);
         }
-        q.queue.push_back(msg);
+        q.queue.push(msg);
         let prev = self.state.fetch_or(SCHEDULED | HAS_SYS, Ordering::AcqRel);
         drop(q);
         Ok(prev & SCHEDULED == 0)
@@ -170,7 +221,7 @@ impl<M, S> Queues<M, S> {
         }
     }
 
-    fn take_system(&self) -> VecDeque<S> {
+    fn take_system(&self) -> SystemBatch<S> {
         let mut q = lock(&self.system);
         self.state.fetch_and(!HAS_SYS, Ordering::AcqRel);
         std::mem::take(&mut q.queue)
@@ -209,10 +260,33 @@ impl<M, S> Queues<M, S> {
     }
 
     /// Refuses system messages from now on; returns those still queued.
-    pub(crate) fn close_system(&self) -> VecDeque<S> {
+    pub(crate) fn close_system(&self) -> SystemBatch<S> {
         let mut q = lock(&self.system);
         q.closed = true;
         std::mem::take(&mut q.queue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SystemBatch;
+
+    /// The inline first message comes out first, the rest in push order,
+    /// and a taken batch leaves an empty one that holds the next push
+    /// inline again.
+    #[test]
+    fn a_system_batch_keeps_push_order() {
+        let mut batch = SystemBatch::default();
+        assert!(batch.is_empty());
+        for n in 1..=5 {
+            batch.push(n);
+        }
+        assert_eq!(batch.len(), 5);
+        let taken = std::mem::take(&mut batch);
+        assert_eq!(taken.into_iter().collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        batch.push(6);
+        assert_eq!(batch.len(), 1);
+        assert_eq!(batch.into_iter().collect::<Vec<_>>(), [6]);
     }
 }
 
