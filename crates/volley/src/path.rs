@@ -141,7 +141,15 @@ impl ActorPath {
 
     /// The last element: the actor's name (`""` for the root guardian).
     pub fn name(&self) -> &str {
-        self.elements.rsplit('/').next().unwrap_or("")
+        // A byte scan from the end: names are short, and this runs on every
+        // spawn and stop (the children table's key), where `rsplit`'s
+        // searcher set-up cost more than the scan.
+        let bytes = self.elements.as_bytes();
+        match bytes.iter().rposition(|&b| b == b'/') {
+            // '/' is ASCII, so the byte after it starts a character.
+            Some(slash) => &self.elements[slash + 1..],
+            None => "",
+        }
     }
 }
 
@@ -239,6 +247,10 @@ mod tests {
         assert_eq!(a.to_string(), "volley://app/user/a");
         assert_eq!(a.name(), "a");
         assert_eq!(root.elements(), "/");
+        assert_eq!(root.name(), "");
+        assert_eq!(user.child("$bé").name(), "$bé");
+        let remote = ActorPath::parse("volley://app@h:1/user/worker-7").unwrap();
+        assert_eq!(remote.name(), "worker-7");
     }
 
     #[test]
