@@ -3,14 +3,14 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, Terminated, ToAnyRef,
 };
 
-use crate::wait::{implicit_timeout, spawn_forwarder, Inbox, Limit};
+use crate::wait::{implicit_timeout, Inbox, Limit};
 
 /// What a probe received: a message sent to its ref, or the end of an actor
 /// it watches.
@@ -52,24 +52,29 @@ impl From<bool> for FishingOutcome {
     }
 }
 
-/// Watches actors for a probe: a probe's own actor has the protocol under
-/// test, so it cannot take watch requests.
-enum WatchCmd {
+/// What a probe's actor takes: the messages under test (through the
+/// adapter the probe hands out as its ref), and the test's watch requests.
+/// One actor does both, so a `Terminated` reaches the test behind the
+/// messages the dead actor sent the probe, as with Akka's TestProbe.
+enum ProbeMsg<M> {
+    Msg(M),
     Watch(AnyRef),
     Unwatch(AnyRef),
 }
 
-struct Watcher<M: Send + 'static> {
+struct ProbeActor<M: Send + 'static> {
     tx: Sender<Event<M>>,
 }
 
-impl<M: Send + 'static> Actor for Watcher<M> {
-    type Msg = WatchCmd;
+impl<M: Send + 'static> Actor for ProbeActor<M> {
+    type Msg = ProbeMsg<M>;
 
-    fn handle(&mut self, ctx: &mut Context<Self>, cmd: WatchCmd) -> HandleResult {
-        match cmd {
-            WatchCmd::Watch(target) => ctx.watch(&target),
-            WatchCmd::Unwatch(target) => ctx.unwatch(&target),
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: ProbeMsg<M>) -> HandleResult {
+        match msg {
+            // The test may have dropped its probe: then nobody listens.
+            ProbeMsg::Msg(m) => drop(self.tx.send(Event::Msg(m))),
+            ProbeMsg::Watch(target) => ctx.watch(&target),
+            ProbeMsg::Unwatch(target) => ctx.unwatch(&target),
         }
         Ok(())
     }
@@ -97,10 +102,10 @@ impl<M: Send + 'static> Actor for Watcher<M> {
 /// Dropping the probe stops its actors.
 pub struct TestProbe<M: Send + 'static> {
     system: ActorSystem,
+    /// The ref handed out: an adapter into `control`.
     actor: ActorRef<M>,
-    tx: Sender<Event<M>>,
+    control: ActorRef<ProbeMsg<M>>,
     inbox: Inbox<Event<M>>,
-    watcher: OnceLock<ActorRef<WatchCmd>>,
     /// What the probe watches: `expect_terminated` watches its target only
     /// if `watch` did not, since a second watch of an actor whose
     /// `Terminated` already arrived would bring a second one (as in Akka).
@@ -122,14 +127,14 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     #[track_caller]
     pub fn named(system: &ActorSystem, name: &str) -> Self {
         let (tx, rx) = channel();
-        let actor = spawn_forwarder(system, Some(name), tx.clone(), |m| Some(Event::Msg(m)))
+        let control = system
+            .spawn(name, Props::new(move || ProbeActor { tx: tx.clone() }))
             .unwrap_or_else(|e| panic!("cannot spawn the test probe {name:?}: {e}"));
         TestProbe {
             system: system.clone(),
-            actor,
-            tx,
+            actor: control.adapt(ProbeMsg::Msg),
+            control,
             inbox: Inbox::new(rx),
-            watcher: OnceLock::new(),
             watching: Mutex::new(Vec::new()),
         }
     }
@@ -153,17 +158,15 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     }
 
     /// Watches `target`: its end arrives as a `Terminated` among the
-    /// probe's messages (see [`TestProbe::expect_terminated`]). The watch
-    /// is made by a watcher actor of the probe's own (the probe's actor
-    /// takes only `M`), so unlike Akka's, a `Terminated` is not ordered
-    /// after the messages the dead actor sent to the probe's ref: to test
-    /// that order, use an actor that both receives and watches.
+    /// probe's messages (see [`TestProbe::expect_terminated`]), behind
+    /// every message the dead actor sent the probe before it ended, as in
+    /// Akka (the probe's own actor makes the watch).
     pub fn watch(&self, target: &impl ToAnyRef) {
         let target = target.to_any_ref();
         let mut watching = self.watching.lock().unwrap_or_else(|e| e.into_inner());
         if !watching.contains(&target) {
             watching.push(target.clone());
-            self.watcher().tell(WatchCmd::Watch(target));
+            self.control.tell(ProbeMsg::Watch(target));
         }
     }
 
@@ -174,17 +177,7 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|w| *w != target);
-        self.watcher().tell(WatchCmd::Unwatch(target));
-    }
-
-    fn watcher(&self) -> &ActorRef<WatchCmd> {
-        self.watcher.get_or_init(|| {
-            let tx = self.tx.clone();
-            let name = format!("{}-watcher", self.actor.path().name());
-            self.system
-                .spawn(&name, Props::new(move || Watcher { tx: tx.clone() }))
-                .unwrap_or_else(|e| panic!("cannot spawn the probe's watcher {name:?}: {e}"))
-        })
+        self.control.tell(ProbeMsg::Unwatch(target));
     }
 
     /// Asserts that the next message equals `expected`, and returns it.
@@ -392,10 +385,7 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
 
 impl<M: Send + 'static> Drop for TestProbe<M> {
     fn drop(&mut self) {
-        self.system.stop(&self.actor);
-        if let Some(watcher) = self.watcher.get() {
-            self.system.stop(watcher);
-        }
+        self.system.stop(&self.control);
     }
 }
 

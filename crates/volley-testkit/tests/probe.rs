@@ -215,3 +215,25 @@ fn a_dropped_probe_stops_its_actor() {
     drop(probe);
     watcher.expect_terminated(&r);
 }
+
+/// Akka's TestProbe order: what a watched actor sent the probe before it
+/// ended arrives before its `Terminated`, every time (the probe's own actor
+/// makes the watch). Many rounds on both dispatcher kinds, since a watch
+/// made elsewhere would lose the race now and then.
+#[test]
+fn terminated_comes_after_the_dead_actors_last_messages() {
+    for system in systems("last-words") {
+        for round in 0..100u32 {
+            let probe = TestProbe::<u32>::new(&system);
+            let d = doubler(&system, &probe);
+            probe.watch(&d);
+            for n in [round + 1, round + 2, 0] {
+                d.tell(n);
+            }
+            probe.expect_msg((round + 1) * 2);
+            probe.expect_msg((round + 2) * 2);
+            probe.expect_msg(0);
+            probe.expect_terminated(&d);
+        }
+    }
+}

@@ -212,6 +212,29 @@ impl<M: Send + 'static> ActorRef<M> {
         self.target.ask_wait()
     }
 
+    /// The target itself, for a target that wraps another (an adapter).
+    pub(crate) fn target_ref(&self) -> &Arc<dyn RefTarget<M>> {
+        &self.target
+    }
+
+    /// A ref that takes `N`s and hands each to this actor as
+    /// `map(n)`: Akka Typed's message adapter, for an actor that takes
+    /// replies or events of another protocol (see
+    /// [`Context::message_adapter`](crate::Context::message_adapter), the
+    /// usual way to make one; this one is for code outside the actor).
+    /// It has this actor's path and identity: it compares equal to this
+    /// ref, and watching it watches the actor. `map` runs when a message
+    /// is sent, on the sender's side; if it panics, the message is a dead
+    /// letter and the sender carries on. Local only for now: a copy sent
+    /// to another node is not usable there (docs/semantics.md, Message
+    /// adapters).
+    pub fn adapt<N: Send + 'static>(
+        &self,
+        map: impl Fn(N) -> M + Send + Sync + 'static,
+    ) -> ActorRef<N> {
+        crate::adapter::Adapter::new_ref(self.clone(), map)
+    }
+
     /// True once the actor has terminated (never true for a live one; may lag
     /// a stop that is in progress).
     pub fn is_terminated(&self) -> bool {

@@ -118,6 +118,19 @@ impl<A: Actor> Context<A> {
         self.cell.spawn_child(Some(name), props)
     }
 
+    /// A ref that takes messages of another protocol `N` and hands each to
+    /// this actor as `map(n)` (Akka Typed's `messageAdapter`): how an actor
+    /// takes the replies and events of actors whose protocols are not its
+    /// own. See [`ActorRef::adapt`] for where `map` runs and how the ref
+    /// behaves; unlike Akka, each call makes a new adapter rather than
+    /// replacing the one registered for `N`, and none needs registering.
+    pub fn message_adapter<N: Send + 'static>(
+        &self,
+        map: impl Fn(N) -> A::Msg + Send + Sync + 'static,
+    ) -> ActorRef<N> {
+        self.myself().adapt(map)
+    }
+
     /// Spawns a child with a generated name (`$a`, `$b`, …).
     pub fn spawn_anonymous<B: Actor>(
         &mut self,

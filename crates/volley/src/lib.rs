@@ -45,6 +45,7 @@
 
 mod actor;
 mod actor_ref;
+mod adapter;
 mod ask;
 mod backoff;
 mod backoff_supervisor;
