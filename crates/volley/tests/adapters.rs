@@ -65,7 +65,7 @@ impl Actor for Client {
 
 /// A service and a client of it whose reports go to the returned probe.
 fn client_and_service(system: &ActorSystem) -> (TestProbe<String>, ActorRef<ClientMsg>) {
-    let report = TestProbe::<String>::new(&system);
+    let report = TestProbe::<String>::new(system);
     let report_ref = report.actor_ref();
     let service = system.spawn("service", Props::new(|| Service)).unwrap();
     let client = system
