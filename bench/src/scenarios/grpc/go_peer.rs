@@ -1,4 +1,4 @@
-//! The grpc-go peer (`bench/peers/go/greeter`): grpc_bench's go_grpc
+//! The grpc-go peer (`bench/peers/grpc-go`): grpc_bench's go_grpc
 //! Greeter, built with `go build` before each run (a no-op when nothing
 //! changed). Its protobuf code is generated from
 //! `crates/volley-grpc/proto/helloworld.proto` and committed, so building
@@ -12,7 +12,7 @@ use crate::progress::Progress;
 
 /// The harness's binary, built if need be.
 pub(super) fn greeter(root: &Path, progress: &Progress, no_build: bool) -> Result<PathBuf, String> {
-    let dir = root.join("bench/peers/go/greeter");
+    let dir = root.join("bench/peers/grpc-go");
     let exe = dir.join("greeter-go");
     if no_build {
         return if exe.is_file() {
@@ -22,7 +22,7 @@ pub(super) fn greeter(root: &Path, progress: &Progress, no_build: bool) -> Resul
         };
     }
     let go = which("go").ok_or("no Go toolchain to build it with")?;
-    progress.note("building bench/peers/go/greeter (go build)");
+    progress.note("building bench/peers/grpc-go (go build)");
     let status = progress.suspend(|| {
         Command::new(go)
             .current_dir(&dir)
