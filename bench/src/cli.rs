@@ -97,7 +97,8 @@ pub struct Cli {
     /// failover: the cases to run (default
     /// kill,stall-short,stall-long,restart,large-messages).
     /// local-pingpong: the notes measured after the table (default
-    /// stash,metrics,spans; `none` for none, e.g. under callgrind).
+    /// stash,metrics,spans,app-runtime; `none` for none, e.g. under
+    /// callgrind).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
 

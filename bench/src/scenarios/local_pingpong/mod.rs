@@ -4,6 +4,7 @@
 //! the best throughput), plus P=1,K=1 (pure hand-off latency).
 
 mod actors;
+mod app_runtime;
 mod recorder;
 mod spans;
 mod stash;
@@ -128,7 +129,8 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
             .is_none_or(|cases| cases.iter().any(|c| c == note))
     };
     let extra_configs = usize::from(wants("metrics")) * 2 * recorder::ROUNDS
-        + usize::from(wants("spans")) * 2 * spans::ROUNDS;
+        + usize::from(wants("spans")) * 2 * spans::ROUNDS
+        + usize::from(wants("app-runtime")) * app_runtime::CONFIGS;
     progress.add_steps((volley_configs + extra_configs) as u64);
     for (peer, status) in &peers {
         if status.is_ok() {
@@ -146,6 +148,10 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
         true => spans::note(ctx, &plan, &progress, &report.rows)?,
         false => None,
     };
+    let app_runtime = match wants("app-runtime") {
+        true => app_runtime::notes(ctx, &plan, &progress, &report.rows)?,
+        false => Vec::new(),
+    };
     report.rows.extend(peer_rows(peers, |peer| {
         run_peer(ctx, &plan, &progress, peer)
     }));
@@ -159,6 +165,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<LocalPingPongRow>> {
     report.notes.extend(stash);
     report.notes.extend(recorder);
     report.notes.extend(spans);
+    report.notes.extend(app_runtime);
     Ok(report)
 }
 
@@ -289,14 +296,24 @@ fn volley_config_with(
     extras: Extras,
 ) -> crate::Result<LocalPingPongRow> {
     progress.start(&format!(
-        "volley P={p} K={k} T={t}{}{}",
+        "volley P={p} K={k} T={t}{}{}{}",
         if extras.metrics { " (metrics on)" } else { "" },
-        if extras.spans { " (spans on)" } else { "" }
+        if extras.spans { " (spans on)" } else { "" },
+        if extras.app_runtime {
+            " (app-runtime)"
+        } else {
+            ""
+        }
     ));
+    let kind = match extras.app_runtime {
+        true => volley::DispatcherKind::AppRuntime,
+        false => volley::DispatcherKind::WorkStealing,
+    };
     let settings = Settings {
         default_dispatcher: DispatcherSettings {
             throughput: t,
             threads: 0,
+            kind,
             ..Default::default()
         },
         metrics: volley::MetricsSettings {

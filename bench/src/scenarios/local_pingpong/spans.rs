@@ -94,19 +94,27 @@ pub(super) fn note(
 pub(super) struct Extras {
     pub metrics: bool,
     pub spans: bool,
+    /// The default dispatcher of kind `app-runtime` (actors as tasks on
+    /// the system's tokio runtime) instead of the work-stealing pool.
+    pub app_runtime: bool,
 }
 
 impl Extras {
     pub const NONE: Extras = Extras {
         metrics: false,
         spans: false,
+        app_runtime: false,
     };
     pub const METRICS: Extras = Extras {
         metrics: true,
-        spans: false,
+        ..Extras::NONE
     };
     pub const SPANS: Extras = Extras {
-        metrics: false,
         spans: true,
+        ..Extras::NONE
+    };
+    pub const APP_RUNTIME: Extras = Extras {
+        app_runtime: true,
+        ..Extras::NONE
     };
 }
