@@ -12,6 +12,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -75,6 +76,7 @@ pub struct GatewayBuilder {
     settings: GatewaySettings,
     methods: HashMap<String, Box<dyn UnaryMethod>>,
     streams: HashMap<String, Box<dyn StreamingMethod>>,
+    open_streams: Arc<AtomicUsize>,
 }
 
 impl GatewayBuilder {
@@ -103,6 +105,7 @@ impl GatewayBuilder {
             target,
             make,
             buffer: self.settings.stream_buffer,
+            open: self.open_streams.clone(),
             types: PhantomData,
         };
         self.streams.insert(path.to_string(), Box::new(method));
@@ -156,6 +159,7 @@ impl GatewayBuilder {
                 methods: self.methods,
                 streams: self.streams,
                 settings: self.settings,
+                open_streams: self.open_streams,
             }),
         }
     }
@@ -189,6 +193,7 @@ struct Inner {
     methods: HashMap<String, Box<dyn UnaryMethod>>,
     streams: HashMap<String, Box<dyn StreamingMethod>>,
     settings: GatewaySettings,
+    open_streams: Arc<AtomicUsize>,
 }
 
 impl Gateway {
@@ -199,7 +204,16 @@ impl Gateway {
             settings,
             methods: HashMap::new(),
             streams: HashMap::new(),
+            open_streams: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// How many server-streaming calls are in progress: started, and not
+    /// yet ended and let go by the HTTP/2 server (a call the client
+    /// cancelled is let go when its stream is reset). Unary calls hold
+    /// nothing of the gateway's between their request and their reply.
+    pub fn open_streams(&self) -> usize {
+        self.inner.open_streams.load(Ordering::Relaxed)
     }
 
     /// Answers one HTTP/2 request.

@@ -1,6 +1,6 @@
 //! Server-streaming methods called by tonic's client over real HTTP/2:
-//! order, statuses, back-pressure, cancellation, a dropped stream and the
-//! deadline.
+//! order, statuses, every `Full` answered by a `ready`, a dropped stream
+//! and the deadline. Cancellation and stalled clients: stream_cancel.rs.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -255,8 +255,9 @@ async fn slow_client_back_pressures_the_actor() {
     };
     let s = server(settings).await;
     let mut stream = open(&s, "flood", None).await.unwrap();
-    // Not reading: HTTP/2's windows fill, then the buffer, then the actor
-    // is told Full; what it has sent stays below the whole flood.
+    // Not reading: the actor's burst fills the call's buffer faster than
+    // hyper drains it, and it is told Full. (The 200 small responses fit
+    // in HTTP/2's windows: stream_cancel.rs stalls a client for real.)
     let seen = s.seen.clone();
     wait_for(|| seen.lock().unwrap().full >= 1).await;
     let sent_while_stalled = seen.lock().unwrap().sent;
@@ -271,26 +272,5 @@ async fn slow_client_back_pressures_the_actor() {
     assert_eq!(seen.sent, FLOOD);
     assert!(seen.ready >= 1, "{seen:?}");
     assert_eq!(seen.full, seen.ready, "{seen:?}");
-}
-
-#[tokio::test]
-#[ignore = "flaky: in 1 of several fresh-clone CI runs the actor never heard of the cancellation within 30 s; to investigate (issue 15)"]
-async fn cancellation_reaches_the_actor() {
-    let settings = GatewaySettings {
-        stream_buffer: 4,
-        ..GatewaySettings::default()
-    };
-    let s = server(settings).await;
-    let stream = open(&s, "flood", None).await.unwrap();
-    let seen = s.seen.clone();
-    wait_for(|| seen.lock().unwrap().full >= 1).await;
-    drop(stream);
-    // The closed watch says so; the pending readiness request answers
-    // either Closed or a Ready whose next send fails Closed.
-    wait_for(|| {
-        let seen = seen.lock().unwrap();
-        seen.closed >= 1 && seen.closed + seen.send_closed >= 2
-    })
-    .await;
-    assert!(seen.lock().unwrap().sent < FLOOD);
+    assert_eq!((seen.closed, seen.send_closed), (0, 0), "{seen:?}");
 }
