@@ -415,8 +415,9 @@ async fn the_health_check_answers_for_the_server_and_its_services() {
 }
 
 /// 1,000 calls whose clients give up (drop the call: tonic resets the
-/// stream) while the actor holds them: the gateway keeps nothing of them,
-/// and a late reply to any of them is refused.
+/// stream) while the actor holds them: the gateway keeps nothing of them
+/// (every ask is abandoned, every task of theirs ends), and a late reply
+/// to any of them is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_calls_leave_nothing_behind() {
     let s = server(GatewaySettings {
@@ -424,6 +425,16 @@ async fn cancelled_calls_leave_nothing_behind() {
         ..quick()
     })
     .await;
+    // The connection's own tasks, counted after a first call.
+    call(&s, "/test.Svc/Call", "echo:first", None)
+        .await
+        .unwrap();
+    let tasks = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let before = tasks();
     // Waves of 100, within HTTP/2's concurrent-stream limit, so that each
     // call is sent before its client gives up.
     for _ in 0..10 {
@@ -460,6 +471,8 @@ async fn cancelled_calls_leave_nothing_behind() {
     // Each ask ended with its call: its reply handle is terminated, and a
     // late reply goes to dead letters.
     wait_until(|| held.iter().all(|r| r.is_terminated())).await;
+    // hyper's task for each call's stream has ended with it.
+    wait_until(|| tasks() <= before).await;
     let before = s.system.dead_letter_count();
     for r in &held {
         r.tell(Ok(Ping {
