@@ -2,6 +2,8 @@
 //! status the gateway promises, the health check, a router behind a
 //! method, and that a cancelled call leaves nothing behind.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,7 +106,7 @@ struct Server {
     service: ActorRef<Call>,
     stopped: ActorRef<Call>,
     port: u16,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _served: common::Served,
 }
 
 async fn server(settings: GatewaySettings) -> Server {
@@ -154,17 +156,8 @@ async fn server(settings: GatewaySettings) -> Server {
         .unary("/test.Svc/Pool", pool, |p: Ping, r| (p, r))
         .unwrap()
         .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (stop, stopped_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(volley_grpc::serve(listener, gateway, async {
-        let _ = stopped_rx.await;
-    }));
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let served = common::Served::start(gateway).await;
+    let channel = served.endpoint().connect().await.unwrap();
     Server {
         system,
         channel,
@@ -172,8 +165,8 @@ async fn server(settings: GatewaySettings) -> Server {
         gate,
         service,
         stopped,
-        port,
-        _stop: stop,
+        port: served.port,
+        _served: served,
     }
 }
 

@@ -3,6 +3,8 @@
 //! message; it never blocks, and goes on handling other messages while
 //! the call is in flight.
 
+mod common;
+
 use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint};
@@ -36,9 +38,6 @@ impl Actor for Echo {
 enum Msg {
     Call {
         text: String,
-        /// tonic's `set_timeout`: the `grpc-timeout` header, and a timer
-        /// in the client too.
-        deadline: Option<Duration>,
         reply_to: ReplyTo<Result<String, Status>>,
     },
     /// A call's outcome, from `pipe_to`.
@@ -60,14 +59,10 @@ impl Actor for Caller {
     type Msg = Msg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
         match msg {
-            Msg::Call {
-                text,
-                deadline,
-                reply_to,
-            } => {
+            Msg::Call { text, reply_to } => {
                 // A channel is cheap to clone; the call runs on the
                 // system's runtime, the actor is free meanwhile.
-                let call = unary(self.channel.clone(), text, deadline);
+                let call = unary(self.channel.clone(), text);
                 ctx.pipe_to(call, move |result| Msg::Answered { result, reply_to });
             }
             Msg::Answered { result, reply_to } => {
@@ -80,19 +75,12 @@ impl Actor for Caller {
     }
 }
 
-async fn unary(
-    channel: Channel,
-    text: String,
-    deadline: Option<Duration>,
-) -> Result<String, Status> {
+async fn unary(channel: Channel, text: String) -> Result<String, Status> {
     let mut grpc = tonic::client::Grpc::new(channel);
     grpc.ready()
         .await
         .map_err(|e| Status::unavailable(e.to_string()))?;
-    let mut request = Request::new(Ping { text });
-    if let Some(t) = deadline {
-        request.set_timeout(t);
-    }
+    let request = Request::new(Ping { text });
     let codec = tonic_prost::ProstCodec::<Ping, Ping>::default();
     let path = http::uri::PathAndQuery::from_static("/test.Svc/Echo");
     grpc.unary(request, path, codec)
@@ -103,12 +91,12 @@ async fn unary(
 struct Setup {
     _system: ActorSystem,
     caller: ActorRef<Msg>,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _served: common::Served,
 }
 
 /// A gateway serving `/test.Svc/Echo`, and a caller actor whose channel
-/// goes to it, or to `port` if given.
-async fn setup(port: Option<u16>) -> Setup {
+/// goes to it, or to `port` if given, with tonic's own `timeout` if given.
+async fn setup(port: Option<u16>, timeout: Option<Duration>) -> Setup {
     let system = ActorSystem::new("grpc-client-test").unwrap();
     let echo = system
         .spawn("echo", Props::new(|| Echo { held: Vec::new() }))
@@ -122,16 +110,18 @@ async fn setup(port: Option<u16>) -> Setup {
         .unary("/test.Svc/Echo", echo, |p: Ping, r| (p, r))
         .unwrap()
         .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let gateway_port = listener.local_addr().unwrap().port();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(volley_grpc::serve(listener, gateway, async {
-        let _ = stop_rx.await;
-    }));
-    let uri = format!("http://127.0.0.1:{}", port.unwrap_or(gateway_port));
+    let served = common::Served::start(gateway).await;
+    let endpoint = match port {
+        Some(port) => Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap(),
+        None => served.endpoint(),
+    };
     // Lazy: a channel to a closed port is made all the same, and its calls
     // fail UNAVAILABLE.
-    let channel = Endpoint::from_shared(uri).unwrap().connect_lazy();
+    let endpoint = match timeout {
+        Some(timeout) => endpoint.timeout(timeout),
+        None => endpoint,
+    };
+    let channel = endpoint.connect_lazy();
     let caller = system
         .spawn(
             "caller",
@@ -144,19 +134,15 @@ async fn setup(port: Option<u16>) -> Setup {
     Setup {
         _system: system,
         caller,
-        _stop: stop,
+        _served: served,
     }
 }
 
-async fn call(s: &Setup, text: &str, deadline: Option<Duration>) -> Result<String, Status> {
+async fn call(s: &Setup, text: &str) -> Result<String, Status> {
     let text = text.to_string();
     s.caller
         .ask(
-            |reply_to| Msg::Call {
-                text,
-                deadline,
-                reply_to,
-            },
+            |reply_to| Msg::Call { text, reply_to },
             Duration::from_secs(30),
         )
         .await
@@ -172,14 +158,14 @@ async fn answers(s: &Setup) -> usize {
 
 #[tokio::test]
 async fn the_reply_comes_back_as_a_message() {
-    let s = setup(None).await;
-    assert_eq!(call(&s, "hello", None).await.unwrap(), "hello");
+    let s = setup(None, None).await;
+    assert_eq!(call(&s, "hello").await.unwrap(), "hello");
     assert_eq!(answers(&s).await, 1);
 }
 
 #[tokio::test]
 async fn the_actor_goes_on_while_a_call_is_in_flight() {
-    let s = setup(None).await;
+    let s = setup(None, None).await;
     let held = tokio::spawn({
         let caller = s.caller.clone();
         async move {
@@ -187,7 +173,6 @@ async fn the_actor_goes_on_while_a_call_is_in_flight() {
                 .ask(
                     |reply_to| Msg::Call {
                         text: "hold".into(),
-                        deadline: None,
                         reply_to,
                     },
                     Duration::from_secs(30),
@@ -198,22 +183,20 @@ async fn the_actor_goes_on_while_a_call_is_in_flight() {
     });
     // Handled after the held call started, before it ended.
     assert_eq!(answers(&s).await, 0);
-    assert_eq!(call(&s, "meanwhile", None).await.unwrap(), "meanwhile");
+    assert_eq!(call(&s, "meanwhile").await.unwrap(), "meanwhile");
     // The server's deadline comes back as a status message.
     let e = held.await.unwrap().unwrap_err();
     assert_eq!(e.code(), Code::DeadlineExceeded, "{e:?}");
     assert_eq!(answers(&s).await, 2);
 }
 
-/// tonic's own timer (`set_timeout`, or the `grpc-timeout` header, which
-/// it reads too) ends a call CANCELLED ("Timeout expired"), not
-/// DEADLINE_EXCEEDED, when it fires before the server answers.
+/// tonic's own timer (`Endpoint::timeout` here: it sends no header, so
+/// the server's 1 s deadline cannot come first) ends a call CANCELLED
+/// ("Timeout expired"), not DEADLINE_EXCEEDED.
 #[tokio::test]
 async fn the_clients_own_deadline_is_cancelled() {
-    let s = setup(None).await;
-    let e = call(&s, "hold", Some(Duration::from_millis(200)))
-        .await
-        .unwrap_err();
+    let s = setup(None, Some(Duration::from_millis(200))).await;
+    let e = call(&s, "hold").await.unwrap_err();
     assert_eq!(e.code(), Code::Cancelled, "{e:?}");
     assert!(e.message().contains("Timeout expired"), "{e:?}");
 }
@@ -224,8 +207,8 @@ async fn a_closed_port_is_unavailable() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let s = setup(Some(closed)).await;
-    let e = call(&s, "hello", None).await.unwrap_err();
+    let s = setup(Some(closed), None).await;
+    let e = call(&s, "hello").await.unwrap_err();
     assert_eq!(e.code(), Code::Unavailable, "{e:?}");
     assert_eq!(answers(&s).await, 1);
 }

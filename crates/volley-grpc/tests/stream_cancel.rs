@@ -8,6 +8,8 @@
 //! 1 KiB, so a client that does not read stalls the actor after a known
 //! amount, whatever the machine's speed: no case depends on timing.
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -181,7 +183,7 @@ struct Server {
     pusher: ActorRef<Msg>,
     channel: Channel,
     seen: Arc<Mutex<Seen>>,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _served: common::Served,
 }
 
 impl Server {
@@ -210,14 +212,9 @@ impl Server {
             })
             .unwrap()
             .build();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (stop, stop_rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(volley_grpc::serve(listener, gateway.clone(), async {
-            let _ = stop_rx.await;
-        }));
-        let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
+        let served = common::Served::start(gateway.clone()).await;
+        let channel = served
+            .endpoint()
             .initial_stream_window_size(WINDOW)
             .connect()
             .await
@@ -228,7 +225,7 @@ impl Server {
             pusher,
             channel,
             seen,
-            _stop: stop,
+            _served: served,
         }
     }
 

@@ -2,6 +2,8 @@
 //! order, statuses, every `Full` answered by a `ready`, a dropped stream
 //! and the deadline. Cancellation and stalled clients: stream_cancel.rs.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -121,7 +123,7 @@ struct Server {
     _system: ActorSystem,
     channel: Channel,
     seen: Arc<Mutex<Seen>>,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _served: common::Served,
 }
 
 async fn server(settings: GatewaySettings) -> Server {
@@ -142,22 +144,13 @@ async fn server(settings: GatewaySettings) -> Server {
         .server_streaming("/test.Svc/Stream", streamer, |p: Ping, s| Msg::Start(p, s))
         .unwrap()
         .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(volley_grpc::serve(listener, gateway, async {
-        let _ = stop_rx.await;
-    }));
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let served = common::Served::start(gateway).await;
+    let channel = served.endpoint().connect().await.unwrap();
     Server {
         _system: system,
         channel,
         seen,
-        _stop: stop,
+        _served: served,
     }
 }
 

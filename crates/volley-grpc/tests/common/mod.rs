@@ -1,0 +1,27 @@
+//! What the gateway's tests share: a gateway served on a local port.
+
+use tonic::transport::Endpoint;
+use volley_grpc::Gateway;
+
+/// A gateway served on 127.0.0.1 until this is dropped.
+pub struct Served {
+    pub port: u16,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Served {
+    pub async fn start(gateway: Gateway) -> Served {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        tokio::spawn(volley_grpc::serve(listener, gateway, async {
+            let _ = stopped.await;
+        }));
+        Served { port, _stop: stop }
+    }
+
+    /// Where a tonic client reaches it.
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint::from_shared(format!("http://127.0.0.1:{}", self.port)).unwrap()
+    }
+}
