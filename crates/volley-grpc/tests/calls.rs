@@ -7,8 +7,6 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BufMut};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 use volley::{
@@ -56,45 +54,6 @@ impl Actor for Service {
             _ => reply_to.tell(Ok(ping)),
         }
         Ok(())
-    }
-}
-
-/// Raw bytes in, a `Ping` out: for bodies no well-behaved client sends.
-#[derive(Clone, Default)]
-struct RawCodec;
-
-impl Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Ping;
-    type Encoder = RawEncoder;
-    type Decoder = PingDecoder;
-    fn encoder(&mut self) -> RawEncoder {
-        RawEncoder
-    }
-    fn decoder(&mut self) -> PingDecoder {
-        PingDecoder
-    }
-}
-
-struct RawEncoder;
-impl Encoder for RawEncoder {
-    type Item = Vec<u8>;
-    type Error = Status;
-    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
-        Ok(())
-    }
-}
-
-struct PingDecoder;
-impl Decoder for PingDecoder {
-    type Item = Ping;
-    type Error = Status;
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Ping>, Status> {
-        let bytes = src.copy_to_bytes(src.remaining());
-        prost::Message::decode(bytes)
-            .map(Some)
-            .map_err(|e| Status::internal(e.to_string()))
     }
 }
 
@@ -230,9 +189,13 @@ async fn raw(s: &Server, path: &'static str, body: Vec<u8>) -> Status {
     let mut grpc = tonic::client::Grpc::new(s.channel.clone());
     grpc.ready().await.unwrap();
     let path = http::uri::PathAndQuery::from_static(path);
-    grpc.unary(Request::new(body), path, RawCodec)
-        .await
-        .unwrap_err()
+    grpc.unary(
+        Request::new(body),
+        path,
+        common::RawCodec::<Ping>::default(),
+    )
+    .await
+    .unwrap_err()
 }
 
 fn quick() -> GatewaySettings {
@@ -405,6 +368,17 @@ async fn the_health_check_answers_for_the_server_and_its_services() {
     assert_eq!(check("other.Svc").await.unwrap_err().code(), Code::NotFound);
     s.system.terminate().await;
     assert_eq!(check("").await.unwrap(), ServingStatus::NotServing as i32);
+}
+
+/// A call to a system that has terminated is UNAVAILABLE, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_system_is_unavailable() {
+    let s = server(quick()).await;
+    s.system.terminate().await;
+    for path in ["/test.Svc/Call", "/test.Svc/Pool"] {
+        let e = call(&s, path, "echo:x", None).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unavailable, "{path}: {e:?}");
+    }
 }
 
 /// 1,000 calls whose clients give up (drop the call: tonic resets the

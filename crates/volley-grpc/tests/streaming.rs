@@ -140,8 +140,21 @@ async fn server(settings: GatewaySettings) -> Server {
             }),
         )
         .unwrap();
+    let stopped = system
+        .spawn(
+            "stopped",
+            Props::new(|| Streamer {
+                seen: Arc::default(),
+                flood: None,
+                held: Vec::new(),
+            }),
+        )
+        .unwrap();
+    system.stop(&stopped);
     let gateway = Gateway::builder(&system, settings)
         .server_streaming("/test.Svc/Stream", streamer, |p: Ping, s| Msg::Start(p, s))
+        .unwrap()
+        .server_streaming("/test.Svc/Stopped", stopped, |p: Ping, s| Msg::Start(p, s))
         .unwrap()
         .build();
     let served = common::Served::start(gateway).await;
@@ -233,10 +246,7 @@ async fn dropped_stream_is_internal() {
 #[tokio::test]
 async fn deadline_ends_the_stream() {
     let s = server(GatewaySettings::default()).await;
-    let result = match open(&s, "hold", Some(Duration::from_millis(200))).await {
-        Ok(stream) => drain(stream).await.1,
-        Err(status) => status,
-    };
+    let result = status_of(open(&s, "hold", Some(Duration::from_millis(200))).await).await;
     assert_eq!(result.code(), Code::DeadlineExceeded);
 }
 
@@ -266,4 +276,51 @@ async fn slow_client_back_pressures_the_actor() {
     assert!(seen.ready >= 1, "{seen:?}");
     assert_eq!(seen.full, seen.ready, "{seen:?}");
     assert_eq!((seen.closed, seen.send_closed), (0, 0), "{seen:?}");
+}
+
+/// The status a streaming call ends with, whether it comes in the
+/// response's headers (Trailers-Only) or after its messages.
+async fn status_of(call: Result<tonic::Streaming<Ping>, Status>) -> Status {
+    match call {
+        Ok(stream) => drain(stream).await.1,
+        Err(status) => status,
+    }
+}
+
+async fn open_raw(s: &Server, path: &'static str, body: Vec<u8>) -> Status {
+    let mut grpc = tonic::client::Grpc::new(s.channel.clone());
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static(path);
+    let codec = common::RawCodec::<Ping>::default();
+    let call = grpc.server_streaming(Request::new(body), path, codec).await;
+    status_of(call.map(|r| r.into_inner())).await
+}
+
+/// The statuses of a call that cannot start: no actor, a request that is
+/// not the method's message, one over the limit. None of them hangs.
+#[tokio::test]
+async fn a_call_that_cannot_start_has_its_status() {
+    let s = server(GatewaySettings {
+        max_request_bytes: 1024,
+        ..GatewaySettings::default()
+    })
+    .await;
+    let e = open_raw(&s, "/test.Svc/Stopped", vec![]).await;
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+    assert!(e.message().contains("/user/stopped"), "{e:?}");
+    let e = open_raw(&s, "/test.Svc/Stream", vec![0xff, 0xff, 0xff]).await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    let mut big = Vec::new();
+    prost::Message::encode(
+        &Ping {
+            text: "x".repeat(4096),
+        },
+        &mut big,
+    )
+    .unwrap();
+    let e = open_raw(&s, "/test.Svc/Stream", big).await;
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    // The method still serves.
+    let (got, status) = drain(open(&s, "2", None).await.unwrap()).await;
+    assert_eq!((got.len(), status.code()), (2, Code::Ok));
 }

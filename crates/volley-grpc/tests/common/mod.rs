@@ -3,6 +3,12 @@
 use tonic::transport::Endpoint;
 use volley_grpc::Gateway;
 
+// Not every test sends raw bodies.
+#[allow(dead_code)]
+mod raw;
+#[allow(unused_imports)]
+pub use raw::RawCodec;
+
 /// A gateway served on 127.0.0.1 until this is dropped.
 pub struct Served {
     pub port: u16,
