@@ -97,6 +97,9 @@ async fn server(settings: GatewaySettings) -> Server {
         )
         .unwrap();
     system.stop(&stopped);
+    // Stopped before the first call: a message that reaches an actor still
+    // stopping is dropped with it (INTERNAL), not refused (UNAVAILABLE).
+    common::stopped(&stopped).await;
     let (h, g) = (held.clone(), gate.clone());
     let pool = Router::pool(
         4,
@@ -252,15 +255,7 @@ async fn every_failure_has_its_status() {
     let e = raw(&s, "/test.Svc/Call", vec![0xff, 0xff, 0xff]).await;
     assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
 
-    let mut big = Vec::new();
-    prost::Message::encode(
-        &Ping {
-            text: "x".repeat(4096),
-        },
-        &mut big,
-    )
-    .unwrap();
-    let e = raw(&s, "/test.Svc/Call", big).await;
+    let e = raw(&s, "/test.Svc/Call", common::raw::with_text(4096)).await;
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
 
     let e = code(call(&s, "/test.Svc/Nope", "echo:x", None).await);

@@ -151,6 +151,9 @@ async fn server(settings: GatewaySettings) -> Server {
         )
         .unwrap();
     system.stop(&stopped);
+    // Stopped before the first call: a message that reaches an actor still
+    // stopping is dropped with it (INTERNAL), not refused (UNAVAILABLE).
+    common::stopped(&stopped).await;
     let gateway = Gateway::builder(&system, settings)
         .server_streaming("/test.Svc/Stream", streamer, |p: Ping, s| Msg::Start(p, s))
         .unwrap()
@@ -310,15 +313,7 @@ async fn a_call_that_cannot_start_has_its_status() {
     assert!(e.message().contains("/user/stopped"), "{e:?}");
     let e = open_raw(&s, "/test.Svc/Stream", vec![0xff, 0xff, 0xff]).await;
     assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
-    let mut big = Vec::new();
-    prost::Message::encode(
-        &Ping {
-            text: "x".repeat(4096),
-        },
-        &mut big,
-    )
-    .unwrap();
-    let e = open_raw(&s, "/test.Svc/Stream", big).await;
+    let e = open_raw(&s, "/test.Svc/Stream", common::raw::with_text(4096)).await;
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
     // The method still serves.
     let (got, status) = drain(open(&s, "2", None).await.unwrap()).await;

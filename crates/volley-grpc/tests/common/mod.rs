@@ -5,9 +5,21 @@ use volley_grpc::Gateway;
 
 // Not every test sends raw bodies.
 #[allow(dead_code)]
-mod raw;
+pub mod raw;
 #[allow(unused_imports)]
 pub use raw::RawCodec;
+
+/// Waits until `actor` has terminated (at most 10 s).
+#[allow(dead_code)] // not every test stops an actor
+pub async fn stopped<M: Send + 'static>(actor: &volley::ActorRef<M>) {
+    for _ in 0..2000 {
+        if actor.is_terminated() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("{} did not stop within 10 s", actor.path());
+}
 
 /// A gateway served on 127.0.0.1 until this is dropped.
 pub struct Served {

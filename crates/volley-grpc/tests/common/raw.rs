@@ -51,3 +51,8 @@ impl<T: prost::Message + Default> Decoder for MessageDecoder<T> {
             .map_err(|e| Status::internal(e.to_string()))
     }
 }
+
+/// A message whose field 1 is a string of `len` bytes (the tests' `Ping`).
+pub fn with_text(len: usize) -> Vec<u8> {
+    prost::Message::encode_to_vec(&"x".repeat(len))
+}
