@@ -18,6 +18,10 @@ pub struct UnaryBody {
     data: Option<Bytes>,
     trailers: Option<HeaderMap>,
     stream: Option<Box<StreamBody>>,
+    /// A tonic service's body; in a mutex only to keep this type `Sync`
+    /// (it is reached through `&mut` when polled, without locking).
+    #[cfg(feature = "reflection")]
+    forwarded: Option<Box<std::sync::Mutex<tonic::body::Body>>>,
 }
 
 impl std::fmt::Debug for UnaryBody {
@@ -34,7 +38,7 @@ impl UnaryBody {
         UnaryBody {
             data: Some(data),
             trailers: Some(trailers),
-            stream: None,
+            ..UnaryBody::default()
         }
     }
 
@@ -42,6 +46,15 @@ impl UnaryBody {
     pub(crate) fn stream(stream: StreamBody) -> Self {
         UnaryBody {
             stream: Some(Box::new(stream)),
+            ..UnaryBody::default()
+        }
+    }
+
+    /// A tonic service's response body.
+    #[cfg(feature = "reflection")]
+    pub(crate) fn forwarded(body: tonic::body::Body) -> Self {
+        UnaryBody {
+            forwarded: Some(Box::new(std::sync::Mutex::new(body))),
             ..UnaryBody::default()
         }
     }
@@ -64,6 +77,24 @@ impl Body for UnaryBody {
         if let Some(stream) = self.stream.as_mut() {
             return stream.poll_frame(cx).map(|f| f.map(Ok));
         }
+        #[cfg(feature = "reflection")]
+        if let Some(body) = self.forwarded.as_mut() {
+            let body = body.get_mut().unwrap_or_else(|e| e.into_inner());
+            return match Pin::new(body).poll_frame(cx) {
+                Poll::Ready(Some(Err(status))) => {
+                    // The service failed mid-response: its status ends it.
+                    self.forwarded = None;
+                    let mut trailers = HeaderMap::new();
+                    if status.add_header(&mut trailers).is_err() {
+                        trailers.insert("grpc-status", (status.code() as i32).into());
+                    }
+                    Poll::Ready(Some(Ok(Frame::trailers(trailers))))
+                }
+                Poll::Ready(Some(Ok(frame))) => Poll::Ready(Some(Ok(frame))),
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            };
+        }
         if let Some(data) = self.data.take() {
             return Poll::Ready(Some(Ok(Frame::data(data))));
         }
@@ -74,6 +105,13 @@ impl Body for UnaryBody {
         if let Some(stream) = &self.stream {
             return stream.is_end_stream();
         }
+        #[cfg(feature = "reflection")]
+        if let Some(body) = &self.forwarded {
+            return body
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_end_stream();
+        }
         self.data.is_none() && self.trailers.is_none()
     }
 
@@ -81,6 +119,24 @@ impl Body for UnaryBody {
         if self.stream.is_some() {
             return SizeHint::default();
         }
+        #[cfg(feature = "reflection")]
+        if let Some(body) = &self.forwarded {
+            return body.lock().unwrap_or_else(|e| e.into_inner()).size_hint();
+        }
         SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
     }
+}
+
+/// A request body as a tonic service takes it.
+#[cfg(feature = "reflection")]
+pub(crate) fn to_tonic<B>(body: B) -> tonic::body::Body
+where
+    B: Body + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    use bytes::Buf;
+    use http_body_util::BodyExt;
+    tonic::body::Body::new(
+        body.map_frame(|frame| frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))),
+    )
 }

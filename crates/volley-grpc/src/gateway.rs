@@ -12,6 +12,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -66,6 +67,9 @@ pub enum GatewayError {
     /// The path was added before.
     #[error("the method {0} is added twice")]
     Duplicate(String),
+    /// The file descriptor sets given for reflection cannot be read.
+    #[error("the file descriptor sets for reflection cannot be read: {0}")]
+    BadDescriptors(String),
 }
 
 /// Builds a [`Gateway`]: one call of [`GatewayBuilder::unary`] or
@@ -75,9 +79,29 @@ pub struct GatewayBuilder {
     settings: GatewaySettings,
     methods: HashMap<String, Box<dyn UnaryMethod>>,
     streams: HashMap<String, Box<dyn StreamingMethod>>,
+    open_streams: Arc<AtomicUsize>,
+    #[cfg(feature = "reflection")]
+    reflection: Option<crate::reflection::Reflection>,
 }
 
 impl GatewayBuilder {
+    /// Serves gRPC server reflection (`grpc.reflection.v1` and
+    /// `v1alpha`, for grpcurl and the like) over the encoded
+    /// `FileDescriptorSet`s given: those of the services behind the
+    /// gateway, as `tonic_prost_build`'s `file_descriptor_set_path` or
+    /// `protoc --descriptor_set_out` write them. Opt-in, with the
+    /// `reflection` feature; without it no reflection method exists.
+    #[cfg(feature = "reflection")]
+    pub fn reflection(
+        mut self,
+        file_descriptor_sets: &[&'static [u8]],
+    ) -> Result<Self, GatewayError> {
+        let reflection = crate::reflection::Reflection::new(file_descriptor_sets)
+            .map_err(|e| GatewayError::BadDescriptors(e.to_string()))?;
+        self.reflection = Some(reflection);
+        Ok(self)
+    }
+
     /// Answers the server-streaming method at `path` by telling `target`
     /// the message `make` builds from the decoded request and a
     /// [`ResponseStream`]. The actor sends responses through it with
@@ -103,6 +127,7 @@ impl GatewayBuilder {
             target,
             make,
             buffer: self.settings.stream_buffer,
+            open: self.open_streams.clone(),
             types: PhantomData,
         };
         self.streams.insert(path.to_string(), Box::new(method));
@@ -156,6 +181,9 @@ impl GatewayBuilder {
                 methods: self.methods,
                 streams: self.streams,
                 settings: self.settings,
+                open_streams: self.open_streams,
+                #[cfg(feature = "reflection")]
+                reflection: self.reflection,
             }),
         }
     }
@@ -189,6 +217,9 @@ struct Inner {
     methods: HashMap<String, Box<dyn UnaryMethod>>,
     streams: HashMap<String, Box<dyn StreamingMethod>>,
     settings: GatewaySettings,
+    open_streams: Arc<AtomicUsize>,
+    #[cfg(feature = "reflection")]
+    reflection: Option<crate::reflection::Reflection>,
 }
 
 impl Gateway {
@@ -199,13 +230,24 @@ impl Gateway {
             settings,
             methods: HashMap::new(),
             streams: HashMap::new(),
+            open_streams: Arc::new(AtomicUsize::new(0)),
+            #[cfg(feature = "reflection")]
+            reflection: None,
         }
+    }
+
+    /// How many server-streaming calls are in progress: started, and not
+    /// yet ended and let go by the HTTP/2 server (a call the client
+    /// cancelled is let go when its stream is reset). Unary calls hold
+    /// nothing of the gateway's between their request and their reply.
+    pub fn open_streams(&self) -> usize {
+        self.inner.open_streams.load(Ordering::Relaxed)
     }
 
     /// Answers one HTTP/2 request.
     pub(crate) async fn handle<B>(&self, request: Request<B>) -> Response<UnaryBody>
     where
-        B: Body,
+        B: Body + Send + 'static,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let is_grpc = request
@@ -231,13 +273,15 @@ impl Gateway {
                 response.headers_mut().insert(CONTENT_TYPE, GRPC);
                 response
             }
+            #[cfg(feature = "reflection")]
+            Ok(Answer::Forwarded(response)) => response.map(UnaryBody::forwarded),
             Err(status) => trailers_only(&status),
         }
     }
 
     async fn call<B>(&self, request: Request<B>) -> Result<Answer, Status>
     where
-        B: Body,
+        B: Body + Send + 'static,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let settings = &self.inner.settings;
@@ -245,6 +289,11 @@ impl Gateway {
         let unary = self.inner.methods.get(path);
         let stream = self.inner.streams.get(path);
         if unary.is_none() && stream.is_none() {
+            #[cfg(feature = "reflection")]
+            if let Some(service) = self.inner.reflection.as_ref().and_then(|r| r.route(path)) {
+                let request = request.map(crate::body::to_tonic);
+                return Ok(Answer::Forwarded(service.forward(request).await));
+            }
             return Err(Status::unimplemented(format!("no method {path}")));
         }
         if request.method() != http::Method::POST {
@@ -284,6 +333,9 @@ impl Gateway {
 enum Answer {
     Unary(Bytes),
     Stream(StreamBody),
+    /// A whole response from a tonic service behind the gateway.
+    #[cfg(feature = "reflection")]
+    Forwarded(Response<tonic::body::Body>),
 }
 
 /// A response whose headers carry the status (gRPC's Trailers-Only).

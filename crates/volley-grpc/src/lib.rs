@@ -60,8 +60,12 @@
 //! is cancelled (`notify_when_closed`), and ends with `finish`. A dropped
 //! stream ends the call INTERNAL; the deadline ends it DEADLINE_EXCEEDED.
 //!
-//! Not yet: client streaming, bidirectional streaming, compression, reflection,
-//! the health service's `Watch`.
+//! **Reflection** (feature `reflection`): `GatewayBuilder::reflection`
+//! serves tonic's reflection service over the descriptors given.
+//!
+//! Not yet: client streaming, bidirectional streaming, compression, the
+//! health service's `Watch`, the deadline of a streaming call whose client
+//! stopped reading.
 
 #![deny(missing_docs)]
 
@@ -69,6 +73,8 @@ mod body;
 mod frame;
 mod gateway;
 pub mod health;
+#[cfg(feature = "reflection")]
+mod reflection;
 mod server;
 mod streaming;
 mod unary;

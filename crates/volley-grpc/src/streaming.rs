@@ -12,6 +12,8 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -42,6 +44,11 @@ pub enum StreamSendError {
 pub struct ResponseStream<Resp> {
     data: mpsc::Sender<Bytes>,
     end: Option<oneshot::Sender<Status>>,
+    /// Set when the actor ends the call (`finish` or drop) while it is
+    /// still open: from then on the call's watchers tell it nothing, so a
+    /// `closed` message always means the client or the deadline ended the
+    /// call, never the actor.
+    ended: Arc<AtomicBool>,
     runtime: tokio::runtime::Handle,
     method: String,
     types: PhantomData<fn(Resp)>,
@@ -60,28 +67,40 @@ impl<Resp: prost::Message> ResponseStream<Resp> {
 
     /// Tells `actor` the message `ready` once the buffer has room, or
     /// `closed` if the call ends first (cancelled, deadline). Without
-    /// blocking the caller.
+    /// blocking the caller. Nothing is told once the actor has ended the
+    /// call itself (see [`ResponseStream::notify_when_closed`]).
     pub fn notify_when_ready<M: Send + 'static>(&self, actor: &ActorRef<M>, ready: M, closed: M) {
         let data = self.data.clone();
+        let ended = self.ended.clone();
         let actor = actor.clone();
         self.runtime.spawn(async move {
             // The permit is released at once: it only proves there is room.
-            match data.reserve().await {
-                Ok(_) => actor.tell(ready),
-                Err(_) => actor.tell(closed),
+            let message = match data.reserve().await {
+                Ok(_) => ready,
+                Err(_) => closed,
+            };
+            if !ended.load(Ordering::Acquire) {
+                actor.tell(message);
             }
         });
     }
 
     /// Tells `actor` the message `cancelled` when the call ends before
     /// [`ResponseStream::finish`]: the client cancelled or disconnected,
-    /// or the deadline passed.
+    /// or the deadline passed. Armed after the call already ended, it
+    /// tells at once. A call the actor ends itself (`finish`, or dropping
+    /// the stream) before the client goes away tells nothing.
     pub fn notify_when_closed<M: Send + 'static>(&self, actor: &ActorRef<M>, cancelled: M) {
         let data = self.data.clone();
+        let ended = self.ended.clone();
         let actor = actor.clone();
         self.runtime.spawn(async move {
+            // Resolves at once when the receiver is already gone, so a
+            // watch armed after the cancel does not miss it.
             data.closed().await;
-            actor.tell(cancelled);
+            if !ended.load(Ordering::Acquire) {
+                actor.tell(cancelled);
+            }
         });
     }
 
@@ -98,8 +117,20 @@ impl<Resp: prost::Message> ResponseStream<Resp> {
             Err(status) => status,
         };
         if let Some(end) = self.end.take() {
+            self.mark_ended();
             // A closed call has no one left to tell.
             let _ = end.send(status);
+        }
+    }
+}
+
+impl<Resp> ResponseStream<Resp> {
+    /// The actor ends the call. If the client or the deadline ended it
+    /// first, the watchers still tell: an actor that lets the stream go
+    /// after one watcher's `closed` must not silence the other's.
+    fn mark_ended(&self) {
+        if !self.data.is_closed() {
+            self.ended.store(true, Ordering::Release);
         }
     }
 }
@@ -107,6 +138,7 @@ impl<Resp: prost::Message> ResponseStream<Resp> {
 impl<Resp> Drop for ResponseStream<Resp> {
     fn drop(&mut self) {
         if let Some(end) = self.end.take() {
+            self.mark_ended();
             let _ = end.send(Status::internal(format!(
                 "the actor answering {} dropped the response stream without ending the call",
                 self.method
@@ -122,6 +154,15 @@ pub(crate) struct StreamBody {
     end: oneshot::Receiver<Status>,
     deadline: Pin<Box<tokio::time::Sleep>>,
     done: bool,
+    /// The gateway's count of streaming calls in progress, which this
+    /// body is one of until hyper drops it.
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for StreamBody {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl StreamBody {
@@ -175,6 +216,7 @@ pub(crate) struct TypedStream<Req, Resp, M: Send + 'static, F> {
     pub(crate) target: ActorRef<M>,
     pub(crate) make: F,
     pub(crate) buffer: usize,
+    pub(crate) open: Arc<AtomicUsize>,
     pub(crate) types: PhantomData<fn(Req) -> Resp>,
 }
 
@@ -197,6 +239,7 @@ where
         let stream = ResponseStream {
             data: data_tx,
             end: Some(end_tx),
+            ended: Arc::new(AtomicBool::new(false)),
             runtime: tokio::runtime::Handle::current(),
             method: self.path.clone(),
             types: PhantomData,
@@ -209,11 +252,13 @@ where
                     self.target.path()
                 ))
             })?;
+        self.open.fetch_add(1, Ordering::Relaxed);
         Ok(StreamBody {
             data: data_rx,
             end: end_rx,
             deadline: Box::pin(tokio::time::sleep(timeout)),
             done: false,
+            open: self.open.clone(),
         })
     }
 }

@@ -2,11 +2,11 @@
 //! status the gateway promises, the health check, a router behind a
 //! method, and that a cancelled call leaves nothing behind.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BufMut};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 use volley::{
@@ -57,45 +57,6 @@ impl Actor for Service {
     }
 }
 
-/// Raw bytes in, a `Ping` out: for bodies no well-behaved client sends.
-#[derive(Clone, Default)]
-struct RawCodec;
-
-impl Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Ping;
-    type Encoder = RawEncoder;
-    type Decoder = PingDecoder;
-    fn encoder(&mut self) -> RawEncoder {
-        RawEncoder
-    }
-    fn decoder(&mut self) -> PingDecoder {
-        PingDecoder
-    }
-}
-
-struct RawEncoder;
-impl Encoder for RawEncoder {
-    type Item = Vec<u8>;
-    type Error = Status;
-    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
-        Ok(())
-    }
-}
-
-struct PingDecoder;
-impl Decoder for PingDecoder {
-    type Item = Ping;
-    type Error = Status;
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Ping>, Status> {
-        let bytes = src.copy_to_bytes(src.remaining());
-        prost::Message::decode(bytes)
-            .map(Some)
-            .map_err(|e| Status::internal(e.to_string()))
-    }
-}
-
 struct Server {
     system: ActorSystem,
     channel: Channel,
@@ -104,7 +65,7 @@ struct Server {
     service: ActorRef<Call>,
     stopped: ActorRef<Call>,
     port: u16,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _served: common::Served,
 }
 
 async fn server(settings: GatewaySettings) -> Server {
@@ -136,6 +97,9 @@ async fn server(settings: GatewaySettings) -> Server {
         )
         .unwrap();
     system.stop(&stopped);
+    // Stopped before the first call: a message that reaches an actor still
+    // stopping is dropped with it (INTERNAL), not refused (UNAVAILABLE).
+    common::stopped(&stopped).await;
     let (h, g) = (held.clone(), gate.clone());
     let pool = Router::pool(
         4,
@@ -154,17 +118,8 @@ async fn server(settings: GatewaySettings) -> Server {
         .unary("/test.Svc/Pool", pool, |p: Ping, r| (p, r))
         .unwrap()
         .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (stop, stopped_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(volley_grpc::serve(listener, gateway, async {
-        let _ = stopped_rx.await;
-    }));
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let served = common::Served::start(gateway).await;
+    let channel = served.endpoint().connect().await.unwrap();
     Server {
         system,
         channel,
@@ -172,8 +127,8 @@ async fn server(settings: GatewaySettings) -> Server {
         gate,
         service,
         stopped,
-        port,
-        _stop: stop,
+        port: served.port,
+        _served: served,
     }
 }
 
@@ -237,9 +192,13 @@ async fn raw(s: &Server, path: &'static str, body: Vec<u8>) -> Status {
     let mut grpc = tonic::client::Grpc::new(s.channel.clone());
     grpc.ready().await.unwrap();
     let path = http::uri::PathAndQuery::from_static(path);
-    grpc.unary(Request::new(body), path, RawCodec)
-        .await
-        .unwrap_err()
+    grpc.unary(
+        Request::new(body),
+        path,
+        common::RawCodec::<Ping>::default(),
+    )
+    .await
+    .unwrap_err()
 }
 
 fn quick() -> GatewaySettings {
@@ -296,15 +255,7 @@ async fn every_failure_has_its_status() {
     let e = raw(&s, "/test.Svc/Call", vec![0xff, 0xff, 0xff]).await;
     assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
 
-    let mut big = Vec::new();
-    prost::Message::encode(
-        &Ping {
-            text: "x".repeat(4096),
-        },
-        &mut big,
-    )
-    .unwrap();
-    let e = raw(&s, "/test.Svc/Call", big).await;
+    let e = raw(&s, "/test.Svc/Call", common::raw::with_text(4096)).await;
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
 
     let e = code(call(&s, "/test.Svc/Nope", "echo:x", None).await);
@@ -414,9 +365,21 @@ async fn the_health_check_answers_for_the_server_and_its_services() {
     assert_eq!(check("").await.unwrap(), ServingStatus::NotServing as i32);
 }
 
+/// A call to a system that has terminated is UNAVAILABLE, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_system_is_unavailable() {
+    let s = server(quick()).await;
+    s.system.terminate().await;
+    for path in ["/test.Svc/Call", "/test.Svc/Pool"] {
+        let e = call(&s, path, "echo:x", None).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unavailable, "{path}: {e:?}");
+    }
+}
+
 /// 1,000 calls whose clients give up (drop the call: tonic resets the
-/// stream) while the actor holds them: the gateway keeps nothing of them,
-/// and a late reply to any of them is refused.
+/// stream) while the actor holds them: the gateway keeps nothing of them
+/// (every ask is abandoned, every task of theirs ends), and a late reply
+/// to any of them is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_calls_leave_nothing_behind() {
     let s = server(GatewaySettings {
@@ -424,6 +387,16 @@ async fn cancelled_calls_leave_nothing_behind() {
         ..quick()
     })
     .await;
+    // The connection's own tasks, counted after a first call.
+    call(&s, "/test.Svc/Call", "echo:first", None)
+        .await
+        .unwrap();
+    let tasks = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let before = tasks();
     // Waves of 100, within HTTP/2's concurrent-stream limit, so that each
     // call is sent before its client gives up.
     for _ in 0..10 {
@@ -440,13 +413,16 @@ async fn cancelled_calls_leave_nothing_behind() {
                     http::uri::PathAndQuery::from_static("/test.Svc/Pool"),
                     tonic_prost::ProstCodec::<Ping, Ping>::default(),
                 );
+                // The outcome, if the call ended before its client gave up.
                 tokio::time::timeout(Duration::from_millis(300), answer)
                     .await
-                    .is_err()
+                    .ok()
+                    .map(|answer| answer.map(|r| r.into_inner().text))
             }));
         }
         for c in calls {
-            assert!(c.await.unwrap(), "a held call was answered");
+            let answered = c.await.unwrap();
+            assert!(answered.is_none(), "a held call was answered: {answered:?}");
         }
     }
     let held: Vec<_> = std::mem::take(&mut *s.held.lock().unwrap());
@@ -460,6 +436,8 @@ async fn cancelled_calls_leave_nothing_behind() {
     // Each ask ended with its call: its reply handle is terminated, and a
     // late reply goes to dead letters.
     wait_until(|| held.iter().all(|r| r.is_terminated())).await;
+    // hyper's task for each call's stream has ended with it.
+    wait_until(|| tasks() <= before).await;
     let before = s.system.dead_letter_count();
     for r in &held {
         r.tell(Ok(Ping {
