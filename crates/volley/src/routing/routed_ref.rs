@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::error::{RoutingError, SelectError};
-use super::logic::Selection;
+use super::logic::{Routees, Selection};
 use super::router_actor::{InternalMsg, RouterMsg};
 use super::shared::RouterShared;
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
@@ -57,8 +57,17 @@ impl<M: Send + 'static> RoutedTarget<M> {
             self.forward_to_actor(msg);
             return Ok(());
         }
-        route_now(&self.shared, msg)
-            .map_err(|(err, msg)| unroutable(&self.router, err, msg, self.sink.as_ref()))
+        let shared = &*self.shared;
+        match shared.with_routees(move |routees| route_in(shared, routees, msg)) {
+            Ok(()) => Ok(()),
+            Err((err, msg)) => Err(self.unroutable(err, msg)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unroutable(&self, err: SelectError, msg: M) -> RoutingError {
+        unroutable(&self.router, err, msg, self.sink.as_ref())
     }
 
     fn forward_to_actor(&self, msg: M) {
@@ -75,15 +84,25 @@ impl<M: Send + 'static> RoutedTarget<M> {
     }
 }
 
-/// Picks the routee(s) and enqueues, on the calling thread. Hands the message
-/// back with the reason when no routee can take it.
+/// Picks the routee(s) among `routees` and enqueues, on the calling thread.
+/// Hands the message back with the reason when no routee can take it.
 #[inline]
-pub(crate) fn route_now<M: Send + 'static>(
+pub(crate) fn route_in<M: Send + 'static>(
     shared: &RouterShared<M>,
+    routees: &Routees<M>,
     msg: M,
 ) -> Result<(), (SelectError, M)> {
-    let logic = &*shared.logic;
-    shared.with_routees(move |routees| match logic.select(&msg, routees) {
+    if shared.round_robin {
+        // The default logic, without the call through the trait object.
+        return match routees.refs().get(routees.next_index()) {
+            Some(routee) => {
+                routee.tell(msg);
+                Ok(())
+            }
+            None => Err((SelectError::NoRoutees, msg)),
+        };
+    }
+    match shared.logic.select(&msg, routees) {
         Ok(Selection::One(i)) => match routees.refs().get(i) {
             Some(routee) => {
                 routee.tell(msg);
@@ -102,7 +121,7 @@ pub(crate) fn route_now<M: Send + 'static>(
             Ok(())
         }
         Err(e) => Err((e, msg)),
-    })
+    }
 }
 
 /// Sends copies to all but the last routee and the original to the last.
@@ -174,8 +193,8 @@ impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {
 
     /// The routees' queued messages, summed: the load behind the router.
     fn mailbox_len(&self) -> usize {
-        self.shared
-            .with_routees(|r| r.refs().iter().map(|r| r.mailbox_len()).sum())
+        let snapshot = self.shared.current();
+        snapshot.refs().iter().map(|r| r.mailbox_len()).sum()
     }
 
     fn graceful_stop(&self) -> Option<&Dispatcher> {
