@@ -65,10 +65,7 @@ fn send_from_threads(router: &RouterRef<Msg>, senders: usize, per_sender: u64) {
 
 /// Waits until the routees have handled `total` messages, then returns
 /// how many of each sender's messages each routee got.
-async fn per_sender_counts(
-    routees: &[ActorRef<Msg>],
-    total: usize,
-) -> Vec<HashMap<usize, usize>> {
+async fn per_sender_counts(routees: &[ActorRef<Msg>], total: usize) -> Vec<HashMap<usize, usize>> {
     let mut counts = vec![HashMap::new(); routees.len()];
     let mut seen = 0;
     let deadline = std::time::Instant::now() + T;
@@ -99,7 +96,11 @@ async fn each_concurrent_sender_visits_every_routee_evenly() {
     let counts = per_sender_counts(&routees, senders * per_sender as usize).await;
     for (i, c) in counts.iter().enumerate() {
         for from in 0..senders {
-            assert_eq!(c.get(&from), Some(&1_000), "routee {i} from sender {from}: {c:?}");
+            assert_eq!(
+                c.get(&from),
+                Some(&1_000),
+                "routee {i} from sender {from}: {c:?}"
+            );
         }
     }
     system.terminate().await;
@@ -154,7 +155,10 @@ async fn smallest_mailbox_ties_rotate() {
                 total[k] += 1;
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "message {n} not handled");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "message {n} not handled"
+            );
         }
     }
     assert_eq!(total, vec![10, 10, 10]);
@@ -173,7 +177,9 @@ async fn a_removed_routee_gets_nothing_once_the_removal_is_observed() {
                 .unwrap()
         })
         .collect();
-    let router = Router::group(routees.clone()).spawn(&system, "group").unwrap();
+    let router = Router::group(routees.clone())
+        .spawn(&system, "group")
+        .unwrap();
     router.current_routees(T).await.unwrap();
     let senders = 2;
     let (go_tx, go_rx): (Vec<_>, Vec<_>) = (0..senders).map(|_| mpsc::channel::<()>()).unzip();
@@ -228,7 +234,39 @@ async fn a_removed_routee_gets_nothing_once_the_removal_is_observed() {
     assert!(got[0].iter().all(|&(_, n)| n < 1_000), "r0 after removal");
     for (i, g) in got.iter().enumerate().skip(1) {
         let after = g.iter().filter(|&&(_, n)| n >= 1_000).count();
-        assert_eq!(after, senders * 150, "routee r{i}'s share after the removal");
+        assert_eq!(
+            after,
+            senders * 150,
+            "routee r{i}'s share after the removal"
+        );
     }
+    system.terminate().await;
+}
+
+/// A router whose routees are routers: each level keeps its own rotation
+/// on the sending thread, so the innermost routees get equal shares.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_of_routers_rotates_at_each_level() {
+    let system = common::system("rr-nested").unwrap();
+    let inner: Vec<_> = (0..2)
+        .map(|i| {
+            Router::pool(2, Props::new(Recorder::default))
+                .spawn(&system, &format!("inner{i}"))
+                .unwrap()
+        })
+        .collect();
+    let mut leaves = Vec::new();
+    for r in &inner {
+        leaves.extend(r.current_routees(T).await.unwrap());
+    }
+    let outer = Router::group(inner.iter().map(|r| r.to_actor_ref()).collect())
+        .spawn(&system, "outer")
+        .unwrap();
+    outer.current_routees(T).await.unwrap();
+    for n in 0..40 {
+        outer.tell(Msg::From { from: 0, n });
+    }
+    let counts = per_sender_counts(&leaves, 40).await;
+    assert!(counts.iter().all(|c| c[&0] == 10), "{counts:?}");
     system.terminate().await;
 }

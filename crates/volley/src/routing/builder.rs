@@ -161,10 +161,7 @@ impl<M: Send + 'static> GroupRouter<M> {
 /// The router actor's props and the state it shares with its `RouterRef`.
 type RouterParts<M> = (Props<RouterActor<M>>, Arc<RouterShared<M>>);
 
-fn router_props<M: Send + 'static>(
-    kind: RouterKind<M>,
-    logic: Logic<M>,
-) -> RouterParts<M> {
+fn router_props<M: Send + 'static>(kind: RouterKind<M>, logic: Logic<M>) -> RouterParts<M> {
     let shared = Arc::new(RouterShared::new(logic));
     let kind = Arc::new(kind);
     let for_actor = shared.clone();

@@ -116,7 +116,8 @@ impl<M: Send + 'static> Routees<M> {
     pub(crate) fn replace(&mut self, snapshot: Arc<Snapshot<M>>) -> Arc<Snapshot<M>> {
         let n = snapshot.refs.len();
         let turn = self.turn.get();
-        self.turn.set(if turn < n || n == 0 { turn } else { turn % n });
+        self.turn
+            .set(if turn < n || n == 0 { turn } else { turn % n });
         std::mem::replace(&mut self.snapshot, snapshot)
     }
 

@@ -32,7 +32,11 @@ impl<M: Send + 'static> RoutingLogic<M> for SmallestMailbox {
         let start = routees.next_index();
         let mut best = (usize::MAX, 0);
         for k in 0..n {
-            let i = if start + k < n { start + k } else { start + k - n };
+            let i = if start + k < n {
+                start + k
+            } else {
+                start + k - n
+            };
             let len = refs[i].mailbox_len();
             if len < best.0 {
                 best = (len, i);
