@@ -151,7 +151,8 @@ impl<M: Send + 'static> Routees<M> {
     /// the calling thread and this router: it survives changes of the
     /// routees (wrapped if they shrank below it), and a new
     /// sending thread starts one place after the last one that started, so
-    /// that concurrent senders do not all begin at the same routee. What
+    /// that concurrent senders do not all begin at the same routee (a
+    /// thread given the id of one that exited continues its rotation). What
     /// the router actor routes itself follows one shared rotation.
     #[inline]
     pub fn next_index(&self) -> usize {
