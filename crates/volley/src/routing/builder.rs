@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::logic::RoutingLogic;
+use super::logic::{Logic, RoutingLogic};
 use super::resizer::Resizer;
 use super::round_robin::RoundRobin;
 use super::router_actor::{PoolConfig, RouterActor, RouterKind};
@@ -46,7 +46,7 @@ impl Router {
         PoolRouter {
             size,
             props,
-            logic: Arc::new(RoundRobin::new()),
+            logic: Logic::of(RoundRobin::new()),
             strategy: SupervisorStrategy::default(),
             resizer: None,
         }
@@ -56,7 +56,7 @@ impl Router {
     pub fn group<M: Send + 'static>(routees: Vec<ActorRef<M>>) -> GroupRouter<M> {
         GroupRouter {
             routees,
-            logic: Arc::new(RoundRobin::new()),
+            logic: Logic::of(RoundRobin::new()),
         }
     }
 }
@@ -65,7 +65,7 @@ impl Router {
 pub struct PoolRouter<A: Actor> {
     size: usize,
     props: Props<A>,
-    logic: Arc<dyn RoutingLogic<A::Msg>>,
+    logic: Logic<A::Msg>,
     strategy: SupervisorStrategy,
     resizer: Option<Resizer>,
 }
@@ -73,7 +73,7 @@ pub struct PoolRouter<A: Actor> {
 impl<A: Actor> PoolRouter<A> {
     /// Uses another routing logic.
     pub fn with_logic(mut self, logic: impl RoutingLogic<A::Msg>) -> Self {
-        self.logic = Arc::new(logic);
+        self.logic = Logic::of(logic);
         self
     }
 
@@ -129,13 +129,13 @@ impl<A: Actor> PoolRouter<A> {
 /// A group router being configured; see [`Router::group`].
 pub struct GroupRouter<M: Send + 'static> {
     routees: Vec<ActorRef<M>>,
-    logic: Arc<dyn RoutingLogic<M>>,
+    logic: Logic<M>,
 }
 
 impl<M: Send + 'static> GroupRouter<M> {
     /// Uses another routing logic.
     pub fn with_logic(mut self, logic: impl RoutingLogic<M>) -> Self {
-        self.logic = Arc::new(logic);
+        self.logic = Logic::of(logic);
         self
     }
 
@@ -161,10 +161,7 @@ impl<M: Send + 'static> GroupRouter<M> {
 /// The router actor's props and the state it shares with its `RouterRef`.
 type RouterParts<M> = (Props<RouterActor<M>>, Arc<RouterShared<M>>);
 
-fn router_props<M: Send + 'static>(
-    kind: RouterKind<M>,
-    logic: Arc<dyn RoutingLogic<M>>,
-) -> RouterParts<M> {
+fn router_props<M: Send + 'static>(kind: RouterKind<M>, logic: Logic<M>) -> RouterParts<M> {
     let shared = Arc::new(RouterShared::new(logic));
     let kind = Arc::new(kind);
     let for_actor = shared.clone();

@@ -7,7 +7,8 @@
 //! set (the consistent-hashing ring) builds it once in
 //! [`RoutingLogic::prepare`] instead of on every message.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
+use std::cell::Cell;
 use std::sync::Arc;
 
 use super::error::SelectError;
@@ -44,8 +45,25 @@ pub trait RoutingLogic<M: Send + 'static>: Send + Sync + 'static {
     }
 }
 
-/// An immutable snapshot of a router's routees.
-pub struct Routees<M: Send + 'static> {
+/// A router's logic, and whether it is the built-in round-robin, which the
+/// sender's path runs inline instead of through the trait object.
+pub(crate) struct Logic<M: Send + 'static> {
+    pub(crate) logic: Arc<dyn RoutingLogic<M>>,
+    pub(crate) round_robin: bool,
+}
+
+impl<M: Send + 'static> Logic<M> {
+    pub(crate) fn of<L: RoutingLogic<M>>(logic: L) -> Self {
+        Logic {
+            round_robin: TypeId::of::<L>() == TypeId::of::<super::RoundRobin>(),
+            logic: Arc::new(logic),
+        }
+    }
+}
+
+/// An immutable list of a router's routees: what the router actor publishes
+/// when they change, shared by every sender.
+pub(crate) struct Snapshot<M: Send + 'static> {
     refs: Vec<ActorRef<M>>,
     prepared: Option<Arc<dyn Any + Send + Sync>>,
     /// False until the router actor has created its first routees: until
@@ -53,33 +71,94 @@ pub struct Routees<M: Send + 'static> {
     pub(crate) ready: bool,
 }
 
-impl<M: Send + 'static> Routees<M> {
+impl<M: Send + 'static> Snapshot<M> {
     pub(crate) fn new(refs: Vec<ActorRef<M>>, logic: &dyn RoutingLogic<M>, ready: bool) -> Self {
         let prepared = logic.prepare(&refs);
-        Routees {
+        Snapshot {
             refs,
             prepared,
             ready,
         }
     }
 
-    /// The routees, in the order they were added.
-    pub fn refs(&self) -> &[ActorRef<M>] {
+    pub(crate) fn refs(&self) -> &[ActorRef<M>] {
         &self.refs
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+    }
+}
+
+/// The routees as one sender sees them: the router's current list, and
+/// this sender's place in its rotation over it ([`Routees::next_index`]).
+///
+/// Each sending thread has its own `Routees` per router, so a logic that
+/// keeps its rotation here writes nothing that other senders read.
+pub struct Routees<M: Send + 'static> {
+    snapshot: Arc<Snapshot<M>>,
+    turn: Cell<usize>,
+}
+
+impl<M: Send + 'static> Routees<M> {
+    /// A view of `snapshot` whose rotation starts at `turn` (wrapped).
+    pub(crate) fn new(snapshot: Arc<Snapshot<M>>, turn: usize) -> Self {
+        let n = snapshot.refs.len();
+        Routees {
+            turn: Cell::new(if n == 0 { 0 } else { turn % n }),
+            snapshot,
+        }
+    }
+
+    /// Points this view at a newer list, keeping its place in the rotation
+    /// (wrapped if the list shrank); hands back the old list, for the
+    /// caller to drop where it chooses.
+    pub(crate) fn replace(&mut self, snapshot: Arc<Snapshot<M>>) -> Arc<Snapshot<M>> {
+        let n = snapshot.refs.len();
+        let turn = self.turn.get();
+        self.turn
+            .set(if turn < n || n == 0 { turn } else { turn % n });
+        std::mem::replace(&mut self.snapshot, snapshot)
+    }
+
+    /// The routees, in the order they were added.
+    #[inline]
+    pub fn refs(&self) -> &[ActorRef<M>] {
+        &self.snapshot.refs
+    }
+
     /// How many routees there are.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.refs.len()
+        self.snapshot.refs.len()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.refs.is_empty()
+        self.snapshot.refs.is_empty()
     }
 
-    /// What [`RoutingLogic::prepare`] built for this snapshot, if it is a `T`.
+    /// What [`RoutingLogic::prepare`] built for this list, if it is a `T`.
     pub fn prepared<T: Any>(&self) -> Option<&T> {
-        self.prepared.as_deref().and_then(|p| p.downcast_ref::<T>())
+        self.snapshot
+            .prepared
+            .as_deref()
+            .and_then(|p| p.downcast_ref::<T>())
+    }
+
+    /// The next index of this sender's rotation over the routees: 0, 1, …,
+    /// `len() - 1`, 0, … (0 when there are none). The rotation belongs to
+    /// the calling thread and this router: it survives changes of the
+    /// routees (wrapped if they shrank below it), and a new
+    /// sending thread starts one place after the last one that started, so
+    /// that concurrent senders do not all begin at the same routee (a
+    /// thread given the id of one that exited continues its rotation). What
+    /// the router actor routes itself follows one shared rotation.
+    #[inline]
+    pub fn next_index(&self) -> usize {
+        let i = self.turn.get();
+        let i = if i < self.len() { i } else { 0 };
+        self.turn.set(i + 1);
+        i
     }
 }

@@ -12,9 +12,10 @@
 //! runs on the sender's thread against a shared snapshot of the routees and
 //! enqueues directly into the chosen routee's mailbox. The snapshot is
 //! replaced (never mutated) by the router actor when the routees change,
-//! and each thread caches it keyed by a generation number, so a routed
-//! `tell` costs one atomic load to validate the cache, the logic (for
-//! round-robin one `fetch_add`), and the routee's own enqueue; no lock.
+//! and each thread caches its own view of it keyed by a generation number,
+//! so a routed `tell` costs one atomic load to validate the cache, the
+//! logic (for round-robin a step of the thread's own rotation, no shared
+//! write), and the routee's own enqueue; no lock.
 //! See `shared.rs` for the cache and `routed_ref.rs` for the target.
 //!
 //! Until the router has created its routees, and while messages forwarded

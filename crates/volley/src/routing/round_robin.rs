@@ -1,33 +1,32 @@
-//! Round-robin: routee `n mod len` for the n-th message.
-
-use std::sync::atomic::{AtomicUsize, Ordering};
+//! Round-robin: each sender sends to the routees in turn.
 
 use super::error::SelectError;
 use super::logic::{Routees, RoutingLogic, Selection};
 
-/// Sends each message to the next routee in turn. One shared atomic counter:
-/// the only write a sender makes besides the routee's mailbox.
-#[derive(Debug, Default)]
-pub struct RoundRobin {
-    next: AtomicUsize,
-}
+/// Sends each message to the next routee in turn ([`Routees::next_index`]).
+///
+/// The rotation is per sending thread (and router), not shared: so that
+/// senders on different cores write no common counter, each thread's
+/// messages visit every routee evenly, and concurrent senders' messages
+/// interleave in no fixed global order (docs/semantics.md, Routers). The
+/// router runs this logic inline rather than through the trait object.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RoundRobin;
 
 impl RoundRobin {
-    /// Starts at the first routee.
+    /// The logic.
     pub fn new() -> Self {
-        Self::default()
+        RoundRobin
     }
 }
 
 impl<M: Send + 'static> RoutingLogic<M> for RoundRobin {
     #[inline]
     fn select(&self, _msg: &M, routees: &Routees<M>) -> Result<Selection<M>, SelectError> {
-        match routees.len() {
-            0 => Err(SelectError::NoRoutees),
-            1 => Ok(Selection::One(0)),
-            n => Ok(Selection::One(
-                self.next.fetch_add(1, Ordering::Relaxed) % n,
-            )),
+        if routees.is_empty() {
+            Err(SelectError::NoRoutees)
+        } else {
+            Ok(Selection::One(routees.next_index()))
         }
     }
 }

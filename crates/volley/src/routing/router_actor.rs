@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::broadcast::Broadcast;
 use super::resizer::Resizer;
-use super::routed_ref::{broadcast, route_now, unroutable, ErrorSink};
+use super::routed_ref::{broadcast, route_in, unroutable, ErrorSink};
 use super::shared::RouterShared;
 use crate::actor::{Actor, HandleResult, Terminated};
 use crate::actor_ref::{ActorRef, ToAnyRef};
@@ -166,7 +166,11 @@ impl<M: Send + 'static> RouterActor<M> {
     }
 
     fn route(&self, ctx: &Context<Self>, msg: M, sink: Option<&ErrorSink>) {
-        if let Err((err, msg)) = route_now(&self.shared, msg) {
+        // In the shared rotation, which also seeds each sending thread's:
+        // a sender whose first messages passed through here continues
+        // where they left off once it routes on its own side.
+        let shared = &*self.shared;
+        if let Err((err, msg)) = shared.with_shared_rotation(|r| route_in(shared, r, msg)) {
             unroutable(&ctx.myself().to_any(), err, msg, sink);
         }
     }
