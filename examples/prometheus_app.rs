@@ -119,8 +119,7 @@ impl Peer {
         let peer = ActorSystem::with_settings("metrics-peer", system.settings().clone())?;
         let peer_remoting = Remoting::start(&peer, registry()).await?;
         peer.spawn("sink", Props::new(|| Sink))?;
-        let sink =
-            remoting.resolve::<String>(&format!("{}/user/sink", peer_remoting.address()))?;
+        let sink = remoting.resolve::<String>(&format!("{}/user/sink", peer_remoting.address()))?;
         Ok(Peer {
             remoting,
             system: peer,

@@ -79,7 +79,10 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
         .histogram("volley_remote_batch_bytes", &labels)
         .unwrap();
     assert_eq!(sizes.len(), batches.len(), "one of each per batch");
-    assert!(sizes.iter().all(|b| *b >= 5.0), "a frame is 5 bytes at least");
+    assert!(
+        sizes.iter().all(|b| *b >= 5.0),
+        "a frame is 5 bytes at least"
+    );
     // One connection per lane that carried something: control and
     // ordinary at least.
     let connects = value("volley_remote_connects_total").unwrap();

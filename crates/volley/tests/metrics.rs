@@ -185,7 +185,10 @@ fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
         })
         .collect();
     let fan_out = sys
-        .spawn("fan-out", Props::new(move || FanOut(sleepers.clone())).with_dispatcher("pool"))
+        .spawn(
+            "fan-out",
+            Props::new(move || FanOut(sleepers.clone())).with_dispatcher("pool"),
+        )
         .unwrap();
     fan_out.tell(());
     eventually("the idle worker stole", || {

@@ -41,7 +41,10 @@ pub(crate) struct LaneMeter {
 
 impl LaneMeter {
     pub(crate) fn new(system: &str, remote: &Address) -> Self {
-        let labels = [("system", system.to_string()), ("remote", remote.to_string())];
+        let labels = [
+            ("system", system.to_string()),
+            ("remote", remote.to_string()),
+        ];
         LaneMeter {
             frames: metrics::histogram!("volley_remote_batch_frames", &labels),
             bytes: metrics::histogram!("volley_remote_batch_bytes", &labels),
