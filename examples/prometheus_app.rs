@@ -1,5 +1,7 @@
 //! The prometheus example's logic: a system with `[metrics] enabled`,
-//! whose runtime metrics a Prometheus exporter serves on `/metrics`.
+//! whose runtime metrics a Prometheus exporter serves on `/metrics`, and
+//! which talks to a second node over remoting so that the per-association
+//! metrics show too.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use volley::{
     Actor, ActorError, ActorRef, ActorSystem, Context, HandleResult, MetricsSettings, Props,
     ReplyTo, Settings,
 };
+use volley_remote::{Registry, Remoting};
 
 /// Installs the Prometheus recorder, serving `/metrics` on `addr`. Must
 /// run inside a tokio runtime, before the system starts (the system
@@ -78,4 +81,69 @@ pub async fn exercise(system: &ActorSystem, worker: &ActorRef<Job>) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     doomed.tell(Job::Work);
+}
+
+/// Takes notes from the other node, and drops them.
+struct Sink;
+
+impl Actor for Sink {
+    type Msg = String;
+    fn handle(&mut self, _ctx: &mut Context<Self>, _note: String) -> HandleResult {
+        Ok(())
+    }
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::default();
+    r.register::<String>(1).expect("unique id");
+    r
+}
+
+/// The demo system's remoting, and the node it talks to.
+pub struct Peer {
+    /// The demo system's remoting.
+    pub remoting: Remoting,
+    /// The other node (metrics on as well).
+    pub system: ActorSystem,
+    peer_remoting: Remoting,
+    sink: ActorRef<String>,
+}
+
+impl Peer {
+    /// Starts remoting on `system` and a second node on loopback, with a
+    /// sink that `system` sends notes to.
+    pub async fn start(
+        system: &ActorSystem,
+    ) -> Result<Peer, Box<dyn std::error::Error + Send + Sync>> {
+        let remoting = Remoting::start(system, registry()).await?;
+        let peer = ActorSystem::with_settings("metrics-peer", system.settings().clone())?;
+        let peer_remoting = Remoting::start(&peer, registry()).await?;
+        peer.spawn("sink", Props::new(|| Sink))?;
+        let sink = remoting.resolve::<String>(&format!("{}/user/sink", peer_remoting.address()))?;
+        Ok(Peer {
+            remoting,
+            system: peer,
+            peer_remoting,
+            sink,
+        })
+    }
+
+    /// Sends a few notes to the other node.
+    pub fn send_notes(&self, n: usize) {
+        for i in 0..n {
+            self.sink.tell(format!("note {i}"));
+        }
+    }
+
+    /// The other node's address, as the metrics' `remote` label shows it.
+    pub fn address(&self) -> String {
+        self.peer_remoting.address().to_string()
+    }
+
+    /// Stops both nodes' remoting and the other node.
+    pub async fn stop(self) {
+        self.remoting.shutdown();
+        self.peer_remoting.shutdown();
+        self.system.terminate().await;
+    }
 }

@@ -99,6 +99,7 @@ pub struct Cli {
     /// local-pingpong: the notes measured after the table (default
     /// stash,metrics,spans,app-runtime; `none` for none, e.g. under
     /// callgrind).
+    /// remote-pingpong: `metrics` adds the recorder's note (not by default).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
 

@@ -1,12 +1,13 @@
 //! The prometheus example, scraped over HTTP: every metric volley
-//! documents is on `/metrics`, with the system's label.
+//! documents (remoting's included) is on `/metrics`, with the system's
+//! label.
 
 use std::time::Duration;
 
 mod common;
 
 use common::request;
-use volley_examples::prometheus_app::{exercise, install_exporter, start};
+use volley_examples::prometheus_app::{exercise, install_exporter, start, Peer};
 
 async fn scrape(addr: std::net::SocketAddr) -> String {
     let (status, body) = request(addr, "GET", "/metrics").await;
@@ -24,7 +25,9 @@ async fn every_documented_metric_is_scraped() {
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     install_exporter(addr).unwrap();
     let (system, worker) = start().unwrap();
+    let peer = Peer::start(&system).await.unwrap();
     exercise(&system, &worker).await;
+    peer.send_notes(10);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let body = match tokio::net::TcpStream::connect(addr).await {
@@ -33,6 +36,7 @@ async fn every_documented_metric_is_scraped() {
         };
         let missing: Vec<_> = volley::METRIC_NAMES
             .iter()
+            .chain(volley_remote::REMOTE_METRIC_NAMES)
             .filter(|name| !body.contains(&format!("{name}{{")))
             .collect();
         if missing.is_empty() {
@@ -41,6 +45,10 @@ async fn every_documented_metric_is_scraped() {
                 "{body}"
             );
             assert!(body.contains("reason=\"recipient_terminated\""), "{body}");
+            assert!(
+                body.contains(&format!("remote=\"{}\"", peer.address())),
+                "{body}"
+            );
             break;
         }
         assert!(
@@ -49,5 +57,6 @@ async fn every_documented_metric_is_scraped() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    peer.stop().await;
     system.terminate().await;
 }

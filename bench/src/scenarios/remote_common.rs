@@ -113,6 +113,8 @@ pub struct Layout {
     /// Dispatcher idle spin (µs) before parking; `None` keeps volley's
     /// default.
     pub idle_spin_us: Option<u64>,
+    /// `[metrics] enabled` on the nodes in this process.
+    pub metrics: bool,
 }
 
 impl Layout {
@@ -123,6 +125,7 @@ impl Layout {
         dispatcher: 2,
         io: 1,
         idle_spin_us: None,
+        metrics: false,
     };
 
     pub fn from_cli(cli: &crate::cli::Cli) -> Self {
@@ -130,6 +133,7 @@ impl Layout {
             dispatcher: cli.dispatcher_threads.unwrap_or(Self::DEFAULT.dispatcher),
             io: cli.io_threads.unwrap_or(Self::DEFAULT.io),
             idle_spin_us: cli.idle_spin_us,
+            metrics: false,
         }
     }
 
@@ -182,6 +186,10 @@ pub fn start_node(
             idle_spin_us: layout
                 .idle_spin_us
                 .unwrap_or(DispatcherSettings::default().idle_spin_us),
+            ..Default::default()
+        },
+        metrics: volley::MetricsSettings {
+            enabled: layout.metrics,
             ..Default::default()
         },
         ..Settings::default()

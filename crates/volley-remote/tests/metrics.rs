@@ -1,12 +1,13 @@
 //! Remoting's metrics per association (`[metrics] enabled` on the system):
-//! bytes out and in, connections made, the detector's phi, and the count
-//! of associations, read back from a recorder installed for this binary.
+//! bytes and frames out and in, batch sizes, the outbound queue,
+//! connections and reconnections, the detector's phi, and the count of
+//! associations, read back from a recorder installed for this binary.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{add, node_settings, node_with, remote_ref, spawn_calculator, T};
+use common::{add, node_settings, node_with, remote_ref, spawn_calculator, Calc, T};
 use volley::MetricsSettings;
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::{RemoteSettings, REMOTE_METRIC_NAMES};
@@ -58,10 +59,40 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
             && value("volley_remote_bytes_in_total").is_some_and(|b| b > 2_000)
     })
     .await;
+    // Each ask is a frame each way (a reply-handle declaration besides,
+    // for some), heartbeats on top.
+    eventually("frames counted both ways", || {
+        value("volley_remote_frames_out_total").is_some_and(|f| f >= 100)
+            && value("volley_remote_frames_in_total").is_some_and(|f| f >= 100)
+    })
+    .await;
+    let frames_out = value("volley_remote_frames_out_total").unwrap();
+    let batches = recorded
+        .histogram("volley_remote_batch_frames", &labels)
+        .unwrap();
+    assert!(batches.iter().all(|f| *f >= 1.0), "{batches:?}");
+    assert!(
+        batches.iter().sum::<f64>() as u64 >= frames_out.min(100),
+        "the batches hold the frames: {batches:?}"
+    );
+    let sizes = recorded
+        .histogram("volley_remote_batch_bytes", &labels)
+        .unwrap();
+    assert_eq!(sizes.len(), batches.len(), "one of each per batch");
+    assert!(
+        sizes.iter().all(|b| *b >= 5.0),
+        "a frame is 5 bytes at least"
+    );
     // One connection per lane that carried something: control and
     // ordinary at least.
     let connects = value("volley_remote_connects_total").unwrap();
     assert!((2..=3).contains(&connects), "{connects} connections");
+    assert_eq!(value("volley_remote_reconnects_total"), Some(0));
+    assert_eq!(
+        recorded.gauge("volley_remote_outbound_queue_bytes", &labels),
+        Some(0.0),
+        "everything sent was taken by a writer"
+    );
     eventually("phi judged", || {
         recorded
             .gauge("volley_remote_phi", &labels)
@@ -84,6 +115,58 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
     }
     a.system.terminate().await;
     b.system.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_away_shows_as_queued_bytes_then_as_reconnects() {
+    let recorded = RecordedMetrics::install();
+    let remote = RemoteSettings {
+        reconnect_backoff_ms: 50,
+        reconnect_backoff_max_ms: 200,
+        ..quick_heartbeats()
+    };
+    let a = node_with("epsilon", metered(), remote).await;
+    let b = node_with("zeta", node_settings(), quick_heartbeats()).await;
+    spawn_calculator(&b, "calc");
+    let calc = remote_ref(&a, &b, "calc");
+    assert_eq!(add(&calc, 1, 2).await, 3);
+    let port = b.remoting.address().port();
+    let labels = format!("remote={},system=epsilon", b.remoting.address());
+    b.remoting.shutdown();
+    b.system.terminate().await;
+
+    // What is sent while the peer is away waits in the lane's queue.
+    let queued = || {
+        recorded
+            .gauge("volley_remote_outbound_queue_bytes", &labels)
+            .unwrap_or(0.0)
+    };
+    let start = Instant::now();
+    while queued() == 0.0 {
+        assert!(start.elapsed() < T, "nothing seen queued");
+        calc.tell(Calc::Seq { from: 0, n: 1 });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let b2 = node_with(
+        "zeta",
+        node_settings(),
+        RemoteSettings {
+            port,
+            ..quick_heartbeats()
+        },
+    )
+    .await;
+    spawn_calculator(&b2, "calc");
+    eventually("a lane reconnected", || {
+        recorded
+            .counter("volley_remote_reconnects_total", &labels)
+            .is_some_and(|r| r >= 1)
+    })
+    .await;
+    eventually("the queue drained", || queued() == 0.0).await;
+    a.system.terminate().await;
+    b2.system.terminate().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

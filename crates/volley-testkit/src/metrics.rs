@@ -1,18 +1,33 @@
-//! A `metrics` recorder that keeps every counter and gauge in memory, for
-//! tests that check what an actor system reports (`[metrics] enabled`).
+//! A `metrics` recorder that keeps every counter, gauge and histogram in
+//! memory, for tests that check what an actor system reports
+//! (`[metrics] enabled`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use metrics::{
+    Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+};
 
-/// Every counter and gauge registered, by name and labels. Install it once
-/// per test binary with [`RecordedMetrics::install`], before creating the
-/// systems under test (they register their metrics when they start).
+/// Every counter, gauge and histogram registered, by name and labels.
+/// Install it once per test binary with [`RecordedMetrics::install`],
+/// before creating the systems under test (they register their metrics
+/// when they start).
 #[derive(Default)]
 pub struct RecordedMetrics {
     values: Mutex<HashMap<String, Arc<AtomicU64>>>,
+    histograms: Mutex<HashMap<String, Arc<Samples>>>,
+}
+
+/// A histogram's observations, every one kept (tests are short).
+#[derive(Default)]
+struct Samples(Mutex<Vec<f64>>);
+
+impl HistogramFn for Samples {
+    fn record(&self, value: f64) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(value);
+    }
 }
 
 /// `name{a=1,b=2}`, labels sorted by key.
@@ -57,10 +72,24 @@ impl RecordedMetrics {
         self.counter(name, labels).map(f64::from_bits)
     }
 
-    /// Every series registered so far, as `name{labels}`.
+    /// A histogram's observations so far, in the order recorded,
+    /// addressed like [`Self::counter`].
+    pub fn histogram(&self, name: &str, labels: &str) -> Option<Vec<f64>> {
+        let histograms = self.histograms.lock().unwrap_or_else(|e| e.into_inner());
+        histograms
+            .get(&format!("{name}{{{labels}}}"))
+            .map(|h| h.0.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// Every series registered so far (histograms' included), as
+    /// `name{labels}`.
     pub fn series(&self) -> Vec<String> {
-        let values = self.values.lock().unwrap_or_else(|e| e.into_inner());
-        let mut all: Vec<String> = values.keys().cloned().collect();
+        let mut all: Vec<String> = {
+            let values = self.values.lock().unwrap_or_else(|e| e.into_inner());
+            values.keys().cloned().collect()
+        };
+        let histograms = self.histograms.lock().unwrap_or_else(|e| e.into_inner());
+        all.extend(histograms.keys().cloned());
         all.sort();
         all
     }
@@ -77,7 +106,8 @@ impl Recorder for &'static RecordedMetrics {
         // `AtomicU64` keeps a gauge as its `f64`'s bits.
         Gauge::from_arc(self.cell(key))
     }
-    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
-        Histogram::noop()
+    fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
+        let mut histograms = self.histograms.lock().unwrap_or_else(|e| e.into_inner());
+        Histogram::from_arc(histograms.entry(series(key)).or_default().clone())
     }
 }

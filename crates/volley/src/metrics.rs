@@ -4,10 +4,12 @@
 //! Off by default (`[metrics] enabled`). When on, the system registers its
 //! handles with the installed recorder once, at start, labelled with the
 //! system's name: install the recorder before creating the system. Nothing
-//! is counted per message: the counters sit where the runtime already does
-//! something rare (a failure, a restart, a stop, a dead letter, an ask's
-//! timeout), behind one `Option` check that is all they cost when off, and
-//! the gauges are sampled by a task every `sample_interval_ms`.
+//! goes through the facade per message: the counters sit where the runtime
+//! already does something rare (a failure, a restart, a stop, a dead
+//! letter, an ask's timeout), behind one `Option` check that is all they
+//! cost when off; a pool's workers count messages, activations and steals
+//! in slots of their own (`dispatcher/stats.rs`), and a task samples those
+//! and the gauges every `sample_interval_ms`.
 
 use std::time::Duration;
 
@@ -23,7 +25,8 @@ use crate::system::ActorSystem;
 pub struct MetricsSettings {
     /// Registers and records the metrics. Default false.
     pub enabled: bool,
-    /// How often the gauges are sampled. At least 10. Default 1000 ms.
+    /// How often the gauges and the dispatchers' counts are sampled. At
+    /// least 10. Default 1000 ms.
     pub sample_interval_ms: u64,
 }
 
@@ -45,6 +48,11 @@ pub const METRIC_NAMES: &[&str] = &[
     "volley_dead_letters_total",
     "volley_ask_timeouts_total",
     "volley_dispatcher_parked_workers",
+    "volley_dispatcher_spinning_workers",
+    "volley_dispatcher_messages_total",
+    "volley_dispatcher_activations_total",
+    "volley_dispatcher_steals_total",
+    "volley_mailbox_depth",
 ];
 
 const REASONS: [(DeadLetterReason, &str); 7] = [
@@ -125,12 +133,39 @@ impl SystemMetrics {
     }
 }
 
-/// Samples the gauges every `interval` until the system terminates.
+/// One pool dispatcher's handles.
+struct DispatcherHandles {
+    name: String,
+    parked: Gauge,
+    spinning: Gauge,
+    messages: Counter,
+    activations: Counter,
+    steals: Counter,
+}
+
+impl DispatcherHandles {
+    fn register(system: &str, dispatcher: &str) -> Self {
+        let labels = [
+            ("system", system.to_string()),
+            ("dispatcher", dispatcher.to_string()),
+        ];
+        DispatcherHandles {
+            name: dispatcher.to_string(),
+            parked: metrics::gauge!("volley_dispatcher_parked_workers", &labels),
+            spinning: metrics::gauge!("volley_dispatcher_spinning_workers", &labels),
+            messages: metrics::counter!("volley_dispatcher_messages_total", &labels),
+            activations: metrics::counter!("volley_dispatcher_activations_total", &labels),
+            steals: metrics::counter!("volley_dispatcher_steals_total", &labels),
+        }
+    }
+}
+
+/// Samples the dispatchers every `interval` until the system terminates.
 pub(crate) fn start_sampler(system: &ActorSystem, interval: Duration) {
     let weak = system.downgrade();
     let name = system.name().to_string();
     system.runtime_handle().spawn(async move {
-        let mut gauges: Vec<(String, Gauge)> = Vec::new();
+        let mut handles: Vec<DispatcherHandles> = Vec::new();
         let mut ticks = tokio::time::interval(interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
@@ -139,19 +174,19 @@ pub(crate) fn start_sampler(system: &ActorSystem, interval: Duration) {
             if system.is_terminated() {
                 return;
             }
-            for (dispatcher, parked) in system.parked_workers() {
-                let gauge = match gauges.iter().position(|(d, _)| *d == dispatcher) {
-                    Some(i) => &gauges[i].1,
+            for (dispatcher, parked, counts) in system.dispatcher_samples() {
+                let h = match handles.iter().position(|h| h.name == dispatcher) {
+                    Some(i) => &handles[i],
                     None => {
-                        let gauge = metrics::gauge!(
-                            "volley_dispatcher_parked_workers",
-                            &[("system", name.clone()), ("dispatcher", dispatcher.clone())]
-                        );
-                        gauges.push((dispatcher, gauge));
-                        &gauges.last().expect("just pushed").1
+                        handles.push(DispatcherHandles::register(&name, &dispatcher));
+                        handles.last().expect("just pushed")
                     }
                 };
-                gauge.set(parked as f64);
+                h.parked.set(parked as f64);
+                h.spinning.set(counts.spinning as f64);
+                h.messages.absolute(counts.messages);
+                h.activations.absolute(counts.activations);
+                h.steals.absolute(counts.steals);
             }
         }
     });

@@ -144,13 +144,14 @@ impl ActorSystem {
             }
         };
         let rt = Some(handle.clone());
+        let metered = settings.metrics.enabled.then_some(name);
         let default_dispatcher =
-            Dispatcher::start("default", &settings.default_dispatcher, rt.clone())?;
+            Dispatcher::start("default", &settings.default_dispatcher, rt.clone(), metered)?;
         let mut dispatchers = HashMap::new();
         for (dname, dsettings) in &settings.dispatchers {
             dispatchers.insert(
                 dname.clone(),
-                Dispatcher::start(dname, dsettings, rt.clone())?,
+                Dispatcher::start(dname, dsettings, rt.clone(), metered)?,
             );
         }
         let metrics = settings
@@ -210,11 +211,11 @@ impl ActorSystem {
         self.shared.metrics.as_ref()
     }
 
-    /// Each pool dispatcher's parked workers, by name.
-    pub(crate) fn parked_workers(&self) -> Vec<(String, usize)> {
+    /// Each pool dispatcher's parked workers and counts, by name.
+    pub(crate) fn dispatcher_samples(&self) -> Vec<(String, usize, crate::dispatcher::Counts)> {
         std::iter::once(&self.shared.default_dispatcher)
             .chain(self.shared.dispatchers.values())
-            .filter_map(|d| Some((d.name().to_string(), d.parked_workers()?)))
+            .filter_map(|d| Some((d.name().to_string(), d.parked_workers()?, d.counts()?)))
             .collect()
     }
 

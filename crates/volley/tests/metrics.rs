@@ -104,9 +104,17 @@ fn failures_restarts_stops_dead_letters_and_ask_timeouts_are_counted() {
 #[test]
 fn parked_workers_are_sampled_per_dispatcher() {
     let r = RecordedMetrics::install();
+    let _sys = system_with("metrics-sampled", with_pool(enabled())).unwrap();
+    let labels = "dispatcher=pool,system=metrics-sampled";
+    let parked = || r.gauge("volley_dispatcher_parked_workers", labels);
+    eventually("idle workers parked and sampled", || {
+        parked().is_some_and(|p| (1.0..=2.0).contains(&p))
+    });
+}
+
+fn with_pool(mut settings: Settings) -> Settings {
     // A pool of its own, whatever kind the default dispatcher is under test
-    // (an app-runtime dispatcher has no workers, and no gauge).
-    let mut settings = enabled();
+    // (an app-runtime dispatcher has no workers, and no counts).
     settings.dispatchers.insert(
         "pool".into(),
         DispatcherSettings {
@@ -115,20 +123,94 @@ fn parked_workers_are_sampled_per_dispatcher() {
             ..DispatcherSettings::default()
         },
     );
-    let _sys = system_with("metrics-sampled", settings).unwrap();
-    let labels = "dispatcher=pool,system=metrics-sampled";
-    let parked = || r.gauge("volley_dispatcher_parked_workers", labels);
-    eventually("idle workers parked and sampled", || {
-        parked().is_some_and(|p| (1.0..=2.0).contains(&p))
+    settings
+}
+
+/// Tells each of its sleepers to sleep, from one worker: the tasks queue
+/// up on that worker, where the other has to steal them.
+struct FanOut(Vec<volley::ActorRef<u64>>);
+
+impl Actor for FanOut {
+    type Msg = ();
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) -> HandleResult {
+        for sleeper in &self.0 {
+            sleeper.tell(2);
+        }
+        Ok(())
+    }
+}
+
+struct Sleeper;
+
+impl Actor for Sleeper {
+    type Msg = u64;
+    fn handle(&mut self, _ctx: &mut Context<Self>, ms: u64) -> HandleResult {
+        std::thread::sleep(Duration::from_millis(ms));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
+    let r = RecordedMetrics::install();
+    let sys = system_with("metrics-pool", with_pool(enabled())).unwrap();
+    let labels = "dispatcher=pool,system=metrics-pool";
+    let counter = |name: &str| r.counter(name, labels).unwrap_or(0);
+    let flaky = sys
+        .spawn("flaky", Props::new(Flaky::default).with_dispatcher("pool"))
+        .unwrap();
+    // One actor's messages, sent faster than it runs: some activations
+    // handle several, and the first one sampled saw a backlog.
+    for _ in 0..1000 {
+        flaky.tell(Msg::Ignore);
+    }
+    eventually("the 1000 messages counted", || {
+        counter("volley_dispatcher_messages_total") >= 1000
     });
+    let activations = counter("volley_dispatcher_activations_total");
+    assert!(
+        (1..=1000).contains(&activations),
+        "{activations} activations for 1000 messages (and the start)"
+    );
+    let depths = r.histogram("volley_mailbox_depth", labels).unwrap();
+    assert!(
+        depths.iter().any(|d| *d >= 1.0),
+        "a sampled depth counts the message about to run: {depths:?}"
+    );
+
+    let sleepers: Vec<_> = (0..100)
+        .map(|_| {
+            sys.spawn_anonymous(Props::new(|| Sleeper).with_dispatcher("pool"))
+                .unwrap()
+        })
+        .collect();
+    let fan_out = sys
+        .spawn(
+            "fan-out",
+            Props::new(move || FanOut(sleepers.clone())).with_dispatcher("pool"),
+        )
+        .unwrap();
+    fan_out.tell(());
+    eventually("the idle worker stole", || {
+        counter("volley_dispatcher_steals_total") >= 1
+    });
+    let spinning = r
+        .gauge("volley_dispatcher_spinning_workers", labels)
+        .unwrap();
+    assert!((0.0..=2.0).contains(&spinning), "{spinning}");
 }
 
 #[test]
 fn nothing_is_registered_when_metrics_are_off() {
     let r = RecordedMetrics::install();
-    let sys = system_with("metrics-off", Settings::default()).unwrap();
-    let flaky = sys.spawn("flaky", Props::new(Flaky::default)).unwrap();
+    let sys = system_with("metrics-off", with_pool(Settings::default())).unwrap();
+    let flaky = sys
+        .spawn("flaky", Props::new(Flaky::default).with_dispatcher("pool"))
+        .unwrap();
     flaky.tell(Msg::Fail);
+    for _ in 0..100 {
+        flaky.tell(Msg::Ignore);
+    }
     std::thread::sleep(Duration::from_millis(100));
     assert!(!r.series().iter().any(|s| s.contains("system=metrics-off")));
 }

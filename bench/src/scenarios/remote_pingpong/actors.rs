@@ -134,6 +134,7 @@ mod tests {
                 dispatcher: 1,
                 io: 1,
                 idle_spin_us: None,
+                metrics: false,
             };
             let nodes = Nodes::start_with(&rt, layout, true, false, tls).unwrap();
             let echoes: Vec<ActorRef<Ping>> = (0..2)

@@ -5,6 +5,7 @@
 //! elapsed; every reply is counted by its client and the sum asserted.
 
 mod actors;
+mod recorder;
 
 use volley::ActorRef;
 
@@ -105,6 +106,14 @@ pub fn system_name(batching: bool) -> &'static str {
 fn run(ctx: &Ctx) -> crate::Result<Report<RemotePingPongRow>> {
     let plan = Plan::from_cli(&ctx.cli)?;
     let progress = Progress::new((plan.batching.len() * plan.clients.len()) as u64);
+    let wants_metrics = ctx
+        .cli
+        .cases
+        .as_ref()
+        .is_some_and(|cases| cases.iter().any(|c| c == "metrics"));
+    if wants_metrics {
+        progress.add_steps(2 * recorder::ROUNDS as u64);
+    }
     let peers: Vec<_> = ctx
         .peers(&progress)
         .into_iter()
@@ -163,6 +172,10 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemotePingPongRow>> {
             .rows
             .extend(rows.into_iter().map(|r| Row::measured(TLS_SYSTEM, r)));
     }
+    let recorder = match wants_metrics {
+        true => recorder::note(ctx, &plan, &progress)?,
+        false => None,
+    };
     report.rows.extend(ctx.run_peers(
         &progress,
         peers,
@@ -172,6 +185,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemotePingPongRow>> {
     ));
     progress.finish();
     report.notes = summary(&report.rows);
+    report.notes.extend(recorder);
     Ok(report)
 }
 

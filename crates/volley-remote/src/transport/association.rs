@@ -66,9 +66,10 @@ pub(crate) struct Association {
     /// Something but heartbeats arrived from the node since the idleness
     /// check last looked.
     pub(crate) heard: AtomicBool,
-    /// Bytes read from the node's connections (one add per read), for the
-    /// metrics.
+    /// Bytes and frames read from the node's connections (one add each
+    /// per read, while the system's metrics are on).
     pub(crate) bytes_in: AtomicU64,
+    pub(crate) frames_in: AtomicU64,
 }
 
 /// The inbound connections of one incarnation.
@@ -99,7 +100,9 @@ impl Association {
         settings: &RemoteSettings,
         id: AssociationId,
         me: Weak<Association>,
+        metered_for: Option<&str>,
     ) -> Self {
+        let meter = metered_for.map(|system| super::metrics::LaneMeter::new(system, remote));
         let make = |lane: Lane| {
             let max_frame = match lane {
                 Lane::Large => settings.max_frame_size,
@@ -113,7 +116,8 @@ impl Association {
                     &settings.batching,
                     Some((id, me.clone())),
                 )
-                .with_limits(&settings.limits),
+                .with_limits(&settings.limits)
+                .with_meter(meter.clone()),
             )
         };
         Association {
@@ -135,6 +139,7 @@ impl Association {
             tasks: Mutex::new(super::idle::Tasks::default()),
             heard: AtomicBool::new(false),
             bytes_in: AtomicU64::new(0),
+            frames_in: AtomicU64::new(0),
         }
     }
 
@@ -178,6 +183,9 @@ impl Association {
 pub(crate) struct Associations {
     entries: Mutex<HashMap<Address, Entry>>,
     next_id: AtomicU64,
+    /// The system's name while its metrics are on: new associations
+    /// count their batches (`metrics.rs`).
+    metered_for: Option<String>,
 }
 
 struct Entry {
@@ -192,7 +200,21 @@ impl Associations {
         Associations {
             entries: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            metered_for: None,
         }
+    }
+
+    /// Associations that count their traffic for the metrics of the
+    /// system named `system`.
+    pub(crate) fn metered(mut self, system: Option<&str>) -> Self {
+        self.metered_for = system.map(str::to_string);
+        self
+    }
+
+    /// True while the system's metrics are on.
+    #[inline]
+    pub(crate) fn is_metered(&self) -> bool {
+        self.metered_for.is_some()
     }
 
     /// The association to `remote`, created on first use (`started` then
@@ -217,8 +239,10 @@ impl Associations {
             )));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let association =
-            Arc::new_cyclic(|weak| Association::new(remote, settings, id, weak.clone()));
+        let metered_for = self.metered_for.as_deref();
+        let association = Arc::new_cyclic(|weak| {
+            Association::new(remote, settings, id, weak.clone(), metered_for)
+        });
         started(&association);
         entries.insert(
             remote.clone(),

@@ -90,7 +90,8 @@ impl RemotingCore {
             authority,
             uid: volley::remote::random_uid() | 1,
             me: me.clone(),
-            associations: Associations::new(),
+            associations: Associations::new()
+                .metered(system.settings().metrics.enabled.then(|| system.name())),
             reply_handles: ReplyHandles::default(),
             spawns: SpawnRequests::default(),
             reachability,

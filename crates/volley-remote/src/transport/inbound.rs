@@ -200,10 +200,13 @@ async fn read_loop(
             }
         };
     }
+    let metered = core.associations.is_metered();
     loop {
         let mut frames = decoder.frames(&buf);
         let mut run = Run::new();
+        let mut decoded_frames = 0u64;
         for decoded in &mut frames {
+            decoded_frames += 1;
             match decoded {
                 // User messages are nearly every frame: they join the run.
                 Ok(Pdu::UserMessage(m)) => run.push(m, to!()),
@@ -250,10 +253,15 @@ async fn read_loop(
             buf.reserve(room.max(READ_CHUNK));
         }
         let read = idle.read_buf(&mut stream, &mut buf).await?;
-        if let Some(association) = association {
+        if let Some(association) = association.filter(|_| metered) {
+            // Per read, not per frame: the frames decoded from the buffer
+            // before this read.
             association
                 .bytes_in
                 .fetch_add(read as u64, Ordering::Relaxed);
+            association
+                .frames_in
+                .fetch_add(decoded_frames, Ordering::Relaxed);
         }
         if read == 0 {
             return if buf.is_empty() {

@@ -89,6 +89,9 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// here must come from.
     pub(crate) association_id: Option<AssociationId>,
     association: Weak<Association>,
+    /// While the system's metrics are on: what each batch is recorded
+    /// into (`metrics.rs`).
+    meter: Option<super::metrics::LaneMeter>,
 }
 
 struct LaneState<C> {
@@ -109,6 +112,8 @@ struct LaneState<C> {
     /// message.
     bytes_out: u64,
     connects: u64,
+    /// Frames taken by writers, counted per buffer while metered.
+    frames_out: u64,
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
     /// while the writer task (re)connects.
@@ -155,6 +160,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 activity: 0,
                 bytes_out: 0,
                 connects: 0,
+                frames_out: 0,
                 idle: None,
                 handoff: None,
             }),
@@ -181,7 +187,14 @@ impl<C: LaneConnection> OutboundLane<C> {
             overflowed: std::sync::atomic::AtomicBool::new(false),
             association_id,
             association: association.unwrap_or_default(),
+            meter: None,
         }
+    }
+
+    /// Records each batch a writer takes into `meter`, if any.
+    pub(crate) fn with_meter(mut self, meter: Option<super::metrics::LaneMeter>) -> Self {
+        self.meter = meter;
+        self
     }
 
     /// Applies `[remote.limits]`: the export table's cap, and on the

@@ -182,7 +182,9 @@ impl<R> Drop for Promise<R> {
 }
 
 impl<R: Send + 'static> Runnable for Promise<R> {
-    fn run(self: Arc<Self>) {}
+    fn run(self: Arc<Self>) -> usize {
+        0
+    }
 }
 
 impl<R: Send + 'static> SystemTarget for Promise<R> {

@@ -15,10 +15,10 @@ use crate::error::FailureKind;
 use crate::mailbox::Envelope;
 
 impl<A: Actor> Runnable for ActorCell<A> {
-    fn run(self: Arc<Self>) {
+    fn run(self: Arc<Self>) -> usize {
         let mut guard = self.inner.lock();
         let Some(inner) = guard.as_mut() else {
-            return;
+            return 0;
         };
         let throughput = self.dispatcher.throughput();
         let deadline = self.dispatcher.deadline().map(|d| Instant::now() + d);
@@ -29,22 +29,25 @@ impl<A: Actor> Runnable for ActorCell<A> {
         // Copies of the loop: only an actor with a receive timeout looks
         // at what each message is for it, and only a traced one opens a
         // span per message, so the others pay nothing for either.
-        if inner.traced {
-            self.handle_traced_batch(inner, throughput, deadline);
+        let handled = if inner.traced {
+            self.handle_traced_batch(inner, throughput, deadline)
         } else if inner.ctx.receive_timeout.is_some() {
-            if self.handle_batch::<true, false>(inner, throughput, deadline) {
+            let (handled, active) = self.handle_batch::<true, false>(inner, throughput, deadline);
+            if active {
                 if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
                     timeout.touch();
                 }
             }
+            handled
         } else {
-            self.handle_batch::<false, false>(inner, throughput, deadline);
-        }
+            self.handle_batch::<false, false>(inner, throughput, deadline)
+                .0
+        };
         if inner.mode == Mode::Terminated {
             // Dropping the inner state drops the context and with it the
             // cell's reference to itself.
             *guard = None;
-            return;
+            return handled;
         }
         let accepting = inner.mode == Mode::Running;
         // Looked at only when the actor is not running: no cost otherwise.
@@ -58,6 +61,11 @@ impl<A: Actor> Runnable for ActorCell<A> {
         } else {
             self.hand_back(accepting || holding);
         }
+        handled
+    }
+
+    fn depth_sample(&self) -> usize {
+        crate::actor_ref::SystemTarget::mailbox_len(self)
     }
 }
 
@@ -73,17 +81,17 @@ fn influences_receive_timeout<A: Actor>(env: &Envelope<A::Msg>) -> bool {
 
 impl<A: Actor> ActorCell<A> {
     /// Handles up to `throughput` user messages (system messages first
-    /// whenever there are any). With `TIMED`, returns whether one of them
-    /// counts as activity for the receive timeout, which the caller then
-    /// notes once for the whole activation; a timeout set while handling
-    /// starts counting from its setting.
+    /// whenever there are any); returns how many. With `TIMED`, returns
+    /// also whether one of them counts as activity for the receive
+    /// timeout, which the caller then notes once for the whole activation;
+    /// a timeout set while handling starts counting from its setting.
     #[inline(always)]
     fn handle_batch<const TIMED: bool, const TRACED: bool>(
         &self,
         inner: &mut Inner<A>,
         throughput: usize,
         deadline: Option<Instant>,
-    ) -> bool {
+    ) -> (usize, bool) {
         let mut handled = 0;
         let mut active = false;
         while inner.mode == Mode::Running && handled < throughput {
@@ -117,7 +125,7 @@ impl<A: Actor> ActorCell<A> {
                 break;
             }
         }
-        active
+        (handled, active)
     }
 
     /// The activation loop of a traced actor, kept out of line: it is the
@@ -128,15 +136,18 @@ impl<A: Actor> ActorCell<A> {
         inner: &mut Inner<A>,
         throughput: usize,
         deadline: Option<Instant>,
-    ) {
+    ) -> usize {
         if inner.ctx.receive_timeout.is_some() {
-            if self.handle_batch::<true, true>(inner, throughput, deadline) {
+            let (handled, active) = self.handle_batch::<true, true>(inner, throughput, deadline);
+            if active {
                 if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
                     timeout.touch();
                 }
             }
+            handled
         } else {
-            self.handle_batch::<false, true>(inner, throughput, deadline);
+            self.handle_batch::<false, true>(inner, throughput, deadline)
+                .0
         }
     }
 

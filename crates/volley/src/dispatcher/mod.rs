@@ -18,6 +18,7 @@
 
 mod on_runtime;
 mod parking;
+mod stats;
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,12 +32,20 @@ use crate::batch_end;
 use crate::settings::{DispatcherKind, DispatcherSettings};
 use crate::sync::Parker;
 use parking::Parking;
+pub(crate) use stats::Counts;
+use stats::{PoolStats, WorkerStats};
 
 /// Something the pool can run: an actor cell with work to do.
 pub(crate) trait Runnable: Send + Sync + 'static {
     /// Runs one activation. The pool hands over its reference; the cell
-    /// resubmits itself if it still has work.
-    fn run(self: Arc<Self>);
+    /// resubmits itself if it still has work. Returns how many envelopes
+    /// it handled (for the metrics; a register, so free to return).
+    fn run(self: Arc<Self>) -> usize;
+
+    /// Messages waiting, for the metrics' sampled mailbox depth.
+    fn depth_sample(&self) -> usize {
+        0
+    }
 }
 
 pub(crate) type Task = Arc<dyn Runnable>;
@@ -101,6 +110,8 @@ struct Pool {
     /// than a second type behind an enum, so that the pool's hot path
     /// (`submit` from a worker, `throughput`) pays nothing for it.
     on_runtime: Option<on_runtime::OnRuntime>,
+    /// `[metrics] enabled` on a pool: the workers' counts (`stats.rs`).
+    stats: Option<PoolStats>,
 }
 
 impl Dispatcher {
@@ -108,10 +119,13 @@ impl Dispatcher {
     /// which run inside `runtime`'s context so handlers can create tokio
     /// timers and spawn tasks directly; for the application-runtime kind,
     /// nothing to start: its activations are tasks on `runtime`.
+    /// `metered_for` names the system when its metrics are on: a pool's
+    /// workers then count what they do.
     pub(crate) fn start(
         name: &str,
         settings: &DispatcherSettings,
         runtime: Option<tokio::runtime::Handle>,
+        metered_for: Option<&str>,
     ) -> std::io::Result<Self> {
         let on_runtime = match (settings.kind, &runtime) {
             (DispatcherKind::WorkStealing, _) => None,
@@ -141,6 +155,9 @@ impl Dispatcher {
             parking: Parking::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
             shutdown: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
+            stats: metered_for
+                .filter(|_| threads > 0)
+                .map(|system| PoolStats::new(threads, system, name)),
             on_runtime,
         });
         let mut handles = Vec::with_capacity(threads);
@@ -170,6 +187,11 @@ impl Dispatcher {
             Some(_) => None,
             None => Some(self.pool.parking.sleeping()),
         }
+    }
+
+    /// The workers' counts so far, when the pool is metered.
+    pub(crate) fn counts(&self) -> Option<Counts> {
+        self.pool.stats.as_ref().map(PoolStats::sample)
     }
 
     #[inline]
@@ -278,7 +300,12 @@ impl Pool {
             let n = self.stealers.len();
             for offset in 1..n {
                 match self.stealers[(index + offset) % n].steal_batch_and_pop(local) {
-                    Steal::Success(t) => return Some(t),
+                    Steal::Success(t) => {
+                        if let Some(stats) = &self.stats {
+                            stats.workers[index].stolen();
+                        }
+                        return Some(t);
+                    }
                     Steal::Retry => retry = true,
                     Steal::Empty => {}
                 }
@@ -292,6 +319,32 @@ impl Pool {
     fn has_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
+
+    /// Runs one activation, counted when the pool is metered: `stats` is
+    /// the worker's slot, looked up once, so metrics off cost one branch.
+    #[inline(always)]
+    fn run(&self, stats: Option<&WorkerStats>, task: Task) {
+        match stats {
+            None => {
+                task.run();
+            }
+            Some(stats) => {
+                // The first activation is sampled too, so a quiet worker shows.
+                if stats.activation() % stats::DEPTH_SAMPLE_EVERY == 1 {
+                    self.sample_depth(&*task);
+                }
+                stats.handled(task.run());
+            }
+        }
+        batch_end::after_activation();
+    }
+
+    #[cold]
+    fn sample_depth(&self, task: &dyn Runnable) {
+        if let Some(stats) = &self.stats {
+            stats.mailbox_depth.record(task.depth_sample() as f64);
+        }
+    }
 }
 
 fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Parker) {
@@ -300,6 +353,7 @@ fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Park
     let run_local = |f: &mut dyn FnMut(&Worker<Task>) -> Option<Task>| {
         LOCAL.with_borrow(|l| f(&l.as_ref().expect("worker queue installed").1))
     };
+    let stats = pool.stats.as_ref().map(|s| &*s.workers[index]);
     let mut tick: u32 = 0;
     let mut next_in_a_row = 0;
     'outer: loop {
@@ -307,8 +361,7 @@ fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Park
         if let Some(task) = NEXT.with_borrow_mut(Option::take) {
             if next_in_a_row < MAX_NEXT_IN_A_ROW {
                 next_in_a_row += 1;
-                task.run();
-                batch_end::after_activation();
+                pool.run(stats, task);
                 continue;
             }
             run_local(&mut |w| {
@@ -318,14 +371,16 @@ fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Park
         }
         next_in_a_row = 0;
         if let Some(task) = run_local(&mut |w| pool.find_task(index, w, tick)) {
-            task.run();
-            batch_end::after_activation();
+            pool.run(stats, task);
             continue;
         }
         // Out of work: what the batch postponed (socket writes) goes now.
         batch_end::run_pending();
         let spin_until = pool.idle_spin.map(|d| std::time::Instant::now() + d);
         let mut spin: u32 = 0;
+        if let Some(stats) = stats {
+            stats.set_spinning(true);
+        }
         loop {
             spin += 1;
             if spin % SPINS_PER_YIELD == SPINS_PER_YIELD / 2 {
@@ -334,8 +389,10 @@ fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Park
                 std::hint::spin_loop();
             }
             if let Some(task) = run_local(&mut |w| pool.find_task(index, w, 1)) {
-                task.run();
-                batch_end::after_activation();
+                if let Some(stats) = stats {
+                    stats.set_spinning(false);
+                }
+                pool.run(stats, task);
                 continue 'outer;
             }
             if spin % SPINS_BEFORE_PARK == 0
@@ -343,6 +400,9 @@ fn worker_main(pool: Arc<Pool>, index: usize, worker: Worker<Task>, parker: Park
             {
                 break;
             }
+        }
+        if let Some(stats) = stats {
+            stats.set_spinning(false);
         }
         if pool.shutdown.load(Ordering::SeqCst) {
             break;
@@ -371,7 +431,7 @@ mod tests {
     }
 
     impl Runnable for CountDown {
-        fn run(self: Arc<Self>) {
+        fn run(self: Arc<Self>) -> usize {
             if self.left.fetch_sub(1, Ordering::SeqCst) == 1 {
                 if let Some(tx) = self.done.lock().unwrap().take() {
                     tx.send(()).unwrap();
@@ -380,6 +440,7 @@ mod tests {
                 let d = self.dispatcher.lock().unwrap().clone().unwrap();
                 d.submit(self.clone());
             }
+            1
         }
     }
 
@@ -389,7 +450,7 @@ mod tests {
             threads: 2,
             ..Default::default()
         };
-        let d = Dispatcher::start("test", &settings, None).unwrap();
+        let d = Dispatcher::start("test", &settings, None, None).unwrap();
         let (tx, rx) = mpsc::channel();
         let task = Arc::new(CountDown {
             left: AtomicU64::new(10_000),

@@ -56,5 +56,6 @@ impl OnRuntime {
 /// One activation, with the batch-end hooks it deferred run after it.
 fn activate(task: Task) {
     let _batch = batch_end::Activation::begin();
+    // Not counted: the metrics' dispatcher counts are a pool's workers'.
     task.run();
 }

@@ -291,7 +291,9 @@ impl fmt::Debug for RemoteRef {
 }
 
 impl Runnable for RemoteRef {
-    fn run(self: Arc<Self>) {}
+    fn run(self: Arc<Self>) -> usize {
+        0
+    }
 }
 
 impl SystemTarget for RemoteRef {

@@ -179,7 +179,9 @@ pub(crate) fn unroutable<M: Send + 'static>(
 
 impl<M: Send + 'static> Runnable for RoutedTarget<M> {
     /// Never scheduled: `enqueue` hands messages on and returns `None`.
-    fn run(self: Arc<Self>) {}
+    fn run(self: Arc<Self>) -> usize {
+        0
+    }
 }
 
 impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {

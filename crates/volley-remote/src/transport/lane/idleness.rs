@@ -67,9 +67,14 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
     }
 
-    /// Bytes taken by writers so far, and connections made.
-    pub(crate) fn traffic(&self) -> (u64, u64) {
+    /// What the lane has sent so far, and what waits now.
+    pub(crate) fn traffic(&self) -> super::super::metrics::LaneTraffic {
         let st = self.state.lock();
-        (st.bytes_out, st.connects)
+        super::super::metrics::LaneTraffic {
+            bytes_out: st.bytes_out,
+            frames_out: st.frames_out,
+            connects: st.connects,
+            queued_bytes: st.buf.len() as u64,
+        }
     }
 }

@@ -140,6 +140,9 @@ impl<C: LaneConnection> OutboundLane<C> {
             st.activity += 1;
         }
         st.bytes_out += st.buf.len() as u64;
+        if let Some(meter) = &self.meter {
+            st.frames_out += meter.batch(&st.buf);
+        }
         conn.take_from(&mut st.buf);
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();
