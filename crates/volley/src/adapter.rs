@@ -67,10 +67,10 @@ impl<N: Send + 'static, M: Send + 'static> Adapter<N, M> {
 }
 
 impl<N: Send + 'static, M: Send + 'static> Runnable for Adapter<N, M> {
-    fn run(self: Arc<Self>) {
+    fn run(self: Arc<Self>) -> usize {
         // Scheduling goes through whichever target the sender held: the
         // cell behind runs as if it had been submitted itself.
-        self.inner.target_ref().clone().run();
+        self.inner.target_ref().clone().run()
     }
 }
 
