@@ -113,10 +113,11 @@ fn write_pending_declarations(
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) {
-    let pending = exports.borrow_mut().take_pending();
-    for (id, actor) in pending {
+    let mut pending = exports.borrow_mut().take_pending();
+    for (id, actor) in pending.drain(..) {
         encode_declaration(core, encoder, association, id, &actor, buf);
     }
+    exports.borrow_mut().give_back(pending);
 }
 
 /// Declares `actor` as `id`: an ask's reply handle of this node by its
