@@ -202,7 +202,7 @@ mod tests {
         // 5,000 registered, 2,500 taken, all timed out: the sweeps keep the
         // table at most one sweep's worth of finished handles.
         assert!(table.len() <= SWEEP_FROM, "{} handles kept", table.len());
-        system.terminate();
+        system.terminate().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -226,6 +226,6 @@ mod tests {
         taken.downcast::<u32>().unwrap().tell(5);
         assert_eq!(ask.await.unwrap(), Ok(5));
         assert_eq!(table.len(), 0);
-        system.terminate();
+        system.terminate().await;
     }
 }
