@@ -192,6 +192,15 @@ impl ExportTable {
         std::mem::take(&mut self.pending)
     }
 
+    /// Gives back the emptied vector `take_pending` returned, so that the
+    /// next declaration (one per remote ask) reuses its allocation.
+    pub(crate) fn give_back(&mut self, mut spare: Vec<(u32, AnyRef)>) {
+        if self.pending.is_empty() {
+            spare.clear();
+            self.pending = spare;
+        }
+    }
+
     /// Every lasting ref with its id: what a new connection's peer must be
     /// told again before it reads frames queued for the old one.
     pub(crate) fn lasting(&self) -> impl Iterator<Item = (u32, &AnyRef)> {

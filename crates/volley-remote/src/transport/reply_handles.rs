@@ -31,15 +31,27 @@ struct Waiting {
 
 /// Handles waiting for replies, by correlation id.
 pub(crate) struct ReplyHandles {
-    waiting: Mutex<HashMap<u64, Waiting>>,
+    waiting: Mutex<Table>,
     /// The secret keys of the correlation ids.
     keys: RandomState,
+}
+
+/// The waiting handles, and the size at which finished ones are next
+/// swept out.
+struct Table {
+    /// Keyed by correlation ids, which are keyed hashes already: the map
+    /// needs no second keyed hash of its own.
+    by_id: HashMap<u64, Waiting, foldhash::fast::RandomState>,
+    sweep_at: usize,
 }
 
 impl Default for ReplyHandles {
     fn default() -> Self {
         ReplyHandles {
-            waiting: Mutex::new(HashMap::new()),
+            waiting: Mutex::new(Table {
+                by_id: HashMap::default(),
+                sweep_at: SWEEP_FROM,
+            }),
             keys: RandomState::new(),
         }
     }
@@ -66,15 +78,17 @@ impl ReplyHandles {
 
     /// Lets a reply from the association `association` find `handle` by its
     /// correlation id, which it returns. Handles whose ask has ended are
-    /// swept out whenever the table doubles, so asks that time out do not
-    /// pile up.
+    /// swept out whenever the table has doubled since the last sweep, so
+    /// asks that time out do not pile up, and a table whose size hovers
+    /// around one value is not swept on every insert.
     pub(crate) fn register(&self, handle: &AnyRef, association: Option<AssociationId>) -> u64 {
         let correlation = self.correlation_of(handle);
-        let mut waiting = lock(&self.waiting);
-        if waiting.len() >= SWEEP_FROM && waiting.len().is_power_of_two() {
-            waiting.retain(|_, w| !w.handle.is_terminated());
+        let mut table = lock(&self.waiting);
+        if table.by_id.len() >= table.sweep_at {
+            table.by_id.retain(|_, w| !w.handle.is_terminated());
+            table.sweep_at = (2 * table.by_id.len()).max(SWEEP_FROM);
         }
-        waiting.insert(
+        table.by_id.insert(
             correlation,
             Waiting {
                 handle: handle.clone(),
@@ -87,6 +101,7 @@ impl ReplyHandles {
     /// The waiting handle `correlation`, left in place.
     pub(crate) fn find(&self, correlation: u64) -> Option<AnyRef> {
         lock(&self.waiting)
+            .by_id
             .get(&correlation)
             .map(|w| w.handle.clone())
             .filter(|h| !h.is_terminated())
@@ -100,13 +115,14 @@ impl ReplyHandles {
         correlation: u64,
         from: Option<AssociationId>,
     ) -> Result<AnyRef, NotTaken> {
-        let mut waiting = lock(&self.waiting);
+        let mut table = lock(&self.waiting);
+        let waiting = &mut table.by_id;
         let entry = waiting.get(&correlation).ok_or(NotTaken::NotWaiting)?;
         if from.is_some() && entry.association.is_some() && entry.association != from {
             return Err(NotTaken::WrongNode);
         }
         let taken = waiting.remove(&correlation).expect("found above");
-        drop(waiting);
+        drop(table);
         Some(taken.handle)
             .filter(|h| !h.is_terminated())
             .ok_or(NotTaken::NotWaiting)
@@ -118,4 +134,98 @@ impl ReplyHandles {
 /// that node's own correlation id.
 pub(crate) fn is_local_reply_handle(actor: &AnyRef) -> bool {
     actor.is_reply_handle() && actor.as_remote().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use volley::{Actor, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo};
+
+    use super::*;
+
+    /// Hands every reply handle it is asked with to the test, unanswered.
+    struct Keeper(mpsc::Sender<AnyRef>);
+
+    impl Actor for Keeper {
+        type Msg = ReplyTo<u32>;
+        fn handle(&mut self, _ctx: &mut Context<Self>, reply_to: ReplyTo<u32>) -> HandleResult {
+            let _ = self.0.send(reply_to.to_any());
+            Ok(())
+        }
+    }
+
+    impl ReplyHandles {
+        fn len(&self) -> usize {
+            lock(&self.waiting).by_id.len()
+        }
+    }
+
+    /// `rounds` × 500 concurrent asks, all timing out; every reply handle
+    /// is registered, and every other one is also answered (taken).
+    async fn asks_registered(system: &ActorSystem, table: &ReplyHandles, rounds: usize) {
+        let (tx, rx) = mpsc::channel();
+        let keeper = system
+            .spawn_anonymous(Props::new(move || Keeper(tx.clone())))
+            .unwrap();
+        for _ in 0..rounds {
+            let asks: Vec<_> = (0..500)
+                .map(|_| {
+                    let keeper = keeper.clone();
+                    tokio::spawn(async move { keeper.ask(|r| r, Duration::from_millis(50)).await })
+                })
+                .collect();
+            let mut ids = Vec::new();
+            for _ in 0..500 {
+                let handle = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+                ids.push(table.register(&handle, None));
+            }
+            for ask in asks {
+                let outcome = ask.await.unwrap();
+                assert!(
+                    matches!(outcome, Err(AskError::Timeout { .. })),
+                    "{outcome:?}"
+                );
+            }
+            for id in ids.iter().step_by(2) {
+                assert_eq!(table.take(*id, None).err(), Some(NotTaken::NotWaiting));
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn timed_out_and_answered_asks_leave_nothing_behind() {
+        let system = ActorSystem::new("reply-handles").unwrap();
+        let table = ReplyHandles::default();
+        asks_registered(&system, &table, 10).await;
+        // 5,000 registered, 2,500 taken, all timed out: the sweeps keep the
+        // table at most one sweep's worth of finished handles.
+        assert!(table.len() <= SWEEP_FROM, "{} handles kept", table.len());
+        system.terminate().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_handle_is_found_and_taken_once() {
+        let system = ActorSystem::new("reply-handles-live").unwrap();
+        let table = ReplyHandles::default();
+        let (tx, rx) = mpsc::channel();
+        let keeper = system
+            .spawn_anonymous(Props::new(move || Keeper(tx.clone())))
+            .unwrap();
+        let ask = tokio::spawn(async move { keeper.ask(|r| r, Duration::from_secs(10)).await });
+        let handle = tokio::task::spawn_blocking(move || rx.recv().unwrap())
+            .await
+            .unwrap();
+        let id = table.register(&handle, Some(7));
+        assert_eq!(id, table.correlation_of(&handle));
+        assert!(table.find(id).is_some());
+        assert_eq!(table.take(id, Some(8)).err(), Some(NotTaken::WrongNode));
+        let taken = table.take(id, Some(7)).unwrap();
+        assert_eq!(table.take(id, Some(7)).err(), Some(NotTaken::NotWaiting));
+        taken.downcast::<u32>().unwrap().tell(5);
+        assert_eq!(ask.await.unwrap(), Ok(5));
+        assert_eq!(table.len(), 0);
+        system.terminate().await;
+    }
 }

@@ -67,10 +67,14 @@ pub(super) fn encode_with_refs(
         Ok(()) => {
             if exports.borrow().has_pending() {
                 // Refs inside the message were declared for the first
-                // time: their declarations must precede the message.
-                let message = buf.split_off(msg_start);
+                // time: their declarations must precede the message. They
+                // are appended and rotated in front of it in place: a
+                // split-off tail would share the buffer, and the next
+                // append would then copy everything queued on the lane
+                // (every ask declares a new reply handle).
+                let message_len = buf.len() - msg_start;
                 write_declarations(core, encoder, association, exports, buf);
-                buf.extend_from_slice(&message);
+                buf[msg_start..].rotate_left(message_len);
             }
             Ok(())
         }
@@ -109,10 +113,11 @@ fn write_pending_declarations(
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
 ) {
-    let pending = exports.borrow_mut().take_pending();
-    for (id, actor) in pending {
+    let mut pending = exports.borrow_mut().take_pending();
+    for (id, actor) in pending.drain(..) {
         encode_declaration(core, encoder, association, id, &actor, buf);
     }
+    exports.borrow_mut().give_back(pending);
 }
 
 /// Declares `actor` as `id`: an ask's reply handle of this node by its
