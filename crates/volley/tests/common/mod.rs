@@ -3,6 +3,7 @@
 
 pub mod backoff;
 pub mod log_capture;
+pub mod pekko;
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Once;
