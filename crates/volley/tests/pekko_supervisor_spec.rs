@@ -24,11 +24,11 @@ use std::time::Duration;
 
 use common::pekko::{child, supervisor, PingPong, Pp, SupMsg, EXCEPTION_MESSAGE, T};
 use common::{probe, Events};
-use volley_testkit::TestProbe;
 use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, FailureKind, HandleResult,
     MailboxConfig, Overflow, Props, ReplyTo, Router, SpawnError, SupervisorStrategy, Terminated,
 };
+use volley_testkit::TestProbe;
 
 const WINDOW: Duration = Duration::from_secs(5);
 

@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod log_capture;
 pub mod pekko;
+pub mod typed_target;
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Once;
