@@ -113,7 +113,7 @@ impl<A: Actor> ActorCell<A> {
                 self.restart(inner, restart.failure.clone(), Some(&restart))
             }
             SystemMsg::BackoffElapsed => self.backoff_elapsed(inner),
-            SystemMsg::Stop => self.begin_stop(inner),
+            SystemMsg::Stop => self.stop_now(inner),
         }
     }
 
@@ -424,7 +424,22 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// A `Stop`: begins stopping, or, once a shutdown drain has passed its
+    /// deadline, stops at once the children still draining.
+    fn stop_now(&self, inner: &mut Inner<A>) {
+        if inner.mode == Mode::Terminating && self.system.shutdown_state().forced() {
+            let children = lock(&self.children).refs();
+            for child in children {
+                child.send_system(SystemMsg::Stop);
+            }
+        } else {
+            self.begin_stop(inner);
+        }
+    }
+
     /// Stops the children first; `finish_stop` runs when the last is gone.
+    /// While the system drains at shutdown, the children are stopped
+    /// gracefully, each after the messages queued for it.
     pub(super) fn begin_stop(&self, inner: &mut Inner<A>) {
         if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
             return;
@@ -439,8 +454,13 @@ impl<A: Actor> ActorCell<A> {
             children.close();
             (children.mark_all_stopping(), children.is_empty())
         };
+        let drain = self.system.shutdown_state().drains();
         for child in to_stop {
-            child.send_system(SystemMsg::Stop);
+            if drain {
+                child.graceful_stop();
+            } else {
+                child.send_system(SystemMsg::Stop);
+            }
         }
         if empty {
             self.finish_stop(inner);
