@@ -120,6 +120,18 @@ async fn wait_for_the_stop(system: &ActorSystem) {
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
+/// Terminates while an actor is held by `latch`, opening it once the stop
+/// has gone out.
+async fn terminate_while_held(system: &ActorSystem, latch: &Latch) {
+    let done = tokio::spawn({
+        let system = system.clone();
+        async move { terminate(&system).await }
+    });
+    wait_for_the_stop(system).await;
+    latch.count_down();
+    done.await.unwrap();
+}
+
 /// Holds `actor` in a handler until the returned latch opens, with `n`
 /// counted messages queued behind.
 fn hold_with_queue(actor: &ActorRef<Work>, n: usize) -> Latch {
@@ -140,13 +152,7 @@ async fn messages_queued_before_terminate_are_handled() {
     let (handled, log) = (Arc::new(AtomicUsize::new(0)), Log::default());
     let a = system.spawn("a", worker("a", &handled, &log)).unwrap();
     let latch = hold_with_queue(&a, 100);
-    let done = tokio::spawn({
-        let system = system.clone();
-        async move { terminate(&system).await }
-    });
-    wait_for_the_stop(&system).await;
-    latch.count_down();
-    done.await.unwrap();
+    terminate_while_held(&system, &latch).await;
     assert_eq!(handled.load(Ordering::SeqCst), 100);
     assert_eq!(log.events(), vec!["a stopped after 100"]);
     assert_eq!(system.dead_letter_count(), 0);
@@ -199,13 +205,7 @@ async fn parents_drain_before_their_children_and_stop_after_them() {
         )
         .unwrap();
     let latch = hold_with_queue(&parent, 50);
-    let done = tokio::spawn({
-        let system = system.clone();
-        async move { terminate(&system).await }
-    });
-    wait_for_the_stop(&system).await;
-    latch.count_down();
-    done.await.unwrap();
+    terminate_while_held(&system, &latch).await;
     assert_eq!(handled.load(Ordering::SeqCst), 50);
     assert_eq!(
         log.events(),
@@ -276,13 +276,7 @@ async fn without_draining_queued_messages_are_dead_letters() {
     let (handled, log) = (Arc::new(AtomicUsize::new(0)), Log::default());
     let a = system.spawn("a", worker("a", &handled, &log)).unwrap();
     let latch = hold_with_queue(&a, 100);
-    let done = tokio::spawn({
-        let system = system.clone();
-        async move { terminate(&system).await }
-    });
-    wait_for_the_stop(&system).await;
-    latch.count_down();
-    done.await.unwrap();
+    terminate_while_held(&system, &latch).await;
     assert_eq!(handled.load(Ordering::SeqCst), 0);
     assert_eq!(system.dead_letter_count(), 100);
 }
