@@ -383,15 +383,13 @@ async fn restart_killed_actors_in_nested_hierarchy() {
     system.terminate().await;
 }
 
-/// Fails to be created when `init % 3 == 1`, panics in `pre_restart` when
-/// `init % 3 == 0`.
-struct Dying;
-
 enum DyingMsg {
     Ping(ReplyTo<&'static str>),
     DieReply(ReplyTo<Result<(), String>>),
 }
 
+/// Fails to be created when `init % 3 == 1` (see [`DyingInstance::props`]),
+/// panics in `pre_restart` when `init % 3 == 0`.
 struct DyingInstance(usize);
 
 impl Actor for DyingInstance {
@@ -415,7 +413,7 @@ impl Actor for DyingInstance {
     }
 }
 
-impl Dying {
+impl DyingInstance {
     fn props(inits: Arc<AtomicUsize>) -> Props<DyingInstance> {
         Props::new(move || {
             let init = inits.fetch_add(1, Ordering::SeqCst);
@@ -437,7 +435,7 @@ async fn attempt_restart_when_exception_during_restart() {
     let system = common::system("sup-restart-exc").unwrap();
     let sup = supervisor(&system, one_for_one(3, Duration::from_secs(10)));
     let inits = Arc::new(AtomicUsize::new(0));
-    let dying = child(&sup, Dying::props(inits.clone())).await;
+    let dying = child(&sup, DyingInstance::props(inits.clone())).await;
     let answer = dying.ask(DyingMsg::DieReply, T).await.unwrap();
     assert_eq!(answer, Err("Expected".to_string()));
     assert_eq!(dying.ask(DyingMsg::Ping, T).await.unwrap(), "pong");
