@@ -367,7 +367,9 @@ impl<A: Actor> Context<A> {
     }
 
     /// Runs `future` on the system's tokio runtime and sends `map(output)`
-    /// to this actor (to dead letters if it has stopped by then).
+    /// to this actor (to dead letters if it has stopped by then). `map`
+    /// runs on the runtime, not in the actor: a panic in it is logged at
+    /// error and nothing is sent.
     pub fn pipe_to<F, T>(&self, future: F, map: impl FnOnce(T) -> A::Msg + Send + 'static)
     where
         F: Future<Output = T> + Send + 'static,
@@ -376,7 +378,16 @@ impl<A: Actor> Context<A> {
         let me = self.myself();
         self.cell.system().runtime_handle().spawn(async move {
             let output = future.await;
-            me.tell(map(output));
+            // The mapping is user code run outside the actor: a panic in
+            // it must not vanish with the runtime's task.
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map(output))) {
+                Ok(msg) => me.tell(msg),
+                Err(payload) => tracing::error!(
+                    actor = %me.path(),
+                    "pipe_to's mapping panicked; its message is not sent: {}",
+                    crate::cell::panic_text(&*payload)
+                ),
+            }
         });
     }
 

@@ -1,10 +1,12 @@
 //! Coordinated shutdown (Akka's CoordinatedShutdown): named phases run in
 //! order before the actors stop, each bounded by a timeout, so services can
-//! unbind and finish in-flight requests while the actors still run.
+//! unbind and finish in-flight requests while the actors still run; then
+//! the actors drain what is queued for them and stop, top-down.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -13,9 +15,11 @@ use crate::system::ActorSystem;
 
 /// Akka's default phases, in the order they run. `cluster-*` run empty
 /// today; they are kept so a cluster extension has its places.
-/// `actor-system-terminate` is where the actors stop; its tasks are the
-/// shutdown hooks (`ActorSystem::add_shutdown_hook`), which run after the
-/// last actor has stopped. Remoting uses `before-actor-system-terminate`.
+/// `actor-system-terminate` is where the actors drain and stop; its tasks
+/// are the shutdown hooks (`ActorSystem::add_shutdown_hook`), which run
+/// after the last actor has stopped. Remoting flushes and leaves there, as
+/// a hook, so that what the actors send while they drain and the death
+/// notices of their stops go out first.
 pub const PHASES: &[&str] = &[
     "before-service-unbind",
     "service-unbind",
@@ -96,7 +100,30 @@ pub struct CoordinatedShutdown<'a> {
 
 /// The part the system keeps.
 #[derive(Default)]
-pub(crate) struct ShutdownState(Mutex<State>);
+pub(crate) struct ShutdownState {
+    state: Mutex<State>,
+    /// 0 (not draining), [`DRAINING`] or [`FORCED`]: read by stopping
+    /// cells, which are on no hot path.
+    drain: AtomicU8,
+}
+
+/// The actors stop top-down, each after the messages queued before it.
+const DRAINING: u8 = 1;
+/// The drain's deadline has passed: whoever is left stops at once.
+const FORCED: u8 = 2;
+
+impl ShutdownState {
+    /// Whether a stopping actor lets its children handle what is queued
+    /// for them first (a graceful stop) rather than stopping them at once.
+    pub(crate) fn drains(&self) -> bool {
+        self.drain.load(Ordering::Acquire) == DRAINING
+    }
+
+    /// Whether the drain's deadline has passed.
+    pub(crate) fn forced(&self) -> bool {
+        self.drain.load(Ordering::Acquire) == FORCED
+    }
+}
 
 impl CoordinatedShutdown<'_> {
     /// Adds a task to `phase`. Tasks of one phase run concurrently, each
@@ -124,7 +151,7 @@ impl CoordinatedShutdown<'_> {
                 .push_shutdown_hook(name.to_string().into(), task)
                 .map_err(|()| started());
         }
-        let mut state = lock(&self.system.shutdown_state().0);
+        let mut state = lock(&self.system.shutdown_state().state);
         if state.current.is_some_and(|c| c >= index) {
             return Err(started());
         }
@@ -141,7 +168,7 @@ impl CoordinatedShutdown<'_> {
     /// `terminate`) joins the first run and its reason is ignored.
     pub async fn run(&self, reason: ShutdownReason) {
         let first = {
-            let mut state = lock(&self.system.shutdown_state().0);
+            let mut state = lock(&self.system.shutdown_state().state);
             if state.current.is_none() && !self.system.is_terminated() {
                 state.current = Some(0);
                 state.reason = Some(reason.clone());
@@ -155,7 +182,7 @@ impl CoordinatedShutdown<'_> {
             self.system.runtime_handle().spawn(async move {
                 system.event_stream().publish(ShutdownStarted { reason });
                 run_phases(&system).await;
-                system.stop_all();
+                stop_actors(&system).await;
             });
         }
         self.system.when_terminated().await;
@@ -163,7 +190,7 @@ impl CoordinatedShutdown<'_> {
 
     /// The reason shutdown began with, once it has.
     pub fn reason(&self) -> Option<ShutdownReason> {
-        lock(&self.system.shutdown_state().0).reason.clone()
+        lock(&self.system.shutdown_state().state).reason.clone()
     }
 }
 
@@ -174,7 +201,7 @@ async fn run_phases(system: &ActorSystem) {
             break;
         }
         let tasks = {
-            let mut state = lock(&system.shutdown_state().0);
+            let mut state = lock(&system.shutdown_state().state);
             state.current = Some(index);
             state.tasks.remove(phase).unwrap_or_default()
         };
@@ -212,7 +239,39 @@ async fn run_phases(system: &ActorSystem) {
             failed_tasks,
         });
     }
-    lock(&system.shutdown_state().0).current = Some(PHASES.len() - 1);
+    lock(&system.shutdown_state().state).current = Some(PHASES.len() - 1);
+}
+
+/// The `actor-system-terminate` phase's first part: stops the actor tree.
+/// Draining, the root is stopped gracefully and every stopping actor stops
+/// its children the same way, so each handles what was queued before its
+/// stop, parents first; at the phase timeout whoever is left is stopped
+/// at once, and what they had queued becomes dead letters.
+async fn stop_actors(system: &ActorSystem) {
+    if !system.settings().drain_on_shutdown {
+        system.stop_all(false);
+        return;
+    }
+    let state = system.shutdown_state();
+    state.drain.store(DRAINING, Ordering::Release);
+    system.stop_all(true);
+    let timeout = Duration::from_millis(system.settings().shutdown_phase_timeout_ms);
+    tokio::select! {
+        () = system.when_terminated() => {}
+        () = tokio::time::sleep(timeout) => {
+            // Set before the stop goes out, so every cell that hears it
+            // stops its children at once too.
+            state.drain.store(FORCED, Ordering::Release);
+            if system.force_stop() {
+                tracing::warn!(
+                    system = system.name(),
+                    timeout_ms = timeout.as_millis() as u64,
+                    "actors still draining at the shutdown phase timeout are stopped; \
+                     their queued messages become dead letters"
+                );
+            }
+        }
+    }
 }
 
 /// Runs coordinated shutdown when the process gets SIGTERM, until the

@@ -152,6 +152,12 @@ pub struct Settings {
     /// Run coordinated shutdown (reason `Sigterm`) when the process gets
     /// SIGTERM (Unix only). Default false: the application owns its signals.
     pub shutdown_on_sigterm: bool,
+    /// At shutdown, each actor handles the messages already queued for it
+    /// before it stops, parents before their children, for at most
+    /// `shutdown_phase_timeout_ms`; past that the actors still running
+    /// stop at once and what they had queued becomes dead letters.
+    /// Default true. False stops every actor at once, as Akka does.
+    pub drain_on_shutdown: bool,
     /// Extra sections owned by extensions (e.g. `remote`), kept as raw TOML
     /// for them to parse and validate.
     #[serde(flatten)]
@@ -172,6 +178,7 @@ impl Default for Settings {
             manual_clock: None,
             shutdown_phase_timeout_ms: 5_000,
             shutdown_on_sigterm: false,
+            drain_on_shutdown: true,
             extensions: BTreeMap::new(),
         }
     }
@@ -192,6 +199,7 @@ const CORE_KEYS: &[&str] = &[
     "tracing",
     "shutdown_phase_timeout_ms",
     "shutdown_on_sigterm",
+    "drain_on_shutdown",
 ];
 
 /// A settings file or override that cannot be used.

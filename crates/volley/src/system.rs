@@ -318,15 +318,26 @@ impl ActorSystem {
         self.shared.terminated.subscribe()
     }
 
-    /// The `actor-system-terminate` phase: stops the root guardian.
-    pub(crate) fn stop_all(&self) {
+    /// The `actor-system-terminate` phase: stops the root guardian, at
+    /// once or, with `drain`, after what is queued (see
+    /// `coordinated_shutdown::stop_actors`).
+    pub(crate) fn stop_all(&self, drain: bool) {
         if !self.shared.terminating.swap(true, Ordering::SeqCst) {
             let root = lock(&self.shared.root).clone();
             match root {
+                Some(root) if drain => root.any_ref().graceful_stop(),
                 Some(root) => root.any_ref().send_system(SystemMsg::Stop),
                 None => self.root_terminated(),
             }
         }
+    }
+
+    /// The drain's deadline: stops whatever is left of the tree at once.
+    /// False if the root had already stopped.
+    pub(crate) fn force_stop(&self) -> bool {
+        let root = lock(&self.shared.root).clone();
+        root.map(|root| root.any_ref().send_system(SystemMsg::Stop))
+            .is_some()
     }
 
     /// Adds an async hook that runs while the system terminates, in the

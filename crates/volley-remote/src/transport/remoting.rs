@@ -72,6 +72,10 @@ impl Remoting {
             .runtime_handle()
             .spawn(reachability::run_monitor(core.clone()));
         core.track(task);
+        // A hook runs in `actor-system-terminate` once the actors have
+        // drained and stopped, so what they sent meanwhile and the death
+        // notices of their stops are flushed before the goodbye; an earlier
+        // phase would cut them off.
         let leaving = core.clone();
         system
             .add_shutdown_hook(

@@ -101,7 +101,11 @@ impl<A: Actor> ActorCell<A> {
             SystemMsg::Resume => {
                 if inner.mode == Mode::Suspended {
                     inner.failed_message = None;
-                    inner.mode = Mode::Running;
+                    if inner.actor.is_some() {
+                        inner.mode = Mode::Running;
+                    } else {
+                        self.resume_unstarted(inner);
+                    }
                 }
             }
             SystemMsg::Restart(failure) => self.restart(inner, failure, None),
@@ -109,7 +113,7 @@ impl<A: Actor> ActorCell<A> {
                 self.restart(inner, restart.failure.clone(), Some(&restart))
             }
             SystemMsg::BackoffElapsed => self.backoff_elapsed(inner),
-            SystemMsg::Stop => self.begin_stop(inner),
+            SystemMsg::Stop => self.stop_now(inner),
         }
     }
 
@@ -322,8 +326,12 @@ impl<A: Actor> ActorCell<A> {
         }
         let message = inner.failed_message.take();
         // No instance: the last one's `pre_start` failed, and nothing runs
-        // on it again; the next one starts afresh.
+        // on it again; the next one starts afresh, without the children
+        // the failed `pre_start` spawned (Akka's `faultCreate`).
         inner.restart_as_start = inner.actor.is_none();
+        if inner.restart_as_start {
+            self.stop_children_of_unstarted(inner);
+        }
         self.call_quietly(inner, "pre_restart", |actor, ctx| {
             actor.pre_restart(ctx, &failure, message)
         });
@@ -346,6 +354,30 @@ impl<A: Actor> ActorCell<A> {
         } else {
             self.finish_restart(inner, failure);
         }
+    }
+
+    /// A `Resume` for an instance whose `pre_start` failed: there is no
+    /// state to resume, so a new instance is created and started instead,
+    /// as Akka turns such a Resume into a Create.
+    #[cold]
+    fn resume_unstarted(&self, inner: &mut Inner<A>) {
+        tracing::warn!(actor = %self.path, "resume of an actor that never started: creating it afresh");
+        let failure = Arc::new(Failure {
+            actor: self.path.to_string(),
+            kind: FailureKind::Panic("resumed before it ever started".into()),
+        });
+        self.restart(inner, failure, None);
+    }
+
+    /// Stops (and unwatches) the children that an instance whose
+    /// `pre_start` failed had spawned: the next instance spawns its own,
+    /// under the same names, once these have terminated.
+    fn stop_children_of_unstarted(&self, inner: &mut Inner<A>) {
+        let children = lock(&self.children).refs();
+        for child in &children {
+            inner.ctx.unwatch(child);
+        }
+        inner.ctx.stop_all_children();
     }
 
     pub(super) fn finish_restart(&self, inner: &mut Inner<A>, failure: Arc<Failure>) {
@@ -392,7 +424,22 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// A `Stop`: begins stopping, or, once a shutdown drain has passed its
+    /// deadline, stops at once the children still draining.
+    fn stop_now(&self, inner: &mut Inner<A>) {
+        if inner.mode == Mode::Terminating && self.system.shutdown_state().forced() {
+            let children = lock(&self.children).refs();
+            for child in children {
+                child.send_system(SystemMsg::Stop);
+            }
+        } else {
+            self.begin_stop(inner);
+        }
+    }
+
     /// Stops the children first; `finish_stop` runs when the last is gone.
+    /// While the system drains at shutdown, the children are stopped
+    /// gracefully, each after the messages queued for it.
     pub(super) fn begin_stop(&self, inner: &mut Inner<A>) {
         if matches!(inner.mode, Mode::Terminating | Mode::Terminated) {
             return;
@@ -407,8 +454,13 @@ impl<A: Actor> ActorCell<A> {
             children.close();
             (children.mark_all_stopping(), children.is_empty())
         };
+        let drain = self.system.shutdown_state().drains();
         for child in to_stop {
-            child.send_system(SystemMsg::Stop);
+            if drain {
+                child.graceful_stop();
+            } else {
+                child.send_system(SystemMsg::Stop);
+            }
         }
         if empty {
             self.finish_stop(inner);

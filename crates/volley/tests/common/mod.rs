@@ -3,6 +3,8 @@
 
 pub mod backoff;
 pub mod log_capture;
+pub mod pekko;
+pub mod typed_target;
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Once;
