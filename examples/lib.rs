@@ -5,4 +5,5 @@ pub mod greeter_app;
 pub mod http_counter_app;
 pub mod job_master_logic;
 pub mod prometheus_app;
+pub mod stash_inventory_app;
 pub mod streaming_greeter_app;
