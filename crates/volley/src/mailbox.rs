@@ -26,6 +26,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::sync::{SpinMutex, SpinMutexGuard};
+use crate::trace_context::Traced;
 
 /// What an actor's mailbox holds.
 pub(crate) enum Envelope<M> {
@@ -43,6 +44,9 @@ pub(crate) enum Envelope<M> {
     Terminated(u64),
     /// The receive timeout of this generation fired (`receive_timeout.rs`).
     ReceiveTimeout(u64),
+    /// An ordinary message with the span context it was sent in: only a
+    /// traced mailbox makes these (`trace_context`).
+    Traced(Box<Traced<M>>),
 }
 
 impl<M> Envelope<M> {
@@ -52,6 +56,15 @@ impl<M> Envelope<M> {
             self,
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_)
         )
+    }
+}
+
+/// A refused message handed back as it was sent: without the span it was
+/// wrapped with on the way in.
+fn unwrap_traced<M>(env: Envelope<M>) -> Envelope<M> {
+    match env {
+        Envelope::Traced(t) => Envelope::Msg(t.msg),
+        env => env,
     }
 }
 
@@ -113,9 +126,25 @@ struct Policy<M> {
     /// Set for a priority or control-aware mailbox: the queue is kept
     /// sorted by it, stable among equals.
     order: Option<Priority<M>>,
+    /// `[tracing] message_spans`: a message carries the sender's span.
+    traced: bool,
 }
 
 impl<M> Policy<M> {
+    /// What is queued for `env`: in a traced mailbox a user message goes
+    /// with the sender's span. Called before the queue is locked, since
+    /// looking up the current span asks the subscriber.
+    #[inline]
+    fn prepare(&self, env: Envelope<M>) -> Envelope<M> {
+        match env {
+            Envelope::Msg(msg) if self.traced => match Traced::capture(msg) {
+                Ok(traced) => Envelope::Traced(traced),
+                Err(msg) => Envelope::Msg(msg),
+            },
+            env => env,
+        }
+    }
+
     /// Where `env` goes in `q`, which is sorted: behind every envelope of
     /// the same or a lower value (so equals stay in arrival order).
     /// Runtime signals sort behind every message queued before them, as
@@ -126,6 +155,7 @@ impl<M> Policy<M> {
         };
         let rank = |e: &Envelope<M>| match e {
             Envelope::Msg(m) | Envelope::Timer { msg: m, .. } => order.as_ref()(m),
+            Envelope::Traced(t) => order.as_ref()(&t.msg),
             _ => i32::MAX,
         };
         let p = rank(env);
@@ -161,23 +191,27 @@ impl<M> Policy<M> {
 }
 
 impl<M> Mailbox<M> {
-    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>) -> Self {
+    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>, traced: bool) -> Self {
         let bound = match (config, &order) {
             // Spawn's common case, kept as short as it was.
-            (MailboxConfig::Unbounded, None) => {
+            (MailboxConfig::Unbounded, None) if !traced => {
                 return Mailbox {
                     queue: SpinMutex::new(VecDeque::new()),
                     policy: None,
                 }
             }
-            (MailboxConfig::Unbounded, Some(_)) => None,
+            (MailboxConfig::Unbounded, _) => None,
             (MailboxConfig::Bounded { capacity, overflow }, _) => Some((capacity, overflow)),
         };
         Mailbox {
             // A bounded mailbox is allocated once here, so its tell never
             // allocates.
             queue: SpinMutex::new(VecDeque::with_capacity(bound.map_or(0, |(c, _)| c))),
-            policy: Some(Box::new(Policy { bound, order })),
+            policy: Some(Box::new(Policy {
+                bound,
+                order,
+                traced,
+            })),
         }
     }
 
@@ -190,14 +224,21 @@ impl<M> Mailbox<M> {
     /// (the new envelope, or the evicted oldest one) for dead letters.
     #[inline]
     pub(crate) fn push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
-        let mut q = self.lock();
         match &self.policy {
             None => {
-                q.push_back(env);
+                self.lock().push_back(env);
                 Ok(())
             }
-            Some(policy) => policy.push(&mut q, env),
+            Some(policy) => {
+                let env = policy.prepare(env);
+                policy.push(&mut self.lock(), env)
+            }
         }
+    }
+
+    /// Whether messages carry their sender's span (`trace_context`).
+    pub(crate) fn is_traced(&self) -> bool {
+        self.policy.as_ref().is_some_and(|p| p.traced)
     }
 
     /// Enqueues all of `msgs` under one lock if the mailbox is the default
@@ -218,20 +259,25 @@ impl<M> Mailbox<M> {
     /// Enqueues only if there is room; hands the envelope back otherwise.
     #[inline]
     pub(crate) fn try_push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
-        let mut q = self.lock();
         match &self.policy {
             None => {
-                q.push_back(env);
+                self.lock().push_back(env);
                 Ok(())
             }
-            Some(policy) => match policy.bound {
-                Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => Err(env),
-                _ => {
-                    let at = policy.position(&q, &env);
-                    q.insert(at, env);
-                    Ok(())
+            Some(policy) => {
+                let env = policy.prepare(env);
+                let mut q = self.lock();
+                match policy.bound {
+                    Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => {
+                        Err(unwrap_traced(env))
+                    }
+                    _ => {
+                        let at = policy.position(&q, &env);
+                        q.insert(at, env);
+                        Ok(())
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -273,13 +319,13 @@ mod tests {
 
     impl<M> Mailbox<M> {
         fn new_fifo(config: MailboxConfig) -> Self {
-            Mailbox::new(config, None)
+            Mailbox::new(config, None, false)
         }
     }
 
     fn ordered(config: MailboxConfig) -> Mailbox<u32> {
         // Tens digit is the priority: 5 before 15 before 25.
-        Mailbox::new(config, Some(Arc::new(Box::new(|m: &u32| (*m / 10) as i32))))
+        Mailbox::new(config, Some(Arc::new(Box::new(|m: &u32| (*m / 10) as i32))), false)
     }
 
     fn drain(mb: &Mailbox<u32>) -> Vec<u32> {

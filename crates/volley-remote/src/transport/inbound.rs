@@ -210,6 +210,10 @@ async fn read_loop(
             match decoded {
                 // User messages are nearly every frame: they join the run.
                 Ok(Pdu::UserMessage(m)) => run.push(m, to!()),
+                Ok(Pdu::TracedUserMessage(t)) => {
+                    run.flush(to!());
+                    to!().traced(t);
+                }
                 Ok(pdu) => {
                     // Whatever came before this frame is delivered first:
                     // a declaration may rebind an id the run uses.
@@ -360,16 +364,26 @@ fn handle(
         // The read loop delivers user messages in runs; one that reaches
         // here is delivered as a run of one.
         Pdu::UserMessage(m) => {
-            let mut run = Run::new();
             let mut types = TypeCache::default();
-            let mut to = Deliver {
+            Deliver {
                 core,
                 imports,
                 types: &mut types,
                 peer: &peer.address,
-            };
-            run.push(m, &mut to);
-            run.flush(&mut to);
+            }
+            .one(m);
+        }
+        // Each with its own parent: delivered alone, after the run before
+        // it (the read loop flushed that).
+        Pdu::TracedUserMessage(t) => {
+            let mut types = TypeCache::default();
+            Deliver {
+                core,
+                imports,
+                types: &mut types,
+                peer: &peer.address,
+            }
+            .traced(t);
         }
         Pdu::Reply(r) => reply(core, imports, peer, r),
         Pdu::RefDeclaration(d) => {

@@ -42,6 +42,15 @@ mod loom_model;
 
 pub(crate) use token::LaneConnection;
 
+/// A user message on its way into a lane: its registration, the message,
+/// and the sender's trace context if it carries one.
+#[derive(Clone, Copy)]
+pub(crate) struct Outgoing<'a> {
+    pub(crate) outbound: OutboundType,
+    pub(crate) msg: &'a (dyn Any + Send),
+    pub(crate) context: Option<&'a volley::TraceParent>,
+}
+
 /// Generic over the connection only for the loom models: the transport
 /// always uses the default.
 pub(crate) struct OutboundLane<C = Connection> {
@@ -235,15 +244,21 @@ impl<C: LaneConnection> OutboundLane<C> {
         notified.await;
     }
 
-    /// Encodes a user message for `target` into the buffer.
+    /// Encodes a user message for `target` into the buffer (a reply to an
+    /// ask made on the peer as a Reply frame, which carries no trace
+    /// context).
     pub(crate) fn send_user(
         self: &Arc<Self>,
         core: &RemotingCore,
         target: &RemoteRef,
         route: &RouteHint,
-        ty: OutboundType,
-        msg: &(dyn Any + Send),
+        message: &Outgoing<'_>,
     ) -> Result<(), LaneRefusal> {
+        let Outgoing {
+            outbound: ty,
+            msg,
+            context,
+        } = *message;
         let mut st = self.state.lock();
         if st.buf.len() >= self.limit.load(std::sync::atomic::Ordering::Relaxed) {
             // `full` is set under the lock: a writer that takes the buffer
@@ -297,9 +312,16 @@ impl<C: LaneConnection> OutboundLane<C> {
             self.association_id,
             exports,
             buf,
-            |buf| {
-                self.encoder
-                    .user_message_with(buf, &header, |b| (ty.encode)(msg, b))
+            |buf| match context {
+                None => self
+                    .encoder
+                    .user_message_with(buf, &header, |b| (ty.encode)(msg, b)),
+                Some(context) => {
+                    self.encoder
+                        .traced_user_message_with(buf, &header, context, |b| {
+                            (ty.encode)(msg, b)
+                        })
+                }
             },
         );
         self.unlock_and_kick(st, was_empty, true);

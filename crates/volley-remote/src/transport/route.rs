@@ -14,10 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
+use volley::TraceParent;
 
 use super::association::Association;
 use super::core::RemotingCore;
-use super::lane::LaneRefusal;
+use super::lane::{LaneRefusal, Outgoing};
 use super::system_messages::SystemKind;
 use crate::wire::Lane;
 
@@ -116,16 +117,11 @@ impl RouteHint {
         &self,
         association: &Association,
         target: &RemoteRef,
-        outbound: super::registry::OutboundType,
-        msg: &(dyn Any + Send),
+        message: &Outgoing<'_>,
         refusal: LaneRefusal,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
-        let on = |lane| {
-            association
-                .lane(lane)
-                .send_user(core, target, self, outbound, msg)
-        };
+        let on = |lane| association.lane(lane).send_user(core, target, self, message);
         let mut outcome = match refusal {
             LaneRefusal::TooBig(_) => on(Lane::Large),
             other => Err(other),
@@ -152,12 +148,16 @@ impl RouteHint {
     }
 }
 
-impl RemoteRoute for RouteHint {
-    fn send(
+impl RouteHint {
+    /// A user message for `target`, with the sender's trace context if it
+    /// has one to carry.
+    #[inline]
+    fn send_user(
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
         ty: MessageType,
+        context: Option<&TraceParent>,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
         let outbound = core
@@ -170,13 +170,39 @@ impl RemoteRoute for RouteHint {
         // A node that is gone is refused by the lanes themselves (their
         // limit drops to 0): no check here, on the hot path.
         let association = self.association(target)?;
+        let message = Outgoing {
+            outbound,
+            msg,
+            context,
+        };
         match association
             .lane(Lane::Ordinary)
-            .send_user(core, target, self, outbound, msg)
+            .send_user(core, target, self, &message)
         {
             Ok(()) => Ok(()),
-            Err(refusal) => self.refused(association, target, outbound, msg, refusal),
+            Err(refusal) => self.refused(association, target, &message, refusal),
         }
+    }
+}
+
+impl RemoteRoute for RouteHint {
+    fn send(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+    ) -> Result<(), RemoteSendError> {
+        self.send_user(target, msg, ty, None)
+    }
+
+    fn send_traced(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+        context: &TraceParent,
+    ) -> Result<(), RemoteSendError> {
+        self.send_user(target, msg, ty, Some(context))
     }
 
     fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {

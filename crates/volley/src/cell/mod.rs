@@ -102,13 +102,18 @@ impl<A: Actor> ActorCell<A> {
         dispatcher: Dispatcher,
         props: Props<A>,
     ) -> Arc<Self> {
+        let traced = system.settings().tracing.message_spans;
         let cell = Arc::new(ActorCell {
             uid: next_uid(),
             path,
             parent,
             system,
             dispatcher,
-            queues: Queues::new(props.mailbox, props.order.clone()),
+            queues: Queues::new(
+                props.mailbox,
+                props.order.clone(),
+                traced,
+            ),
             children: Mutex::new(Children::default()),
             inner: SpinMutex::new(None),
             batched: AtomicUsize::new(0),
@@ -120,7 +125,7 @@ impl<A: Actor> ActorCell<A> {
             mode: Mode::Created,
             failed_message: None,
             restart_as_start: false,
-            traced: cell.system.settings().tracing.message_spans,
+            traced,
         });
         cell
     }
@@ -218,7 +223,7 @@ impl<A: Actor> ActorCell<A> {
         // (stopping cancels them all): discarded, as in Akka, not a dead
         // letter. One dropped by a full mailbox is a dead letter.
         let counts = match env {
-            Envelope::Msg(_) => true,
+            Envelope::Msg(_) | Envelope::Traced(_) => true,
             Envelope::Timer { .. } => reason == DeadLetterReason::MailboxOverflow,
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => false,
         };
@@ -329,6 +334,22 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
             }
         }
         self.after_push()
+    }
+
+    fn enqueue_from_remote(
+        &self,
+        msg: A::Msg,
+        parent: crate::trace_context::TraceParent,
+    ) -> Option<&Dispatcher> {
+        let env = if self.queues.mailbox().is_traced() {
+            Envelope::Traced(Box::new(crate::trace_context::Traced {
+                msg,
+                parent: crate::trace_context::Parent::Remote(parent),
+            }))
+        } else {
+            Envelope::Msg(msg)
+        };
+        self.enqueue(env)
     }
 
     fn try_enqueue(&self, msg: A::Msg) -> Result<Option<&Dispatcher>, TellError<A::Msg>> {
