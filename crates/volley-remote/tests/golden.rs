@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use bytes::BytesMut;
 use serde::{Deserialize, Serialize};
-use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley::TraceParent;
+use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley_remote::wire::*;
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]

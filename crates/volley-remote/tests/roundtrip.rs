@@ -60,15 +60,13 @@ impl Owned {
                 header: *header,
                 payload,
             }),
-            Owned::Traced(header, context, payload) => {
-                Pdu::TracedUserMessage(TracedUserMessage {
-                    message: UserMessage {
-                        header: *header,
-                        payload,
-                    },
-                    context: *context,
-                })
-            }
+            Owned::Traced(header, context, payload) => Pdu::TracedUserMessage(TracedUserMessage {
+                message: UserMessage {
+                    header: *header,
+                    payload,
+                },
+                context: *context,
+            }),
             Owned::RefDecl(id, uid, path) => Pdu::RefDeclaration(RefDeclaration {
                 id: RefId::new(*id).unwrap(),
                 uid: *uid,

@@ -54,9 +54,9 @@ impl TracePropagator for Attached {
 fn subscriber() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
-        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(
-            tracing_subscriber::filter::LevelFilter::INFO,
-        ))
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO),
+        )
         .expect("the only subscriber here");
     });
 }
@@ -97,7 +97,14 @@ async fn a_remote_asks_handler_span_has_the_callers_span_as_parent() {
     let call = tracing::info_span!("client.call");
     let expected = span_parent_id(&call);
     let sum = calc
-        .ask(|reply_to| Calc::Add { a: 1, b: 2, reply_to }, T)
+        .ask(
+            |reply_to| Calc::Add {
+                a: 1,
+                b: 2,
+                reply_to,
+            },
+            T,
+        )
         .instrument(call)
         .await
         .unwrap();
@@ -147,10 +154,7 @@ async fn traced_and_plain_messages_to_one_actor_keep_their_order() {
             calc.tell(seq);
         }
     }
-    let report = calc
-        .ask(Calc::Report, T)
-        .await
-        .unwrap();
+    let report = calc.ask(Calc::Report, T).await.unwrap();
     assert_eq!(report, vec![300, 0], "[received, out of order]");
     let traced = (0..300u64).filter(|n| n % 7 == 3).count();
     assert_eq!(attached.0.lock().unwrap().len(), traced);
@@ -188,7 +192,14 @@ async fn a_sender_never_puts_zero_ids_on_the_wire() {
     spawn_calculator(&beta, "calc");
     let calc = remote_ref(&alpha, &beta, "calc");
     let sum = calc
-        .ask(|reply_to| Calc::Add { a: 4, b: 4, reply_to }, T)
+        .ask(
+            |reply_to| Calc::Add {
+                a: 4,
+                b: 4,
+                reply_to,
+            },
+            T,
+        )
         .instrument(tracing::info_span!("call"))
         .await
         .unwrap();

@@ -325,7 +325,11 @@ mod tests {
 
     fn ordered(config: MailboxConfig) -> Mailbox<u32> {
         // Tens digit is the priority: 5 before 15 before 25.
-        Mailbox::new(config, Some(Arc::new(Box::new(|m: &u32| (*m / 10) as i32))), false)
+        Mailbox::new(
+            config,
+            Some(Arc::new(Box::new(|m: &u32| (*m / 10) as i32))),
+            false,
+        )
     }
 
     fn drain(mb: &Mailbox<u32>) -> Vec<u32> {

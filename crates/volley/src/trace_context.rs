@@ -97,7 +97,8 @@ impl FromStr for TraceParent {
             parent_id: [0; 8],
             flags: 0,
         };
-        hex_into(trace, &mut tp.trace_id).ok_or_else(|| fail("trace id is not 32 lower-case hex digits"))?;
+        hex_into(trace, &mut tp.trace_id)
+            .ok_or_else(|| fail("trace id is not 32 lower-case hex digits"))?;
         hex_into(parent, &mut tp.parent_id)
             .ok_or_else(|| fail("parent id is not 16 lower-case hex digits"))?;
         let mut f = [0u8; 1];

@@ -128,7 +128,13 @@ impl Actor for Hop {
 fn chain(sys: &volley::ActorSystem, done: Sender<u32>) -> ActorRef<Relay> {
     let d = done.clone();
     let second = sys
-        .spawn("second", Props::new(move || Hop { next: None, done: d.clone() }))
+        .spawn(
+            "second",
+            Props::new(move || Hop {
+                next: None,
+                done: d.clone(),
+            }),
+        )
         .unwrap();
     sys.spawn(
         "first",
@@ -155,7 +161,11 @@ fn a_told_message_is_handled_in_a_child_of_the_senders_span_hop_by_hop() {
     let second_spans = handler_spans("tc-tell/user/second");
     assert_eq!(first_spans.len(), 1, "{first_spans:?}");
     assert_eq!(second_spans.len(), 1, "{second_spans:?}");
-    assert_eq!(first_spans[0].parent, Some(request_id), "first's parent is the request");
+    assert_eq!(
+        first_spans[0].parent,
+        Some(request_id),
+        "first's parent is the request"
+    );
     assert_eq!(
         second_spans[0].parent,
         Some(first_spans[0].id),
@@ -216,10 +226,13 @@ fn without_message_spans_nothing_is_carried_and_no_span_opens() {
     assert!(handler_spans("tc-off/").is_empty());
 }
 
+/// A span id (if the span is enabled) and the context attached to it.
+type Attachment = (Option<u64>, TraceParent);
+
 /// Records what the runtime asks it to attach, and to which span.
 #[derive(Default, Clone)]
 struct Attaching {
-    attached: Arc<Mutex<Vec<(Option<u64>, TraceParent)>>>,
+    attached: Arc<Mutex<Vec<Attachment>>>,
 }
 
 impl TracePropagator for Attaching {
@@ -248,13 +261,15 @@ fn a_context_from_another_node_becomes_the_handler_spans_parent() {
     let context: TraceParent = CONTEXT.parse().unwrap();
     // The delivering thread's own span (a transport's reader, say) is not
     // the parent: the remote context is.
-    tracing::info_span!("reader").in_scope(|| {
-        volley::remote::tell_with_trace_parent(&first, Relay::Pass(9), context)
-    });
+    tracing::info_span!("reader")
+        .in_scope(|| volley::remote::tell_with_trace_parent(&first, Relay::Pass(9), context));
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 9);
     let first_spans = handler_spans("tc-remote/user/first");
     assert_eq!(first_spans.len(), 1, "{first_spans:?}");
-    assert_eq!(first_spans[0].parent, None, "not nested in the reader's span");
+    assert_eq!(
+        first_spans[0].parent, None,
+        "not nested in the reader's span"
+    );
     let attached = attaching.attached.lock().unwrap().clone();
     assert_eq!(attached, vec![(Some(first_spans[0].id), context)]);
     // The next hop is local again: a child of first's handler span.

@@ -318,9 +318,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                     .user_message_with(buf, &header, |b| (ty.encode)(msg, b)),
                 Some(context) => {
                     self.encoder
-                        .traced_user_message_with(buf, &header, context, |b| {
-                            (ty.encode)(msg, b)
-                        })
+                        .traced_user_message_with(buf, &header, context, |b| (ty.encode)(msg, b))
                 }
             },
         );

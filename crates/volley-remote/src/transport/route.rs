@@ -121,7 +121,11 @@ impl RouteHint {
         refusal: LaneRefusal,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
-        let on = |lane| association.lane(lane).send_user(core, target, self, message);
+        let on = |lane| {
+            association
+                .lane(lane)
+                .send_user(core, target, self, message)
+        };
         let mut outcome = match refusal {
             LaneRefusal::TooBig(_) => on(Lane::Large),
             other => Err(other),

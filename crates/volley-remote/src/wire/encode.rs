@@ -224,15 +224,10 @@ impl Encoder {
                 })
             }
             Pdu::TracedUserMessage(t) => {
-                return self.traced_user_message_with(
-                    buf,
-                    &t.message.header,
-                    &t.context,
-                    |b| {
-                        b.extend_from_slice(t.message.payload);
-                        Ok(())
-                    },
-                )
+                return self.traced_user_message_with(buf, &t.message.header, &t.context, |b| {
+                    b.extend_from_slice(t.message.payload);
+                    Ok(())
+                })
             }
             Pdu::Reply(r) => {
                 return self.reply_with(buf, r.correlation, r.serializer, r.type_id, |b| {

@@ -109,11 +109,7 @@ impl<A: Actor> ActorCell<A> {
             parent,
             system,
             dispatcher,
-            queues: Queues::new(
-                props.mailbox,
-                props.order.clone(),
-                traced,
-            ),
+            queues: Queues::new(props.mailbox, props.order.clone(), traced),
             children: Mutex::new(Children::default()),
             inner: SpinMutex::new(None),
             batched: AtomicUsize::new(0),

@@ -288,7 +288,11 @@ impl RemoteRef {
 /// handler span gets `context` as parent (through the system's
 /// [`TracePropagator`](crate::TracePropagator)); any other target gets the
 /// message alone, as with `tell`.
-pub fn tell_with_trace_parent<M: Send + 'static>(target: &ActorRef<M>, msg: M, context: TraceParent) {
+pub fn tell_with_trace_parent<M: Send + 'static>(
+    target: &ActorRef<M>,
+    msg: M,
+    context: TraceParent,
+) {
     target.tell_from_remote(msg, context);
 }
 
@@ -394,7 +398,8 @@ impl RemoteRef {
         if let Some(propagation) = &self.system.settings().tracing.propagator {
             let current = tracing::Span::current();
             if !current.is_none() {
-                if let Some(context) = propagation.0.inject(&current).filter(TraceParent::is_valid) {
+                if let Some(context) = propagation.0.inject(&current).filter(TraceParent::is_valid)
+                {
                     return self.route.send_traced(self, msg, ty, &context);
                 }
             }
