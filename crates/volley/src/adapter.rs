@@ -134,7 +134,7 @@ impl<N: Send + 'static, M: Send + 'static> RefTarget<N> for Adapter<N, M> {
             // Only a mailbox wraps a message with its span, after the
             // adapter has mapped it; should one reach here, the mapped
             // message is told in the current span again.
-            Envelope::Traced(t) => Envelope::Msg(self.adapt(t.msg)?),
+            Envelope::Traced { msg, .. } => Envelope::Msg(self.adapt(msg)?),
         };
         self.inner.target_ref().enqueue(env)
     }

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::sync::{SpinMutex, SpinMutexGuard};
-use crate::trace_context::Traced;
+use crate::trace_context::{Parent, ParentSlots};
 
 /// What an actor's mailbox holds.
 pub(crate) enum Envelope<M> {
@@ -44,9 +44,12 @@ pub(crate) enum Envelope<M> {
     Terminated(u64),
     /// The receive timeout of this generation fired (`receive_timeout.rs`).
     ReceiveTimeout(u64),
-    /// An ordinary message with the span context it was sent in: only a
-    /// traced mailbox makes these (`trace_context`).
-    Traced(Box<Traced<M>>),
+    /// An ordinary message with the span context it was sent in, kept in
+    /// slot `parent` of the mailbox's [`ParentSlots`]: only a traced
+    /// mailbox makes these (`trace_context`). The context stays out of the
+    /// envelope so that `Envelope<M>` needs no drop glue of its own: every
+    /// actor's queues would pay for it when dropped, traced or not.
+    Traced { msg: M, parent: u32 },
 }
 
 impl<M> Envelope<M> {
@@ -56,15 +59,6 @@ impl<M> Envelope<M> {
             self,
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_)
         )
-    }
-}
-
-/// A refused message handed back as it was sent: without the span it was
-/// wrapped with on the way in.
-fn unwrap_traced<M>(env: Envelope<M>) -> Envelope<M> {
-    match env {
-        Envelope::Traced(t) => Envelope::Msg(t.msg),
-        env => env,
     }
 }
 
@@ -126,8 +120,9 @@ struct Policy<M> {
     /// Set for a priority or control-aware mailbox: the queue is kept
     /// sorted by it, stable among equals.
     order: Option<Priority<M>>,
-    /// `[tracing] message_spans`: a message carries the sender's span.
-    traced: bool,
+    /// `[tracing] message_spans`: a message carries the sender's span,
+    /// kept here.
+    parents: Option<ParentSlots>,
 }
 
 impl<M> Policy<M> {
@@ -137,9 +132,15 @@ impl<M> Policy<M> {
     #[inline]
     fn prepare(&self, env: Envelope<M>) -> Envelope<M> {
         match env {
-            Envelope::Msg(msg) if self.traced => match Traced::capture(msg) {
-                Ok(traced) => Envelope::Traced(traced),
-                Err(msg) => Envelope::Msg(msg),
+            Envelope::Msg(msg) => match &self.parents {
+                Some(slots) => match Parent::current() {
+                    Some(parent) => Envelope::Traced {
+                        msg,
+                        parent: slots.put(parent),
+                    },
+                    None => Envelope::Msg(msg),
+                },
+                None => Envelope::Msg(msg),
             },
             env => env,
         }
@@ -155,7 +156,7 @@ impl<M> Policy<M> {
         };
         let rank = |e: &Envelope<M>| match e {
             Envelope::Msg(m) | Envelope::Timer { msg: m, .. } => order.as_ref()(m),
-            Envelope::Traced(t) => order.as_ref()(&t.msg),
+            Envelope::Traced { msg: m, .. } => order.as_ref()(m),
             _ => i32::MAX,
         };
         let p = rank(env);
@@ -210,7 +211,7 @@ impl<M> Mailbox<M> {
             policy: Some(Box::new(Policy {
                 bound,
                 order,
-                traced,
+                parents: traced.then(ParentSlots::default),
             })),
         }
     }
@@ -236,9 +237,11 @@ impl<M> Mailbox<M> {
         }
     }
 
-    /// Whether messages carry their sender's span (`trace_context`).
-    pub(crate) fn is_traced(&self) -> bool {
-        self.policy.as_ref().is_some_and(|p| p.traced)
+    /// Where a traced mailbox keeps its messages' span contexts; `None`
+    /// for any other.
+    #[inline]
+    pub(crate) fn parents(&self) -> Option<&ParentSlots> {
+        self.policy.as_ref()?.parents.as_ref()
     }
 
     /// Enqueues all of `msgs` under one lock if the mailbox is the default
@@ -269,7 +272,8 @@ impl<M> Mailbox<M> {
                 let mut q = self.lock();
                 match policy.bound {
                     Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => {
-                        Err(unwrap_traced(env))
+                        drop(q);
+                        Err(self.untraced(env))
                     }
                     _ => {
                         let at = policy.position(&q, &env);
@@ -295,6 +299,20 @@ impl<M> Mailbox<M> {
             // Keep the preallocated deque in place so a bounded tell never
             // allocates.
             Some(_) => batch.extend(q.drain(..)),
+        }
+    }
+
+    /// A refused message handed back as it was sent, its span context
+    /// released.
+    fn untraced(&self, env: Envelope<M>) -> Envelope<M> {
+        match env {
+            Envelope::Traced { msg, parent } => {
+                if let Some(slots) = self.parents() {
+                    slots.take(parent);
+                }
+                Envelope::Msg(msg)
+            }
+            env => env,
         }
     }
 
@@ -460,5 +478,45 @@ mod tests {
             "a bounded mailbox leaves the batch to the caller"
         );
         assert!(bounded.is_empty());
+    }
+
+    #[test]
+    fn a_traced_mailbox_keeps_contexts_beside_the_queue_and_frees_them() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO);
+        tracing::subscriber::with_default(subscriber, || {
+            let mb = Mailbox::new(MailboxConfig::bounded(2, Overflow::DropNewest), None, true);
+            let slots = mb.parents().expect("a traced mailbox has slots");
+            // Outside a span: a plain message, no slot.
+            mb.push(Envelope::Msg(1)).ok();
+            let span = tracing::info_span!("sender");
+            span.in_scope(|| {
+                mb.push(Envelope::Msg(2)).ok();
+                // Full: handed back as it was sent, its slot released.
+                match mb.try_push(Envelope::Msg(3)) {
+                    Err(Envelope::Msg(3)) => {}
+                    _ => panic!("a full mailbox hands the message back untraced"),
+                }
+            });
+            let mut batch = VecDeque::new();
+            mb.take_all(&mut batch);
+            assert!(matches!(batch.pop_front(), Some(Envelope::Msg(1))));
+            let Some(Envelope::Traced { msg: 2, parent }) = batch.pop_front() else {
+                panic!("the message told in a span carries it");
+            };
+            match slots.take(parent) {
+                Some(Parent::Local(from)) => assert_eq!(from.id(), span.id()),
+                _ => panic!("the sender's span is in the slot"),
+            }
+            assert!(slots.take(parent).is_none());
+        });
+    }
+
+    #[test]
+    fn an_untraced_envelope_needs_no_drop_glue() {
+        // Every actor's queues are dropped when it stops; glue would make
+        // each drop walk the queue (measured on spawn/stop).
+        assert!(!std::mem::needs_drop::<Envelope<u32>>());
     }
 }

@@ -15,12 +15,16 @@
 //! Cost: an actor of a system without `message_spans` has the default
 //! mailbox, whose tell never looks at tracing (the capture lives in the
 //! mailbox's policy, which only ordered, bounded and traced mailboxes
-//! have). A traced message is boxed with its parent, so the envelope of
-//! every actor stays as small as it was.
+//! have). A traced message's context waits in a slot of its mailbox
+//! ([`ParentSlots`]) and its envelope names the slot, so envelopes stay as
+//! small as they were and need no drop glue of their own (measured: glue
+//! on the envelope cost every actor's stop a deque walk per queue).
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use crate::locks::lock;
 
 /// A W3C trace context (`traceparent`, version 00): the trace, the span
 /// that is the parent of whatever the receiver starts, and the flags.
@@ -174,25 +178,61 @@ pub(crate) enum Parent {
     Remote(TraceParent),
 }
 
-/// A user message with the context it was sent in.
-pub(crate) struct Traced<M> {
-    pub(crate) msg: M,
-    pub(crate) parent: Parent,
+impl Parent {
+    /// The sender's current span, or `None` when the sender is in no span
+    /// (nothing to carry, so nothing is stored).
+    #[inline]
+    pub(crate) fn current() -> Option<Parent> {
+        let span = tracing::Span::current();
+        (!span.is_none()).then_some(Parent::Local(span))
+    }
 }
 
-impl<M> Traced<M> {
-    /// The sender's current span as the parent of `msg`, or `None` when the
-    /// sender is in no span (nothing to carry, so nothing is boxed).
-    #[inline]
-    pub(crate) fn capture(msg: M) -> Result<Box<Self>, M> {
-        let span = tracing::Span::current();
-        if span.is_none() {
-            return Err(msg);
+/// The span contexts of the messages queued in one traced mailbox, each in
+/// a numbered slot that its envelope names. Kept beside the queue rather
+/// than in the envelope, so that envelopes need no drop glue: a slot is
+/// freed when its message is handled or becomes a dead letter, and what is
+/// left goes with the mailbox.
+#[derive(Default)]
+pub(crate) struct ParentSlots {
+    slots: Mutex<Slots>,
+}
+
+#[derive(Default)]
+struct Slots {
+    taken: Vec<Option<Parent>>,
+    free: Vec<u32>,
+}
+
+impl ParentSlots {
+    /// Stores `parent`; returns its slot.
+    pub(crate) fn put(&self, parent: Parent) -> u32 {
+        let mut s = lock(&self.slots);
+        match s.free.pop() {
+            Some(at) => {
+                s.taken[at as usize] = Some(parent);
+                at
+            }
+            None => {
+                s.taken.push(Some(parent));
+                // A mailbox never holds 2^32 messages at once.
+                (s.taken.len() - 1) as u32
+            }
         }
-        Ok(Box::new(Traced {
-            msg,
-            parent: Parent::Local(span),
-        }))
+    }
+
+    /// Takes the parent out of slot `at`, freeing the slot.
+    pub(crate) fn take(&self, at: u32) -> Option<Parent> {
+        let mut s = lock(&self.slots);
+        let parent = s.taken.get_mut(at as usize)?.take()?;
+        s.free.push(at);
+        Some(parent)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        let s = lock(&self.slots);
+        s.taken.len() - s.free.len()
     }
 }
 
@@ -264,6 +304,24 @@ mod tests {
 
     #[test]
     fn outside_any_span_nothing_is_captured() {
-        assert!(Traced::capture(5u32).is_err());
+        assert!(Parent::current().is_none());
+    }
+
+    #[test]
+    fn slots_are_reused_and_taken_once() {
+        let slots = ParentSlots::default();
+        let context: TraceParent = HEADER.parse().unwrap();
+        let a = slots.put(Parent::Remote(context));
+        let b = slots.put(Parent::Remote(context));
+        assert_ne!(a, b);
+        assert!(matches!(slots.take(a), Some(Parent::Remote(c)) if c == context));
+        assert!(slots.take(a).is_none(), "a slot is taken once");
+        assert!(slots.take(99).is_none(), "an unknown slot is nothing");
+        assert_eq!(
+            slots.put(Parent::Remote(context)),
+            a,
+            "the freed slot is reused"
+        );
+        assert_eq!(slots.len(), 2);
     }
 }

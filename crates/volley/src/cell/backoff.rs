@@ -102,7 +102,7 @@ impl<A: Actor> ActorCell<A> {
     fn hold(&self, inner: &mut Inner<A>, env: Envelope<A::Msg>, capacity: usize) {
         // Only user messages overflow: a graceful stop or a `Terminated`
         // must reach the new instance.
-        if matches!(env, Envelope::Msg(_) | Envelope::Traced(_))
+        if matches!(env, Envelope::Msg(_) | Envelope::Traced { .. })
             && inner.ctx.batch.len() >= capacity
         {
             self.dead_letter(env, DeadLetterReason::BackoffOverflow);

@@ -219,7 +219,14 @@ impl<A: Actor> ActorCell<A> {
         // (stopping cancels them all): discarded, as in Akka, not a dead
         // letter. One dropped by a full mailbox is a dead letter.
         let counts = match env {
-            Envelope::Msg(_) | Envelope::Traced(_) => true,
+            Envelope::Msg(_) => true,
+            Envelope::Traced { parent, .. } => {
+                // Its context is released with it.
+                if let Some(slots) = self.queues.mailbox().parents() {
+                    slots.take(parent);
+                }
+                true
+            }
             Envelope::Timer { .. } => reason == DeadLetterReason::MailboxOverflow,
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => false,
         };
@@ -337,13 +344,12 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
         msg: A::Msg,
         parent: crate::trace_context::TraceParent,
     ) -> Option<&Dispatcher> {
-        let env = if self.queues.mailbox().is_traced() {
-            Envelope::Traced(Box::new(crate::trace_context::Traced {
+        let env = match self.queues.mailbox().parents() {
+            Some(slots) => Envelope::Traced {
                 msg,
-                parent: crate::trace_context::Parent::Remote(parent),
-            }))
-        } else {
-            Envelope::Msg(msg)
+                parent: slots.put(crate::trace_context::Parent::Remote(parent)),
+            },
+            None => Envelope::Msg(msg),
         };
         self.enqueue(env)
     }

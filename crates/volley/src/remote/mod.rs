@@ -412,7 +412,7 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher> {
         let msg = match env {
             Envelope::Msg(msg) | Envelope::Timer { msg, .. } => msg,
-            Envelope::Traced(t) => t.msg,
+            Envelope::Traced { msg, .. } => msg,
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => {
                 return None
             }

@@ -240,8 +240,8 @@ impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
             }
             // Only a mailbox makes these; the routee's mailbox captures
             // the span again, since routing runs on the sender's thread.
-            Envelope::Traced(t) => {
-                let _ = self.route(t.msg);
+            Envelope::Traced { msg, .. } => {
+                let _ = self.route(msg);
             }
             Envelope::Poison => self.router.graceful_stop(),
             // Only a cell queues these, into its own mailbox.
