@@ -42,13 +42,61 @@ mod loom_model;
 
 pub(crate) use token::LaneConnection;
 
-/// A user message on its way into a lane: its registration, the message,
-/// and the sender's trace context if it carries one.
+/// How a user message is framed: plain (UserMessage) or with the sender's
+/// trace context (TracedUserMessage). A type parameter rather than an
+/// `Option`, so the plain send is compiled exactly as if tracing did not
+/// exist (measured: an `Option` cost every remote send about 50
+/// instructions through lost inlining).
+pub(crate) trait Framing: Copy {
+    /// Appends the frame for `header` whose payload `write` serializes.
+    fn frame<F>(
+        self,
+        encoder: &Encoder,
+        buf: &mut BytesMut,
+        header: &MessageHeader,
+        write: F,
+    ) -> Result<(), crate::wire::EncodeError>
+    where
+        F: FnOnce(&mut BytesMut) -> Result<(), crate::serialization::SerializeError>;
+}
+
+/// A UserMessage frame.
 #[derive(Clone, Copy)]
-pub(crate) struct Outgoing<'a> {
-    pub(crate) outbound: OutboundType,
-    pub(crate) msg: &'a (dyn Any + Send),
-    pub(crate) context: Option<&'a volley::TraceParent>,
+pub(crate) struct Plain;
+
+impl Framing for Plain {
+    #[inline(always)]
+    fn frame<F>(
+        self,
+        encoder: &Encoder,
+        buf: &mut BytesMut,
+        header: &MessageHeader,
+        write: F,
+    ) -> Result<(), crate::wire::EncodeError>
+    where
+        F: FnOnce(&mut BytesMut) -> Result<(), crate::serialization::SerializeError>,
+    {
+        encoder.user_message_with(buf, header, write)
+    }
+}
+
+/// A TracedUserMessage frame carrying this context.
+#[derive(Clone, Copy)]
+pub(crate) struct WithContext<'a>(pub(crate) &'a volley::TraceParent);
+
+impl Framing for WithContext<'_> {
+    fn frame<F>(
+        self,
+        encoder: &Encoder,
+        buf: &mut BytesMut,
+        header: &MessageHeader,
+        write: F,
+    ) -> Result<(), crate::wire::EncodeError>
+    where
+        F: FnOnce(&mut BytesMut) -> Result<(), crate::serialization::SerializeError>,
+    {
+        encoder.traced_user_message_with(buf, header, self.0, write)
+    }
 }
 
 /// Generic over the connection only for the loom models: the transport
@@ -252,13 +300,10 @@ impl<C: LaneConnection> OutboundLane<C> {
         core: &RemotingCore,
         target: &RemoteRef,
         route: &RouteHint,
-        message: &Outgoing<'_>,
+        ty: OutboundType,
+        msg: &(dyn Any + Send),
+        framing: impl Framing,
     ) -> Result<(), LaneRefusal> {
-        let Outgoing {
-            outbound: ty,
-            msg,
-            context,
-        } = *message;
         let mut st = self.state.lock();
         if st.buf.len() >= self.limit.load(std::sync::atomic::Ordering::Relaxed) {
             // `full` is set under the lock: a writer that takes the buffer
@@ -312,15 +357,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             self.association_id,
             exports,
             buf,
-            |buf| match context {
-                None => self
-                    .encoder
-                    .user_message_with(buf, &header, |b| (ty.encode)(msg, b)),
-                Some(context) => {
-                    self.encoder
-                        .traced_user_message_with(buf, &header, context, |b| (ty.encode)(msg, b))
-                }
-            },
+            |buf| framing.frame(&self.encoder, buf, &header, |b| (ty.encode)(msg, b)),
         );
         self.unlock_and_kick(st, was_empty, true);
         outcome

@@ -18,7 +18,7 @@ use volley::TraceParent;
 
 use super::association::Association;
 use super::core::RemotingCore;
-use super::lane::{LaneRefusal, Outgoing};
+use super::lane::{Framing, LaneRefusal, Plain, WithContext};
 use super::system_messages::SystemKind;
 use crate::wire::Lane;
 
@@ -117,14 +117,16 @@ impl RouteHint {
         &self,
         association: &Association,
         target: &RemoteRef,
-        message: &Outgoing<'_>,
+        outbound: super::registry::OutboundType,
+        msg: &(dyn Any + Send),
+        framing: impl Framing,
         refusal: LaneRefusal,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
         let on = |lane| {
             association
                 .lane(lane)
-                .send_user(core, target, self, message)
+                .send_user(core, target, self, outbound, msg, framing)
         };
         let mut outcome = match refusal {
             LaneRefusal::TooBig(_) => on(Lane::Large),
@@ -153,15 +155,15 @@ impl RouteHint {
 }
 
 impl RouteHint {
-    /// A user message for `target`, with the sender's trace context if it
-    /// has one to carry.
-    #[inline]
+    /// A user message for `target`, framed plain or with the sender's
+    /// trace context.
+    #[inline(always)]
     fn send_user(
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
         ty: MessageType,
-        context: Option<&TraceParent>,
+        framing: impl Framing,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
         let outbound = core
@@ -174,17 +176,12 @@ impl RouteHint {
         // A node that is gone is refused by the lanes themselves (their
         // limit drops to 0): no check here, on the hot path.
         let association = self.association(target)?;
-        let message = Outgoing {
-            outbound,
-            msg,
-            context,
-        };
         match association
             .lane(Lane::Ordinary)
-            .send_user(core, target, self, &message)
+            .send_user(core, target, self, outbound, msg, framing)
         {
             Ok(()) => Ok(()),
-            Err(refusal) => self.refused(association, target, &message, refusal),
+            Err(refusal) => self.refused(association, target, outbound, msg, framing, refusal),
         }
     }
 }
@@ -196,7 +193,7 @@ impl RemoteRoute for RouteHint {
         msg: &(dyn Any + Send),
         ty: MessageType,
     ) -> Result<(), RemoteSendError> {
-        self.send_user(target, msg, ty, None)
+        self.send_user(target, msg, ty, Plain)
     }
 
     fn send_traced(
@@ -206,7 +203,7 @@ impl RemoteRoute for RouteHint {
         ty: MessageType,
         context: &TraceParent,
     ) -> Result<(), RemoteSendError> {
-        self.send_user(target, msg, ty, Some(context))
+        self.send_user(target, msg, ty, WithContext(context))
     }
 
     fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {
