@@ -22,9 +22,9 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crate::locks::lock;
+use crate::sync::SpinMutex;
 
 /// A W3C trace context (`traceparent`, version 00): the trace, the span
 /// that is the parent of whatever the receiver starts, and the flags.
@@ -193,9 +193,11 @@ impl Parent {
 /// than in the envelope, so that envelopes need no drop glue: a slot is
 /// freed when its message is handled or becomes a dead letter, and what is
 /// left goes with the mailbox.
-#[derive(Default)]
 pub(crate) struct ParentSlots {
-    slots: Mutex<Slots>,
+    /// Held for a push or a pop, like the mailbox's own lock (and a spin
+    /// lock for the same reason: the critical sections are a few
+    /// instructions).
+    slots: SpinMutex<Slots>,
 }
 
 #[derive(Default)]
@@ -204,10 +206,18 @@ struct Slots {
     free: Vec<u32>,
 }
 
+impl Default for ParentSlots {
+    fn default() -> Self {
+        ParentSlots {
+            slots: SpinMutex::new(Slots::default()),
+        }
+    }
+}
+
 impl ParentSlots {
     /// Stores `parent`; returns its slot.
     pub(crate) fn put(&self, parent: Parent) -> u32 {
-        let mut s = lock(&self.slots);
+        let mut s = self.slots.lock();
         match s.free.pop() {
             Some(at) => {
                 s.taken[at as usize] = Some(parent);
@@ -223,7 +233,7 @@ impl ParentSlots {
 
     /// Takes the parent out of slot `at`, freeing the slot.
     pub(crate) fn take(&self, at: u32) -> Option<Parent> {
-        let mut s = lock(&self.slots);
+        let mut s = self.slots.lock();
         let parent = s.taken.get_mut(at as usize)?.take()?;
         s.free.push(at);
         Some(parent)
@@ -231,7 +241,7 @@ impl ParentSlots {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        let s = lock(&self.slots);
+        let s = self.slots.lock();
         s.taken.len() - s.free.len()
     }
 }
