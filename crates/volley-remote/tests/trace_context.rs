@@ -71,28 +71,39 @@ fn with_tracing(propagator: impl TracePropagator, message_spans: bool) -> Settin
     }
 }
 
-fn span_parent_id(span: &tracing::Span) -> [u8; 8] {
-    span.id().unwrap().into_u64().to_be_bytes()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_remote_asks_handler_span_has_the_callers_span_as_parent() {
+/// A sender node with `injector` and a receiver node (handler spans on)
+/// that records what it attaches, with a calculator `calc` on the
+/// receiver: the sender's ref to it.
+async fn pair(
+    name: &str,
+    injector: impl TracePropagator,
+) -> (common::Node, common::Node, Attached, volley::ActorRef<Calc>) {
     subscriber();
     let attached = Attached::default();
     let alpha = node_with(
-        "tc-alpha",
-        with_tracing(SpanIdInjector, false),
+        &format!("{name}-a"),
+        with_tracing(injector, false),
         RemoteSettings::default(),
     )
     .await;
     let beta = node_with(
-        "tc-beta",
+        &format!("{name}-b"),
         with_tracing(attached.clone(), true),
         RemoteSettings::default(),
     )
     .await;
     spawn_calculator(&beta, "calc");
     let calc = remote_ref(&alpha, &beta, "calc");
+    (alpha, beta, attached, calc)
+}
+
+fn span_parent_id(span: &tracing::Span) -> [u8; 8] {
+    span.id().unwrap().into_u64().to_be_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_asks_handler_span_has_the_callers_span_as_parent() {
+    let (alpha, beta, attached, calc) = pair("tc-alpha", SpanIdInjector).await;
 
     let call = tracing::info_span!("client.call");
     let expected = span_parent_id(&call);
@@ -128,22 +139,7 @@ async fn a_remote_asks_handler_span_has_the_callers_span_as_parent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn traced_and_plain_messages_to_one_actor_keep_their_order() {
-    subscriber();
-    let attached = Attached::default();
-    let alpha = node_with(
-        "tc-order-a",
-        with_tracing(SpanIdInjector, false),
-        RemoteSettings::default(),
-    )
-    .await;
-    let beta = node_with(
-        "tc-order-b",
-        with_tracing(attached.clone(), true),
-        RemoteSettings::default(),
-    )
-    .await;
-    spawn_calculator(&beta, "calc");
-    let calc = remote_ref(&alpha, &beta, "calc");
+    let (alpha, beta, attached, calc) = pair("tc-order-a", SpanIdInjector).await;
     let span = tracing::info_span!("batch");
     // Runs of plain messages broken by traced ones, in one burst.
     for n in 0..300u64 {
@@ -164,7 +160,6 @@ async fn traced_and_plain_messages_to_one_actor_keep_their_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sender_never_puts_zero_ids_on_the_wire() {
-    subscriber();
     struct ZeroInjector;
     impl TracePropagator for ZeroInjector {
         fn inject(&self, _span: &tracing::Span) -> Option<TraceParent> {
@@ -176,21 +171,7 @@ async fn a_sender_never_puts_zero_ids_on_the_wire() {
         }
         fn attach(&self, _span: &tracing::Span, _parent: &TraceParent) {}
     }
-    let attached = Attached::default();
-    let alpha = node_with(
-        "tc-zero-a",
-        with_tracing(ZeroInjector, false),
-        RemoteSettings::default(),
-    )
-    .await;
-    let beta = node_with(
-        "tc-zero-b",
-        with_tracing(attached.clone(), true),
-        RemoteSettings::default(),
-    )
-    .await;
-    spawn_calculator(&beta, "calc");
-    let calc = remote_ref(&alpha, &beta, "calc");
+    let (alpha, beta, attached, calc) = pair("tc-zero", ZeroInjector).await;
     let sum = calc
         .ask(
             |reply_to| Calc::Add {

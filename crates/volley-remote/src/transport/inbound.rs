@@ -361,29 +361,21 @@ fn handle(
         Pdu::Heartbeat | Pdu::HeartbeatAck | Pdu::Disassociate(_)
     );
     match pdu {
-        // The read loop delivers user messages in runs; one that reaches
-        // here is delivered as a run of one.
-        Pdu::UserMessage(m) => {
+        // The read loop delivers user messages itself (in runs, a traced
+        // one alone); one that reaches here is delivered alone.
+        Pdu::UserMessage(_) | Pdu::TracedUserMessage(_) => {
             let mut types = TypeCache::default();
-            Deliver {
+            let mut to = Deliver {
                 core,
                 imports,
                 types: &mut types,
                 peer: &peer.address,
+            };
+            match pdu {
+                Pdu::UserMessage(m) => to.one(m),
+                Pdu::TracedUserMessage(t) => to.traced(t),
+                _ => {}
             }
-            .one(m);
-        }
-        // Each with its own parent: delivered alone, after the run before
-        // it (the read loop flushed that).
-        Pdu::TracedUserMessage(t) => {
-            let mut types = TypeCache::default();
-            Deliver {
-                core,
-                imports,
-                types: &mut types,
-                peer: &peer.address,
-            }
-            .traced(t);
         }
         Pdu::Reply(r) => reply(core, imports, peer, r),
         Pdu::RefDeclaration(d) => {
