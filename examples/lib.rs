@@ -4,6 +4,7 @@ pub mod backoff_db_app;
 pub mod greeter_app;
 pub mod http_counter_app;
 pub mod job_master_logic;
+pub mod otel_app;
 pub mod prometheus_app;
 pub mod stash_inventory_app;
 pub mod streaming_greeter_app;

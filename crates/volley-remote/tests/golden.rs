@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use bytes::BytesMut;
 use serde::{Deserialize, Serialize};
+use volley::TraceParent;
 use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley_remote::wire::*;
 
@@ -92,6 +93,17 @@ const MESSAGE_HEADER: [(&str, usize); 4] = [
 /// Correlation id of the reply vectors: distinct bytes, so the little-endian
 /// order is visible in the hex.
 const REPLY_CORRELATION: u64 = 0x0102_0304_0506_0708;
+
+/// The W3C recommendation's own example context,
+/// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`.
+const TRACE_CONTEXT: TraceParent = TraceParent {
+    trace_id: [
+        0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47,
+        0x36,
+    ],
+    parent_id: [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7],
+    flags: 1,
+};
 
 /// Every vector, built from known values. The PDU is returned alongside so
 /// the decode direction can be checked.
@@ -287,6 +299,35 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
             ),
         },
         Some(reply),
+    ));
+
+    let traced = Pdu::TracedUserMessage(TracedUserMessage {
+        message: UserMessage {
+            header: MessageHeader {
+                recipient: rid(7),
+                sender: None,
+                serializer: SerializerId::BINCODE,
+                type_id: 1001,
+            },
+            payload: ping_payload,
+        },
+        context: TRACE_CONTEXT,
+    });
+    let mut fields = MESSAGE_HEADER.to_vec();
+    fields.extend([
+        ("trace id (W3C traceparent, 16 bytes)", 16),
+        ("parent id (the sender's span, 8 bytes)", 8),
+        ("trace flags (01 = sampled)", 1),
+        ("payload: bincode Ping { seq: 42 } = u64 LE", 8),
+    ]);
+    out.push((
+        Vector {
+            name: "traced_user_message",
+            description: format!("{traced:?} = traceparent {}", TRACE_CONTEXT),
+            bytes: encode(&traced),
+            fields: frame_fields(PduKind::TracedUserMessage, &fields),
+        },
+        Some(traced),
     ));
 
     let sys = Pdu::SystemMessage(SystemMessage {
@@ -544,6 +585,49 @@ fn hot_path_reply_encoder_writes_the_golden_bytes() {
         .unwrap();
     assert_eq!(&buf[..14], b"earlier frames");
     assert_eq!(&buf[14..], &golden[..]);
+}
+
+#[test]
+fn hot_path_traced_encoder_writes_the_golden_bytes() {
+    let file = std::fs::read_to_string(vector_dir().join("traced_user_message.hex")).unwrap();
+    let golden = parse_hex(&file);
+    let header = MessageHeader {
+        recipient: rid(7),
+        sender: None,
+        serializer: SerializerId::BINCODE,
+        type_id: 1001,
+    };
+    let mut buf = BytesMut::from(&b"earlier"[..]);
+    Encoder::default()
+        .traced_user_message_with(&mut buf, &header, &TRACE_CONTEXT, |b| {
+            BincodeSerializer.encode(&Ping { seq: 42 }, b)
+        })
+        .unwrap();
+    assert_eq!(&buf[..7], b"earlier");
+    assert_eq!(&buf[7..], &golden[..]);
+    // The context is the traceparent header's fields, in order.
+    assert_eq!(
+        TRACE_CONTEXT.to_string(),
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    );
+    assert_eq!(&golden[19..35], &TRACE_CONTEXT.trace_id);
+}
+
+#[test]
+fn a_traced_message_cut_short_names_the_missing_field() {
+    let file = std::fs::read_to_string(vector_dir().join("traced_user_message.hex")).unwrap();
+    let mut bytes = parse_hex(&file);
+    // Keep the head and 20 of the trace id's 16 + parent's 8 bytes: the
+    // frame ends inside the parent id.
+    bytes.truncate(5 + 14 + 20);
+    let len = (bytes.len() - 4) as u32;
+    bytes[..4].copy_from_slice(&len.to_le_bytes());
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Large));
+    let err = decoder.decode_frame(&bytes).unwrap_err();
+    assert!(
+        err.to_string().contains("parent_id"),
+        "unexpected error: {err}"
+    );
 }
 
 #[test]

@@ -16,6 +16,7 @@ enum Owned {
     Disassociate(u8, String),
     AuthProof([u8; 32]),
     User(MessageHeader, Vec<u8>),
+    Traced(MessageHeader, volley::TraceParent, Vec<u8>),
     RefDecl(u32, u64, String),
     ReplyHandleDecl(u32, u64),
     Reply(u64, u16, u32, Vec<u8>),
@@ -58,6 +59,13 @@ impl Owned {
             Owned::User(header, payload) => Pdu::UserMessage(UserMessage {
                 header: *header,
                 payload,
+            }),
+            Owned::Traced(header, context, payload) => Pdu::TracedUserMessage(TracedUserMessage {
+                message: UserMessage {
+                    header: *header,
+                    payload,
+                },
+                context: *context,
             }),
             Owned::RefDecl(id, uid, path) => Pdu::RefDeclaration(RefDeclaration {
                 id: RefId::new(*id).unwrap(),
@@ -162,6 +170,16 @@ fn owned() -> impl Strategy<Value = Owned> {
         (any::<u8>(), text()).prop_map(|(r, t)| Owned::Disassociate(r, t)),
         any::<[u8; 32]>().prop_map(Owned::AuthProof),
         (header(), bytes(300)).prop_map(|(h, p)| Owned::User(h, p)),
+        // Any ids, the all-zero ones W3C calls invalid included: the
+        // codec carries them as they are, the receiver judges them.
+        (header(), any::<([u8; 16], [u8; 8], u8)>(), bytes(300)).prop_map(|(h, (t, s, f), p)| {
+            let context = volley::TraceParent {
+                trace_id: t,
+                parent_id: s,
+                flags: f,
+            };
+            Owned::Traced(h, context, p)
+        }),
         (1..=DEFAULT_MAX_REF_ID, any::<u64>(), path())
             .prop_map(|(i, u, p)| Owned::RefDecl(i, u, p)),
         (1..=DEFAULT_MAX_REF_ID, 1u64..).prop_map(|(i, c)| Owned::ReplyHandleDecl(i, c)),

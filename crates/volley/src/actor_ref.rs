@@ -69,6 +69,16 @@ pub(crate) trait SystemTarget: Runnable {
 pub(crate) trait RefTarget<M>: SystemTarget {
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher>;
     fn try_enqueue(&self, msg: M) -> Result<Option<&Dispatcher>, TellError<M>>;
+    /// Queues a message that came from another node with the sender's
+    /// trace context. Only an actor's mailbox keeps the context (for its
+    /// handler span); any other target takes the message alone.
+    fn enqueue_from_remote(
+        &self,
+        msg: M,
+        _parent: crate::trace_context::TraceParent,
+    ) -> Option<&Dispatcher> {
+        self.enqueue(Envelope::Msg(msg))
+    }
     /// Queues every message of `msgs` in order, leaving it empty. The
     /// default tells them one by one, which is right for every target whose
     /// `enqueue` never asks to be scheduled; an actor cell overrides it (one
@@ -110,6 +120,14 @@ impl<M: Send + 'static> ActorRef<M> {
     #[inline]
     pub fn tell(&self, msg: M) {
         self.send_envelope(Envelope::Msg(msg));
+    }
+
+    /// `tell` of a message that came from another node with its sender's
+    /// trace context (`crate::remote::tell_with_trace_parent`).
+    pub(crate) fn tell_from_remote(&self, msg: M, parent: crate::trace_context::TraceParent) {
+        if let Some(dispatcher) = self.target.enqueue_from_remote(msg, parent) {
+            dispatcher.submit(self.target.clone());
+        }
     }
 
     #[inline]

@@ -131,6 +131,10 @@ impl<N: Send + 'static, M: Send + 'static> RefTarget<N> for Adapter<N, M> {
             Envelope::Poison => Envelope::Poison,
             Envelope::Terminated(uid) => Envelope::Terminated(uid),
             Envelope::ReceiveTimeout(generation) => Envelope::ReceiveTimeout(generation),
+            // Only a mailbox wraps a message with its span, after the
+            // adapter has mapped it; should one reach here, the mapped
+            // message is told in the current span again.
+            Envelope::Traced { msg, .. } => Envelope::Msg(self.adapt(msg)?),
         };
         self.inner.target_ref().enqueue(env)
     }

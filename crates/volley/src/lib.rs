@@ -72,6 +72,7 @@ mod system;
 mod system_msg;
 pub mod time;
 mod timers;
+mod trace_context;
 
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
@@ -101,3 +102,4 @@ pub use settings::{
 pub use supervision::{Directive, SupervisorStrategy};
 pub use system::{ActorIdentity, ActorSystem};
 pub use timers::TimerKey;
+pub use trace_context::{Propagation, TraceParent, TraceParentError, TracePropagator};

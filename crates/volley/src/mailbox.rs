@@ -26,6 +26,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::sync::{SpinMutex, SpinMutexGuard};
+use crate::trace_context::{Parent, ParentSlots};
 
 /// What an actor's mailbox holds.
 pub(crate) enum Envelope<M> {
@@ -43,6 +44,12 @@ pub(crate) enum Envelope<M> {
     Terminated(u64),
     /// The receive timeout of this generation fired (`receive_timeout.rs`).
     ReceiveTimeout(u64),
+    /// An ordinary message with the span context it was sent in, kept in
+    /// slot `parent` of the mailbox's [`ParentSlots`]: only a traced
+    /// mailbox makes these (`trace_context`). The context stays out of the
+    /// envelope so that `Envelope<M>` needs no drop glue of its own: every
+    /// actor's queues would pay for it when dropped, traced or not.
+    Traced { msg: M, parent: u32 },
 }
 
 impl<M> Envelope<M> {
@@ -113,9 +120,32 @@ struct Policy<M> {
     /// Set for a priority or control-aware mailbox: the queue is kept
     /// sorted by it, stable among equals.
     order: Option<Priority<M>>,
+    /// `[tracing] message_spans`: a message carries the sender's span,
+    /// kept here.
+    parents: Option<ParentSlots>,
 }
 
 impl<M> Policy<M> {
+    /// What is queued for `env`: in a traced mailbox a user message goes
+    /// with the sender's span. Called before the queue is locked, since
+    /// looking up the current span asks the subscriber.
+    #[inline]
+    fn prepare(&self, env: Envelope<M>) -> Envelope<M> {
+        match env {
+            Envelope::Msg(msg) => match &self.parents {
+                Some(slots) => match Parent::current() {
+                    Some(parent) => Envelope::Traced {
+                        msg,
+                        parent: slots.put(parent),
+                    },
+                    None => Envelope::Msg(msg),
+                },
+                None => Envelope::Msg(msg),
+            },
+            env => env,
+        }
+    }
+
     /// Where `env` goes in `q`, which is sorted: behind every envelope of
     /// the same or a lower value (so equals stay in arrival order).
     /// Runtime signals sort behind every message queued before them, as
@@ -126,6 +156,7 @@ impl<M> Policy<M> {
         };
         let rank = |e: &Envelope<M>| match e {
             Envelope::Msg(m) | Envelope::Timer { msg: m, .. } => order.as_ref()(m),
+            Envelope::Traced { msg: m, .. } => order.as_ref()(m),
             _ => i32::MAX,
         };
         let p = rank(env);
@@ -161,23 +192,27 @@ impl<M> Policy<M> {
 }
 
 impl<M> Mailbox<M> {
-    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>) -> Self {
+    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>, traced: bool) -> Self {
         let bound = match (config, &order) {
             // Spawn's common case, kept as short as it was.
-            (MailboxConfig::Unbounded, None) => {
+            (MailboxConfig::Unbounded, None) if !traced => {
                 return Mailbox {
                     queue: SpinMutex::new(VecDeque::new()),
                     policy: None,
                 }
             }
-            (MailboxConfig::Unbounded, Some(_)) => None,
+            (MailboxConfig::Unbounded, _) => None,
             (MailboxConfig::Bounded { capacity, overflow }, _) => Some((capacity, overflow)),
         };
         Mailbox {
             // A bounded mailbox is allocated once here, so its tell never
             // allocates.
             queue: SpinMutex::new(VecDeque::with_capacity(bound.map_or(0, |(c, _)| c))),
-            policy: Some(Box::new(Policy { bound, order })),
+            policy: Some(Box::new(Policy {
+                bound,
+                order,
+                parents: traced.then(ParentSlots::default),
+            })),
         }
     }
 
@@ -190,14 +225,23 @@ impl<M> Mailbox<M> {
     /// (the new envelope, or the evicted oldest one) for dead letters.
     #[inline]
     pub(crate) fn push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
-        let mut q = self.lock();
         match &self.policy {
             None => {
-                q.push_back(env);
+                self.lock().push_back(env);
                 Ok(())
             }
-            Some(policy) => policy.push(&mut q, env),
+            Some(policy) => {
+                let env = policy.prepare(env);
+                policy.push(&mut self.lock(), env)
+            }
         }
+    }
+
+    /// Where a traced mailbox keeps its messages' span contexts; `None`
+    /// for any other.
+    #[inline]
+    pub(crate) fn parents(&self) -> Option<&ParentSlots> {
+        self.policy.as_ref()?.parents.as_ref()
     }
 
     /// Enqueues all of `msgs` under one lock if the mailbox is the default
@@ -218,20 +262,26 @@ impl<M> Mailbox<M> {
     /// Enqueues only if there is room; hands the envelope back otherwise.
     #[inline]
     pub(crate) fn try_push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
-        let mut q = self.lock();
         match &self.policy {
             None => {
-                q.push_back(env);
+                self.lock().push_back(env);
                 Ok(())
             }
-            Some(policy) => match policy.bound {
-                Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => Err(env),
-                _ => {
-                    let at = policy.position(&q, &env);
-                    q.insert(at, env);
-                    Ok(())
+            Some(policy) => {
+                let env = policy.prepare(env);
+                let mut q = self.lock();
+                match policy.bound {
+                    Some((capacity, _)) if q.len() >= capacity && !env.is_signal() => {
+                        drop(q);
+                        Err(self.untraced(env))
+                    }
+                    _ => {
+                        let at = policy.position(&q, &env);
+                        q.insert(at, env);
+                        Ok(())
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -249,6 +299,20 @@ impl<M> Mailbox<M> {
             // Keep the preallocated deque in place so a bounded tell never
             // allocates.
             Some(_) => batch.extend(q.drain(..)),
+        }
+    }
+
+    /// A refused message handed back as it was sent, its span context
+    /// released.
+    fn untraced(&self, env: Envelope<M>) -> Envelope<M> {
+        match env {
+            Envelope::Traced { msg, parent } => {
+                if let Some(slots) = self.parents() {
+                    slots.take(parent);
+                }
+                Envelope::Msg(msg)
+            }
+            env => env,
         }
     }
 
@@ -273,13 +337,17 @@ mod tests {
 
     impl<M> Mailbox<M> {
         fn new_fifo(config: MailboxConfig) -> Self {
-            Mailbox::new(config, None)
+            Mailbox::new(config, None, false)
         }
     }
 
     fn ordered(config: MailboxConfig) -> Mailbox<u32> {
         // Tens digit is the priority: 5 before 15 before 25.
-        Mailbox::new(config, Some(Arc::new(Box::new(|m: &u32| (*m / 10) as i32))))
+        Mailbox::new(
+            config,
+            Some(Arc::new(Box::new(|m: &u32| (*m / 10) as i32))),
+            false,
+        )
     }
 
     fn drain(mb: &Mailbox<u32>) -> Vec<u32> {
@@ -410,5 +478,45 @@ mod tests {
             "a bounded mailbox leaves the batch to the caller"
         );
         assert!(bounded.is_empty());
+    }
+
+    #[test]
+    fn a_traced_mailbox_keeps_contexts_beside_the_queue_and_frees_them() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_subscriber::filter::LevelFilter::INFO);
+        tracing::subscriber::with_default(subscriber, || {
+            let mb = Mailbox::new(MailboxConfig::bounded(2, Overflow::DropNewest), None, true);
+            let slots = mb.parents().expect("a traced mailbox has slots");
+            // Outside a span: a plain message, no slot.
+            mb.push(Envelope::Msg(1)).ok();
+            let span = tracing::info_span!("sender");
+            span.in_scope(|| {
+                mb.push(Envelope::Msg(2)).ok();
+                // Full: handed back as it was sent, its slot released.
+                match mb.try_push(Envelope::Msg(3)) {
+                    Err(Envelope::Msg(3)) => {}
+                    _ => panic!("a full mailbox hands the message back untraced"),
+                }
+            });
+            let mut batch = VecDeque::new();
+            mb.take_all(&mut batch);
+            assert!(matches!(batch.pop_front(), Some(Envelope::Msg(1))));
+            let Some(Envelope::Traced { msg: 2, parent }) = batch.pop_front() else {
+                panic!("the message told in a span carries it");
+            };
+            match slots.take(parent) {
+                Some(Parent::Local(from)) => assert_eq!(from.id(), span.id()),
+                _ => panic!("the sender's span is in the slot"),
+            }
+            assert!(slots.take(parent).is_none());
+        });
+    }
+
+    #[test]
+    fn an_untraced_envelope_needs_no_drop_glue() {
+        // Every actor's queues are dropped when it stops; glue would make
+        // each drop walk the queue (measured on spawn/stop).
+        assert!(!std::mem::needs_drop::<Envelope<u32>>());
     }
 }

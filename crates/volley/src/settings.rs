@@ -295,10 +295,11 @@ impl Settings {
         }
         // The clock is not TOML, so the round trip would lose it.
         let manual_clock = self.manual_clock;
-        Ok(Settings {
-            manual_clock,
-            ..Self::from_table(table, origin)?
-        })
+        let propagator = self.tracing.propagator;
+        let mut settings = Self::from_table(table, origin)?;
+        settings.manual_clock = manual_clock;
+        settings.tracing.propagator = propagator;
+        Ok(settings)
     }
 
     fn from_table(table: toml::Table, origin: Option<String>) -> Result<Self, SettingsError> {

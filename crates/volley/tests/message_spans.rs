@@ -122,6 +122,7 @@ fn each_handled_message_runs_in_a_span_naming_actor_and_type() {
     let settings = Settings {
         tracing: TracingSettings {
             message_spans: true,
+            ..Default::default()
         },
         ..Settings::default()
     };

@@ -322,6 +322,7 @@ fn volley_config_with(
         },
         tracing: volley::TracingSettings {
             message_spans: extras.spans,
+            ..Default::default()
         },
         ..Default::default()
     };

@@ -25,7 +25,7 @@ use super::ref_tables::ImportTable;
 use super::core::RemotingCore;
 use super::registry::{DeliverError, InboundType};
 use crate::serialization::SerializerId;
-use crate::wire::{Address, UserMessage};
+use crate::wire::{Address, TracedUserMessage, UserMessage};
 
 /// Longest run delivered at once. Long enough that the per-run costs (the
 /// mailbox lock, the scheduling check, the handle lookup) vanish per
@@ -152,6 +152,46 @@ impl Deliver<'_> {
             &mut cached.stage,
             &mut failed,
         );
+    }
+}
+
+impl<'buf> Deliver<'_> {
+    /// Delivers one message alone (a run of one).
+    pub(crate) fn one(&mut self, m: UserMessage<'buf>) {
+        let mut run = Run::new();
+        run.push(m, self);
+        run.flush(self);
+    }
+
+    /// Delivers a message that came with its sender's trace context. Never
+    /// part of a run: traced messages are delivered one by one, each with
+    /// its own parent. A context W3C calls invalid is ignored, as the
+    /// recommendation says, and the message delivered without it.
+    pub(crate) fn traced(&mut self, t: TracedUserMessage<'buf>) {
+        if !t.context.is_valid() {
+            tracing::debug!(peer = %self.peer, "invalid trace context (all-zero id) ignored");
+            return self.one(t.message);
+        }
+        let (core, peer) = (self.core, self.peer);
+        let h = &t.message.header;
+        let type_id = h.type_id;
+        let Some(cached) = self.types.find(core, type_id) else {
+            return core.undeliverable(peer, &format!("unknown message type id {type_id}"));
+        };
+        let ty = cached.ty;
+        let outcome = if h.serializer != ty.serializer {
+            Err(DeliverError::WrongSerializer(h.serializer))
+        } else {
+            (ty.deliver_traced)(
+                t.message.payload,
+                self.imports,
+                h.recipient.get(),
+                t.context,
+            )
+        };
+        if let Err(e) = outcome {
+            core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+        }
     }
 }
 

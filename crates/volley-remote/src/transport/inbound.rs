@@ -210,6 +210,10 @@ async fn read_loop(
             match decoded {
                 // User messages are nearly every frame: they join the run.
                 Ok(Pdu::UserMessage(m)) => run.push(m, to!()),
+                Ok(Pdu::TracedUserMessage(t)) => {
+                    run.flush(to!());
+                    to!().traced(t);
+                }
                 Ok(pdu) => {
                     // Whatever came before this frame is delivered first:
                     // a declaration may rebind an id the run uses.
@@ -357,10 +361,9 @@ fn handle(
         Pdu::Heartbeat | Pdu::HeartbeatAck | Pdu::Disassociate(_)
     );
     match pdu {
-        // The read loop delivers user messages in runs; one that reaches
-        // here is delivered as a run of one.
-        Pdu::UserMessage(m) => {
-            let mut run = Run::new();
+        // The read loop delivers user messages itself (in runs, a traced
+        // one alone); one that reaches here is delivered alone.
+        Pdu::UserMessage(_) | Pdu::TracedUserMessage(_) => {
             let mut types = TypeCache::default();
             let mut to = Deliver {
                 core,
@@ -368,8 +371,11 @@ fn handle(
                 types: &mut types,
                 peer: &peer.address,
             };
-            run.push(m, &mut to);
-            run.flush(&mut to);
+            match pdu {
+                Pdu::UserMessage(m) => to.one(m),
+                Pdu::TracedUserMessage(t) => to.traced(t),
+                _ => {}
+            }
         }
         Pdu::Reply(r) => reply(core, imports, peer, r),
         Pdu::RefDeclaration(d) => {

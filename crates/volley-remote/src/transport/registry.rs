@@ -41,6 +41,9 @@ pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), Del
 /// what cannot be delivered goes to the callback, the rest in order.
 pub(crate) type DeliverRunFn =
     fn(&[&[u8]], &ImportTable, u32, &mut Option<Box<dyn Any + Send>>, &mut dyn FnMut(DeliverError));
+/// Decodes one payload and delivers it with the sender's trace context.
+pub(crate) type DeliverTracedFn =
+    fn(&[u8], &ImportTable, u32, volley::TraceParent) -> Result<(), DeliverError>;
 pub(crate) type SpawnFn =
     Arc<dyn Fn(&ActorSystem, &[u8], Option<&str>) -> Result<AnyRef, String> + Send + Sync>;
 
@@ -61,6 +64,8 @@ pub(crate) struct InboundType {
     /// Decode and deliver a run of messages for one recipient
     /// (`transport::delivery`).
     pub(crate) deliver_run: DeliverRunFn,
+    /// Decode and deliver one message that came with a trace context.
+    pub(crate) deliver_traced: DeliverTracedFn,
 }
 
 /// Registrations, built before the transport starts.
@@ -162,6 +167,22 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     target.tell_all(batch);
 }
 
+fn deliver_traced<M: Send + 'static, S: Serializer<M> + Default>(
+    payload: &[u8],
+    imports: &ImportTable,
+    recipient: u32,
+    context: volley::TraceParent,
+) -> Result<(), DeliverError> {
+    let target = imports
+        .get(recipient)
+        .ok_or(DeliverError::UnknownRecipient(recipient))?
+        .typed::<M>()
+        .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
+    let msg: M = imports.scope(|| S::default().decode(payload))?;
+    volley::remote::tell_with_trace_parent(&target, msg, context);
+    Ok(())
+}
+
 fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
     payload: &[u8],
     imports: &ImportTable,
@@ -238,6 +259,7 @@ impl Registry {
                 serializer: S::default().id(),
                 deliver_to: deliver_to::<M, S>,
                 deliver_run: deliver_run::<M, S>,
+                deliver_traced: deliver_traced::<M, S>,
             },
         );
         Ok(())

@@ -14,10 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
+use volley::TraceParent;
 
 use super::association::Association;
 use super::core::RemotingCore;
-use super::lane::LaneRefusal;
+use super::lane::{Framing, LaneRefusal, Plain, WithContext};
 use super::system_messages::SystemKind;
 use crate::wire::Lane;
 
@@ -118,13 +119,14 @@ impl RouteHint {
         target: &RemoteRef,
         outbound: super::registry::OutboundType,
         msg: &(dyn Any + Send),
+        framing: impl Framing,
         refusal: LaneRefusal,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
         let on = |lane| {
             association
                 .lane(lane)
-                .send_user(core, target, self, outbound, msg)
+                .send_user(core, target, self, outbound, msg, framing)
         };
         let mut outcome = match refusal {
             LaneRefusal::TooBig(_) => on(Lane::Large),
@@ -152,12 +154,16 @@ impl RouteHint {
     }
 }
 
-impl RemoteRoute for RouteHint {
-    fn send(
+impl RouteHint {
+    /// A user message for `target`, framed plain or with the sender's
+    /// trace context.
+    #[inline(always)]
+    fn send_user(
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
         ty: MessageType,
+        framing: impl Framing,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
         let outbound = core
@@ -172,11 +178,32 @@ impl RemoteRoute for RouteHint {
         let association = self.association(target)?;
         match association
             .lane(Lane::Ordinary)
-            .send_user(core, target, self, outbound, msg)
+            .send_user(core, target, self, outbound, msg, framing)
         {
             Ok(()) => Ok(()),
-            Err(refusal) => self.refused(association, target, outbound, msg, refusal),
+            Err(refusal) => self.refused(association, target, outbound, msg, framing, refusal),
         }
+    }
+}
+
+impl RemoteRoute for RouteHint {
+    fn send(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+    ) -> Result<(), RemoteSendError> {
+        self.send_user(target, msg, ty, Plain)
+    }
+
+    fn send_traced(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+        context: &TraceParent,
+    ) -> Result<(), RemoteSendError> {
+        self.send_user(target, msg, ty, WithContext(context))
     }
 
     fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {

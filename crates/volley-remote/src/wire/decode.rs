@@ -7,7 +7,7 @@ use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, Handshake
 use super::pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
     ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
-    UserMessage, MESSAGE_HEADER_LEN,
+    TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN,
 };
 use crate::serialization::SerializerId;
 
@@ -295,6 +295,23 @@ fn decode_pdu<'a>(
             Pdu::SpawnResponse(SpawnResponse { request_id, result })
         }
         PduKind::UserMessage => return user_message(body),
+        PduKind::TracedUserMessage => {
+            let Some((head, rest)) = r.buf.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
+                return Err(truncated_header(kind, r.buf.len()));
+            };
+            let header = message_header(kind, head)?;
+            r.buf = rest;
+            let context = volley::TraceParent {
+                trace_id: r.take("trace_id")?,
+                parent_id: r.take("parent_id")?,
+                flags: r.u8("trace_flags")?,
+            };
+            let payload = std::mem::take(&mut r.buf);
+            Pdu::TracedUserMessage(TracedUserMessage {
+                message: UserMessage { header, payload },
+                context,
+            })
+        }
     };
     if !r.buf.is_empty() {
         return Err(DecodeError::TrailingBytes {

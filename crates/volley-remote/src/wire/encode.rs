@@ -8,7 +8,9 @@ use super::frame::{
     Lane, PduKind, FRAME_HEADER_LEN, HEARTBEAT_ACK_FRAME, HEARTBEAT_FRAME, MAX_STR_LEN,
     SMALL_MAX_FRAME_LEN,
 };
-use super::pdu::{MessageHeader, Pdu, SpawnResult, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN};
+use super::pdu::{
+    MessageHeader, Pdu, SpawnResult, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN, TRACE_CONTEXT_LEN,
+};
 use crate::serialization::{SerializeError, Serializer, SerializerId};
 
 /// Encodes PDUs into frames appended to a `BytesMut`.
@@ -76,6 +78,37 @@ impl Encoder {
         let mut head = [0u8; FRAME_HEADER_LEN + MESSAGE_HEADER_LEN];
         head[4] = PduKind::UserMessage as u8;
         put_message_header(&mut head[FRAME_HEADER_LEN..], header);
+        buf.extend_from_slice(&head);
+        if let Err(e) = write_payload(buf) {
+            buf.truncate(start);
+            return Err(e.into());
+        }
+        self.finish_frame(buf, start)
+    }
+
+    /// Appends a [`super::pdu::TracedUserMessage`]: a user message with the
+    /// sender's trace context between header and payload, which
+    /// `write_payload` serializes directly into `buf` as in
+    /// [`Encoder::user_message_with`].
+    #[inline]
+    pub fn traced_user_message_with<F>(
+        &self,
+        buf: &mut BytesMut,
+        header: &MessageHeader,
+        context: &volley::TraceParent,
+        write_payload: F,
+    ) -> Result<(), EncodeError>
+    where
+        F: FnOnce(&mut BytesMut) -> Result<(), SerializeError>,
+    {
+        let start = buf.len();
+        let mut head = [0u8; FRAME_HEADER_LEN + MESSAGE_HEADER_LEN + TRACE_CONTEXT_LEN];
+        head[4] = PduKind::TracedUserMessage as u8;
+        let at = FRAME_HEADER_LEN + MESSAGE_HEADER_LEN;
+        put_message_header(&mut head[FRAME_HEADER_LEN..at], header);
+        head[at..at + 16].copy_from_slice(&context.trace_id);
+        head[at + 16..at + 24].copy_from_slice(&context.parent_id);
+        head[at + 24] = context.flags;
         buf.extend_from_slice(&head);
         if let Err(e) = write_payload(buf) {
             buf.truncate(start);
@@ -187,6 +220,12 @@ impl Encoder {
             Pdu::UserMessage(m) => {
                 return self.user_message_with(buf, &m.header, |b| {
                     b.extend_from_slice(m.payload);
+                    Ok(())
+                })
+            }
+            Pdu::TracedUserMessage(t) => {
+                return self.traced_user_message_with(buf, &t.message.header, &t.context, |b| {
+                    b.extend_from_slice(t.message.payload);
                     Ok(())
                 })
             }
@@ -355,6 +394,7 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
         Pdu::Heartbeat
         | Pdu::HeartbeatAck
         | Pdu::UserMessage(_)
+        | Pdu::TracedUserMessage(_)
         | Pdu::Reply(_)
         | Pdu::SystemMessage(_) => {}
     }

@@ -160,6 +160,8 @@ pub enum PduKind {
     ReplyHandleDeclaration = 0x12,
     /// [`super::Reply`].
     Reply = 0x13,
+    /// [`super::TracedUserMessage`].
+    TracedUserMessage = 0x14,
     /// [`super::SystemMessage`].
     SystemMessage = 0x20,
     /// [`super::SystemAck`].
@@ -172,7 +174,7 @@ pub enum PduKind {
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 14] = [
+    pub const ALL: [PduKind; 15] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
@@ -183,6 +185,7 @@ impl PduKind {
         PduKind::RefDeclaration,
         PduKind::ReplyHandleDeclaration,
         PduKind::Reply,
+        PduKind::TracedUserMessage,
         PduKind::SystemMessage,
         PduKind::SystemAck,
         PduKind::SpawnRequest,
@@ -202,6 +205,7 @@ impl PduKind {
             0x11 => PduKind::RefDeclaration,
             0x12 => PduKind::ReplyHandleDeclaration,
             0x13 => PduKind::Reply,
+            0x14 => PduKind::TracedUserMessage,
             0x20 => PduKind::SystemMessage,
             0x21 => PduKind::SystemAck,
             0x30 => PduKind::SpawnRequest,

@@ -27,5 +27,5 @@ pub use handshake::{
 pub use pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
     ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
-    UserMessage, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN,
+    TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN, TRACE_CONTEXT_LEN,
 };

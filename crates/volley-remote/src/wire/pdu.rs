@@ -59,6 +59,23 @@ pub struct UserMessage<'a> {
     pub payload: &'a [u8],
 }
 
+/// Length of the trace context in a [`TracedUserMessage`]: trace id (16),
+/// parent id (8), flags (1).
+pub const TRACE_CONTEXT_LEN: usize = 25;
+
+/// A user message with the sender's W3C trace context, so the receiver's
+/// handler span can be the sender's span's child. Its own kind, so that an
+/// untraced message's frame stays exactly as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TracedUserMessage<'a> {
+    /// The message, as in a [`UserMessage`].
+    pub message: UserMessage<'a>,
+    /// The sender's context. Decoded as it came: ids that W3C calls
+    /// invalid (all zeros) are the receiver's to ignore, not a protocol
+    /// error, since the message itself is fine.
+    pub context: volley::TraceParent,
+}
+
 /// Binds a reference id to an actor, for the rest of the connection (or
 /// until re-declared).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,6 +261,8 @@ pub enum Pdu<'a> {
     ReplyHandleDeclaration(ReplyHandleDeclaration),
     /// See [`Reply`].
     Reply(Reply<'a>),
+    /// See [`TracedUserMessage`].
+    TracedUserMessage(TracedUserMessage<'a>),
     /// See [`SystemMessage`].
     SystemMessage(SystemMessage<'a>),
     /// See [`SystemAck`].
@@ -268,6 +287,7 @@ impl Pdu<'_> {
             Pdu::RefDeclaration(_) => PduKind::RefDeclaration,
             Pdu::ReplyHandleDeclaration(_) => PduKind::ReplyHandleDeclaration,
             Pdu::Reply(_) => PduKind::Reply,
+            Pdu::TracedUserMessage(_) => PduKind::TracedUserMessage,
             Pdu::SystemMessage(_) => PduKind::SystemMessage,
             Pdu::SystemAck(_) => PduKind::SystemAck,
             Pdu::SpawnRequest(_) => PduKind::SpawnRequest,

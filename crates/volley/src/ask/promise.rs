@@ -242,6 +242,7 @@ impl<R: Send + 'static> RefTarget<R> for Promise<R> {
     fn enqueue(&self, env: Envelope<R>) -> Option<&Dispatcher> {
         match env {
             Envelope::Msg(reply) | Envelope::Timer { msg: reply, .. } => self.complete(reply),
+            Envelope::Traced { msg, .. } => self.complete(msg),
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => {}
         }
         None

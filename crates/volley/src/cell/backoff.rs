@@ -102,7 +102,9 @@ impl<A: Actor> ActorCell<A> {
     fn hold(&self, inner: &mut Inner<A>, env: Envelope<A::Msg>, capacity: usize) {
         // Only user messages overflow: a graceful stop or a `Terminated`
         // must reach the new instance.
-        if matches!(env, Envelope::Msg(_)) && inner.ctx.batch.len() >= capacity {
+        if matches!(env, Envelope::Msg(_) | Envelope::Traced { .. })
+            && inner.ctx.batch.len() >= capacity
+        {
             self.dead_letter(env, DeadLetterReason::BackoffOverflow);
         } else {
             inner.ctx.batch.push_back(env);

@@ -102,13 +102,14 @@ impl<A: Actor> ActorCell<A> {
         dispatcher: Dispatcher,
         props: Props<A>,
     ) -> Arc<Self> {
+        let traced = system.settings().tracing.message_spans;
         let cell = Arc::new(ActorCell {
             uid: next_uid(),
             path,
             parent,
             system,
             dispatcher,
-            queues: Queues::new(props.mailbox, props.order.clone()),
+            queues: Queues::new(props.mailbox, props.order.clone(), traced),
             children: Mutex::new(Children::default()),
             inner: SpinMutex::new(None),
             batched: AtomicUsize::new(0),
@@ -120,7 +121,7 @@ impl<A: Actor> ActorCell<A> {
             mode: Mode::Created,
             failed_message: None,
             restart_as_start: false,
-            traced: cell.system.settings().tracing.message_spans,
+            traced,
         });
         cell
     }
@@ -219,6 +220,13 @@ impl<A: Actor> ActorCell<A> {
         // letter. One dropped by a full mailbox is a dead letter.
         let counts = match env {
             Envelope::Msg(_) => true,
+            Envelope::Traced { parent, .. } => {
+                // Its context is released with it.
+                if let Some(slots) = self.queues.mailbox().parents() {
+                    slots.take(parent);
+                }
+                true
+            }
             Envelope::Timer { .. } => reason == DeadLetterReason::MailboxOverflow,
             Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => false,
         };
@@ -329,6 +337,21 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
             }
         }
         self.after_push()
+    }
+
+    fn enqueue_from_remote(
+        &self,
+        msg: A::Msg,
+        parent: crate::trace_context::TraceParent,
+    ) -> Option<&Dispatcher> {
+        let env = match self.queues.mailbox().parents() {
+            Some(slots) => Envelope::Traced {
+                msg,
+                parent: slots.put(crate::trace_context::Parent::Remote(parent)),
+            },
+            None => Envelope::Msg(msg),
+        };
+        self.enqueue(env)
     }
 
     fn try_enqueue(&self, msg: A::Msg) -> Result<Option<&Dispatcher>, TellError<A::Msg>> {

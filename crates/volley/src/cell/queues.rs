@@ -145,10 +145,10 @@ pub(crate) struct Queues<M, S> {
 }
 
 impl<M, S> Queues<M, S> {
-    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>) -> Self {
+    pub(crate) fn new(config: MailboxConfig, order: Option<Priority<M>>, traced: bool) -> Self {
         Queues {
             state: AtomicU8::new(0),
-            mailbox: Mailbox::new(config, order),
+            mailbox: Mailbox::new(config, order, traced),
             system: Mutex::new(SystemQueue {
                 queue: SystemBatch::default(),
                 closed: false,
@@ -319,7 +319,7 @@ mod loom_tests {
     impl Cell {
         fn new() -> Arc<Self> {
             Arc::new(Cell {
-                queues: Queues::new(MailboxConfig::Unbounded, None),
+                queues: Queues::new(MailboxConfig::Unbounded, None, false),
                 actor: loom::sync::Mutex::new(Handled::default()),
             })
         }

@@ -74,6 +74,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
 fn influences_receive_timeout<A: Actor>(env: &Envelope<A::Msg>) -> bool {
     match env {
         Envelope::Msg(msg) | Envelope::Timer { msg, .. } => A::influences_receive_timeout(msg),
+        Envelope::Traced { msg, .. } => A::influences_receive_timeout(msg),
         Envelope::Terminated(_) => true,
         Envelope::Poison | Envelope::ReceiveTimeout(_) => false,
     }
@@ -110,10 +111,19 @@ impl<A: Actor> ActorCell<A> {
                 active |= influences_receive_timeout::<A>(&env);
             }
             if TRACED {
-                let span = tracing::info_span!(
-                    "volley.handle",
-                    actor = %self.path,
-                    message = std::any::type_name::<A::Msg>()
+                let parent = match &env {
+                    Envelope::Traced { parent, .. } => self
+                        .queues
+                        .mailbox()
+                        .parents()
+                        .and_then(|slots| slots.take(*parent)),
+                    _ => None,
+                };
+                let span = crate::trace_context::handler_span(
+                    &self.path,
+                    std::any::type_name::<A::Msg>(),
+                    parent.as_ref(),
+                    self.system.settings().tracing.propagator.as_ref(),
                 );
                 let _entered = span.enter();
                 self.invoke(inner, env);
@@ -173,6 +183,9 @@ impl<A: Actor> ActorCell<A> {
     fn invoke(&self, inner: &mut Inner<A>, env: Envelope<A::Msg>) {
         let msg = match env {
             Envelope::Msg(msg) => msg,
+            // The context was taken by the traced loop (only a traced
+            // mailbox makes these).
+            Envelope::Traced { msg, .. } => msg,
             Envelope::Timer { msg, id } => {
                 if !inner.ctx.rare.as_mut().is_some_and(|r| r.timers.accept(id)) {
                     return;

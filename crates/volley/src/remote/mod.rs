@@ -40,6 +40,7 @@ use crate::mailbox::Envelope;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::system_msg::SystemMsg;
+use crate::trace_context::TraceParent;
 
 pub use crate::actor_ref::watch_key;
 pub use support::{random_uid, LogLimiter};
@@ -138,6 +139,19 @@ pub trait RemoteRoute: Send + Sync + 'static {
         msg: &(dyn Any + Send),
         ty: MessageType,
     ) -> Result<(), RemoteSendError>;
+
+    /// [`RemoteRoute::send`] with the sender's trace context, for the
+    /// receiving node's handler span. A transport that cannot carry it
+    /// sends the message without it (the default).
+    fn send_traced(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+        _context: &TraceParent,
+    ) -> Result<(), RemoteSendError> {
+        self.send(target, msg, ty)
+    }
 
     /// Carries a system message to `target`. Nothing is returned: a system
     /// message that cannot be carried is the transport's to report (a
@@ -269,6 +283,19 @@ impl RemoteRef {
     }
 }
 
+/// Tells `target` a message that came from another node with the sender's
+/// trace context: if the target is an actor with `message_spans` on, its
+/// handler span gets `context` as parent (through the system's
+/// [`TracePropagator`](crate::TracePropagator)); any other target gets the
+/// message alone, as with `tell`.
+pub fn tell_with_trace_parent<M: Send + 'static>(
+    target: &ActorRef<M>,
+    msg: M,
+    context: TraceParent,
+) {
+    target.tell_from_remote(msg, context);
+}
+
 /// Hands a system message that a transport read to the local target it
 /// names. `Watch`'s watcher is then usually a [`RemoteRef`], so the death
 /// notice travels back through its route.
@@ -363,13 +390,48 @@ impl SystemTarget for RemoteRef {
     }
 }
 
+impl RemoteRef {
+    /// Hands `msg` to the route, with the sender's trace context when the
+    /// system has a propagator and the sender is in a span. Without a
+    /// propagator this is one test on the send path; the rest is out of
+    /// line (inlined, it cost every remote send a call frame).
+    #[inline(always)]
+    fn route_send(&self, msg: &(dyn Any + Send), ty: MessageType) -> Result<(), RemoteSendError> {
+        match &self.system.settings().tracing.propagator {
+            None => self.route.send(self, msg, ty),
+            Some(propagation) => self.route_send_traced(propagation, msg, ty),
+        }
+    }
+
+    #[inline(never)]
+    fn route_send_traced(
+        &self,
+        propagation: &crate::trace_context::Propagation,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+    ) -> Result<(), RemoteSendError> {
+        let current = tracing::Span::current();
+        if !current.is_none() {
+            if let Some(context) = propagation.0.inject(&current).filter(TraceParent::is_valid) {
+                return self.route.send_traced(self, msg, ty, &context);
+            }
+        }
+        self.route.send(self, msg, ty)
+    }
+}
+
 impl<M: Send + 'static> RefTarget<M> for RemoteRef {
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher> {
-        if let Envelope::Msg(msg) | Envelope::Timer { msg, .. } = env {
-            let ty = MessageType::of::<M>();
-            if let Err(e) = self.route.send(self, &msg, ty) {
-                self.undeliverable(ty.name, &e);
+        let msg = match env {
+            Envelope::Msg(msg) | Envelope::Timer { msg, .. } => msg,
+            Envelope::Traced { msg, .. } => msg,
+            Envelope::Poison | Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => {
+                return None
             }
+        };
+        let ty = MessageType::of::<M>();
+        if let Err(e) = self.route_send(&msg, ty) {
+            self.undeliverable(ty.name, &e);
         }
         None
     }
@@ -378,7 +440,7 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         // No separate "is it full" look-up: `send` borrows the message and
         // answers `QueueFull` without having taken it.
         let ty = MessageType::of::<M>();
-        match self.route.send(self, &msg, ty) {
+        match self.route_send(&msg, ty) {
             Ok(()) => Ok(None),
             Err(RemoteSendError::QueueFull(_)) => Err(TellError::Full(msg)),
             // The node is gone (or remoting stopped): like a terminated

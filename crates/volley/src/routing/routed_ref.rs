@@ -238,6 +238,11 @@ impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
             Envelope::Msg(msg) | Envelope::Timer { msg, .. } => {
                 let _ = self.route(msg);
             }
+            // Only a mailbox makes these; the routee's mailbox captures
+            // the span again, since routing runs on the sender's thread.
+            Envelope::Traced { msg, .. } => {
+                let _ = self.route(msg);
+            }
             Envelope::Poison => self.router.graceful_stop(),
             // Only a cell queues these, into its own mailbox.
             Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => {}
