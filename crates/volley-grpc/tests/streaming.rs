@@ -264,10 +264,12 @@ async fn slow_client_back_pressures_the_actor() {
     // Not reading: the actor's burst fills the call's buffer faster than
     // hyper drains it, and it is told Full. (The 200 small responses fit
     // in HTTP/2's windows: stream_cancel.rs stalls a client for real.)
+    // How many were sent by the time the test looks is a race: hyper
+    // drains the buffer into the windows and the actor, told `ready`,
+    // goes on, whether or not the client reads. What must hold is that
+    // it was told Full, and (below) that every Full had its `ready`.
     let seen = s.seen.clone();
     wait_for(|| seen.lock().unwrap().full >= 1).await;
-    let sent_while_stalled = seen.lock().unwrap().sent;
-    assert!(sent_while_stalled < FLOOD, "{sent_while_stalled}");
     let mut got = 0;
     while let Some(p) = stream.message().await.unwrap() {
         assert_eq!(p.text, got.to_string());
