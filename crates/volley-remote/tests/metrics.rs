@@ -1,7 +1,8 @@
 //! Remoting's metrics per association (`[metrics] enabled` on the system):
 //! bytes and frames out and in, batch sizes, the outbound queue,
-//! connections and reconnections, the detector's phi, and the count of
-//! associations, read back from a recorder installed for this binary.
+//! connections and reconnections, the detector's phi, heartbeat round
+//! trips, and the count of associations, read back from a recorder
+//! installed for this binary.
 
 mod common;
 
@@ -99,6 +100,23 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
             .is_some_and(|phi| phi.is_finite() && phi >= 0.0)
     })
     .await;
+    // Both nodes have connections to each other (beta answers on its own),
+    // so alpha's heartbeats come back as acks and are timed.
+    eventually("heartbeat round trips recorded", || {
+        recorded
+            .histogram("volley_remote_heartbeat_rtt_seconds", &labels)
+            .is_some_and(|rtts| !rtts.is_empty())
+    })
+    .await;
+    let rtts = recorded
+        .histogram("volley_remote_heartbeat_rtt_seconds", &labels)
+        .unwrap();
+    assert!(
+        rtts.iter().all(|s| *s > 0.0 && *s < 5.0),
+        "plausible round trips: {rtts:?}"
+    );
+    let latest = a.remoting.heartbeat_rtt(b.remoting.address()).unwrap();
+    assert!(latest > Duration::ZERO && latest < Duration::from_secs(5));
     assert_eq!(
         recorded.gauge("volley_remote_associations", "system=alpha"),
         Some(1.0)
