@@ -7,29 +7,10 @@ mod raw_peer;
 
 use std::time::{Duration, Instant};
 
-use common::{node_settings, node_with, spawn_calculator, Calc, T};
+use common::{eventually, node_settings, node_with, quick_heartbeats, spawn_calculator, Calc, T};
 use tokio::io::AsyncWriteExt;
-use volley_remote::transport::{ConnectBack, FailureDetectorSettings};
+use volley_remote::transport::ConnectBack;
 use volley_remote::wire::{Lane, HEARTBEAT_ACK_FRAME};
-use volley_remote::RemoteSettings;
-
-fn quick_heartbeats() -> RemoteSettings {
-    RemoteSettings {
-        failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            ..FailureDetectorSettings::default()
-        },
-        ..RemoteSettings::default()
-    }
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < T, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acks_come_only_once_the_peer_has_its_own_connection_back() {

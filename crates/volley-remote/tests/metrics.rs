@@ -8,9 +8,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{add, node_settings, node_with, remote_ref, spawn_calculator, Calc, T};
+use common::{
+    add, eventually, node_settings, node_with, quick_heartbeats, remote_ref, spawn_calculator,
+    Calc, T,
+};
 use volley::MetricsSettings;
-use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::{RemoteSettings, REMOTE_METRIC_NAMES};
 use volley_testkit::RecordedMetrics;
 
@@ -21,24 +23,6 @@ fn metered() -> volley::Settings {
             sample_interval_ms: 20,
         },
         ..node_settings()
-    }
-}
-
-fn quick_heartbeats() -> RemoteSettings {
-    RemoteSettings {
-        failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            ..FailureDetectorSettings::default()
-        },
-        ..RemoteSettings::default()
-    }
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < T, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
