@@ -1,15 +1,18 @@
 //! Remoting's metrics per association (`[metrics] enabled` on the system):
 //! bytes and frames out and in, batch sizes, the outbound queue,
-//! connections and reconnections, the detector's phi, and the count of
-//! associations, read back from a recorder installed for this binary.
+//! connections and reconnections, the detector's phi, heartbeat round
+//! trips, and the count of associations, read back from a recorder
+//! installed for this binary.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{add, node_settings, node_with, remote_ref, spawn_calculator, Calc, T};
+use common::{
+    add, eventually, node_settings, node_with, quick_heartbeats, remote_ref, spawn_calculator,
+    Calc, T,
+};
 use volley::MetricsSettings;
-use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::{RemoteSettings, REMOTE_METRIC_NAMES};
 use volley_testkit::RecordedMetrics;
 
@@ -20,24 +23,6 @@ fn metered() -> volley::Settings {
             sample_interval_ms: 20,
         },
         ..node_settings()
-    }
-}
-
-fn quick_heartbeats() -> RemoteSettings {
-    RemoteSettings {
-        failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            ..FailureDetectorSettings::default()
-        },
-        ..RemoteSettings::default()
-    }
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < T, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -99,6 +84,23 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
             .is_some_and(|phi| phi.is_finite() && phi >= 0.0)
     })
     .await;
+    // Both nodes have connections to each other (beta answers on its own),
+    // so alpha's heartbeats come back as acks and are timed.
+    eventually("heartbeat round trips recorded", || {
+        recorded
+            .histogram("volley_remote_heartbeat_rtt_seconds", &labels)
+            .is_some_and(|rtts| !rtts.is_empty())
+    })
+    .await;
+    let rtts = recorded
+        .histogram("volley_remote_heartbeat_rtt_seconds", &labels)
+        .unwrap();
+    assert!(
+        rtts.iter().all(|s| *s > 0.0 && *s < 5.0),
+        "plausible round trips: {rtts:?}"
+    );
+    let latest = a.remoting.heartbeat_rtt(b.remoting.address()).unwrap();
+    assert!(latest > Duration::ZERO && latest < Duration::from_secs(5));
     assert_eq!(
         recorded.gauge("volley_remote_associations", "system=alpha"),
         Some(1.0)

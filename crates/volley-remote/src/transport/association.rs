@@ -70,6 +70,8 @@ pub(crate) struct Association {
     /// per read, while the system's metrics are on).
     pub(crate) bytes_in: AtomicU64,
     pub(crate) frames_in: AtomicU64,
+    /// Round trips of this node's heartbeats to the peer (`rtt.rs`).
+    pub(crate) heartbeat_rtt: Mutex<super::rtt::HeartbeatRtt>,
 }
 
 /// The inbound connections of one incarnation.
@@ -140,6 +142,7 @@ impl Association {
             heard: AtomicBool::new(false),
             bytes_in: AtomicU64::new(0),
             frames_in: AtomicU64::new(0),
+            heartbeat_rtt: Mutex::new(super::rtt::HeartbeatRtt::default()),
         }
     }
 

@@ -5,13 +5,16 @@
 //! behind user payload (megabytes queued on the large lane would otherwise
 //! look like silence). Heartbeats go out whether or not anything else is
 //! sent: the peer's detector judges the gaps between them, and other
-//! traffic does not count. No answer is expected; the peer records the
-//! arrival (`reachability.rs`).
+//! traffic does not count. The peer records the arrival
+//! (`reachability.rs`) and, when it has a connection of its own to this
+//! node, answers with a HeartbeatAck, which times the round trip
+//! (`rtt.rs`); the detector does not depend on the answers.
 
 use std::sync::Arc;
 
 use super::core::RemotingCore;
 use super::lane::OutboundLane;
+use super::support::lock;
 
 /// Sends a heartbeat on `control` now and then every heartbeat interval,
 /// until remoting shuts down (which also aborts the task) or the
@@ -33,7 +36,11 @@ pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<Remotin
             continue;
         }
         match control.send_heartbeat() {
-            Ok(true) => {}
+            Ok(true) => {
+                if let Some(association) = control.association() {
+                    lock(&association.heartbeat_rtt).sent(std::time::Instant::now());
+                }
+            }
             // The association is stopped for idleness (`idle.rs`): its
             // heartbeats stop with it, unless it was started again.
             Ok(false) => {

@@ -423,10 +423,10 @@ fn handle(
             if let Some(detector) = &peer.detector {
                 detector.heartbeat(Instant::now());
             }
+            super::rtt::answer_heartbeat(core, &peer.address);
         }
-        // This transport sends no acks: arrivals of heartbeats are all it
-        // judges by.
-        Pdu::HeartbeatAck => {}
+        // Times this node's heartbeat; the detector judges arrivals only.
+        Pdu::HeartbeatAck => super::rtt::ack_heard(core, &peer.address),
         Pdu::Disassociate(d) => {
             log_limited!(info, peer = %peer.address, reason = ?d.reason, text = d.text, "peer disassociated");
             if let Some(association) = peer.association() {

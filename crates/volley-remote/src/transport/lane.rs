@@ -32,6 +32,7 @@ use crate::sync::{self, AtomicBool, Ordering, SpinLock};
 use crate::wire::{Address, Encoder, Lane, MessageHeader, Pdu, PduKind, RefId, DEFAULT_MAX_REF_ID};
 
 mod declarations;
+mod framing;
 mod idleness;
 mod token;
 
@@ -40,64 +41,8 @@ use declarations::{encode_declaration, encode_with_refs, recipient_id, write_dec
 #[cfg(all(test, volley_remote_loom))]
 mod loom_model;
 
+pub(crate) use framing::{Framing, Plain, WithContext};
 pub(crate) use token::LaneConnection;
-
-/// How a user message is framed: plain (UserMessage) or with the sender's
-/// trace context (TracedUserMessage). A type parameter rather than an
-/// `Option`, so the plain send is compiled exactly as if tracing did not
-/// exist (measured: an `Option` cost every remote send about 50
-/// instructions through lost inlining).
-pub(crate) trait Framing: Copy {
-    /// Appends the frame for `header` whose payload `write` serializes.
-    fn frame<F>(
-        self,
-        encoder: &Encoder,
-        buf: &mut BytesMut,
-        header: &MessageHeader,
-        write: F,
-    ) -> Result<(), crate::wire::EncodeError>
-    where
-        F: FnOnce(&mut BytesMut) -> Result<(), crate::serialization::SerializeError>;
-}
-
-/// A UserMessage frame.
-#[derive(Clone, Copy)]
-pub(crate) struct Plain;
-
-impl Framing for Plain {
-    #[inline(always)]
-    fn frame<F>(
-        self,
-        encoder: &Encoder,
-        buf: &mut BytesMut,
-        header: &MessageHeader,
-        write: F,
-    ) -> Result<(), crate::wire::EncodeError>
-    where
-        F: FnOnce(&mut BytesMut) -> Result<(), crate::serialization::SerializeError>,
-    {
-        encoder.user_message_with(buf, header, write)
-    }
-}
-
-/// A TracedUserMessage frame carrying this context.
-#[derive(Clone, Copy)]
-pub(crate) struct WithContext<'a>(pub(crate) &'a volley::TraceParent);
-
-impl Framing for WithContext<'_> {
-    fn frame<F>(
-        self,
-        encoder: &Encoder,
-        buf: &mut BytesMut,
-        header: &MessageHeader,
-        write: F,
-    ) -> Result<(), crate::wire::EncodeError>
-    where
-        F: FnOnce(&mut BytesMut) -> Result<(), crate::serialization::SerializeError>,
-    {
-        encoder.traced_user_message_with(buf, header, self.0, write)
-    }
-}
 
 /// Generic over the connection only for the loom models: the transport
 /// always uses the default.
@@ -393,8 +338,26 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// Queues a heartbeat; false, queueing nothing, while the association
     /// is stopped (heartbeats are not traffic that starts it again).
     pub(crate) fn send_heartbeat(self: &Arc<Self>) -> Result<bool, RemoteSendError> {
+        self.send_liveness(&Pdu::Heartbeat, false)
+    }
+
+    /// Queues the answer to a peer's heartbeat, only if this lane is
+    /// already in use and idle: never on a stopped association (an ack is
+    /// not traffic that starts it), never behind queued frames (a late ack
+    /// would measure the queue), never without a connection (it must not
+    /// make the writer dial). False when it queued nothing.
+    pub(crate) fn send_heartbeat_ack(self: &Arc<Self>) -> Result<bool, RemoteSendError> {
+        self.send_liveness(&Pdu::HeartbeatAck, true)
+    }
+
+    fn send_liveness(
+        self: &Arc<Self>,
+        pdu: &Pdu<'_>,
+        only_if_idle: bool,
+    ) -> Result<bool, RemoteSendError> {
         let mut st = self.state.lock();
-        if self.is_retired() {
+        let connected = || self.connected.load(std::sync::atomic::Ordering::Relaxed);
+        if self.is_retired() || (only_if_idle && (!st.buf.is_empty() || !connected())) {
             return Ok(false);
         }
         if st.buf.len() >= self.pdu_limit {
@@ -403,7 +366,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
         let was_empty = st.buf.is_empty();
         self.encoder
-            .encode(&Pdu::Heartbeat, &mut st.buf)
+            .encode(pdu, &mut st.buf)
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
         self.unlock_and_kick(st, was_empty, false);
         Ok(true)

@@ -6,7 +6,8 @@
 //! already, and (metered only) the buffer's frames, recording the batch's
 //! size in two histograms; readers add the bytes and frames of each read.
 //! The failure monitor publishes the totals on its ticks, with the queued
-//! bytes and the detector's phi. An association's series stop being
+//! bytes, the detector's phi and the heartbeat round trips measured since
+//! the last tick (`rtt.rs`). An association's series stop being
 //! updated once it is removed.
 
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ pub const REMOTE_METRIC_NAMES: &[&str] = &[
     "volley_remote_connects_total",
     "volley_remote_reconnects_total",
     "volley_remote_phi",
+    "volley_remote_heartbeat_rtt_seconds",
     "volley_remote_associations",
 ];
 
@@ -93,6 +95,7 @@ struct Handles {
     connects: Counter,
     reconnects: Counter,
     phi: Gauge,
+    heartbeat_rtt: Histogram,
 }
 
 impl Handles {
@@ -107,6 +110,7 @@ impl Handles {
             connects: metrics::counter!("volley_remote_connects_total", &labels),
             reconnects: metrics::counter!("volley_remote_reconnects_total", &labels),
             phi: metrics::gauge!("volley_remote_phi", &labels),
+            heartbeat_rtt: metrics::histogram!("volley_remote_heartbeat_rtt_seconds", &labels),
         }
     }
 }
@@ -184,6 +188,10 @@ impl AssociationMetrics {
                 .absolute(association.frames_in.load(Relaxed));
             if let Some(phi) = core.reachability.phi(node, now) {
                 handles.phi.set(phi);
+            }
+            let rtts = super::support::lock(&association.heartbeat_rtt).take_unrecorded();
+            for rtt in rtts {
+                handles.heartbeat_rtt.record(rtt.as_secs_f64());
             }
         }
     }

@@ -59,6 +59,7 @@ mod remote_watch;
 mod remoting;
 mod reply_handles;
 mod route;
+mod rtt;
 mod settings;
 mod support;
 mod system_messages;

@@ -142,6 +142,19 @@ impl Remoting {
         self.core.reachability.is_available(node)
     }
 
+    /// The last round trip of this node's heartbeats to `node`: from a
+    /// heartbeat to the peer's HeartbeatAck, which the peer sends on its
+    /// own connection to this node (so `None` until the peer has one, or
+    /// for a peer that does not answer heartbeats). It includes the peer's
+    /// queueing on its control lane; only unambiguous round trips, shorter
+    /// than the heartbeat interval, are measured (`rtt.rs`). With metrics
+    /// on, each is also recorded in `volley_remote_heartbeat_rtt_seconds`.
+    pub fn heartbeat_rtt(&self, node: &Address) -> Option<std::time::Duration> {
+        let association = self.core.associations.find(node)?;
+        let rtt = super::support::lock(&association.heartbeat_rtt).latest();
+        rtt
+    }
+
     /// The state of this node's association with `node`: `None` if it
     /// has none (it never sent there, nor dialed back a node that dialed
     /// it), or its stopped one was removed once nothing referred to it.

@@ -193,3 +193,24 @@ pub async fn ask_sum(calc: &ActorRef<Calc>, within: Duration) -> Result<i64, vol
     )
     .await
 }
+
+/// Remote settings with heartbeats every 50 ms, for tests that wait on
+/// the detector, the round trips or their metrics.
+pub fn quick_heartbeats() -> RemoteSettings {
+    RemoteSettings {
+        failure_detector: volley_remote::transport::FailureDetectorSettings {
+            heartbeat_interval_ms: 50,
+            ..Default::default()
+        },
+        ..RemoteSettings::default()
+    }
+}
+
+/// Waits until `done` holds, failing the test after [`T`].
+pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < T, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
