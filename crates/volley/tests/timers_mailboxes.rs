@@ -105,7 +105,7 @@ impl Actor for Kick {
 /// thread queue three messages for each, and returns the first `expect`
 /// messages in the order they were handled, and how many were dropped.
 fn interleaving(system: &ActorSystem, mailbox: MailboxConfig, expect: usize) -> (Vec<String>, u64) {
-    let events = TestProbe::<String>::new(&system);
+    let events = TestProbe::<String>::new(system);
     let tx = events.actor_ref();
     let a = spawn_recorder(system, "a", &tx, mailbox);
     let b = spawn_recorder(system, "b", &tx, mailbox);
