@@ -160,7 +160,7 @@ async fn stop_when_unhandled_exception() {
     system.terminate().await;
 }
 
-async fn state(r: &ActorRef<Cmd>, events: &common::Events, expected: &str) {
+async fn state(r: &ActorRef<Cmd>, events: &TestProbe<String>, expected: &str) {
     r.tell(Cmd::GetState);
     events.expect(expected);
 }

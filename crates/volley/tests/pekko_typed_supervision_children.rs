@@ -228,8 +228,8 @@ fn limited_and_backoff(max: u32, within: Duration) -> [SupervisorStrategy; 2] {
 /// A [`SetupWithChildren`] under `strategy`, with what drives it.
 struct SetupCase {
     r: volley::ActorRef<Cmd>,
-    parent_events: common::Events,
-    child_events: common::Events,
+    parent_events: TestProbe<String>,
+    child_events: TestProbe<String>,
     slow: (Latch, Latch),
     throw: Arc<AtomicBool>,
 }
