@@ -32,9 +32,29 @@ impl Actor for Another {
     }
 }
 
+/// A child whose `post_stop` blocks on `latch`. On a pool of its own: a
+/// blocking hook on an `app-runtime` dispatcher would hold a runtime
+/// thread, which the probes need too (docs/semantics.md, Dispatchers).
 fn slow_child(probe: &ActorRef<String>, latch: &Latch) -> Props<Target> {
     let latch = latch.clone();
-    Target::props_with(probe, move |t| t.slow_stop = Some(latch.clone()))
+    Target::props_with(probe, move |t| t.slow_stop = Some(latch.clone())).with_dispatcher(BLOCKING)
+}
+
+const BLOCKING: &str = "blocking";
+
+/// A system on the dispatcher kind under test, with a pool for the
+/// children that block.
+fn system(name: &str) -> volley::ActorSystem {
+    let mut settings = volley::Settings::default();
+    settings.dispatchers.insert(
+        BLOCKING.into(),
+        volley::DispatcherSettings {
+            kind: volley::DispatcherKind::WorkStealing,
+            threads: 2,
+            ..Default::default()
+        },
+    );
+    common::system_with(name, settings).unwrap()
 }
 
 /// SupervisionSpec, "stop children when restarting" and "stop children
@@ -43,7 +63,7 @@ fn slow_child(probe: &ActorRef<String>, latch: &Latch) -> Props<Target> {
 /// it afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_when_restarting() {
-    let system = common::system("tsc-stop-children").unwrap();
+    let system = system("tsc-stop-children");
     for (i, strategy) in [restart_on(1), backoff()].into_iter().enumerate() {
         let parent_events = TestProbe::<String>::new(&system);
         let tx = parent_events.actor_ref();
@@ -84,7 +104,7 @@ async fn stop_children_when_restarting() {
 /// it first).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_after_stopping_watch_with_children() {
-    let system = common::system("tsc-watch-with").unwrap();
+    let system = system("tsc-watch-with");
     let parent_events = TestProbe::<String>::new(&system);
     let tx = parent_events.actor_ref();
     let child_events = TestProbe::<String>::new(&system);
@@ -122,7 +142,7 @@ async fn restart_after_stopping_watch_with_children() {
 /// where typed leaves them untouched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kept_children_stay_and_restart_with_the_parent() {
-    let system = common::system("tsc-keep-children").unwrap();
+    let system = system("tsc-keep-children");
     for strategy in [restart_on(1), backoff()] {
         let parent_events = TestProbe::<String>::new(&system);
         let tx = parent_events.actor_ref();
@@ -150,7 +170,7 @@ async fn kept_children_stay_and_restart_with_the_parent() {
 /// the new instance, and the `Throw` among them restarts it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_when_restarting_a_second_time() {
-    let system = common::system("tsc-second-time").unwrap();
+    let system = system("tsc-second-time");
     for strategy in [restart_on(1), backoff()] {
         let parent_events = TestProbe::<String>::new(&system);
         let tx = parent_events.actor_ref();
@@ -279,7 +299,7 @@ async fn setup_case(
 /// starts (it reuses their names).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_spawned_by_a_failed_first_setup() {
-    let system = common::system("tsc-first-setup").unwrap();
+    let system = system("tsc-first-setup");
     for strategy in limited_and_backoff(10, Duration::from_secs(1)) {
         let c = setup_case(&system, strategy, true).await;
         c.slow.0.count_down();
@@ -299,7 +319,7 @@ async fn stop_children_spawned_by_a_failed_first_setup() {
 /// spawned too, and the next restart succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_spawned_by_a_failed_later_setup() {
-    let system = common::system("tsc-later-setup").unwrap();
+    let system = system("tsc-later-setup");
     for strategy in limited_and_backoff(10, Duration::from_secs(1)) {
         let c = setup_case(&system, strategy, false).await;
         c.r.tell(Cmd::GetState);
@@ -324,7 +344,7 @@ async fn stop_children_spawned_by_a_failed_later_setup() {
 /// to stop; the messages behind them are all handled, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_survive_two_restarts_in_a_row() {
-    let system = common::system("tsc-retention").unwrap();
+    let system = system("tsc-retention");
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
     let _child_events = TestProbe::<String>::new(&system);
@@ -389,7 +409,7 @@ impl Actor for FailingConstructor {
 /// it all reach the instance that starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_survive_failed_starts() {
-    let system = common::system("tsc-start-retention").unwrap();
+    let system = system("tsc-start-retention");
     for strategy in limited_and_backoff(4, Duration::from_secs(10)) {
         let events = TestProbe::<String>::new(&system);
         let tx = events.actor_ref();
