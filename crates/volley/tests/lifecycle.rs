@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use common::{eventually, probe};
+use common::eventually;
 use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, PathError, Props, SpawnError,
     Terminated,
@@ -17,7 +16,7 @@ use volley_testkit::TestProbe;
 /// post_stop.
 struct Node {
     depth: u32,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 enum NodeMsg {
@@ -61,13 +60,11 @@ impl Actor for Node {
     }
 
     fn post_stop(&mut self, ctx: &mut Context<Self>) {
-        self.events
-            .send(format!("stop {}", ctx.path().elements()))
-            .ok();
+        self.events.tell(format!("stop {}", ctx.path().elements()));
     }
 }
 
-fn node(depth: u32, events: &Sender<String>) -> Props<Node> {
+fn node(depth: u32, events: &ActorRef<String>) -> Props<Node> {
     let events = events.clone();
     Props::new(move || Node {
         depth,
@@ -78,7 +75,8 @@ fn node(depth: u32, events: &Sender<String>) -> Props<Node> {
 #[tokio::test]
 async fn children_stop_before_their_parent() {
     let system = common::system("order").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let top = system.spawn("top", node(3, &tx)).unwrap();
     let kids = top
         .ask(NodeMsg::Children, Duration::from_secs(5))
@@ -87,7 +85,7 @@ async fn children_stop_before_their_parent() {
     assert_eq!(kids, vec!["/user/top/child"]);
     top.tell(NodeMsg::StopSelf);
     assert_eq!(
-        events.take(4),
+        events.receive_n(4),
         vec![
             "stop /user/top/child/child/child",
             "stop /user/top/child/child",
@@ -101,12 +99,17 @@ async fn children_stop_before_their_parent() {
 #[tokio::test]
 async fn terminate_stops_everything_and_resolves_after_post_stop() {
     let system = common::system("shutdown").unwrap();
-    let (tx, events) = probe();
+    // The probe lives in a system of its own: it must hear the post_stop
+    // hooks that run while this one terminates.
+    let probes = common::system("shutdown-probes").unwrap();
+    let events = TestProbe::<String>::new(&probes);
+    let tx = events.actor_ref();
     system.spawn("a", node(1, &tx)).unwrap();
     system.spawn("b", node(0, &tx)).unwrap();
     system.terminate().await;
     assert!(system.is_terminated());
-    let mut got: Vec<String> = events.0.try_iter().collect();
+    let mut got = events.receive_n(3);
+    events.expect_no_msg(Duration::from_millis(50));
     got.sort();
     assert_eq!(
         got,
@@ -124,7 +127,8 @@ async fn terminate_stops_everything_and_resolves_after_post_stop() {
 #[tokio::test]
 async fn duplicate_and_invalid_names_are_errors() {
     let system = common::system("names").unwrap();
-    let (tx, _events) = probe();
+    let _events = TestProbe::<String>::new(&system);
+    let tx = _events.actor_ref();
     system.spawn("a", node(0, &tx)).unwrap();
     let err = system.spawn("a", node(0, &tx)).unwrap_err();
     assert_eq!(
@@ -159,7 +163,8 @@ async fn duplicate_and_invalid_names_are_errors() {
 #[tokio::test]
 async fn names_are_free_again_once_their_actors_terminated() {
     let system = common::system("name-reuse").unwrap();
-    let (tx, _events) = probe();
+    let _events = TestProbe::<String>::new(&system);
+    let tx = _events.actor_ref();
     let names: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
     let refs: Vec<_> = names
         .iter()
@@ -217,7 +222,8 @@ async fn eventually_ok<T, E: std::fmt::Debug>(
 #[tokio::test]
 async fn lookup_by_path_identifies_actors() {
     let system = common::system("lookup").unwrap();
-    let (tx, _events) = probe();
+    let _events = TestProbe::<String>::new(&system);
+    let tx = _events.actor_ref();
     let top = system.spawn("top", node(1, &tx)).unwrap();
     // Wait until pre_start has spawned the child.
     let _ = top.ask(NodeMsg::Children, Duration::from_secs(5)).await;
@@ -253,24 +259,25 @@ enum Slow {
     Work(u32),
 }
 
-struct Collector(Sender<String>);
+struct Collector(ActorRef<String>);
 
 impl Actor for Collector {
     type Msg = Slow;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Slow) -> HandleResult {
         let Slow::Work(n) = msg;
-        self.0.send(format!("work {n}")).ok();
+        self.0.tell(format!("work {n}"));
         Ok(())
     }
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.0.send("stopped".into()).ok();
+        self.0.tell("stopped".into());
     }
 }
 
 #[tokio::test]
 async fn graceful_stop_runs_after_queued_messages() {
     let system = common::system("graceful").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let c = system
         .spawn("c", Props::new(move || Collector(tx.clone())))
         .unwrap();
@@ -280,17 +287,17 @@ async fn graceful_stop_runs_after_queued_messages() {
     c.graceful_stop();
     c.tell(Slow::Work(99));
     assert_eq!(
-        events.take(6),
+        events.receive_n(6),
         vec!["work 0", "work 1", "work 2", "work 3", "work 4", "stopped"]
     );
     eventually("terminated", || c.is_terminated());
-    events.none_for(50);
+    events.expect_no_msg(Duration::from_millis(50));
     system.terminate().await;
 }
 
 /// Watches whatever it is told to and reports `Terminated`.
 struct Watcher {
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 enum WatchMsg {
@@ -312,7 +319,7 @@ impl Actor for Watcher {
             }
             WatchMsg::Unwatch(a) => ctx.unwatch(&a),
             WatchMsg::Custom(s) => {
-                self.events.send(s).ok();
+                self.events.tell(s);
             }
             WatchMsg::Ping(r) => r.tell(()),
         }
@@ -320,13 +327,12 @@ impl Actor for Watcher {
     }
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
         self.events
-            .send(format!("terminated {}", t.actor.path().name()))
-            .ok();
+            .tell(format!("terminated {}", t.actor.path().name()));
         Ok(())
     }
 }
 
-fn spawn_watcher(system: &ActorSystem, events: &Sender<String>) -> ActorRef<WatchMsg> {
+fn spawn_watcher(system: &ActorSystem, events: &ActorRef<String>) -> ActorRef<WatchMsg> {
     let events = events.clone();
     system
         .spawn(
@@ -341,8 +347,10 @@ fn spawn_watcher(system: &ActorSystem, events: &Sender<String>) -> ActorRef<Watc
 #[tokio::test]
 async fn watch_delivers_terminated_exactly_once() {
     let system = common::system("watch").unwrap();
-    let (tx, events) = probe();
-    let (ntx, _nodes) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    let _nodes = TestProbe::<String>::new(&system);
+    let ntx = _nodes.actor_ref();
     let watcher = spawn_watcher(&system, &tx);
     let target = system.spawn("target", node(0, &ntx)).unwrap();
     // Watching twice is the same as once.
@@ -353,19 +361,21 @@ async fn watch_delivers_terminated_exactly_once() {
         .await
         .unwrap();
     target.tell(NodeMsg::StopSelf);
-    events.expect("terminated target");
+    events.expect_msg("terminated target".to_string());
     // Watching a dead actor still delivers Terminated, once.
     watcher.tell(WatchMsg::Watch(target.to_any()));
-    events.expect("terminated target");
-    events.none_for(100);
+    events.expect_msg("terminated target".to_string());
+    events.expect_no_msg(Duration::from_millis(100));
     system.terminate().await;
 }
 
 #[tokio::test]
 async fn unwatch_and_watch_with() {
     let system = common::system("unwatch").unwrap();
-    let (tx, events) = probe();
-    let (ntx, _nodes) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    let _nodes = TestProbe::<String>::new(&system);
+    let ntx = _nodes.actor_ref();
     let watcher = spawn_watcher(&system, &tx);
     let a = system.spawn("a", node(0, &ntx)).unwrap();
     let b = system.spawn("b", node(0, &ntx)).unwrap();
@@ -378,8 +388,8 @@ async fn unwatch_and_watch_with() {
         .unwrap();
     a.tell(NodeMsg::StopSelf);
     b.tell(NodeMsg::StopSelf);
-    events.expect("custom b");
-    events.none_for(100);
+    events.expect_msg("custom b".to_string());
+    events.expect_no_msg(Duration::from_millis(100));
     system.terminate().await;
 }
 
@@ -395,7 +405,8 @@ impl Actor for Pact {
 #[tokio::test]
 async fn an_unhandled_terminated_is_a_death_pact() {
     let system = common::system("pact").unwrap();
-    let (ntx, _nodes) = probe();
+    let _nodes = TestProbe::<String>::new(&system);
+    let ntx = _nodes.actor_ref();
     let pact = system.spawn("pact", Props::new(|| Pact)).unwrap();
     let target = system.spawn("target", node(0, &ntx)).unwrap();
     pact.tell(target.to_any());
@@ -436,7 +447,8 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
         ..Default::default()
     };
     let system = common::system_with("last-words", settings).unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let watcher = spawn_watcher(&system, &tx);
     let w2 = watcher.clone();
     let talker = system
@@ -463,7 +475,7 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
     blocker.tell(Hold::Block(gate));
     talker.tell(());
     release.send(()).unwrap();
-    let got = events.take(101);
+    let got = events.receive_n(101);
     assert_eq!(got[0], "word 0");
     assert_eq!(got[99], "word 99");
     assert_eq!(got[100], "terminated talker");

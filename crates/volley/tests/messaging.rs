@@ -2,11 +2,11 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use common::{eventually, probe};
+use common::eventually;
 use volley::{Actor, ActorRef, ActorSystem, AskError, Context, DeadLetter, HandleResult, Props};
+use volley_testkit::TestProbe;
 
 enum Seq {
     Item { sender: usize, n: u64 },
@@ -154,14 +154,12 @@ async fn ask_on_a_dead_actor_is_a_clear_error() {
     system.terminate().await;
 }
 
-struct Sink(Sender<String>);
+struct Sink(ActorRef<String>);
 
 impl Actor for Sink {
     type Msg = DeadLetter;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: DeadLetter) -> HandleResult {
-        self.0
-            .send(format!("{} {:?}", msg.recipient, msg.reason))
-            .ok();
+        self.0.tell(format!("{} {:?}", msg.recipient, msg.reason));
         Ok(())
     }
 }
@@ -169,7 +167,8 @@ impl Actor for Sink {
 #[tokio::test]
 async fn dead_letters_are_counted_and_published() {
     let system = common::system("dl").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sink = system
         .spawn("sink", Props::new(move || Sink(tx.clone())))
         .unwrap();
@@ -183,7 +182,7 @@ async fn dead_letters_are_counted_and_published() {
     }
     assert_eq!(system.dead_letter_count(), before + 3);
     for _ in 0..3 {
-        events.expect("volley://dl/user/calc RecipientTerminated");
+        events.expect_msg("volley://dl/user/calc RecipientTerminated".to_string());
     }
     system.terminate().await;
 }

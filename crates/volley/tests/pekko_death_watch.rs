@@ -14,7 +14,6 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use volley::{
@@ -47,7 +46,7 @@ impl Actor for Target {
 
 /// A watcher driven by commands; reports each `Terminated` (signal or
 /// `watch_with` message) as a string.
-struct Watcher(Sender<String>);
+struct Watcher(ActorRef<String>);
 enum WatcherMsg {
     Watch(volley::AnyRef),
     WatchWith(volley::AnyRef, String),
@@ -63,20 +62,21 @@ impl Actor for Watcher {
             WatcherMsg::WatchWith(r, m) => ctx.watch_with(&r, WatcherMsg::Custom(m)),
             WatcherMsg::Unwatch(r) => ctx.unwatch(&r),
             WatcherMsg::Custom(m) => {
-                let _ = self.0.send(m);
+                self.0.tell(m);
             }
             WatcherMsg::Ping(r) => r.tell(()),
         }
         Ok(())
     }
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        let _ = self.0.send(format!("terminated {}", t.actor.path().name()));
+        self.0.tell(format!("terminated {}", t.actor.path().name()));
         Ok(())
     }
 }
 
-fn watcher(system: &volley::ActorSystem) -> (ActorRef<WatcherMsg>, common::Events) {
-    let (tx, events) = common::probe();
+fn watcher(system: &volley::ActorSystem) -> (ActorRef<WatcherMsg>, TestProbe<String>) {
+    let events = TestProbe::<String>::new(system);
+    let tx = events.actor_ref();
     let w = system
         .spawn_anonymous(Props::new(move || Watcher(tx.clone())))
         .unwrap();
@@ -115,8 +115,8 @@ async fn one_terminated_when_already_dead() {
     probe.expect_terminated(&target);
     let (w, events) = watcher(&system);
     w.tell(WatcherMsg::Watch(target.to_any()));
-    events.expect("terminated t2");
-    events.none_for(200);
+    events.expect_msg("terminated t2".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -133,10 +133,10 @@ async fn all_monitors_get_one_terminated() {
     }
     system.stop(&target);
     for (_, events) in &watchers {
-        events.expect("terminated t3");
+        events.expect_msg("terminated t3".to_string());
     }
     for (_, events) in &watchers {
-        events.none_for(100);
+        events.expect_no_msg(Duration::from_millis(100));
     }
     system.terminate().await;
 }
@@ -158,11 +158,11 @@ async fn only_current_monitors_get_terminated() {
         sync(w).await;
     }
     system.stop(&target);
-    e1.expect("terminated t4");
-    e3.expect("terminated t4");
-    e2.none_for(300);
-    e1.none_for(50);
-    e3.none_for(50);
+    e1.expect_msg("terminated t4".to_string());
+    e3.expect_msg("terminated t4".to_string());
+    e2.expect_no_msg(Duration::from_millis(300));
+    e1.expect_no_msg(Duration::from_millis(50));
+    e3.expect_no_msg(Duration::from_millis(50));
     system.terminate().await;
 }
 
@@ -178,11 +178,11 @@ async fn terminated_once_then_rewatch() {
     w.tell(WatcherMsg::Watch(target.to_any()));
     sync(&w).await;
     system.stop(&target);
-    events.expect("terminated t5");
-    events.none_for(200);
+    events.expect_msg("terminated t5".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     w.tell(WatcherMsg::Watch(target.to_any()));
-    events.expect("terminated t5");
-    events.none_for(200);
+    events.expect_msg("terminated t5".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -292,7 +292,7 @@ async fn watch_new_child_with_same_name() {
 
 /// Watches `target` and records, in handling order, the numbers it gets
 /// and the target's end (a `TestProbe`'s watcher is a separate actor).
-struct Recipient(ActorRef<TargetMsg>, Sender<String>);
+struct Recipient(ActorRef<TargetMsg>, ActorRef<String>);
 
 impl Actor for Recipient {
     type Msg = u32;
@@ -301,11 +301,11 @@ impl Actor for Recipient {
         Ok(())
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
-        let _ = self.1.send(n.to_string());
+        self.1.tell(n.to_string());
         Ok(())
     }
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
-        let _ = self.1.send("terminated".into());
+        self.1.tell("terminated".into());
         Ok(())
     }
 }
@@ -317,7 +317,8 @@ impl Actor for Recipient {
 async fn terminated_after_graceful_stop_and_after_its_messages() {
     let system = common::system("dw-poison").unwrap();
     let target = system.spawn("t7", Props::new(|| Target)).unwrap();
-    let (tx, events) = common::probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let t = target.clone();
     let recipient = Props::new(move || Recipient(t.clone(), tx.clone()));
     let recipient = system.spawn("recipient", recipient).unwrap();
@@ -326,10 +327,10 @@ async fn terminated_after_graceful_stop_and_after_its_messages() {
     }
     target.graceful_stop();
     for n in 0..10 {
-        events.expect(&n.to_string());
+        events.expect_msg(n.to_string());
     }
-    events.expect("terminated");
-    events.none_for(200);
+    events.expect_msg("terminated".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -350,7 +351,7 @@ async fn unwatch_before_handling_discards_terminated() {
     let probe = TestProbe::<()>::new(&system);
     probe.expect_terminated(&target);
     sync(&w).await;
-    events.none_for(300);
+    events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 
@@ -369,8 +370,8 @@ async fn watch_with_custom_message() {
     w.tell(WatcherMsg::WatchWith(child.to_any(), "custom".into()));
     sync(&w).await;
     child.tell(TargetMsg::Fail);
-    events.expect("custom");
-    events.none_for(200);
+    events.expect_msg("custom".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -385,8 +386,8 @@ async fn idempotent_watch_with() {
     w.tell(WatcherMsg::WatchWith(target.to_any(), "custom".into()));
     sync(&w).await;
     system.stop(&target);
-    events.expect("custom");
-    events.none_for(200);
+    events.expect_msg("custom".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -402,8 +403,8 @@ async fn watch_with_after_unwatch() {
     w.tell(WatcherMsg::WatchWith(target.to_any(), "custom".into()));
     sync(&w).await;
     system.stop(&target);
-    events.expect("custom");
-    events.none_for(200);
+    events.expect_msg("custom".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -415,7 +416,7 @@ enum DoubleMsg {
 }
 
 /// Watches its target with a message, then again without one on request.
-struct DoubleWatcher(ActorRef<TargetMsg>, Sender<String>);
+struct DoubleWatcher(ActorRef<TargetMsg>, ActorRef<String>);
 impl Actor for DoubleWatcher {
     type Msg = DoubleMsg;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
@@ -430,11 +431,11 @@ impl Actor for DoubleWatcher {
             }
             DoubleMsg::Custom => "custom",
         };
-        let _ = self.1.send(event.into());
+        self.1.tell(event.into());
         Ok(())
     }
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
-        let _ = self.1.send("signal".into());
+        self.1.tell("signal".into());
         Ok(())
     }
 }
@@ -448,7 +449,8 @@ impl Actor for DoubleWatcher {
 async fn watch_again_with_different_message_replaces_it() {
     let system = common::system("dw-differ").unwrap();
     let target = system.spawn("t11", Props::new(|| Target)).unwrap();
-    let (tx, events) = common::probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let t = target.clone();
     let w = system
         .spawn(
@@ -457,10 +459,10 @@ async fn watch_again_with_different_message_replaces_it() {
         )
         .unwrap();
     w.tell(DoubleMsg::Rewatch);
-    events.expect("rewatched");
+    events.expect_msg("rewatched".to_string());
     system.stop(&target);
-    events.expect("signal");
-    events.none_for(200);
+    events.expect_msg("signal".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -468,31 +470,32 @@ async fn watch_again_with_different_message_replaces_it() {
 /// no-op (no Terminated at its own stop, no failure).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watching_itself_is_a_no_op() {
-    struct SelfWatcher(Sender<String>);
+    struct SelfWatcher(ActorRef<String>);
     impl Actor for SelfWatcher {
         type Msg = ();
         fn handle(&mut self, ctx: &mut Context<Self>, _m: ()) -> HandleResult {
             let me = ctx.myself();
             ctx.watch(&me);
-            let _ = self.0.send("watched".into());
+            self.0.tell("watched".into());
             Ok(())
         }
         fn on_terminated(&mut self, _c: &mut Context<Self>, _t: Terminated) -> HandleResult {
-            let _ = self.0.send("terminated".into());
+            self.0.tell("terminated".into());
             Ok(())
         }
     }
     let system = common::system("dw-self").unwrap();
-    let (tx, events) = common::probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let a = system
         .spawn("self", Props::new(move || SelfWatcher(tx.clone())))
         .unwrap();
     a.tell(());
-    events.expect("watched");
+    events.expect_msg("watched".to_string());
     let probe = TestProbe::<()>::new(&system);
     system.stop(&a);
     probe.expect_terminated(&a);
-    events.none_for(200);
+    events.expect_no_msg(Duration::from_millis(200));
     let _ = a.to_any_ref();
     system.terminate().await;
 }
@@ -529,17 +532,17 @@ async fn terminated_on_stop_not_on_restart() {
     child.tell(TargetMsg::Fail);
     child.tell(TargetMsg::Echo(1, echo.actor_ref()));
     echo.expect_msg(1);
-    events.none_for(200);
+    events.expect_no_msg(Duration::from_millis(200));
     assert!(!child.is_terminated());
     child.tell(TargetMsg::Fail);
-    events.expect(&format!("terminated {}", child.path().name()));
-    events.none_for(200);
+    events.expect_msg(format!("terminated {}", child.path().name()));
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
 /// Stashes everything while `stashing`; a `watch_with` message that
 /// arrives meanwhile is stashed and comes back with `unstash_all`.
-struct StashingWatcher(Sender<String>, bool);
+struct StashingWatcher(ActorRef<String>, bool);
 enum StashMsg {
     Watch(volley::AnyRef, ReplyTo<()>),
     StartStashing(ReplyTo<()>),
@@ -563,11 +566,11 @@ impl Actor for StashingWatcher {
                 ctx.unstash_all();
             }
             m if self.1 => {
-                let _ = self.0.send("stashed".into());
+                self.0.tell("stashed".into());
                 ctx.stash(m).map_err(|e| ActorError::new(e.to_string()))?;
             }
             StashMsg::Custom => {
-                let _ = self.0.send("custom".into());
+                self.0.tell("custom".into());
             }
         }
         Ok(())
@@ -581,7 +584,8 @@ impl Actor for StashingWatcher {
 async fn watch_with_message_can_be_stashed() {
     let system = common::system("dw-stash").unwrap();
     let target = system.spawn("t12", Props::new(|| Target)).unwrap();
-    let (tx, events) = common::probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let w = system
         .spawn(
             "stasher",
@@ -592,9 +596,9 @@ async fn watch_with_message_can_be_stashed() {
     w.ask(|r| StashMsg::Watch(t, r), T).await.unwrap();
     w.ask(StashMsg::StartStashing, T).await.unwrap();
     system.stop(&target);
-    events.expect("stashed");
+    events.expect_msg("stashed".to_string());
     w.tell(StashMsg::StopStashing);
-    events.expect("custom");
-    events.none_for(200);
+    events.expect_msg("custom".to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }

@@ -13,14 +13,13 @@
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::log_capture;
 use common::pekko::{child, supervisor, T};
-use common::probe;
 use volley::{
-    Actor, ActorError, Context, Directive, Failure, HandleResult, Props, ReplyTo,
+    Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
     SupervisorStrategy,
 };
 use volley_testkit::TestProbe;
@@ -28,7 +27,7 @@ use volley_testkit::TestProbe;
 /// The spec's `LifeCycleTestActor`: reports each hook with its
 /// generation (counted across instances).
 struct LifeCycle {
-    events: Sender<String>,
+    events: ActorRef<String>,
     generation: usize,
 }
 
@@ -38,7 +37,7 @@ enum LcMsg {
 }
 
 impl LifeCycle {
-    fn new(events: &Sender<String>) -> impl Fn() -> LifeCycle + Send + Sync + 'static {
+    fn new(events: &ActorRef<String>) -> impl Fn() -> LifeCycle + Send + Sync + 'static {
         let events = events.clone();
         let generations = Arc::new(AtomicUsize::new(0));
         move || LifeCycle {
@@ -58,7 +57,7 @@ impl LifeCycle {
     }
 
     fn report(&self, what: &str) {
-        let _ = self.events.send(format!("{what} {}", self.generation));
+        self.events.tell(format!("{what} {}", self.generation));
     }
 }
 
@@ -113,21 +112,22 @@ fn three_restarts() -> SupervisorStrategy {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_hooks_run_on_the_right_generation() {
     let system = common::system("lc-restart-hooks").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, three_restarts());
     let make = LifeCycle::new(&tx);
     let restarter = child(&sup, Props::new(move || Restarter(make()))).await;
-    events.expect("preStart 0");
+    events.expect_msg("preStart 0".to_string());
     for gen in 0..3 {
         restarter.tell(LcMsg::Kill);
-        events.expect(&format!("preRestart {gen}"));
-        events.expect(&format!("postRestart {}", gen + 1));
+        events.expect_msg(format!("preRestart {gen}"));
+        events.expect_msg(format!("postRestart {}", gen + 1));
         let status = restarter.ask(LcMsg::Status, T).await.unwrap();
         assert_eq!(status, format!("OK {}", gen + 1));
     }
     restarter.tell(LcMsg::Kill);
-    events.expect("postStop 3");
-    events.none_for(300);
+    events.expect_msg("postStop 3".to_string());
+    events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 
@@ -136,33 +136,34 @@ async fn restart_hooks_run_on_the_right_generation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_restart_hooks_call_post_stop_and_pre_start() {
     let system = common::system("lc-default-hooks").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, three_restarts());
     let restarter = child(&sup, Props::new(LifeCycle::new(&tx))).await;
-    events.expect("preStart 0");
+    events.expect_msg("preStart 0".to_string());
     for gen in 0..3 {
         restarter.tell(LcMsg::Kill);
-        events.expect(&format!("postStop {gen}"));
-        events.expect(&format!("preStart {}", gen + 1));
+        events.expect_msg(format!("postStop {gen}"));
+        events.expect_msg(format!("preStart {}", gen + 1));
         let status = restarter.ask(LcMsg::Status, T).await.unwrap();
         assert_eq!(status, format!("OK {}", gen + 1));
     }
     restarter.tell(LcMsg::Kill);
-    events.expect("postStop 3");
-    events.none_for(300);
+    events.expect_msg("postStop 3".to_string());
+    events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 
 /// Reports only with the trait's default `pre_restart` and `post_restart`.
-struct Plain(Sender<String>);
+struct Plain(ActorRef<String>);
 impl Actor for Plain {
     type Msg = ReplyTo<&'static str>;
     fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        let _ = self.0.send("preStart".into());
+        self.0.tell("preStart".into());
         Ok(())
     }
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        let _ = self.0.send("postStop".into());
+        self.0.tell("postStop".into());
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, r: Self::Msg) -> HandleResult {
         r.tell("OK");
@@ -175,14 +176,15 @@ impl Actor for Plain {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_restart_hooks_without_a_restart() {
     let system = common::system("lc-never-restarted").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, three_restarts());
     let a = child(&sup, Props::new(move || Plain(tx.clone()))).await;
-    events.expect("preStart");
+    events.expect_msg("preStart".to_string());
     assert_eq!(a.ask(|r| r, T).await.unwrap(), "OK");
     assert!(system.stop(&a));
-    events.expect("postStop");
-    events.none_for(300);
+    events.expect_msg("postStop".to_string());
+    events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 

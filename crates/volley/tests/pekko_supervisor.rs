@@ -5,14 +5,13 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use common::probe;
 use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated,
 };
+use volley_testkit::TestProbe;
 
 enum ChildMsg {
     Fail(&'static str),
@@ -20,16 +19,16 @@ enum ChildMsg {
 }
 
 /// Reports its hooks; fails with the text it is given.
-struct Child(Sender<String>);
+struct Child(ActorRef<String>);
 
 impl Actor for Child {
     type Msg = ChildMsg;
     fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        let _ = self.0.send("child started".into());
+        self.0.tell("child started".into());
         Ok(())
     }
     fn post_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        let _ = self.0.send("child restarted".into());
+        self.0.tell("child restarted".into());
         Ok(())
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: ChildMsg) -> HandleResult {
@@ -52,7 +51,7 @@ enum ParentMsg {
 /// Keeps its child across its own restarts (its `pre_restart` stops
 /// nothing), escalates the child's failures, and watches the child.
 struct KeepingParent {
-    events: Sender<String>,
+    events: ActorRef<String>,
     child: Option<ActorRef<ChildMsg>>,
 }
 
@@ -65,10 +64,10 @@ impl Actor for KeepingParent {
         Ok(())
     }
     fn pre_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure, _m: Option<ParentMsg>) {
-        let _ = self.events.send("parent pre_restart".into());
+        self.events.tell("parent pre_restart".into());
     }
     fn post_restart(&mut self, ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        let _ = self.events.send("parent restarted".into());
+        self.events.tell("parent restarted".into());
         // The surviving child keeps its name: find it, do not spawn again.
         self.child = ctx.child("child").and_then(|c| c.downcast::<ChildMsg>());
         Ok(())
@@ -97,7 +96,8 @@ const T: Duration = Duration::from_secs(10);
 async fn a_child_that_escalated_is_restarted_with_its_parent() {
     common::quiet_deliberate_panics();
     let system = common::system("finish-recreate").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let parent = system
         .spawn(
             "parent",
@@ -107,12 +107,12 @@ async fn a_child_that_escalated_is_restarted_with_its_parent() {
             }),
         )
         .unwrap();
-    events.expect("child started");
+    events.expect_msg("child started".to_string());
     let child = parent.ask(ParentMsg::Child, T).await.unwrap();
     child.tell(ChildMsg::Fail("child fails"));
-    events.expect("parent pre_restart");
-    events.expect("parent restarted");
-    events.expect("child restarted");
+    events.expect_msg("parent pre_restart".to_string());
+    events.expect_msg("parent restarted".to_string());
+    events.expect_msg("child restarted".to_string());
     assert_eq!(child.ask(ChildMsg::Ping, T).await.unwrap(), "child green");
     assert_eq!(parent.ask(ParentMsg::Ping, T).await.unwrap(), "green");
     // The same child, not a new one.
@@ -126,7 +126,8 @@ async fn a_child_that_escalated_is_restarted_with_its_parent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_child_kept_by_a_restarted_parent_is_restarted() {
     let system = common::system("survivor").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let parent = system
         .spawn(
             "parent",
@@ -136,14 +137,14 @@ async fn a_running_child_kept_by_a_restarted_parent_is_restarted() {
             }),
         )
         .unwrap();
-    events.expect("child started");
+    events.expect_msg("child started".to_string());
     let child = parent.ask(ParentMsg::Child, T).await.unwrap();
     parent.tell(ParentMsg::Fail);
-    events.expect("parent pre_restart");
-    events.expect("parent restarted");
-    events.expect("child restarted");
+    events.expect_msg("parent pre_restart".to_string());
+    events.expect_msg("parent restarted".to_string());
+    events.expect_msg("child restarted".to_string());
     assert_eq!(child.ask(ChildMsg::Ping, T).await.unwrap(), "child green");
-    events.none_for(100);
+    events.expect_no_msg(Duration::from_millis(100));
     system.terminate().await;
 }
 
@@ -157,7 +158,7 @@ enum WatchingMsg {
 /// occurs when processing a system message": its decider panics on
 /// "OHNOES"; its `pre_restart` stops its children without unwatching them.
 struct WatchingParent {
-    events: Sender<String>,
+    events: ActorRef<String>,
     child: Option<ActorRef<ChildMsg>>,
 }
 
@@ -174,7 +175,7 @@ impl Actor for WatchingParent {
         ctx.stop_all_children();
     }
     fn post_restart(&mut self, ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        let _ = self.events.send("parent restarted".into());
+        self.events.tell("parent restarted".into());
         self.pre_start(ctx)
     }
     fn supervisor_strategy(&self) -> SupervisorStrategy {
@@ -187,7 +188,7 @@ impl Actor for WatchingParent {
     }
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
         if t.actor.path().name() == "child" {
-            let _ = self.events.send("child terminated".into());
+            self.events.tell("child terminated".into());
         }
         Ok(())
     }
@@ -206,7 +207,8 @@ impl Actor for WatchingParent {
 async fn a_panicking_decider_fails_the_supervisor_and_loses_nothing() {
     common::quiet_deliberate_panics();
     let system = common::system("decider-panics").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let parent = system
         .spawn(
             "parent",
@@ -216,12 +218,12 @@ async fn a_panicking_decider_fails_the_supervisor_and_loses_nothing() {
             }),
         )
         .unwrap();
-    events.expect("child started");
+    events.expect_msg("child started".to_string());
     parent.tell(WatchingMsg::FailChild);
-    events.expect("parent restarted");
+    events.expect_msg("parent restarted".to_string());
     // The new instance's child starts; the old one's end reaches the
     // new instance, which the old one's watch carried over.
-    let mut got = events.take(2);
+    let mut got = events.receive_n(2);
     got.sort();
     assert_eq!(got, vec!["child started", "child terminated"]);
     assert_eq!(parent.ask(WatchingMsg::Ping, T).await.unwrap(), "green");
@@ -234,21 +236,21 @@ async fn a_panicking_decider_fails_the_supervisor_and_loses_nothing() {
 
 /// Reports its hooks with its generation; its `pre_start` always fails.
 struct NeverStarts {
-    events: Sender<String>,
+    events: ActorRef<String>,
     generation: usize,
 }
 
 impl Actor for NeverStarts {
     type Msg = ();
     fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        let _ = self.events.send(format!("pre_start {}", self.generation));
+        self.events.tell(format!("pre_start {}", self.generation));
         Err(ActorError::new("test exception"))
     }
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        let _ = self.events.send(format!("post_stop {}", self.generation));
+        self.events.tell(format!("post_stop {}", self.generation));
     }
     fn pre_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure, _m: Option<()>) {
-        let _ = self.events.send(format!("pre_restart {}", self.generation));
+        self.events.tell(format!("pre_restart {}", self.generation));
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
         Ok(())
@@ -257,7 +259,7 @@ impl Actor for NeverStarts {
 
 /// Restarts initialization failures up to 3 times, then stops.
 struct RestartsInit {
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 impl Actor for RestartsInit {
@@ -294,7 +296,8 @@ impl Actor for RestartsInit {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_whose_pre_start_failed_gets_no_other_hook() {
     let system = common::system("prestart-fails").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let _supervisor = system
         .spawn(
             "supervisor",
@@ -302,9 +305,9 @@ async fn an_instance_whose_pre_start_failed_gets_no_other_hook() {
         )
         .unwrap();
     for i in 0..=3 {
-        events.expect(&format!("pre_start {i}"));
+        events.expect_msg(format!("pre_start {i}"));
     }
-    events.none_for(300);
+    events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 
@@ -316,7 +319,7 @@ enum GuardMsg {
 
 /// Watches its child with a message of its own, keeps the default
 /// `pre_restart`, and reports every watch message.
-struct Guard(Sender<String>);
+struct Guard(ActorRef<String>);
 
 impl Actor for Guard {
     type Msg = GuardMsg;
@@ -329,7 +332,7 @@ impl Actor for Guard {
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: GuardMsg) -> HandleResult {
         match msg {
             GuardMsg::ChildGone(who) => {
-                let _ = self.0.send(format!("{who} gone"));
+                self.0.tell(format!("{who} gone"));
             }
             GuardMsg::Fail => return Err(ActorError::new("guard fails")),
             GuardMsg::Ping(r) => r.tell("green"),
@@ -345,22 +348,23 @@ impl Actor for Guard {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_stopped_by_a_restart_send_no_watch_message() {
     let system = common::system("watch-with-restart").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let guard = system
         .spawn("guard", Props::new(move || Guard(tx.clone())))
         .unwrap();
-    events.expect("child started");
+    events.expect_msg("child started".to_string());
     guard.tell(GuardMsg::Fail);
     // The new instance starts a new child; nothing says the old one went.
-    events.expect("child started");
+    events.expect_msg("child started".to_string());
     assert_eq!(guard.ask(GuardMsg::Ping, T).await.unwrap(), "green");
-    events.none_for(300);
+    events.expect_no_msg(Duration::from_millis(300));
     // Its own child's end does arrive.
     let child = system
         .lookup("/user/guard/child")
         .unwrap()
         .expect("the new child");
     child.graceful_stop();
-    events.expect("child gone");
+    events.expect_msg("child gone".to_string());
     system.terminate().await;
 }

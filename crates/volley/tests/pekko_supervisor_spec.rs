@@ -18,12 +18,10 @@
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::pekko::{child, supervisor, PingPong, Pp, SupMsg, EXCEPTION_MESSAGE, T};
-use common::{probe, Events};
 use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, FailureKind, HandleResult,
     MailboxConfig, Overflow, Props, ReplyTo, Router, SpawnError, SupervisorStrategy, Terminated,
@@ -32,22 +30,22 @@ use volley_testkit::TestProbe;
 
 const WINDOW: Duration = Duration::from_secs(5);
 
-async fn ping(actor: &ActorRef<Pp>, events: &Events) {
+async fn ping(actor: &ActorRef<Pp>, events: &TestProbe<String>) {
     let pong = actor.ask(|r| Pp::Ping(Some(r)), T).await.unwrap();
     assert_eq!(pong, "pong");
-    events.expect("ping");
+    events.expect_msg("ping".to_string());
 }
 
-async fn kill(actor: &ActorRef<Pp>, events: &Events) {
+async fn kill(actor: &ActorRef<Pp>, events: &TestProbe<String>) {
     let answer = actor.ask(Pp::DieReply, T).await.unwrap();
     assert_eq!(answer, Err(EXCEPTION_MESSAGE.to_string()));
-    events.expect(EXCEPTION_MESSAGE); // from post_restart
+    events.expect_msg(EXCEPTION_MESSAGE.to_string()); // from post_restart
 }
 
-async fn kill_expect_no_restart(actor: &ActorRef<Pp>, events: &Events) {
+async fn kill_expect_no_restart(actor: &ActorRef<Pp>, events: &TestProbe<String>) {
     let answer = actor.ask(Pp::DieReply, T).await.unwrap();
     assert_eq!(answer, Err(EXCEPTION_MESSAGE.to_string()));
-    events.none_for(500);
+    events.expect_no_msg(Duration::from_millis(500));
 }
 
 /// `OneForOneStrategy(maxNrOfRetries, within)(List(classOf[Exception]))`:
@@ -67,7 +65,7 @@ fn all_for_one(max: u32, within: Duration) -> SupervisorStrategy {
 /// The spec's `Master`: watches its PingPong child and reports its end;
 /// no restart allowed.
 struct Master {
-    events: Sender<String>,
+    events: ActorRef<String>,
     temp: Option<ActorRef<Pp>>,
 }
 
@@ -86,7 +84,7 @@ impl Actor for Master {
     }
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
         if self.temp.as_ref().is_some_and(|c| c.to_any() == t.actor) {
-            let _ = self.events.send("terminated".into());
+            self.events.tell("terminated".into());
         }
         Ok(())
     }
@@ -100,7 +98,8 @@ impl Actor for Master {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn not_restart_child_more_times_than_permitted() {
     let system = common::system("sup-permitted").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let master = system
         .spawn(
             "master",
@@ -111,8 +110,8 @@ async fn not_restart_child_more_times_than_permitted() {
         )
         .unwrap();
     master.tell(());
-    events.expect("terminated");
-    events.none_for(500);
+    events.expect_msg("terminated".to_string());
+    events.expect_no_msg(Duration::from_millis(500));
     system.terminate().await;
 }
 
@@ -127,7 +126,7 @@ struct Counts {
 /// Counts its hooks in state shared by every instance (Pekko's case
 /// returns the same instance on each restart).
 struct Counted {
-    events: Sender<String>,
+    events: ActorRef<String>,
     counts: Arc<Mutex<Counts>>,
 }
 
@@ -144,7 +143,7 @@ impl Actor for Counted {
             c.pre_starts += 1;
             c.pre_starts
         };
-        let _ = self.events.send(format!("preStart{n}"));
+        self.events.tell(format!("preStart{n}"));
         Ok(())
     }
     fn pre_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure, _m: Option<CountedMsg>) {
@@ -153,7 +152,7 @@ impl Actor for Counted {
             c.pre_restarts += 1;
             c.pre_restarts
         };
-        let _ = self.events.send(format!("preRestart{n}"));
+        self.events.tell(format!("preRestart{n}"));
     }
     fn post_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
         let n = {
@@ -161,7 +160,7 @@ impl Actor for Counted {
             c.post_restarts += 1;
             c.post_restarts
         };
-        let _ = self.events.send(format!("postRestart{n}"));
+        self.events.tell(format!("postRestart{n}"));
         Ok(())
     }
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
@@ -170,12 +169,12 @@ impl Actor for Counted {
             c.post_stops += 1;
             c.post_stops
         };
-        let _ = self.events.send(format!("postStop{n}"));
+        self.events.tell(format!("postStop{n}"));
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: CountedMsg) -> HandleResult {
         match msg {
             CountedMsg::Crash => {
-                let _ = self.events.send("crashed".into());
+                self.events.tell("crashed".into());
                 Err(ActorError::new("Expected"))
             }
             CountedMsg::Ping(r) => {
@@ -192,7 +191,8 @@ impl Actor for Counted {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_properly_within_the_limit_then_stop() {
     let system = common::system("sup-same-instance").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let master = supervisor(
         &system,
         SupervisorStrategy::one_for_one()
@@ -208,19 +208,19 @@ async fn restart_properly_within_the_limit_then_stop() {
         }),
     )
     .await;
-    events.expect("preStart1");
+    events.expect_msg("preStart1".to_string());
     assert_eq!(c.ask(CountedMsg::Ping, T).await.unwrap(), "pong");
     for i in 1..=3 {
         c.tell(CountedMsg::Crash);
-        events.expect("crashed");
-        events.expect(&format!("preRestart{i}"));
-        events.expect(&format!("postRestart{i}"));
+        events.expect_msg("crashed".to_string());
+        events.expect_msg(format!("preRestart{i}"));
+        events.expect_msg(format!("postRestart{i}"));
         assert_eq!(c.ask(CountedMsg::Ping, T).await.unwrap(), "pong");
     }
     c.tell(CountedMsg::Crash);
-    events.expect("crashed");
-    events.expect("postStop1");
-    events.none_for(500);
+    events.expect_msg("crashed".to_string());
+    events.expect_msg("postStop1".to_string());
+    events.expect_no_msg(Duration::from_millis(500));
     system.terminate().await;
 }
 
@@ -229,7 +229,8 @@ async fn restart_properly_within_the_limit_then_stop() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn not_restart_temporary_actor() {
     let system = common::system("sup-temporary").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, all_for_one(0, WINDOW));
     let temporary = child(&sup, PingPong::props(&tx)).await;
     kill_expect_no_restart(&temporary, &events).await;
@@ -241,7 +242,7 @@ async fn not_restart_temporary_actor() {
 /// (`AllForOneStrategy(...)(Nil)`), itself with two PingPongs.
 async fn nested(
     system: &volley::ActorSystem,
-    tx: &Sender<String>,
+    tx: &ActorRef<String>,
 ) -> (ActorRef<Pp>, ActorRef<Pp>, ActorRef<Pp>) {
     let top = supervisor(system, all_for_one(3, WINDOW));
     let a1 = child(&top, PingPong::props(tx)).await;
@@ -260,10 +261,11 @@ async fn nested(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_server_for_nested_supervisor_hierarchy() {
     let system = common::system("sup-nested-start").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let (a1, _, _) = nested(&system, &tx).await;
     ping(&a1, &events).await;
-    events.none_for(300);
+    events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 
@@ -272,7 +274,8 @@ async fn start_server_for_nested_supervisor_hierarchy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_single_actor_one_for_one() {
     let system = common::system("sup-single-141").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, one_for_one(3, WINDOW));
     let a = child(&sup, PingPong::props(&tx)).await;
     kill(&a, &events).await;
@@ -287,7 +290,8 @@ async fn kill_single_actor_one_for_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_single_actor_all_for_one() {
     let system = common::system("sup-single-afo").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, all_for_one(3, WINDOW));
     let a = child(&sup, PingPong::props(&tx)).await;
     kill(&a, &events).await;
@@ -302,7 +306,8 @@ async fn kill_single_actor_all_for_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_multiple_actors_one_for_one() {
     let system = common::system("sup-multi-141").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, one_for_one(3, WINDOW));
     let a1 = child(&sup, PingPong::props(&tx)).await;
     let a2 = child(&sup, PingPong::props(&tx)).await;
@@ -313,7 +318,7 @@ async fn kill_multiple_actors_one_for_one() {
         ping(a, &events).await;
     }
     kill(&a2, &events).await;
-    events.none_for(200); // the others did not restart
+    events.expect_no_msg(Duration::from_millis(200)); // the others did not restart
     for a in [&a1, &a2, &a3] {
         ping(a, &events).await;
     }
@@ -325,7 +330,8 @@ async fn kill_multiple_actors_one_for_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_multiple_actors_all_for_one() {
     let system = common::system("sup-multi-afo").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, all_for_one(3, WINDOW));
     let a1 = child(&sup, PingPong::props(&tx)).await;
     let a2 = child(&sup, PingPong::props(&tx)).await;
@@ -334,8 +340,8 @@ async fn kill_multiple_actors_all_for_one() {
         ping(a, &events).await;
     }
     kill(&a2, &events).await;
-    events.expect(EXCEPTION_MESSAGE);
-    events.expect(EXCEPTION_MESSAGE);
+    events.expect_msg(EXCEPTION_MESSAGE.to_string());
+    events.expect_msg(EXCEPTION_MESSAGE.to_string());
     for a in [&a1, &a2, &a3] {
         ping(a, &events).await;
     }
@@ -348,17 +354,18 @@ async fn kill_multiple_actors_all_for_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_way_call_kill_call_one_for_one() {
     let system = common::system("sup-one-way").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, one_for_one(3, WINDOW));
     let a = child(&sup, PingPong::props(&tx)).await;
     a.tell(Pp::Die);
-    events.expect(EXCEPTION_MESSAGE);
+    events.expect_msg(EXCEPTION_MESSAGE.to_string());
     a.tell(Pp::Ping(None));
     a.tell(Pp::Die);
     a.tell(Pp::Ping(None));
-    events.expect("ping");
-    events.expect(EXCEPTION_MESSAGE);
-    events.expect("ping");
+    events.expect_msg("ping".to_string());
+    events.expect_msg(EXCEPTION_MESSAGE.to_string());
+    events.expect_msg("ping".to_string());
     system.terminate().await;
 }
 
@@ -368,15 +375,16 @@ async fn one_way_call_kill_call_one_for_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_killed_actors_in_nested_hierarchy() {
     let system = common::system("sup-nested-kill").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let (a1, a2, a3) = nested(&system, &tx).await;
     for a in [&a1, &a2, &a3] {
         ping(a, &events).await;
     }
     kill(&a2, &events).await;
-    events.expect(EXCEPTION_MESSAGE);
-    events.expect(EXCEPTION_MESSAGE);
-    events.none_for(200);
+    events.expect_msg(EXCEPTION_MESSAGE.to_string());
+    events.expect_msg(EXCEPTION_MESSAGE.to_string());
+    events.expect_no_msg(Duration::from_millis(200));
     for a in [&a1, &a2, &a3] {
         ping(a, &events).await;
     }
@@ -498,7 +506,8 @@ async fn supervise_exceptions_on_child_initialize() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restarts_a_child_infinitely_without_limit() {
     let system = common::system("sup-infinite").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(
         &system,
         SupervisorStrategy::one_for_one().with_decider(|_| Directive::Restart),
@@ -516,7 +525,8 @@ async fn restarts_a_child_infinitely_without_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_infinite_window_is_a_total_limit() {
     let system = common::system("sup-inf-window").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(
         &system,
         SupervisorStrategy::one_for_one()
@@ -537,7 +547,8 @@ async fn an_infinite_window_is_a_total_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thirty_day_window_still_limits() {
     let system = common::system("sup-30-days").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let month = Duration::from_secs(30 * 24 * 3600);
     for strategy in [one_for_one(2, month), all_for_one(2, month)] {
         let sup = supervisor(&system, strategy);
@@ -549,9 +560,11 @@ async fn a_thirty_day_window_still_limits() {
     system.terminate().await;
 }
 
-fn zero_capacity() -> Props<PingPong> {
-    let (tx, _) = std::sync::mpsc::channel();
-    PingPong::props(&tx).with_mailbox(MailboxConfig::Bounded {
+/// Props that can never be created (a bounded mailbox of capacity 0); its
+/// event sink is never told anything.
+fn zero_capacity(system: &volley::ActorSystem) -> Props<PingPong> {
+    let unused = TestProbe::<String>::new(system).actor_ref();
+    PingPong::props(&unused).with_mailbox(MailboxConfig::Bounded {
         capacity: 0,
         overflow: Overflow::DropNewest,
     })
@@ -562,7 +575,7 @@ struct Creator;
 impl Actor for Creator {
     type Msg = ();
     fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        ctx.spawn_anonymous(zero_capacity())?;
+        ctx.spawn_anonymous(zero_capacity(ctx.system()))?;
         Ok(())
     }
 }
@@ -576,26 +589,27 @@ impl Actor for Creator {
 async fn pre_creation_check_failures_are_reported() {
     let system = common::system("sup-pre-creation").unwrap();
     assert_eq!(
-        system.spawn("bad", zero_capacity()).unwrap_err(),
+        system.spawn("bad", zero_capacity(&system)).unwrap_err(),
         SpawnError::ZeroCapacity
     );
     assert!(system.lookup("/user/bad").unwrap().is_none());
     // A pool checks its routees' props when it creates them, in its own
     // start: it fails to initialize, and the default decider stops it.
-    let router = Router::pool(1, zero_capacity())
+    let router = Router::pool(1, zero_capacity(&system))
         .spawn(&system, "bad-router")
         .unwrap();
     TestProbe::<()>::new(&system).expect_terminated(&router);
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let top = supervisor(
         &system,
         SupervisorStrategy::one_for_one().with_decider(move |f| {
-            let _ = tx.send(format!("{:?}", f.downcast_ref::<SpawnError>()));
+            tx.tell(format!("{:?}", f.downcast_ref::<SpawnError>()));
             Directive::Stop
         }),
     );
     let creator = child(&top, Props::new(|| Creator)).await;
     creator.tell(());
-    events.expect("Some(ZeroCapacity)");
+    events.expect_msg("Some(ZeroCapacity)".to_string());
     system.terminate().await;
 }

@@ -40,7 +40,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::pekko::{child, supervisor};
-use common::probe;
 use common::typed_target::{on_failure, restart_on, Cmd, Exc, Target};
 use volley::{Actor, ActorError, Context, Directive, FailureKind, HandleResult, Props};
 use volley::{ActorRef, SupervisorStrategy};
@@ -50,11 +49,12 @@ use volley_testkit::TestProbe;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receive_message() {
     let system = common::system("ts-receive").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, restart_on(1));
     let r = child(&sup, Target::props(&tx)).await;
     r.tell(Cmd::Ping(1));
-    events.expect("pong 1");
+    events.expect_msg("pong 1".to_string());
     system.terminate().await;
 }
 
@@ -64,12 +64,13 @@ async fn receive_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_strategy_restarts() {
     let system = common::system("ts-default").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let r = system.spawn("target", Target::props(&tx)).unwrap();
     r.tell(Cmd::Throw(Exc(3)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     r.tell(Cmd::Ping(1));
-    events.expect("pong 1");
+    events.expect_msg("pong 1".to_string());
     system.terminate().await;
 }
 
@@ -77,23 +78,24 @@ async fn the_default_strategy_restarts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_when_strategy_is_stop() {
     let system = common::system("ts-stop").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, SupervisorStrategy::stopping());
     let r = child(&sup, Target::props(&tx)).await;
     r.tell(Cmd::Throw(Exc(3)));
-    events.expect("postStop");
+    events.expect_msg("postStop".to_string());
     TestProbe::<()>::new(&system).expect_terminated(&r);
     system.terminate().await;
 }
 
 /// Reports its start; its `pre_start` fails the first `fails` times.
 struct Setup {
-    probe: std::sync::mpsc::Sender<String>,
+    probe: ActorRef<String>,
     fails: bool,
 }
 
 impl Setup {
-    fn props(probe: &std::sync::mpsc::Sender<String>, fail_count: usize) -> Props<Setup> {
+    fn props(probe: &ActorRef<String>, fail_count: usize) -> Props<Setup> {
         let probe = probe.clone();
         let count = Arc::new(AtomicUsize::new(0));
         Props::new(move || Setup {
@@ -107,14 +109,14 @@ impl Actor for Setup {
     type Msg = ();
     fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
         if self.fails {
-            let _ = self.probe.send("startFailed".into());
+            self.probe.tell("startFailed".into());
             return Err(ActorError::new(Exc(1)));
         }
-        let _ = self.probe.send("started".into());
+        self.probe.tell("started".into());
         Ok(())
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        let _ = self.probe.send("pong".into());
+        self.probe.tell("pong".into());
         Ok(())
     }
 }
@@ -127,7 +129,8 @@ impl Actor for Setup {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_setup_stops_the_actor() {
     let system = common::system("ts-setup-stop").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     for strategy in [
         SupervisorStrategy::stopping(),
         SupervisorStrategy::default(),
@@ -140,9 +143,9 @@ async fn a_failed_setup_stops_the_actor() {
     ] {
         let sup = supervisor(&system, strategy);
         let r = child(&sup, Setup::props(&tx, 1)).await;
-        events.expect("startFailed");
+        events.expect_msg("startFailed".to_string());
         TestProbe::<()>::new(&system).expect_terminated(&r);
-        events.none_for(100);
+        events.expect_no_msg(Duration::from_millis(100));
     }
     system.terminate().await;
 }
@@ -151,18 +154,19 @@ async fn a_failed_setup_stops_the_actor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_when_unhandled_exception() {
     let system = common::system("ts-unhandled").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, restart_on(1));
     let r = child(&sup, Target::props(&tx)).await;
     r.tell(Cmd::Throw(Exc(3)));
-    events.expect("postStop");
+    events.expect_msg("postStop".to_string());
     TestProbe::<()>::new(&system).expect_terminated(&r);
     system.terminate().await;
 }
 
-async fn state(r: &ActorRef<Cmd>, events: &common::Events, expected: &str) {
+async fn state(r: &ActorRef<Cmd>, events: &TestProbe<String>, expected: &str) {
     r.tell(Cmd::GetState);
-    events.expect(expected);
+    events.expect_msg(expected.to_string());
 }
 
 /// SupervisionSpec, "restart when handled exception": the state starts
@@ -170,13 +174,14 @@ async fn state(r: &ActorRef<Cmd>, events: &common::Events, expected: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_when_handled_exception() {
     let system = common::system("ts-restart").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, restart_on(1));
     let r = child(&sup, Target::props(&tx)).await;
     r.tell(Cmd::IncrementState);
     state(&r, &events, "state 1 []").await;
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     state(&r, &events, "state 0 []").await;
     system.terminate().await;
 }
@@ -189,17 +194,18 @@ fn limited(max: u32, within: Duration) -> SupervisorStrategy {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_when_restart_limit_is_hit() {
     let system = common::system("ts-limit").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let sup = supervisor(&system, limited(2, Duration::from_millis(500)));
     let r = child(&sup, Target::props(&tx)).await;
     r.tell(Cmd::IncrementState);
     state(&r, &events, "state 1 []").await;
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("postStop");
+    events.expect_msg("postStop".to_string());
     TestProbe::<()>::new(&system).expect_terminated(&r);
     system.terminate().await;
 }
@@ -208,17 +214,18 @@ async fn stop_when_restart_limit_is_hit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_fixed_limit_after_timeout() {
     let system = common::system("ts-limit-reset").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let window = Duration::from_millis(500);
     let sup = supervisor(&system, limited(2, window));
     let r = child(&sup, Target::props(&tx)).await;
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("preRestart");
-    events.none_for(window.as_millis() as u64 + 50);
+    events.expect_msg("preRestart".to_string());
+    events.expect_no_msg(window + Duration::from_millis(50));
     r.tell(Cmd::Throw(Exc(2)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     state(&r, &events, "state 0 []").await;
     system.terminate().await;
 }
@@ -227,7 +234,8 @@ async fn reset_fixed_limit_after_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_when_handled_exception() {
     let system = common::system("ts-resume").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let strategy = SupervisorStrategy::one_for_one().with_decider(on_failure(1, Directive::Resume));
     let sup = supervisor(&system, strategy);
     let r = child(&sup, Target::props(&tx)).await;
@@ -243,7 +251,8 @@ async fn resume_when_handled_exception() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_decider_handles_different_exceptions() {
     let system = common::system("ts-nesting").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let strategy = SupervisorStrategy::one_for_one().with_decider(|f| match f.downcast_ref() {
         Some(Exc(2)) => Directive::Resume,
         Some(Exc(3)) => Directive::Restart,
@@ -254,13 +263,13 @@ async fn one_decider_handles_different_exceptions() {
     r.tell(Cmd::IncrementState);
     state(&r, &events, "state 1 []").await;
     r.tell(Cmd::Throw(Exc(2)));
-    events.none_for(100);
+    events.expect_no_msg(Duration::from_millis(100));
     state(&r, &events, "state 1 []").await;
     r.tell(Cmd::Throw(Exc(3)));
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     state(&r, &events, "state 0 []").await;
     r.tell(Cmd::Throw(Exc(1)));
-    events.expect("postStop");
+    events.expect_msg("postStop".to_string());
     system.terminate().await;
 }
 
@@ -269,10 +278,11 @@ async fn one_decider_handles_different_exceptions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pre_start_runs_at_spawn() {
     let system = common::system("ts-immediately").unwrap();
-    let (tx, events) = probe();
-    events.none_for(50);
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    events.expect_no_msg(Duration::from_millis(50));
     let _r = system.spawn("setup", Setup::props(&tx, 0)).unwrap();
-    events.expect("started");
+    events.expect_msg("started".to_string());
     system.terminate().await;
 }
 
@@ -281,16 +291,17 @@ async fn pre_start_runs_at_spawn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_with_limit_when_setup_fails() {
     let system = common::system("ts-setup-limit").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let strategy = SupervisorStrategy::one_for_one()
         .with_max_restarts(3, Duration::from_secs(1))
         .with_decider(|_| Directive::Restart);
     let sup = supervisor(&system, strategy);
     let r = child(&sup, Setup::props(&tx, 1)).await;
-    events.expect("startFailed");
-    events.expect("started");
+    events.expect_msg("startFailed".to_string());
+    events.expect_msg("started".to_string());
     r.tell(());
-    events.expect("pong");
+    events.expect_msg("pong".to_string());
     system.terminate().await;
 }
 
@@ -300,17 +311,18 @@ async fn restart_with_limit_when_setup_fails() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_after_the_limit_when_setup_keeps_failing() {
     let system = common::system("ts-setup-over-limit").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let strategy = SupervisorStrategy::one_for_one()
         .with_max_restarts(2, Duration::from_secs(1))
         .with_decider(|_| Directive::Restart);
     let sup = supervisor(&system, strategy);
     let r = child(&sup, Setup::props(&tx, 20)).await;
     for _ in 0..3 {
-        events.expect("startFailed");
+        events.expect_msg("startFailed".to_string());
     }
     TestProbe::<()>::new(&system).expect_terminated(&r);
-    events.none_for(100);
+    events.expect_no_msg(Duration::from_millis(100));
     system.terminate().await;
 }
 
@@ -321,14 +333,15 @@ async fn fail_after_the_limit_when_setup_keeps_failing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_of_a_failed_setup_creates_a_new_instance() {
     let system = common::system("ts-setup-resume").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let strategy = SupervisorStrategy::one_for_one().with_decider(|_| Directive::Resume);
     let sup = supervisor(&system, strategy);
     let r = child(&sup, Setup::props(&tx, 1)).await;
     r.tell(());
-    events.expect("startFailed");
-    events.expect("started");
-    events.expect("pong");
+    events.expect_msg("startFailed".to_string());
+    events.expect_msg("started".to_string());
+    events.expect_msg("pong".to_string());
     system.terminate().await;
 }
 
@@ -339,31 +352,33 @@ async fn resume_of_a_failed_setup_creates_a_new_instance() {
 async fn a_panicking_factory_fails_initialization() {
     common::quiet_deliberate_panics();
     let system = common::system("ts-constructor").unwrap();
-    let (tx, events) = probe();
-    let (kinds_tx, kinds) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    let kinds = TestProbe::<String>::new(&system);
+    let kinds_tx = kinds.actor_ref();
     let strategy = SupervisorStrategy::one_for_one().with_decider(move |f| {
         let init = matches!(f.kind, FailureKind::Initialization(_));
-        let _ = kinds_tx.send(format!("initialization {init}"));
+        kinds_tx.tell(format!("initialization {init}"));
         SupervisorStrategy::default_decider(f)
     });
     let sup = supervisor(&system, strategy);
     let r = child(
         &sup,
         Props::new(move || -> Setup {
-            let _ = tx.send("started".into());
+            tx.tell("started".into());
             panic!("simulated exc from constructor (on purpose)")
         }),
     )
     .await;
-    events.expect("started");
-    kinds.expect("initialization true");
+    events.expect_msg("started".to_string());
+    kinds.expect_msg("initialization true".to_string());
     TestProbe::<()>::new(&system).expect_terminated(&r);
     system.terminate().await;
 }
 
 /// Watches a child that stops itself on "boom" and does not handle its
 /// `Terminated`: a death pact.
-struct Pact(std::sync::mpsc::Sender<String>, Option<ActorRef<()>>);
+struct Pact(ActorRef<String>, Option<ActorRef<()>>);
 
 struct StopsOnBoom;
 impl Actor for StopsOnBoom {
@@ -386,7 +401,7 @@ impl Actor for Pact {
         match msg {
             "boom" => self.1.as_ref().expect("a child").tell(()),
             _ => {
-                let _ = self.0.send("pong".into());
+                self.0.tell("pong".into());
             }
         }
         Ok(())
@@ -398,20 +413,22 @@ impl Actor for Pact {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recover_from_a_death_pact() {
     let system = common::system("ts-death-pact").unwrap();
-    let (tx, events) = probe();
-    let (pacts_tx, pacts) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    let pacts = TestProbe::<String>::new(&system);
+    let pacts_tx = pacts.actor_ref();
     let strategy = SupervisorStrategy::one_for_one().with_decider(move |f| {
         if matches!(f.kind, FailureKind::DeathPact(_)) {
-            let _ = pacts_tx.send("death pact".into());
+            pacts_tx.tell("death pact".into());
         }
         Directive::Restart
     });
     let sup = supervisor(&system, strategy);
     let r = child(&sup, Props::new(move || Pact(tx.clone(), None))).await;
     r.tell("boom");
-    pacts.expect("death pact");
+    pacts.expect_msg("death pact".to_string());
     r.tell("ping");
-    events.expect("pong");
+    events.expect_msg("pong".to_string());
     system.terminate().await;
 }
 
@@ -485,7 +502,7 @@ async fn stopped_stays_stopped_under_every_strategy() {
 }
 
 /// Pipes a future whose mapping panics ("future-boom"), or answers.
-struct Adapter(std::sync::mpsc::Sender<String>);
+struct Adapter(ActorRef<String>);
 impl Actor for Adapter {
     type Msg = &'static str;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: &'static str) -> HandleResult {
@@ -494,7 +511,7 @@ impl Actor for Adapter {
                 panic!("thrown in adapter (on purpose)")
             }),
             other => {
-                let _ = self.0.send(other.to_string());
+                self.0.tell(other.to_string());
             }
         }
         Ok(())
@@ -510,7 +527,8 @@ async fn a_panic_in_pipe_to_mapping_is_logged() {
     common::quiet_deliberate_panics();
     common::log_capture::install();
     let system = common::system("ts-adapter").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let r = system
         .spawn("adapter", Props::new(move || Adapter(tx.clone())))
         .unwrap();
@@ -519,6 +537,6 @@ async fn a_panic_in_pipe_to_mapping_is_logged() {
         !common::log_capture::logged(&["pipe_to's mapping panicked", "ts-adapter"]).is_empty()
     });
     r.tell("message");
-    events.expect("message");
+    events.expect_msg("message".to_string());
     system.terminate().await;
 }

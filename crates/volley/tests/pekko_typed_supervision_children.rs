@@ -8,14 +8,13 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::pekko::{child, supervisor, Latch, T};
-use common::probe;
 use common::typed_target::{restart_on, Cmd, Exc, Target};
-use volley::{Actor, ActorError, Context, HandleResult, Props, SupervisorStrategy};
+use volley::{Actor, ActorError, ActorRef, Context, HandleResult, Props, SupervisorStrategy};
+use volley_testkit::TestProbe;
 
 fn backoff() -> SupervisorStrategy {
     let ms = Duration::from_millis(10);
@@ -33,9 +32,29 @@ impl Actor for Another {
     }
 }
 
-fn slow_child(probe: &Sender<String>, latch: &Latch) -> Props<Target> {
+/// A child whose `post_stop` blocks on `latch`. On a pool of its own: a
+/// blocking hook on an `app-runtime` dispatcher would hold a runtime
+/// thread, which the probes need too (docs/semantics.md, Dispatchers).
+fn slow_child(probe: &ActorRef<String>, latch: &Latch) -> Props<Target> {
     let latch = latch.clone();
-    Target::props_with(probe, move |t| t.slow_stop = Some(latch.clone()))
+    Target::props_with(probe, move |t| t.slow_stop = Some(latch.clone())).with_dispatcher(BLOCKING)
+}
+
+const BLOCKING: &str = "blocking";
+
+/// A system on the dispatcher kind under test, with a pool for the
+/// children that block.
+fn system(name: &str) -> volley::ActorSystem {
+    let mut settings = volley::Settings::default();
+    settings.dispatchers.insert(
+        BLOCKING.into(),
+        volley::DispatcherSettings {
+            kind: volley::DispatcherKind::WorkStealing,
+            threads: 2,
+            ..Default::default()
+        },
+    );
+    common::system_with(name, settings).unwrap()
 }
 
 /// SupervisionSpec, "stop children when restarting" and "stop children
@@ -44,10 +63,12 @@ fn slow_child(probe: &Sender<String>, latch: &Latch) -> Props<Target> {
 /// it afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_when_restarting() {
-    let system = common::system("tsc-stop-children").unwrap();
+    let system = system("tsc-stop-children");
     for (i, strategy) in [restart_on(1), backoff()].into_iter().enumerate() {
-        let (tx, parent_events) = probe();
-        let (child_tx, child_events) = probe();
+        let parent_events = TestProbe::<String>::new(&system);
+        let tx = parent_events.actor_ref();
+        let child_events = TestProbe::<String>::new(&system);
+        let child_tx = child_events.actor_ref();
         let sup = supervisor(&system, strategy);
         let r = child(&sup, Target::props(&tx)).await;
         let another = system
@@ -62,17 +83,17 @@ async fn stop_children_when_restarting() {
             ));
         }
         r.tell(Cmd::GetState);
-        parent_events.expect("state 0 [child-1,child-2]");
+        parent_events.expect_msg("state 0 [child-1,child-2]".to_string());
         r.tell(Cmd::Throw(Exc(1)));
-        parent_events.expect("preRestart");
+        parent_events.expect_msg("preRestart".to_string());
         r.tell(Cmd::GetState);
         system.stop(&another);
-        parent_events.none_for(200);
+        parent_events.expect_no_msg(Duration::from_millis(200));
         slow_stop.count_down();
-        child_events.expect("postStop");
-        child_events.expect("postStop");
-        parent_events.expect("state 0 []");
-        parent_events.expect(&format!("terminated another-{i}"));
+        child_events.expect_msg("postStop".to_string());
+        child_events.expect_msg("postStop".to_string());
+        parent_events.expect_msg("state 0 []".to_string());
+        parent_events.expect_msg(format!("terminated another-{i}"));
     }
     system.terminate().await;
 }
@@ -83,9 +104,11 @@ async fn stop_children_when_restarting() {
 /// it first).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_after_stopping_watch_with_children() {
-    let system = common::system("tsc-watch-with").unwrap();
-    let (tx, parent_events) = probe();
-    let (child_tx, child_events) = probe();
+    let system = system("tsc-watch-with");
+    let parent_events = TestProbe::<String>::new(&system);
+    let tx = parent_events.actor_ref();
+    let child_events = TestProbe::<String>::new(&system);
+    let child_tx = child_events.actor_ref();
     let sup = supervisor(&system, restart_on(1));
     let r = child(&sup, Target::props(&tx)).await;
     let another = system.spawn("another", Props::new(|| Another)).unwrap();
@@ -96,19 +119,19 @@ async fn restart_after_stopping_watch_with_children() {
         slow_child(&child_tx, &slow_stop),
     ));
     r.tell(Cmd::GetState);
-    parent_events.expect("state 0 [c]");
+    parent_events.expect_msg("state 0 [c]".to_string());
     let c = r.ask(|reply| Cmd::ChildRef("c", reply), T).await.unwrap();
     r.tell(Cmd::WatchWith(c.expect("the child"), 1));
     r.tell(Cmd::Throw(Exc(1)));
-    parent_events.expect("preRestart");
+    parent_events.expect_msg("preRestart".to_string());
     r.tell(Cmd::GetState);
     system.stop(&another);
-    parent_events.none_for(200);
+    parent_events.expect_no_msg(Duration::from_millis(200));
     slow_stop.count_down();
-    child_events.expect("postStop");
-    parent_events.expect("state 0 []");
-    parent_events.expect("pong 0");
-    parent_events.none_for(300);
+    child_events.expect_msg("postStop".to_string());
+    parent_events.expect_msg("state 0 []".to_string());
+    parent_events.expect_msg("pong 0".to_string());
+    parent_events.expect_no_msg(Duration::from_millis(300));
     system.terminate().await;
 }
 
@@ -119,22 +142,24 @@ async fn restart_after_stopping_watch_with_children() {
 /// where typed leaves them untouched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kept_children_stay_and_restart_with_the_parent() {
-    let system = common::system("tsc-keep-children").unwrap();
+    let system = system("tsc-keep-children");
     for strategy in [restart_on(1), backoff()] {
-        let (tx, parent_events) = probe();
-        let (child_tx, child_events) = probe();
+        let parent_events = TestProbe::<String>::new(&system);
+        let tx = parent_events.actor_ref();
+        let child_events = TestProbe::<String>::new(&system);
+        let child_tx = child_events.actor_ref();
         let sup = supervisor(&system, strategy);
         let r = child(&sup, Target::props_with(&tx, |t| t.keep_children = true)).await;
         r.tell(Cmd::CreateChild("kept".into(), Target::props(&child_tx)));
         r.tell(Cmd::IncrementState);
         r.tell(Cmd::GetState);
-        parent_events.expect("state 1 [kept]");
+        parent_events.expect_msg("state 1 [kept]".to_string());
         r.tell(Cmd::Throw(Exc(1)));
-        parent_events.expect("preRestart");
+        parent_events.expect_msg("preRestart".to_string());
         r.tell(Cmd::GetState);
-        parent_events.expect("state 0 [kept]");
-        child_events.expect("preRestart");
-        child_events.none_for(100);
+        parent_events.expect_msg("state 0 [kept]".to_string());
+        child_events.expect_msg("preRestart".to_string());
+        child_events.expect_no_msg(Duration::from_millis(100));
     }
     system.terminate().await;
 }
@@ -145,10 +170,12 @@ async fn kept_children_stay_and_restart_with_the_parent() {
 /// the new instance, and the `Throw` among them restarts it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_when_restarting_a_second_time() {
-    let system = common::system("tsc-second-time").unwrap();
+    let system = system("tsc-second-time");
     for strategy in [restart_on(1), backoff()] {
-        let (tx, parent_events) = probe();
-        let (child_tx, child_events) = probe();
+        let parent_events = TestProbe::<String>::new(&system);
+        let tx = parent_events.actor_ref();
+        let child_events = TestProbe::<String>::new(&system);
+        let child_tx = child_events.actor_ref();
         let sup = supervisor(&system, strategy);
         let r = child(&sup, Target::props(&tx)).await;
         let slow_stop = Latch::new(1);
@@ -157,21 +184,21 @@ async fn stop_children_when_restarting_a_second_time() {
             slow_child(&child_tx, &slow_stop),
         ));
         r.tell(Cmd::GetState);
-        parent_events.expect("state 0 [child-1]");
+        parent_events.expect_msg("state 0 [child-1]".to_string());
         r.tell(Cmd::Throw(Exc(1)));
-        parent_events.expect("preRestart");
+        parent_events.expect_msg("preRestart".to_string());
         r.tell(Cmd::GetState);
         r.tell(Cmd::CreateChild("child-2".into(), Target::props(&child_tx)));
         r.tell(Cmd::GetState);
         r.tell(Cmd::Throw(Exc(1)));
         slow_stop.count_down();
-        child_events.expect("postStop"); // child-1
-        parent_events.expect("state 0 []");
-        parent_events.expect("state 0 [child-2]");
-        child_events.expect("postStop"); // child-2, by the second restart
-        parent_events.expect("preRestart");
+        child_events.expect_msg("postStop".to_string()); // child-1
+        parent_events.expect_msg("state 0 []".to_string());
+        parent_events.expect_msg("state 0 [child-2]".to_string());
+        child_events.expect_msg("postStop".to_string()); // child-2, by the second restart
+        parent_events.expect_msg("preRestart".to_string());
         r.tell(Cmd::GetState);
-        parent_events.expect("state 0 []");
+        parent_events.expect_msg("state 0 []".to_string());
     }
     system.terminate().await;
 }
@@ -179,8 +206,8 @@ async fn stop_children_when_restarting_a_second_time() {
 /// Spawns `child1` in `pre_start` and, while `throw` is set, `child2` too
 /// before failing (typed's "exception in setup" cases).
 struct SetupWithChildren {
-    parent: Sender<String>,
-    children: Sender<String>,
+    parent: ActorRef<String>,
+    children: ActorRef<String>,
     slow: (Latch, Latch),
     throw: Arc<AtomicBool>,
 }
@@ -204,7 +231,7 @@ impl Actor for SetupWithChildren {
                     .map(|c| c.path().name().to_string())
                     .collect();
                 names.sort();
-                let _ = self.parent.send(format!("children [{}]", names.join(",")));
+                self.parent.tell(format!("children [{}]", names.join(",")));
                 Ok(())
             }
             Cmd::Throw(e) => Err(ActorError::new(e)),
@@ -228,8 +255,8 @@ fn limited_and_backoff(max: u32, within: Duration) -> [SupervisorStrategy; 2] {
 /// A [`SetupWithChildren`] under `strategy`, with what drives it.
 struct SetupCase {
     r: volley::ActorRef<Cmd>,
-    parent_events: common::Events,
-    child_events: common::Events,
+    parent_events: TestProbe<String>,
+    child_events: TestProbe<String>,
     slow: (Latch, Latch),
     throw: Arc<AtomicBool>,
 }
@@ -239,8 +266,10 @@ async fn setup_case(
     strategy: SupervisorStrategy,
     throw_first: bool,
 ) -> SetupCase {
-    let (tx, parent_events) = probe();
-    let (child_tx, child_events) = probe();
+    let parent_events = TestProbe::<String>::new(system);
+    let tx = parent_events.actor_ref();
+    let child_events = TestProbe::<String>::new(system);
+    let child_tx = child_events.actor_ref();
     let slow = (Latch::new(1), Latch::new(1));
     let throw = Arc::new(AtomicBool::new(throw_first));
     let (s, t) = (slow.clone(), throw.clone());
@@ -270,16 +299,16 @@ async fn setup_case(
 /// starts (it reuses their names).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_spawned_by_a_failed_first_setup() {
-    let system = common::system("tsc-first-setup").unwrap();
+    let system = system("tsc-first-setup");
     for strategy in limited_and_backoff(10, Duration::from_secs(1)) {
         let c = setup_case(&system, strategy, true).await;
         c.slow.0.count_down();
-        c.child_events.expect("postStop"); // child1
+        c.child_events.expect_msg("postStop".to_string()); // child1
         c.throw.store(false, Ordering::SeqCst);
         c.slow.1.count_down();
-        c.child_events.expect("postStop"); // child2
+        c.child_events.expect_msg("postStop".to_string()); // child2
         c.r.tell(Cmd::GetState);
-        c.parent_events.expect("children [child1]");
+        c.parent_events.expect_msg("children [child1]".to_string());
     }
     system.terminate().await;
 }
@@ -290,21 +319,21 @@ async fn stop_children_spawned_by_a_failed_first_setup() {
 /// spawned too, and the next restart succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_children_spawned_by_a_failed_later_setup() {
-    let system = common::system("tsc-later-setup").unwrap();
+    let system = system("tsc-later-setup");
     for strategy in limited_and_backoff(10, Duration::from_secs(1)) {
         let c = setup_case(&system, strategy, false).await;
         c.r.tell(Cmd::GetState);
-        c.parent_events.expect("children [child1]");
+        c.parent_events.expect_msg("children [child1]".to_string());
         c.throw.store(true, Ordering::SeqCst);
         c.r.tell(Cmd::Throw(Exc(1)));
         c.slow.0.count_down();
-        c.child_events.expect("postStop"); // the first child1
-        c.child_events.expect("postStop"); // the child1 of the failed setup
+        c.child_events.expect_msg("postStop".to_string()); // the first child1
+        c.child_events.expect_msg("postStop".to_string()); // the child1 of the failed setup
         c.throw.store(false, Ordering::SeqCst);
         c.slow.1.count_down();
-        c.child_events.expect("postStop"); // child2
+        c.child_events.expect_msg("postStop".to_string()); // child2
         c.r.tell(Cmd::GetState);
-        c.parent_events.expect("children [child1]");
+        c.parent_events.expect_msg("children [child1]".to_string());
     }
     system.terminate().await;
 }
@@ -315,9 +344,11 @@ async fn stop_children_spawned_by_a_failed_later_setup() {
 /// to stop; the messages behind them are all handled, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_survive_two_restarts_in_a_row() {
-    let system = common::system("tsc-retention").unwrap();
-    let (tx, events) = probe();
-    let (child_tx, _child_events) = probe();
+    let system = system("tsc-retention");
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    let _child_events = TestProbe::<String>::new(&system);
+    let child_tx = _child_events.actor_ref();
     let slow_restart = Latch::new(1);
     let latch = slow_restart.clone();
     let sup = supervisor(&system, restart_on(1));
@@ -332,24 +363,24 @@ async fn messages_survive_two_restarts_in_a_row() {
         slow_child(&child_tx, &child_slow_stop),
     ));
     r.tell(Cmd::GetState);
-    events.expect("state 0 [c]");
+    events.expect_msg("state 0 [c]".to_string());
     r.tell(Cmd::Throw(Exc(1)));
     r.tell(Cmd::Throw(Exc(1)));
     r.tell(Cmd::Ping(1));
     r.tell(Cmd::Ping(2));
-    events.none_for(200);
+    events.expect_no_msg(Duration::from_millis(200));
     slow_restart.count_down();
-    events.expect("preRestart");
+    events.expect_msg("preRestart".to_string());
     child_slow_stop.count_down();
-    events.expect("preRestart");
-    events.expect("pong 1");
-    events.expect("pong 2");
+    events.expect_msg("preRestart".to_string());
+    events.expect_msg("pong 1".to_string());
+    events.expect_msg("pong 2".to_string());
     system.terminate().await;
 }
 
 /// Spawns a slow-stopping child, then fails the first `fails` starts.
 struct FailingConstructor {
-    probe: Sender<String>,
+    probe: ActorRef<String>,
     slow_stop: Latch,
     fails: bool,
 }
@@ -357,7 +388,7 @@ struct FailingConstructor {
 impl Actor for FailingConstructor {
     type Msg = Cmd;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let _ = self.probe.send("started".into());
+        self.probe.tell("started".into());
         ctx.spawn_anonymous(slow_child(&self.probe, &self.slow_stop))?;
         if self.fails {
             return Err(ActorError::new("simulated exc from constructor"));
@@ -366,7 +397,7 @@ impl Actor for FailingConstructor {
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, cmd: Cmd) -> HandleResult {
         if let Cmd::Ping(n) = cmd {
-            let _ = self.probe.send(format!("pong {n}"));
+            self.probe.tell(format!("pong {n}"));
         }
         Ok(())
     }
@@ -378,9 +409,10 @@ impl Actor for FailingConstructor {
 /// it all reach the instance that starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_survive_failed_starts() {
-    let system = common::system("tsc-start-retention").unwrap();
+    let system = system("tsc-start-retention");
     for strategy in limited_and_backoff(4, Duration::from_secs(10)) {
-        let (tx, events) = probe();
+        let events = TestProbe::<String>::new(&system);
+        let tx = events.actor_ref();
         let slow_stop = Latch::new(1);
         let count = Arc::new(AtomicUsize::new(0));
         let latch = slow_stop.clone();
@@ -394,14 +426,14 @@ async fn messages_survive_failed_starts() {
             }),
         )
         .await;
-        events.expect("started");
+        events.expect_msg("started".to_string());
         r.tell(Cmd::Ping(1));
         r.tell(Cmd::Ping(2));
         slow_stop.count_down();
         for event in [
             "postStop", "started", "postStop", "started", "pong 1", "pong 2",
         ] {
-            events.expect(event);
+            events.expect_msg(event.to_string());
         }
     }
     system.terminate().await;

@@ -8,15 +8,16 @@ use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use common::{eventually, probe};
+use common::eventually;
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
 use volley::{
     Actor, ActorPath, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, TellError,
     Terminated,
 };
+use volley_testkit::TestProbe;
 
 /// What the runtime handed the route, as text.
 struct Recorder {
@@ -99,7 +100,7 @@ fn remote_ref(system: &ActorSystem, name: &str, uid: u64, route: Arc<Recorder>) 
 /// Watches a target given at spawn and reports its `Terminated`.
 struct Watcher {
     target: AnyRef,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 impl Actor for Watcher {
@@ -113,12 +114,12 @@ impl Actor for Watcher {
     /// Any message: stop watching.
     fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
         ctx.unwatch(&self.target);
-        let _ = self.events.send("unwatched".into());
+        self.events.tell("unwatched".into());
         Ok(())
     }
 
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        let _ = self.events.send(format!("terminated {}", t.actor.uid()));
+        self.events.tell(format!("terminated {}", t.actor.uid()));
         Ok(())
     }
 }
@@ -161,7 +162,8 @@ async fn a_watch_of_a_remote_actor_goes_to_the_route_and_its_death_notice_comes_
     let system = common::system("seam-watch").unwrap();
     let route = Recorder::new(true);
     let target = remote_ref(&system, "watched", 41, route.clone());
-    let (events, seen) = probe();
+    let seen = TestProbe::<String>::new(&system);
+    let events = seen.actor_ref();
     let target_any = target.to_any();
     let watcher = system
         .spawn(
@@ -172,7 +174,7 @@ async fn a_watch_of_a_remote_actor_goes_to_the_route_and_its_death_notice_comes_
             }),
         )
         .unwrap();
-    assert_eq!(seen.next(), "terminated 41");
+    seen.expect_msg("terminated 41".to_string());
     assert_eq!(route.log(), ["watch by watcher"]);
     assert!(
         !watcher.is_terminated(),
@@ -236,7 +238,8 @@ async fn an_unwatch_of_a_remote_actor_goes_to_the_route() {
     let system = common::system("seam-unwatch").unwrap();
     let route = Recorder::new(false);
     let target = remote_ref(&system, "watched", 42, route.clone()).to_any();
-    let (events, seen) = probe();
+    let seen = TestProbe::<String>::new(&system);
+    let events = seen.actor_ref();
     let watcher = system
         .spawn(
             "watcher",
@@ -247,8 +250,8 @@ async fn an_unwatch_of_a_remote_actor_goes_to_the_route() {
         )
         .unwrap();
     watcher.tell(());
-    seen.expect("unwatched");
-    seen.none_for(50);
+    seen.expect_msg("unwatched".to_string());
+    seen.expect_no_msg(Duration::from_millis(50));
     assert_eq!(route.log(), ["watch by watcher", "unwatch by watcher"]);
     system.terminate().await;
 }

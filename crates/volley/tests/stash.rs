@@ -3,10 +3,11 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
+use std::time::Duration;
 
-use common::{eventually, probe};
-use volley::{Actor, ActorError, Context, HandleResult, Props};
+use common::eventually;
+use volley::{Actor, ActorError, ActorRef, Context, HandleResult, Props};
+use volley_testkit::TestProbe;
 
 enum Msg {
     /// Handled when open, stashed when closed.
@@ -21,7 +22,7 @@ enum Msg {
 
 /// Stashes work while closed; reports what it handles.
 struct Gate {
-    events: Sender<String>,
+    events: ActorRef<String>,
     open: bool,
 }
 
@@ -31,17 +32,17 @@ impl Actor for Gate {
         match msg {
             Msg::Work(n) if !self.open => ctx.stash(Msg::Work(n))?,
             Msg::Work(n) => {
-                let _ = self.events.send(format!("work {n}"));
+                self.events.tell(format!("work {n}"));
             }
             Msg::Open => {
                 self.open = true;
                 let n = ctx.unstash_all();
-                let _ = self.events.send(format!("unstashed {n}"));
+                self.events.tell(format!("unstashed {n}"));
             }
             Msg::Release(n) => {
                 self.open = true;
                 let released = ctx.unstash(n);
-                let _ = self.events.send(format!(
+                self.events.tell(format!(
                     "released {released} of {}",
                     released + ctx.stash_len()
                 ));
@@ -54,7 +55,7 @@ impl Actor for Gate {
     }
 }
 
-fn gate(events: &Sender<String>) -> Props<Gate> {
+fn gate(events: &ActorRef<String>) -> Props<Gate> {
     let events = events.clone();
     Props::new(move || Gate {
         events: events.clone(),
@@ -68,15 +69,19 @@ fn gate(events: &Sender<String>) -> Props<Gate> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unstash_all_hands_back_in_order_ahead_of_newer_messages() {
     let system = common::system("stash-order").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let a = system.spawn("a", gate(&tx)).unwrap();
     for n in 1..=3 {
         a.tell(Msg::Work(n));
     }
     a.tell(Msg::Open);
     a.tell(Msg::Work(4));
-    events.expect("unstashed 3");
-    assert_eq!(events.take(4), vec!["work 1", "work 2", "work 3", "work 4"]);
+    events.expect_msg("unstashed 3".to_string());
+    assert_eq!(
+        events.receive_n(4),
+        vec!["work 1", "work 2", "work 3", "work 4"]
+    );
     system.terminate().await;
 }
 
@@ -84,20 +89,21 @@ async fn unstash_all_hands_back_in_order_ahead_of_newer_messages() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unstash_n_hands_back_the_oldest_n() {
     let system = common::system("stash-n").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let a = system.spawn("a", gate(&tx)).unwrap();
     for n in 1..=4 {
         a.tell(Msg::Work(n));
     }
     a.tell(Msg::Release(2));
-    events.expect("released 2 of 4");
+    events.expect_msg("released 2 of 4".to_string());
     assert_eq!(
-        events.take(3),
+        events.receive_n(3),
         vec!["work 1", "work 2", format!("work {}", u32::MAX).as_str()]
     );
     a.tell(Msg::Open);
-    events.expect("unstashed 2");
-    assert_eq!(events.take(2), vec!["work 3", "work 4"]);
+    events.expect_msg("unstashed 2".to_string());
+    assert_eq!(events.receive_n(2), vec!["work 3", "work 4"]);
     system.terminate().await;
 }
 
@@ -109,7 +115,8 @@ async fn unstash_n_hands_back_the_oldest_n() {
 async fn a_restart_hands_the_stash_to_the_new_instance_or_drops_it() {
     common::quiet_deliberate_panics();
     let system = common::system("stash-restart").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let keeps = system.spawn("keeps", gate(&tx)).unwrap();
     keeps.tell(Msg::Work(1));
     keeps.tell(Msg::Work(2));
@@ -117,8 +124,8 @@ async fn a_restart_hands_the_stash_to_the_new_instance_or_drops_it() {
     // The new instance is closed too: it stashes them again; opening it
     // hands back both.
     keeps.tell(Msg::Open);
-    events.expect("unstashed 2");
-    assert_eq!(events.take(2), vec!["work 1", "work 2"]);
+    events.expect_msg("unstashed 2".to_string());
+    assert_eq!(events.receive_n(2), vec!["work 1", "work 2"]);
 
     let before = system.dead_letter_count();
     let drops = system
@@ -128,11 +135,11 @@ async fn a_restart_hands_the_stash_to_the_new_instance_or_drops_it() {
     drops.tell(Msg::Work(2));
     drops.tell(Msg::Fail);
     drops.tell(Msg::Open);
-    events.expect("unstashed 0");
+    events.expect_msg("unstashed 0".to_string());
     eventually("two dead letters", || {
         system.dead_letter_count() - before == 2
     });
-    events.none_for(200);
+    events.expect_no_msg(Duration::from_millis(200));
     system.terminate().await;
 }
 
@@ -143,7 +150,8 @@ async fn a_restart_hands_the_stash_to_the_new_instance_or_drops_it() {
 async fn a_full_stash_fails_the_actor_and_dead_letters_the_message() {
     common::quiet_deliberate_panics();
     let system = common::system("stash-full").unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let before = system.dead_letter_count();
     let a = system.spawn("a", gate(&tx).with_stash_capacity(2)).unwrap();
     for n in 1..=3 {
@@ -153,8 +161,8 @@ async fn a_full_stash_fails_the_actor_and_dead_letters_the_message() {
         system.dead_letter_count() - before == 1
     });
     a.tell(Msg::Open);
-    events.expect("unstashed 2");
-    assert_eq!(events.take(2), vec!["work 1", "work 2"]);
+    events.expect_msg("unstashed 2".to_string());
+    assert_eq!(events.receive_n(2), vec!["work 1", "work 2"]);
     system.terminate().await;
 }
 
@@ -162,7 +170,8 @@ async fn a_full_stash_fails_the_actor_and_dead_letters_the_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_actor_dead_letters_its_stash() {
     let system = common::system("stash-stop").unwrap();
-    let (tx, _events) = probe();
+    let _events = TestProbe::<String>::new(&system);
+    let tx = _events.actor_ref();
     let before = system.dead_letter_count();
     let a = system.spawn("a", gate(&tx)).unwrap();
     for n in 1..=5 {

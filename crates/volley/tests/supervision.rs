@@ -3,14 +3,14 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use common::{eventually, probe};
+use common::eventually;
 use volley::{
     Actor, ActorRef, ActorSystem, Context, Directive, Failure, HandleResult, Props,
     SupervisorStrategy,
 };
+use volley_testkit::TestProbe;
 
 #[derive(Debug, thiserror::Error)]
 #[error("bad input {0}")]
@@ -28,14 +28,14 @@ enum Work {
 struct Worker {
     name: &'static str,
     total: u32,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 impl Actor for Worker {
     type Msg = Work;
 
     fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        self.events.send(format!("{} start", self.name)).ok();
+        self.events.tell(format!("{} start", self.name));
         Ok(())
     }
 
@@ -55,18 +55,16 @@ impl Actor for Worker {
             Some(_) => "other".to_string(),
             None => "none".to_string(),
         };
-        self.events
-            .send(format!(
-                "{} pre_restart {} msg={what}",
-                self.name,
-                failure.is_panic()
-            ))
-            .ok();
+        self.events.tell(format!(
+            "{} pre_restart {} msg={what}",
+            self.name,
+            failure.is_panic()
+        ));
         ctx.stop_all_children();
     }
 
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.events.send(format!("{} stop", self.name)).ok();
+        self.events.tell(format!("{} stop", self.name));
     }
 
     fn keep_for_restart(msg: &Work) -> Option<Work> {
@@ -77,7 +75,7 @@ impl Actor for Worker {
 /// A parent with a configurable strategy that spawns workers on request.
 struct Parent {
     strategy: SupervisorStrategy,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 enum ParentMsg {
@@ -110,16 +108,17 @@ impl Actor for Parent {
     }
 
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.events.send("parent stop".into()).ok();
+        self.events.tell("parent stop".into());
     }
 }
 
 async fn setup(
     name: &str,
     strategy: SupervisorStrategy,
-) -> (ActorSystem, ActorRef<ParentMsg>, common::Events) {
+) -> (ActorSystem, ActorRef<ParentMsg>, TestProbe<String>) {
     let system = common::system(name).unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let parent = system
         .spawn(
             "parent",
@@ -148,12 +147,12 @@ async fn resume_keeps_state() {
     let strategy = SupervisorStrategy::one_for_one().with_decider(|_| Directive::Resume);
     let (system, parent, events) = setup("resume", strategy).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     w.tell(Work::Add(5));
     w.tell(Work::Fail(1));
     w.tell(Work::Add(2));
     assert_eq!(total(&w).await, 7);
-    events.none_for(50);
+    events.expect_no_msg(Duration::from_millis(50));
     system.terminate().await;
 }
 
@@ -161,7 +160,7 @@ async fn resume_keeps_state() {
 async fn restart_resets_state_keeps_mailbox_and_ref_and_passes_the_message() {
     let (system, parent, events) = setup("restart", SupervisorStrategy::default()).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     w.tell(Work::Add(5));
     w.tell(Work::Fail(9));
     for _ in 0..100 {
@@ -170,8 +169,8 @@ async fn restart_resets_state_keeps_mailbox_and_ref_and_passes_the_message() {
     // The same ref still works, the 100 messages queued behind the failure
     // were all handled by the new instance, the old total is gone.
     assert_eq!(total(&w).await, 100);
-    events.expect("w pre_restart false msg=Fail(9)");
-    events.expect("w start");
+    events.expect_msg("w pre_restart false msg=Fail(9)".to_string());
+    events.expect_msg("w start".to_string());
     system.terminate().await;
 }
 
@@ -179,12 +178,12 @@ async fn restart_resets_state_keeps_mailbox_and_ref_and_passes_the_message() {
 async fn a_panic_is_a_failure_like_any_other() {
     let (system, parent, events) = setup("panic", SupervisorStrategy::default()).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     w.tell(Work::Add(3));
     w.tell(Work::Panic);
     w.tell(Work::Add(4));
     assert_eq!(total(&w).await, 4);
-    events.expect("w pre_restart true msg=other");
+    events.expect_msg("w pre_restart true msg=other".to_string());
     system.terminate().await;
 }
 
@@ -192,9 +191,9 @@ async fn a_panic_is_a_failure_like_any_other() {
 async fn stop_directive_stops_the_child() {
     let (system, parent, events) = setup("stopdir", SupervisorStrategy::stopping()).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     w.tell(Work::Fail(1));
-    events.expect("w stop");
+    events.expect_msg("w stop".to_string());
     eventually("worker terminated", || w.is_terminated());
     system.terminate().await;
 }
@@ -204,12 +203,12 @@ async fn restart_limit_stops_the_child() {
     let strategy = SupervisorStrategy::one_for_one().with_max_restarts(2, Duration::from_secs(60));
     let (system, parent, events) = setup("limit", strategy).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     for i in 0..3 {
         w.tell(Work::Fail(i));
     }
     assert_eq!(
-        events.take(5),
+        events.receive_n(5),
         vec![
             "w pre_restart false msg=Fail(0)",
             "w start",
@@ -231,12 +230,12 @@ async fn decider_sees_the_error_type() {
         });
     let (system, parent, events) = setup("decider", strategy).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     w.tell(Work::Add(1));
     w.tell(Work::Fail(0));
     assert_eq!(total(&w).await, 1);
     w.tell(Work::Fail(7));
-    events.expect("w stop");
+    events.expect_msg("w stop".to_string());
     system.terminate().await;
 }
 
@@ -244,13 +243,13 @@ async fn decider_sees_the_error_type() {
 async fn all_for_one_restarts_the_siblings() {
     let (system, parent, events) = setup("afo", SupervisorStrategy::all_for_one()).await;
     let a = spawn_worker(&parent, "a").await;
-    events.expect("a start");
+    events.expect_msg("a start".to_string());
     let b = spawn_worker(&parent, "b").await;
-    events.expect("b start");
+    events.expect_msg("b start".to_string());
     b.tell(Work::Add(10));
     assert_eq!(total(&b).await, 10);
     a.tell(Work::Fail(1));
-    let mut got = events.take(4);
+    let mut got = events.receive_n(4);
     got.sort();
     assert_eq!(
         got,
@@ -270,12 +269,12 @@ async fn escalate_fails_the_parent() {
     let strategy = SupervisorStrategy::one_for_one().with_decider(|_| Directive::Escalate);
     let (system, parent, events) = setup("escalate", strategy).await;
     let w = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     w.tell(Work::Fail(3));
     // The parent fails; /user restarts it, and its default pre_restart stops
     // the child and runs its post_stop (in either order, as in Akka: the
     // restart does not wait for the children before calling post_stop).
-    let mut got = events.take(2);
+    let mut got = events.receive_n(2);
     got.sort();
     assert_eq!(got, vec!["parent stop", "w stop"]);
     eventually("child stopped with the parent's restart", || {
@@ -283,7 +282,7 @@ async fn escalate_fails_the_parent() {
     });
     // The restarted parent still answers through the same ref.
     let w2 = spawn_worker(&parent, "w").await;
-    events.expect("w start");
+    events.expect_msg("w start".to_string());
     assert_eq!(total(&w2).await, 0);
     system.terminate().await;
 }

@@ -3,20 +3,23 @@
 
 mod common;
 
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use common::{eventually, probe};
+use common::eventually;
 use volley::{
     Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, MailboxConfig,
     Overflow, Props, Settings, TellError,
 };
+use volley_testkit::TestProbe;
 
 /// Blocks its dispatcher thread until released, so mailboxes fill up.
 struct Gate(std::sync::mpsc::Receiver<()>);
 
 /// A gate actor (on `dispatcher`, if given) and the sender that opens it.
-fn spawn_gate(system: &ActorSystem, dispatcher: Option<&str>) -> (ActorRef<()>, Sender<()>) {
+fn spawn_gate(
+    system: &ActorSystem,
+    dispatcher: Option<&str>,
+) -> (ActorRef<()>, std::sync::mpsc::Sender<()>) {
     let (open, opened) = std::sync::mpsc::channel();
     let opened = std::sync::Mutex::new(Some(opened));
     let mut props = Props::new(move || Gate(opened.lock().unwrap().take().expect("one gate")));
@@ -36,13 +39,13 @@ impl Actor for Gate {
 
 struct Recorder {
     name: &'static str,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 impl Actor for Recorder {
     type Msg = u32;
     fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
-        self.events.send(format!("{}{n}", self.name)).ok();
+        self.events.tell(format!("{}{n}", self.name));
         Ok(())
     }
 }
@@ -51,7 +54,7 @@ impl Actor for Recorder {
 fn spawn_recorder(
     system: &ActorSystem,
     name: &'static str,
-    events: &Sender<String>,
+    events: &ActorRef<String>,
     mailbox: MailboxConfig,
 ) -> ActorRef<u32> {
     let events = events.clone();
@@ -102,7 +105,8 @@ impl Actor for Kick {
 /// thread queue three messages for each, and returns the first `expect`
 /// messages in the order they were handled, and how many were dropped.
 fn interleaving(system: &ActorSystem, mailbox: MailboxConfig, expect: usize) -> (Vec<String>, u64) {
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(system);
+    let tx = events.actor_ref();
     let a = spawn_recorder(system, "a", &tx, mailbox);
     let b = spawn_recorder(system, "b", &tx, mailbox);
     let kick = system
@@ -116,8 +120,8 @@ fn interleaving(system: &ActorSystem, mailbox: MailboxConfig, expect: usize) -> 
         .unwrap();
     let before = system.dead_letter_count();
     kick.tell(());
-    let order = events.take(expect);
-    events.none_for(30);
+    let order = events.receive_n(expect);
+    events.expect_no_msg(Duration::from_millis(30));
     (order, system.dead_letter_count() - before)
 }
 
@@ -153,13 +157,13 @@ async fn throughput_batches_messages_per_activation() {
 }
 
 /// Takes about a millisecond per message.
-struct Sluggish(Sender<String>, &'static str);
+struct Sluggish(ActorRef<String>, &'static str);
 
 impl Actor for Sluggish {
     type Msg = u32;
     fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
         std::thread::sleep(Duration::from_millis(1));
-        self.0.send(format!("{}{n}", self.1)).ok();
+        self.0.tell(format!("{}{n}", self.1));
         Ok(())
     }
 }
@@ -171,7 +175,8 @@ async fn throughput_deadline_ends_an_activation_early() {
     let mut settings = one_thread(1000);
     settings.default_dispatcher.throughput_deadline_us = Some(1);
     let system = common::system_with("deadline", settings).unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let (ta, tb) = (tx.clone(), tx);
     let a = system
         .spawn("a", Props::new(move || Sluggish(ta.clone(), "a")))
@@ -196,7 +201,7 @@ async fn throughput_deadline_ends_an_activation_early() {
         .spawn("fill", Props::new(move || Fill(a.clone(), b.clone())))
         .unwrap();
     fill.tell(());
-    let order = events.take(40);
+    let order = events.receive_n(40);
     let switches = order
         .windows(2)
         .filter(|w| w[0].as_bytes()[0] != w[1].as_bytes()[0])
@@ -225,17 +230,18 @@ async fn bounded_mailbox_drop_newest_and_drop_oldest() {
 #[tokio::test]
 async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
     let system = common::system_with("batch", one_thread(10)).unwrap();
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
     let mut batch: Vec<u32> = (1..=5).collect();
     r.tell_all(&mut batch);
     assert!(batch.is_empty(), "tell_all drains the batch");
-    assert_eq!(events.take(5), ["r1", "r2", "r3", "r4", "r5"]);
+    assert_eq!(events.receive_n(5), ["r1", "r2", "r3", "r4", "r5"]);
     // The emptied Vec is reusable, and an empty batch is a no-op.
     r.tell_all(&mut batch);
     batch.extend([6, 7]);
     r.tell_all(&mut batch);
-    assert_eq!(events.take(2), ["r6", "r7"]);
+    assert_eq!(events.receive_n(2), ["r6", "r7"]);
 
     // A bounded mailbox applies its overflow rule to each message of the
     // batch and dead-letters what it drops.
@@ -254,7 +260,7 @@ async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
     assert!(batch.is_empty());
     assert_eq!(system.dead_letter_count(), before + 2);
     gate_tx.send(()).unwrap();
-    assert_eq!(events.take(2), ["b1", "b2"]);
+    assert_eq!(events.receive_n(2), ["b1", "b2"]);
 
     // To a terminated actor, every message of the batch is a dead letter.
     r.graceful_stop();
@@ -312,7 +318,8 @@ async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
 async fn try_tell_hands_the_message_back() {
     let system = common::system_with("offer", one_thread(10)).unwrap();
     let (gate, gate_tx) = spawn_gate(&system, None);
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let r = spawn_recorder(
         &system,
         "r",
@@ -320,13 +327,13 @@ async fn try_tell_hands_the_message_back() {
         MailboxConfig::bounded(1, Overflow::DropNewest),
     );
     r.tell(0);
-    events.expect("r0");
+    events.expect_msg("r0".to_string());
     gate.tell(());
     std::thread::sleep(Duration::from_millis(20));
     assert!(r.try_tell(1).is_ok());
     assert_eq!(r.try_tell(2), Err(TellError::Full(2)));
     gate_tx.send(()).unwrap();
-    events.expect("r1");
+    events.expect_msg("r1".to_string());
     r.graceful_stop();
     eventually("stopped", || r.is_terminated());
     assert_eq!(r.try_tell(3), Err(TellError::Terminated(3)));
@@ -336,7 +343,8 @@ async fn try_tell_hands_the_message_back() {
 #[tokio::test]
 async fn zero_capacity_is_rejected() {
     let system = common::system("zero").unwrap();
-    let (tx, _events) = probe();
+    let _events = TestProbe::<String>::new(&system);
+    let tx = _events.actor_ref();
     let err = system
         .spawn(
             "r",
@@ -364,11 +372,12 @@ async fn named_dispatchers_isolate_blocking_work() {
     let system = common::system_with("isolated", settings).unwrap();
     let (gate, gate_tx) = spawn_gate(&system, Some("blocking"));
     gate.tell(());
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
     // The default dispatcher's only thread is free while the gate blocks.
     r.tell(1);
-    events.expect("r1");
+    events.expect_msg("r1".to_string());
     gate_tx.send(()).unwrap();
     system.terminate().await;
 }

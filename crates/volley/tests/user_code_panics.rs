@@ -8,16 +8,16 @@
 mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{eventually, probe, quiet_deliberate_panics, Events};
+use common::{eventually, quiet_deliberate_panics};
 use volley::batch_end::{self, BatchEnd};
 use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, Directive, DispatcherSettings, Failure,
     HandleResult, Props, Settings, SupervisorStrategy, Terminated, ToAnyRef,
 };
+use volley_testkit::TestProbe;
 
 fn one_thread_system(name: &str) -> ActorSystem {
     quiet_deliberate_panics();
@@ -32,9 +32,9 @@ fn one_thread_system(name: &str) -> ActorSystem {
 }
 
 /// Skips events until one contains `what`.
-fn wait_for(events: &Events, what: &str) -> String {
+fn wait_for(events: &TestProbe<String>, what: &str) -> String {
     loop {
-        let e = events.next();
+        let e = events.receive_msg();
         if e.contains(what) {
             return e;
         }
@@ -42,18 +42,26 @@ fn wait_for(events: &Events, what: &str) -> String {
 }
 
 /// Skips events until each of `all` has been seen, in any order.
-fn wait_for_all(events: &Events, all: &[&str]) {
+fn wait_for_all(events: &TestProbe<String>, all: &[&str]) {
     let mut left: Vec<&str> = all.to_vec();
     while !left.is_empty() {
-        let e = events.next();
+        let e = events.receive_msg();
         left.retain(|what| !e.contains(what));
     }
 }
 
 /// A one-thread system with a recording supervisor `top` under `/user`.
-fn with_top(name: &str) -> (ActorSystem, ActorRef<Job>, Sender<String>, Events) {
+fn with_top(
+    name: &str,
+) -> (
+    ActorSystem,
+    ActorRef<Job>,
+    ActorRef<String>,
+    TestProbe<String>,
+) {
     let system = one_thread_system(name);
-    let (tx, events) = probe();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
     let top = system
         .spawn("top", Supervisor::props(Strategy::Recording, &tx))
         .unwrap();
@@ -62,7 +70,7 @@ fn with_top(name: &str) -> (ActorSystem, ActorRef<Job>, Sender<String>, Events) 
 
 /// Waits for the next decision of a recording decider and checks that it
 /// mentions each of `parts`.
-fn expect_decision(events: &Events, parts: &[&str]) {
+fn expect_decision(events: &TestProbe<String>, parts: &[&str]) {
     let decided = wait_for(events, "decided on");
     for part in parts {
         assert!(decided.contains(part), "expected {part:?} in {decided:?}");
@@ -121,11 +129,11 @@ enum Msg {
 
 struct Fragile {
     panic_in: PanicIn,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 impl Fragile {
-    fn props(panic_in: PanicIn, events: &Sender<String>) -> Props<Fragile> {
+    fn props(panic_in: PanicIn, events: &ActorRef<String>) -> Props<Fragile> {
         let events = events.clone();
         Props::new(move || Fragile {
             panic_in,
@@ -134,7 +142,7 @@ impl Fragile {
     }
 
     fn event(&self, ctx: &Context<Self>, what: &str) {
-        let _ = self.events.send(format!("{} {what}", ctx.path().name()));
+        self.events.tell(format!("{} {what}", ctx.path().name()));
     }
 }
 
@@ -234,11 +242,11 @@ type Job = Box<dyn FnOnce(&mut Context<Supervisor>) + Send>;
 /// reports what its strategy decided and which watched actor terminated.
 struct Supervisor {
     strategy: Strategy,
-    events: Sender<String>,
+    events: ActorRef<String>,
 }
 
 impl Supervisor {
-    fn props(strategy: Strategy, events: &Sender<String>) -> Props<Supervisor> {
+    fn props(strategy: Strategy, events: &ActorRef<String>) -> Props<Supervisor> {
         let events = events.clone();
         Props::new(move || Supervisor {
             strategy,
@@ -256,7 +264,7 @@ impl Actor for Supervisor {
     }
 
     fn on_terminated(&mut self, ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        let _ = self.events.send(format!(
+        self.events.tell(format!(
             "{} saw {} terminate",
             ctx.path().name(),
             t.actor.path().name()
@@ -269,7 +277,7 @@ impl Actor for Supervisor {
             Strategy::Recording => {
                 let events = self.events.clone();
                 SupervisorStrategy::one_for_one().with_decider(move |f| {
-                    let _ = events.send(format!("decided on {f}"));
+                    events.tell(format!("decided on {f}"));
                     SupervisorStrategy::default_decider(f)
                 })
             }
@@ -365,7 +373,7 @@ async fn a_panic_in_pre_restart_is_logged_and_the_restart_goes_on() {
     child.tell(Msg::Fail);
     expect_decision(&events, &["failed on purpose"]);
     // The fresh instance ran post_restart and answers.
-    let next = events.next();
+    let next = events.receive_msg();
     assert_eq!(
         next, "child restarted",
         "pre_restart's panic stopped the restart"
@@ -458,7 +466,8 @@ async fn a_panic_in_keep_for_restart_is_a_handler_failure() {
 #[tokio::test]
 async fn a_panicking_batch_end_hook_leaves_the_other_hooks_and_the_thread() {
     let system = one_thread_system("hook-panic");
-    let (tx, _events) = probe();
+    let _events = TestProbe::<String>::new(&system);
+    let tx = _events.actor_ref();
     let actor = system
         .spawn("deferrer", Fragile::props(PanicIn::Nowhere, &tx))
         .unwrap();

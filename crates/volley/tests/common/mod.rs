@@ -1,4 +1,7 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests. What actors report to a test
+//! goes to a `volley_testkit::TestProbe`; these are the few helpers the
+//! testkit does not cover (the dispatcher kind under test, log capture,
+//! shared actors of the Pekko ports).
 #![allow(dead_code)]
 
 pub mod backoff;
@@ -6,44 +9,8 @@ pub mod log_capture;
 pub mod pekko;
 pub mod typed_target;
 
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Once;
 use std::time::Duration;
-
-/// A probe: actors report what happened as strings, the test reads them.
-pub fn probe() -> (Sender<String>, Events) {
-    let (tx, rx) = channel();
-    (tx, Events(rx))
-}
-
-pub struct Events(pub Receiver<String>);
-
-impl Events {
-    /// The next event, failing the test after 10 s.
-    pub fn next(&self) -> String {
-        match self.0.recv_timeout(Duration::from_secs(10)) {
-            Ok(e) => e,
-            Err(RecvTimeoutError::Timeout) => panic!("no event within 10 s"),
-            Err(RecvTimeoutError::Disconnected) => panic!("every sender is gone"),
-        }
-    }
-
-    pub fn expect(&self, event: &str) {
-        assert_eq!(self.next(), event);
-    }
-
-    /// The next `n` events.
-    pub fn take(&self, n: usize) -> Vec<String> {
-        (0..n).map(|_| self.next()).collect()
-    }
-
-    /// Asserts nothing arrives for `ms` milliseconds.
-    pub fn none_for(&self, ms: u64) {
-        if let Ok(e) = self.0.recv_timeout(Duration::from_millis(ms)) {
-            panic!("unexpected event {e:?}");
-        }
-    }
-}
 
 /// Waits until `cond` holds, failing after 10 s.
 pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {

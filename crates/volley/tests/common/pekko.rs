@@ -2,7 +2,6 @@
 //! `Supervisor` (spawns what it is asked to and keeps its children across
 //! its own restarts), `PingPongActor`, and a latch for "slow stop" hooks.
 
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -75,7 +74,7 @@ pub async fn child<B: Actor>(supervisor: &ActorRef<SupMsg>, props: Props<B>) -> 
 
 /// SupervisorSpec's `PingPongActor`: reports to `send_to`, answers pings,
 /// and dies on request; its `postRestart` reports the failure's text.
-pub struct PingPong(pub Sender<String>);
+pub struct PingPong(pub ActorRef<String>);
 
 pub enum Pp {
     /// Reports "ping"; answers "pong" to an asker.
@@ -87,7 +86,7 @@ pub enum Pp {
 }
 
 impl PingPong {
-    pub fn props(send_to: &Sender<String>) -> Props<PingPong> {
+    pub fn props(send_to: &ActorRef<String>) -> Props<PingPong> {
         let send_to = send_to.clone();
         Props::new(move || PingPong(send_to.clone()))
     }
@@ -98,7 +97,7 @@ impl Actor for PingPong {
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Pp) -> HandleResult {
         match msg {
             Pp::Ping(reply) => {
-                let _ = self.0.send("ping".into());
+                self.0.tell("ping".into());
                 if let Some(reply) = reply {
                     reply.tell("pong");
                 }
@@ -112,7 +111,7 @@ impl Actor for PingPong {
         }
     }
     fn post_restart(&mut self, _ctx: &mut Context<Self>, failure: &Failure) -> HandleResult {
-        let _ = self.0.send(root_text(failure));
+        self.0.tell(root_text(failure));
         Ok(())
     }
 }

@@ -5,10 +5,8 @@
 //! `supervise(...).onFailure[E](strategy)` is the strategy of a parent
 //! (`common::pekko::Supervisor`), whose decider matches on [`Exc`].
 
-use std::sync::mpsc::Sender;
-
 use volley::{
-    Actor, ActorError, AnyRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
+    Actor, ActorError, ActorRef, AnyRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated,
 };
 
@@ -54,7 +52,7 @@ pub enum Cmd {
 }
 
 pub struct Target {
-    pub monitor: Sender<String>,
+    pub monitor: ActorRef<String>,
     pub n: u32,
     pub slow_stop: Option<Latch>,
     pub slow_restart: Option<Latch>,
@@ -63,7 +61,7 @@ pub struct Target {
 }
 
 impl Target {
-    pub fn new(monitor: &Sender<String>) -> Self {
+    pub fn new(monitor: &ActorRef<String>) -> Self {
         Target {
             monitor: monitor.clone(),
             n: 0,
@@ -73,13 +71,13 @@ impl Target {
         }
     }
 
-    pub fn props(monitor: &Sender<String>) -> Props<Target> {
+    pub fn props(monitor: &ActorRef<String>) -> Props<Target> {
         Self::props_with(monitor, |_| {})
     }
 
     /// Props of targets that `tune` adjusts.
     pub fn props_with(
-        monitor: &Sender<String>,
+        monitor: &ActorRef<String>,
         tune: impl Fn(&mut Target) + Send + Sync + 'static,
     ) -> Props<Target> {
         let monitor = monitor.clone();
@@ -91,7 +89,7 @@ impl Target {
     }
 
     fn report(&self, event: String) {
-        let _ = self.monitor.send(event);
+        self.monitor.tell(event);
     }
 }
 
