@@ -168,15 +168,22 @@ fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
         counter("volley_dispatcher_messages_total") >= 1000
     });
     let activations = counter("volley_dispatcher_activations_total");
+    // One per message at most, plus the start: a worker that keeps up
+    // with the sender runs each message alone.
     assert!(
-        (1..=1000).contains(&activations),
+        (1..=1001).contains(&activations),
         "{activations} activations for 1000 messages (and the start)"
     );
-    let depths = r.histogram("volley_mailbox_depth", labels).unwrap();
-    assert!(
-        depths.iter().any(|d| *d >= 1.0),
-        "a sampled depth counts the message about to run: {depths:?}"
-    );
+    // A worker samples every 64th activation (and its first): whether one
+    // of those met a backlog depends on timing, so bursts go on until one
+    // did. A sample counts the message about to run.
+    eventually("a sampled depth with a backlog", || {
+        for _ in 0..200 {
+            flaky.tell(Msg::Ignore);
+        }
+        r.histogram("volley_mailbox_depth", labels)
+            .is_some_and(|depths| depths.iter().any(|d| *d >= 1.0))
+    });
 
     let sleepers: Vec<_> = (0..100)
         .map(|_| {
