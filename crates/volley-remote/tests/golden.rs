@@ -7,19 +7,15 @@
 //! `VOLLEY_BLESS=1` to rewrite the files after a deliberate format change
 //! (which also needs a protocol version bump).
 
+mod golden_support;
+
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use bytes::BytesMut;
-use serde::{Deserialize, Serialize};
-use volley::TraceParent;
 use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley_remote::wire::*;
 
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-struct Ping {
-    seq: u64,
-}
+use golden_support::{parse_hex, rid, vector_dir, Ping, REPLY_CORRELATION, TRACE_CONTEXT};
 
 struct Vector {
     name: &'static str,
@@ -31,10 +27,6 @@ struct Vector {
 
 fn addr(s: &str) -> Address {
     s.parse().unwrap()
-}
-
-fn rid(n: u32) -> RefId {
-    RefId::new(n).unwrap()
 }
 
 fn frame_fields(kind: PduKind, body: &[(&str, usize)]) -> Vec<(String, usize)> {
@@ -89,21 +81,6 @@ const MESSAGE_HEADER: [(&str, usize); 4] = [
     ("serializer id (u16 LE)", 2),
     ("type id (u32 LE)", 4),
 ];
-
-/// Correlation id of the reply vectors: distinct bytes, so the little-endian
-/// order is visible in the hex.
-const REPLY_CORRELATION: u64 = 0x0102_0304_0506_0708;
-
-/// The W3C recommendation's own example context,
-/// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`.
-const TRACE_CONTEXT: TraceParent = TraceParent {
-    trace_id: [
-        0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47,
-        0x36,
-    ],
-    parent_id: [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7],
-    flags: 1,
-};
 
 /// Every vector, built from known values. The PDU is returned alongside so
 /// the decode direction can be checked.
@@ -485,24 +462,6 @@ fn render(v: &Vector) -> String {
     s
 }
 
-fn parse_hex(text: &str) -> Vec<u8> {
-    text.lines()
-        .map(|l| l.split('#').next().unwrap())
-        .flat_map(|l| l.split_whitespace())
-        .flat_map(|tok| {
-            assert!(tok.len() % 2 == 0, "odd hex token {tok:?}");
-            (0..tok.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&tok[i..i + 2], 16).unwrap())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
-fn vector_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
-}
-
 #[test]
 fn golden_vectors_match_encoding_and_decode_back() {
     let mut ping = BytesMut::new();
@@ -567,67 +526,6 @@ fn golden_vectors_match_encoding_and_decode_back() {
     };
     let back: Ping = BincodeSerializer.decode(r.payload).unwrap();
     assert_eq!(back, Ping { seq: 42 });
-}
-
-#[test]
-fn hot_path_reply_encoder_writes_the_golden_bytes() {
-    let file = std::fs::read_to_string(vector_dir().join("reply.hex")).unwrap();
-    let golden = parse_hex(&file);
-    let mut buf = BytesMut::from(&b"earlier frames"[..]);
-    Encoder::default()
-        .reply_with(
-            &mut buf,
-            REPLY_CORRELATION,
-            SerializerId::BINCODE,
-            1001,
-            |b| BincodeSerializer.encode(&Ping { seq: 42 }, b),
-        )
-        .unwrap();
-    assert_eq!(&buf[..14], b"earlier frames");
-    assert_eq!(&buf[14..], &golden[..]);
-}
-
-#[test]
-fn hot_path_traced_encoder_writes_the_golden_bytes() {
-    let file = std::fs::read_to_string(vector_dir().join("traced_user_message.hex")).unwrap();
-    let golden = parse_hex(&file);
-    let header = MessageHeader {
-        recipient: rid(7),
-        sender: None,
-        serializer: SerializerId::BINCODE,
-        type_id: 1001,
-    };
-    let mut buf = BytesMut::from(&b"earlier"[..]);
-    Encoder::default()
-        .traced_user_message_with(&mut buf, &header, &TRACE_CONTEXT, |b| {
-            BincodeSerializer.encode(&Ping { seq: 42 }, b)
-        })
-        .unwrap();
-    assert_eq!(&buf[..7], b"earlier");
-    assert_eq!(&buf[7..], &golden[..]);
-    // The context is the traceparent header's fields, in order.
-    assert_eq!(
-        TRACE_CONTEXT.to_string(),
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-    );
-    assert_eq!(&golden[19..35], &TRACE_CONTEXT.trace_id);
-}
-
-#[test]
-fn a_traced_message_cut_short_names_the_missing_field() {
-    let file = std::fs::read_to_string(vector_dir().join("traced_user_message.hex")).unwrap();
-    let mut bytes = parse_hex(&file);
-    // Keep the head and 20 of the trace id's 16 + parent's 8 bytes: the
-    // frame ends inside the parent id.
-    bytes.truncate(5 + 14 + 20);
-    let len = (bytes.len() - 4) as u32;
-    bytes[..4].copy_from_slice(&len.to_le_bytes());
-    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Large));
-    let err = decoder.decode_frame(&bytes).unwrap_err();
-    assert!(
-        err.to_string().contains("parent_id"),
-        "unexpected error: {err}"
-    );
 }
 
 #[test]

@@ -16,13 +16,12 @@ mod common;
 
 use std::time::Duration;
 
+use common::pekko::T;
 use volley::{
     Actor, ActorError, ActorRef, Context, Directive, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated, ToAnyRef,
 };
 use volley_testkit::TestProbe;
-
-const T: Duration = Duration::from_secs(10);
 
 /// Does nothing; fails on `Fail`.
 struct Target;
@@ -61,9 +60,7 @@ impl Actor for Watcher {
             WatcherMsg::Watch(r) => ctx.watch(&r),
             WatcherMsg::WatchWith(r, m) => ctx.watch_with(&r, WatcherMsg::Custom(m)),
             WatcherMsg::Unwatch(r) => ctx.unwatch(&r),
-            WatcherMsg::Custom(m) => {
-                self.0.tell(m);
-            }
+            WatcherMsg::Custom(m) => self.0.tell(m),
             WatcherMsg::Ping(r) => r.tell(()),
         }
         Ok(())
@@ -569,9 +566,7 @@ impl Actor for StashingWatcher {
                 self.0.tell("stashed".into());
                 ctx.stash(m).map_err(|e| ActorError::new(e.to_string()))?;
             }
-            StashMsg::Custom => {
-                self.0.tell("custom".into());
-            }
+            StashMsg::Custom => self.0.tell("custom".into()),
         }
         Ok(())
     }

@@ -1,15 +1,17 @@
 //! Cases ported from Pekko's `SupervisorSpec` and `SupervisionSpec`
 //! (actor-tests), in volley's API: children that survive their parent's
-//! restart are restarted with it (`finishRecreate`), and a decider that
-//! panics fails its supervisor without losing anything.
+//! restart are restarted with it (`finishRecreate`), a decider that
+//! panics fails its supervisor without losing anything, and pre-creation
+//! check failures (a bounded mailbox of capacity 0) are reported.
 
 mod common;
 
 use std::time::Duration;
 
+use common::pekko::{child, supervisor, PingPong};
 use volley::{
-    Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
-    SupervisorStrategy, Terminated,
+    Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, MailboxConfig,
+    Overflow, Props, ReplyTo, Router, SpawnError, SupervisorStrategy, Terminated,
 };
 use volley_testkit::TestProbe;
 
@@ -366,5 +368,59 @@ async fn children_stopped_by_a_restart_send_no_watch_message() {
         .expect("the new child");
     child.graceful_stop();
     events.expect_msg("child gone".to_string());
+    system.terminate().await;
+}
+
+/// Props that can never be created (a bounded mailbox of capacity 0); its
+/// event sink is never told anything.
+fn zero_capacity(system: &volley::ActorSystem) -> Props<PingPong> {
+    let unused = TestProbe::<String>::new(system).actor_ref();
+    PingPong::props(&unused).with_mailbox(MailboxConfig::Bounded {
+        capacity: 0,
+        overflow: Overflow::DropNewest,
+    })
+}
+
+/// The spec's `Creator`: spawns what it is told and fails if it cannot.
+struct Creator;
+impl Actor for Creator {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
+        ctx.spawn_anonymous(zero_capacity(ctx.system()))?;
+        Ok(())
+    }
+}
+
+/// SupervisorSpec, "log pre-creation check failures" when "creating a
+/// top-level actor", "a normal child actor", "a top-level router" and "a
+/// router": volley checks before creating anything, so the spawn returns
+/// the error; a child's spawn that fails with `?` fails the parent, whose
+/// supervisor sees the `SpawnError`; a pool fails to start and stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_creation_check_failures_are_reported() {
+    let system = common::system("sup-pre-creation").unwrap();
+    assert_eq!(
+        system.spawn("bad", zero_capacity(&system)).unwrap_err(),
+        SpawnError::ZeroCapacity
+    );
+    assert!(system.lookup("/user/bad").unwrap().is_none());
+    // A pool checks its routees' props when it creates them, in its own
+    // start: it fails to initialize, and the default decider stops it.
+    let router = Router::pool(1, zero_capacity(&system))
+        .spawn(&system, "bad-router")
+        .unwrap();
+    TestProbe::<()>::new(&system).expect_terminated(&router);
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    let top = supervisor(
+        &system,
+        SupervisorStrategy::one_for_one().with_decider(move |f| {
+            tx.tell(format!("{:?}", f.downcast_ref::<SpawnError>()));
+            Directive::Stop
+        }),
+    );
+    let creator = child(&top, Props::new(|| Creator)).await;
+    creator.tell(());
+    events.expect_msg("Some(ZeroCapacity)".to_string());
     system.terminate().await;
 }

@@ -3,7 +3,8 @@
 //! in `common::pekko`; `ping` asks for a pong and expects the "ping"
 //! report, `kill` makes the actor fail and expects its `post_restart`
 //! report. `pekko_supervisor.rs` holds the spec's cases about children
-//! kept through a restart and the decider that panics.
+//! kept through a restart, the decider that panics, and pre-creation
+//! check failures.
 //!
 //! Skipped, with the reason:
 //! - "treats maxNrOfRetries = -1 as maxNrOfRetries = 1 if withinTimeRange
@@ -12,8 +13,9 @@
 //!   for no limit); there is no -1 to interpret.
 //! - "log pre-creation check failures" with a mailbox type whose creation
 //!   throws: volley's mailbox kinds are fixed, and the one pre-creation
-//!   check that can fail (a bounded mailbox of capacity 0) is ported below
-//!   as a spawn error, the form such failures take in volley.
+//!   check that can fail (a bounded mailbox of capacity 0) is ported in
+//!   `pekko_supervisor.rs` as a spawn error, the form such failures take
+//!   in volley.
 
 mod common;
 
@@ -23,8 +25,8 @@ use std::time::Duration;
 
 use common::pekko::{child, supervisor, PingPong, Pp, SupMsg, EXCEPTION_MESSAGE, T};
 use volley::{
-    Actor, ActorError, ActorRef, Context, Directive, Failure, FailureKind, HandleResult,
-    MailboxConfig, Overflow, Props, ReplyTo, Router, SpawnError, SupervisorStrategy, Terminated,
+    Actor, ActorError, ActorRef, Context, Directive, Failure, FailureKind, HandleResult, Props,
+    ReplyTo, SupervisorStrategy, Terminated,
 };
 use volley_testkit::TestProbe;
 
@@ -557,59 +559,5 @@ async fn a_thirty_day_window_still_limits() {
         kill(&a, &events).await;
         kill_expect_no_restart(&a, &events).await;
     }
-    system.terminate().await;
-}
-
-/// Props that can never be created (a bounded mailbox of capacity 0); its
-/// event sink is never told anything.
-fn zero_capacity(system: &volley::ActorSystem) -> Props<PingPong> {
-    let unused = TestProbe::<String>::new(system).actor_ref();
-    PingPong::props(&unused).with_mailbox(MailboxConfig::Bounded {
-        capacity: 0,
-        overflow: Overflow::DropNewest,
-    })
-}
-
-/// The spec's `Creator`: spawns what it is told and fails if it cannot.
-struct Creator;
-impl Actor for Creator {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        ctx.spawn_anonymous(zero_capacity(ctx.system()))?;
-        Ok(())
-    }
-}
-
-/// SupervisorSpec, "log pre-creation check failures" when "creating a
-/// top-level actor", "a normal child actor", "a top-level router" and "a
-/// router": volley checks before creating anything, so the spawn returns
-/// the error; a child's spawn that fails with `?` fails the parent, whose
-/// supervisor sees the `SpawnError`; a pool fails to start and stops.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pre_creation_check_failures_are_reported() {
-    let system = common::system("sup-pre-creation").unwrap();
-    assert_eq!(
-        system.spawn("bad", zero_capacity(&system)).unwrap_err(),
-        SpawnError::ZeroCapacity
-    );
-    assert!(system.lookup("/user/bad").unwrap().is_none());
-    // A pool checks its routees' props when it creates them, in its own
-    // start: it fails to initialize, and the default decider stops it.
-    let router = Router::pool(1, zero_capacity(&system))
-        .spawn(&system, "bad-router")
-        .unwrap();
-    TestProbe::<()>::new(&system).expect_terminated(&router);
-    let events = TestProbe::<String>::new(&system);
-    let tx = events.actor_ref();
-    let top = supervisor(
-        &system,
-        SupervisorStrategy::one_for_one().with_decider(move |f| {
-            tx.tell(format!("{:?}", f.downcast_ref::<SpawnError>()));
-            Directive::Stop
-        }),
-    );
-    let creator = child(&top, Props::new(|| Creator)).await;
-    creator.tell(());
-    events.expect_msg("Some(ZeroCapacity)".to_string());
     system.terminate().await;
 }
