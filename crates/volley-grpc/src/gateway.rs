@@ -165,14 +165,37 @@ impl GatewayBuilder {
         Ok(self)
     }
 
-    /// The gateway, with `grpc.health.v1.Health/Check` added: SERVING for
-    /// the whole server (`""`) and each service with a method here, while
-    /// the actor system runs.
+    /// The gateway, with the health service added: `Check` answers
+    /// SERVING for the whole server (`""`) and each service with a method
+    /// here while the actor system runs, NOT_SERVING after; `Watch` sends
+    /// the same (SERVICE_UNKNOWN for other services) and NOT_SERVING when
+    /// the system stops, from an actor of the gateway's own (anonymous,
+    /// under `/user`). Methods registered at those paths take precedence.
     pub fn build(mut self) -> Gateway {
         let health = HealthCheck::new(
             self.system.clone(),
             self.methods.keys().chain(self.streams.keys()),
         );
+        let services = health.services();
+        if !self.streams.contains_key(crate::health_watch::WATCH_PATH) {
+            // A system that is already stopping gets no Watch: the call is
+            // then UNIMPLEMENTED, and Check says NOT_SERVING.
+            if let Ok(watchers) = self.system.spawn_anonymous(volley::Props::new(move || {
+                crate::health_watch::Watchers::new(services.clone())
+            })) {
+                self.streams.insert(
+                    crate::health_watch::WATCH_PATH.to_string(),
+                    Box::new(TypedStream {
+                        path: crate::health_watch::WATCH_PATH.to_string(),
+                        target: watchers,
+                        make: crate::health_watch::WatchMsg::Watch,
+                        buffer: self.settings.stream_buffer,
+                        open: self.open_streams.clone(),
+                        types: PhantomData,
+                    }),
+                );
+            }
+        }
         self.methods
             .entry(crate::health::CHECK_PATH.to_string())
             .or_insert_with(|| Box::new(health));

@@ -2,7 +2,7 @@
 //! the gateway itself: load balancers and orchestrators probe it, and the
 //! answer must not queue behind actors.
 //!
-//! `Watch`, the streaming half, is not served yet (UNIMPLEMENTED).
+//! `Watch`, the streaming half, is `health_watch.rs`.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -56,6 +56,11 @@ pub(crate) struct HealthCheck {
 }
 
 impl HealthCheck {
+    /// The services the gateway has methods of.
+    pub(crate) fn services(&self) -> std::collections::HashSet<String> {
+        self.services.clone()
+    }
+
     pub(crate) fn new<'a>(system: ActorSystem, paths: impl Iterator<Item = &'a String>) -> Self {
         let services = paths
             .filter_map(|p| {

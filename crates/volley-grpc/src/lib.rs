@@ -73,6 +73,7 @@ mod body;
 mod frame;
 mod gateway;
 pub mod health;
+mod health_watch;
 #[cfg(feature = "reflection")]
 mod reflection;
 mod server;

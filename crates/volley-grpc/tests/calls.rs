@@ -365,6 +365,51 @@ async fn the_health_check_answers_for_the_server_and_its_services() {
     assert_eq!(check("").await.unwrap(), ServingStatus::NotServing as i32);
 }
 
+/// `Health/Watch`: the current status at once, SERVICE_UNKNOWN (and the
+/// call kept open) for a service the gateway has no method of, then
+/// NOT_SERVING and UNAVAILABLE when the actor system stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_watch_streams_the_status_until_the_system_stops() {
+    let s = server(quick()).await;
+    let watch = |service: &str| {
+        let channel = s.channel.clone();
+        let service = service.to_string();
+        async move {
+            let mut grpc = tonic::client::Grpc::new(channel);
+            grpc.ready().await.unwrap();
+            grpc.server_streaming(
+                Request::new(HealthCheckRequest { service }),
+                http::uri::PathAndQuery::from_static("/grpc.health.v1.Health/Watch"),
+                tonic_prost::ProstCodec::<HealthCheckRequest, HealthCheckResponse>::default(),
+            )
+            .await
+            .unwrap()
+            .into_inner()
+        }
+    };
+    let status = |r: Option<HealthCheckResponse>| r.expect("a status").status;
+    let mut server_watch = watch("").await;
+    assert_eq!(
+        status(server_watch.message().await.unwrap()),
+        ServingStatus::Serving as i32
+    );
+    let mut unknown = watch("other.Svc").await;
+    assert_eq!(
+        status(unknown.message().await.unwrap()),
+        ServingStatus::ServiceUnknown as i32
+    );
+    // Kept open: nothing more until the status changes.
+    let more = tokio::time::timeout(Duration::from_millis(100), unknown.message()).await;
+    assert!(more.is_err(), "the call stays open: {more:?}");
+    s.system.terminate().await;
+    assert_eq!(
+        status(server_watch.message().await.unwrap()),
+        ServingStatus::NotServing as i32
+    );
+    let end = server_watch.message().await.unwrap_err();
+    assert_eq!(end.code(), Code::Unavailable, "{end:?}");
+}
+
 /// A call to a system that has terminated is UNAVAILABLE, at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_system_is_unavailable() {
