@@ -272,6 +272,33 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
         got
     }
 
+    /// Takes messages while `keep` accepts them and each comes within
+    /// `idle` of the one before (Akka's `receiveWhile`): what arrived so
+    /// far, for checks over a whole series (counts, absences). Never
+    /// fails: it returns when a message is not kept (that message, or a
+    /// `Terminated`, stays first for the next expectation), when nothing
+    /// comes for `idle`, or when the expectation's limit (the default
+    /// timeout, or what is left of `within`) has passed.
+    #[track_caller]
+    pub fn receive_while(&self, idle: Duration, mut keep: impl FnMut(&M) -> bool) -> Vec<M> {
+        let end = Instant::now() + implicit_timeout().time;
+        let mut got = Vec::new();
+        loop {
+            let now = Instant::now();
+            if now >= end {
+                return got;
+            }
+            match self.inbox.next_by((now + idle).min(end)) {
+                Some(Event::Msg(m)) if keep(&m) => got.push(m),
+                Some(other) => {
+                    self.inbox.hold(vec![other]);
+                    return got;
+                }
+                None => return got,
+            }
+        }
+    }
+
     /// Asserts that no message (and no `Terminated`) arrives for `d`.
     #[track_caller]
     pub fn expect_no_msg(&self, d: Duration) {

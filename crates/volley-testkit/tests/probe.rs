@@ -135,6 +135,32 @@ fn fishing_skips_keeps_and_fails_as_told() {
     );
 }
 
+/// `receive_while` takes what matches and has arrived so far; the first
+/// message it does not keep, or a `Terminated`, waits for the next
+/// expectation; it ends when the actor goes quiet.
+#[test]
+fn receive_while_takes_a_series_and_leaves_the_rest() {
+    let system = ActorSystem::new("receive-while").unwrap();
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    for n in [1, 2, 3, 50, 4] {
+        d.tell(n);
+    }
+    assert_eq!(probe.receive_while(ENOUGH, |m| *m < 100), [2, 4, 6]);
+    probe.expect_msg(100);
+    assert_eq!(probe.receive_while(ENOUGH, |_| true), [8]);
+    // Quiet: nothing, after `idle`.
+    assert!(probe
+        .receive_while(Duration::from_millis(50), |_| true)
+        .is_empty());
+    // A Terminated is not a message: it stays for `expect_terminated`.
+    probe.watch(&d);
+    d.tell(5);
+    d.tell(0);
+    assert_eq!(probe.receive_while(ENOUGH, |_| true), [10, 0]);
+    probe.expect_terminated(&d);
+}
+
 #[test]
 fn expect_terminated_wants_that_actor_and_fails_on_a_message() {
     let system = ActorSystem::new("terminated").unwrap();
