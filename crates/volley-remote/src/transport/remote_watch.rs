@@ -262,6 +262,17 @@ impl RemoteRoute for WatcherRoute {
         self.inner.send(target, msg, ty)
     }
 
+    // User messages go the ordinary way, their trace context included.
+    fn send_traced(
+        &self,
+        target: &RemoteRef,
+        msg: &(dyn Any + Send),
+        ty: MessageType,
+        context: &volley::TraceParent,
+    ) -> Result<(), RemoteSendError> {
+        self.inner.send_traced(target, msg, ty, context)
+    }
+
     fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {
         match msg {
             RemoteSystemMsg::DeathNotice { uid } if uid == self.watched_uid => {
