@@ -378,12 +378,9 @@ async fn an_unread_control_lane_is_bounded_and_its_peer_quarantined() {
         }
     }
     assert!(closed_within(&mut s, Duration::from_secs(20)).await);
-    let quarantined = || {
-        events.lock().unwrap().iter().any(|e| {
-            matches!(e, volley_remote::RemotingEvent::Quarantined { remote, .. } if *remote == ghost)
-        })
-    };
-    eventually("the ghost's quarantine", quarantined).await;
+    events.fish_for(|e| {
+        matches!(e, volley_remote::RemotingEvent::Quarantined { remote, .. } if *remote == ghost)
+    });
     let grown = rss_bytes().saturating_sub(before);
     assert!(
         grown <= bound + 2 * MIB,

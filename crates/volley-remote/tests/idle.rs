@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{add, node, record_events, remote_ref, spawn_calculator, Calc, Node, T};
+use common::{
+    add, events_so_far, node, record_events, remote_ref, spawn_calculator, Calc, Node, T,
+};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use volley::{Actor, ActorRef, AnyRef, Context, HandleResult, Props, Terminated};
@@ -142,15 +144,14 @@ async fn an_idle_association_says_so_and_closes_its_connections() {
         a.remoting.association_state(&fake),
         Some(AssociationState::Idle)
     );
-    // Published before the connections close, delivered to the recorder
-    // actor in its own time.
-    wait_until(T, "the idle disassociation event", || {
-        events.lock().unwrap().iter().any(|e| matches!(
+    // Published before the connections close, delivered to the
+    // probe in its own time.
+    events.fish_for(|e| {
+        matches!(
             e,
             RemotingEvent::Disassociated { remote, reason: DisassociationReason::Idle } if *remote == fake
-        ))
-    })
-    .await;
+        )
+    });
 
     // The next message starts it again: the lanes dial, the message
     // arrives on the ordinary lane.
@@ -228,19 +229,17 @@ async fn idle_nodes_stop_and_start_again_without_taking_quiet_for_a_crash() {
     .await;
     assert_eq!(add(&b_calc, 4, 5).await, 9);
     for (name, events) in [("A", &a_events), ("B", &b_events)] {
-        wait_until(T, "the idle disassociation events", || {
-            events.lock().unwrap().iter().any(|e| {
-                matches!(
-                    e,
-                    RemotingEvent::Disassociated {
-                        reason: DisassociationReason::Idle,
-                        ..
-                    }
-                )
-            })
-        })
-        .await;
-        let events = events.lock().unwrap();
+        let events = events_so_far(events);
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                RemotingEvent::Disassociated {
+                    reason: DisassociationReason::Idle,
+                    ..
+                }
+            )),
+            "{name} saw no idle disassociation: {events:?}"
+        );
         let bad: Vec<_> = events
             .iter()
             .filter(|e| {

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
 
 use volley_remote::{Registry, RemoteSettings, Remoting, RemotingEvent};
+use volley_testkit::TestProbe;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Calc {
@@ -148,26 +148,17 @@ pub async fn add(calc: &ActorRef<Calc>, a: i64, b: i64) -> i64 {
         .unwrap()
 }
 
-/// Collects the remoting events a node publishes.
-pub struct Events(pub Arc<Mutex<Vec<RemotingEvent>>>);
-
-impl Actor for Events {
-    type Msg = RemotingEvent;
-    fn handle(&mut self, _ctx: &mut Context<Self>, e: RemotingEvent) -> HandleResult {
-        self.0.lock().unwrap().push(e);
-        Ok(())
-    }
+/// A probe on the node's event stream: every [`RemotingEvent`] the node
+/// publishes from now on, in order.
+pub fn record_events(node: &Node) -> TestProbe<RemotingEvent> {
+    TestProbe::on_event_stream(&node.system)
 }
 
-pub fn record_events(node: &Node) -> Arc<Mutex<Vec<RemotingEvent>>> {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let e = events.clone();
-    let recorder = node
-        .system
-        .spawn("events", Props::new(move || Events(e.clone())))
-        .unwrap();
-    node.system.event_stream().subscribe(recorder);
-    events
+/// The events a [`record_events`] probe has received so far (each within a
+/// short pause of the one before), for checks over the whole history:
+/// counts and absences.
+pub fn events_so_far(events: &TestProbe<RemotingEvent>) -> Vec<RemotingEvent> {
+    events.receive_while(Duration::from_millis(200), |_| true)
 }
 
 /// Passes every number it gets to the test.
