@@ -94,6 +94,9 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// While the system's metrics are on: what each batch is recorded
     /// into (`metrics.rs`).
     meter: Option<super::metrics::LaneMeter>,
+    /// Frames taken by writers, counted per buffer while metered, after
+    /// the lock (one writer at a time adds).
+    frames_out: std::sync::atomic::AtomicU64,
 }
 
 struct LaneState<C> {
@@ -114,8 +117,6 @@ struct LaneState<C> {
     /// message.
     bytes_out: u64,
     connects: u64,
-    /// Frames taken by writers, counted per buffer while metered.
-    frames_out: u64,
     /// The connection while nobody writes to it. Whoever takes it is the
     /// only writer until it is put back; `None` while somebody writes or
     /// while the writer task (re)connects.
@@ -162,7 +163,6 @@ impl<C: LaneConnection> OutboundLane<C> {
                 activity: 0,
                 bytes_out: 0,
                 connects: 0,
-                frames_out: 0,
                 idle: None,
                 handoff: None,
             }),
@@ -190,6 +190,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             association_id,
             association: association.unwrap_or_default(),
             meter: None,
+            frames_out: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

@@ -3,8 +3,10 @@
 //!
 //! Nothing is counted per message: lanes count the bytes of each buffer a
 //! writer takes and each connection made, under the lock they hold
-//! already, and (metered only) the buffer's frames, recording the batch's
-//! size in two histograms; readers add the bytes and frames of each read.
+//! already; metered only, the writer then counts the buffer's frames and
+//! records the batch's size in two histograms, after releasing that lock
+//! (senders append under it); readers add the bytes and frames of each
+//! read.
 //! The failure monitor publishes the totals on its ticks, with the queued
 //! bytes, the detector's phi and the heartbeat round trips measured since
 //! the last tick (`rtt.rs`). An association's series stop being

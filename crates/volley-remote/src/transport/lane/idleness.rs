@@ -72,7 +72,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         let st = self.state.lock();
         super::super::metrics::LaneTraffic {
             bytes_out: st.bytes_out,
-            frames_out: st.frames_out,
+            frames_out: self.frames_out.load(std::sync::atomic::Ordering::Relaxed),
             connects: st.connects,
             queued_bytes: st.buf.len() as u64,
         }

@@ -65,6 +65,10 @@ impl LaneConnection for MemConn {
         self.written = 0;
     }
 
+    fn taken(&self) -> &[u8] {
+        &self.out
+    }
+
     fn try_write_all(&mut self, _max_frames: usize) -> io::Result<bool> {
         if self.stalls > 0 && self.written < self.out.len() {
             self.stalls -= 1;

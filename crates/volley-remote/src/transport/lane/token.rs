@@ -33,6 +33,8 @@ pub(crate) trait LaneConnection: Send + 'static {
     /// Swaps the lane's queued bytes in; only once everything taken before
     /// is written.
     fn take_from(&mut self, queued: &mut BytesMut);
+    /// The bytes the last `take_from` swapped in (for the lane's meter).
+    fn taken(&self) -> &[u8];
     /// Writes without waiting: `Ok(true)` when everything is written,
     /// `Ok(false)` when the socket is full.
     fn try_write_all(&mut self, max_frames: usize) -> io::Result<bool>;
@@ -91,6 +93,8 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
         let mut conn = st.idle.take()?;
         self.load(&mut st, &mut conn);
+        drop(st);
+        self.meter(&conn);
         Some(conn)
     }
 
@@ -103,6 +107,8 @@ impl<C: LaneConnection> OutboundLane<C> {
             return Ok(());
         }
         self.load(&mut st, &mut conn);
+        drop(st);
+        self.meter(&conn);
         Err(conn)
     }
 
@@ -124,6 +130,8 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
         let mut conn = st.idle.take()?;
         self.load(&mut st, &mut conn);
+        drop(st);
+        self.meter(&conn);
         Some(conn)
     }
 
@@ -140,12 +148,21 @@ impl<C: LaneConnection> OutboundLane<C> {
             st.activity += 1;
         }
         st.bytes_out += st.buf.len() as u64;
-        if let Some(meter) = &self.meter {
-            st.frames_out += meter.batch(&st.buf);
-        }
         conn.take_from(&mut st.buf);
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();
+        }
+    }
+
+    /// Records the batch just loaded into `conn`, if metered. After the
+    /// lane's lock is released: senders append under that lock, and the
+    /// frame walk and the histograms must not make them wait.
+    #[inline]
+    fn meter(&self, conn: &C) {
+        if let Some(meter) = &self.meter {
+            let frames = meter.batch(conn.taken());
+            self.frames_out
+                .fetch_add(frames, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

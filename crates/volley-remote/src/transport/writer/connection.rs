@@ -105,6 +105,10 @@ impl LaneConnection for Connection {
         Connection::take_from(self, queued);
     }
 
+    fn taken(&self) -> &[u8] {
+        &self.out
+    }
+
     #[inline]
     fn try_write_all(&mut self, max_frames: usize) -> io::Result<bool> {
         Connection::try_write_all(self, max_frames)
