@@ -4,8 +4,10 @@
 //!
 //! - [`TestProbe`]: a real `ActorRef<M>` to hand to the actors under test,
 //!   with expectations on what it receives (`expect_msg`,
-//!   `expect_msg_matching`, `expect_no_msg`, `receive_n`, `fish_for`,
-//!   `expect_terminated`) and [`within`] to bound a whole block.
+//!   `expect_msg_matching`, `expect_msg_all_of`, `expect_msg_any_of`,
+//!   `expect_no_msg`, `receive_n`, `receive_while`, `fish_for`,
+//!   `expect_terminated`), [`within`] to bound a whole block and
+//!   [`await_cond`] for state no probe hears about.
 //! - [`ManualTime`]: a clock the test advances, driving the actors' timers
 //!   and receive timeouts without a single sleep.
 //! - [`SupervisorProbe`]: a supervising parent that records each child's
@@ -65,4 +67,4 @@ pub use metrics::RecordedMetrics;
 pub use probe::{FishingOutcome, TestProbe};
 pub use supervision::{CaughtFailure, FailureSort, SupervisionEvent, SupervisorProbe};
 pub use time::ManualTime;
-pub use wait::{default_timeout, within};
+pub use wait::{await_cond, default_timeout, within};

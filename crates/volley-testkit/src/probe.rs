@@ -228,6 +228,43 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
         got
     }
 
+    /// Asserts that the next `expected.len()` messages are the `expected`
+    /// ones in any order, each as often as it is listed (Akka's
+    /// `expectMsgAllOf`); returns them in the order they came.
+    #[track_caller]
+    pub fn expect_msg_all_of(&self, expected: Vec<M>) -> Vec<M>
+    where
+        M: PartialEq,
+    {
+        let got = self.receive_n_in(implicit_timeout(), expected.len());
+        let mut missing = expected;
+        let mut unexpected = Vec::new();
+        for m in &got {
+            match missing.iter().position(|e| e == m) {
+                Some(i) => drop(missing.swap_remove(i)),
+                None => unexpected.push(m),
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "expected also {missing:?}, got {unexpected:?} instead (all received: {got:?})"
+        );
+        got
+    }
+
+    /// Asserts that the next message is one of `expected` (Akka's
+    /// `expectMsgAnyOf`), and returns it.
+    #[track_caller]
+    pub fn expect_msg_any_of(&self, expected: &[M]) -> M
+    where
+        M: PartialEq,
+    {
+        let what = format!("one of {expected:?}");
+        let got = self.next_msg(implicit_timeout(), &what);
+        assert!(expected.contains(&got), "expected {what}, got {got:?}");
+        got
+    }
+
     /// The next message, whatever it is.
     #[track_caller]
     pub fn receive_msg(&self) -> M {

@@ -61,6 +61,26 @@ pub fn within<R>(max: Duration, block: impl FnOnce() -> R) -> R {
     out
 }
 
+/// Waits until `cond` holds, looking every 10 ms (Akka's `awaitCond`), for
+/// at most the default timeout or what is left of [`within`]; panics
+/// naming `what` if it never holds. For state that no probe hears about:
+/// a counter, a flag, a ref's `is_terminated()`.
+#[track_caller]
+pub fn await_cond(what: &str, mut cond: impl FnMut() -> bool) {
+    let limit = implicit_timeout();
+    let deadline = Instant::now() + limit.time;
+    blocking(|| loop {
+        if cond() {
+            return;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            panic!("timed out after {limit} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(10).min(deadline - now));
+    })
+}
+
 /// The timeout of an expectation given none, and how to name it.
 pub(crate) fn implicit_timeout() -> Limit {
     match DEADLINE.with(Cell::get) {

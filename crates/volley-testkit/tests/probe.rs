@@ -8,7 +8,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, DeadLetter, DispatcherKind, HandleResult, Props,
     Settings,
 };
-use volley_testkit::{within, FishingOutcome, TestProbe};
+use volley_testkit::{await_cond, within, FishingOutcome, TestProbe};
 
 /// For windows in which nothing is to arrive.
 const SHORT: Duration = Duration::from_millis(50);
@@ -262,4 +262,52 @@ fn terminated_comes_after_the_dead_actors_last_messages() {
             probe.expect_terminated(&d);
         }
     }
+}
+
+#[test]
+fn all_of_takes_any_order_and_any_of_takes_one_of_a_set() {
+    for system in systems("all-of") {
+        let probe = TestProbe::new(&system);
+        let d = doubler(&system, &probe);
+        for n in [3, 1, 2, 1] {
+            d.tell(n);
+        }
+        let got = probe.expect_msg_all_of(vec![2, 4, 2, 6]);
+        assert_eq!(got, vec![6, 2, 4, 2], "returned in arrival order");
+        d.tell(5);
+        assert_eq!(probe.expect_msg_any_of(&[8, 10, 12]), 10);
+        probe.expect_no_msg(SHORT);
+
+        // A duplicate listed once, and one that never came.
+        for n in [1, 1, 4] {
+            d.tell(n);
+        }
+        fails_with("expected also [6], got [2] instead", || {
+            probe.expect_msg_all_of(vec![2, 8, 6]);
+        });
+        d.tell(7);
+        fails_with("expected one of [1, 2], got 14", || {
+            probe.expect_msg_any_of(&[1, 2]);
+        });
+    }
+}
+
+#[test]
+fn await_cond_waits_for_state_and_names_what_never_came() {
+    let system = ActorSystem::new("await-cond").unwrap();
+    let probe = TestProbe::new(&system);
+    let d = doubler(&system, &probe);
+    d.tell(0);
+    await_cond("the doubler to stop", || d.is_terminated());
+    fails_with("waiting for a flag nobody sets", || {
+        within(Duration::from_millis(100), || {
+            await_cond("a flag nobody sets", || false)
+        })
+    });
+}
+
+/// Asserts that `f` fails with a text containing `needle`.
+fn fails_with(needle: &str, f: impl FnOnce()) {
+    let text = failure(f);
+    assert!(text.contains(needle), "{text}");
 }
