@@ -16,39 +16,106 @@
 //! (remoting's socket writes) run at the end of each activation, since
 //! there is no pool worker whose batch could span several.
 //!
-//! The cost: one task spawn per activation, where a pool pushes onto a
-//! deque. docs/benchmarks.md has the measurements and says when to pick
-//! which kind.
+//! The cost of a task per activation is mostly its allocation: tokio's
+//! task cells are cache-line aligned, and an aligned allocation is several
+//! times the price of a plain one. So each thread that wakes actors of
+//! this dispatcher keeps one long-lived task, its *runner*: a newly woken
+//! actor is handed to the thread's runner when the runner is idle, which
+//! wakes an existing task instead of creating one (on a runtime thread,
+//! tokio runs it next on that thread, as it would a new task). When the
+//! runner is busy, the activation becomes a task of its own, as before, so
+//! that another worker can steal it: a runner never queues more than one
+//! activation.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
 use super::Task;
 use crate::batch_end;
+use crate::locks::lock;
 
 /// The runtime a dispatcher of the application-runtime kind spawns on;
 /// the pool around it holds the name, `throughput` and deadline.
 pub(super) struct OnRuntime {
     runtime: tokio::runtime::Handle,
+    /// Names this dispatcher among the runners a thread keeps (an address
+    /// could be reused by a later dispatcher).
+    id: u64,
+    /// Every runner started for this dispatcher: closed when it is
+    /// dropped, so a runtime that outlives the actor system keeps no
+    /// waiting tasks of it.
+    runners: Mutex<Vec<Arc<Runner>>>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's runners, one per application-runtime dispatcher it
+    /// has woken actors of (a handful at most).
+    static RUNNERS: RefCell<Vec<(u64, Arc<Runner>)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl OnRuntime {
     pub(super) fn new(runtime: &tokio::runtime::Handle) -> Self {
         OnRuntime {
             runtime: runtime.clone(),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            runners: Mutex::new(Vec::new()),
         }
     }
 
-    /// Runs an actor as a task: a newly woken one (`next`) at once (spawned
-    /// from a thread of the same runtime, tokio runs it next on that
-    /// thread), one that yielded with work left behind the tasks that are
-    /// ready now.
+    /// Runs an actor as a task: a newly woken one (`next`) at once (woken
+    /// or spawned from a thread of the same runtime, tokio runs it next on
+    /// that thread), one that yielded with work left behind the tasks that
+    /// are ready now.
     pub(super) fn submit(&self, task: Task, next: bool) {
-        // The join handle is not needed: the task reports nothing.
-        if next {
-            drop(self.runtime.spawn(async move { activate(task) }));
-        } else {
+        if !next {
             drop(self.runtime.spawn(async move {
                 tokio::task::yield_now().await;
                 activate(task);
             }));
+            return;
+        }
+        // The join handle is not needed: the task reports nothing.
+        if let Err(task) = self.runner().hand(task) {
+            drop(self.runtime.spawn(async move { activate(task) }));
+        }
+    }
+
+    /// This thread's runner for this dispatcher, started on first use.
+    fn runner(&self) -> Arc<Runner> {
+        let found = RUNNERS.try_with(|runners| {
+            let mut runners = runners.borrow_mut();
+            if let Some((_, runner)) = runners.iter().find(|(id, _)| *id == self.id) {
+                return runner.clone();
+            }
+            // Those of dispatchers that are gone go when a new one comes.
+            runners.retain(|(_, r)| !r.is_closed());
+            let runner = self.start_runner();
+            runners.push((self.id, runner.clone()));
+            runner
+        });
+        // A thread being torn down has no thread-locals left: a runner of
+        // its own, used once, is as good as a task.
+        found.unwrap_or_else(|_| self.start_runner())
+    }
+
+    fn start_runner(&self) -> Arc<Runner> {
+        let runner = Arc::new(Runner::default());
+        lock(&self.runners).push(runner.clone());
+        drop(self.runtime.spawn(Running(runner.clone())));
+        runner
+    }
+}
+
+impl Drop for OnRuntime {
+    fn drop(&mut self) {
+        for runner in lock(&self.runners).drain(..) {
+            runner.close();
         }
     }
 }
@@ -58,4 +125,201 @@ fn activate(task: Task) {
     let _batch = batch_end::Activation::begin();
     // Not counted: the metrics' dispatcher counts are a pool's workers'.
     task.run();
+}
+
+/// A long-lived task that runs the activations handed to it, one at a time.
+#[derive(Default)]
+struct Runner {
+    state: Mutex<RunnerState>,
+}
+
+#[derive(Default)]
+struct RunnerState {
+    /// The activation handed over and not started yet.
+    next: Option<Task>,
+    /// Set while the runner waits for work: who to wake.
+    waker: Option<Waker>,
+    /// Its dispatcher is gone: the task ends, and nothing is handed over.
+    closed: bool,
+}
+
+impl Runner {
+    /// Hands `task` to the runner if it waits for work; gives it back if
+    /// the runner is busy (running an activation, or woken and not yet
+    /// polled).
+    fn hand(&self, task: Task) -> Result<(), Task> {
+        let waker = {
+            let mut st = lock(&self.state);
+            if st.closed {
+                return Err(task);
+            }
+            let Some(waker) = st.waker.take() else {
+                return Err(task);
+            };
+            st.next = Some(task);
+            waker
+        };
+        waker.wake();
+        Ok(())
+    }
+
+    fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
+    /// Ends the runner's task.
+    fn close(&self) {
+        let (waker, _unstarted) = {
+            let mut st = lock(&self.state);
+            st.closed = true;
+            (st.waker.take(), st.next.take())
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// The runner's task. Dropped with the runtime; an activation it was handed
+/// and did not start is dropped with it, as a spawned task would be.
+struct Running(Arc<Runner>);
+
+impl Future for Running {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let task = {
+            let mut st = lock(&self.0.state);
+            if st.closed {
+                return Poll::Ready(());
+            }
+            match st.next.take() {
+                Some(task) => task,
+                None => {
+                    st.waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+            }
+        };
+        activate(task);
+        // Back to waiting: registered at once, so the next hand-over does
+        // not have to wait for another poll.
+        let mut st = lock(&self.0.state);
+        if st.closed {
+            return Poll::Ready(());
+        }
+        match st.next.take() {
+            // Not possible while busy (`hand` needs the waker), but cheap
+            // to keep correct: run it on the next poll.
+            Some(task) => {
+                st.next = Some(task);
+                cx.waker().wake_by_ref();
+            }
+            None => st.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{channel, Sender};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::dispatcher::Runnable;
+
+    /// Calls `f` as its activation.
+    struct Call<F>(Mutex<Option<F>>);
+
+    impl<F: FnOnce() + Send + 'static> Runnable for Call<F> {
+        fn run(self: Arc<Self>) -> usize {
+            if let Some(f) = lock(&self.0).take() {
+                f();
+            }
+            1
+        }
+    }
+
+    fn call(f: impl FnOnce() + Send + 'static) -> Task {
+        Arc::new(Call(Mutex::new(Some(f))))
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn done(tx: &Sender<u32>, i: u32) -> Task {
+        let tx = tx.clone();
+        call(move || tx.send(i).unwrap())
+    }
+
+    #[test]
+    fn woken_actors_reuse_a_runner_per_thread_which_ends_with_the_dispatcher() {
+        let rt = runtime();
+        let on = Arc::new(OnRuntime::new(rt.handle()));
+        let (tx, rx) = channel();
+        let submitter = on.clone();
+        rt.block_on(async move {
+            tokio::spawn(async move {
+                for i in 0..1000 {
+                    submitter.submit(done(&tx, i), true);
+                    // One at a time: the runner is idle again for the next.
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .unwrap();
+        });
+        let got: Vec<u32> = (0..1000)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        assert_eq!(got.len(), 1000);
+        let runners = lock(&on.runners).len();
+        assert!(
+            (1..=2).contains(&runners),
+            "{runners} runners for 2 threads"
+        );
+        // A task that ran an activation beside a busy runner is gone
+        // shortly after its message.
+        let alive_at_most = |n: usize, what: &str| {
+            let start = std::time::Instant::now();
+            while rt.metrics().num_alive_tasks() > n {
+                assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        alive_at_most(runners, "tasks other than the runners stayed");
+        assert_eq!(
+            rt.metrics().num_alive_tasks(),
+            runners,
+            "the runners live on"
+        );
+        drop(on);
+        alive_at_most(0, "the runners never ended");
+    }
+
+    #[test]
+    fn a_runner_takes_one_activation_and_only_while_it_waits() {
+        let runner = Runner::default();
+        let noop = || call(|| ());
+        // Woken and not yet polled, or running: busy.
+        assert!(runner.hand(noop()).is_err());
+        lock(&runner.state).waker = Some(Waker::noop().clone());
+        assert!(runner.hand(noop()).is_ok());
+        // The one handed over has not started: the next becomes a task.
+        assert!(runner.hand(noop()).is_err());
+        lock(&runner.state).next = None;
+        lock(&runner.state).waker = Some(Waker::noop().clone());
+        runner.close();
+        assert!(runner.is_closed());
+        assert!(
+            runner.hand(noop()).is_err(),
+            "a closed runner takes nothing"
+        );
+    }
 }
