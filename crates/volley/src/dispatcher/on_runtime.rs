@@ -80,28 +80,33 @@ impl OnRuntime {
             }));
             return;
         }
+        let task = match self.runner() {
+            Some(runner) => match runner.hand(task) {
+                Ok(()) => return,
+                Err(task) => task,
+            },
+            None => task,
+        };
         // The join handle is not needed: the task reports nothing.
-        if let Err(task) = self.runner().hand(task) {
-            drop(self.runtime.spawn(async move { activate(task) }));
-        }
+        drop(self.runtime.spawn(async move { activate(task) }));
     }
 
-    /// This thread's runner for this dispatcher, started on first use.
-    fn runner(&self) -> Arc<Runner> {
-        let found = RUNNERS.try_with(|runners| {
-            let mut runners = runners.borrow_mut();
-            if let Some((_, runner)) = runners.iter().find(|(id, _)| *id == self.id) {
-                return runner.clone();
-            }
-            // Those of dispatchers that are gone go when a new one comes.
-            runners.retain(|(_, r)| !r.is_closed());
-            let runner = self.start_runner();
-            runners.push((self.id, runner.clone()));
-            runner
-        });
-        // A thread being torn down has no thread-locals left: a runner of
-        // its own, used once, is as good as a task.
-        found.unwrap_or_else(|_| self.start_runner())
+    /// This thread's runner for this dispatcher, started on first use;
+    /// `None` on a thread being torn down, which has no thread-locals left.
+    fn runner(&self) -> Option<Arc<Runner>> {
+        RUNNERS
+            .try_with(|runners| {
+                let mut runners = runners.borrow_mut();
+                if let Some((_, runner)) = runners.iter().find(|(id, _)| *id == self.id) {
+                    return runner.clone();
+                }
+                // Those of dispatchers that are gone go when a new one comes.
+                runners.retain(|(_, r)| !r.is_closed());
+                let runner = self.start_runner();
+                runners.push((self.id, runner.clone()));
+                runner
+            })
+            .ok()
     }
 
     fn start_runner(&self) -> Arc<Runner> {
