@@ -429,7 +429,11 @@ pub fn watch_key(uid: u64, path: &crate::path::ActorPath) -> u64 {
 
 impl PartialEq for AnyRef {
     fn eq(&self, other: &Self) -> bool {
-        self.target.uid() == other.target.uid() && self.target.path() == other.target.path()
+        // The same target is the same actor: no virtual calls and no path
+        // comparison (the children table compares refs on every stop).
+        Arc::ptr_eq(&self.target, &other.target)
+            || (self.target.uid() == other.target.uid()
+                && self.target.path() == other.target.path())
     }
 }
 impl Eq for AnyRef {}
