@@ -293,7 +293,7 @@ impl<M: Send + 'static> Clone for ActorRef<M> {
 
 impl<M: Send + 'static> PartialEq for ActorRef<M> {
     fn eq(&self, other: &Self) -> bool {
-        self.target.uid() == other.target.uid() && self.target.path() == other.target.path()
+        Arc::ptr_eq(&self.target, &other.target) || same_identity(&*self.target, &*other.target)
     }
 }
 impl<M: Send + 'static> Eq for ActorRef<M> {}
@@ -306,8 +306,19 @@ impl<M: Send + 'static> Hash for ActorRef<M> {
 
 impl<M: Send + 'static> PartialEq<AnyRef> for ActorRef<M> {
     fn eq(&self, other: &AnyRef) -> bool {
-        self.target.uid() == other.target.uid() && self.target.path() == other.target.path()
+        std::ptr::addr_eq(Arc::as_ptr(&self.target), Arc::as_ptr(&other.target))
+            || same_identity(&*self.target, &*other.target)
     }
+}
+
+/// Whether two targets stand for the same actor: the same uid and path
+/// (a cell and a remote ref to it may differ as objects). Each `eq` first
+/// compares the two objects' addresses, which settles the common case
+/// with no virtual call and no path comparison (the children table
+/// compares refs on every stop); `Arc::ptr_eq` where the types allow,
+/// since it needs no data offset from the vtable.
+fn same_identity(a: &dyn SystemTarget, b: &dyn SystemTarget) -> bool {
+    a.uid() == b.uid() && a.path() == b.path()
 }
 
 impl<M: Send + 'static> fmt::Display for ActorRef<M> {
@@ -429,11 +440,7 @@ pub fn watch_key(uid: u64, path: &crate::path::ActorPath) -> u64 {
 
 impl PartialEq for AnyRef {
     fn eq(&self, other: &Self) -> bool {
-        // The same target is the same actor: no virtual calls and no path
-        // comparison (the children table compares refs on every stop).
-        Arc::ptr_eq(&self.target, &other.target)
-            || (self.target.uid() == other.target.uid()
-                && self.target.path() == other.target.path())
+        Arc::ptr_eq(&self.target, &other.target) || same_identity(&*self.target, &*other.target)
     }
 }
 impl Eq for AnyRef {}

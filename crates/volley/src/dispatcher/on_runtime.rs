@@ -213,15 +213,10 @@ impl Future for Running {
         if st.closed {
             return Poll::Ready(());
         }
-        match st.next.take() {
-            // Not possible while busy (`hand` needs the waker), but cheap
-            // to keep correct: run it on the next poll.
-            Some(task) => {
-                st.next = Some(task);
-                cx.waker().wake_by_ref();
-            }
-            None => st.waker = Some(cx.waker().clone()),
-        }
+        // Nothing was handed over meanwhile: `hand` needs the waker, which
+        // was taken for this activation.
+        debug_assert!(st.next.is_none());
+        st.waker = Some(cx.waker().clone());
         Poll::Pending
     }
 }
