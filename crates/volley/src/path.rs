@@ -121,10 +121,18 @@ impl ActorPath {
     /// The path of the ask reply handle `correlation` on this path's node
     /// (`/temp/$ask<correlation>`), the name `ask` gives its handles.
     pub fn reply_handle(&self, correlation: u64) -> ActorPath {
-        // Built once per remote ask on the asked node: written at its exact
-        // length, without the formatting machinery and the growing
-        // string's reallocations of `format!` (a quarter of the asked
-        // node's instructions per ask).
+        Self::reply_handle_on(self.system.clone(), correlation)
+    }
+
+    /// The system part of the path (`name`, or `name@host:port`).
+    pub(crate) fn system_part(&self) -> &Arc<str> {
+        &self.system
+    }
+
+    /// [`ActorPath::reply_handle`] on the node `system` names.
+    pub(crate) fn reply_handle_on(system: Arc<str>, correlation: u64) -> ActorPath {
+        // Written at its exact length, without the formatting machinery and
+        // the growing string's reallocations of `format!`.
         let mut digits = [0u8; 20];
         let mut at = digits.len();
         let mut n = correlation;
@@ -142,7 +150,7 @@ impl ActorPath {
         elements.push_str("$ask");
         elements.push_str(digits);
         ActorPath {
-            system: self.system.clone(),
+            system,
             elements: elements.into_boxed_str(),
         }
     }

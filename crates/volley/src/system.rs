@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::actor::{Actor, HandleResult, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
+use crate::ask::deadlines::{self, AskDeadlines, Expire, Pushed};
 use crate::cell::ActorCell;
 use crate::context::Context;
 use crate::coordinated_shutdown::{CoordinatedShutdown, ShutdownReason, ShutdownState};
@@ -83,6 +84,8 @@ struct SystemCore {
     /// `[metrics] enabled`: the registered handles (`metrics.rs`).
     metrics: Option<crate::metrics::SystemMetrics>,
     shutdown: ShutdownState,
+    /// The deadlines of waiting asks, and their sweeper (`ask/deadlines.rs`).
+    ask_deadlines: Arc<AskDeadlines>,
 }
 
 /// A system held without keeping it alive (the metrics sampler's, the
@@ -176,6 +179,7 @@ impl ActorSystem {
                 shutdown_hooks: Mutex::new(Vec::new()),
                 terminated: tokio::sync::watch::channel(false).0,
                 shutdown: ShutdownState::default(),
+                ask_deadlines: Arc::default(),
             }),
         };
         let root = ActorCell::create(
@@ -448,6 +452,27 @@ impl ActorSystem {
         }
         let _enter = self.shared.handle.enter();
         Some(tokio::time::sleep(d))
+    }
+
+    /// Has the system's sweeper end `exchange` at `deadline` if it still
+    /// waits then; false once the system has terminated.
+    pub(crate) fn expire_at(
+        &self,
+        deadline: std::time::Instant,
+        exchange: Weak<dyn Expire>,
+    ) -> bool {
+        let table = &self.shared.ask_deadlines;
+        match table.push(deadline, exchange) {
+            Pushed::Done => true,
+            Pushed::StartSweeper => {
+                let terminated = self.shared.terminated.subscribe();
+                self.shared
+                    .handle
+                    .spawn(deadlines::sweeper(table.clone(), terminated));
+                true
+            }
+            Pushed::Closed => false,
+        }
     }
 
     /// Counts, logs (rate-limited, debug level) and publishes a dead letter.

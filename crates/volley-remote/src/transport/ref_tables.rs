@@ -343,6 +343,8 @@ mod tests {
             let handle =
                 RemoteRef::reply_handle(&node, correlation, system.clone(), route.clone()).to_any();
             assert!(handle.is_reply_handle());
+            // Built on first use, the same as the node's own.
+            assert_eq!(handle.path(), &node.reply_handle(correlation));
             let t = table.export(&handle).unwrap();
             assert!((1..=TEMPORARY_IDS).contains(&t));
             seen.insert(t);

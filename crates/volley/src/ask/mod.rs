@@ -15,23 +15,27 @@
 //! short window (`Settings::ask_spin_us`), and an ask to an actor on the
 //! asker's own runtime yields once, which lets that actor run; a reply that
 //! comes by then completes the ask with no timer and no wake-up at all.
-//! Only a slower reply makes the ask register its waker and arm its
-//! timeout. A remote ask does so at once: its reply needs a network round
-//! trip. (Yielding in a loop instead of spinning was tried: each self-wake
-//! made tokio wake a sibling worker to steal the task.)
+//! Only a slower reply makes the ask register its waker and its deadline.
+//! A remote ask does so at once: its reply needs a network round trip.
+//! (Yielding in a loop instead of spinning was tried: each self-wake made
+//! tokio wake a sibling worker to steal the task.) The deadline is not a
+//! timer of its own: the system's sweeper (`deadlines.rs`) times every
+//! waiting ask, and a reply that comes first costs nothing more.
 
+pub(crate) mod deadlines;
 mod promise;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::actor_ref::ActorRef;
 use crate::error::TellError;
 use crate::system::ActorSystem;
+use deadlines::Expire;
 use promise::{Exchange, Outcome, Promise};
 
 /// How an ask waits for its reply before it registers its waker and arms
@@ -131,35 +135,24 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         AskWait::Spin if spin == 0 => AskWait::Park,
         wait => wait,
     };
-    // An ask that parks at once needs its timer every time: on this
-    // future's own stack, not boxed. The others arm one only if the reply
-    // is late, which is rare enough for a box.
-    let mut eager = None;
-    if wait == AskWait::Park {
-        // What is left of the timeout after waiting for room, if it did.
-        let left = (started + timeout).saturating_duration_since(Instant::now());
-        match system.sleep(left) {
-            Some(sleep) => eager = Some(sleep),
-            None => return Err(AskError::SystemTerminated),
-        }
-    }
-    let mut eager = std::pin::pin!(eager);
     let reply = ReplyWait {
         waiting: &waiting,
         system,
         wait,
         spin_until: started + Duration::from_micros(spin),
         deadline: started + timeout,
-        timer: match eager.as_mut().as_pin_mut() {
-            Some(sleep) => Timer::OnStack(sleep),
-            None => Timer::Unarmed,
-        },
+        no_time_left: timeout.is_zero(),
+        registered: false,
     };
     match reply.await {
         Ended::Outcome(Outcome::Replied(reply)) => Ok(reply),
         Ended::Outcome(Outcome::Dropped) => Err(AskError::ReplyDropped(target.path().to_string())),
-        Ended::TimedOut => Err(timed_out(system, target, timeout)),
-        Ended::SystemTerminated => Err(AskError::SystemTerminated),
+        Ended::Outcome(Outcome::TimedOut) | Ended::TimedOut => {
+            Err(timed_out(system, target, timeout))
+        }
+        Ended::Outcome(Outcome::SystemTerminated) | Ended::SystemTerminated => {
+            Err(AskError::SystemTerminated)
+        }
     }
 }
 
@@ -199,8 +192,9 @@ impl<R> Drop for Waiting<R> {
 /// How the wait for a reply ended.
 enum Ended<R> {
     Outcome(Outcome<R>),
+    /// The deadline had passed when the ask was about to wait.
     TimedOut,
-    /// The system shut down before the timeout was armed.
+    /// The system had terminated when the ask was about to wait.
     SystemTerminated,
 }
 
@@ -212,29 +206,13 @@ struct ReplyWait<'a, R> {
     wait: AskWait,
     spin_until: Instant,
     deadline: Instant,
-    timer: Timer<'a>,
+    /// A zero timeout: the ask ends as soon as it would wait.
+    no_time_left: bool,
+    /// The deadline is with the system's sweeper.
+    registered: bool,
 }
 
-/// The ask's timeout.
-enum Timer<'a> {
-    /// Not needed yet: armed (`Boxed`) on the first poll that registers.
-    Unarmed,
-    Boxed(Pin<Box<tokio::time::Sleep>>),
-    /// Created with the ask, pinned in its future.
-    OnStack(Pin<&'a mut tokio::time::Sleep>),
-}
-
-impl Timer<'_> {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self {
-            Timer::Unarmed => Poll::Pending,
-            Timer::Boxed(sleep) => sleep.as_mut().poll(cx),
-            Timer::OnStack(sleep) => sleep.as_mut().poll(cx),
-        }
-    }
-}
-
-impl<R> Future for ReplyWait<'_, R> {
+impl<R: Send + 'static> Future for ReplyWait<'_, R> {
     type Output = Ended<R>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -266,21 +244,20 @@ impl<R> Future for ReplyWait<'_, R> {
         if let Some(outcome) = exchange.take_or_register(cx.waker()) {
             return this.waiting.took(outcome);
         }
-        if let Timer::Unarmed = this.timer {
-            let left = this.deadline.saturating_duration_since(Instant::now());
-            match this.system.sleep(left) {
-                Some(sleep) => this.timer = Timer::Boxed(Box::pin(sleep)),
-                // The system is gone: nothing will answer.
-                None => return Poll::Ready(Ended::SystemTerminated),
+        if !this.registered {
+            // A zero timeout needs no sweeper. (One spent waiting for
+            // room ends at the sweeper's next look, within a tick.)
+            if this.no_time_left {
+                return Poll::Ready(Ended::TimedOut);
             }
+            let weak: Weak<Exchange<R>> = Arc::downgrade(exchange);
+            let weak: Weak<dyn Expire> = weak;
+            if !this.system.expire_at(this.deadline, weak) {
+                // The system is gone: nothing will answer.
+                return Poll::Ready(Ended::SystemTerminated);
+            }
+            this.registered = true;
         }
-        match this.timer.poll(cx) {
-            // A reply that raced the timer still wins.
-            Poll::Ready(()) => match exchange.take() {
-                Some(outcome) => this.waiting.took(outcome),
-                None => Poll::Ready(Ended::TimedOut),
-            },
-            Poll::Pending => Poll::Pending,
-        }
+        Poll::Pending
     }
 }

@@ -10,6 +10,7 @@ use std::any::{Any, TypeId};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Waker;
 
+use super::deadlines::{Expire, Expiry};
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::cell::next_uid;
 use crate::dispatcher::{Dispatcher, Runnable};
@@ -26,6 +27,10 @@ pub(super) enum Outcome<R> {
     Replied(R),
     /// Every copy of the reply handle was dropped without a reply.
     Dropped,
+    /// The deadline passed (the system's sweeper ended it).
+    TimedOut,
+    /// The system terminated while the ask waited.
+    SystemTerminated,
 }
 
 /// What the asker and the promise share.
@@ -144,6 +149,15 @@ impl<R> Exchange<R> {
         for w in watchers {
             w.send_system(SystemMsg::DeathWatchNotification(self.uid));
         }
+    }
+}
+
+impl<R: Send + 'static> Expire for Exchange<R> {
+    fn expire(&self, why: Expiry) {
+        let _ = self.end(match why {
+            Expiry::TimedOut => Outcome::TimedOut,
+            Expiry::SystemTerminated => Outcome::SystemTerminated,
+        });
     }
 }
 

@@ -30,7 +30,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, LazyLock, Weak};
+use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::dispatcher::{Dispatcher, Runnable};
@@ -174,7 +174,12 @@ pub trait RemoteRoute: Send + Sync + 'static {
 
 /// A remote actor: its identity and the transport's route to it.
 pub struct RemoteRef {
-    path: ActorPath,
+    /// Set when built, except for a reply handle's: built on first use from
+    /// `reply_node`, since most reply handles are answered without anyone
+    /// asking for their path (one is made per remote ask on the asked node).
+    path: OnceLock<ActorPath>,
+    /// A reply handle's node (`name@host:port`).
+    reply_node: Option<Arc<str>>,
     uid: u64,
     system: ActorSystem,
     route: Arc<dyn RemoteRoute>,
@@ -193,7 +198,7 @@ impl RemoteRef {
         system: ActorSystem,
         route: Arc<dyn RemoteRoute>,
     ) -> Arc<Self> {
-        Self::build(path, uid, 0, system, route)
+        Self::build(OnceLock::from(path), None, uid, 0, system, route)
     }
 
     /// The reply handle of an ask made on the node `node` names (any path
@@ -204,12 +209,20 @@ impl RemoteRef {
         system: ActorSystem,
         route: Arc<dyn RemoteRoute>,
     ) -> Arc<Self> {
-        let path = node.reply_handle(correlation);
-        Self::build(path, correlation, correlation, system, route)
+        let node = Some(node.system_part().clone());
+        Self::build(
+            OnceLock::new(),
+            node,
+            correlation,
+            correlation,
+            system,
+            route,
+        )
     }
 
     fn build(
-        path: ActorPath,
+        path: OnceLock<ActorPath>,
+        reply_node: Option<Arc<str>>,
         uid: u64,
         correlation: u64,
         system: ActorSystem,
@@ -217,6 +230,7 @@ impl RemoteRef {
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| RemoteRef {
             path,
+            reply_node,
             uid,
             system,
             route,
@@ -238,7 +252,10 @@ impl RemoteRef {
 
     /// The remote actor's path.
     pub fn path(&self) -> &ActorPath {
-        &self.path
+        self.path.get_or_init(|| {
+            let node = self.reply_node.clone().expect("a path or a reply node");
+            ActorPath::reply_handle_on(node, self.correlation)
+        })
     }
 
     /// The remote actor's incarnation uid (0: whatever lives at the path).
@@ -276,10 +293,10 @@ impl RemoteRef {
         static WARNINGS: LazyLock<LogLimiter> =
             LazyLock::new(|| LogLimiter::new(UNDELIVERABLE_WARNINGS_PER_SECOND));
         if WARNINGS.allow() {
-            tracing::warn!(recipient = %self.path, message_type = type_name, "remote send failed: {err}");
+            tracing::warn!(recipient = %self.path(), message_type = type_name, "remote send failed: {err}");
         }
         self.system
-            .dead_letter(&self.path, type_name, DeadLetterReason::Undeliverable);
+            .dead_letter(self.path(), type_name, DeadLetterReason::Undeliverable);
     }
 }
 
@@ -313,7 +330,7 @@ pub fn deliver_system(target: &AnyRef, msg: RemoteSystemMsg) {
 
 impl fmt::Debug for RemoteRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteRef({}#{})", self.path, self.uid)
+        write!(f, "RemoteRef({}#{})", self.path(), self.uid)
     }
 }
 
@@ -325,7 +342,7 @@ impl Runnable for RemoteRef {
 
 impl SystemTarget for RemoteRef {
     fn path(&self) -> &ActorPath {
-        &self.path
+        RemoteRef::path(self)
     }
 
     fn uid(&self) -> u64 {
@@ -350,7 +367,7 @@ impl SystemTarget for RemoteRef {
             | SystemMsg::Restart(_)
             | SystemMsg::RestartAfter(_)
             | SystemMsg::BackoffElapsed => {
-                tracing::debug!(target = %self.path, "supervision message to a remote actor dropped");
+                tracing::debug!(target = %self.path(), "supervision message to a remote actor dropped");
                 return None;
             }
         };
