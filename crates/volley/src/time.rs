@@ -190,7 +190,7 @@ impl ManualClock {
     fn arm(&self, delay: Duration, action: Action) -> TimerHandle {
         static IDS: AtomicU64 = AtomicU64::new(1);
         let id = IDS.fetch_add(1, Ordering::Relaxed);
-        let deadline = self.now() + delay;
+        let deadline = saturating_add(self.now(), delay);
         lock(&self.shared.state).insert(deadline, id, action);
         TimerHandle(HandleInner::Manual {
             clock: self.clone(),
@@ -303,7 +303,8 @@ impl TimerDriver {
                     tokio::time::MissedTickBehavior::Delay
                 };
                 let task = runtime.spawn(async move {
-                    let start = tokio::time::Instant::now() + initial;
+                    let now = tokio::time::Instant::now().into_std();
+                    let start = saturating_add(now, initial).into();
                     let mut ticks = tokio::time::interval_at(start, interval);
                     ticks.set_missed_tick_behavior(missed);
                     loop {
@@ -318,6 +319,14 @@ impl TimerDriver {
             TimerDriver::Manual(clock) => clock.arm(initial, Action::Every(interval, Box::new(f))),
         }
     }
+}
+
+/// `at + delay`, or a century later when that does not fit an `Instant`
+/// (a delay of `Duration::MAX` means "never" in practice; adding it would
+/// panic).
+pub(crate) fn saturating_add(at: Instant, delay: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    at.checked_add(delay).unwrap_or_else(|| at + CENTURY)
 }
 
 #[cfg(test)]

@@ -147,3 +147,25 @@ async fn an_ask_waiting_when_its_system_terminates_ends_with_system_terminated()
     assert_eq!(answer, Err(AskError::SystemTerminated));
     drop(handle);
 }
+
+/// `Duration::MAX` as a timeout: the ask waits as long as it takes (no
+/// overflow computing its deadline), here for a reply that comes late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_with_an_unbounded_timeout_gets_its_late_reply() {
+    let system = common::system("deadlines-max").unwrap();
+    let (actor, out) = odd_only_handing_out(&system);
+    let waiting = tokio::spawn({
+        let actor = actor.clone();
+        async move { actor.ask(|r| (6, r), Duration::MAX).await }
+    });
+    let handle = loop {
+        if let Some(h) = out.lock().unwrap().pop() {
+            break h;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    handle.tell(66);
+    assert_eq!(waiting.await.unwrap(), Ok(66));
+    system.terminate().await;
+}

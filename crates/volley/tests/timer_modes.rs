@@ -146,3 +146,43 @@ async fn fixed_rate_makes_up_missed_sends_and_fixed_delay_does_not() {
     );
     system.terminate().await;
 }
+
+/// `Duration::MAX` as the initial delay means "not in this lifetime": the
+/// timer is armed (no overflow, no failed actor) and never fires, on the
+/// system's clock and on manual time alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initial_delay_of_duration_max_never_fires() {
+    let time = ManualTime::new();
+    let manual =
+        common::system_with("timer-max-manual", time.settings(Settings::default())).unwrap();
+    let real = common::system("timer-max").unwrap();
+    let mut counts = Vec::new();
+    for (system, rate) in [
+        (&manual, true),
+        (&manual, false),
+        (&real, true),
+        (&real, false),
+    ] {
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        let actor = system
+            .spawn_anonymous(Props::new(move || Counter {
+                rate,
+                initial: Duration::MAX,
+                interval: Duration::from_millis(1),
+                count: c.clone(),
+                report: None,
+            }))
+            .unwrap();
+        counts.push((actor, count));
+    }
+    time.wait_for_timers(2);
+    time.advance(Duration::from_secs(3600));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for (actor, count) in &counts {
+        assert_eq!(count.load(Ordering::SeqCst), 0);
+        assert!(!actor.is_terminated(), "the actor did not fail");
+    }
+    manual.terminate().await;
+    real.terminate().await;
+}

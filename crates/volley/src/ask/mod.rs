@@ -140,7 +140,8 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         system,
         wait,
         spin_until: started + Duration::from_micros(spin),
-        deadline: started + timeout,
+        // `Duration::MAX` waits for ever in practice instead of overflowing.
+        deadline: crate::time::saturating_add(started, timeout),
         no_time_left: timeout.is_zero(),
         registered: false,
     };
