@@ -354,10 +354,19 @@ impl<A: Actor> Context<A> {
     }
 
     /// Cancels a timer; its message is not delivered even if already queued.
-    /// Returns false if no such timer was active.
+    /// Returns false if no such timer was active. See also
+    /// [`Context::cancel_all_timers`].
     pub fn cancel_timer(&mut self, key: impl Into<TimerKey>) -> bool {
         let key = key.into();
         self.rare.as_mut().is_some_and(|r| r.timers.cancel(&key))
+    }
+
+    /// Cancels every timer of this actor (Akka's `cancelAll`); none of their
+    /// messages is delivered, even those already queued.
+    pub fn cancel_all_timers(&mut self) {
+        if let Some(r) = self.rare.as_mut() {
+            r.timers.cancel_all();
+        }
     }
 
     /// True while the timer is pending (single-shot) or running (repeating).
