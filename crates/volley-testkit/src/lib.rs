@@ -5,9 +5,11 @@
 //! - [`TestProbe`]: a real `ActorRef<M>` to hand to the actors under test,
 //!   with expectations on what it receives (`expect_msg`,
 //!   `expect_msg_matching`, `expect_msg_all_of`, `expect_msg_any_of`,
-//!   `expect_no_msg`, `receive_n`, `receive_while`, `fish_for`,
-//!   `expect_terminated`), [`within`] to bound a whole block and
-//!   [`await_cond`] for state no probe hears about.
+//!   `expect_msg_pf`, `expect_no_msg`, `receive_n`, `receive_one`,
+//!   `receive_while`, `fish_for`, `expect_terminated`), an auto-pilot and a
+//!   message filter run on its actor, [`within`] (with [`remaining`]) to
+//!   bound a whole block, and [`await_cond`] / [`await_assert`] for state
+//!   no probe hears about.
 //! - [`ManualTime`]: a clock the test advances, driving the actors' timers
 //!   and receive timeouts without a single sleep.
 //! - [`SupervisorProbe`]: a supervising parent that records each child's
@@ -58,13 +60,18 @@
 #![forbid(unsafe_code)]
 
 mod metrics;
+mod pilot;
 mod probe;
 mod supervision;
 mod time;
 mod wait;
 
 pub use metrics::RecordedMetrics;
+pub use pilot::AutoPilot;
 pub use probe::{FishingOutcome, TestProbe};
 pub use supervision::{CaughtFailure, FailureSort, SupervisionEvent, SupervisorProbe};
 pub use time::ManualTime;
-pub use wait::{await_cond, default_timeout, within};
+pub use wait::{
+    await_assert, await_assert_within, await_cond, default_timeout, dilated, remaining,
+    remaining_or_default, within,
+};

@@ -10,6 +10,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, Terminated, ToAnyRef,
 };
 
+use crate::pilot::{AutoPilot, Ignore, Pilot};
 use crate::wait::{implicit_timeout, Inbox, Limit};
 
 /// What a probe received: a message sent to its ref, or the end of an actor
@@ -53,17 +54,21 @@ impl From<bool> for FishingOutcome {
 }
 
 /// What a probe's actor takes: the messages under test (through the
-/// adapter the probe hands out as its ref), and the test's watch requests.
+/// adapter the probe hands out as its ref), and the test's requests.
 /// One actor does both, so a `Terminated` reaches the test behind the
 /// messages the dead actor sent the probe, as with Akka's TestProbe.
-enum ProbeMsg<M> {
+pub(crate) enum ProbeMsg<M> {
     Msg(M),
     Watch(AnyRef),
     Unwatch(AnyRef),
+    Pilot(Option<Pilot<M>>),
+    Ignore(Option<Ignore<M>>),
 }
 
 struct ProbeActor<M: Send + 'static> {
     tx: Sender<Event<M>>,
+    pilot: Option<Pilot<M>>,
+    ignore: Option<Ignore<M>>,
 }
 
 impl<M: Send + 'static> Actor for ProbeActor<M> {
@@ -71,10 +76,22 @@ impl<M: Send + 'static> Actor for ProbeActor<M> {
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: ProbeMsg<M>) -> HandleResult {
         match msg {
-            // The test may have dropped its probe: then nobody listens.
-            ProbeMsg::Msg(m) => drop(self.tx.send(Event::Msg(m))),
+            ProbeMsg::Msg(m) => {
+                // As in Akka, the pilot sees every message, ignored or not.
+                if let Some(pilot) = &mut self.pilot {
+                    if pilot(&m) == AutoPilot::Stop {
+                        self.pilot = None;
+                    }
+                }
+                if !self.ignore.as_ref().is_some_and(|ignore| ignore(&m)) {
+                    // The test may have dropped its probe: nobody listens.
+                    drop(self.tx.send(Event::Msg(m)));
+                }
+            }
             ProbeMsg::Watch(target) => ctx.watch(&target),
             ProbeMsg::Unwatch(target) => ctx.unwatch(&target),
+            ProbeMsg::Pilot(pilot) => self.pilot = pilot,
+            ProbeMsg::Ignore(ignore) => self.ignore = ignore,
         }
         Ok(())
     }
@@ -104,7 +121,7 @@ pub struct TestProbe<M: Send + 'static> {
     system: ActorSystem,
     /// The ref handed out: an adapter into `control`.
     actor: ActorRef<M>,
-    control: ActorRef<ProbeMsg<M>>,
+    pub(crate) control: ActorRef<ProbeMsg<M>>,
     inbox: Inbox<Event<M>>,
     /// What the probe watches: `expect_terminated` watches its target only
     /// if `watch` did not, since a second watch of an actor whose
@@ -128,7 +145,14 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     pub fn named(system: &ActorSystem, name: &str) -> Self {
         let (tx, rx) = channel();
         let control = system
-            .spawn(name, Props::new(move || ProbeActor { tx: tx.clone() }))
+            .spawn(
+                name,
+                Props::new(move || ProbeActor {
+                    tx: tx.clone(),
+                    pilot: None,
+                    ignore: None,
+                }),
+            )
             .unwrap_or_else(|e| panic!("cannot spawn the test probe {name:?}: {e}"));
         TestProbe {
             system: system.clone(),
@@ -228,6 +252,35 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
         got
     }
 
+    /// Asserts that `extract` takes the next message, and returns what it
+    /// made of it (Akka's `expectMsgPF`; with a `match` on the variant, the
+    /// counterpart of `expectMessageType` / `expectMsgClass`). `None`
+    /// fails the test, naming the message.
+    #[doc(alias = "expectMsgPF")]
+    #[doc(alias = "expectMessageType")]
+    #[doc(alias = "expectMsgClass")]
+    #[track_caller]
+    pub fn expect_msg_pf<T>(&self, extract: impl FnOnce(M) -> Option<T>) -> T {
+        self.expect_msg_pf_in(implicit_timeout(), extract)
+    }
+
+    /// [`TestProbe::expect_msg_pf`] waiting at most `max`.
+    #[track_caller]
+    pub fn expect_msg_pf_within<T>(
+        &self,
+        max: Duration,
+        extract: impl FnOnce(M) -> Option<T>,
+    ) -> T {
+        self.expect_msg_pf_in(Limit::given(max), extract)
+    }
+
+    #[track_caller]
+    fn expect_msg_pf_in<T>(&self, limit: Limit, extract: impl FnOnce(M) -> Option<T>) -> T {
+        let got = self.next_msg(limit, "a message that matches");
+        let shown = format!("{got:?}");
+        extract(got).unwrap_or_else(|| panic!("the message {shown} does not match"))
+    }
+
     /// Asserts that the next `expected.len()` messages are the `expected`
     /// ones in any order, each as often as it is listed (Akka's
     /// `expectMsgAllOf`); returns them in the order they came.
@@ -275,6 +328,17 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     #[track_caller]
     pub fn receive_msg_within(&self, max: Duration) -> M {
         self.next_msg(Limit::given(max), "a message")
+    }
+
+    /// The next message if one comes within `max`, else `None` (Akka's
+    /// `receiveOne`): for a test that decides on what arrived. A
+    /// `Terminated` next still fails the test.
+    #[track_caller]
+    pub fn receive_one(&self, max: Duration) -> Option<M> {
+        match self.inbox.next_within(Limit::given(max))? {
+            Event::Msg(m) => Some(m),
+            other => panic!("expected a message or nothing, got {other}"),
+        }
     }
 
     /// The next `n` messages, all within one timeout.
@@ -342,6 +406,17 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
         if let Some(event) = self.inbox.next_within(Limit::given(d)) {
             panic!("expected no message for {d:?}, got {event}");
         }
+    }
+
+    /// Asserts that no message (and no `Terminated`) arrives for a short
+    /// while: 100 ms times `VOLLEY_TEST_TIME_FACTOR` (Akka Typed's
+    /// `expectNoMessage()`, whose `expect-no-message-default` is 100 ms).
+    /// Like any absence check, it proves only that nothing came that
+    /// soon.
+    #[doc(alias = "expectNoMessage")]
+    #[track_caller]
+    pub fn expect_no_msg_default(&self) {
+        self.expect_no_msg(crate::wait::no_msg_window());
     }
 
     /// Reads messages until `fisher` says [`FishingOutcome::Complete`],
@@ -435,6 +510,19 @@ impl<M: Send + fmt::Debug + 'static> TestProbe<M> {
     #[track_caller]
     pub fn within<R>(&self, max: Duration, block: impl FnOnce() -> R) -> R {
         crate::within(max, block)
+    }
+
+    /// The time left in the enclosing `within`: see
+    /// [`remaining`](crate::remaining), which panics outside one.
+    #[track_caller]
+    pub fn remaining(&self) -> Duration {
+        crate::remaining()
+    }
+
+    /// The time left in the enclosing `within`, or the default timeout:
+    /// see [`remaining_or_default`](crate::remaining_or_default).
+    pub fn remaining_or_default(&self) -> Duration {
+        crate::remaining_or_default()
     }
 
     #[track_caller]

@@ -10,21 +10,42 @@ use std::time::{Duration, Instant};
 
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, SpawnError};
 
+/// `VOLLEY_TEST_TIME_FACTOR` when it is set to a positive number, else 1:
+/// how much slower than a quiet machine the tests may run.
+fn time_factor() -> f64 {
+    static FACTOR: OnceLock<f64> = OnceLock::new();
+    *FACTOR.get_or_init(|| {
+        std::env::var("VOLLEY_TEST_TIME_FACTOR")
+            .ok()
+            .and_then(|f| f.parse::<f64>().ok())
+            .filter(|f| f.is_finite() && *f > 0.0)
+            .unwrap_or(1.0)
+    })
+}
+
 /// What an expectation waits at most when it is given no timeout and runs
 /// outside [`within`]: 5 s, times `VOLLEY_TEST_TIME_FACTOR` when that is
 /// set (a loaded CI machine may want 2 or 3). A passing expectation waits
 /// only until its message is there, so a long default costs only failing
 /// tests.
 pub fn default_timeout() -> Duration {
-    static DEFAULT: OnceLock<Duration> = OnceLock::new();
-    *DEFAULT.get_or_init(|| {
-        let factor = std::env::var("VOLLEY_TEST_TIME_FACTOR")
-            .ok()
-            .and_then(|f| f.parse::<f64>().ok())
-            .filter(|f| f.is_finite() && *f > 0.0)
-            .unwrap_or(1.0);
-        Duration::from_secs(5).mul_f64(factor)
-    })
+    dilated(Duration::from_secs(5))
+}
+
+/// `d` times `VOLLEY_TEST_TIME_FACTOR` (Akka's `dilated`). The testkit
+/// scales only its defaults ([`default_timeout`], the window of
+/// [`TestProbe::expect_no_msg_default`](crate::TestProbe::expect_no_msg_default));
+/// a duration the test passes (to `within`, `expect_no_msg`, the
+/// `_within` variants) is taken as it is, so scale it with this where a
+/// slow machine should get more time.
+pub fn dilated(d: Duration) -> Duration {
+    d.mul_f64(time_factor())
+}
+
+/// The window of `expect_no_msg_default`: 100 ms, dilated (Akka Typed's
+/// `expect-no-message-default`).
+pub(crate) fn no_msg_window() -> Duration {
+    dilated(Duration::from_millis(100))
 }
 
 thread_local! {
@@ -34,8 +55,10 @@ thread_local! {
 /// Runs `block` and asserts it finished within `max` (Akka's `within`).
 /// Expectations inside that take no explicit timeout wait only for the time
 /// left, so a slow block fails where it is slow. Nested blocks get at most
-/// what the outer one has left. The deadline is per thread: it applies to
-/// every probe the block uses.
+/// what the outer one has left ([`remaining`] reads what is left). The
+/// deadline is per thread: it applies to every probe the block uses.
+/// Unlike Akka, `max` is not dilated: write `within(dilated(max), ..)`
+/// for that (see [`dilated`]).
 #[track_caller]
 pub fn within<R>(max: Duration, block: impl FnOnce() -> R) -> R {
     let start = Instant::now();
@@ -59,6 +82,64 @@ pub fn within<R>(max: Duration, block: impl FnOnce() -> R) -> R {
         "the block took {took:?}, longer than its `within` limit of {max:?}"
     );
     out
+}
+
+/// The time left in the enclosing [`within`] block (Akka's `remaining`):
+/// zero once its deadline has passed. Panics outside `within`, where
+/// there is no deadline to speak of; see [`remaining_or_default`].
+#[track_caller]
+pub fn remaining() -> Duration {
+    match DEADLINE.with(Cell::get) {
+        Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+        None => panic!("`remaining` may only be called inside `within`"),
+    }
+}
+
+/// The time left in the enclosing [`within`] block, or the
+/// [`default_timeout`] outside one (Akka's `remainingOrDefault`): what an
+/// expectation given no timeout would wait now. Handy for a `_within`
+/// variant or an `ask` timeout that should follow the same limit.
+pub fn remaining_or_default() -> Duration {
+    implicit_timeout().time
+}
+
+/// Runs `check` until it returns without panicking, trying every 100 ms
+/// for at most the default timeout or what is left of [`within`] (Akka's
+/// `awaitAssert`); returns what it returned. `check` holds ordinary
+/// `assert!`s. If it still panics at the deadline, the test fails with its
+/// last panic message. The failed tries' messages are printed like any
+/// panic's (the test harness captures them for a passing test).
+#[track_caller]
+pub fn await_assert<R>(check: impl FnMut() -> R) -> R {
+    await_assert_in(implicit_timeout(), check)
+}
+
+/// [`await_assert`] trying for at most `max`.
+#[track_caller]
+pub fn await_assert_within<R>(max: Duration, check: impl FnMut() -> R) -> R {
+    await_assert_in(Limit::given(max), check)
+}
+
+#[track_caller]
+fn await_assert_in<R>(limit: Limit, mut check: impl FnMut() -> R) -> R {
+    let deadline = Instant::now() + limit.time;
+    loop {
+        let err = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut check)) {
+            Ok(out) => return out,
+            Err(err) => err,
+        };
+        let now = Instant::now();
+        if now >= deadline {
+            let text = err
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| err.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            panic!("still failing after {limit}: {text}");
+        }
+        let pause = Duration::from_millis(100).min(deadline - now);
+        blocking(|| std::thread::sleep(pause));
+    }
 }
 
 /// Waits until `cond` holds, looking every 10 ms (Akka's `awaitCond`), for
