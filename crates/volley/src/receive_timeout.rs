@@ -4,11 +4,13 @@
 //! One timer task per armed timeout, not one per message: an activation
 //! that handled a message that counts notes the time once (one clock read;
 //! the activation loop has a copy without the check, for actors that armed
-//! no timeout), and the task, when it fires, checks whether the actor has
-//! been idle long enough. If not, it is armed again for the time left; so the
-//! signal comes the full timeout after the last message, as in Akka, and a
-//! busy actor costs no timer churn. A generation number discards the
-//! signal of a timeout that was changed or cancelled meanwhile.
+//! no timeout), or earlier, before a signal it meets, so that the signal
+//! sees the messages handled ahead of it. The task, when it fires, checks
+//! whether the actor has been idle long enough. If not, it is armed again
+//! for the time left; so the signal comes the full timeout after the last
+//! message, as in Akka, and a busy actor costs no timer churn. A
+//! generation number discards the signal of a timeout that was changed or
+//! cancelled meanwhile.
 
 use std::time::{Duration, Instant};
 

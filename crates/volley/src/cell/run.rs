@@ -84,8 +84,10 @@ impl<A: Actor> ActorCell<A> {
     /// Handles up to `throughput` user messages (system messages first
     /// whenever there are any); returns how many. With `TIMED`, returns
     /// also whether one of them counts as activity for the receive
-    /// timeout, which the caller then notes once for the whole activation;
-    /// a timeout set while handling starts counting from its setting.
+    /// timeout, which the caller then notes once for the whole activation
+    /// (or the loop notes before a receive-timeout signal, so that the
+    /// signal sees the messages handled ahead of it); a timeout set while
+    /// handling starts counting from its setting.
     #[inline(always)]
     fn handle_batch<const TIMED: bool, const TRACED: bool>(
         &self,
@@ -108,7 +110,18 @@ impl<A: Actor> ActorCell<A> {
                 break;
             };
             if TIMED {
-                active |= influences_receive_timeout::<A>(&env);
+                if let Envelope::ReceiveTimeout(_) = env {
+                    // A message that counts was handled ahead of the
+                    // signal in this activation: note it now, not at the
+                    // end, or the signal would find the actor idle.
+                    if std::mem::take(&mut active) {
+                        if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
+                            timeout.touch();
+                        }
+                    }
+                } else {
+                    active |= influences_receive_timeout::<A>(&env);
+                }
             }
             if TRACED {
                 let parent = match &env {
