@@ -54,6 +54,11 @@ pub fn defer(make: impl FnOnce() -> Arc<dyn BatchEnd>) -> bool {
     true
 }
 
+/// True on a dispatcher worker, or inside an activation.
+pub(crate) fn on_worker() -> bool {
+    ON_WORKER.with(Cell::get)
+}
+
 /// Marks the current thread as a dispatcher worker.
 pub(crate) fn enter_worker() {
     ON_WORKER.with(|w| w.set(true));

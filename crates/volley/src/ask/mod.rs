@@ -112,7 +112,24 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     // instead of dropping the request, which would fail the ask at once with
     // nothing to say why. Everything else goes the way of `tell`: a
     // terminated recipient's dead letter, a router's routing error.
-    match target.try_tell(request) {
+    let wait = target.ask_wait();
+    // An actor on the asker's runtime that the request wakes on this
+    // thread runs here and now (`capture_woken`), within the task's
+    // cooperative budget, so that a task asking in a loop still yields
+    // now and then.
+    let inline = wait == AskWait::YieldOnce
+        && !crate::batch_end::on_worker()
+        && tokio::task::coop::has_budget_remaining();
+    let (sent, woken) = if inline {
+        crate::dispatcher::capture_woken(|| target.try_tell(request))
+    } else {
+        (target.try_tell(request), None)
+    };
+    let ran_inline = woken.is_some();
+    if let Some(activation) = woken {
+        crate::dispatcher::run_captured(activation);
+    }
+    match sent {
         Ok(()) => {}
         Err(TellError::Full(_)) if !WAIT_FOR_ROOM => {
             return Err(AskError::MailboxFull(target.path().to_string()));
@@ -131,7 +148,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         Err(TellError::Terminated(request)) => target.tell(request),
     }
     let spin = system.settings().ask_spin_us;
-    let wait = match target.ask_wait() {
+    let wait = match wait {
         AskWait::Spin if spin == 0 => AskWait::Park,
         wait => wait,
     };
@@ -144,6 +161,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         deadline: crate::time::saturating_add(started, timeout),
         no_time_left: timeout.is_zero(),
         registered: false,
+        ran_inline,
     };
     match reply.await {
         Ended::Outcome(Outcome::Replied(reply)) => Ok(reply),
@@ -211,6 +229,8 @@ struct ReplyWait<'a, R> {
     no_time_left: bool,
     /// The deadline is with the system's sweeper.
     registered: bool,
+    /// The asked actor ran in this task: one unit of its budget is due.
+    ran_inline: bool,
 }
 
 impl<R: Send + 'static> Future for ReplyWait<'_, R> {
@@ -235,6 +255,11 @@ impl<R: Send + 'static> Future for ReplyWait<'_, R> {
                 }
             }
             AskWait::YieldOnce => {
+                if std::mem::take(&mut this.ran_inline) {
+                    if let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) {
+                        coop.made_progress();
+                    }
+                }
                 if let Some(outcome) = exchange.take() {
                     return this.waiting.took(outcome);
                 }

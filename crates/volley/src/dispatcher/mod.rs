@@ -31,6 +31,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crate::batch_end;
 use crate::settings::{DispatcherKind, DispatcherSettings};
 use crate::sync::Parker;
+pub(crate) use on_runtime::{capture_woken, run_captured};
 use parking::Parking;
 pub(crate) use stats::Counts;
 use stats::{PoolStats, WorkerStats};

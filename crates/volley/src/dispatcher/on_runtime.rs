@@ -57,6 +57,66 @@ thread_local! {
     /// This thread's runners, one per application-runtime dispatcher it
     /// has woken actors of (a handful at most).
     static RUNNERS: RefCell<Vec<(u64, Arc<Runner>)>> = const { RefCell::new(Vec::new()) };
+    /// While `Some`, the first activation woken on this thread is kept
+    /// here for the caller of [`capture_woken`] instead of being handed to
+    /// a runner.
+    static CAPTURE: RefCell<Option<Option<Task>>> = const { RefCell::new(None) };
+    /// The dispatcher whose activations this thread ran last: a thread of
+    /// its runtime. Only there may a captured activation run: an actor's
+    /// handler may rely on its runtime's context (`tokio::spawn`).
+    static RUNS_HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Notes that this thread runs activations of dispatcher `id`.
+fn runs_here(id: u64) {
+    let _ = RUNS_HERE.try_with(|r| r.set(id));
+}
+
+/// Calls `f` (a tell from an `ask`), keeping the activation it wakes, if it
+/// wakes one on this dispatcher kind, for the caller to run with
+/// [`run_captured`] on this thread at once.
+///
+/// Why: the asker would otherwise yield so that this thread's runner runs
+/// the actor, and tokio answers a task's yield by waking a sibling worker
+/// (microseconds on a VM: the ask's p99). Running the activation in the
+/// asker's poll is what the runner would do on the same thread a moment
+/// later, without the yield and without waking the runner.
+pub(crate) fn capture_woken<R>(f: impl FnOnce() -> R) -> (R, Option<Task>) {
+    let armed = CAPTURE
+        .try_with(|c| c.borrow_mut().replace(None).is_none())
+        .unwrap_or(false);
+    let out = f();
+    if !armed {
+        return (out, None);
+    }
+    let captured = CAPTURE
+        .try_with(|c| c.borrow_mut().take().flatten())
+        .ok()
+        .flatten();
+    (out, captured)
+}
+
+/// Runs an activation [`capture_woken`] kept.
+pub(crate) fn run_captured(task: Task) {
+    activate(task);
+}
+
+/// Keeps `task` for [`capture_woken`]'s caller if one waits for it on this
+/// thread, a thread of dispatcher `id`'s runtime; gives it back otherwise.
+fn keep_for_capture(task: Task, id: u64) -> Result<(), Task> {
+    if RUNS_HERE.try_with(|r| r.get() != id).unwrap_or(true) {
+        return Err(task);
+    }
+    let mut task = Some(task);
+    let _ = CAPTURE.try_with(|c| {
+        if let Some(slot @ None) = c.borrow_mut().as_mut() {
+            *slot = task.take();
+        }
+    });
+    match task {
+        None => Ok(()),
+        Some(task) => Err(task),
+    }
 }
 
 impl OnRuntime {
@@ -73,13 +133,19 @@ impl OnRuntime {
     /// that thread), one that yielded with work left behind the tasks that
     /// are ready now.
     pub(super) fn submit(&self, task: Task, next: bool) {
+        let id = self.id;
         if !next {
             drop(self.runtime.spawn(async move {
                 tokio::task::yield_now().await;
+                runs_here(id);
                 activate(task);
             }));
             return;
         }
+        let task = match keep_for_capture(task, id) {
+            Ok(()) => return,
+            Err(task) => task,
+        };
         let task = match self.runner() {
             Some(runner) => match runner.hand(task) {
                 Ok(()) => return,
@@ -88,7 +154,10 @@ impl OnRuntime {
             None => task,
         };
         // The join handle is not needed: the task reports nothing.
-        drop(self.runtime.spawn(async move { activate(task) }));
+        drop(self.runtime.spawn(async move {
+            runs_here(id);
+            activate(task)
+        }));
     }
 
     /// This thread's runner for this dispatcher, started on first use;
@@ -110,7 +179,10 @@ impl OnRuntime {
     }
 
     fn start_runner(&self) -> Arc<Runner> {
-        let runner = Arc::new(Runner::default());
+        let runner = Arc::new(Runner {
+            dispatcher: self.id,
+            ..Runner::default()
+        });
         lock(&self.runners).push(runner.clone());
         drop(self.runtime.spawn(Running(runner.clone())));
         runner
@@ -136,6 +208,8 @@ fn activate(task: Task) {
 #[derive(Default)]
 struct Runner {
     state: Mutex<RunnerState>,
+    /// Its dispatcher's id.
+    dispatcher: u64,
 }
 
 #[derive(Default)]
@@ -206,6 +280,7 @@ impl Future for Running {
                 }
             }
         };
+        runs_here(self.0.dispatcher);
         activate(task);
         // Back to waiting: registered at once, so the next hand-over does
         // not have to wait for another poll.
