@@ -83,17 +83,43 @@ fn runs_here(id: u64) {
 /// later, without the yield and without waking the runner.
 pub(crate) fn capture_woken<R>(f: impl FnOnce() -> R) -> (R, Option<Task>) {
     let armed = CAPTURE
-        .try_with(|c| c.borrow_mut().replace(None).is_none())
+        .try_with(|c| {
+            let mut c = c.borrow_mut();
+            if c.is_some() {
+                // Inside another capture: its slot is left alone.
+                return false;
+            }
+            *c = Some(None);
+            true
+        })
         .unwrap_or(false);
-    let out = f();
     if !armed {
-        return (out, None);
+        return (f(), None);
     }
-    let captured = CAPTURE
+    let disarm = Disarm;
+    let out = f();
+    std::mem::forget(disarm);
+    (out, take_captured())
+}
+
+/// Ends a capture, returning what it kept.
+fn take_captured() -> Option<Task> {
+    CAPTURE
         .try_with(|c| c.borrow_mut().take().flatten())
         .ok()
-        .flatten();
-    (out, captured)
+        .flatten()
+}
+
+/// Ends a capture whose tell unwound: an activation it kept runs here
+/// rather than being lost (the actor's own failures are caught inside).
+struct Disarm;
+
+impl Drop for Disarm {
+    fn drop(&mut self) {
+        if let Some(task) = take_captured() {
+            activate(task);
+        }
+    }
 }
 
 /// Runs an activation [`capture_woken`] kept.
