@@ -423,4 +423,38 @@ mod tests {
             "a closed runner takes nothing"
         );
     }
+
+    /// A capture keeps what the tell wakes only on a thread of the
+    /// dispatcher's runtime; a nested capture leaves the outer one's slot
+    /// alone; a tell that unwinds still runs what it woke.
+    #[test]
+    fn captures_keep_the_woken_activation_only_where_they_may() {
+        let rt = runtime();
+        let on = OnRuntime::new(rt.handle());
+        let (tx, rx) = channel();
+        // Not (yet) a thread of the runtime: handed on, not kept.
+        let ((), kept) = capture_woken(|| on.submit(done(&tx, 1), true));
+        assert!(kept.is_none());
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 1);
+        runs_here(on.id);
+        let ((), kept) = capture_woken(|| on.submit(done(&tx, 2), true));
+        run_captured(kept.expect("kept for the asker"));
+        assert_eq!(rx.try_recv().unwrap(), 2);
+        let (inner, outer) = capture_woken(|| {
+            let ((), inner) = capture_woken(|| on.submit(done(&tx, 3), true));
+            inner.is_some()
+        });
+        assert!(!inner, "the inner capture kept nothing");
+        run_captured(outer.expect("the outer capture kept it"));
+        assert_eq!(rx.try_recv().unwrap(), 3);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            capture_woken(|| {
+                on.submit(done(&tx, 4), true);
+                panic!("a tell that unwinds");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(rx.try_recv().unwrap(), 4, "run while unwinding");
+        runs_here(0);
+    }
 }
