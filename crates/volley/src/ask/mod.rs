@@ -107,11 +107,6 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     // From here on, however this future ends (reply, timeout, or dropped by
     // its caller), the guard tells the promise nobody waits any more.
     let waiting = Waiting(exchange, AtomicBool::new(false));
-    // A full bounded mailbox, or a remote lane at its outbound limit, makes
-    // the ask wait for room (inside its timeout) as `send().await` does,
-    // instead of dropping the request, which would fail the ask at once with
-    // nothing to say why. Everything else goes the way of `tell`: a
-    // terminated recipient's dead letter, a router's routing error.
     let wait = target.ask_wait();
     // An actor on the asker's runtime that the request wakes on this
     // thread runs here and now (`capture_woken`), within the task's
@@ -129,6 +124,11 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     if let Some(activation) = woken {
         crate::dispatcher::run_captured(activation);
     }
+    // A full bounded mailbox, or a remote lane at its outbound limit, makes
+    // the ask wait for room (inside its timeout) as `send().await` does,
+    // instead of dropping the request, which would fail the ask at once with
+    // nothing to say why. Everything else goes the way of `tell`: a
+    // terminated recipient's dead letter, a router's routing error.
     match sent {
         Ok(()) => {}
         Err(TellError::Full(_)) if !WAIT_FOR_ROOM => {
