@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::RwLock;
 
-use crate::actor_ref::ActorRef;
+use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
 use crate::locks::{read, write};
 
 /// A message that could not be delivered.
@@ -66,26 +66,45 @@ pub struct LifecycleEvent {
     pub kind: LifecycleKind,
 }
 
+/// One subscription: the subscriber's `ActorRef<E>`, and its identity for
+/// `unsubscribe_all` and the removal of terminated subscribers.
+struct Subscriber {
+    actor: AnyRef,
+    sub: Box<dyn Any + Send + Sync>,
+}
+
 /// Publish/subscribe by event type.
 #[derive(Default)]
 pub struct EventStream {
-    subscribers: RwLock<HashMap<TypeId, Vec<Box<dyn Any + Send + Sync>>>>,
+    subscribers: RwLock<HashMap<TypeId, Vec<Subscriber>>>,
     count: AtomicUsize,
 }
 
 impl EventStream {
     /// Delivers every later event of type `E` to `subscriber` until it
-    /// unsubscribes or terminates.
-    pub fn subscribe<E: Clone + Send + 'static>(&self, subscriber: ActorRef<E>) {
+    /// unsubscribes or terminates. True if it was added; false if it was
+    /// subscribed for `E` already (it still gets each event once) or has
+    /// terminated (nothing is kept for it). Subscribers of `E` that have
+    /// terminated meanwhile are dropped here too.
+    pub fn subscribe<E: Clone + Send + 'static>(&self, subscriber: ActorRef<E>) -> bool {
         let mut subs = write(&self.subscribers);
         let list = subs.entry(TypeId::of::<E>()).or_default();
-        if !list
-            .iter()
-            .any(|s| s.downcast_ref::<ActorRef<E>>() == Some(&subscriber))
+        let before = list.len();
+        list.retain(|s| !s.actor.is_terminated());
+        self.count.fetch_sub(before - list.len(), Ordering::Relaxed);
+        if subscriber.is_terminated()
+            || list
+                .iter()
+                .any(|s| s.sub.downcast_ref::<ActorRef<E>>() == Some(&subscriber))
         {
-            list.push(Box::new(subscriber));
-            self.count.fetch_add(1, Ordering::Relaxed);
+            return false;
         }
+        list.push(Subscriber {
+            actor: subscriber.to_any(),
+            sub: Box::new(subscriber),
+        });
+        self.count.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     /// Stops delivering `E` to `subscriber`; true if it was subscribed.
@@ -95,8 +114,24 @@ impl EventStream {
             return false;
         };
         let before = list.len();
-        list.retain(|s| s.downcast_ref::<ActorRef<E>>() != Some(subscriber));
+        list.retain(|s| s.sub.downcast_ref::<ActorRef<E>>() != Some(subscriber));
         let removed = before - list.len();
+        self.count.fetch_sub(removed, Ordering::Relaxed);
+        removed > 0
+    }
+
+    /// Stops delivering anything to `subscriber`: removes it (and every
+    /// adapter of it) from every event type it subscribed for, as Akka's
+    /// `unsubscribe(subscriber)`. True if it was subscribed for any.
+    pub fn unsubscribe_all(&self, subscriber: &impl ToAnyRef) -> bool {
+        let actor = subscriber.to_any_ref();
+        let mut subs = write(&self.subscribers);
+        let mut removed = 0;
+        for list in subs.values_mut() {
+            let before = list.len();
+            list.retain(|s| s.actor != actor);
+            removed += before - list.len();
+        }
         self.count.fetch_sub(removed, Ordering::Relaxed);
         removed > 0
     }
@@ -114,7 +149,7 @@ impl EventStream {
                 return;
             };
             for s in list {
-                if let Some(r) = s.downcast_ref::<ActorRef<E>>() {
+                if let Some(r) = s.sub.downcast_ref::<ActorRef<E>>() {
                     if r.is_terminated() {
                         stale = true;
                     } else {
@@ -127,10 +162,7 @@ impl EventStream {
             let mut subs = write(&self.subscribers);
             if let Some(list) = subs.get_mut(&TypeId::of::<E>()) {
                 let before = list.len();
-                list.retain(|s| {
-                    s.downcast_ref::<ActorRef<E>>()
-                        .is_some_and(|r| !r.is_terminated())
-                });
+                list.retain(|s| !s.actor.is_terminated());
                 self.count.fetch_sub(before - list.len(), Ordering::Relaxed);
             }
         }
