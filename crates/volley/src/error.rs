@@ -178,7 +178,8 @@ impl<M> fmt::Debug for TellError<M> {
 /// Why a system could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum SystemError {
-    /// The system name is not a valid path element.
+    /// The system name is empty, or holds a character other than an ASCII
+    /// letter, digit, `-` or `_` (or starts with `-` or `_`).
     #[error("invalid actor system name {name:?}: {reason}")]
     InvalidName {
         /// The name given.

@@ -94,14 +94,24 @@ impl ActorPath {
             .ok_or_else(|| invalid("a full path starts with 'volley://'"))?;
         let slash = rest.find('/').unwrap_or(rest.len());
         let (system, elements) = rest.split_at(slash);
-        let name = system.split('@').next().unwrap_or(system);
-        if validate_name(name).is_err() {
+        let (name, authority) = match system.split_once('@') {
+            Some((name, authority)) => (name, Some(authority)),
+            None => (system, None),
+        };
+        if validate_system_name(name).is_err() {
             return Err(invalid("the system name is not valid"));
         }
-        if system.contains('@') && system.split_once('@').is_some_and(|(_, a)| a.is_empty()) {
-            return Err(invalid("'@' must be followed by host:port"));
+        if let Some(authority) = authority {
+            validate_authority(authority).map_err(invalid)?;
         }
-        let parsed = parse_elements(if elements.is_empty() { "/" } else { elements }, "")?;
+        // The error names the whole path, not only its elements.
+        let parsed =
+            parse_elements(if elements.is_empty() { "/" } else { elements }, "").map_err(|e| {
+                match e {
+                    PathError::Invalid { reason, .. } => invalid(reason),
+                    other => other,
+                }
+            })?;
         // Rebuild the elements in canonical form (no trailing '/') in one
         // string: a remote declaration is parsed once per ask.
         let mut canonical = String::with_capacity(elements.len().max(1));
@@ -193,7 +203,9 @@ impl fmt::Debug for ActorPath {
     }
 }
 
-/// Checks a user-given actor name. `$` starts anonymous names only.
+/// Checks a user-given actor name. `$` starts anonymous names only; `%`
+/// must start a percent-encoded byte (`%2F`), so that a URL-encoded string
+/// is a valid name, as in Akka.
 pub(crate) fn validate_name(name: &str) -> Result<(), &'static str> {
     if name.is_empty() {
         return Err("a name must not be empty");
@@ -204,11 +216,69 @@ pub(crate) fn validate_name(name: &str) -> Result<(), &'static str> {
     if name.len() > 255 {
         return Err("a name must be at most 255 bytes");
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_.*+:@&=,!~';".contains(c))
+    let bytes = name.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' {
+            let hex = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_hexdigit);
+            if !(hex(i + 1) && hex(i + 2)) {
+                return Err("'%' in a name must be followed by two hex digits");
+            }
+            i += 3;
+            continue;
+        }
+        if !(b.is_ascii_alphanumeric() || b"-_.*$+:@&=,!~';".contains(&b)) {
+            return Err("a name may hold only ASCII letters, digits, -_.*$+:@&=,!~'; and %XX");
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Checks an actor system's name: ASCII letters, digits, `-` and `_`,
+/// starting with a letter or digit (Akka's rule). `@` and `:` would make
+/// the name part of a path ambiguous with the `@host:port` that follows it.
+pub(crate) fn validate_system_name(name: &str) -> Result<(), &'static str> {
+    let bytes = name.as_bytes();
+    match bytes.first() {
+        None => Err("a system name must not be empty"),
+        Some(first) if !first.is_ascii_alphanumeric() => {
+            Err("a system name must start with an ASCII letter or digit")
+        }
+        _ if bytes.len() > 255 => Err("a system name must be at most 255 bytes"),
+        _ if !bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_')) =>
+        {
+            Err("a system name may hold only ASCII letters, digits, '-' and '_'")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Checks the `host:port` after a path's `@`: a host (an IPv6 literal in
+/// brackets) and a decimal port that fits in 16 bits. Which hosts exist is
+/// the transport's business.
+fn validate_authority(authority: &str) -> Result<(), &'static str> {
+    let Some((host, port)) = authority.rsplit_once(':') else {
+        return Err("'@' must be followed by host:port");
+    };
+    let host_ok = match host.strip_prefix('[') {
+        Some(v6) => v6.len() > 1 && v6.ends_with(']') && !v6[..v6.len() - 1].contains(['[', ']']),
+        None => !host.is_empty() && !host.contains(['[', ']', ':', '@']),
+    };
+    if !host_ok {
+        return Err("the host before ':port' is missing or malformed");
+    }
+    if port.is_empty() || port.len() > 5 || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("the port must be a decimal number");
+    }
+    if port
+        .parse::<u32>()
+        .map_or(true, |p| p > u32::from(u16::MAX))
     {
-        return Err("a name may hold only ASCII letters, digits and -_.*+:@&=,!~';");
+        return Err("the port must be at most 65535");
     }
     Ok(())
 }
@@ -222,7 +292,14 @@ pub(crate) fn parse_elements<'a>(path: &'a str, system: &str) -> Result<Vec<&'a 
     };
     let local = if let Some(rest) = path.strip_prefix("volley://") {
         let (sys, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        let sys_name = sys.split('@').next().unwrap_or(sys);
+        let (sys_name, authority) = match sys.split_once('@') {
+            Some((name, authority)) => (name, Some(authority)),
+            None => (sys, None),
+        };
+        validate_system_name(sys_name).map_err(|_| invalid("the system name is not valid"))?;
+        if let Some(authority) = authority {
+            validate_authority(authority).map_err(invalid)?;
+        }
         if sys_name != system {
             return Err(PathError::OtherSystem {
                 path: path.to_string(),
@@ -345,5 +422,32 @@ mod tests {
         assert!(validate_name("").is_err());
         assert!(validate_name("$a").is_err());
         assert!(validate_name("a/b").is_err());
+        assert!(validate_name("a$b").is_ok());
+        assert!(validate_name("a%2Fb%3a").is_ok());
+        for bad in ["%", "a%", "a%2", "a%2g", "a#1", "é"] {
+            assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn system_names_follow_akkas_rule() {
+        for good in ["a", "my_sys", "Sys-2", "9lives"] {
+            assert!(validate_system_name(good).is_ok(), "{good:?}");
+        }
+        for bad in ["", "-a", "_a", "a.b", "a:1", "a@b", "a b", "a/b"] {
+            assert!(validate_system_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn authorities_need_a_host_and_a_16_bit_port() {
+        for good in ["h:1", "10.0.0.1:2552", "[::1]:65535", "is_valid.org:0"] {
+            assert!(validate_authority(good).is_ok(), "{good:?}");
+        }
+        for bad in [
+            "", "h", ":1", "h:", "h:x", "h:65536", "h:123456", "[::1:1", "[]:1", "a:b:1",
+        ] {
+            assert!(validate_authority(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::dispatcher::Dispatcher;
 use crate::error::{ShutdownHookError, SpawnError, SystemError};
 use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
 use crate::locks::lock;
-use crate::path::{parse_elements, validate_name, ActorPath, PathError};
+use crate::path::{parse_elements, validate_system_name, ActorPath, PathError};
 use crate::remote::LogLimiter;
 use crate::settings::Settings;
 use crate::system_msg::SystemMsg;
@@ -129,7 +129,7 @@ impl ActorSystem {
         settings: Settings,
         app_runtime: Option<tokio::runtime::Handle>,
     ) -> Result<Self, SystemError> {
-        validate_name(name).map_err(|reason| SystemError::InvalidName {
+        validate_system_name(name).map_err(|reason| SystemError::InvalidName {
             name: name.to_string(),
             reason,
         })?;
