@@ -377,8 +377,8 @@ impl<A: Actor> Context<A> {
 
     /// Runs `future` on the system's tokio runtime and sends `map(output)`
     /// to this actor (to dead letters if it has stopped by then). `map`
-    /// runs on the runtime, not in the actor: a panic in it is logged at
-    /// error and nothing is sent.
+    /// runs on the runtime, not in the actor: a panic in it, or in
+    /// `future`, is logged at error naming the actor, and nothing is sent.
     pub fn pipe_to<F, T>(&self, future: F, map: impl FnOnce(T) -> A::Msg + Send + 'static)
     where
         F: Future<Output = T> + Send + 'static,
@@ -386,9 +386,19 @@ impl<A: Actor> Context<A> {
     {
         let me = self.myself();
         self.cell.system().runtime_handle().spawn(async move {
-            let output = future.await;
-            // The mapping is user code run outside the actor: a panic in
-            // it must not vanish with the runtime's task.
+            // Both are user code run outside the actor: a panic in either
+            // must not vanish with the runtime's task.
+            let output = match catching_panics(future).await {
+                Ok(output) => output,
+                Err(payload) => {
+                    return tracing::error!(
+                        actor = %me.path(),
+                        "pipe_to's future (or ctx.ask's request function) panicked; \
+                         nothing is sent: {}",
+                        crate::cell::panic_text(&*payload)
+                    )
+                }
+            };
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map(output))) {
                 Ok(msg) => me.tell(msg),
                 Err(payload) => tracing::error!(
@@ -400,7 +410,14 @@ impl<A: Actor> Context<A> {
         });
     }
 
-    /// Asks `target` and delivers the outcome to this actor as `map(result)`.
+    /// Asks `target` and delivers the outcome to this actor as
+    /// `map(result)` (Akka Typed's `context.ask`): [`ActorRef::ask`] run
+    /// with [`Context::pipe_to`], so `make` and `map` run outside the
+    /// actor and a panic in either is logged, not a failure of the actor.
+    /// Each ask waits on its own: the replies of several asks, even to
+    /// one actor, may come back in another order than the asks were made
+    /// (Akka keeps it); a [`Context::message_adapter`] as the reply-to
+    /// keeps one responder's replies in order.
     pub fn ask<N, R>(
         &self,
         target: &ActorRef<N>,
@@ -414,6 +431,21 @@ impl<A: Actor> Context<A> {
         let target = target.clone();
         self.pipe_to(async move { target.ask(make, timeout).await }, map);
     }
+}
+
+/// `future`'s output, or the payload of a panic in polling it (after
+/// which it is not polled again).
+async fn catching_panics<T>(
+    future: impl Future<Output = T>,
+) -> Result<T, Box<dyn std::any::Any + Send>> {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(payload) => std::task::Poll::Ready(Err(payload)),
+        }
+    })
+    .await
 }
 
 /// A stash at its capacity refused a message (which went to dead letters).

@@ -12,7 +12,7 @@
 //! - "return broken promises on negative timeout": `Duration` cannot be
 //!   negative; the zero timeout is ported.
 //! - typed "fail asking actor if responder function throws" /
-//!   `context.ask` adapters: covered by `tests/ask.rs` for `Context::ask`.
+//!   `context.ask` adapters: `Context::ask`, in `pekko_context_ask.rs`.
 
 mod common;
 
