@@ -411,13 +411,14 @@ impl<A: Actor> Context<A> {
     }
 
     /// Asks `target` and delivers the outcome to this actor as
-    /// `map(result)` (Akka Typed's `context.ask`): [`ActorRef::ask`] run
-    /// with [`Context::pipe_to`], so `make` and `map` run outside the
-    /// actor and a panic in either is logged, not a failure of the actor.
-    /// Each ask waits on its own: the replies of several asks, even to
-    /// one actor, may come back in another order than the asks were made
-    /// (Akka keeps it); a [`Context::message_adapter`] as the reply-to
-    /// keeps one responder's replies in order.
+    /// `map(result)` (Akka Typed's `context.ask`). The request is built
+    /// and sent now, in the handler (a panic in `make` fails this actor,
+    /// as in Akka); the outcome (the reply, or `Timeout`,
+    /// `ReplyDropped`, `RecipientTerminated`) is mapped where it happens,
+    /// on the replier's thread for a reply, and told to this actor, so
+    /// one replier's replies arrive in the order it sent them. `map` runs
+    /// outside the actor: a panic in it is logged and nothing is
+    /// delivered (Akka fails the actor).
     pub fn ask<N, R>(
         &self,
         target: &ActorRef<N>,
@@ -428,8 +429,7 @@ impl<A: Actor> Context<A> {
         N: Send + 'static,
         R: Send + 'static,
     {
-        let target = target.clone();
-        self.pipe_to(async move { target.ask(make, timeout).await }, map);
+        crate::ask::ask_from_actor(self.system(), self.myself(), target, make, timeout, map);
     }
 }
 

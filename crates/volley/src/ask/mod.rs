@@ -23,7 +23,10 @@
 //! waiting ask, and a reply that comes first costs nothing more.
 
 pub(crate) mod deadlines;
+mod from_actor;
 mod promise;
+
+pub(crate) use from_actor::ask_from_actor;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -46,7 +46,13 @@ struct State<R> {
     waker: Option<Waker>,
     /// Watchers of the reply handle, told when the exchange ends.
     watchers: Vec<AnyRef>,
+    /// An exchange with nobody polling it (an actor's `ctx.ask`): the
+    /// outcome is handed to this on whichever thread ends the exchange.
+    sink: Option<Sink<R>>,
 }
+
+/// Where an exchange without a waiting future delivers its outcome.
+pub(super) type Sink<R> = Box<dyn FnOnce(Outcome<R>) + Send>;
 
 impl<R> State<R> {
     /// Takes the outcome if there is one, closing the exchange.
@@ -77,8 +83,30 @@ impl<R> Exchange<R> {
                 phase: Phase::Waiting,
                 waker: None,
                 watchers: Vec::new(),
+                sink: None,
             }),
         }
+    }
+
+    /// From now on the exchange hands its outcome to `sink` when it ends,
+    /// on the thread that ends it (the replier's, for a reply), instead of
+    /// keeping it for a future; an outcome that is already there goes to
+    /// `sink` at once. Replies to one actor's asks then arrive in the order
+    /// they were sent.
+    pub(super) fn set_sink(&self, sink: Sink<R>) {
+        let outcome = {
+            let mut state = lock(&self.state);
+            match std::mem::replace(&mut state.phase, Phase::Closed) {
+                Phase::Waiting => {
+                    state.phase = Phase::Waiting;
+                    state.sink = Some(sink);
+                    return;
+                }
+                Phase::Ended(outcome) => outcome,
+                Phase::Closed => return,
+            }
+        };
+        sink(outcome);
     }
 
     /// The outcome, if there is one.
@@ -114,18 +142,34 @@ impl<R> Exchange<R> {
     /// Ends the exchange with `outcome` unless it has ended; gives it back
     /// if it had.
     fn end(&self, outcome: Outcome<R>) -> Result<(), Outcome<R>> {
-        let (waker, watchers) = {
+        let (waker, watchers, sink) = {
             let mut state = lock(&self.state);
             if !matches!(state.phase, Phase::Waiting) {
                 return Err(outcome);
             }
-            state.phase = Phase::Ended(outcome);
-            (state.waker.take(), std::mem::take(&mut state.watchers))
+            let sink = state.sink.take();
+            state.phase = Phase::Closed;
+            let outcome = match sink {
+                // Delivered below, outside the lock.
+                Some(sink) => Some((sink, outcome)),
+                None => {
+                    state.phase = Phase::Ended(outcome);
+                    None
+                }
+            };
+            (
+                state.waker.take(),
+                std::mem::take(&mut state.watchers),
+                outcome,
+            )
         };
         if let Some(waker) = waker {
             waker.wake();
         }
         self.notify(watchers);
+        if let Some((sink, outcome)) = sink {
+            sink(outcome);
+        }
         Ok(())
     }
 
