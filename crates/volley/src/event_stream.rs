@@ -142,20 +142,25 @@ impl EventStream {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
-        let mut stale = false;
-        {
+        // Told with no lock held: a tell may publish again (an adapter's
+        // mapping, a stopped subscriber's message becoming a dead letter),
+        // and a nested publish that drops a stale subscriber takes the
+        // write lock, which would wait for ever behind this read lock.
+        let subscribers: Vec<ActorRef<E>> = {
             let subs = read(&self.subscribers);
             let Some(list) = subs.get(&TypeId::of::<E>()) else {
                 return;
             };
-            for s in list {
-                if let Some(r) = s.sub.downcast_ref::<ActorRef<E>>() {
-                    if r.is_terminated() {
-                        stale = true;
-                    } else {
-                        r.tell(event.clone());
-                    }
-                }
+            list.iter()
+                .filter_map(|s| s.sub.downcast_ref::<ActorRef<E>>().cloned())
+                .collect()
+        };
+        let mut stale = false;
+        for r in &subscribers {
+            if r.is_terminated() {
+                stale = true;
+            } else {
+                r.tell(event.clone());
             }
         }
         if stale {

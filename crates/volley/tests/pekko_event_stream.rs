@@ -408,3 +408,44 @@ async fn a_dead_letter_subscriber_stopping_with_queued_messages_does_not_loop() 
     assert_eq!(system.dead_letter_count(), settled);
     system.terminate().await;
 }
+
+/// Not a Pekko case; found when a port hung: a tell made while publishing
+/// may publish again (here an adapter's mapping publishes `M`), and that
+/// inner publish drops a stale subscriber of `M`, which writes to the
+/// subscriber table. It must not wait behind the outer publish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_inside_a_publish_that_drops_a_stale_subscriber_completes() {
+    let system = common::system("es-nested").unwrap();
+    let sink = TestProbe::<M>::new(&system);
+    let to = sink.actor_ref();
+    let stale = system
+        .spawn("stale", Props::new(move || Forward(to.clone())))
+        .unwrap();
+    assert!(system.event_stream().subscribe(stale.clone()));
+    let watcher = TestProbe::<()>::new(&system);
+    watcher.watch(&stale);
+    system.stop(&stale);
+    watcher.expect_terminated(&stale);
+    let mapped = TestProbe::<u32>::new(&system);
+    let inner = system.clone();
+    let adapter = mapped.actor_ref().adapt(move |o: Other| {
+        inner.event_stream().publish(M(o.0));
+        o.0
+    });
+    assert!(system.event_stream().subscribe(adapter));
+    let (done, finished) = std::sync::mpsc::channel();
+    let outer = system.clone();
+    std::thread::spawn(move || {
+        outer.event_stream().publish(Other(7));
+        let _ = done.send(());
+    });
+    finished
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the outer publish returned");
+    mapped.expect_msg(7);
+    assert!(
+        !system.event_stream().has_subscribers::<M>(),
+        "the stale one was dropped"
+    );
+    system.terminate().await;
+}
