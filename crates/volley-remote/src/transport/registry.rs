@@ -9,6 +9,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -105,13 +106,51 @@ fn encode<M: Send + 'static, S: Serializer<M> + Default>(
     buf: &mut BytesMut,
 ) -> Result<(), SerializeError> {
     let serializer = S::default();
-    match msg.downcast_ref::<M>() {
-        Some(m) => serializer.encode(m, buf),
-        None => Err(SerializeError::Encode {
+    let Some(m) = msg.downcast_ref::<M>() else {
+        return Err(SerializeError::Encode {
             serializer: serializer.id(),
             source: "message is not of its registered type".into(),
+        });
+    };
+    // A serializer (or a `Serialize` impl) that panics must not leave half
+    // a payload in the lane's buffer, nor unwind through the lane's lock:
+    // the message fails like one that does not serialize (Artery likewise
+    // drops a message whose serializer throws and keeps the connection).
+    let start = buf.len();
+    match std::panic::catch_unwind(AssertUnwindSafe(|| serializer.encode(m, buf))) {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            buf.truncate(start);
+            Err(SerializeError::Encode {
+                serializer: serializer.id(),
+                source: format!("serializer panicked: {}", panic_text(&*panic)).into(),
+            })
+        }
+    }
+}
+
+/// Decodes one payload; a serializer that panics on the peer's bytes makes
+/// the message undeliverable instead of ending the connection's reader.
+#[inline]
+fn decode_guarded<M, S: Serializer<M>>(
+    serializer: &S,
+    payload: &[u8],
+) -> Result<M, SerializeError> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| serializer.decode(payload))) {
+        Ok(outcome) => outcome,
+        Err(panic) => Err(SerializeError::Decode {
+            serializer: serializer.id(),
+            source: format!("serializer panicked: {}", panic_text(&*panic)).into(),
         }),
     }
+}
+
+fn panic_text(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
@@ -125,14 +164,14 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
         .get(recipient)
         .ok_or(DeliverError::UnknownRecipient(recipient))?;
     if let Some(target) = entry.typed_ref::<M>() {
-        let msg: M = imports.scope(|| S::default().decode(payload))?;
+        let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
         target.tell(msg);
         return Ok(());
     }
     let target = entry
         .typed::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
-    let msg: M = imports.scope(|| S::default().decode(payload))?;
+    let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
     target.tell(msg);
     Ok(())
 }
@@ -158,7 +197,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     imports.scope(|| {
         let serializer = S::default();
         for payload in payloads {
-            match serializer.decode(payload) {
+            match decode_guarded(&serializer, payload) {
                 Ok(msg) => batch.push(msg),
                 Err(e) => failed(e.into()),
             }
@@ -178,7 +217,7 @@ fn deliver_traced<M: Send + 'static, S: Serializer<M> + Default>(
         .ok_or(DeliverError::UnknownRecipient(recipient))?
         .typed::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
-    let msg: M = imports.scope(|| S::default().decode(payload))?;
+    let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
     volley::remote::tell_with_trace_parent(&target, msg, context);
     Ok(())
 }
@@ -191,7 +230,7 @@ fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
     let target = recipient
         .downcast::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
-    let msg: M = imports.scope(|| S::default().decode(payload))?;
+    let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
     target.tell(msg);
     Ok(())
 }
