@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::actor::{Actor, HandleResult, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
-use crate::ask::deadlines::{self, AskDeadlines, Expire, Pushed};
+use crate::ask::deadlines::AskDeadlines;
 use crate::cell::ActorCell;
 use crate::context::Context;
 use crate::coordinated_shutdown::{CoordinatedShutdown, ShutdownReason, ShutdownState};
@@ -454,25 +454,9 @@ impl ActorSystem {
         Some(tokio::time::sleep(d))
     }
 
-    /// Has the system's sweeper end `exchange` at `deadline` if it still
-    /// waits then; false once the system has terminated.
-    pub(crate) fn expire_at(
-        &self,
-        deadline: std::time::Instant,
-        exchange: Weak<dyn Expire>,
-    ) -> bool {
-        let table = &self.shared.ask_deadlines;
-        match table.push(deadline, exchange) {
-            Pushed::Done => true,
-            Pushed::StartSweeper => {
-                let terminated = self.shared.terminated.subscribe();
-                self.shared
-                    .handle
-                    .spawn(deadlines::sweeper(table.clone(), terminated));
-                true
-            }
-            Pushed::Closed => false,
-        }
+    /// The deadlines of the system's waiting asks (`ask/deadlines.rs`).
+    pub(crate) fn ask_deadlines(&self) -> &Arc<AskDeadlines> {
+        &self.shared.ask_deadlines
     }
 
     /// Counts, logs (rate-limited, debug level) and publishes a dead letter.

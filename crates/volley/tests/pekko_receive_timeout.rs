@@ -27,16 +27,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::pekko::Latch;
-use volley::{
-    Actor, ActorError, ActorRef, ActorSystem, Context, DispatcherKind, DispatcherSettings, Failure,
-    HandleResult, Props, Settings,
-};
-use volley_testkit::{ManualTime, TestProbe};
-
-/// The pool the subjects run on: they block on latches (see
-/// `pekko_timers.rs` for why not the default dispatcher).
-const BLOCKING: &str = "blocking";
+use common::pekko::{Latch, ManualCase as Case, BLOCKING};
+use volley::{Actor, ActorError, ActorRef, Context, Failure, HandleResult, Props};
+use volley_testkit::TestProbe;
 
 fn s(secs: u64) -> Duration {
     Duration::from_secs(secs)
@@ -183,34 +176,7 @@ impl Actor for Subject {
     }
 }
 
-/// A manual clock, a system on it and the probe the subjects report to.
-struct Case {
-    time: ManualTime,
-    system: ActorSystem,
-    probe: TestProbe<String>,
-}
-
 impl Case {
-    fn new(name: &str) -> Case {
-        let time = ManualTime::new();
-        let mut settings = time.settings(Settings::default());
-        settings.dispatchers.insert(
-            BLOCKING.into(),
-            DispatcherSettings {
-                kind: DispatcherKind::WorkStealing,
-                threads: 2,
-                ..Default::default()
-            },
-        );
-        let system = common::system_with(name, settings).unwrap();
-        let probe = TestProbe::new(&system);
-        Case {
-            time,
-            system,
-            probe,
-        }
-    }
-
     /// Spawns a subject under `/user` (which restarts it when it fails)
     /// and waits until it has started.
     fn spawn(&self, opts: Opts) -> ActorRef<Msg> {

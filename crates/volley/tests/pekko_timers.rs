@@ -31,21 +31,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::pekko::{child, supervisor, Latch};
+use common::pekko::{child, supervisor, Latch, ManualCase as Case, BLOCKING};
 use volley::{
-    Actor, ActorError, ActorRef, ActorSystem, Context, Directive, DispatcherKind,
-    DispatcherSettings, Failure, HandleResult, Props, Settings, SupervisorStrategy,
+    Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, Props,
+    SupervisorStrategy,
 };
-use volley_testkit::{ManualTime, TestProbe};
 
 /// The interval of the fixture's timer "T".
 const INTERVAL: Duration = Duration::from_secs(10);
-
-/// The pool the fixtures run on: they block on latches, and a blocked
-/// actor on the default dispatcher can hold back the probe it has just
-/// woken (or, on an `app-runtime` dispatcher, a runtime thread the probes
-/// need; docs/semantics.md, Dispatchers).
-const BLOCKING: &str = "blocking";
 
 #[derive(Clone)]
 enum Cmd {
@@ -179,34 +172,7 @@ impl Actor for Target {
     }
 }
 
-/// A manual clock, a system on it and the probe the fixtures report to.
-struct Case {
-    time: ManualTime,
-    system: ActorSystem,
-    probe: TestProbe<String>,
-}
-
 impl Case {
-    fn new(name: &str) -> Case {
-        let time = ManualTime::new();
-        let mut settings = time.settings(Settings::default());
-        settings.dispatchers.insert(
-            BLOCKING.into(),
-            DispatcherSettings {
-                kind: DispatcherKind::WorkStealing,
-                threads: 2,
-                ..Default::default()
-            },
-        );
-        let system = common::system_with(name, settings).unwrap();
-        let probe = TestProbe::new(&system);
-        Case {
-            time,
-            system,
-            probe,
-        }
-    }
-
     fn props(&self, setup: Setup) -> Props<Target> {
         let monitor = self.probe.actor_ref();
         let starts = Arc::new(AtomicU32::new(0));

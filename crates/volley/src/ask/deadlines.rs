@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use crate::locks::lock;
+use crate::system::ActorSystem;
 
 /// The longest the sweeper sleeps while asks wait: how late a timeout can
 /// fire when its ask registered after the sweeper went to sleep.
@@ -233,6 +234,26 @@ impl AskDeadlines {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.shards.iter().map(|s| lock(s).entries.len()).sum()
+    }
+}
+
+impl ActorSystem {
+    /// Has the system's sweeper end `exchange` at `deadline` if it still
+    /// waits then; false once the system has terminated.
+    pub(crate) fn expire_at(&self, deadline: Instant, exchange: Weak<dyn Expire>) -> bool {
+        let table = self.ask_deadlines();
+        match table.push(deadline, exchange) {
+            Pushed::Done => true,
+            Pushed::StartSweeper => {
+                let terminated = self.terminated_receiver();
+                drop(
+                    self.runtime_handle()
+                        .spawn(sweeper(table.clone(), terminated)),
+                );
+                true
+            }
+            Pushed::Closed => false,
+        }
     }
 }
 

@@ -137,3 +137,39 @@ impl Latch {
         let _ = self.0 .1.wait_timeout_while(n, T, |n| *n > 0).unwrap();
     }
 }
+
+/// The pool that subjects blocking on a latch run on: a blocked actor on
+/// the default dispatcher can hold back the probe it has just woken (or,
+/// on an `app-runtime` dispatcher, a runtime thread the probes need;
+/// docs/semantics.md, Dispatchers).
+pub const BLOCKING: &str = "blocking";
+
+/// A manual clock, a system on it (with the [`BLOCKING`] pool) and the
+/// probe the subjects report to.
+pub struct ManualCase {
+    pub time: volley_testkit::ManualTime,
+    pub system: volley::ActorSystem,
+    pub probe: volley_testkit::TestProbe<String>,
+}
+
+impl ManualCase {
+    pub fn new(name: &str) -> ManualCase {
+        let time = volley_testkit::ManualTime::new();
+        let mut settings = time.settings(volley::Settings::default());
+        settings.dispatchers.insert(
+            BLOCKING.into(),
+            volley::DispatcherSettings {
+                kind: volley::DispatcherKind::WorkStealing,
+                threads: 2,
+                ..Default::default()
+            },
+        );
+        let system = super::system_with(name, settings).unwrap();
+        let probe = volley_testkit::TestProbe::new(&system);
+        ManualCase {
+            time,
+            system,
+            probe,
+        }
+    }
+}
