@@ -27,43 +27,12 @@ mod log_capture;
 use std::time::{Duration, Instant};
 
 use common::{
-    add, events_so_far, node, record_events, remote_ref, spawn_calculator, Calc, Calculator, Node,
-    T,
+    add, events_so_far, free_port, node, on_port, quick_detector, record_events, remote_ref,
+    spawn_calculator, Calc, Calculator, Node, T,
 };
 use volley::{Actor, AskError, Context, HandleResult, Props, ToAnyRef};
-use volley_remote::transport::FailureDetectorSettings;
-use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
+use volley_remote::{DisassociationReason, RemotingEvent};
 use volley_testkit::TestProbe;
-
-/// Heartbeats every 50 ms, a node given up after about half a second of
-/// silence (as `remote_watch.rs`).
-fn quick_detector() -> RemoteSettings {
-    RemoteSettings {
-        failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 400,
-            ..FailureDetectorSettings::default()
-        },
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
-        ..RemoteSettings::default()
-    }
-}
-
-fn on_port(port: u16) -> RemoteSettings {
-    RemoteSettings {
-        port,
-        ..quick_detector()
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Long enough for a stray duplicate or a wrongly delivered notice to
 /// arrive; the detector's bound here is about half a second.

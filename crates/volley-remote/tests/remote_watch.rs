@@ -11,34 +11,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add, events_so_far, node, record_events, remote_ref, spawn_calculator, Calc, Node};
+use common::{
+    add, events_so_far, free_port, node, on_port, quick_detector, record_events, remote_ref,
+    spawn_calculator, Calc, Node,
+};
 use volley::{
     Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, TellError, Terminated,
     ToAnyRef,
 };
-use volley_remote::transport::FailureDetectorSettings;
-use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
-
-/// Heartbeats every 50 ms, given up after about half a second of silence.
-fn quick_detector() -> RemoteSettings {
-    RemoteSettings {
-        failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 400,
-            ..FailureDetectorSettings::default()
-        },
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
-        ..RemoteSettings::default()
-    }
-}
-
-fn on_port(port: u16) -> RemoteSettings {
-    RemoteSettings {
-        port,
-        ..quick_detector()
-    }
-}
+use volley_remote::{DisassociationReason, RemotingEvent};
 
 enum WatcherMsg {
     Watch(AnyRef),
@@ -128,14 +109,6 @@ async fn assert_ask_fails_as_terminated(dead: &ActorRef<Calc>) {
 /// Lets stray duplicates arrive before counting.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(300)).await;
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -205,3 +205,35 @@ pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Heartbeats every 50 ms, a node given up after about half a second of
+/// silence, reconnects from 50 ms (the watch suites' detector).
+pub fn quick_detector() -> RemoteSettings {
+    RemoteSettings {
+        failure_detector: volley_remote::transport::FailureDetectorSettings {
+            heartbeat_interval_ms: 50,
+            acceptable_heartbeat_pause_ms: 400,
+            ..Default::default()
+        },
+        reconnect_backoff_ms: 50,
+        reconnect_backoff_max_ms: 200,
+        ..RemoteSettings::default()
+    }
+}
+
+/// [`quick_detector`] listening on `port`.
+pub fn on_port(port: u16) -> RemoteSettings {
+    RemoteSettings {
+        port,
+        ..quick_detector()
+    }
+}
+
+/// A loopback port free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
