@@ -229,11 +229,18 @@ pub fn on_port(port: u16) -> RemoteSettings {
     }
 }
 
-/// A loopback port free a moment ago.
+/// A loopback port free a moment ago, for a node that is restarted on
+/// the same port. Picked below Linux's ephemeral range (32768 and up):
+/// a port the kernel handed out for `bind(0)` could be handed out again,
+/// to another test's connection, between a node's stop and its restart.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::hash::{BuildHasher, RandomState};
+    let random = RandomState::new();
+    for attempt in 0u64.. {
+        let port = 20_000 + (random.hash_one(attempt) % 10_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    unreachable!("an unbounded loop")
 }
