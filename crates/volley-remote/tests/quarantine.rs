@@ -58,11 +58,7 @@ async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
     // A node nobody listens for: this one only dials in. It is a known
     // peer: an unknown one whose address does not answer is never
     // associated, so there would be nothing to quarantine.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let fake: Address = format!("volley://fake@127.0.0.1:{port}").parse().unwrap();
     let mut settings = RemoteSettings {
         failure_detector: FailureDetectorSettings {

@@ -162,11 +162,7 @@ async fn messages_queued_while_the_peer_restarts_reach_its_new_incarnation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_bound_tells_are_counted_and_a_waiting_send_completes_once_the_peer_is_up() {
     // A port nobody listens on yet.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let a = common::node("alpha", quick_retry()).await;
     let (counter, replies) = spawn_counter(&a.system);
     let calc = a
