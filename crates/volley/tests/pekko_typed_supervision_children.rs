@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::pekko::{child, supervisor, Latch, T};
+use common::pekko::{child, supervisor, with_blocking_pool, Latch, BLOCKING, T};
 use common::typed_target::{restart_on, Cmd, Exc, Target};
 use volley::{Actor, ActorError, ActorRef, Context, HandleResult, Props, SupervisorStrategy};
 use volley_testkit::TestProbe;
@@ -40,21 +40,10 @@ fn slow_child(probe: &ActorRef<String>, latch: &Latch) -> Props<Target> {
     Target::props_with(probe, move |t| t.slow_stop = Some(latch.clone())).with_dispatcher(BLOCKING)
 }
 
-const BLOCKING: &str = "blocking";
-
 /// A system on the dispatcher kind under test, with a pool for the
 /// children that block.
 fn system(name: &str) -> volley::ActorSystem {
-    let mut settings = volley::Settings::default();
-    settings.dispatchers.insert(
-        BLOCKING.into(),
-        volley::DispatcherSettings {
-            kind: volley::DispatcherKind::WorkStealing,
-            threads: 2,
-            ..Default::default()
-        },
-    );
-    common::system_with(name, settings).unwrap()
+    common::system_with(name, with_blocking_pool(volley::Settings::default())).unwrap()
 }
 
 /// SupervisionSpec, "stop children when restarting" and "stop children

@@ -144,6 +144,19 @@ impl Latch {
 /// docs/semantics.md, Dispatchers).
 pub const BLOCKING: &str = "blocking";
 
+/// `settings` with the [`BLOCKING`] pool: two threads of its own.
+pub fn with_blocking_pool(mut settings: volley::Settings) -> volley::Settings {
+    settings.dispatchers.insert(
+        BLOCKING.into(),
+        volley::DispatcherSettings {
+            kind: volley::DispatcherKind::WorkStealing,
+            threads: 2,
+            ..Default::default()
+        },
+    );
+    settings
+}
+
 /// A manual clock, a system on it (with the [`BLOCKING`] pool) and the
 /// probe the subjects report to.
 pub struct ManualCase {
@@ -155,15 +168,7 @@ pub struct ManualCase {
 impl ManualCase {
     pub fn new(name: &str) -> ManualCase {
         let time = volley_testkit::ManualTime::new();
-        let mut settings = time.settings(volley::Settings::default());
-        settings.dispatchers.insert(
-            BLOCKING.into(),
-            volley::DispatcherSettings {
-                kind: volley::DispatcherKind::WorkStealing,
-                threads: 2,
-                ..Default::default()
-            },
-        );
+        let settings = with_blocking_pool(time.settings(volley::Settings::default()));
         let system = super::system_with(name, settings).unwrap();
         let probe = volley_testkit::TestProbe::new(&system);
         ManualCase {
