@@ -186,7 +186,7 @@ fn truncated_frames() {
 
 #[test]
 fn unknown_pdu_kind() {
-    for kind in [0x00, 0x07, 0x15, 0x1f, 0x7f, 0xff] {
+    for kind in [0x00, 0x07, 0x16, 0x1f, 0x7f, 0xff] {
         assert_eq!(
             decode_one(&frame(kind, &[])),
             Err(DecodeError::UnknownPduKind(kind))
@@ -215,6 +215,7 @@ fn kind_numbering() {
     }
     assert_eq!(PduKind::ReplyHandleDeclaration as u8, 0x12);
     assert_eq!(PduKind::Reply as u8, 0x13);
+    assert_eq!(PduKind::Request as u8, 0x15);
 }
 
 fn handle_body(id: u32, correlation: u64) -> Vec<u8> {
@@ -334,6 +335,124 @@ fn bad_replies() {
     for cut in 0..full.len() {
         assert_eq!(decode_one(&full[..cut]), Ok(None), "cut at {cut}");
     }
+}
+
+fn request_body(correlation: u64, recipient: u32, payload: &[u8]) -> Vec<u8> {
+    let mut b = correlation.to_le_bytes().to_vec();
+    b.extend(user_body(recipient, payload));
+    b
+}
+
+#[test]
+fn bad_requests() {
+    const KIND: PduKind = PduKind::Request;
+    for payload in [&b""[..], b"x", &[0u8; 100]] {
+        assert_eq!(
+            decode_one(&frame(0x15, &request_body(9, 3, payload))),
+            Ok(Some(Pdu::Request(Request {
+                correlation: 9,
+                message: UserMessage {
+                    header: MessageHeader {
+                        recipient: RefId::new(3).unwrap(),
+                        sender: None,
+                        serializer: SerializerId(2),
+                        type_id: 77,
+                    },
+                    payload,
+                },
+            })))
+        );
+    }
+    assert_eq!(
+        decode_one(&frame(0x15, &request_body(0, 3, b"x"))),
+        Err(DecodeError::Malformed {
+            kind: KIND,
+            field: "correlation",
+            reason: "correlation id is 0"
+        })
+    );
+    assert_eq!(
+        decode_one(&frame(0x15, &request_body(9, 0, b"x"))),
+        Err(DecodeError::Malformed {
+            kind: KIND,
+            field: "recipient",
+            reason: "recipient id 0"
+        })
+    );
+    // Complete frames whose body stops inside the 22-byte head.
+    let body = request_body(9, 3, b"");
+    assert_eq!(body.len(), REQUEST_HEADER_LEN);
+    for cut in 0..body.len() {
+        let field = match cut {
+            0..8 => "correlation",
+            8..12 => "recipient",
+            12..16 => "sender",
+            16..18 => "serializer",
+            _ => "type_id",
+        };
+        assert_eq!(
+            decode_one(&frame(0x15, &body[..cut])),
+            Err(DecodeError::Truncated { kind: KIND, field }),
+            "body cut at {cut}"
+        );
+    }
+    let full = frame(0x15, &request_body(9, 3, b"payload"));
+    for cut in 0..full.len() {
+        assert_eq!(decode_one(&full[..cut]), Ok(None), "cut at {cut}");
+    }
+}
+
+/// A user message frame becomes a Request in place, and only a whole user
+/// message frame with a non-zero correlation id does.
+#[test]
+fn a_user_message_frame_becomes_a_request() {
+    let encoder = Encoder::default();
+    let header = MessageHeader {
+        recipient: RefId::new(3).unwrap(),
+        sender: None,
+        serializer: SerializerId(2),
+        type_id: 77,
+    };
+    let mut buf = BytesMut::new();
+    Encoder::heartbeat(&mut buf);
+    let start = buf.len();
+    encoder
+        .user_message_with(&mut buf, &header, |b| {
+            b.extend_from_slice(b"abc");
+            Ok(())
+        })
+        .unwrap();
+    encoder.into_request(&mut buf, start, 9).unwrap();
+    assert_eq!(
+        &buf[start..],
+        &frame(0x15, &request_body(9, 3, b"abc"))[..],
+        "the same bytes as a Request encoded directly"
+    );
+    // Refused: a correlation of 0, and a frame that is not a user message;
+    // either way the frame is removed and what came before stays.
+    let mut bad = buf.clone();
+    assert!(encoder.into_request(&mut bad, start, 9).is_err());
+    assert_eq!(bad.len(), start);
+    let mut zero = BytesMut::new();
+    encoder
+        .user_message_with(&mut zero, &header, |_| Ok(()))
+        .unwrap();
+    assert!(encoder.into_request(&mut zero, 0, 0).is_err());
+    assert!(zero.is_empty());
+    // Too long for the encoder's limit once the correlation is in.
+    let small = Encoder::new((1 + MESSAGE_HEADER_LEN + 4) as u32);
+    let mut tight = BytesMut::new();
+    small
+        .user_message_with(&mut tight, &header, |b| {
+            b.extend_from_slice(b"abcd");
+            Ok(())
+        })
+        .unwrap();
+    assert!(matches!(
+        small.into_request(&mut tight, 0, 9),
+        Err(EncodeError::FrameTooLong { .. })
+    ));
+    assert!(tight.is_empty());
 }
 
 #[test]

@@ -278,6 +278,31 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         Some(reply),
     ));
 
+    let request = Pdu::Request(Request {
+        correlation: REPLY_CORRELATION,
+        message: UserMessage {
+            header: MessageHeader {
+                recipient: rid(7),
+                sender: None,
+                serializer: SerializerId::BINCODE,
+                type_id: 1001,
+            },
+            payload: ping_payload,
+        },
+    });
+    let mut fields = vec![("correlation id of the reply handle (u64 LE)", 8)];
+    fields.extend(MESSAGE_HEADER);
+    fields.push(("payload: bincode Ping { seq: 42 } = u64 LE", 8));
+    out.push((
+        Vector {
+            name: "request",
+            description: format!("{request:?}"),
+            bytes: encode(&request),
+            fields: frame_fields(PduKind::Request, &fields),
+        },
+        Some(request),
+    ));
+
     let traced = Pdu::TracedUserMessage(TracedUserMessage {
         message: UserMessage {
             header: MessageHeader {

@@ -140,8 +140,12 @@ async fn by_default_a_ghost_costs_one_connection_attempt_at_most() {
             correlation: 99,
         })],
     ));
-    for _ in 0..10 {
+    for _ in 0..5 {
         out.extend_from_slice(&add_frame(1, 2));
+    }
+    // Its requests that carry their reply handles inline likewise.
+    for correlation in 100..105 {
+        out.extend_from_slice(&add_request(1, correlation));
     }
     let before = b.system.dead_letter_count();
     s.write_all(&out).await.unwrap();

@@ -101,8 +101,8 @@ async fn a_failed_redeclaration_unbinds_the_id() {
 }
 
 /// A raw node that a real node asks: accepts the real node's ordinary
-/// lane and returns the correlation ids of the reply handles declared on
-/// it, in order, as they arrive.
+/// lane and returns the correlation ids of the reply handles its requests
+/// carry (or that are declared on it), in order, as they arrive.
 async fn asked_raw_node(
     listener: TcpListener,
     me: Address,
@@ -118,8 +118,15 @@ async fn asked_raw_node(
                 let decoder = Decoder::new(DecoderConfig::for_lane(lane));
                 loop {
                     while let Ok(Some((pdu, used))) = decoder.decode_frame(&buf) {
-                        if let Pdu::ReplyHandleDeclaration(d) = pdu {
-                            let _ = tx.send(d.correlation);
+                        match pdu {
+                            // An ask's request carries its handle inline.
+                            Pdu::Request(r) => {
+                                let _ = tx.send(r.correlation);
+                            }
+                            Pdu::ReplyHandleDeclaration(d) => {
+                                let _ = tx.send(d.correlation);
+                            }
+                            _ => {}
                         }
                         let _ = buf.split_to(used);
                     }

@@ -16,6 +16,7 @@ enum Owned {
     Disassociate(u8, String),
     AuthProof([u8; 32]),
     User(MessageHeader, Vec<u8>),
+    Request(u64, MessageHeader, Vec<u8>),
     Traced(MessageHeader, volley::TraceParent, Vec<u8>),
     RefDecl(u32, u64, String),
     ReplyHandleDecl(u32, u64),
@@ -59,6 +60,13 @@ impl Owned {
             Owned::User(header, payload) => Pdu::UserMessage(UserMessage {
                 header: *header,
                 payload,
+            }),
+            Owned::Request(correlation, header, payload) => Pdu::Request(Request {
+                correlation: *correlation,
+                message: UserMessage {
+                    header: *header,
+                    payload,
+                },
             }),
             Owned::Traced(header, context, payload) => Pdu::TracedUserMessage(TracedUserMessage {
                 message: UserMessage {
@@ -170,6 +178,7 @@ fn owned() -> impl Strategy<Value = Owned> {
         (any::<u8>(), text()).prop_map(|(r, t)| Owned::Disassociate(r, t)),
         any::<[u8; 32]>().prop_map(Owned::AuthProof),
         (header(), bytes(300)).prop_map(|(h, p)| Owned::User(h, p)),
+        (1u64.., header(), bytes(300)).prop_map(|(c, h, p)| Owned::Request(c, h, p)),
         // Any ids, the all-zero ones W3C calls invalid included: the
         // codec carries them as they are, the receiver judges them.
         (header(), any::<([u8; 16], [u8; 8], u8)>(), bytes(300)).prop_map(|(h, (t, s, f), p)| {

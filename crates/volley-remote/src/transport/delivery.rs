@@ -20,12 +20,15 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use volley::remote::{RemoteRef, RemoteRoute};
+use volley::ActorPath;
+
 use super::ref_tables::ImportTable;
 
 use super::core::RemotingCore;
 use super::registry::{DeliverError, InboundType};
 use crate::serialization::SerializerId;
-use crate::wire::{Address, TracedUserMessage, UserMessage};
+use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
 
 /// Longest run delivered at once. Long enough that the per-run costs (the
 /// mailbox lock, the scheduling check, the handle lookup) vanish per
@@ -75,6 +78,12 @@ pub(crate) struct Run<'buf> {
     serializer: SerializerId,
     len: usize,
     payloads: [&'buf [u8]; RUN_CAP],
+    /// The correlation id of each payload's reply handle if it came in a
+    /// Request, else 0; read only if `has_requests`.
+    replies: [u64; RUN_CAP],
+    /// Some payload of the run came in a Request: a run without one is
+    /// decoded as if Requests did not exist.
+    has_requests: bool,
 }
 
 impl<'buf> Run<'buf> {
@@ -85,6 +94,8 @@ impl<'buf> Run<'buf> {
             serializer: SerializerId(0),
             len: 0,
             payloads: [&[]; RUN_CAP],
+            replies: [0; RUN_CAP],
+            has_requests: false,
         }
     }
 
@@ -92,6 +103,20 @@ impl<'buf> Run<'buf> {
     /// does not continue it or the run is full.
     #[inline]
     pub(crate) fn push(&mut self, m: UserMessage<'buf>, to: &mut Deliver<'_>) {
+        self.push_with(m, 0, to)
+    }
+
+    /// Adds a request to the run: a message that carries its reply
+    /// handle's correlation id. Requests and plain messages to one actor
+    /// share runs.
+    #[inline]
+    pub(crate) fn push_request(&mut self, r: Request<'buf>, to: &mut Deliver<'_>) {
+        self.push_with(r.message, r.correlation, to);
+        self.has_requests = true;
+    }
+
+    #[inline]
+    fn push_with(&mut self, m: UserMessage<'buf>, reply: u64, to: &mut Deliver<'_>) {
         let h = &m.header;
         let continues = self.len > 0
             && self.recipient == h.recipient.get()
@@ -104,6 +129,7 @@ impl<'buf> Run<'buf> {
             self.serializer = h.serializer;
         }
         self.payloads[self.len] = m.payload;
+        self.replies[self.len] = reply;
         self.len += 1;
     }
 
@@ -112,10 +138,22 @@ impl<'buf> Run<'buf> {
         if self.len == 0 {
             return;
         }
-        let payloads = &self.payloads[..self.len];
+        let payloads = Payloads {
+            bytes: &self.payloads[..self.len],
+            replies: self.has_requests.then(|| &self.replies[..self.len]),
+        };
         self.len = 0;
+        self.has_requests = false;
         to.run(self.type_id, self.serializer, self.recipient, payloads);
     }
+}
+
+/// The payloads of a run and, if any came in a Request, each one's reply
+/// handle correlation id (0 for a plain message).
+#[derive(Clone, Copy)]
+pub(crate) struct Payloads<'r> {
+    pub(crate) bytes: &'r [&'r [u8]],
+    pub(crate) replies: Option<&'r [u64]>,
 }
 
 /// What a run is delivered with: the connection's state.
@@ -124,13 +162,18 @@ pub(crate) struct Deliver<'a> {
     pub(crate) imports: &'a ImportTable,
     pub(crate) types: &'a mut TypeCache,
     pub(crate) peer: &'a Address,
+    /// The peer's root path, for the paths of its requests' reply handles.
+    pub(crate) root: &'a ActorPath,
+    /// The route its requests' reply handles answer through; made when
+    /// its first Request arrives (runs without one never need it).
+    pub(crate) reply_route: &'a Option<Arc<dyn RemoteRoute>>,
 }
 
 impl Deliver<'_> {
-    fn run(&mut self, type_id: u32, serializer: SerializerId, recipient: u32, payloads: &[&[u8]]) {
+    fn run(&mut self, type_id: u32, serializer: SerializerId, recipient: u32, payloads: Payloads) {
         let (core, peer) = (self.core, self.peer);
         let Some(cached) = self.types.find(core, type_id) else {
-            for _ in payloads {
+            for _ in payloads.bytes {
                 core.undeliverable(peer, &format!("unknown message type id {type_id}"));
             }
             return;
@@ -140,17 +183,23 @@ impl Deliver<'_> {
             core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
         };
         if serializer != ty.serializer {
-            for _ in payloads {
+            for _ in payloads.bytes {
                 failed(DeliverError::WrongSerializer(serializer));
             }
             return;
         }
+        let (root, route) = (self.root, self.reply_route);
+        let handle_of = |correlation| {
+            let route = route.as_ref()?.clone();
+            Some(RemoteRef::reply_handle(root, correlation, core.system.clone(), route).to_any())
+        };
         (ty.deliver_run)(
             payloads,
             self.imports,
             recipient,
             &mut cached.stage,
             &mut failed,
+            &handle_of,
         );
     }
 }
@@ -160,6 +209,13 @@ impl<'buf> Deliver<'_> {
     pub(crate) fn one(&mut self, m: UserMessage<'buf>) {
         let mut run = Run::new();
         run.push(m, self);
+        run.flush(self);
+    }
+
+    /// Delivers one request alone.
+    pub(crate) fn request(&mut self, r: Request<'buf>) {
+        let mut run = Run::new();
+        run.push_request(r, self);
         run.flush(self);
     }
 

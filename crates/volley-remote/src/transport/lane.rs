@@ -241,14 +241,14 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// Encodes a user message for `target` into the buffer (a reply to an
     /// ask made on the peer as a Reply frame, which carries no trace
     /// context).
-    pub(crate) fn send_user(
+    pub(crate) fn send_user<F: Framing>(
         self: &Arc<Self>,
         core: &RemotingCore,
         target: &RemoteRef,
         route: &RouteHint,
         ty: OutboundType,
         msg: &(dyn Any + Send),
-        framing: impl Framing,
+        framing: F,
     ) -> Result<(), LaneRefusal> {
         let mut st = self.state.lock();
         if st.buf.len() >= self.limit.load(std::sync::atomic::Ordering::Relaxed) {
@@ -273,6 +273,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 self.association_id,
                 exports,
                 buf,
+                false,
                 |buf| {
                     self.encoder
                         .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
@@ -303,6 +304,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             self.association_id,
             exports,
             buf,
+            F::INLINE_REPLY_HANDLE,
             |buf| framing.frame(&self.encoder, buf, &header, |b| (ty.encode)(msg, b)),
         );
         self.unlock_and_kick(st, was_empty, true);

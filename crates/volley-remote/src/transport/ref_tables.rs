@@ -22,10 +22,15 @@ use volley::{ActorPath, AnyRef, TargetKey};
 
 use super::id_slots::{Full, IdSlots};
 use super::limits::{LimitError, LimitSettings};
+use super::reply_handles::is_local_reply_handle;
 use super::support::FastMap;
+use crate::wire::REQUEST_REPLY_REF;
 
 scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
 scoped_tls::scoped_thread_local!(static IMPORT: ImportTable);
+// The reply handle of the Request frame being decoded: what ref id 0 means
+// in its payload.
+scoped_tls::scoped_thread_local!(static REQUEST: ImportedRef);
 
 /// This transport's ref codec, installed when remoting starts.
 pub(crate) const REF_CODEC: RefCodec = RefCodec {
@@ -52,8 +57,37 @@ fn decode_in_scope(id: u32, found: &mut dyn FnMut(Option<&ImportedRef>)) -> bool
     if !IMPORT.is_set() {
         return false;
     }
+    if id == REQUEST_REPLY_REF {
+        // Only a Request's payload may name its own reply handle; anywhere
+        // else 0 is an undeclared id.
+        match REQUEST.is_set() {
+            true => REQUEST.with(|handle| found(Some(handle))),
+            false => found(None),
+        }
+        return true;
+    }
     IMPORT.with(|t| found(t.get(id)));
     true
+}
+
+/// Decodes (with `decode`) the payload of a Request whose reply handle is
+/// `handle`: ref id 0 in the payload is that handle.
+pub(crate) fn with_request_handle<R>(handle: AnyRef, decode: impl FnOnce() -> R) -> R {
+    REQUEST.set(&ImportedRef::once(handle), decode)
+}
+
+/// Where [`ExportTable`] puts the first local reply handle of a message that
+/// may travel as a Request. Armed between messages, so that the common
+/// send pays nothing to arm it; the lane turns it off around the rare
+/// frames that cannot be Requests.
+enum RequestSlot {
+    /// The message being encoded cannot be a Request (a reply, a traced
+    /// message): reply handles are declared.
+    Off,
+    /// It can, and has not met a local reply handle yet.
+    Armed,
+    /// Its payload names this handle as ref id 0.
+    Taken(AnyRef),
 }
 
 /// Ids `1..=TEMPORARY_IDS` are a ring for temporary refs (an ask's reply
@@ -72,6 +106,7 @@ pub(crate) struct ExportTable {
     next_id: u32,
     next_temporary: u32,
     pending: Vec<(u32, AnyRef)>,
+    request: RequestSlot,
     /// Lasting refs declared, and how many may be (`limits.max_exported_refs`).
     lasting_count: usize,
     max_lasting: usize,
@@ -91,6 +126,7 @@ impl Default for ExportTable {
             next_id: TEMPORARY_IDS,
             next_temporary: 0,
             pending: Vec::new(),
+            request: RequestSlot::Armed,
             lasting_count: 0,
             max_lasting: usize::MAX,
         }
@@ -138,6 +174,18 @@ impl ExportTable {
 
     fn export_slow(&mut self, actor: &AnyRef) -> Option<u32> {
         if actor.is_reply_handle() {
+            if is_local_reply_handle(actor) {
+                match &self.request {
+                    RequestSlot::Armed => {
+                        self.request = RequestSlot::Taken(actor.clone());
+                        return Some(REQUEST_REPLY_REF);
+                    }
+                    RequestSlot::Taken(first) if first.same_target(actor) => {
+                        return Some(REQUEST_REPLY_REF);
+                    }
+                    _ => {}
+                }
+            }
             self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
             let id = self.next_temporary;
             self.pending.push((id, actor.clone()));
@@ -181,10 +229,37 @@ impl ExportTable {
             .map(|(_, id)| *id)
     }
 
+    /// Whether the messages encoded next may carry their first local reply
+    /// handle inline, as Requests (the default), or must declare it.
+    #[inline]
+    pub(crate) fn allow_requests(&mut self, allow: bool) {
+        self.request = match allow {
+            true => RequestSlot::Armed,
+            false => RequestSlot::Off,
+        };
+    }
+
+    /// The reply handle the message just encoded names as ref id 0, if it
+    /// named one; the slot is armed again.
+    #[inline]
+    pub(crate) fn take_request(&mut self) -> Option<AnyRef> {
+        match std::mem::replace(&mut self.request, RequestSlot::Armed) {
+            RequestSlot::Taken(handle) => Some(handle),
+            RequestSlot::Off | RequestSlot::Armed => None,
+        }
+    }
+
     /// True when declarations wait to be written.
     #[inline]
     pub(crate) fn has_pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// True when the message just encoded needs more than its frame:
+    /// declarations, or its reply handle's registration as a Request.
+    #[inline]
+    pub(crate) fn has_pending_or_request(&self) -> bool {
+        !self.pending.is_empty() || matches!(self.request, RequestSlot::Taken(_))
     }
 
     /// Declarations to write before the message that caused them.

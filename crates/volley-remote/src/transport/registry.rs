@@ -18,7 +18,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use volley::{Actor, ActorSystem, AnyRef, Props};
 
-use super::ref_tables::ImportTable;
+use super::delivery::Payloads;
+use super::ref_tables::{with_request_handle, ImportTable};
 use super::support::FastMap;
 
 use crate::serialization::{BincodeSerializer, SerializeError, Serializer, SerializerId};
@@ -39,9 +40,17 @@ pub(crate) enum DeliverError {
 pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), SerializeError>;
 pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
 /// Decodes a run of payloads for one recipient and delivers them together;
-/// what cannot be delivered goes to the callback, the rest in order.
-pub(crate) type DeliverRunFn =
-    fn(&[&[u8]], &ImportTable, u32, &mut Option<Box<dyn Any + Send>>, &mut dyn FnMut(DeliverError));
+/// what cannot be delivered goes to the callback, the rest in order. The
+/// last argument makes the reply handle of a payload that came in a
+/// Request, from its correlation id.
+pub(crate) type DeliverRunFn = fn(
+    Payloads<'_>,
+    &ImportTable,
+    u32,
+    &mut Option<Box<dyn Any + Send>>,
+    &mut dyn FnMut(DeliverError),
+    &dyn Fn(u64) -> Option<AnyRef>,
+);
 /// Decodes one payload and delivers it with the sender's trace context.
 pub(crate) type DeliverTracedFn =
     fn(&[u8], &ImportTable, u32, volley::TraceParent) -> Result<(), DeliverError>;
@@ -153,41 +162,67 @@ fn panic_text(panic: &(dyn Any + Send)) -> &str {
         .unwrap_or("(no message)")
 }
 
+/// Decodes one payload of a run, inside the import table's scope; one that
+/// came in a Request with its reply handle as ref id 0.
+#[inline]
+fn decode_payload<M, S: Serializer<M>>(
+    serializer: &S,
+    payload: &[u8],
+    reply: u64,
+    handle_of: &dyn Fn(u64) -> Option<AnyRef>,
+) -> Result<M, SerializeError> {
+    match reply {
+        0 => decode_guarded(serializer, payload),
+        // Without a handle (no way back to the peer), ref id 0 is
+        // undeclared and the message fails to decode, saying so.
+        correlation => match handle_of(correlation) {
+            Some(handle) => with_request_handle(handle, || decode_guarded(serializer, payload)),
+            None => decode_guarded(serializer, payload),
+        },
+    }
+}
+
 fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     payload: &[u8],
+    reply: u64,
     imports: &ImportTable,
     recipient: u32,
+    handle_of: &dyn Fn(u64) -> Option<AnyRef>,
 ) -> Result<(), DeliverError> {
+    let decode = || imports.scope(|| decode_payload(&S::default(), payload, reply, handle_of));
     // The common case first: the handle cached for this protocol, borrowed
     // (no reference count per message).
     let entry = imports
         .get(recipient)
         .ok_or(DeliverError::UnknownRecipient(recipient))?;
     if let Some(target) = entry.typed_ref::<M>() {
-        let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
+        let msg: M = decode()?;
         target.tell(msg);
         return Ok(());
     }
     let target = entry
         .typed::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
-    let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
+    let msg: M = decode()?;
     target.tell(msg);
     Ok(())
 }
 
 fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
-    payloads: &[&[u8]],
+    payloads: Payloads<'_>,
     imports: &ImportTable,
     recipient: u32,
     slot: &mut Option<Box<dyn Any + Send>>,
     failed: &mut dyn FnMut(DeliverError),
+    handle_of: &dyn Fn(u64) -> Option<AnyRef>,
 ) {
+    let reply_of = |i: usize| payloads.replies.map_or(0, |r| r[i]);
     let Some(target) = imports.get(recipient).and_then(|r| r.typed_ref::<M>()) else {
         // Unknown id, or a ref used with a second protocol: the rare
         // paths, one message at a time.
-        for payload in payloads {
-            if let Err(e) = deliver::<M, S>(payload, imports, recipient) {
+        for (i, payload) in payloads.bytes.iter().enumerate() {
+            let reply = reply_of(i);
+            if let Err(e) = deliver::<M, S>(payload, reply, imports, recipient, handle_of) {
                 failed(e);
             }
         }
@@ -196,10 +231,23 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     let batch = super::delivery::stage::<M>(slot);
     imports.scope(|| {
         let serializer = S::default();
-        for payload in payloads {
-            match decode_guarded(&serializer, payload) {
-                Ok(msg) => batch.push(msg),
-                Err(e) => failed(e.into()),
+        match payloads.replies {
+            // Plain messages only, as if Requests did not exist.
+            None => {
+                for payload in payloads.bytes {
+                    match decode_guarded(&serializer, payload) {
+                        Ok(msg) => batch.push(msg),
+                        Err(e) => failed(e.into()),
+                    }
+                }
+            }
+            Some(replies) => {
+                for (payload, &reply) in payloads.bytes.iter().zip(replies) {
+                    match decode_payload(&serializer, payload, reply, handle_of) {
+                        Ok(msg) => batch.push(msg),
+                        Err(e) => failed(e.into()),
+                    }
+                }
             }
         }
     });

@@ -100,7 +100,11 @@ fn carries_message(kind: u8) -> bool {
     matches!(
         PduKind::from_u8(kind),
         Some(
-            PduKind::UserMessage | PduKind::Reply | PduKind::SpawnRequest | PduKind::SpawnResponse
+            PduKind::UserMessage
+                | PduKind::Request
+                | PduKind::Reply
+                | PduKind::SpawnRequest
+                | PduKind::SpawnResponse
         )
     )
 }

@@ -6,8 +6,8 @@ use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
 use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus};
 use super::pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
-    ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
-    TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN,
+    ReplyHandleDeclaration, Request, SpawnRequest, SpawnResponse, SpawnResult, SystemAck,
+    SystemMessage, TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN,
 };
 use crate::serialization::SerializerId;
 
@@ -142,11 +142,44 @@ impl<'a> Frames<'a> {
     }
 }
 
-impl<'a> Iterator for Frames<'a> {
-    type Item = Result<Pdu<'a>, DecodeError>;
+/// A complete frame, split off the read buffer but not decoded: what the
+/// transport's read loop takes, so that the hot kinds (UserMessage,
+/// Request) are decoded by their own small functions and never moved
+/// around inside the much larger [`Pdu`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawFrame<'a> {
+    /// The kind byte, possibly unknown.
+    pub kind: u8,
+    /// The body after the kind byte.
+    pub body: &'a [u8],
+}
 
+impl<'a> RawFrame<'a> {
+    /// The frame as a UserMessage, if that is its kind.
     #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
+    pub fn user_message(&self) -> Option<Result<UserMessage<'a>, DecodeError>> {
+        (self.kind == PduKind::UserMessage as u8).then(|| user_message_body(self.body))
+    }
+
+    /// The frame as a Request, if that is its kind.
+    #[inline]
+    pub fn request(&self) -> Option<Result<Request<'a>, DecodeError>> {
+        (self.kind == PduKind::Request as u8).then(|| request_body(self.body))
+    }
+
+    /// The frame as any PDU, within the limits of `config`.
+    pub fn decode(&self, config: &DecoderConfig) -> Result<Pdu<'a>, DecodeError> {
+        decode_pdu(self.kind, self.body, config)
+    }
+}
+
+impl<'a> Frames<'a> {
+    /// The next complete frame, undecoded; `None` at an incomplete frame
+    /// and after an error. The caller decodes it (the iterator does both)
+    /// and stops at a frame that does not decode: `consumed` then counts
+    /// that frame too.
+    #[inline]
+    pub fn next_raw(&mut self) -> Option<Result<RawFrame<'a>, DecodeError>> {
         if self.failed {
             return None;
         }
@@ -155,24 +188,42 @@ impl<'a> Iterator for Frames<'a> {
         // Checked before waiting for the body, so an oversized frame is never
         // buffered.
         if len > self.config.max_frame_len as usize {
-            return self.fail(DecodeError::FrameTooLong {
+            self.failed = true;
+            return Some(Err(DecodeError::FrameTooLong {
                 len,
                 max: self.config.max_frame_len as usize,
-            });
+            }));
         }
         if rest.len() < len {
             return None;
         }
         let (frame, after) = rest.split_at(len);
         let Some((&kind, body)) = frame.split_first() else {
-            return self.fail(DecodeError::EmptyFrame);
+            self.failed = true;
+            return Some(Err(DecodeError::EmptyFrame));
         };
-        match decode_pdu(kind, body, &self.config) {
-            Ok(pdu) => {
-                self.rest = after;
-                Some(Ok(pdu))
+        self.rest = after;
+        Some(Ok(RawFrame { kind, body }))
+    }
+}
+
+impl<'a> Iterator for Frames<'a> {
+    type Item = Result<Pdu<'a>, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let before = self.rest;
+        let frame = match self.next_raw()? {
+            Ok(frame) => frame,
+            Err(e) => return Some(Err(e)),
+        };
+        match decode_pdu(frame.kind, frame.body, &self.config) {
+            Ok(pdu) => Some(Ok(pdu)),
+            Err(e) => {
+                // `consumed` stays at the bad frame.
+                self.rest = before;
+                self.fail(e)
             }
-            Err(e) => self.fail(e),
         }
     }
 }
@@ -295,6 +346,7 @@ fn decode_pdu<'a>(
             Pdu::SpawnResponse(SpawnResponse { request_id, result })
         }
         PduKind::UserMessage => return user_message(body),
+        PduKind::Request => return request_body(body).map(Pdu::Request),
         PduKind::TracedUserMessage => {
             let Some((head, rest)) = r.buf.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
                 return Err(truncated_header(kind, r.buf.len()));
@@ -324,11 +376,43 @@ fn decode_pdu<'a>(
 
 #[inline]
 fn user_message(body: &[u8]) -> Result<Pdu<'_>, DecodeError> {
+    user_message_body(body).map(Pdu::UserMessage)
+}
+
+#[inline]
+fn user_message_body(body: &[u8]) -> Result<UserMessage<'_>, DecodeError> {
     let Some((head, payload)) = body.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
         return Err(truncated_header(PduKind::UserMessage, body.len()));
     };
     let header = message_header(PduKind::UserMessage, head)?;
-    Ok(Pdu::UserMessage(UserMessage { header, payload }))
+    Ok(UserMessage { header, payload })
+}
+
+#[inline]
+fn request_body(body: &[u8]) -> Result<Request<'_>, DecodeError> {
+    const KIND: PduKind = PduKind::Request;
+    let Some((correlation, message)) = body.split_first_chunk::<8>() else {
+        return Err(DecodeError::Truncated {
+            kind: KIND,
+            field: "correlation",
+        });
+    };
+    let correlation = u64::from_le_bytes(*correlation);
+    if correlation == 0 {
+        return Err(DecodeError::Malformed {
+            kind: KIND,
+            field: "correlation",
+            reason: "correlation id is 0",
+        });
+    }
+    let Some((head, payload)) = message.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
+        return Err(truncated_header(KIND, message.len()));
+    };
+    let header = message_header(KIND, head)?;
+    Ok(Request {
+        correlation,
+        message: UserMessage { header, payload },
+    })
 }
 
 #[cold]

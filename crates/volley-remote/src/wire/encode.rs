@@ -172,6 +172,61 @@ impl Encoder {
         self.finish_frame(buf, start)
     }
 
+    /// Appends a [`super::pdu::Request`]: a user message whose payload
+    /// `write_payload` serializes directly into `buf`, naming the request's
+    /// reply handle `correlation` (never 0).
+    pub fn request_with<F>(
+        &self,
+        buf: &mut BytesMut,
+        correlation: u64,
+        header: &MessageHeader,
+        write_payload: F,
+    ) -> Result<(), EncodeError>
+    where
+        F: FnOnce(&mut BytesMut) -> Result<(), SerializeError>,
+    {
+        let start = buf.len();
+        self.user_message_with(buf, header, write_payload)?;
+        self.into_request(buf, start, correlation)
+    }
+
+    /// Turns the user message frame at `start`, the last in `buf`, into a
+    /// [`super::pdu::Request`] naming the reply handle `correlation`. The
+    /// transport learns that a message carries its ask's handle only while
+    /// serializing it, after the head is written: the correlation is
+    /// inserted between kind and head, moving the (usually short) head and
+    /// payload by 8 bytes. On an error the frame is removed.
+    pub fn into_request(
+        &self,
+        buf: &mut BytesMut,
+        start: usize,
+        correlation: u64,
+    ) -> Result<(), EncodeError> {
+        let end = buf.len();
+        let is_user_message = end >= start + FRAME_HEADER_LEN + MESSAGE_HEADER_LEN
+            && buf[start + 4] == PduKind::UserMessage as u8;
+        let invalid = if !is_user_message {
+            Some("a request is made from a whole user message frame")
+        } else if correlation == 0 {
+            Some("a reply handle's correlation id is never 0")
+        } else {
+            None
+        };
+        if let Some(reason) = invalid {
+            buf.truncate(start);
+            return Err(EncodeError::InvalidField {
+                field: "correlation",
+                reason,
+            });
+        }
+        buf.put_u64_le(0);
+        buf.copy_within(start + FRAME_HEADER_LEN..end, start + FRAME_HEADER_LEN + 8);
+        buf[start + 4] = PduKind::Request as u8;
+        buf[start + FRAME_HEADER_LEN..start + FRAME_HEADER_LEN + 8]
+            .copy_from_slice(&correlation.to_le_bytes());
+        self.finish_frame(buf, start)
+    }
+
     /// Appends a system message whose payload `write_payload` serializes
     /// directly into `buf`.
     pub fn system_message_with<F>(
@@ -226,6 +281,12 @@ impl Encoder {
             Pdu::TracedUserMessage(t) => {
                 return self.traced_user_message_with(buf, &t.message.header, &t.context, |b| {
                     b.extend_from_slice(t.message.payload);
+                    Ok(())
+                })
+            }
+            Pdu::Request(r) => {
+                return self.request_with(buf, r.correlation, &r.message.header, |b| {
+                    b.extend_from_slice(r.message.payload);
                     Ok(())
                 })
             }
@@ -395,6 +456,7 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
         | Pdu::HeartbeatAck
         | Pdu::UserMessage(_)
         | Pdu::TracedUserMessage(_)
+        | Pdu::Request(_)
         | Pdu::Reply(_)
         | Pdu::SystemMessage(_) => {}
     }

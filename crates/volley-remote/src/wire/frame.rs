@@ -162,6 +162,8 @@ pub enum PduKind {
     Reply = 0x13,
     /// [`super::TracedUserMessage`].
     TracedUserMessage = 0x14,
+    /// [`super::Request`].
+    Request = 0x15,
     /// [`super::SystemMessage`].
     SystemMessage = 0x20,
     /// [`super::SystemAck`].
@@ -174,7 +176,7 @@ pub enum PduKind {
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 15] = [
+    pub const ALL: [PduKind; 16] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
@@ -186,6 +188,7 @@ impl PduKind {
         PduKind::ReplyHandleDeclaration,
         PduKind::Reply,
         PduKind::TracedUserMessage,
+        PduKind::Request,
         PduKind::SystemMessage,
         PduKind::SystemAck,
         PduKind::SpawnRequest,
@@ -206,6 +209,7 @@ impl PduKind {
             0x12 => PduKind::ReplyHandleDeclaration,
             0x13 => PduKind::Reply,
             0x14 => PduKind::TracedUserMessage,
+            0x15 => PduKind::Request,
             0x20 => PduKind::SystemMessage,
             0x21 => PduKind::SystemAck,
             0x30 => PduKind::SpawnRequest,

@@ -14,7 +14,7 @@ mod handshake;
 mod pdu;
 
 pub use address::{Address, AddressError, SCHEME};
-pub use decode::{Decoder, DecoderConfig, Frames, DEFAULT_MAX_REF_ID};
+pub use decode::{Decoder, DecoderConfig, Frames, RawFrame, DEFAULT_MAX_REF_ID};
 pub use encode::Encoder;
 pub use error::{DecodeError, EncodeError};
 pub use frame::{
@@ -26,6 +26,7 @@ pub use handshake::{
 };
 pub use pdu::{
     Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
-    ReplyHandleDeclaration, SpawnRequest, SpawnResponse, SpawnResult, SystemAck, SystemMessage,
-    TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN, TRACE_CONTEXT_LEN,
+    ReplyHandleDeclaration, Request, SpawnRequest, SpawnResponse, SpawnResult, SystemAck,
+    SystemMessage, TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN,
+    REQUEST_HEADER_LEN, REQUEST_REPLY_REF, TRACE_CONTEXT_LEN,
 };

@@ -117,6 +117,30 @@ pub struct Reply<'a> {
     pub payload: &'a [u8],
 }
 
+/// A user message that carries an ask's reply handle of the sending node
+/// inline: the handle is named by `correlation` in the frame, and the
+/// payload refers to it with ref id 0 ([`REQUEST_REPLY_REF`]). It replaces
+/// a [`ReplyHandleDeclaration`] followed by a [`UserMessage`]: nothing is
+/// declared, so the receiver binds no table entry per ask and requests to
+/// one actor stay one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request<'a> {
+    /// The reply handle's identity on the sending node (never 0), as in a
+    /// [`ReplyHandleDeclaration`].
+    pub correlation: u64,
+    /// The message, as in a [`UserMessage`].
+    pub message: UserMessage<'a>,
+}
+
+/// The ref id by which a [`Request`]'s payload names the request's own
+/// reply handle. Never a declared id (those start at 1), so it means
+/// nothing, and fails to decode, in any other frame.
+pub const REQUEST_REPLY_REF: u32 = 0;
+
+/// Length of the fixed part of a [`Request`] body: correlation (8) and a
+/// message header.
+pub const REQUEST_HEADER_LEN: usize = 8 + MESSAGE_HEADER_LEN;
+
 /// Length of the fixed part of a [`Reply`] body: correlation (8),
 /// serializer (2), type id (4).
 pub const REPLY_HEADER_LEN: usize = 14;
@@ -263,6 +287,8 @@ pub enum Pdu<'a> {
     Reply(Reply<'a>),
     /// See [`TracedUserMessage`].
     TracedUserMessage(TracedUserMessage<'a>),
+    /// See [`Request`].
+    Request(Request<'a>),
     /// See [`SystemMessage`].
     SystemMessage(SystemMessage<'a>),
     /// See [`SystemAck`].
@@ -288,6 +314,7 @@ impl Pdu<'_> {
             Pdu::ReplyHandleDeclaration(_) => PduKind::ReplyHandleDeclaration,
             Pdu::Reply(_) => PduKind::Reply,
             Pdu::TracedUserMessage(_) => PduKind::TracedUserMessage,
+            Pdu::Request(_) => PduKind::Request,
             Pdu::SystemMessage(_) => PduKind::SystemMessage,
             Pdu::SystemAck(_) => PduKind::SystemAck,
             Pdu::SpawnRequest(_) => PduKind::SpawnRequest,

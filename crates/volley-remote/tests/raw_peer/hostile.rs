@@ -132,6 +132,33 @@ fn user_frame<V: Serialize + serde::de::DeserializeOwned>(
     )
 }
 
+/// `Add { 1, 2 }` to the declared id `to` as a Request whose reply handle
+/// (ref id 0 in the payload) is the sender's `correlation`.
+pub fn add_request(to: u32, correlation: u64) -> BytesMut {
+    let mut payload = BytesMut::new();
+    let add = CalcOnWire::Add {
+        a: 1,
+        b: 2,
+        reply_to: 0,
+    };
+    BincodeSerializer.encode(&add, &mut payload).unwrap();
+    frames(
+        Lane::Ordinary,
+        &[Pdu::Request(volley_remote::wire::Request {
+            correlation,
+            message: volley_remote::wire::UserMessage {
+                header: MessageHeader {
+                    recipient: id(to),
+                    sender: None,
+                    serializer: SerializerId::BINCODE,
+                    type_id: CALC_ID,
+                },
+                payload: &payload,
+            },
+        })],
+    )
+}
+
 pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + T;
     while !done() {

@@ -88,6 +88,9 @@ impl RefToEncode<'_> {
 pub struct ImportedRef {
     actor: AnyRef,
     typed: OnceCell<Box<dyn Any + Send + Sync>>,
+    /// Read once (a request's reply handle): caching its typed handle would
+    /// cost an allocation that nobody reuses.
+    once: bool,
 }
 
 impl ImportedRef {
@@ -96,6 +99,16 @@ impl ImportedRef {
         ImportedRef {
             actor,
             typed: OnceCell::new(),
+            once: false,
+        }
+    }
+
+    /// An entry for `actor` that is read about once, so its typed handle is
+    /// not cached.
+    pub fn once(actor: AnyRef) -> Self {
+        ImportedRef {
+            once: true,
+            ..ImportedRef::new(actor)
         }
     }
 
@@ -108,6 +121,9 @@ impl ImportedRef {
     /// not `M`.
     #[inline]
     pub fn typed<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
+        if self.once {
+            return self.actor.downcast::<M>();
+        }
         let cached = self
             .typed
             .get_or_init(|| Box::new(self.actor.downcast::<M>()));
@@ -118,9 +134,13 @@ impl ImportedRef {
     }
 
     /// Like [`ImportedRef::typed`], but borrowed from the cache; `None` also
-    /// when the cache holds another protocol (then use `typed`).
+    /// when the cache holds another protocol, or for an entry made with
+    /// [`ImportedRef::once`] (then use `typed`).
     #[inline]
     pub fn typed_ref<M: Send + 'static>(&self) -> Option<&ActorRef<M>> {
+        if self.once {
+            return None;
+        }
         self.typed
             .get_or_init(|| Box::new(self.actor.downcast::<M>()))
             .downcast_ref::<Option<ActorRef<M>>>()?

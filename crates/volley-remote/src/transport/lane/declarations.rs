@@ -52,40 +52,74 @@ pub(super) fn recipient_id(
 
 /// Encodes one message frame with `encode`, inside the export table's
 /// scope so refs in the payload get ids, and puts the declarations of refs
-/// seen for the first time before it.
+/// seen for the first time before it. With `inline_reply_handle`, the
+/// frame (a UserMessage) becomes a Request if its payload holds a reply
+/// handle of this node: the first such handle is named by its correlation
+/// id in the frame instead of being declared (wire-protocol.md §5.5b).
+#[inline]
 pub(super) fn encode_with_refs(
     core: &RemotingCore,
     encoder: &Encoder,
     association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
     buf: &mut BytesMut,
+    inline_reply_handle: bool,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
     let msg_start = buf.len();
+    if !inline_reply_handle {
+        exports.borrow_mut().allow_requests(false);
+    }
     let encoded = ExportTable::scope(exports, || encode(buf));
-    match encoded {
-        Ok(()) => {
-            if exports.borrow().has_pending() {
-                // Refs inside the message were declared for the first
-                // time: their declarations must precede the message. They
-                // are appended and rotated in front of it in place: a
-                // split-off tail would share the buffer, and the next
-                // append would then copy everything queued on the lane
-                // (every ask declares a new reply handle).
-                let message_len = buf.len() - msg_start;
-                write_declarations(core, encoder, association, exports, buf);
-                buf[msg_start..].rotate_left(message_len);
-            }
-            Ok(())
+    if !inline_reply_handle {
+        exports.borrow_mut().allow_requests(true);
+    }
+    // The common case: no new ref in the message, one check.
+    if !exports.borrow().has_pending_or_request() {
+        return encoded.map_err(refusal);
+    }
+    finish_with_refs(core, encoder, association, exports, buf, msg_start, encoded)
+}
+
+/// The rest of `encode_with_refs` for a message that named a new ref or
+/// its ask's reply handle: out of line, so the common send stays small.
+#[inline(never)]
+fn finish_with_refs(
+    core: &RemotingCore,
+    encoder: &Encoder,
+    association: Option<AssociationId>,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+    msg_start: usize,
+    mut encoded: Result<(), EncodeError>,
+) -> Result<(), LaneRefusal> {
+    if let Some(handle) = exports.borrow_mut().take_request() {
+        if encoded.is_ok() {
+            let correlation = core.reply_handles.register(&handle, association);
+            encoded = encoder.into_request(buf, msg_start, correlation);
         }
-        Err(EncodeError::FrameTooLong { len, .. }) => {
-            write_declarations(core, encoder, association, exports, buf);
-            Err(LaneRefusal::TooBig(len))
-        }
-        Err(e) => {
-            write_declarations(core, encoder, association, exports, buf);
-            Err(RemoteSendError::Serialize(e.to_string()).into())
-        }
+    }
+    if encoded.is_ok() && exports.borrow().has_pending() {
+        // Refs inside the message were declared for the first time: their
+        // declarations must precede the message. They are appended and
+        // rotated in front of it in place: a split-off tail would share
+        // the buffer, and the next append would then copy everything
+        // queued on the lane.
+        let message_len = buf.len() - msg_start;
+        write_declarations(core, encoder, association, exports, buf);
+        buf[msg_start..].rotate_left(message_len);
+        return Ok(());
+    }
+    // A message that failed still declared its refs: the ids stay
+    // assigned, so the peer must learn them before it sees them again.
+    write_declarations(core, encoder, association, exports, buf);
+    encoded.map_err(refusal)
+}
+
+fn refusal(e: EncodeError) -> LaneRefusal {
+    match e {
+        EncodeError::FrameTooLong { len, .. } => LaneRefusal::TooBig(len),
+        e => RemoteSendError::Serialize(e.to_string()).into(),
     }
 }
 

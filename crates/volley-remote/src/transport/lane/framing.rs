@@ -13,6 +13,11 @@ use crate::wire::{EncodeError, Encoder, MessageHeader};
 /// exist (measured: an `Option` cost every remote send about 50
 /// instructions through lost inlining).
 pub(crate) trait Framing: Copy {
+    /// Whether the frame may become a Request that carries its first local
+    /// reply handle inline (`Encoder::into_request`). Only plain messages
+    /// can: a Request has no trace context.
+    const INLINE_REPLY_HANDLE: bool;
+
     /// Appends the frame for `header` whose payload `write` serializes.
     fn frame<F>(
         self,
@@ -30,6 +35,8 @@ pub(crate) trait Framing: Copy {
 pub(crate) struct Plain;
 
 impl Framing for Plain {
+    const INLINE_REPLY_HANDLE: bool = true;
+
     #[inline(always)]
     fn frame<F>(
         self,
@@ -50,6 +57,8 @@ impl Framing for Plain {
 pub(crate) struct WithContext<'a>(pub(crate) &'a volley::TraceParent);
 
 impl Framing for WithContext<'_> {
+    const INLINE_REPLY_HANDLE: bool = false;
+
     fn frame<F>(
         self,
         encoder: &Encoder,
