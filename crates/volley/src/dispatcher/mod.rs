@@ -214,7 +214,8 @@ impl Dispatcher {
     }
 
     /// Queues a task that yielded with work left: at the back of the
-    /// worker's queue, behind everything else that is waiting.
+    /// worker's queue, behind everything else that is waiting, or of the
+    /// shared queue if work submitted from outside waits there.
     #[inline]
     pub(crate) fn submit_yielded(&self, task: Task) {
         self.submit_inner(task, false);
@@ -226,6 +227,13 @@ impl Dispatcher {
         // The task moves through every branch: cloning an `Arc` here would
         // cost two atomic operations per wake-up.
         let outcome = LOCAL.with_borrow(|local| match local {
+            // A task that yielded goes behind the work already waiting in
+            // the shared queue, not ahead of it in this worker's own queue
+            // (which the worker pops first): otherwise an actor woken from
+            // outside the pool would wait up to `GLOBAL_QUEUE_INTERVAL`
+            // activations of a busy one (Pekko's DispatcherActorSpec,
+            // "respect throughput deadline"; tests/pekko_dispatchers.rs).
+            Some((id, _)) if *id == pool.id && !next && !pool.injector.is_empty() => Err(task),
             Some((id, worker)) if *id == pool.id => {
                 let displaced = if next {
                     NEXT.with_borrow_mut(|slot| slot.replace(task))
