@@ -489,16 +489,18 @@ impl<A: Actor> ActorCell<A> {
             );
         }
         self.drain_to_dead_letters();
-        for msg in self.queues.close_system() {
-            answer_for_the_dead(self.uid, msg);
-        }
         let me = inner.ctx.cell.any_ref();
+        let mut parent_watches = false;
         if let Some(rare) = inner.ctx.rare.take() {
             let Rare {
                 watching, watchers, ..
             } = *rare;
             for watcher in watchers {
-                watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
+                if self.parent.as_ref() == Some(&watcher) {
+                    parent_watches = true;
+                } else {
+                    watcher.send_system(SystemMsg::DeathWatchNotification(self.uid));
+                }
             }
             for (_, watched) in watching {
                 watched.actor.send_system(SystemMsg::Unwatch(me.clone()));
@@ -506,8 +508,21 @@ impl<A: Actor> ActorCell<A> {
         }
         self.publish_lifecycle(LifecycleKind::Stopped);
         match &self.parent {
-            Some(parent) => parent.send_system(SystemMsg::ChildTerminated(me)),
+            Some(parent) => {
+                // The parent frees the name before its own death notice
+                // (as Akka notifies the parent first), so its handler of
+                // `Terminated` can spawn a new child of that name.
+                parent.send_system(SystemMsg::ChildTerminated(me));
+                if parent_watches {
+                    parent.send_system(SystemMsg::DeathWatchNotification(self.uid));
+                }
+            }
             None => self.system.root_terminated(),
+        }
+        // Closed only now: a `Watch` (the parent's too) that comes later
+        // is answered after the parent has freed the name.
+        for msg in self.queues.close_system() {
+            answer_for_the_dead(self.uid, msg);
         }
     }
 
