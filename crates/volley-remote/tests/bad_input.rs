@@ -678,3 +678,52 @@ fn reply_encoder_leaves_the_buffer_as_it_was_on_failure() {
         .unwrap();
     assert_eq!(buf.len(), 15 + 4 + 1024);
 }
+
+/// The transport's read loop splits frames with `next_raw` and decodes the
+/// hot kinds itself: the same frames, the same errors, and nothing past a
+/// bad frame.
+#[test]
+fn raw_frames_split_like_the_iterator() {
+    let mut bytes = frame(0x10, &user_body(3, b"ab"));
+    bytes.extend(frame(0x15, &request_body(9, 3, b"cd")));
+    bytes.extend(frame(0x03, &[]));
+    bytes.extend(frame(0x15, &request_body(0, 3, b"x")));
+    bytes.extend(frame(0x03, &[]));
+    let decoder = Decoder::default();
+    let mut frames = decoder.frames(&bytes);
+    let user = frames.next_raw().unwrap().unwrap();
+    assert_eq!(user.user_message().unwrap().unwrap().payload, b"ab");
+    assert!(user.request().is_none());
+    let request = frames.next_raw().unwrap().unwrap();
+    assert!(request.user_message().is_none());
+    let r = request.request().unwrap().unwrap();
+    assert_eq!((r.correlation, r.message.payload), (9, &b"cd"[..]));
+    assert_eq!(
+        request.decode(decoder.config()),
+        Ok(Pdu::Request(r)),
+        "the generic decode agrees"
+    );
+    let heartbeat = frames.next_raw().unwrap().unwrap();
+    assert_eq!(heartbeat.decode(decoder.config()), Ok(Pdu::Heartbeat));
+    let bad = frames.next_raw().unwrap().unwrap();
+    assert_eq!(
+        bad.request().unwrap(),
+        Err(DecodeError::Malformed {
+            kind: PduKind::Request,
+            field: "correlation",
+            reason: "correlation id is 0"
+        })
+    );
+    // An oversized frame is an error at once, and ends the iteration.
+    let mut long = (SMALL_MAX_FRAME_LEN + 1).to_le_bytes().to_vec();
+    long.push(0x10);
+    let mut frames = decoder.frames(&long);
+    assert!(matches!(
+        frames.next_raw(),
+        Some(Err(DecodeError::FrameTooLong { .. }))
+    ));
+    assert!(frames.next_raw().is_none());
+    // An incomplete frame waits.
+    let partial = &frame(0x10, &user_body(3, b"ab"))[..10];
+    assert!(decoder.frames(partial).next_raw().is_none());
+}
