@@ -16,6 +16,9 @@ pub(crate) struct ChildEntry {
     /// A stop was requested; the name stays taken until it has terminated.
     /// Set only through `Children`, which counts them.
     stopping: bool,
+    /// Its failure was escalated: it waits, suspended, for the directive
+    /// this actor's own supervisor gives.
+    escalated: bool,
     pub(crate) stats: RestartStats,
 }
 
@@ -141,6 +144,7 @@ impl Children {
                 actor,
                 hash,
                 stopping: false,
+                escalated: false,
                 stats: RestartStats::default(),
             },
             |e| e.hash,
@@ -179,6 +183,24 @@ impl Children {
         self.map()
             .map(|m| m.table.iter().map(|e| e.actor.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// Notes that `child`'s failure was escalated.
+    pub(crate) fn mark_escalated(&mut self, child: &AnyRef) {
+        if let Some(entry) = self.entry_mut(child) {
+            entry.escalated = true;
+        }
+    }
+
+    /// The children whose failures were escalated, clearing the marks.
+    pub(crate) fn take_escalated(&mut self) -> Vec<AnyRef> {
+        let Some(map) = self.map.as_deref_mut() else {
+            return Vec::new();
+        };
+        map.table
+            .iter_mut()
+            .filter_map(|e| std::mem::take(&mut e.escalated).then(|| e.actor.clone()))
+            .collect()
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -103,6 +103,7 @@ impl<A: Actor> ActorCell<A> {
                     inner.failed_message = None;
                     if inner.actor.is_some() {
                         inner.mode = Mode::Running;
+                        self.resume_escalated();
                     } else {
                         self.resume_unstarted(inner);
                     }
@@ -301,6 +302,7 @@ impl<A: Actor> ActorCell<A> {
                 }
             }
             Directive::Escalate => {
+                children.mark_escalated(&child);
                 drop(children);
                 self.fail(inner, FailureKind::Escalated(failure), None);
             }
@@ -386,7 +388,7 @@ impl<A: Actor> ActorCell<A> {
         // spawns any: restarted once it runs (Akka's `finishRecreate`), so
         // that none is left suspended by a failure it escalated, or
         // running on state the restart was meant to reset.
-        let survivors = lock(&self.children).refs();
+        let survivors = self.kept_children();
         let Some(actor) = self.new_instance(inner) else {
             return;
         };

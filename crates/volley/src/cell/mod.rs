@@ -142,6 +142,23 @@ impl<A: Actor> ActorCell<A> {
         self.parent.as_ref()
     }
 
+    /// On a resume: the children whose failures this actor escalated were
+    /// left suspended, waiting for that decision, and carry on with it
+    /// (Akka resumes the failed child with its resumed parent).
+    pub(super) fn resume_escalated(&self) {
+        for child in lock(&self.children).take_escalated() {
+            child.send_system(crate::system_msg::SystemMsg::Resume);
+        }
+    }
+
+    /// On a restart: the children kept by `pre_restart`, which the new
+    /// instance restarts, those that escalated included.
+    pub(super) fn kept_children(&self) -> Vec<AnyRef> {
+        let mut children = lock(&self.children);
+        children.take_escalated();
+        children.refs()
+    }
+
     pub(crate) fn system(&self) -> &ActorSystem {
         &self.system
     }
