@@ -336,14 +336,16 @@ impl RemotingCore {
     }
 
     /// Waits until every lane of `associations` that has a connection is
-    /// drained, or `deadline`; true if all were.
+    /// drained, and every one still making its first connection with
+    /// something queued has connected and drained, or `deadline`; true if
+    /// all were.
     async fn flush(&self, associations: &[&Association], deadline: tokio::time::Instant) -> bool {
         loop {
-            // A lane without a connection has nobody to flush to now.
+            // A lane whose connection failed has nobody to flush to now.
             let busy = associations
                 .iter()
                 .flat_map(|a| a.lanes())
-                .any(|lane| lane.is_connected() && !lane.is_drained());
+                .any(|lane| lane.awaits_flush());
             if !busy {
                 return true;
             }

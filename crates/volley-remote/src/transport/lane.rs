@@ -77,6 +77,8 @@ pub(crate) struct OutboundLane<C = Connection> {
     pub(crate) flush_queued: AtomicBool,
     /// The lane has a connection (handshake completed, not yet failed).
     connected: std::sync::atomic::AtomicBool,
+    /// The last connect attempt, or the last connection, failed.
+    failing: std::sync::atomic::AtomicBool,
     /// Frames per `write` system call (1 without batching).
     pub(crate) max_frames_per_write: usize,
     /// Dispatcher threads write themselves (off when a flush interval asks
@@ -177,6 +179,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             full: AtomicBool::new(false),
             flush_queued: AtomicBool::new(false),
             connected: std::sync::atomic::AtomicBool::new(false),
+            failing: std::sync::atomic::AtomicBool::new(false),
             max_frames_per_write: if batching.enabled {
                 batching.max_pending_writes
             } else {

@@ -159,6 +159,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         let (stream, mut conn) = match connected {
             Ok(connected) => connected,
             Err(why) => {
+                lane.set_failing(true);
                 let pause = backoff.failed();
                 report(
                     &mut backoff,
@@ -170,6 +171,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             }
         };
         backoff.connected();
+        lane.set_failing(false);
         lane.set_connected(true);
         lane.redeclare(&core, &mut conn.out);
         if lane.lane == Lane::Control {
@@ -180,7 +182,10 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         let served = serve(&lane, &core, conn, &stream).await;
         lane.set_connected(false);
         let (conn, error) = match served {
-            Served::Failed(conn, error) => (conn, error),
+            Served::Failed(conn, error) => {
+                lane.set_failing(true);
+                (conn, error)
+            }
             Served::ShutDown => return,
             // The connection is closed; the loop's top decides whether
             // this task ends or the association was started again.

@@ -174,6 +174,24 @@ impl<C: LaneConnection> OutboundLane<C> {
         st.buf.is_empty() && st.handoff.is_none() && st.idle.is_some()
     }
 
+    /// Notes whether the lane's last connect attempt or connection failed.
+    pub(crate) fn set_failing(&self, failing: bool) {
+        self.failing
+            .store(failing, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a leaving node should wait for this lane: it is connected
+    /// and not drained, or it has something queued and is connecting
+    /// with no failure yet (a first connection still under way), since
+    /// messages sent just before `terminate` wait there.
+    pub(crate) fn awaits_flush(&self) -> bool {
+        if self.is_connected() {
+            return !self.is_drained();
+        }
+        !self.failing.load(std::sync::atomic::Ordering::Relaxed)
+            && !self.state.lock().buf.is_empty()
+    }
+
     pub(crate) fn close(&self) {
         let mut st = self.state.lock();
         st.idle = None;
