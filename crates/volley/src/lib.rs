@@ -65,6 +65,7 @@ mod path;
 mod receive_timeout;
 pub mod remote;
 mod routing;
+mod scheduler;
 mod settings;
 mod supervision;
 mod sync;
@@ -96,6 +97,7 @@ pub use routing::{
     RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef, RoutingError,
     RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
 };
+pub use scheduler::{Cancellable, Scheduler, SchedulerError};
 pub use settings::{
     DeadLetterSettings, DispatcherKind, DispatcherSettings, Settings, SettingsError,
 };

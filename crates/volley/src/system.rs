@@ -415,6 +415,11 @@ impl ActorSystem {
         self.shared.dead_letters.load(Ordering::Relaxed)
     }
 
+    /// The system scheduler (Akka's `system.scheduler`).
+    pub fn scheduler(&self) -> crate::Scheduler {
+        crate::Scheduler::new(self)
+    }
+
     /// The system's event stream.
     pub fn event_stream(&self) -> &EventStream {
         &self.shared.event_stream

@@ -325,9 +325,11 @@ impl TimerDriver {
 /// (a delay of `Duration::MAX` means "never" in practice; adding it would
 /// panic).
 pub(crate) fn saturating_add(at: Instant, delay: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
     at.checked_add(delay).unwrap_or_else(|| at + CENTURY)
 }
+
+/// What "for ever" is in practice: a hundred years.
+pub(crate) const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 #[cfg(test)]
 mod tests {
