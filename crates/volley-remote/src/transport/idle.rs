@@ -171,10 +171,16 @@ impl RemotingCore {
         let after = Duration::from_millis(after);
         for address in self.associations.sweep() {
             self.reachability.forget(&address);
+            // The next association with the node starts afresh.
+            self.dead_actors.forget_uidless(&address);
         }
         for association in self.associations.all() {
             let association = &*association;
-            if association.is_down() || association.is_retired() {
+            // A node that is gone (it left, or its incarnation was given
+            // up) is stopped like an idle one once nothing has moved for
+            // the same time, so that the table lets go of it: one that
+            // remembers a quarantined incarnation stays held (`retire`).
+            if association.is_retired() {
                 continue;
             }
             let heard = association
@@ -206,9 +212,11 @@ impl RemotingCore {
     /// remote watch either way (its failure detection needs heartbeats),
     /// an unacknowledged system message, or a node leaving.
     fn busy(&self, association: &Association) -> bool {
-        association
+        let leaving = association
             .leaving
-            .load(std::sync::atomic::Ordering::Relaxed)
+            .load(std::sync::atomic::Ordering::Relaxed);
+        // A node that has left is not leaving any more.
+        (leaving && !association.is_down())
             || !lock(&association.control).outbox.unacked.is_empty()
             || self.remote_watches.involves(&association.remote)
     }
@@ -226,12 +234,21 @@ impl RemotingCore {
             reason: DisassociateReason::Idle,
             text: "the association was idle",
         });
+        let down = association.is_down();
+        if down {
+            // Nothing queued for a node that is gone can reach it (what it
+            // held was dropped when it went; heartbeats pile up since).
+            for lane in association.lanes() {
+                lane.discard_queued(self);
+            }
+        }
         // The user lanes first: the goodbye goes out only if all stop.
         let order = [Lane::Ordinary, Lane::Large, Lane::Control];
         let mut stopped = Vec::with_capacity(3);
         for lane in order {
             let l = association.lane(lane);
-            let last = (lane == Lane::Control).then_some(&goodbye);
+            // A node that is gone gets no goodbye.
+            let last = (lane == Lane::Control && !down).then_some(&goodbye);
             if !l.retire(activity[lane as usize], last) {
                 break;
             }
@@ -251,11 +268,14 @@ impl RemotingCore {
             self.associations.release(association);
         }
         drop(tasks);
-        tracing::debug!(remote = %association.remote, "association stopped: idle");
-        self.publish(RemotingEvent::Disassociated {
-            remote: association.remote.clone(),
-            reason: DisassociationReason::Idle,
-        });
+        tracing::debug!(remote = %association.remote, down, "association stopped: idle");
+        if !down {
+            // A node that is gone was reported so when it went.
+            self.publish(RemotingEvent::Disassociated {
+                remote: association.remote.clone(),
+                reason: DisassociationReason::Idle,
+            });
+        }
         // Something that arrived while it stopped, whose reader did not yet
         // see it stopped (see `Association::heard`), starts it again.
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);

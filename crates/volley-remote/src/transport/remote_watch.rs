@@ -179,25 +179,47 @@ impl RemoteWatches {
 /// `is_terminated`, by watch key (`volley::remote::watch_key`); the oldest
 /// are forgotten past a bound. `ask` asks before every request, so the
 /// common case, nothing known dead, is one relaxed load.
+///
+/// A uid-less ref (from `resolve`: "whatever lives at the path") is dead
+/// once a watch of it ended, but only for that incarnation of its node: a
+/// new incarnation forgets those entries (`forget_uidless`), so a path
+/// resolved again on a restarted node reaches its new actor.
 #[derive(Default)]
 pub(crate) struct DeadActors {
     known: AtomicUsize,
-    inner: Mutex<(HashSet<u64>, VecDeque<u64>)>,
+    inner: Mutex<Dead>,
+}
+
+#[derive(Default)]
+struct Dead {
+    keys: HashSet<u64>,
+    order: VecDeque<u64>,
+    /// The keys of uid-less refs, by node.
+    uidless: HashMap<Address, VecDeque<u64>>,
 }
 
 impl DeadActors {
     fn insert(&self, path: &ActorPath, uid: u64) {
         let key = watch_key(uid, path);
         let mut inner = lock(&self.inner);
-        let (set, order) = &mut *inner;
-        if set.insert(key) {
-            order.push_back(key);
-            if order.len() > DEAD_ACTORS_REMEMBERED {
-                if let Some(oldest) = order.pop_front() {
-                    set.remove(&oldest);
+        let dead = &mut *inner;
+        if dead.keys.insert(key) {
+            dead.order.push_back(key);
+            if dead.order.len() > DEAD_ACTORS_REMEMBERED {
+                if let Some(oldest) = dead.order.pop_front() {
+                    dead.keys.remove(&oldest);
                 }
             }
-            self.known.store(set.len(), Ordering::Relaxed);
+            if uid == 0 {
+                if let Ok(node) = super::core::address_of(path) {
+                    let keys = dead.uidless.entry(node).or_default();
+                    keys.push_back(key);
+                    if keys.len() > DEAD_ACTORS_REMEMBERED {
+                        keys.pop_front();
+                    }
+                }
+            }
+            self.known.store(dead.keys.len(), Ordering::Relaxed);
         }
     }
 
@@ -205,7 +227,25 @@ impl DeadActors {
         if self.known.load(Ordering::Relaxed) == 0 {
             return false;
         }
-        lock(&self.inner).0.contains(&watch_key(uid, path))
+        lock(&self.inner).keys.contains(&watch_key(uid, path))
+    }
+
+    /// A new incarnation of `node` answered: its uid-less refs are no
+    /// longer known dead (refs with a uid stay so).
+    pub(crate) fn forget_uidless(&self, node: &Address) {
+        let mut inner = lock(&self.inner);
+        let dead = &mut *inner;
+        let Some(keys) = dead.uidless.remove(node) else {
+            return;
+        };
+        for key in keys {
+            dead.keys.remove(&key);
+        }
+        let Dead {
+            keys: live, order, ..
+        } = dead;
+        order.retain(|k| live.contains(k));
+        self.known.store(dead.keys.len(), Ordering::Relaxed);
     }
 }
 

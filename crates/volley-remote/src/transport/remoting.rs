@@ -60,7 +60,12 @@ impl Remoting {
             .canonical_host
             .clone()
             .unwrap_or_else(|| settings.bind_host.clone());
-        let port = settings.canonical_port.unwrap_or(bound.port());
+        // A canonical port of 0 means the bound one, as an absent one
+        // does (Pekko's `canonical.port = 0`).
+        let port = match settings.canonical_port {
+            Some(port) if port != 0 => port,
+            _ => bound.port(),
+        };
         let address = Address::new(system.name(), host, port)?;
         let tls = TlsContext::from_settings(&settings.tls)?;
         let core = RemotingCore::new(system, settings, registry, address, tls);

@@ -60,7 +60,7 @@ pub struct RemoteSettings {
     /// Host other nodes use to reach this one (behind NAT, in a container);
     /// default: `bind_host`.
     pub canonical_host: Option<String>,
-    /// Port other nodes use; default: the bound port.
+    /// Port other nodes use; default (or 0): the bound port.
     pub canonical_port: Option<u16>,
     /// Batching and backpressure.
     pub batching: BatchingSettings,
