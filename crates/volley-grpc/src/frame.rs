@@ -14,8 +14,12 @@ use tonic::Status;
 /// The compressed flag and the length.
 pub(crate) const PREFIX_LEN: usize = 5;
 
-/// The one message of a unary request body.
-pub(crate) fn single_message(body: &[u8]) -> Result<&[u8], Status> {
+/// The one message of a unary request body, sent with the request's
+/// `grpc-encoding` (`None` when absent).
+pub(crate) fn single_message<'a>(
+    body: &'a [u8],
+    encoding: Option<&[u8]>,
+) -> Result<&'a [u8], Status> {
     if body.len() < PREFIX_LEN {
         return Err(Status::invalid_argument(format!(
             "the request body holds no whole gRPC message ({} bytes)",
@@ -23,11 +27,25 @@ pub(crate) fn single_message(body: &[u8]) -> Result<&[u8], Status> {
         )));
     }
     if body[0] != 0 {
-        // The gateway announces no encoding (`grpc-accept-encoding`), so a
-        // compressed message is the client's mistake.
-        return Err(Status::unimplemented(
-            "compressed requests are not supported (grpc-accept-encoding: identity)",
-        ));
+        return Err(match encoding.filter(|e| *e != b"identity") {
+            // gRPC's compression spec: a flag without an encoding is the
+            // client's mistake, INTERNAL; an encoding the server lacks is
+            // UNIMPLEMENTED, saying which it takes in grpc-accept-encoding.
+            None => Status::internal(
+                "the message's compressed flag is set, but the request has no grpc-encoding",
+            ),
+            Some(e) => {
+                let mut status = Status::unimplemented(format!(
+                    "grpc-encoding {:?} is not supported; supported: identity",
+                    String::from_utf8_lossy(e)
+                ));
+                let identity = tonic::metadata::MetadataValue::from_static("identity");
+                status
+                    .metadata_mut()
+                    .insert("grpc-accept-encoding", identity);
+                status
+            }
+        });
     }
     let len = u32::from_be_bytes(body[1..PREFIX_LEN].try_into().expect("4 bytes")) as usize;
     let message = &body[PREFIX_LEN..];
@@ -101,22 +119,36 @@ mod tests {
     #[test]
     fn a_unary_body_must_hold_exactly_one_uncompressed_message() {
         let framed = encode(&"hi".to_string());
-        assert_eq!(single_message(&framed).unwrap(), &framed[PREFIX_LEN..]);
         assert_eq!(
-            single_message(&framed[..3]).unwrap_err().code(),
+            single_message(&framed, None).unwrap(),
+            &framed[PREFIX_LEN..]
+        );
+        // An uncompressed message under a grpc-encoding is fine.
+        assert_eq!(
+            single_message(&framed, Some(b"gzip")).unwrap(),
+            &framed[PREFIX_LEN..]
+        );
+        assert_eq!(
+            single_message(&framed[..3], None).unwrap_err().code(),
             tonic::Code::InvalidArgument
         );
         let mut two = framed.to_vec();
         two.extend_from_slice(&framed);
         assert_eq!(
-            single_message(&two).unwrap_err().code(),
+            single_message(&two, None).unwrap_err().code(),
             tonic::Code::InvalidArgument
         );
         let mut compressed = framed.to_vec();
         compressed[0] = 1;
+        for encoding in [None, Some(&b"identity"[..])] {
+            let e = single_message(&compressed, encoding).unwrap_err();
+            assert_eq!(e.code(), tonic::Code::Internal, "{encoding:?}");
+        }
+        let e = single_message(&compressed, Some(b"gzip")).unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unimplemented);
         assert_eq!(
-            single_message(&compressed).unwrap_err().code(),
-            tonic::Code::Unimplemented
+            e.metadata().get("grpc-accept-encoding").unwrap(),
+            "identity"
         );
     }
 }

@@ -329,7 +329,8 @@ impl Gateway {
             Some(value) => frame::parse_timeout(value.as_bytes())?.min(settings.default_timeout),
             None => settings.default_timeout,
         };
-        let limited = Limited::new(request.into_body(), settings.max_request_bytes + PREFIX_LEN);
+        let (head, body) = request.into_parts();
+        let limited = Limited::new(body, settings.max_request_bytes + PREFIX_LEN);
         let body = match limited.collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.is::<LengthLimitError>() => {
@@ -344,7 +345,8 @@ impl Gateway {
                 )))
             }
         };
-        let message = frame::single_message(&body)?;
+        let encoding = head.headers.get("grpc-encoding").map(|e| e.as_bytes());
+        let message = frame::single_message(&body, encoding)?;
         match (unary, stream) {
             (Some(method), _) => Ok(Answer::Unary(method.call(message, timeout).await?)),
             (None, Some(method)) => Ok(Answer::Stream(method.start(message, timeout)?)),

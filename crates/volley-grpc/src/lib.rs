@@ -49,8 +49,10 @@
 //! actor that fails (or drops the request) without replying is INTERNAL,
 //! naming it; a body that is not one protobuf message of the method's
 //! request type is INVALID_ARGUMENT; a request over `max_request_bytes` is
-//! RESOURCE_EXHAUSTED; an unknown method, or a compressed request, is
-//! UNIMPLEMENTED.
+//! RESOURCE_EXHAUSTED; an unknown method, or a request compressed with
+//! any `grpc-encoding`, is UNIMPLEMENTED (the latter with
+//! `grpc-accept-encoding: identity`); a compressed flag without a
+//! `grpc-encoding` is INTERNAL.
 //!
 //! **Server streaming.** [`GatewayBuilder::server_streaming`] tells an
 //! actor the request and a [`ResponseStream`]; the actor sends with
