@@ -16,7 +16,9 @@
 //!   local): routed messages reach every remote routee in turn, and all of
 //!   them live on the remote node; a remote routee that stops leaves the
 //!   group. `RemoteConsistentHashingRouterSpec`: routers on two nodes over
-//!   the same remote paths agree on the routee of every key.
+//!   the same remote paths agree on the routee of every key, also when
+//!   some routees are local to a router (a volley bug, fixed: a local
+//!   routee was placed by its address-less path).
 //! - `artery.BindCanonicalAddressSpec`: port 0 binds a free port and
 //!   advertises it; a canonical port other than the bound one is
 //!   advertised; a canonical port of 0 means the bound one (a volley bug,
@@ -27,10 +29,9 @@
 //!   no task behind and the port free, and the system usable.
 //! - `classic.ActorsLeakSpec` (what volley shows: `association_state`,
 //!   `is_reachable`): peers that talk, are watched and leave, on fresh
-//!   ports or restarted on one port, should leave no association behind.
-//!   They do not: that test, and one for a path watched to its end and
-//!   resolved again, are `#[ignore]`d known bugs in
-//!   `pekko_remote_deploy_more.rs`.
+//!   ports or restarted on one port, leave no association behind, and a
+//!   path watched to its end is reached again on a restarted node (two
+//!   volley bugs, fixed; in `pekko_remote_deploy_more.rs`).
 //!
 //! Skipped, with the reason: `RemoteDeployerSpec` and the
 //! configuration-driven cases of `RemoteRouterSpec` (deployment sections,
@@ -39,10 +40,7 @@
 //! configuration and no remote supervision; a spawned actor sits under
 //! `/user` on its node and is supervised there (docs/semantics.md,
 //! Remoting, "Not yet"). The restart-on-failure messages of
-//! "create and supervise" need remote supervision too. The consistent
-//! hashing case with a routee local to the routing node is a known
-//! difference (docs/semantics.md, Remoting): its path has no address.
-//! The selection cases with wildcards and `..` have no counterpart
+//! "create and supervise" need remote supervision too. The selection cases with wildcards and `..` have no counterpart
 //! (`resolve` takes one full path). ActorsLeakSpec's forced
 //! disassociation needs a transport adapter volley does not have, and its
 //! quarantine case keeps the association by design (semantics, "Not yet").
@@ -385,6 +383,41 @@ async fn consistent_hashing_routers_on_two_nodes_agree_on_every_key() {
     }
     assert!(owners.len() > 1, "every key on one routee: {owners:?}");
     stop([a1, a2, s]).await;
+}
+
+/// The same with routees on both routing nodes: each router holds two of
+/// its routees locally and two remotely, and still agrees with the other
+/// on every key (a local routee is placed by the path other nodes see).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consistent_hashing_agrees_when_routees_are_local_to_a_router() {
+    let a = start("left", common::quick_detector()).await;
+    let b = start("right", common::quick_detector()).await;
+    let mut paths = spawn_named(&a, &["l1", "l2"]);
+    paths.extend(spawn_named(&b, &["r1", "r2"]));
+    let mut reversed = paths.clone();
+    reversed.reverse();
+    let logic = || ConsistentHashing::new(|m: &Who| Some(m.key)).with_virtual_nodes(10);
+    let on_a = Router::group(resolve_all(&a, &paths))
+        .with_logic(logic())
+        .spawn(&a.system, "hashing")
+        .unwrap();
+    let on_b = Router::group(resolve_all(&b, &reversed))
+        .with_logic(logic())
+        .spawn(&b.system, "hashing")
+        .unwrap();
+    eventually("the routees in place", || {
+        on_a.routees().len() == 4 && on_b.routees().len() == 4
+    })
+    .await;
+    let mut owners = std::collections::HashSet::new();
+    for key in 0..40 {
+        let there = on_a.ask(|reply_to| Who { key, reply_to }, T).await.unwrap();
+        let here = on_b.ask(|reply_to| Who { key, reply_to }, T).await.unwrap();
+        assert_eq!(there, here, "key {key}");
+        owners.insert(there);
+    }
+    assert!(owners.len() > 2, "keys on too few routees: {owners:?}");
+    stop([a, b]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

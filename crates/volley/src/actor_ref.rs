@@ -225,6 +225,11 @@ impl<M: Send + 'static> ActorRef<M> {
         self.target.path()
     }
 
+    /// The system the ref belongs to (a remote ref: the one that holds it).
+    pub(crate) fn system(&self) -> &ActorSystem {
+        self.target.system()
+    }
+
     #[inline]
     pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
         self.target.ask_wait()

@@ -115,6 +115,13 @@ impl std::fmt::Debug for Cancellable {
     }
 }
 
+impl ActorSystem {
+    /// The system scheduler (Akka's `system.scheduler`).
+    pub fn scheduler(&self) -> Scheduler {
+        Scheduler::new(self)
+    }
+}
+
 /// The system scheduler (Akka's `system.scheduler`), from
 /// [`ActorSystem::scheduler`]: sends messages or runs closures after a
 /// delay or repeatedly, from outside any actor. Cheap to clone. An actor
@@ -130,7 +137,7 @@ impl Scheduler {
     /// ones are shortened to it.
     pub const MAX_DELAY: Duration = crate::time::CENTURY;
 
-    pub(crate) fn new(system: &ActorSystem) -> Self {
+    fn new(system: &ActorSystem) -> Self {
         Scheduler {
             system: system.clone(),
         }

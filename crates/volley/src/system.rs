@@ -59,10 +59,10 @@ pub struct ActorIdentity {
 /// A handle to an actor system; cheap to clone.
 #[derive(Clone)]
 pub struct ActorSystem {
-    shared: Arc<SystemCore>,
+    pub(crate) shared: Arc<SystemCore>,
 }
 
-struct SystemCore {
+pub(crate) struct SystemCore {
     name: Arc<str>,
     settings: Settings,
     default_dispatcher: Dispatcher,
@@ -86,6 +86,8 @@ struct SystemCore {
     shutdown: ShutdownState,
     /// The deadlines of waiting asks, and their sweeper (`ask/deadlines.rs`).
     ask_deadlines: Arc<AskDeadlines>,
+    /// `host:port` its transport advertises (`remote::set_local_authority`).
+    pub(crate) local_authority: Mutex<Option<Arc<str>>>,
 }
 
 /// A system held without keeping it alive (the metrics sampler's, the
@@ -180,6 +182,7 @@ impl ActorSystem {
                 terminated: tokio::sync::watch::channel(false).0,
                 shutdown: ShutdownState::default(),
                 ask_deadlines: Arc::default(),
+                local_authority: Mutex::new(None),
             }),
         };
         let root = ActorCell::create(
@@ -413,11 +416,6 @@ impl ActorSystem {
     /// How many messages went to dead letters so far.
     pub fn dead_letter_count(&self) -> u64 {
         self.shared.dead_letters.load(Ordering::Relaxed)
-    }
-
-    /// The system scheduler (Akka's `system.scheduler`).
-    pub fn scheduler(&self) -> crate::Scheduler {
-        crate::Scheduler::new(self)
     }
 
     /// The system's event stream.

@@ -47,7 +47,7 @@ pub(crate) struct RemotingCore {
     pub(crate) registry: Registry,
     pub(crate) address: Address,
     /// `host:port` of `address`, as it appears in paths.
-    authority: String,
+    pub(crate) authority: String,
     /// This node's incarnation.
     pub(crate) uid: u64,
     pub(crate) me: Weak<RemotingCore>,

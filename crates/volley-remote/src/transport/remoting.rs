@@ -69,6 +69,7 @@ impl Remoting {
         let address = Address::new(system.name(), host, port)?;
         let tls = TlsContext::from_settings(&settings.tls)?;
         let core = RemotingCore::new(system, settings, registry, address, tls);
+        volley::remote::set_local_authority(system, &core.authority);
         let task = system
             .runtime_handle()
             .spawn(inbound::run_listener(listener, core.clone()));

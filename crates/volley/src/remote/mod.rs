@@ -313,6 +313,23 @@ pub fn tell_with_trace_parent<M: Send + 'static>(
     target.tell_from_remote(msg, context);
 }
 
+/// Tells `system` the `host:port` its transport advertises, so that what
+/// must agree across nodes about a local actor uses the path other nodes
+/// see for it (the consistent-hashing ring places routees by full path).
+pub fn set_local_authority(system: &ActorSystem, authority: &str) {
+    *crate::locks::lock(&system.shared.local_authority) = Some(authority.into());
+}
+
+/// The path of `path` as other nodes see it: with this system's advertised
+/// `host:port` when the path is local and a transport has said it.
+pub(crate) fn path_seen_remotely(system: &ActorSystem, path: &ActorPath) -> String {
+    let authority = crate::locks::lock(&system.shared.local_authority).clone();
+    match authority {
+        Some(authority) if path.authority().is_none() => path.to_string_with_authority(&authority),
+        _ => path.to_string(),
+    }
+}
+
 /// Hands a system message that a transport read to the local target it
 /// names. `Watch`'s watcher is then usually a [`RemoteRef`], so the death
 /// notice travels back through its route.

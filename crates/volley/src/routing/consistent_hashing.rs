@@ -104,12 +104,16 @@ fn stable_hash<T: Hash + ?Sized>(value: &T) -> u64 {
 }
 
 /// The routee's path, without its incarnation number: a routee re-created at
-/// the same path keeps its keys.
+/// the same path keeps its keys. A local routee's path is the one other
+/// nodes see (with this node's `host:port` once remoting has started), so
+/// routers on different nodes over the same routees agree on every key, as
+/// Pekko's `ConsistentRoutee` does with the node's own address.
 struct PathOf<'a, M: Send + 'static>(&'a ActorRef<M>);
 
 impl<M: Send + 'static> std::fmt::Display for PathOf<'_, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0.path())
+        let path = crate::remote::path_seen_remotely(self.0.system(), self.0.path());
+        f.write_str(&path)
     }
 }
 
