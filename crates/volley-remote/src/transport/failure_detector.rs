@@ -168,3 +168,6 @@ impl HeartbeatHistory {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod pekko_tests;
