@@ -128,11 +128,12 @@ impl ShutdownState {
 impl CoordinatedShutdown<'_> {
     /// Adds a task to `phase`. Tasks of one phase run concurrently, each
     /// as a task on the system's runtime; the phase ends when all are done
-    /// or at `Settings::shutdown_phase_timeout_ms`. A task that panics or
-    /// is still running then is reported (a warning and in
-    /// [`PhaseFinished::failed_tasks`]) and the next phase runs anyway, as
-    /// Akka's `recover = true`. Tasks of [`ACTOR_SYSTEM_TERMINATE`] are
-    /// shutdown hooks (see `ActorSystem::add_shutdown_hook`).
+    /// or at `Settings::shutdown_phase_timeout_ms`. A task that panics
+    /// (even before it returns its future) or is still running then is
+    /// reported (a warning and in [`PhaseFinished::failed_tasks`]) and the
+    /// next phase runs anyway, as Akka's `recover = true`. Tasks of
+    /// [`ACTOR_SYSTEM_TERMINATE`] are shutdown hooks (see
+    /// `ActorSystem::add_shutdown_hook`).
     pub fn add_task<F, Fut>(&self, phase: &str, name: &str, task: F) -> Result<(), AddTaskError>
     where
         F: FnOnce() -> Fut + Send + 'static,
@@ -212,7 +213,15 @@ async fn run_phases(system: &ActorSystem) {
         let deadline = tokio::time::Instant::now() + timeout;
         let handles: Vec<_> = tasks
             .into_iter()
-            .map(|(name, task)| (name, system.runtime_handle().spawn(task())))
+            // The closure is called inside the spawned task, so one that
+            // panics before making its future fails that task (a JoinError)
+            // instead of unwinding through the shutdown and stopping it.
+            .map(|(name, task)| {
+                (
+                    name,
+                    system.runtime_handle().spawn(async move { task().await }),
+                )
+            })
             .collect();
         let mut failed_tasks = Vec::new();
         for (name, mut handle) in handles {
