@@ -45,6 +45,9 @@ pub enum ShutdownReason {
     Terminate,
     /// The process got SIGTERM (`Settings::shutdown_on_sigterm`).
     Sigterm,
+    /// The user guardian (`/user`) was stopped: as in Akka, the system
+    /// ends with it.
+    GuardianStopped,
     /// The application gave its own reason to `CoordinatedShutdown::run`.
     User(String),
 }

@@ -57,6 +57,7 @@ pub mod coordinated_shutdown;
 mod dispatcher;
 mod error;
 mod event_stream;
+mod guardian;
 mod locks;
 mod mailbox;
 mod message_spans;

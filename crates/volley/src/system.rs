@@ -8,38 +8,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use crate::actor::{Actor, HandleResult, Props};
+use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
 use crate::ask::deadlines::AskDeadlines;
 use crate::cell::ActorCell;
-use crate::context::Context;
 use crate::coordinated_shutdown::{CoordinatedShutdown, ShutdownReason, ShutdownState};
 use crate::dispatcher::Dispatcher;
 use crate::error::{ShutdownHookError, SpawnError, SystemError};
 use crate::event_stream::{DeadLetter, DeadLetterReason, EventStream};
+use crate::guardian::Guardian;
 use crate::locks::lock;
 use crate::path::{parse_elements, validate_system_name, ActorPath, PathError};
 use crate::remote::LogLimiter;
 use crate::settings::Settings;
 use crate::system_msg::SystemMsg;
-
-/// The root and `/user` guardians: they only supervise.
-pub(crate) struct Guardian;
-
-/// Guardians accept no messages.
-pub(crate) enum NoMessages {}
-
-impl Actor for Guardian {
-    type Msg = NoMessages;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: NoMessages) -> HandleResult {
-        match msg {}
-    }
-
-    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: crate::Terminated) -> HandleResult {
-        Ok(())
-    }
-}
 
 /// A hook as stored: its name and the call that makes its future.
 type ShutdownHook = (

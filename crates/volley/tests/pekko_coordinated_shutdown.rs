@@ -423,3 +423,38 @@ async fn after_termination_the_shutdown_answers_and_refuses_tasks() {
     assert_eq!(cs.reason(), Some(custom));
     assert_eq!(log.events(), ["once"]);
 }
+
+/// Typed `ActorSystemSpec` "terminate the system when the guardian
+/// terminates" (classic: the system ends with its user guardian): stopping
+/// `/user` runs the coordinated shutdown, its tasks included, and the
+/// system terminates with `GuardianStopped` as the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_user_guardian_terminates_the_system() {
+    let system = system("pekko-cs-guardian", 5_000);
+    let log = Log::default();
+    add(&system, PHASES[0], "first phase", &log);
+    let actor = system
+        .spawn(
+            "a",
+            Props::new({
+                let log = log.clone();
+                move || Stopper(log.clone())
+            }),
+        )
+        .unwrap();
+    let user = system.lookup("/user").unwrap().expect("the user guardian");
+    assert!(system.stop(&user));
+    tokio::time::timeout(LIMIT, system.when_terminated())
+        .await
+        .expect("the system did not terminate");
+    assert!(actor.is_terminated());
+    assert_eq!(
+        system.coordinated_shutdown().reason(),
+        Some(ShutdownReason::GuardianStopped)
+    );
+    assert!(
+        log.events().contains(&"first phase".to_string()),
+        "{:?}",
+        log.events()
+    );
+}
