@@ -27,6 +27,9 @@
 //!   begins is all-or-nothing → `adding_while_the_run_begins_either_runs_or_is_refused`
 //! - "terminate ActorSystem" and "access extension after system
 //!   termination" → `after_termination_the_shutdown_answers_and_refuses_tasks`
+//! - typed `ActorSystemSpec` "terminate the system when the guardian
+//!   terminates" (stopping `/user`) → `stopping_the_user_guardian_terminates_the_system`
+//!   (a volley bug, fixed: the system lived on, refusing every spawn)
 //!
 //! Skipped, with the reason:
 //! - "sort phases in topological order", "detect cycles in phases
