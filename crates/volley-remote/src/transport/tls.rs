@@ -97,8 +97,17 @@ impl TlsContext {
             return Ok(None);
         }
         let need = |f: &Option<PathBuf>| f.clone().unwrap_or_default();
-        let chain = certificates(&need(&settings.cert_file))?;
-        let key = private_key(&need(&settings.key_file))?;
+        let (cert_file, key_file) = (need(&settings.cert_file), need(&settings.key_file));
+        let chain = certificates(&cert_file)?;
+        let key = private_key(&key_file)?;
+        // rustls' "keys may not be consistent" names neither file.
+        let mismatch = |e| match e {
+            rustls::Error::InconsistentKeys(_) => TlsError::File {
+                file: key_file.clone(),
+                problem: format!("does not match the certificate in {}", cert_file.display()),
+            },
+            e => TlsError::Config(e),
+        };
         let mut roots = RootCertStore::empty();
         let ca_file = need(&settings.ca_file);
         for root in certificates(&ca_file)? {
@@ -120,14 +129,17 @@ impl TlsContext {
         } else {
             server.with_no_client_auth()
         };
-        let mut server = server.with_single_cert(chain.clone(), key.clone_key())?;
+        let mut server = server
+            .with_single_cert(chain.clone(), key.clone_key())
+            .map_err(mismatch)?;
         // The dialer never resumes a session: tickets would only be bytes
         // on a connection whose accepting side otherwise never writes.
         server.send_tls13_tickets = 0;
         let client = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .with_root_certificates(roots)
-            .with_client_auth_cert(chain, key)?;
+            .with_client_auth_cert(chain, key)
+            .map_err(mismatch)?;
         Ok(Some(TlsContext {
             acceptor: TlsAcceptor::from(Arc::new(server)),
             connector: TlsConnector::from(Arc::new(client)),
