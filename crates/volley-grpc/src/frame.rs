@@ -14,11 +14,12 @@ use tonic::Status;
 /// The compressed flag and the length.
 pub(crate) const PREFIX_LEN: usize = 5;
 
-/// The one message of a unary request body, sent with the request's
-/// `grpc-encoding` (`None` when absent).
-pub(crate) fn single_message<'a>(
+/// The one message of a unary request body. `encoding` gives the
+/// request's `grpc-encoding` (`None` when absent); it is read only for a
+/// compressed message, so the common call looks up no header.
+pub(crate) fn single_message<'a, 'e>(
     body: &'a [u8],
-    encoding: Option<&[u8]>,
+    encoding: impl FnOnce() -> Option<&'e [u8]>,
 ) -> Result<&'a [u8], Status> {
     if body.len() < PREFIX_LEN {
         return Err(Status::invalid_argument(format!(
@@ -27,7 +28,7 @@ pub(crate) fn single_message<'a>(
         )));
     }
     if body[0] != 0 {
-        return Err(match encoding.filter(|e| *e != b"identity") {
+        return Err(match encoding().filter(|e| *e != b"identity") {
             // gRPC's compression spec: a flag without an encoding is the
             // client's mistake, INTERNAL; an encoding the server lacks is
             // UNIMPLEMENTED, saying which it takes in grpc-accept-encoding.
@@ -120,31 +121,31 @@ mod tests {
     fn a_unary_body_must_hold_exactly_one_uncompressed_message() {
         let framed = encode(&"hi".to_string());
         assert_eq!(
-            single_message(&framed, None).unwrap(),
+            single_message(&framed, || None).unwrap(),
             &framed[PREFIX_LEN..]
         );
         // An uncompressed message under a grpc-encoding is fine.
         assert_eq!(
-            single_message(&framed, Some(b"gzip")).unwrap(),
+            single_message(&framed, || Some(b"gzip")).unwrap(),
             &framed[PREFIX_LEN..]
         );
         assert_eq!(
-            single_message(&framed[..3], None).unwrap_err().code(),
+            single_message(&framed[..3], || None).unwrap_err().code(),
             tonic::Code::InvalidArgument
         );
         let mut two = framed.to_vec();
         two.extend_from_slice(&framed);
         assert_eq!(
-            single_message(&two, None).unwrap_err().code(),
+            single_message(&two, || None).unwrap_err().code(),
             tonic::Code::InvalidArgument
         );
         let mut compressed = framed.to_vec();
         compressed[0] = 1;
         for encoding in [None, Some(&b"identity"[..])] {
-            let e = single_message(&compressed, encoding).unwrap_err();
+            let e = single_message(&compressed, || encoding).unwrap_err();
             assert_eq!(e.code(), tonic::Code::Internal, "{encoding:?}");
         }
-        let e = single_message(&compressed, Some(b"gzip")).unwrap_err();
+        let e = single_message(&compressed, || Some(b"gzip")).unwrap_err();
         assert_eq!(e.code(), tonic::Code::Unimplemented);
         assert_eq!(
             e.metadata().get("grpc-accept-encoding").unwrap(),

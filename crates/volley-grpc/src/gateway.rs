@@ -345,7 +345,7 @@ impl Gateway {
                 )))
             }
         };
-        let encoding = head.headers.get("grpc-encoding").map(|e| e.as_bytes());
+        let encoding = || head.headers.get("grpc-encoding").map(|e| e.as_bytes());
         let message = frame::single_message(&body, encoding)?;
         match (unary, stream) {
             (Some(method), _) => Ok(Answer::Unary(method.call(message, timeout).await?)),
