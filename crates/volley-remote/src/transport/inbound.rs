@@ -33,7 +33,7 @@ use super::support::lock;
 use super::system_messages::SystemMessageError;
 use crate::wire::{
     Address, DecodeError, Decoder, DecoderConfig, DisassociateReason, HandshakeStatus, Lane, Pdu,
-    Reply,
+    Reply, LARGE_MAX_FRAME_LEN,
 };
 use std::sync::atomic::Ordering;
 
@@ -203,7 +203,14 @@ async fn read_loop(
         };
     }
     let metered = core.associations.is_metered();
+    // Bytes still to throw away of a large-lane frame over this node's
+    // `max_frame_size` (the peer's may be larger): that message is lost,
+    // not the connection and what follows it.
+    let mut skip = 0usize;
     loop {
+        let n = skip.min(buf.len());
+        buf.advance(n);
+        skip -= n;
         let mut frames = decoder.frames(&buf);
         let mut run = Run::new();
         let mut decoded_frames = 0u64;
@@ -225,6 +232,15 @@ async fn read_loop(
             decoded_frames += 1;
             let frame = match frame {
                 Ok(frame) => frame,
+                Err(DecodeError::FrameTooLong { len, max })
+                    if lane == Lane::Large && len <= LARGE_MAX_FRAME_LEN as usize =>
+                {
+                    run.flush(to!());
+                    let why = format!("a frame of {len} bytes is over max_frame_size ({max})");
+                    core.undeliverable(&peer.address, &why);
+                    skip = 4 + len;
+                    break;
+                }
                 Err(e) => bad_frame!(e),
             };
             // User messages are nearly every frame: they join the run.
