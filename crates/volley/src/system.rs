@@ -260,6 +260,16 @@ impl ActorSystem {
         if actor.is_terminated() {
             return false;
         }
+        // The root guardian ends the system the coordinated way, as the
+        // user guardian does (`guardian.rs`), not by skipping the phases.
+        if self.lookup("/").ok().flatten().as_ref() == Some(&actor) {
+            let system = self.clone();
+            let reason = ShutdownReason::GuardianStopped;
+            self.shared.handle.spawn(async move {
+                system.coordinated_shutdown().run(reason).await;
+            });
+            return true;
+        }
         actor.send_system(crate::system_msg::SystemMsg::Stop);
         true
     }

@@ -29,7 +29,9 @@
 //!   termination" → `after_termination_the_shutdown_answers_and_refuses_tasks`
 //! - typed `ActorSystemSpec` "terminate the system when the guardian
 //!   terminates" (stopping `/user`) → `stopping_the_user_guardian_terminates_the_system`
-//!   (a volley bug, fixed: the system lived on, refusing every spawn)
+//!   (a volley bug, fixed: the system lived on, refusing every spawn); the
+//!   root guardian likewise → `stopping_the_root_guardian_runs_the_coordinated_shutdown`
+//!   (it ended the system at once, skipping every phase)
 //!
 //! Skipped, with the reason:
 //! - "sort phases in topological order", "detect cycles in phases
@@ -460,4 +462,23 @@ async fn stopping_the_user_guardian_terminates_the_system() {
         "{:?}",
         log.events()
     );
+}
+
+/// The same for the root guardian: stopping `/` runs the coordinated
+/// shutdown (it used to end the system at once, skipping every phase).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_root_guardian_runs_the_coordinated_shutdown() {
+    let system = system("pekko-cs-root", 5_000);
+    let log = Log::default();
+    add(&system, PHASES[0], "first phase", &log);
+    let root = system.lookup("/").unwrap().expect("the root guardian");
+    assert!(system.stop(&root));
+    tokio::time::timeout(LIMIT, system.when_terminated())
+        .await
+        .expect("the system did not terminate");
+    assert_eq!(
+        system.coordinated_shutdown().reason(),
+        Some(ShutdownReason::GuardianStopped)
+    );
+    assert_eq!(log.events(), ["first phase"]);
 }
