@@ -24,27 +24,8 @@ use tonic::{Code, Request, Status};
 use volley::{Actor, ActorSystem, Context, HandleResult, Props};
 use volley_grpc::{Gateway, GatewaySettings, ResponseStream, StreamSendError};
 
-#[derive(Clone, PartialEq, prost::Message)]
-struct BoolValue {
-    #[prost(bool, tag = "1")]
-    value: bool,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Payload {
-    #[prost(int32, tag = "1")]
-    r#type: i32,
-    #[prost(bytes = "vec", tag = "2")]
-    body: Vec<u8>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct EchoStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-}
+mod interop_messages;
+use interop_messages::{BoolValue, EchoStatus, Payload};
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct ResponseParameters {

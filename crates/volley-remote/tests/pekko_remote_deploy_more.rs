@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{add, eventually, free_port, node, on_port, remote_ref, spawn_calculator, T};
+use common::{add, eventually, free_port, node, on_port, remote_ref, spawn_calculator, Node, T};
 use volley::{Actor, Context, HandleResult, Props, Terminated};
 use volley_remote::{AssociationState, RemoteSettings};
 
@@ -106,27 +106,8 @@ async fn peers_that_talk_are_watched_and_leave_leave_no_association_behind() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_watched_to_its_end_is_reached_again_on_a_restarted_node() {
     let a = node("local", idling(0)).await;
-    let (tx, mut terminated) = tokio::sync::mpsc::unbounded_channel();
-    let watcher = a
-        .system
-        .spawn("watcher", Props::new(move || Watch(tx.clone())))
-        .unwrap();
     let port = free_port();
-    let peer = node("remote", idling(port)).await;
-    let stoppable = spawn_calculator(&peer, "stoppable");
-    let there = remote_ref(&a, &peer, "stoppable");
-    assert_eq!(add(&there, 1, 1).await, 2);
-    watcher.tell(there.to_any());
-    // A ref holds its association: let go of it.
-    drop(there);
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    peer.system.stop(&stoppable);
-    tokio::time::timeout(T, terminated.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    let address = peer.remoting.address().clone();
-    peer.system.terminate().await;
+    let address = watch_to_its_end_then_leave(&a, idling(port)).await;
     let again = node("remote", idling(port)).await;
     spawn_calculator(&again, "stoppable");
     // Until the node that left is let go of (idle, here 300 ms), sends to
@@ -149,24 +130,8 @@ async fn a_path_watched_to_its_end_is_reached_again_on_a_restarted_node() {
 async fn a_path_watched_to_its_end_lives_again_once_the_new_incarnation_speaks() {
     let a = node("local", on_port(0)).await;
     spawn_calculator(&a, "echo");
-    let (tx, mut terminated) = tokio::sync::mpsc::unbounded_channel();
-    let watcher = a
-        .system
-        .spawn("watcher", Props::new(move || Watch(tx.clone())))
-        .unwrap();
     let port = free_port();
-    let peer = node("remote", on_port(port)).await;
-    let stoppable = spawn_calculator(&peer, "stoppable");
-    let there = remote_ref(&a, &peer, "stoppable");
-    assert_eq!(add(&there, 1, 1).await, 2);
-    watcher.tell(there.to_any());
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    peer.system.stop(&stoppable);
-    tokio::time::timeout(T, terminated.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    peer.system.terminate().await;
+    watch_to_its_end_then_leave(&a, on_port(port)).await;
     let again = node("remote", on_port(port)).await;
     spawn_calculator(&again, "stoppable");
     assert_eq!(add(&remote_ref(&again, &a, "echo"), 3, 3).await, 6);
@@ -174,4 +139,35 @@ async fn a_path_watched_to_its_end_lives_again_once_the_new_incarnation_speaks()
     assert_eq!(add(&fresh, 2, 2).await, 4);
     again.system.terminate().await;
     a.system.terminate().await;
+}
+
+/// Starts a node "remote" with `settings`, has `a` watch its actor
+/// "stoppable" through a `resolve`d ref (then dropped: a ref holds its
+/// association), stops that actor, waits for the `Terminated`, and ends the
+/// node; returns its address.
+async fn watch_to_its_end_then_leave(
+    a: &Node,
+    settings: RemoteSettings,
+) -> volley_remote::wire::Address {
+    let (tx, mut terminated) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = a
+        .system
+        .spawn_anonymous(Props::new(move || Watch(tx.clone())))
+        .unwrap();
+    let peer = node("remote", settings).await;
+    let stoppable = spawn_calculator(&peer, "stoppable");
+    let there = remote_ref(a, &peer, "stoppable");
+    assert_eq!(add(&there, 1, 1).await, 2);
+    watcher.tell(there.to_any());
+    drop(there);
+    // Wait for the watch to be in place: a Terminated needs it.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    peer.system.stop(&stoppable);
+    tokio::time::timeout(T, terminated.recv())
+        .await
+        .expect("the Terminated")
+        .unwrap();
+    let address = peer.remoting.address().clone();
+    peer.system.terminate().await;
+    address
 }
