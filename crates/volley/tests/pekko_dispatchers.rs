@@ -220,14 +220,13 @@ async fn a_dispatcher_supports_tell_and_ask() {
     system.terminate().await;
 }
 
-/// DispatcherActorSpec: "respect the throughput setting". On one thread
-/// with throughput 101, an actor that blocks in its first message and
-/// then finds 100 more queued handles all of them in that activation,
-/// before an actor woken meanwhile runs: the saboteur comes last.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dispatcher_respects_the_throughput_setting() {
-    let settings = one_thread("test-throughput", 101, None);
-    let system = common::system_with("throughput", settings).unwrap();
+/// On a one-thread dispatcher of `throughput`: "slow" blocks in its first
+/// message while 100 pings queue behind it and "fast" is told to
+/// sabotage; then "slow" is released. Returns the system, the log of what
+/// was handled, and the latch the 100 pings count down.
+async fn hog_then_sabotage(name: &str, throughput: usize) -> (volley::ActorSystem, Log, Latch) {
+    let settings = one_thread("test-throughput", throughput, None);
+    let system = common::system_with(name, settings).unwrap();
     let (log, works, pinged) = (
         Log::default(),
         Arc::new(AtomicBool::new(true)),
@@ -255,6 +254,16 @@ async fn a_dispatcher_respects_the_throughput_setting() {
     }
     fast.tell(Msg::Sabotage);
     start.count_down();
+    (system, log, pinged)
+}
+
+/// DispatcherActorSpec: "respect the throughput setting". On one thread
+/// with throughput 101, an actor that blocks in its first message and
+/// then finds 100 more queued handles all of them in that activation,
+/// before an actor woken meanwhile runs: the saboteur comes last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatcher_respects_the_throughput_setting() {
+    let (system, log, pinged) = hog_then_sabotage("throughput", 101).await;
     assert!(
         pinged.wait_for(T),
         "the saboteur ran inside the slow actor's activation: {:?}",
@@ -270,35 +279,7 @@ async fn a_dispatcher_respects_the_throughput_setting() {
 /// one and 49 pings), and the actor woken meanwhile goes next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_activation_ends_after_throughput_messages() {
-    let settings = one_thread("test-throughput", 50, None);
-    let system = common::system_with("throughput-50", settings).unwrap();
-    let (log, works, pinged) = (
-        Log::default(),
-        Arc::new(AtomicBool::new(true)),
-        Latch::new(100),
-    );
-    let fast = system
-        .spawn(
-            "fast",
-            subject("fast", &log, &works, &pinged).with_dispatcher("test-throughput"),
-        )
-        .unwrap();
-    let slow = system
-        .spawn(
-            "slow",
-            subject("slow", &log, &works, &pinged).with_dispatcher("test-throughput"),
-        )
-        .unwrap();
-    let start = Latch::new(1);
-    let answer = slow
-        .ask(|r| Msg::Hog(Some(r), start.clone(), None), T)
-        .await;
-    assert_eq!(answer, Ok("OK"));
-    for _ in 0..100 {
-        slow.tell(Msg::Ping);
-    }
-    fast.tell(Msg::Sabotage);
-    start.count_down();
+    let (system, log, _) = hog_then_sabotage("throughput-50", 50).await;
     common::eventually("everything handled", || log.events().len() == 102);
     let events = log.events();
     let at = events.iter().position(|e| *e == "sabotage").unwrap();
@@ -340,10 +321,7 @@ async fn a_dispatcher_respects_the_throughput_deadline() {
     slow.tell(Msg::Hog(None, start.clone(), Some(ready.clone())));
     slow.tell(Msg::Ping);
     fast.tell(Msg::Ping);
-    assert!(
-        ready.wait_for(Duration::from_secs(2)),
-        "the slow actor did not start"
-    );
+    assert!(ready.wait_for(T), "the slow actor did not start");
     // Setup, not the assertion: the blocking message must outlast the
     // deadline, whatever the scheduler does.
     std::thread::sleep(Duration::from_millis(150));
