@@ -72,6 +72,7 @@ mod supervision;
 mod sync;
 mod system;
 mod system_msg;
+mod termination;
 pub mod time;
 mod timers;
 mod trace_context;
@@ -104,5 +105,6 @@ pub use settings::{
 };
 pub use supervision::{Directive, SupervisorStrategy};
 pub use system::{ActorIdentity, ActorSystem};
+pub use termination::StopError;
 pub use timers::TimerKey;
 pub use trace_context::{Propagation, TraceParent, TraceParentError, TracePropagator};

@@ -58,6 +58,8 @@ pub(crate) struct SystemCore {
     /// Weak: the root guardian owns `/user`; spawning upgrades (one atomic)
     /// instead of locking and cloning, and a terminated system has none.
     user: OnceLock<Weak<ActorCell<Guardian>>>,
+    /// `/system`, made by the first wait for an actor's end (`termination.rs`).
+    pub(crate) system_guardian: Mutex<Weak<ActorCell<Guardian>>>,
     terminating: AtomicBool,
     /// Locked together with reading `terminating`, so a hook is either
     /// refused or taken by `root_terminated`, never left behind.
@@ -159,6 +161,7 @@ impl ActorSystem {
                 event_stream: EventStream::default(),
                 root: Mutex::new(None),
                 user: OnceLock::new(),
+                system_guardian: Mutex::new(Weak::new()),
                 terminating: AtomicBool::new(false),
                 shutdown_hooks: Mutex::new(Vec::new()),
                 terminated: tokio::sync::watch::channel(false).0,
@@ -433,6 +436,10 @@ impl ActorSystem {
                 .cloned()
                 .ok_or_else(|| SpawnError::UnknownDispatcher(n.to_string())),
         }
+    }
+
+    pub(crate) fn root_cell(&self) -> Option<Arc<ActorCell<Guardian>>> {
+        lock(&self.shared.root).clone()
     }
 
     pub(crate) fn root_path(&self) -> ActorPath {
