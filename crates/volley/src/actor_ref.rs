@@ -40,11 +40,11 @@ pub(crate) trait SystemTarget: Runnable {
     fn mailbox_len(&self) -> usize;
     /// Queues a graceful stop behind the messages already queued.
     fn graceful_stop(&self) -> Option<&Dispatcher>;
-    /// `Box<ActorRef<M>>` for this target's `M`, for downcasting an
-    /// [`AnyRef`]; `None` for a target without one fixed protocol.
-    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
-        None
-    }
+    /// Fills `out`, an `Option<ActorRef<M>>` for this target's `M`, for
+    /// downcasting an [`AnyRef`]; leaves it alone for a target without one
+    /// fixed protocol or another `M`. Filling a slot the caller owns costs
+    /// no allocation (a `Box<dyn Any>` did, on every remote reply).
+    fn typed_ref(self: Arc<Self>, _out: &mut dyn Any) {}
     /// The one protocol this target accepts; `None` for a remote actor,
     /// which accepts any registered type and is typed through `as_remote`.
     fn message_type(&self) -> Option<TypeId>;
@@ -355,13 +355,11 @@ impl AnyRef {
     /// for a remote ref.
     pub fn downcast<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
         match self.target.message_type() {
-            Some(protocol) if protocol == TypeId::of::<M>() => self
-                .target
-                .clone()
-                .typed_ref()?
-                .downcast::<ActorRef<M>>()
-                .ok()
-                .map(|b| *b),
+            Some(protocol) if protocol == TypeId::of::<M>() => {
+                let mut typed: Option<ActorRef<M>> = None;
+                self.target.clone().typed_ref(&mut typed);
+                typed
+            }
             Some(_) => None,
             None => Some(self.target.clone().as_remote()?.typed::<M>()),
         }

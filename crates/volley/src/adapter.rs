@@ -103,8 +103,10 @@ impl<N: Send + 'static, M: Send + 'static> SystemTarget for Adapter<N, M> {
         self.inner.target_ref().graceful_stop()
     }
 
-    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn std::any::Any + Send>> {
-        Some(Box::new(ActorRef::<N>::from_target(self)))
+    fn typed_ref(self: Arc<Self>, out: &mut dyn std::any::Any) {
+        if let Some(slot) = out.downcast_mut::<Option<ActorRef<N>>>() {
+            *slot = Some(ActorRef::from_target(self));
+        }
     }
 
     fn message_type(&self) -> Option<std::any::TypeId> {

@@ -279,8 +279,10 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
         None
     }
 
-    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
-        Some(Box::new(ActorRef::<R>::from_target(self)))
+    fn typed_ref(self: Arc<Self>, out: &mut dyn Any) {
+        if let Some(slot) = out.downcast_mut::<Option<ActorRef<R>>>() {
+            *slot = Some(ActorRef::from_target(self));
+        }
     }
 
     fn message_type(&self) -> Option<TypeId> {

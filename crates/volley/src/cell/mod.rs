@@ -314,8 +314,10 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
         self.after_push()
     }
 
-    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
-        Some(Box::new(ActorRef::<A::Msg>::from_target(self)))
+    fn typed_ref(self: Arc<Self>, out: &mut dyn Any) {
+        if let Some(slot) = out.downcast_mut::<Option<ActorRef<A::Msg>>>() {
+            *slot = Some(ActorRef::from_target(self));
+        }
     }
 
     fn message_type(&self) -> Option<TypeId> {

@@ -218,8 +218,10 @@ impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {
         None
     }
 
-    fn typed_ref(self: Arc<Self>) -> Option<Box<dyn Any + Send>> {
-        Some(Box::new(ActorRef::<M>::from_target(self)))
+    fn typed_ref(self: Arc<Self>, out: &mut dyn Any) {
+        if let Some(slot) = out.downcast_mut::<Option<ActorRef<M>>>() {
+            *slot = Some(ActorRef::from_target(self));
+        }
     }
 
     fn message_type(&self) -> Option<TypeId> {
