@@ -5,6 +5,7 @@
 //! the CLI, `--json` and `--chart` then work for it. volley's side of a
 //! scenario is measured through [`crate::measure::Workload`].
 
+pub mod ask_floor;
 pub mod ask_local;
 pub mod failover;
 pub mod grpc;

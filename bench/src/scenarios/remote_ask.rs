@@ -3,6 +3,9 @@
 //! answer is checked (= a + b) and counted. The tasks run on the runtime
 //! node A's system runs on (`ask app-runtime`) or on a runtime of their
 //! own (`ask default`); a last row has client actors instead of tasks.
+//! Each runtime also gets a `tokio` row, the floor under any ask from its
+//! tasks (`super::ask_floor`): the same round trips with no actor and no
+//! network.
 
 use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
@@ -65,13 +68,7 @@ pub fn ask_once(
                 &handle,
             );
         }
-        let (mut ok, mut wrong) = (0, 0);
-        while let Some(r) = set.join_next().await {
-            let (o, w) = r.unwrap_or((0, per));
-            ok += o;
-            wrong += w;
-        }
-        (ok, wrong)
+        super::ask_floor::right_and_wrong(set, per).await
     });
     let elapsed = start.elapsed();
     let dead = nodes.dead_letters() - dead_before;
@@ -205,6 +202,20 @@ enum Asker {
     Tasks { window: usize, on: TaskRuntime },
     /// `clients` client actors with `window` requests in flight each.
     Actors { clients: u64, window: u64 },
+    /// No ask: `window` tasks round-tripping to a thread through tokio's
+    /// oneshot, the floor under `Tasks` on the same runtime
+    /// (`super::ask_floor`).
+    Floor { window: usize, on: TaskRuntime },
+}
+
+impl Asker {
+    /// The system a row of this asker is reported under.
+    fn system(self) -> &'static str {
+        match self {
+            Asker::Floor { .. } => "tokio",
+            _ => "volley",
+        }
+    }
 }
 
 /// Where the asking tasks run.
@@ -233,13 +244,16 @@ impl Workload for Asks<'_> {
 
     fn run(&mut self, requests: u64) -> crate::Result<Throughput> {
         let to = self.to;
+        let handle = |on| match on {
+            TaskRuntime::System => to.nodes.a.system.runtime_handle(),
+            TaskRuntime::Separate => self.app.handle().clone(),
+        };
         match self.asker {
             Asker::Tasks { window, on } => {
-                let handle = match on {
-                    TaskRuntime::System => to.nodes.a.system.runtime_handle(),
-                    TaskRuntime::Separate => self.app.handle().clone(),
-                };
-                ask_once(to.ctx, to.nodes, &to.adder, requests, window, &handle)
+                ask_once(to.ctx, to.nodes, &to.adder, requests, window, &handle(on))
+            }
+            Asker::Floor { window, on } => {
+                super::ask_floor::floor_once(&to.ctx.rt, requests, window, &handle(on))
             }
             Asker::Actors { clients, window } => {
                 actors_once(to.nodes, &to.adder, requests, clients, window)
@@ -253,6 +267,14 @@ impl Workload for Asks<'_> {
                 match on {
                     TaskRuntime::System => "ask app-runtime",
                     TaskRuntime::Separate => "ask default",
+                }
+                .to_string(),
+                window as u64,
+            ),
+            Asker::Floor { window, on } => (
+                match on {
+                    TaskRuntime::System => "task floor app-runtime",
+                    TaskRuntime::Separate => "task floor default",
                 }
                 .to_string(),
                 window as u64,
@@ -284,7 +306,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteAskRow>> {
         Some(w) => vec![w.max(1)],
         None => vec![1_000, DEFAULT_WINDOW],
     };
-    let progress = Progress::new(2 + 2 * windows.len() as u64);
+    let progress = Progress::new(4 + 2 * windows.len() as u64);
     progress.note(&format!("load before the run: {}", load()));
     let mut report = Report::new(SCENARIO.name, crate::chart::throughput_bars);
     progress.start("volley: starting the nodes, warming up");
@@ -312,9 +334,18 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteAskRow>> {
         for on in [TaskRuntime::System, TaskRuntime::Separate] {
             for &window in &windows {
                 progress.start(&format!("volley: {n} asks, {window} in flight × {runs}"));
-                rows.push(asks(Asker::Tasks { window, on }).measure(n, runs)?);
+                let tasks = Asker::Tasks { window, on };
+                rows.push((tasks.system(), asks(tasks).measure(n, runs)?));
                 progress.done();
             }
+            // The floor under those asks on the same runtime, same count.
+            let window = windows[0];
+            progress.start(&format!(
+                "tokio: {n} task round trips, {window} in flight × {runs}"
+            ));
+            let floor = Asker::Floor { window, on };
+            rows.push((floor.system(), asks(floor).measure(n, runs)?));
+            progress.done();
         }
         // Client actors, 10 × (window / 10) in flight, sized on their own
         // (they are much faster than ask()).
@@ -329,17 +360,19 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteAskRow>> {
         progress.start(&format!(
             "volley: {n} requests from {clients} client actors × {runs}"
         ));
-        rows.push(actors.measure(n, runs)?);
+        rows.push(("volley", actors.measure(n, runs)?));
         progress.done();
         Ok(rows)
     })?;
     report.rows = rows
         .into_iter()
-        .map(|r| Row::measured("volley", r))
+        .map(|(system, r)| Row::measured(system, r))
         .collect();
     progress.finish();
     report.notes.push(best_rate_note(
-        measured(&report.rows).map(|(_, r)| r.msgs_per_sec),
+        measured(&report.rows)
+            .filter(|(system, _)| *system == "volley")
+            .map(|(_, r)| r.msgs_per_sec),
         "remote request/response",
         5e6,
         "kontraktor seed: 0.86 M asks/s",
