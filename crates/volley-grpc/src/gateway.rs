@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body::Body;
@@ -28,8 +27,9 @@ use volley::{ActorRef, ActorSystem, ReplyTo};
 use crate::body::UnaryBody;
 use crate::frame::{self, PREFIX_LEN};
 use crate::health::HealthCheck;
+use crate::metadata::{Call, TypedWithMetadata, WithMetadata};
 use crate::streaming::{ResponseStream, StreamBody, StreamingMethod, TypedStream};
-use crate::unary::{AskTarget, Reply, Typed, UnaryMethod};
+use crate::unary::{AskTarget, Reply, Typed, UnaryMethod, UnaryReply};
 
 const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
 
@@ -140,7 +140,7 @@ impl GatewayBuilder {
     /// `Ok(response)`, or `Err(status)` to fail the call with a status of
     /// its choosing.
     pub fn unary<Req, Resp, M, T, F>(
-        mut self,
+        self,
         path: &str,
         target: T,
         make: F,
@@ -152,16 +152,47 @@ impl GatewayBuilder {
         T: AskTarget<M>,
         F: Fn(Req, ReplyTo<Reply<Resp>>) -> M + Send + Sync + 'static,
     {
-        check_path(path)?;
-        if self.methods.contains_key(path) || self.streams.contains_key(path) {
-            return Err(GatewayError::Duplicate(path.to_string()));
-        }
         let method = Typed {
             target,
             make,
             types: PhantomData,
         };
-        self.methods.insert(path.to_string(), Box::new(method));
+        self.add_unary(path, Box::new(method))
+    }
+
+    /// Like [`GatewayBuilder::unary`], with metadata both ways: `make`
+    /// gets the request as a [`Call`], its message and the client's custom
+    /// metadata (`authorization` and the like), and the actor replies
+    /// [`WithMetadata`], whose headers and trailers go out with the
+    /// response. An `Err(status)` sends the status's own metadata, as with
+    /// `unary`.
+    pub fn unary_with_metadata<Req, Resp, M, T, F>(
+        self,
+        path: &str,
+        target: T,
+        make: F,
+    ) -> Result<Self, GatewayError>
+    where
+        Req: prost::Message + Default + Send + 'static,
+        Resp: prost::Message + Send + 'static,
+        M: Send + 'static,
+        T: AskTarget<M>,
+        F: Fn(Call<Req>, ReplyTo<Reply<WithMetadata<Resp>>>) -> M + Send + Sync + 'static,
+    {
+        let method = TypedWithMetadata {
+            target,
+            make,
+            types: PhantomData,
+        };
+        self.add_unary(path, Box::new(method))
+    }
+
+    fn add_unary(mut self, path: &str, method: Box<dyn UnaryMethod>) -> Result<Self, GatewayError> {
+        check_path(path)?;
+        if self.methods.contains_key(path) || self.streams.contains_key(path) {
+            return Err(GatewayError::Duplicate(path.to_string()));
+        }
+        self.methods.insert(path.to_string(), method);
         Ok(self)
     }
 
@@ -289,11 +320,18 @@ impl Gateway {
                 response.headers_mut().insert(CONTENT_TYPE, GRPC);
                 response
             }
-            Ok(Answer::Unary(message)) => {
+            Ok(Answer::Unary(reply)) => {
                 let mut trailers = HeaderMap::with_capacity(1);
                 trailers.insert("grpc-status", HeaderValue::from_static("0"));
-                let mut response = Response::new(UnaryBody::message(message, trailers));
-                response.headers_mut().insert(CONTENT_TYPE, GRPC);
+                let mut headers = HeaderMap::with_capacity(1);
+                if let Some(metadata) = reply.metadata {
+                    let (initial, trailing) = *metadata;
+                    crate::metadata::add_custom(&mut headers, initial);
+                    crate::metadata::add_custom(&mut trailers, trailing);
+                }
+                headers.insert(CONTENT_TYPE, GRPC);
+                let mut response = Response::new(UnaryBody::message(reply.message, trailers));
+                *response.headers_mut() = headers;
                 response
             }
             #[cfg(feature = "reflection")]
@@ -348,7 +386,9 @@ impl Gateway {
         let encoding = || head.headers.get("grpc-encoding").map(|e| e.as_bytes());
         let message = frame::single_message(&body, encoding)?;
         match (unary, stream) {
-            (Some(method), _) => Ok(Answer::Unary(method.call(message, timeout).await?)),
+            (Some(method), _) => Ok(Answer::Unary(
+                method.call(message, &head.headers, timeout).await?,
+            )),
             (None, Some(method)) => Ok(Answer::Stream(method.start(message, timeout)?)),
             (None, None) => Err(Status::unimplemented("no such method")),
         }
@@ -356,7 +396,7 @@ impl Gateway {
 }
 
 enum Answer {
-    Unary(Bytes),
+    Unary(UnaryReply),
     Stream(StreamBody),
     /// A whole response from a tonic service behind the gateway.
     #[cfg(feature = "reflection")]

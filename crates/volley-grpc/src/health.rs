@@ -9,12 +9,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use bytes::Bytes;
 use tonic::Status;
 use volley::ActorSystem;
 
 use crate::frame;
-use crate::unary::UnaryMethod;
+use crate::unary::{UnaryMethod, UnaryReply};
 
 /// The path of `Check`.
 pub(crate) const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
@@ -77,8 +76,9 @@ impl UnaryMethod for HealthCheck {
     fn call<'a>(
         &'a self,
         message: &[u8],
+        _headers: &http::HeaderMap,
         _timeout: Duration,
-    ) -> Pin<Box<dyn Future<Output = Result<Bytes, Status>> + Send + 'a>> {
+    ) -> Pin<Box<dyn Future<Output = Result<UnaryReply, Status>> + Send + 'a>> {
         let answer = <HealthCheckRequest as prost::Message>::decode(message)
             .map_err(|e| {
                 Status::invalid_argument(format!("cannot decode a HealthCheckRequest: {e}"))
@@ -92,9 +92,9 @@ impl UnaryMethod for HealthCheck {
                 } else {
                     ServingStatus::Serving
                 };
-                Ok(frame::encode(&HealthCheckResponse {
+                Ok(UnaryReply::plain(frame::encode(&HealthCheckResponse {
                     status: status as i32,
-                }))
+                })))
             });
         Box::pin(std::future::ready(answer))
     }

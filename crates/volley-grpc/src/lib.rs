@@ -62,12 +62,18 @@
 //! is cancelled (`notify_when_closed`), and ends with `finish`. A dropped
 //! stream ends the call INTERNAL; the deadline ends it DEADLINE_EXCEEDED.
 //!
+//! **Metadata.** [`GatewayBuilder::unary_with_metadata`] hands the actor
+//! the request's custom metadata with the message ([`Call`]) and sends the
+//! headers and trailers its reply carries ([`WithMetadata`]): what an
+//! actor needs to check an `authorization` header, or a client to read a
+//! request id back.
+//!
 //! **Reflection** (feature `reflection`): `GatewayBuilder::reflection`
 //! serves tonic's reflection service over the descriptors given.
 //!
-//! Not yet: client streaming, bidirectional streaming, compression, the
-//! health service's `Watch`, the deadline of a streaming call whose client
-//! stopped reading.
+//! Not yet: client streaming, bidirectional streaming, compression,
+//! metadata on server-streaming calls, the deadline of a streaming call
+//! whose client stopped reading.
 
 #![deny(missing_docs)]
 
@@ -76,6 +82,7 @@ mod frame;
 mod gateway;
 pub mod health;
 mod health_watch;
+mod metadata;
 #[cfg(feature = "reflection")]
 mod reflection;
 mod server;
@@ -84,6 +91,7 @@ mod unary;
 
 pub use body::UnaryBody;
 pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};
+pub use metadata::{Call, WithMetadata};
 pub use server::serve;
 pub use streaming::{ResponseStream, StreamSendError};
 pub use unary::{AskTarget, Reply};

@@ -12,6 +12,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::HeaderMap;
+use tonic::metadata::MetadataMap;
 use tonic::Status;
 use volley::{ActorRef, AskError, ReplyTo, RouterRef, RoutingError};
 
@@ -76,14 +78,43 @@ pub(crate) fn status_of_ask(e: &AskError) -> Status {
     }
 }
 
+/// What a unary method answers: the encoded reply (length-prefixed), and
+/// the response headers and trailers for a method with metadata.
+pub(crate) struct UnaryReply {
+    pub(crate) message: Bytes,
+    /// Boxed: a plain method's reply stays two words bigger than its bytes.
+    pub(crate) metadata: Option<Box<(MetadataMap, MetadataMap)>>,
+}
+
+impl UnaryReply {
+    pub(crate) fn plain(message: Bytes) -> Self {
+        UnaryReply {
+            message,
+            metadata: None,
+        }
+    }
+}
+
+/// The request message, or INVALID_ARGUMENT saying why not.
+pub(crate) fn decode_request<Req: prost::Message + Default>(message: &[u8]) -> Result<Req, Status> {
+    Req::decode(message).map_err(|e| {
+        Status::invalid_argument(format!(
+            "cannot decode the request as {}: {e}",
+            std::any::type_name::<Req>()
+        ))
+    })
+}
+
 /// A method, with its types erased, as the gateway's table holds it.
 pub(crate) trait UnaryMethod: Send + Sync {
-    /// Decodes `message`, asks, and encodes the reply (length-prefixed).
+    /// Decodes `message`, asks, and encodes the reply. `headers`: the
+    /// request's, for a method that hands its metadata to the actor.
     fn call<'a>(
         &'a self,
         message: &[u8],
+        headers: &HeaderMap,
         timeout: Duration,
-    ) -> Pin<Box<dyn Future<Output = Result<Bytes, Status>> + Send + 'a>>;
+    ) -> Pin<Box<dyn Future<Output = Result<UnaryReply, Status>> + Send + 'a>>;
 }
 
 /// A method from request type `Req` to response type `Resp`, answered by
@@ -105,21 +136,17 @@ where
     fn call<'a>(
         &'a self,
         message: &[u8],
+        _headers: &HeaderMap,
         timeout: Duration,
-    ) -> Pin<Box<dyn Future<Output = Result<Bytes, Status>> + Send + 'a>> {
-        let request = Req::decode(message).map_err(|e| {
-            Status::invalid_argument(format!(
-                "cannot decode the request as {}: {e}",
-                std::any::type_name::<Req>()
-            ))
-        });
+    ) -> Pin<Box<dyn Future<Output = Result<UnaryReply, Status>> + Send + 'a>> {
+        let request = decode_request::<Req>(message);
         Box::pin(async move {
             let request = request?;
             let reply = self
                 .target
                 .ask_for(|reply_to| (self.make)(request, reply_to), timeout)
                 .await??;
-            Ok(frame::encode(&reply))
+            Ok(UnaryReply::plain(frame::encode(&reply)))
         })
     }
 }

@@ -8,7 +8,7 @@
 //! Ported, here: `empty_unary`, `large_unary`, `client_compressed_unary`
 //! (as the spec's failure for an unsupported encoding), the
 //! `server_compressed_unary` request (answered uncompressed: see its test),
-//! `custom_metadata` (as a "not yet": the gateway cannot echo metadata),
+//! `custom_metadata` (unary; through `unary_with_metadata`),
 //! `status_code_and_message` and `special_status_message` (unary),
 //! `unimplemented_method`, `unimplemented_service`,
 //! `timeout_on_sleeping_server` (unary). In `interop_streaming.rs`:
@@ -44,7 +44,7 @@ use http::HeaderMap;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 use volley::{Actor, ActorSystem, Context, HandleResult, Props, ReplyTo};
-use volley_grpc::{Gateway, GatewaySettings, Reply};
+use volley_grpc::{Call, Gateway, GatewaySettings, Reply, WithMetadata};
 
 mod interop_messages;
 use interop_messages::{BoolValue, EchoStatus, Payload};
@@ -91,7 +91,10 @@ const SPECIAL: &str = "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-B
 
 enum Unary {
     Empty(Empty, ReplyTo<Reply<Empty>>),
-    Simple(SimpleRequest, ReplyTo<Reply<SimpleResponse>>),
+    Simple(
+        Call<SimpleRequest>,
+        ReplyTo<Reply<WithMetadata<SimpleResponse>>>,
+    ),
 }
 
 /// `EmptyCall` and `UnaryCall`, as the interop server answers them.
@@ -102,9 +105,31 @@ impl Actor for TestService {
     fn handle(&mut self, _: &mut Context<Self>, msg: Unary) -> HandleResult {
         match msg {
             Unary::Empty(empty, reply_to) => reply_to.tell(Ok(empty)),
-            Unary::Simple(request, reply_to) => reply_to.tell(unary_call(request)),
+            Unary::Simple(call, reply_to) => {
+                let answer = unary_call(call.message).map(|message| {
+                    let mut answer = WithMetadata::new(message);
+                    echo_metadata(&call.metadata, &mut answer);
+                    answer
+                });
+                reply_to.tell(answer)
+            }
         }
         Ok(())
+    }
+}
+
+/// What the interop server echoes: `x-grpc-test-echo-initial` as initial
+/// metadata, `x-grpc-test-echo-trailing-bin` as trailing metadata.
+fn echo_metadata<T>(request: &tonic::metadata::MetadataMap, answer: &mut WithMetadata<T>) {
+    if let Some(initial) = request.get("x-grpc-test-echo-initial") {
+        answer
+            .headers
+            .insert("x-grpc-test-echo-initial", initial.clone());
+    }
+    if let Some(trailing) = request.get_bin("x-grpc-test-echo-trailing-bin") {
+        answer
+            .trailers
+            .insert_bin("x-grpc-test-echo-trailing-bin", trailing.clone());
     }
 }
 
@@ -168,7 +193,7 @@ async fn server(sleeping: bool) -> Server {
                 Unary::Empty(e, r)
             })
             .unwrap()
-            .unary(UNARY_CALL, service, |s: SimpleRequest, r| {
+            .unary_with_metadata(UNARY_CALL, service, |s: Call<SimpleRequest>, r| {
                 Unary::Simple(s, r)
             })
     };
@@ -444,7 +469,7 @@ async fn server_compressed_unary_is_answered_uncompressed() {
 /// no response metadata but the status, so the echo keys are not echoed.
 /// The call itself, with an ASCII and a binary key, succeeds.
 #[tokio::test]
-async fn custom_metadata_is_taken_but_not_echoed() {
+async fn custom_metadata() {
     let s = server(false).await;
     let mut grpc = tonic::client::Grpc::new(s.channel.clone());
     grpc.ready().await.unwrap();
@@ -462,9 +487,43 @@ async fn custom_metadata_is_taken_but_not_echoed() {
     let response = grpc.unary(request, path, codec).await.unwrap();
     // tonic merges a unary call's trailers into its metadata.
     let metadata = response.metadata();
-    assert!(metadata.get("x-grpc-test-echo-initial").is_none());
-    assert!(metadata.get_bin("x-grpc-test-echo-trailing-bin").is_none());
+    assert_eq!(
+        metadata.get("x-grpc-test-echo-initial").unwrap(),
+        "test_initial_metadata_value"
+    );
+    assert_eq!(
+        metadata
+            .get_bin("x-grpc-test-echo-trailing-bin")
+            .unwrap()
+            .to_bytes()
+            .unwrap(),
+        Bytes::from_static(&[0xab, 0xab, 0xab])
+    );
     assert_zeros(&response.get_ref().payload, 314159);
+}
+
+/// Where the initial and the trailing metadata travel, on the wire: in
+/// the response's headers and in its trailers, next to `grpc-status`.
+#[tokio::test]
+async fn custom_metadata_travels_in_the_headers_and_the_trailers() {
+    let s = server(false).await;
+    let headers = [
+        ("x-grpc-test-echo-initial", "hello"),
+        ("x-grpc-test-echo-trailing-bin", "q6ur"),
+    ];
+    let body = framed(0, &prost::Message::encode_to_vec(&large()));
+    let raw = bare(s.port, UNARY_CALL, &headers, body).await;
+    assert_eq!(
+        raw.headers.get("x-grpc-test-echo-initial").unwrap(),
+        "hello"
+    );
+    assert!(raw.headers.get("x-grpc-test-echo-trailing-bin").is_none());
+    assert_eq!(raw.trailers.get("grpc-status").unwrap(), "0");
+    assert_eq!(
+        raw.trailers.get("x-grpc-test-echo-trailing-bin").unwrap(),
+        "q6ur"
+    );
+    assert!(raw.trailers.get("x-grpc-test-echo-initial").is_none());
 }
 
 #[tokio::test]
