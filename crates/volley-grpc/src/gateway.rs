@@ -28,7 +28,7 @@ use crate::body::UnaryBody;
 use crate::frame::{self, PREFIX_LEN};
 use crate::health::HealthCheck;
 use crate::metadata::{Call, TypedWithMetadata, WithMetadata};
-use crate::streaming::{ResponseStream, StreamBody, StreamingMethod, TypedStream};
+use crate::streaming::{request_only, ResponseStream, StreamBody, StreamingMethod, TypedStream};
 use crate::unary::{AskTarget, Reply, Typed, UnaryMethod, UnaryReply};
 
 const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
@@ -107,7 +107,7 @@ impl GatewayBuilder {
     /// [`ResponseStream`]. The actor sends responses through it with
     /// `try_send` and ends the call with `finish`.
     pub fn server_streaming<Req, Resp, M, F>(
-        mut self,
+        self,
         path: &str,
         target: ActorRef<M>,
         make: F,
@@ -118,6 +118,41 @@ impl GatewayBuilder {
         M: Send + 'static,
         F: Fn(Req, ResponseStream<Resp>) -> M + Send + Sync + 'static,
     {
+        self.add_stream(path, target, request_only, make)
+    }
+
+    /// Like [`GatewayBuilder::server_streaming`], with the request's
+    /// custom metadata: `make` gets the request as a [`Call`]. (Response
+    /// headers and trailers of the actor's choosing: not yet on streams.)
+    pub fn server_streaming_with_metadata<Req, Resp, M, F>(
+        self,
+        path: &str,
+        target: ActorRef<M>,
+        make: F,
+    ) -> Result<Self, GatewayError>
+    where
+        Req: prost::Message + Default + Send + 'static,
+        Resp: prost::Message + Send + 'static,
+        M: Send + 'static,
+        F: Fn(Call<Req>, ResponseStream<Resp>) -> M + Send + Sync + 'static,
+    {
+        self.add_stream(path, target, Call::from_request, make)
+    }
+
+    fn add_stream<Req, In, Resp, M, F>(
+        mut self,
+        path: &str,
+        target: ActorRef<M>,
+        input: fn(Req, &HeaderMap) -> In,
+        make: F,
+    ) -> Result<Self, GatewayError>
+    where
+        Req: prost::Message + Default + Send + 'static,
+        In: Send + 'static,
+        Resp: prost::Message + Send + 'static,
+        M: Send + 'static,
+        F: Fn(In, ResponseStream<Resp>) -> M + Send + Sync + 'static,
+    {
         check_path(path)?;
         if self.methods.contains_key(path) || self.streams.contains_key(path) {
             return Err(GatewayError::Duplicate(path.to_string()));
@@ -125,6 +160,7 @@ impl GatewayBuilder {
         let method = TypedStream {
             path: path.to_string(),
             target,
+            input,
             make,
             buffer: self.settings.stream_buffer,
             open: self.open_streams.clone(),
@@ -219,6 +255,7 @@ impl GatewayBuilder {
                     Box::new(TypedStream {
                         path: crate::health_watch::WATCH_PATH.to_string(),
                         target: watchers,
+                        input: request_only,
                         make: crate::health_watch::WatchMsg::Watch,
                         buffer: self.settings.stream_buffer,
                         open: self.open_streams.clone(),
@@ -389,7 +426,11 @@ impl Gateway {
             (Some(method), _) => Ok(Answer::Unary(
                 method.call(message, &head.headers, timeout).await?,
             )),
-            (None, Some(method)) => Ok(Answer::Stream(method.start(message, timeout)?)),
+            (None, Some(method)) => Ok(Answer::Stream(method.start(
+                message,
+                &head.headers,
+                timeout,
+            )?)),
             (None, None) => Err(Status::unimplemented("no such method")),
         }
     }

@@ -66,13 +66,14 @@
 //! the request's custom metadata with the message ([`Call`]) and sends the
 //! headers and trailers its reply carries ([`WithMetadata`]): what an
 //! actor needs to check an `authorization` header, or a client to read a
-//! request id back.
+//! request id back. [`GatewayBuilder::server_streaming_with_metadata`]
+//! hands a streaming method's actor the request's metadata too.
 //!
 //! **Reflection** (feature `reflection`): `GatewayBuilder::reflection`
 //! serves tonic's reflection service over the descriptors given.
 //!
 //! Not yet: client streaming, bidirectional streaming, compression,
-//! metadata on server-streaming calls, the deadline of a streaming call
+//! response metadata on server-streaming calls, the deadline of a streaming call
 //! whose client stopped reading.
 
 #![deny(missing_docs)]

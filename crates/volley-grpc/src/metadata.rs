@@ -1,6 +1,6 @@
-//! Custom metadata on unary calls: the request's metadata handed to the
-//! actor ([`Call`]), and response headers and trailers of the actor's
-//! choosing ([`WithMetadata`]).
+//! Custom metadata: the request's metadata handed to the actor ([`Call`],
+//! unary and server-streaming methods), and response headers and trailers
+//! of the actor's choosing ([`WithMetadata`], unary methods).
 //!
 //! A separate kind of method ([`GatewayBuilder::unary_with_metadata`])
 //! rather than metadata on every call: copying the request's headers into
@@ -31,6 +31,16 @@ pub struct Call<Req> {
     /// The client's custom metadata (`authorization`, `x-request-id`,
     /// `...-bin` binary values, ...).
     pub metadata: MetadataMap,
+}
+
+impl<Req> Call<Req> {
+    /// `message` with the custom metadata among `headers`.
+    pub(crate) fn from_request(message: Req, headers: &HeaderMap) -> Self {
+        Call {
+            message,
+            metadata: request_metadata(headers),
+        }
+    }
 }
 
 /// A response with the metadata to send with it: `headers` go out as the
@@ -117,13 +127,9 @@ where
         headers: &HeaderMap,
         timeout: Duration,
     ) -> Pin<Box<dyn std::future::Future<Output = Result<UnaryReply, Status>> + Send + 'a>> {
-        let request = decode_request::<Req>(message);
-        let metadata = request_metadata(headers);
+        let call = decode_request::<Req>(message).map(|m| Call::from_request(m, headers));
         Box::pin(async move {
-            let call = Call {
-                message: request?,
-                metadata,
-            };
+            let call = call?;
             let reply = self
                 .target
                 .ask_for(|reply_to| (self.make)(call, reply_to), timeout)

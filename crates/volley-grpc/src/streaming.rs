@@ -208,32 +208,48 @@ fn trailers(status: &Status) -> HeaderMap {
 /// A streaming method, with its types erased.
 pub(crate) trait StreamingMethod: Send + Sync {
     /// Decodes `message`, hands the actor its stream, and returns the body.
-    fn start(&self, message: &[u8], timeout: Duration) -> Result<StreamBody, Status>;
+    /// `headers`: the request's, for a method that hands its metadata on.
+    fn start(
+        &self,
+        message: &[u8],
+        headers: &HeaderMap,
+        timeout: Duration,
+    ) -> Result<StreamBody, Status>;
 }
 
-pub(crate) struct TypedStream<Req, Resp, M: Send + 'static, F> {
+/// A server-streaming method: `input` makes what `make` takes from the
+/// decoded request and the request's headers (the request alone, or a
+/// `Call` with its metadata).
+pub(crate) struct TypedStream<Req, In, Resp, M: Send + 'static, F> {
     pub(crate) path: String,
     pub(crate) target: ActorRef<M>,
+    pub(crate) input: fn(Req, &HeaderMap) -> In,
     pub(crate) make: F,
     pub(crate) buffer: usize,
     pub(crate) open: Arc<AtomicUsize>,
     pub(crate) types: PhantomData<fn(Req) -> Resp>,
 }
 
-impl<Req, Resp, M, F> StreamingMethod for TypedStream<Req, Resp, M, F>
+/// The request alone, for a method without metadata.
+pub(crate) fn request_only<Req>(request: Req, _headers: &HeaderMap) -> Req {
+    request
+}
+
+impl<Req, In, Resp, M, F> StreamingMethod for TypedStream<Req, In, Resp, M, F>
 where
     Req: prost::Message + Default + Send + 'static,
+    In: Send + 'static,
     Resp: prost::Message + Send + 'static,
     M: Send + 'static,
-    F: Fn(Req, ResponseStream<Resp>) -> M + Send + Sync + 'static,
+    F: Fn(In, ResponseStream<Resp>) -> M + Send + Sync + 'static,
 {
-    fn start(&self, message: &[u8], timeout: Duration) -> Result<StreamBody, Status> {
-        let request = Req::decode(message).map_err(|e| {
-            Status::invalid_argument(format!(
-                "cannot decode the request as {}: {e}",
-                std::any::type_name::<Req>()
-            ))
-        })?;
+    fn start(
+        &self,
+        message: &[u8],
+        headers: &HeaderMap,
+        timeout: Duration,
+    ) -> Result<StreamBody, Status> {
+        let request = (self.input)(crate::unary::decode_request::<Req>(message)?, headers);
         let (data_tx, data_rx) = mpsc::channel(self.buffer.max(1));
         let (end_tx, end_rx) = oneshot::channel();
         let stream = ResponseStream {

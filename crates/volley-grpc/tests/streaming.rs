@@ -10,7 +10,7 @@ use std::time::Duration;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 use volley::{Actor, ActorSystem, Context, HandleResult, Props};
-use volley_grpc::{Gateway, GatewaySettings, ResponseStream, StreamSendError};
+use volley_grpc::{Call, Gateway, GatewaySettings, ResponseStream, StreamSendError};
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct Ping {
@@ -119,6 +119,28 @@ impl Actor for Streamer {
     }
 }
 
+/// Streams back the request's `x-tag` values, then whether it saw any
+/// reserved header among the metadata.
+struct MetadataEcho;
+
+impl Actor for MetadataEcho {
+    type Msg = (Call<Ping>, ResponseStream<Ping>);
+    fn handle(&mut self, _: &mut Context<Self>, (call, stream): Self::Msg) -> HandleResult {
+        for tag in call.metadata.get_all("x-tag") {
+            let text = tag.to_str().unwrap_or("?").to_string();
+            stream.try_send(&Ping { text }).unwrap();
+        }
+        let reserved = call.metadata.keys().any(|k| match k {
+            tonic::metadata::KeyRef::Ascii(k) => k.as_str().starts_with("grpc-"),
+            tonic::metadata::KeyRef::Binary(k) => k.as_str().starts_with("grpc-"),
+        });
+        let text = format!("{}:{reserved}", call.message.text);
+        stream.try_send(&Ping { text }).unwrap();
+        stream.finish(Ok(()));
+        Ok(())
+    }
+}
+
 struct Server {
     _system: ActorSystem,
     channel: Channel,
@@ -158,6 +180,14 @@ async fn server(settings: GatewaySettings) -> Server {
         .server_streaming("/test.Svc/Stream", streamer, |p: Ping, s| Msg::Start(p, s))
         .unwrap()
         .server_streaming("/test.Svc/Stopped", stopped, |p: Ping, s| Msg::Start(p, s))
+        .unwrap()
+        .server_streaming_with_metadata(
+            "/test.Svc/Metadata",
+            system
+                .spawn("metadata", Props::new(|| MetadataEcho))
+                .unwrap(),
+            |call: Call<Ping>, s| (call, s),
+        )
         .unwrap()
         .build();
     let served = common::Served::start(gateway).await;
@@ -320,4 +350,24 @@ async fn a_call_that_cannot_start_has_its_status() {
     // The method still serves.
     let (got, status) = drain(open(&s, "2", None).await.unwrap()).await;
     assert_eq!((got.len(), status.code()), (2, Code::Ok));
+}
+
+#[tokio::test]
+async fn a_stream_with_metadata_sees_the_request_metadata() {
+    let s = server(GatewaySettings::default()).await;
+    let mut grpc = tonic::client::Grpc::new(s.channel.clone());
+    grpc.ready().await.unwrap();
+    let mut request = Request::new(Ping { text: "hi".into() });
+    request.metadata_mut().append("x-tag", "a".parse().unwrap());
+    request.metadata_mut().append("x-tag", "b".parse().unwrap());
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", "5S".parse().unwrap());
+    let codec = tonic_prost::ProstCodec::<Ping, Ping>::default();
+    let path = http::uri::PathAndQuery::from_static("/test.Svc/Metadata");
+    let stream = grpc.server_streaming(request, path, codec).await.unwrap();
+    let (got, status) = drain(stream.into_inner()).await;
+    assert_eq!(status.code(), Code::Ok);
+    // Both values in order; `grpc-timeout` is the gateway's, not metadata.
+    assert_eq!(got, ["a", "b", "hi:false"]);
 }
