@@ -1,4 +1,6 @@
-//! The root and `/user` guardians: actors that only supervise.
+//! The root, `/user` and `/system` guardians: actors that only supervise.
+//! `/system` holds the runtime's own actors (the receptionist, the
+//! watchers of async waits for an actor's end) and is made on first use.
 //!
 //! Akka's contract, kept here: the actor system ends with its user
 //! guardian. Stopping `/user` (`system.stop` of the ref `lookup("/user")`
@@ -6,9 +8,14 @@
 //! the system would live on unable to spawn anything. During a shutdown
 //! already under way, that run joins it.
 
-use crate::actor::{Actor, HandleResult};
+use std::sync::Arc;
+
+use crate::actor::{Actor, HandleResult, Props};
+use crate::cell::ActorCell;
 use crate::context::Context;
 use crate::coordinated_shutdown::ShutdownReason;
+use crate::locks::lock;
+use crate::system::ActorSystem;
 
 /// The root and `/user` guardians.
 pub(crate) struct Guardian;
@@ -39,4 +46,19 @@ impl Actor for Guardian {
                 .await;
         });
     }
+}
+
+/// The `/system` guardian, created on first use; `None` once the system
+/// is terminating.
+pub(crate) fn system_guardian(system: &ActorSystem) -> Option<Arc<ActorCell<Guardian>>> {
+    let mut slot = lock(&system.shared.system_guardian);
+    if let Some(guardian) = slot.upgrade() {
+        return Some(guardian);
+    }
+    let root = system.root_cell()?;
+    let guardian = root
+        .spawn_child_cell(Some("system"), Props::new(|| Guardian))
+        .ok()?;
+    *slot = Arc::downgrade(&guardian);
+    Some(guardian)
 }

@@ -64,6 +64,7 @@ mod message_spans;
 mod metrics;
 mod path;
 mod receive_timeout;
+mod receptionist;
 pub mod remote;
 mod routing;
 mod scheduler;
@@ -94,6 +95,7 @@ pub use mailbox::{MailboxConfig, Overflow};
 pub use message_spans::{TracingSettings, MESSAGE_SPAN};
 pub use metrics::{MetricsSettings, METRIC_NAMES};
 pub use path::{ActorPath, PathError};
+pub use receptionist::{Deregistered, Listing, Receptionist, Registered, ServiceKey};
 pub use routing::{
     Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, PoolRouter,
     RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef, RoutingError,

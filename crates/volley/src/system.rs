@@ -60,6 +60,8 @@ pub(crate) struct SystemCore {
     user: OnceLock<Weak<ActorCell<Guardian>>>,
     /// `/system`, made by the first wait for an actor's end (`termination.rs`).
     pub(crate) system_guardian: Mutex<Weak<ActorCell<Guardian>>>,
+    /// `/system/receptionist`, made on first use (`receptionist.rs`).
+    pub(crate) receptionist: Mutex<Option<ActorRef<crate::receptionist::Command>>>,
     terminating: AtomicBool,
     /// Locked together with reading `terminating`, so a hook is either
     /// refused or taken by `root_terminated`, never left behind.
@@ -162,6 +164,7 @@ impl ActorSystem {
                 root: Mutex::new(None),
                 user: OnceLock::new(),
                 system_guardian: Mutex::new(Weak::new()),
+                receptionist: Mutex::new(None),
                 terminating: AtomicBool::new(false),
                 shutdown_hooks: Mutex::new(Vec::new()),
                 terminated: tokio::sync::watch::channel(false).0,
@@ -491,6 +494,8 @@ impl ActorSystem {
     pub(crate) fn root_terminated(&self) {
         self.shared.terminating.store(true, Ordering::SeqCst);
         lock(&self.shared.root).take();
+        // The system holds its receptionist's ref, which holds the system.
+        lock(&self.shared.receptionist).take();
         let hooks = std::mem::take(&mut *lock(&self.shared.shutdown_hooks));
         if hooks.is_empty() {
             self.shut_down();

@@ -20,9 +20,7 @@ use tokio::sync::oneshot;
 
 use crate::actor::{Actor, HandleResult, Props, Terminated};
 use crate::actor_ref::{ActorRef, AnyRef};
-use crate::cell::ActorCell;
 use crate::context::Context;
-use crate::guardian::Guardian;
 use crate::locks::lock;
 use crate::system::ActorSystem;
 
@@ -87,7 +85,8 @@ async fn wait_for_end(
         timeout,
         answer: answer.clone(),
     });
-    let Some(watcher) = system_guardian(&system).and_then(|t| t.spawn_child(None, props).ok())
+    let Some(watcher) =
+        crate::guardian::system_guardian(&system).and_then(|t| t.spawn_child(None, props).ok())
     else {
         // No watcher can start: the system is shutting down. The answer is
         // still right for an actor known to have ended.
@@ -117,20 +116,6 @@ impl Drop for StopOnDrop {
             system.stop(&watcher);
         }
     }
-}
-
-/// The `/system` guardian, created on first use.
-fn system_guardian(system: &ActorSystem) -> Option<Arc<ActorCell<Guardian>>> {
-    let mut slot = lock(&system.shared.system_guardian);
-    if let Some(guardian) = slot.upgrade() {
-        return Some(guardian);
-    }
-    let root = system.root_cell()?;
-    let guardian = root
-        .spawn_child_cell(Some("system"), Props::new(|| Guardian))
-        .ok()?;
-    *slot = Arc::downgrade(&guardian);
-    Some(guardian)
 }
 
 /// What an [`EndWatcher`] gets besides `Terminated`.
