@@ -169,8 +169,21 @@ impl<M> Policy<M> {
             // dropped, and never pushes out a message queued before it
             // (which it promises to come after): it goes in past the
             // bound. Losing it would leave the actor running for ever, or
-            // a watcher waiting for ever.
-            Some((capacity, overflow)) if q.len() >= capacity && !env.is_signal() => {
+            // a watcher waiting for ever. A second graceful stop adds
+            // nothing to one already queued, so it is not kept there: what
+            // goes past the bound stays bounded (one stop, one
+            // `Terminated` per watched actor, one receive timeout).
+            Some((capacity, _)) if q.len() >= capacity && env.is_signal() => {
+                if matches!(env, Envelope::Poison)
+                    && q.iter().any(|e| matches!(e, Envelope::Poison))
+                {
+                    return Err(env);
+                }
+                let at = self.position(q, &env);
+                q.insert(at, env);
+                Ok(())
+            }
+            Some((capacity, overflow)) if q.len() >= capacity => {
                 if overflow == Overflow::DropNewest {
                     return Err(env);
                 }
@@ -482,6 +495,15 @@ mod tests {
         assert_eq!(mb.push(Envelope::Msg(10)).map_err(msg), Err(20));
         assert_eq!(mb.push(Envelope::Msg(5)).map_err(msg), Err(10));
         assert_eq!(kinds(&mb), ["5", "stop"]);
+
+        // A second stop past the bound is not kept (nor counted).
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(1, Overflow::DropNewest));
+        mb.push(Envelope::Msg(1)).ok();
+        assert!(mb.push(Envelope::Poison).is_ok());
+        for _ in 0..3 {
+            assert!(matches!(mb.push(Envelope::Poison), Err(Envelope::Poison)));
+        }
+        assert_eq!(kinds(&mb), ["1", "stop"]);
 
         // Nothing but signals: the new message is the one dropped.
         let mb = Mailbox::new_fifo(MailboxConfig::bounded(1, Overflow::DropOldest));
