@@ -165,22 +165,41 @@ impl<M> Policy<M> {
 
     fn push(&self, q: &mut VecDeque<Envelope<M>>, env: Envelope<M>) -> Result<(), Envelope<M>> {
         match self.bound {
-            Some((capacity, overflow)) if q.len() >= capacity => {
-                // A graceful stop or a Terminated is never the one dropped:
-                // losing it would leave the actor running forever, or a
-                // watcher waiting forever. In an ordered mailbox the one
-                // evicted is the one that would be handled last.
-                if env.is_signal() || overflow == Overflow::DropOldest {
-                    let evicted = match self.order {
-                        None => q.pop_front(),
-                        Some(_) => q.pop_back(),
-                    };
-                    let at = self.position(q, &env);
-                    q.insert(at, env);
-                    evicted.map_or(Ok(()), Err)
-                } else {
-                    Err(env)
+            // A graceful stop, a Terminated or a receive timeout is never
+            // dropped, and never pushes out a message queued before it
+            // (which it promises to come after): it goes in past the
+            // bound. Losing it would leave the actor running for ever, or
+            // a watcher waiting for ever. A second graceful stop adds
+            // nothing to one already queued, so it is not kept there: what
+            // goes past the bound stays bounded (one stop, one
+            // `Terminated` per watched actor, one receive timeout).
+            Some((capacity, _)) if q.len() >= capacity && env.is_signal() => {
+                if matches!(env, Envelope::Poison)
+                    && q.iter().any(|e| matches!(e, Envelope::Poison))
+                {
+                    return Err(env);
                 }
+                let at = self.position(q, &env);
+                q.insert(at, env);
+                Ok(())
+            }
+            Some((capacity, overflow)) if q.len() >= capacity => {
+                if overflow == Overflow::DropNewest {
+                    return Err(env);
+                }
+                // The one evicted is the oldest message (in an ordered
+                // mailbox, the one that would be handled last), never a
+                // signal.
+                let victim = match self.order {
+                    None => q.iter().position(|e| !e.is_signal()),
+                    Some(_) => q.iter().rposition(|e| !e.is_signal()),
+                };
+                let Some(victim) = victim.and_then(|i| q.remove(i)) else {
+                    return Err(env);
+                };
+                let at = self.position(q, &env);
+                q.insert(at, env);
+                Err(victim)
             }
             _ => {
                 let at = self.position(q, &env);
@@ -434,6 +453,62 @@ mod tests {
         assert_eq!(mb.push(Envelope::Msg(3)).map_err(msg), Err(1));
         assert_eq!(msg(mb.pop().unwrap()), 2);
         assert_eq!(msg(mb.pop().unwrap()), 3);
+    }
+
+    fn kinds(mb: &Mailbox<u32>) -> Vec<String> {
+        std::iter::from_fn(|| mb.pop())
+            .map(|e| match e {
+                Envelope::Msg(m) => m.to_string(),
+                Envelope::Poison => "stop".into(),
+                Envelope::Terminated(uid) => format!("terminated {uid}"),
+                _ => "other".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_signal_into_a_full_mailbox_goes_past_the_bound_and_evicts_nothing() {
+        for overflow in [Overflow::DropNewest, Overflow::DropOldest] {
+            let mb = Mailbox::new_fifo(MailboxConfig::bounded(2, overflow));
+            mb.push(Envelope::Msg(1)).ok();
+            mb.push(Envelope::Msg(2)).ok();
+            assert!(mb.push(Envelope::Terminated(7)).is_ok(), "{overflow:?}");
+            assert!(mb.push(Envelope::Poison).is_ok(), "{overflow:?}");
+            assert_eq!(kinds(&mb), ["1", "2", "terminated 7", "stop"]);
+        }
+    }
+
+    #[test]
+    fn drop_oldest_never_evicts_a_signal() {
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(2, Overflow::DropOldest));
+        mb.push(Envelope::Poison).ok();
+        mb.push(Envelope::Msg(1)).ok();
+        assert_eq!(mb.push(Envelope::Msg(2)).map_err(msg), Err(1));
+        assert_eq!(mb.push(Envelope::Msg(3)).map_err(msg), Err(2));
+        assert_eq!(kinds(&mb), ["stop", "3"]);
+
+        // Ordered: signals rank last, yet the message evicted is the last
+        // message, not the signal behind it.
+        let mb = ordered(MailboxConfig::bounded(2, Overflow::DropOldest));
+        mb.push(Envelope::Msg(20)).ok();
+        mb.push(Envelope::Poison).ok();
+        assert_eq!(mb.push(Envelope::Msg(10)).map_err(msg), Err(20));
+        assert_eq!(mb.push(Envelope::Msg(5)).map_err(msg), Err(10));
+        assert_eq!(kinds(&mb), ["5", "stop"]);
+
+        // A second stop past the bound is not kept (nor counted).
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(1, Overflow::DropNewest));
+        mb.push(Envelope::Msg(1)).ok();
+        assert!(mb.push(Envelope::Poison).is_ok());
+        for _ in 0..3 {
+            assert!(matches!(mb.push(Envelope::Poison), Err(Envelope::Poison)));
+        }
+        assert_eq!(kinds(&mb), ["1", "stop"]);
+
+        // Nothing but signals: the new message is the one dropped.
+        let mb = Mailbox::new_fifo(MailboxConfig::bounded(1, Overflow::DropOldest));
+        mb.push(Envelope::Poison).ok();
+        assert_eq!(mb.push(Envelope::Msg(1)).map_err(msg), Err(1));
     }
 
     #[test]

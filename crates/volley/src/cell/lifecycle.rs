@@ -555,7 +555,12 @@ impl<A: Actor> ActorCell<A> {
             return;
         };
         match watched.message {
-            Some(msg) => self.call(inner, |actor, ctx, _| actor.handle(ctx, msg)),
+            // An ordinary message by now: kept for `pre_restart` as any
+            // other that `handle` gets.
+            Some(msg) => self.call(inner, |actor, ctx, kept| {
+                *kept = A::keep_for_restart(&msg);
+                actor.handle(ctx, msg)
+            }),
             None => {
                 let signal = Terminated {
                     actor: watched.actor,

@@ -42,7 +42,8 @@ pub enum RouterMsg<M: Send + 'static> {
     RemoveRoutee(ActorRef<M>),
     /// Pools only: create (positive) or gracefully stop (negative) that many
     /// routees; only routees the pool created itself are stopped, the least
-    /// loaded first. Shrinking below one leaves a pool with no routee,
+    /// loaded first. With a resizer the change stops at its bounds;
+    /// without one, shrinking below one leaves a pool with no routee,
     /// which stays (as in Akka) and grows again on request.
     AdjustPoolSize(i32),
     /// Runtime-internal traffic; cannot be built outside volley.
@@ -265,11 +266,23 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
                 }
             }
             RouterMsg::AdjustPoolSize(delta) => {
-                if self.pool().is_some() {
-                    if delta > 0 {
-                        self.grow(ctx, delta as usize)?;
-                    } else if delta < 0 {
-                        self.shrink(ctx, delta.unsigned_abs() as usize);
+                if let Some(pool) = self.pool() {
+                    // A resizer's bounds hold for requested changes too
+                    // (Pekko clamps `AdjustPoolSize` to them): a change
+                    // is cut short at the bound, never reversed.
+                    let n = self.routees().len();
+                    let (room_up, room_down) = match &pool.resizer {
+                        Some(r) => (
+                            r.upper_bound.saturating_sub(n),
+                            n.saturating_sub(r.lower_bound),
+                        ),
+                        None => (usize::MAX, usize::MAX),
+                    };
+                    let by = delta.unsigned_abs() as usize;
+                    if delta > 0 && room_up > 0 {
+                        self.grow(ctx, by.min(room_up))?;
+                    } else if delta < 0 && room_down > 0 {
+                        self.shrink(ctx, by.min(room_down));
                     }
                 }
             }
