@@ -1,0 +1,65 @@
+//! The receptionist holds remote refs like local ones: a remote service
+//! is listed, and leaves the listing when it stops or its node goes
+//! silent (remote death watch).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{add, node, quick_detector, remote_ref, spawn_calculator, Calc, T};
+use volley::ServiceKey;
+
+fn key() -> ServiceKey<Calc> {
+    ServiceKey::new("calculators")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_service_is_listed_until_it_stops_or_its_node_goes() {
+    let a = node("reception-a", quick_detector()).await;
+    let b = node("reception-b", quick_detector()).await;
+    let first = spawn_calculator(&b, "first");
+    spawn_calculator(&b, "second");
+    let (remote_first, remote_second) = (remote_ref(&a, &b, "first"), remote_ref(&a, &b, "second"));
+    assert_eq!(add(&remote_first, 1, 2).await, 3);
+    let receptionist = a.system.receptionist().unwrap();
+    receptionist.register(&key(), &remote_first);
+    receptionist.register(&key(), &remote_second);
+    let listed = receptionist.lookup(&key(), T).await.unwrap();
+    assert_eq!(listed.services.len(), 2);
+    // Answers through the listing reach the remote actor.
+    let any = listed.services.iter().next().unwrap().clone();
+    assert_eq!(add(&any, 2, 2).await, 4);
+
+    first.graceful_stop();
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let services = receptionist.lookup(&key(), T).await.unwrap().services;
+        if services.len() == 1 {
+            assert!(services.contains(&remote_second));
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "first still listed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Silence without a goodbye: the failure detector gives b up.
+    b.remoting.shutdown();
+    loop {
+        if receptionist
+            .lookup(&key(), T)
+            .await
+            .unwrap()
+            .services
+            .is_empty()
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline + T,
+            "second still listed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
