@@ -1,0 +1,253 @@
+//! Apache Pekko's Artery compression specs
+//! (`remote/src/test/scala/org/apache/pekko/remote/artery/compress/`),
+//! carried over to volley's per-connection ref tables (wire-protocol.md §7
+//! and §13): the facts they check, with volley's API.
+//!
+//! - `CompressionIntegrationSpec`, "be advertised for chatty ActorRef and
+//!   manifest": refs sent again and again, both ways, keep reaching their
+//!   actors, in order:
+//!   `chatty_refs_keep_reaching_their_actors_both_ways`.
+//! - `CompressionIntegrationSpec`, "work when starting new ActorSystem with
+//!   same hostname:port", and `HandshakeShouldDropCompressionTableSpec`,
+//!   "be dropped on system restart": a node restarted on the same address
+//!   declares its refs under the ids its previous incarnation used, and
+//!   the peer resolves them to the new incarnation's actors, not to what
+//!   the old ids meant; the peer's own refs, declared again on the new
+//!   connection, reach their actors:
+//!   `a_node_restarted_on_the_same_address_gets_fresh_tables_both_ways`.
+//! - `CompressionIntegrationSpec`, "wrap around" (the tables are
+//!   renumbered for ever while messages keep flowing): many distinct
+//!   refs, each used once, reach their actors:
+//!   `many_distinct_refs_each_reach_their_actor`; and past the export
+//!   table's bound, with the actors of the refs already stopped:
+//!   `refs_of_stopped_actors_do_not_use_up_the_export_table` (ignored:
+//!   a volley bug, not fixed here, see its comment).
+//!
+//! Skipped, with the reason: "be advertised with count-min-sketch",
+//! "not be advertised if ActorRef / manifest compression disabled" and
+//! `CompressionTableSpec`, `HeavyHittersSpec`, `OutboundCompressionSpec`:
+//! volley compresses every ref from its first use (no heavy hitters, no
+//! advertisement, no switch) and has no manifests (type ids are numbers).
+//! "handle noSender sender" / "handle deadLetters sender": volley messages
+//! carry no implicit sender; a ref to a missing actor inside a message is
+//! covered by `remote_messaging.rs`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{node, spawn_calculator, Calc, Node, T};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use volley::{Actor, ActorRef, Context, HandleResult, Props};
+use volley_remote::transport::LimitSettings;
+use volley_remote::RemoteSettings;
+
+/// Passes every number it gets to the test, with its own tag.
+struct Tagged(u64, UnboundedSender<(u64, i64)>);
+
+impl Actor for Tagged {
+    type Msg = i64;
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: i64) -> HandleResult {
+        let _ = self.1.send((self.0, n));
+        Ok(())
+    }
+}
+
+fn tagged(n: &Node, name: &str, tag: u64, tx: &UnboundedSender<(u64, i64)>) -> ActorRef<i64> {
+    let tx = tx.clone();
+    n.system
+        .spawn(name, Props::new(move || Tagged(tag, tx.clone())))
+        .unwrap()
+}
+
+/// The next `(tag, number)` from `rx`, failing the test after [`T`].
+async fn next(rx: &mut UnboundedReceiver<(u64, i64)>, what: &str) -> (u64, i64) {
+    match tokio::time::timeout(T, rx.recv()).await {
+        Ok(Some(got)) => got,
+        _ => panic!("nothing arrived for {what}"),
+    }
+}
+
+fn reconnecting_soon(port: u16) -> RemoteSettings {
+    RemoteSettings {
+        port,
+        reconnect_backoff_ms: 50,
+        reconnect_backoff_max_ms: 200,
+        ..RemoteSettings::default()
+    }
+}
+
+/// `from`'s ref to `/user/<name>` on `to`.
+fn calc_on(from: &Node, to: &Node, name: &str) -> ActorRef<Calc> {
+    common::remote_ref(from, to, name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chatty_refs_keep_reaching_their_actors_both_ways() {
+    let a = node("chatty-a", RemoteSettings::default()).await;
+    let b = node("chatty-b", RemoteSettings::default()).await;
+    spawn_calculator(&a, "calc");
+    spawn_calculator(&b, "calc");
+    let (tx, mut rx) = unbounded_channel();
+    let on_a = [tagged(&a, "r0", 0, &tx), tagged(&a, "r1", 1, &tx)];
+    let on_b = [tagged(&b, "r0", 10, &tx), tagged(&b, "r1", 11, &tx)];
+    let to_b = calc_on(&a, &b, "calc");
+    let to_a = calc_on(&b, &a, "calc");
+    // The same four refs in 2000 messages, interleaved both ways.
+    for n in 0..1000i64 {
+        let i = (n % 2) as usize;
+        to_b.tell(Calc::Add {
+            a: n,
+            b: 0,
+            reply_to: on_a[i].clone(),
+        });
+        to_a.tell(Calc::Add {
+            a: n,
+            b: 0,
+            reply_to: on_b[i].clone(),
+        });
+    }
+    let mut last = [-1i64; 12];
+    for _ in 0..2000 {
+        let (tag, n) = next(&mut rx, "the answers").await;
+        let expected = [0, 1, 10, 11].contains(&tag) && (n % 2) as u64 == tag % 10;
+        assert!(expected, "answer {n} reached the ref tagged {tag}");
+        assert!(n > last[tag as usize], "answers to {tag} out of order");
+        last[tag as usize] = n;
+    }
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_restarted_on_the_same_address_gets_fresh_tables_both_ways() {
+    let port = common::free_port();
+    let a = node("fresh-a", reconnecting_soon(0)).await;
+    spawn_calculator(&a, "calc");
+    let (tx, mut rx) = unbounded_channel();
+    let on_a = tagged(&a, "answers", 1, &tx);
+
+    let b1 = node("fresh-b", reconnecting_soon(port)).await;
+    spawn_calculator(&b1, "echo");
+    let first_on_b = tagged(&b1, "first", 2, &tx);
+    let to_b = calc_on(&a, &b1, "echo");
+    // A declares its refs to B1; B1 declares `first` to A.
+    to_b.tell(Calc::Add {
+        a: 1,
+        b: 1,
+        reply_to: on_a.clone(),
+    });
+    assert_eq!(next(&mut rx, "B1's answer").await, (1, 2));
+    calc_on(&b1, &a, "calc").tell(Calc::Add {
+        a: 2,
+        b: 2,
+        reply_to: first_on_b.clone(),
+    });
+    assert_eq!(next(&mut rx, "A's answer to B1").await, (2, 4));
+    b1.system.terminate().await;
+
+    let b2 = node("fresh-b", reconnecting_soon(port)).await;
+    spawn_calculator(&b2, "echo");
+    // Another actor, spawned first: its ref takes the id B1 gave `first`.
+    let second_on_b = tagged(&b2, "second", 3, &tx);
+    let _first_again = tagged(&b2, "first", 4, &tx);
+    calc_on(&b2, &a, "calc").tell(Calc::Add {
+        a: 3,
+        b: 3,
+        reply_to: second_on_b.clone(),
+    });
+    assert_eq!(
+        next(&mut rx, "A's answer to B2").await,
+        (3, 6),
+        "A answered the ref B2 declared, not what the id meant for B1"
+    );
+    // A's lane to B kept its ids: declared again on the new connection,
+    // its refs reach A's actors. A may still hold B1 for gone for a
+    // moment: send until B2 answers.
+    let start = std::time::Instant::now();
+    loop {
+        to_b.tell(Calc::Add {
+            a: 5,
+            b: 5,
+            reply_to: on_a.clone(),
+        });
+        match tokio::time::timeout(Duration::from_millis(300), rx.recv()).await {
+            Ok(Some(got)) => {
+                assert_eq!(got, (1, 10));
+                break;
+            }
+            Ok(None) => unreachable!("the test holds a sender"),
+            Err(_) => assert!(start.elapsed() < T, "B2's echo never answered"),
+        }
+    }
+    a.system.terminate().await;
+    b2.system.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_distinct_refs_each_reach_their_actor() {
+    let a = node("many-a", RemoteSettings::default()).await;
+    let b = node("many-b", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let (tx, mut rx) = unbounded_channel();
+    let to_b = calc_on(&a, &b, "calc");
+    const N: u64 = 2000;
+    let refs: Vec<_> = (0..N)
+        .map(|i| tagged(&a, &format!("r{i}"), i, &tx))
+        .collect();
+    for (i, r) in refs.iter().enumerate() {
+        to_b.tell(Calc::Add {
+            a: i as i64,
+            b: 0,
+            reply_to: r.clone(),
+        });
+    }
+    let mut seen = vec![false; N as usize];
+    for _ in 0..N {
+        let (tag, n) = next(&mut rx, "the answers").await;
+        assert_eq!(tag as i64, n, "an answer reached another actor's ref");
+        assert!(!seen[tag as usize], "two answers for {tag}");
+        seen[tag as usize] = true;
+    }
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+/// A volley bug, not fixed here (the export table lives in
+/// `transport/ref_tables.rs`, being changed elsewhere): a lane's export
+/// table keeps every lasting ref it ever declared, also across
+/// reconnects, and never lets go of the refs of stopped actors; once it
+/// holds `limits.max_exported_refs` (16384 by default) a message with any
+/// new ref to that node is refused at the sender, for as long as the
+/// association lives. A node whose short-lived actors send their own refs
+/// to a peer (per-request workers) breaks after that many of them.
+/// Pekko's tables are renumbered and its refs always travel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "volley bug: the export table keeps the refs of stopped actors and fills up"]
+async fn refs_of_stopped_actors_do_not_use_up_the_export_table() {
+    let small = RemoteSettings {
+        limits: LimitSettings {
+            max_exported_refs: 32,
+            ..LimitSettings::default()
+        },
+        ..RemoteSettings::default()
+    };
+    let a = node("wrap-a", small).await;
+    let b = node("wrap-b", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let (tx, mut rx) = unbounded_channel();
+    let to_b = calc_on(&a, &b, "calc");
+    for i in 0..100u64 {
+        let worker = tagged(&a, &format!("worker{i}"), i, &tx);
+        to_b.tell(Calc::Add {
+            a: i as i64,
+            b: 0,
+            reply_to: worker.clone(),
+        });
+        assert_eq!(next(&mut rx, &format!("worker {i}")).await, (i, i as i64));
+        a.system.stop(&worker);
+        common::eventually("the worker to stop", || worker.is_terminated()).await;
+    }
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
