@@ -23,6 +23,13 @@
 //!   `refs_of_stopped_actors_do_not_use_up_the_export_table` (ignored:
 //!   a volley bug, not fixed here, see its comment).
 //!
+//! - multi-node `SurviveInboundStreamRestartWithCompressionInFlightSpec`
+//!   ("be kept even if inbound lane is restarted, and decode into correct
+//!   actors still"): the receiving side's connections fail after two
+//!   actors' refs were declared; the sender goes on with the ids it had,
+//!   in the other order, and each message still reaches its actor:
+//!   `ids_kept_across_a_failed_connection_still_name_the_right_actors`.
+//!
 //! Skipped, with the reason: "be advertised with count-min-sketch",
 //! "not be advertised if ActorRef / manifest compression disabled" and
 //! `CompressionTableSpec`, `HeavyHittersSpec`, `OutboundCompressionSpec`:
@@ -34,9 +41,12 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{node, spawn_calculator, Calc, Node, T};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::transport::LimitSettings;
@@ -250,4 +260,144 @@ async fn refs_of_stopped_actors_do_not_use_up_the_export_table() {
     }
     a.system.terminate().await;
     b.system.terminate().await;
+}
+
+/// Answers `Add` with the sum plus its own offset, so the answer tells
+/// which actor took the message.
+struct Offset(i64);
+
+impl Actor for Offset {
+    type Msg = Calc;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Calc) -> HandleResult {
+        if let Calc::Add { a, b, reply_to } = msg {
+            reply_to.tell(a + b + self.0);
+        }
+        Ok(())
+    }
+}
+
+/// A TCP relay in front of a node's listener whose connections can all be
+/// cut at once.
+struct Relay {
+    port: u16,
+    links: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+async fn pump(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf) {
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = from.read(&mut buf).await {
+        if n == 0 || to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Relay {
+    async fn start(target: u16) -> Relay {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let links = Arc::new(Mutex::new(Vec::new()));
+        let l = links.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)).await else {
+                    continue;
+                };
+                let (in_r, in_w) = inbound.into_split();
+                let (out_r, out_w) = outbound.into_split();
+                let mut links = l.lock().unwrap();
+                links.push(tokio::spawn(pump(in_r, out_w)));
+                links.push(tokio::spawn(pump(out_r, in_w)));
+            }
+        });
+        Relay {
+            port,
+            links,
+            accept,
+        }
+    }
+
+    fn cut(&self) {
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.cut();
+        self.accept.abort();
+    }
+}
+
+async fn ping(to: &ActorRef<Calc>, n: i64) -> Result<i64, volley::AskError> {
+    to.ask(
+        |reply_to| Calc::Add {
+            a: n,
+            b: 0,
+            reply_to,
+        },
+        Duration::from_millis(500),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_kept_across_a_failed_connection_still_name_the_right_actors() {
+    const A: i64 = 1_000_000;
+    const B: i64 = 2_000_000;
+    let port = common::free_port();
+    let relay = Relay::start(port).await;
+    let first = node(
+        "inflight-first",
+        RemoteSettings {
+            canonical_port: Some(relay.port),
+            ..reconnecting_soon(port)
+        },
+    )
+    .await;
+    let second = node("inflight-second", reconnecting_soon(0)).await;
+    for (name, offset) in [("receiver-a", A), ("receiver-b", B)] {
+        first
+            .system
+            .spawn(name, Props::new(move || Offset(offset)))
+            .unwrap();
+    }
+    let to_a = calc_on(&second, &first, "receiver-a");
+    let to_b = calc_on(&second, &first, "receiver-b");
+    let start = std::time::Instant::now();
+    while ping(&to_a, 0).await.is_err() {
+        assert!(start.elapsed() < T, "no first answer");
+    }
+    for n in 1..=100 {
+        assert_eq!(ping(&to_a, n).await, Ok(A + n));
+    }
+    for n in 1..=100 {
+        assert_eq!(ping(&to_b, n).await, Ok(B + n));
+    }
+
+    // Every connection into the first node fails.
+    relay.cut();
+    let start = std::time::Instant::now();
+    loop {
+        match ping(&to_b, 0).await {
+            Ok(answer) => {
+                assert_eq!(answer, B, "answered by the wrong actor");
+                break;
+            }
+            Err(_) => assert!(start.elapsed() < T, "no answer after the failure"),
+        }
+    }
+    // The other order now: were the ids numbered afresh on the receiving
+    // side, `receiver-b` would take `receiver-a`'s id.
+    for n in 1..=100 {
+        assert_eq!(ping(&to_b, n).await, Ok(B + n));
+    }
+    for n in 1..=100 {
+        assert_eq!(ping(&to_a, n).await, Ok(A + n));
+    }
+    first.system.terminate().await;
+    second.system.terminate().await;
 }
