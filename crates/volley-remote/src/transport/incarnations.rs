@@ -94,6 +94,15 @@ impl RemotingCore {
         }
         drop(control);
         if let Some(old) = replaced {
+            // Connections this node made to the old incarnation must not
+            // carry what is meant for the new one (its system messages
+            // numbered from 1 would be taken there as duplicates): every
+            // lane dials again. A connection whose handshake just told of
+            // the new incarnation is not touched: it is not serving yet,
+            // and a reset asked before a connection serves is not for it.
+            for lane in association.lanes() {
+                lane.drop_connection();
+            }
             association.deaths.fetch_add(1, Ordering::Relaxed);
             tracing::info!(remote = %association.remote, old_uid = old, new_uid = uid, "node restarted: a new incarnation");
             self.publish(RemotingEvent::Disassociated {

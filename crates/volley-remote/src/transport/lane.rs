@@ -432,13 +432,16 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Encodes a system message into the queue, or into `out` (the start
     /// of a new connection, for a resend), declaring its refs as needed.
+    /// False if it could not be written because a ref it names does not
+    /// fit the export table: the messages after it must then wait too, or
+    /// the peer would see a gap.
     pub(crate) fn send_system(
         self: &Arc<Self>,
         core: &RemotingCore,
         pending: &Pending,
         ack: u64,
         out: Option<&mut BytesMut>,
-    ) {
+    ) -> bool {
         let mut st = self.state.lock();
         if out.is_none() && self.is_retired() {
             drop(st);
@@ -452,7 +455,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             // Not lost: it stays unacknowledged, and the peer is quarantined.
             drop(st);
             self.overflow();
-            return;
+            return true;
         }
         let was_empty = st.buf.is_empty();
         let LaneState { buf, exports, .. } = &mut *st;
@@ -475,7 +478,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             // unacknowledged until `give_up_system_message_after_ms`.
             write_declarations(core, &self.encoder, self.association_id, exports, buf);
             self.unlock_and_kick(st, was_empty, false);
-            return;
+            return false;
         };
         let header = MessageHeader {
             recipient,
@@ -494,6 +497,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             tracing::error!(remote = %self.remote, "cannot encode a system message: {e}");
         }
         self.unlock_and_kick(st, was_empty, false);
+        true
     }
 
     /// Drops everything queued (the node is gone): each message a counted

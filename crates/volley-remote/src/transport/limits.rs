@@ -18,7 +18,9 @@ pub struct LimitSettings {
     /// an id does not count again). Past it the connection is closed with a
     /// protocol error. Default 16384.
     pub max_imported_refs: usize,
-    /// Most lasting refs this node declares on one outbound connection.
+    /// Most lasting refs this node declares to one peer on one lane. The
+    /// lane's table is kept across reconnects and, for now, keeps the refs
+    /// of actors that have stopped, for as long as the association lives.
     /// Past it a message that needs a new one is refused (a send error,
     /// counted as a dead letter). Keep it at most the peers'
     /// `max_imported_refs`. Default 16384.

@@ -103,6 +103,12 @@ pub(crate) struct Outbox {
     /// Highest sequence number received contiguously from the peer's
     /// current incarnation, piggy-backed on each message sent.
     pub(crate) inbound_acked: u64,
+    /// A message could not be written on the current connection (a ref it
+    /// names does not fit the export table): the ones after it wait behind
+    /// it, unwritten, until the next connection resends them in order. The
+    /// peer would otherwise see a gap, close the connection, and again on
+    /// every reconnect.
+    held: bool,
 }
 
 impl Outbox {
@@ -111,6 +117,7 @@ impl Outbox {
     pub(crate) fn reset(&mut self) -> VecDeque<Pending> {
         self.next_seq = 0;
         self.inbound_acked = 0;
+        self.held = false;
         std::mem::take(&mut self.unacked)
     }
 
@@ -197,7 +204,9 @@ impl RemotingCore {
             queued_at: Instant::now(),
         };
         let ack = control.outbox.inbound_acked;
-        lane.send_system(self, &pending, ack, None);
+        if !control.outbox.held && !lane.send_system(self, &pending, ack, None) {
+            control.outbox.held = true;
+        }
         control.outbox.unacked.push_back(pending);
         drop(control);
         self.check_control_queue(association);
@@ -211,11 +220,17 @@ impl RemotingCore {
         association: &Association,
         out: &mut bytes::BytesMut,
     ) {
-        let control = lock(&association.control);
+        let mut control = lock(&association.control);
         let lane = association.lane(Lane::Control);
-        let ack = control.outbox.inbound_acked;
-        for pending in &control.outbox.unacked {
-            lane.send_system(self, pending, ack, Some(out));
+        let outbox = &mut control.outbox;
+        let ack = outbox.inbound_acked;
+        // In order, up to the first that cannot be written: no gap.
+        outbox.held = false;
+        for pending in &outbox.unacked {
+            if !lane.send_system(self, pending, ack, Some(out)) {
+                outbox.held = true;
+                break;
+            }
         }
         if !control.outbox.unacked.is_empty() {
             tracing::debug!(remote = %association.remote, count = control.outbox.unacked.len(), "resending unacknowledged system messages");

@@ -191,11 +191,13 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             // this task ends or the association was started again.
             Served::Retired => continue,
         };
-        // A connection dropped because the node is gone, or closed by a
-        // node that said goodbye, is announced with that reason instead.
-        let gone = core
-            .association(&lane.remote)
-            .is_ok_and(|a| a.is_down() || a.leaving.load(std::sync::atomic::Ordering::Relaxed));
+        // A connection dropped because the node is gone (or restarted:
+        // `Restarted` is announced), or closed by a node that said
+        // goodbye, is announced with that reason instead.
+        let gone = is_dropped_by_us(&error)
+            || core
+                .association(&lane.remote)
+                .is_ok_and(|a| a.is_down() || a.leaving.load(std::sync::atomic::Ordering::Relaxed));
         if lane.lane == Lane::Control && !gone {
             core.publish(RemotingEvent::Disassociated {
                 remote: lane.remote.clone(),
@@ -430,11 +432,19 @@ async fn write_unless_reset(
     }
 }
 
+/// This node dropped the connection: the incarnation it reached is gone
+/// (given up, left, or replaced by a restart).
+#[derive(Debug, thiserror::Error)]
+#[error("the connection was dropped: the incarnation it reached is gone")]
+struct DroppedByUs;
+
 fn dropped_by_us() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::ConnectionAborted,
-        "the connection was dropped: the node is gone",
-    )
+    io::Error::new(io::ErrorKind::ConnectionAborted, DroppedByUs)
+}
+
+/// Whether `error` is [`dropped_by_us`]'s.
+fn is_dropped_by_us(error: &io::Error) -> bool {
+    error.get_ref().is_some_and(|e| e.is::<DroppedByUs>())
 }
 
 /// Resolves when the peer has closed or reset `stream`. The peer writes

@@ -89,6 +89,11 @@ pub async fn accept_as(listener: &TcpListener, me: &Address) -> (Lane, TcpStream
 /// request, answers `Accepted` as the node `me`. Returns the connection's
 /// lane and what followed the handshake.
 pub async fn answer_handshake(s: &mut TcpStream, me: &Address) -> (Lane, BytesMut) {
+    answer_handshake_as(s, me, 11).await
+}
+
+/// [`answer_handshake`] as incarnation `uid` of `me`.
+pub async fn answer_handshake_as(s: &mut TcpStream, me: &Address, uid: u64) -> (Lane, BytesMut) {
     let mut buf = BytesMut::with_capacity(64 * 1024);
     while buf.len() < PREAMBLE_LEN {
         assert!(
@@ -110,12 +115,19 @@ pub async fn answer_handshake(s: &mut TcpStream, me: &Address) -> (Lane, BytesMu
         );
     };
     let _ = buf.split_to(used);
+    respond_accepted(s, me, uid).await;
+    (lane, buf)
+}
+
+/// Answers a handshake request already read from `s`: `Accepted`, as
+/// incarnation `uid` of the node `me`.
+pub async fn respond_accepted(s: &mut TcpStream, me: &Address, uid: u64) {
     let mut out = BytesMut::new();
     let response = HandshakeResponse {
         version: PROTOCOL_VERSION,
         status: HandshakeStatus::Accepted,
         from: me.clone(),
-        uid: 11,
+        uid,
         auth: None,
         reason: "",
     };
@@ -123,5 +135,4 @@ pub async fn answer_handshake(s: &mut TcpStream, me: &Address) -> (Lane, BytesMu
         .encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out)
         .unwrap();
     s.write_all(&out).await.unwrap();
-    (lane, buf)
 }
