@@ -387,6 +387,12 @@ impl ImportTable {
         self.selections.remove(&id);
     }
 
+    /// Whether the peer declared any uid-less ref to a local path.
+    #[inline]
+    pub(crate) fn has_selections(&self) -> bool {
+        !self.selections.is_empty()
+    }
+
     /// Whether `id` is a uid-less ref to a local path, which `rebind` may
     /// bind again. The reader asks only about a message that would
     /// otherwise be a dead letter.
@@ -419,7 +425,9 @@ impl ImportTable {
     #[inline]
     pub(crate) fn is_stale(&self, id: u32) -> bool {
         // The map last: a live target answers with one load.
-        self.get(id).is_none_or(|e| e.actor().is_terminated()) && self.may_rebind(id)
+        self.has_selections()
+            && self.get(id).is_none_or(|e| e.actor().is_terminated())
+            && self.may_rebind(id)
     }
 
     /// The entry declared as `id`.

@@ -240,9 +240,14 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
         }
         return Ok(());
     };
-    // A terminated target is the only branch the common case pays for:
-    // the rest is looked at only for what would be dead letters.
-    if target.is_terminated() && may_rebind && imports.may_rebind(recipient) {
+    // The common case pays one load (most connections have no uid-less
+    // local ref), or one more for a live target: the map is looked at only
+    // for what would be dead letters.
+    if may_rebind
+        && imports.has_selections()
+        && target.is_terminated()
+        && imports.may_rebind(recipient)
+    {
         return Err(Stale);
     }
     let batch = super::delivery::stage::<M>(slot);
