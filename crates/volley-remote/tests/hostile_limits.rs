@@ -178,6 +178,49 @@ async fn more_declarations_than_the_cap_close_the_connection() {
     n.system.terminate().await;
 }
 
+/// A path with nobody there, declared without a uid, is kept (an actor
+/// spawned there later gets its messages), so it counts against the cap
+/// like a bound ref; its messages cost a dead letter each, and nothing is
+/// kept for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declarations_of_empty_paths_count_against_the_cap_and_their_messages_are_dead_letters() {
+    let _serial = SERIAL.lock().await;
+    let limits = LimitSettings {
+        max_imported_refs: 100,
+        ..LimitSettings::default()
+    };
+    let n = node("emptycap", limits, |_| {}).await;
+    let addr = n.remoting.address().clone();
+    let enc = Encoder::for_lane(Lane::Ordinary);
+    let (me, uid) = mallory(8);
+    let mut s = handshaken_as(&addr, &me, uid, Lane::Ordinary).await;
+    let mut out = BytesMut::new();
+    for id in 1..=100 {
+        declaration(
+            &enc,
+            &mut out,
+            id * 1000,
+            &format!("{addr}/user/nobody{id}"),
+        );
+    }
+    for _ in 0..1000 {
+        for id in 1..=100 {
+            user_message(&enc, &mut out, id * 1000, CALC_ID, &[]);
+        }
+    }
+    let before = n.system.dead_letter_count();
+    s.write_all(&out).await.unwrap();
+    eventually("a dead letter per message", || {
+        n.system.dead_letter_count() >= before + 100_000
+    })
+    .await;
+    let mut out = BytesMut::new();
+    declaration(&enc, &mut out, 7, &format!("{addr}/user/nobody"));
+    s.write_all(&out).await.unwrap();
+    assert!(closed_within(&mut s, Duration::from_secs(10)).await);
+    n.system.terminate().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deeply_nested_payload_is_one_dead_letter_and_the_node_stays_up() {
     let _serial = SERIAL.lock().await;

@@ -227,9 +227,8 @@ async fn a_ref_to_a_stopped_actor_does_not_reach_a_new_actor_of_the_same_name() 
     let (a, b) = pair().await;
     let first = spawn_echo(&b, "otherEcho1");
     let (probe, reply) = probe(&a);
-    // The echo sends its own ref (with its uid) to a collector on alpha,
-    // so that alpha never declares the bare path before the restart (see
-    // docs/semantics.md, Remoting, "Not yet", for why that matters).
+    // The echo sends its own ref (with its uid) to a collector on alpha.
+    // A selection used on both sides of the restart: resolve_rebinding.rs.
     let refs = TestProbe::<ActorRef<Echo>>::new(&a.system);
     let to = refs.actor_ref();
     a.system

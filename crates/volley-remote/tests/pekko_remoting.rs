@@ -34,9 +34,9 @@
 //! - "not send to remote re-created actor with same name" (and
 //!   `RemoteSendConsistencySpec`'s): covered by
 //!   `pekko_remote_delivery.rs::a_ref_to_a_stopped_actor_does_not_reach_a_new_actor_of_the_same_name`;
-//!   its selections after the re-creation hit a documented limitation
-//!   (docs/semantics.md, Remoting, "Not yet"), which also holds for a path
-//!   sent to before its actor was spawned.
+//!   a selection used before and after the re-creation on one connection,
+//!   and a path sent to before its actor was spawned, by
+//!   `resolve_rebinding.rs`.
 //! - "not fail ask across node boundaries": covered by
 //!   `remote_ask.rs::a_hundred_thousand_asks_in_flight`.
 //! - "drop unserializable messages": covered by

@@ -196,12 +196,17 @@ impl RemotingCore {
     /// the cache of its association: a ref that lives on the declaring node
     /// (the usual case: a reply-to) gets its route without an address
     /// lookup.
+    ///
+    /// A uid-less ref to a trusted path of this node (the peer resolved
+    /// it) also leaves that path in `selection`, whether an actor is there
+    /// or not: its messages go to whoever lives there when they arrive.
     pub(crate) fn resolve_declared(
         self: &Arc<Self>,
         path: &str,
         uid: u64,
         peer: &Address,
         peer_association: &mut Option<Arc<Association>>,
+        selection: &mut Option<ActorPath>,
     ) -> Option<AnyRef> {
         let parsed = ActorPath::parse(path).ok()?;
         let authority = parsed.authority()?;
@@ -218,8 +223,12 @@ impl RemotingCore {
                 self.trust.refused(self, peer, &what);
                 return None;
             }
-            let actor = self.system.lookup(parsed.elements()).ok()??;
-            (uid == 0 || actor.uid() == uid).then_some(actor)
+            let actor = self.system.lookup(parsed.elements()).ok().flatten();
+            if uid == 0 {
+                *selection = Some(parsed);
+                return actor;
+            }
+            actor.filter(|actor| actor.uid() == uid)
         } else {
             let on_peer = authority == authority_of(peer) && parsed.system() == peer.system();
             if on_peer {

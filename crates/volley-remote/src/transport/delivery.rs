@@ -159,7 +159,9 @@ pub(crate) struct Payloads<'r> {
 /// What a run is delivered with: the connection's state.
 pub(crate) struct Deliver<'a> {
     pub(crate) core: &'a Arc<RemotingCore>,
-    pub(crate) imports: &'a ImportTable,
+    /// Mutable only to rebind a uid-less ref whose actor is gone
+    /// (`ImportTable::rebind`).
+    pub(crate) imports: &'a mut ImportTable,
     pub(crate) types: &'a mut TypeCache,
     pub(crate) peer: &'a Address,
     /// The peer's root path, for the paths of its requests' reply handles.
@@ -193,14 +195,29 @@ impl Deliver<'_> {
             let route = route.as_ref()?.clone();
             Some(RemoteRef::reply_handle(root, correlation, core.system.clone(), route).to_any())
         };
-        (ty.deliver_run)(
+        let stale = (ty.deliver_run)(
             payloads,
             self.imports,
             recipient,
             &mut cached.stage,
             &mut failed,
             &handle_of,
+            true,
         );
+        if stale.is_err() {
+            // Whoever lives at the path now gets the run; with nobody
+            // there, it goes where it went before: dead letters.
+            self.imports.rebind(recipient, &core.system);
+            let _ = (ty.deliver_run)(
+                payloads,
+                self.imports,
+                recipient,
+                &mut cached.stage,
+                &mut failed,
+                &handle_of,
+                false,
+            );
+        }
     }
 }
 
@@ -235,6 +252,9 @@ impl<'buf> Deliver<'_> {
             return core.undeliverable(peer, &format!("unknown message type id {type_id}"));
         };
         let ty = cached.ty;
+        if self.imports.is_stale(h.recipient.get()) {
+            self.imports.rebind(h.recipient.get(), &core.system);
+        }
         let outcome = if h.serializer != ty.serializer {
             Err(DeliverError::WrongSerializer(h.serializer))
         } else {

@@ -124,6 +124,11 @@ impl<T> IdSlots<T> {
         }
     }
 
+    /// The cap on entries.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
     /// How many ids are bound.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

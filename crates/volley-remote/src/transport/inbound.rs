@@ -194,7 +194,7 @@ async fn read_loop(
         () => {
             &mut Deliver {
                 core,
-                imports: &imports,
+                imports: &mut imports,
                 types: &mut types,
                 peer: &peer.address,
                 root: &peer.root,
@@ -434,9 +434,29 @@ fn handle(
         }
         Pdu::Reply(r) => reply(core, imports, peer, r),
         Pdu::RefDeclaration(d) => {
-            match core.resolve_declared(d.path, d.uid, &peer.address, &mut peer.association) {
-                Some(actor) => imports.declare(d.id.get(), actor)?,
-                None if peer.lane == Lane::Control => {
+            let mut selection = None;
+            let found = core.resolve_declared(
+                d.path,
+                d.uid,
+                &peer.address,
+                &mut peer.association,
+                &mut selection,
+            );
+            match (found, selection) {
+                // Only user messages follow the path: the control lane
+                // keeps the binding made here (docs/semantics.md,
+                // Remoting, "Not yet").
+                (found, Some(path)) if peer.lane != Lane::Control => {
+                    if found.is_none() {
+                        tracing::debug!(
+                            path = d.path,
+                            "declared ref is not here yet; its messages are dead letters until an actor is"
+                        );
+                    }
+                    imports.declare_selection(d.id.get(), path, found)?
+                }
+                (Some(actor), _) => imports.declare(d.id.get(), actor)?,
+                (None, _) if peer.lane == Lane::Control => {
                     // A system message may name an actor that is not
                     // here (a watch of one that stopped): it is answered.
                     if let Ok(path) = ActorPath::parse(d.path) {
@@ -448,7 +468,7 @@ fn handle(
                         imports.declare(d.id.get(), placeholder.to_any())?;
                     }
                 }
-                None => {
+                (None, _) => {
                     // A re-declaration that names nothing here unbinds the
                     // id: its messages must not reach what it named before.
                     imports.forget(d.id.get());

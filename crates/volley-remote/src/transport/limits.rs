@@ -15,8 +15,11 @@ use super::settings::RemoteSettingsError;
 #[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
     /// Most refs a peer may declare on one inbound connection (re-declaring
-    /// an id does not count again). Past it the connection is closed with a
-    /// protocol error. Default 16384.
+    /// an id does not count again). The uid-less refs to this node's paths
+    /// (from `resolve`), which the connection keeps by path as well, count
+    /// on their own against the same number, bound to an actor or not.
+    /// Past it the connection is closed with a protocol error. Default
+    /// 16384.
     pub max_imported_refs: usize,
     /// Most lasting refs this node declares to one peer on one lane. The
     /// lane's table is kept across reconnects and, for now, keeps the refs

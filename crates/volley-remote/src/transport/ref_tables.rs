@@ -321,6 +321,13 @@ fn slot_of(key: TargetKey) -> usize {
 /// It also carries the decode limits of the payloads read with it.
 pub(crate) struct ImportTable {
     slots: IdSlots<ImportedRef>,
+    /// The local paths the peer declared without a uid (from `resolve`),
+    /// by id, bound or not: such a ref means whatever actor lives at the
+    /// path when a message arrives, so the reader looks the path up again
+    /// when the bound actor is gone or was never there (`rebind`). Kept
+    /// apart from `slots` so that the lookup of every message's recipient
+    /// stays as it is; capped like them.
+    selections: FastMap<u32, ActorPath>,
     max_depth: u32,
     max_collection_bytes: usize,
 }
@@ -330,6 +337,7 @@ impl ImportTable {
     pub(crate) fn new(limits: &LimitSettings) -> Self {
         ImportTable {
             slots: IdSlots::new(limits.max_imported_refs),
+            selections: FastMap::default(),
             max_depth: limits.max_decode_depth,
             max_collection_bytes: limits.max_decode_collection_bytes,
         }
@@ -338,14 +346,88 @@ impl ImportTable {
     /// Binds `id` (re-declaring replaces the entry); a new id past the
     /// cap is refused, and the connection must end.
     pub(crate) fn declare(&mut self, id: u32, actor: AnyRef) -> Result<(), LimitError> {
+        // Checked first: a remote ask declares a reply handle, and most
+        // connections never see a uid-less local path.
+        if !self.selections.is_empty() {
+            self.selections.remove(&id);
+        }
+        self.bind(id, actor)
+    }
+
+    fn bind(&mut self, id: u32, actor: AnyRef) -> Result<(), LimitError> {
         self.slots
             .insert(id, ImportedRef::new(actor))
             .map_err(|Full { max }| LimitError::TooManyImportedRefs { max })
     }
 
+    /// Declares `id` as the uid-less ref to `path`, a path of this node,
+    /// bound to `actor`, the actor there now if there is one. A new id past
+    /// the cap is refused, and the connection must end.
+    pub(crate) fn declare_selection(
+        &mut self,
+        id: u32,
+        path: ActorPath,
+        actor: Option<AnyRef>,
+    ) -> Result<(), LimitError> {
+        let max = self.slots.max();
+        if self.selections.len() >= max && !self.selections.contains_key(&id) {
+            return Err(LimitError::TooManyImportedRefs { max });
+        }
+        match actor {
+            Some(actor) => self.bind(id, actor)?,
+            None => self.slots.remove(id),
+        }
+        self.selections.insert(id, path);
+        Ok(())
+    }
+
     /// Unbinds `id`: messages naming it become dead letters.
     pub(crate) fn forget(&mut self, id: u32) {
         self.slots.remove(id);
+        self.selections.remove(&id);
+    }
+
+    /// Whether the peer declared any uid-less ref to a local path.
+    #[inline]
+    pub(crate) fn has_selections(&self) -> bool {
+        !self.selections.is_empty()
+    }
+
+    /// Whether `id` is a uid-less ref to a local path, which `rebind` may
+    /// bind again. The reader asks only about a message that would
+    /// otherwise be a dead letter.
+    pub(crate) fn may_rebind(&self, id: u32) -> bool {
+        self.selections.contains_key(&id)
+    }
+
+    /// Binds the uid-less ref `id` to the live actor at its path now, if
+    /// there is one; true if it did. A peer that keeps sending to a path
+    /// with nobody there thus costs one path lookup per run of messages
+    /// that are dead letters anyway, and no memory: nothing is kept.
+    #[cold]
+    pub(crate) fn rebind(&mut self, id: u32, system: &volley::ActorSystem) -> bool {
+        let Some(path) = self.selections.get(&id) else {
+            return false;
+        };
+        let Some(actor) = system.lookup(path.elements()).ok().flatten() else {
+            return false;
+        };
+        if self.slots.get(id).is_some_and(|old| old.actor() == &actor) {
+            return false;
+        }
+        // Full only if the id was unbound and the table is at its cap: the
+        // message stays a dead letter.
+        self.bind(id, actor).is_ok()
+    }
+
+    /// Whether `id` is a uid-less local ref bound to no actor or to one
+    /// that has terminated: one `rebind` should look up again.
+    #[inline]
+    pub(crate) fn is_stale(&self, id: u32) -> bool {
+        // The map last: a live target answers with one load.
+        self.has_selections()
+            && self.get(id).is_none_or(|e| e.actor().is_terminated())
+            && self.may_rebind(id)
     }
 
     /// The entry declared as `id`.
@@ -448,6 +530,61 @@ mod tests {
         assert!(small.export(&lasting).is_some(), "known refs still go");
         small.clear();
         assert!(small.export(&other).is_some(), "the cap survives a clear");
+        rt.block_on(system.terminate());
+    }
+
+    struct Idle;
+    impl volley::Actor for Idle {
+        type Msg = u32;
+        fn handle(&mut self, _: &mut volley::Context<Self>, _: u32) -> volley::HandleResult {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_uid_less_path_is_rebound_to_the_actor_there_now_within_the_cap() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let _guard = rt.enter();
+        let system = ActorSystem::with_settings("rebind", Settings::default()).unwrap();
+        let path = volley::ActorPath::parse("volley://rebind@127.0.0.1:1/user/x").unwrap();
+        let limits = LimitSettings {
+            max_imported_refs: 2,
+            ..LimitSettings::default()
+        };
+        let mut imports = ImportTable::new(&limits);
+        let id = TEMPORARY_IDS + 1;
+        imports.declare_selection(id, path.clone(), None).unwrap();
+        assert!(imports.is_stale(id), "nobody there yet");
+        assert!(!imports.rebind(id, &system), "still nobody");
+        assert!(imports.get(id).is_none());
+        let first = system.spawn("x", volley::Props::new(|| Idle)).unwrap();
+        assert!(imports.rebind(id, &system));
+        assert_eq!(imports.get(id).unwrap().actor(), &first.to_any());
+        assert!(!imports.is_stale(id), "bound to a live actor");
+        system.stop(&first);
+        rt.block_on(async {
+            while system.spawn("x", volley::Props::new(|| Idle)).is_err() {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        });
+        assert!(imports.is_stale(id), "its actor terminated");
+        assert!(imports.rebind(id, &system));
+        let second = imports.get(id).unwrap().actor().clone();
+        assert!(second != first.to_any() && !second.is_terminated());
+        imports
+            .declare_selection(id + 1, path.clone(), None)
+            .unwrap();
+        assert!(
+            imports
+                .declare_selection(id + 2, path.clone(), None)
+                .is_err(),
+            "unbound paths count against the cap"
+        );
+        imports.declare(id, first.to_any()).unwrap();
+        assert!(!imports.may_rebind(id), "re-declared with a uid");
+        imports.forget(id + 1);
+        assert!(!imports.may_rebind(id + 1));
+        imports.declare_selection(id + 2, path, None).unwrap();
         rt.block_on(system.terminate());
     }
 

@@ -41,8 +41,11 @@ pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), Se
 pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
 /// Decodes a run of payloads for one recipient and delivers them together;
 /// what cannot be delivered goes to the callback, the rest in order. The
-/// last argument makes the reply handle of a payload that came in a
-/// Request, from its correlation id.
+/// next argument makes the reply handle of a payload that came in a
+/// Request, from its correlation id. With the last one true, a run whose
+/// recipient is a uid-less local ref that is stale (`ImportTable::is_stale`)
+/// is left undelivered and [`Stale`] returned, for the caller to rebind it
+/// and try again.
 pub(crate) type DeliverRunFn = fn(
     Payloads<'_>,
     &ImportTable,
@@ -50,7 +53,12 @@ pub(crate) type DeliverRunFn = fn(
     &mut Option<Box<dyn Any + Send>>,
     &mut dyn FnMut(DeliverError),
     &dyn Fn(u64) -> Option<AnyRef>,
-);
+    bool,
+) -> Result<(), Stale>;
+
+/// A run not delivered because its recipient's binding is stale.
+#[derive(Debug)]
+pub(crate) struct Stale;
 /// Decodes one payload and delivers it with the sender's trace context.
 pub(crate) type DeliverTracedFn =
     fn(&[u8], &ImportTable, u32, volley::TraceParent) -> Result<(), DeliverError>;
@@ -215,9 +223,13 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     slot: &mut Option<Box<dyn Any + Send>>,
     failed: &mut dyn FnMut(DeliverError),
     handle_of: &dyn Fn(u64) -> Option<AnyRef>,
-) {
+    may_rebind: bool,
+) -> Result<(), Stale> {
     let reply_of = |i: usize| payloads.replies.map_or(0, |r| r[i]);
     let Some(target) = imports.get(recipient).and_then(|r| r.typed_ref::<M>()) else {
+        if may_rebind && imports.is_stale(recipient) {
+            return Err(Stale);
+        }
         // Unknown id, or a ref used with a second protocol: the rare
         // paths, one message at a time.
         for (i, payload) in payloads.bytes.iter().enumerate() {
@@ -226,8 +238,18 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
                 failed(e);
             }
         }
-        return;
+        return Ok(());
     };
+    // The common case pays one load (most connections have no uid-less
+    // local ref), or one more for a live target: the map is looked at only
+    // for what would be dead letters.
+    if may_rebind
+        && imports.has_selections()
+        && target.is_terminated()
+        && imports.may_rebind(recipient)
+    {
+        return Err(Stale);
+    }
     let batch = super::delivery::stage::<M>(slot);
     imports.scope(|| {
         let serializer = S::default();
@@ -252,6 +274,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
         }
     });
     target.tell_all(batch);
+    Ok(())
 }
 
 fn deliver_traced<M: Send + 'static, S: Serializer<M> + Default>(
