@@ -314,14 +314,21 @@ async fn a_dispatcher_respects_the_throughput_deadline() {
             subject_clearing("slow", &log, &works, &unused, true).with_dispatcher("test-deadline"),
         )
         .unwrap();
-    // Both started and idle, so that neither is queued already.
+    // Both started. An ask returns as soon as its reply is told, before
+    // the answering activation has ended; give it time to end, so that
+    // the hog starts an activation of its own (setup, not the assertion).
     assert_eq!(fast.ask(Msg::Hello, T).await, Ok("World"));
     assert_eq!(slow.ask(Msg::Hello, T).await, Ok("World"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let (start, ready) = (Latch::new(1), Latch::new(1));
     slow.tell(Msg::Hog(None, start.clone(), Some(ready.clone())));
     slow.tell(Msg::Ping);
-    fast.tell(Msg::Ping);
     assert!(ready.wait_for(T), "the slow actor did not start");
+    // Woken while the one thread is held by the hog: had it been told
+    // before, it could have gone ahead of the slow actor's hog itself (an
+    // activation that ends with messages left goes behind work waiting in
+    // the shared queue; 1 failure in about 50 runs, "fast" before "hog").
+    fast.tell(Msg::Ping);
     // Setup, not the assertion: the blocking message must outlast the
     // deadline, whatever the scheduler does.
     std::thread::sleep(Duration::from_millis(150));
