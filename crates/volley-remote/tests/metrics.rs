@@ -128,7 +128,17 @@ async fn a_peer_away_shows_as_queued_bytes_then_as_reconnects() {
         ..quick_heartbeats()
     };
     let a = node_with("epsilon", metered(), remote).await;
-    let b = node_with("zeta", node_settings(), quick_heartbeats()).await;
+    // B comes back on its port: one below the ephemeral range, which A's
+    // reconnecting lanes cannot take as their own while B is away.
+    let b = node_with(
+        "zeta",
+        node_settings(),
+        RemoteSettings {
+            port: common::free_port(),
+            ..quick_heartbeats()
+        },
+    )
+    .await;
     spawn_calculator(&b, "calc");
     let calc = remote_ref(&a, &b, "calc");
     assert_eq!(add(&calc, 1, 2).await, 3);

@@ -102,7 +102,16 @@ async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool)
 async fn messages_queued_while_the_peer_restarts_reach_its_new_incarnation() {
     log_capture::install();
     let a = common::node("alpha", quick_retry()).await;
-    let b = node_with_calc("beta", RemoteSettings::default()).await;
+    // A port below the ephemeral range: B restarts on it, and A's
+    // reconnecting lanes could take an ephemeral one as their own meanwhile.
+    let b = node_with_calc(
+        "beta",
+        RemoteSettings {
+            port: common::free_port(),
+            ..RemoteSettings::default()
+        },
+    )
+    .await;
     let port = b.remoting.address().port();
     let (counter, replies) = spawn_counter(&a.system);
     let calc = a
