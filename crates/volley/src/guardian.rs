@@ -55,7 +55,7 @@ pub(crate) fn system_guardian(system: &ActorSystem) -> Option<Arc<ActorCell<Guar
     if let Some(guardian) = slot.upgrade() {
         return Some(guardian);
     }
-    let root = system.root_cell()?;
+    let root = lock(&system.shared.root).clone()?;
     let guardian = root
         .spawn_child_cell(Some("system"), Props::new(|| Guardian))
         .ok()?;

@@ -54,13 +54,13 @@ pub(crate) struct SystemCore {
     dead_letters: AtomicU64,
     dead_letter_log: LogLimiter,
     event_stream: EventStream,
-    root: Mutex<Option<Arc<ActorCell<Guardian>>>>,
+    pub(crate) root: Mutex<Option<Arc<ActorCell<Guardian>>>>,
     /// Weak: the root guardian owns `/user`; spawning upgrades (one atomic)
     /// instead of locking and cloning, and a terminated system has none.
     user: OnceLock<Weak<ActorCell<Guardian>>>,
-    /// `/system`, made by the first wait for an actor's end (`termination.rs`).
+    /// `/system` and `/system/receptionist`, made on first use
+    /// (`guardian.rs`, `receptionist.rs`).
     pub(crate) system_guardian: Mutex<Weak<ActorCell<Guardian>>>,
-    /// `/system/receptionist`, made on first use (`receptionist.rs`).
     pub(crate) receptionist: Mutex<Option<ActorRef<crate::receptionist::Command>>>,
     terminating: AtomicBool,
     /// Locked together with reading `terminating`, so a hook is either
@@ -441,10 +441,6 @@ impl ActorSystem {
         }
     }
 
-    pub(crate) fn root_cell(&self) -> Option<Arc<ActorCell<Guardian>>> {
-        lock(&self.shared.root).clone()
-    }
-
     pub(crate) fn root_path(&self) -> ActorPath {
         ActorPath::root(self.shared.name.clone())
     }
@@ -494,8 +490,7 @@ impl ActorSystem {
     pub(crate) fn root_terminated(&self) {
         self.shared.terminating.store(true, Ordering::SeqCst);
         lock(&self.shared.root).take();
-        // The system holds its receptionist's ref, which holds the system.
-        lock(&self.shared.receptionist).take();
+        lock(&self.shared.receptionist).take(); // it holds the system too
         let hooks = std::mem::take(&mut *lock(&self.shared.shutdown_hooks));
         if hooks.is_empty() {
             self.shut_down();

@@ -432,9 +432,8 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Encodes a system message into the queue, or into `out` (the start
     /// of a new connection, for a resend), declaring its refs as needed.
-    /// False if it could not be written because a ref it names does not
-    /// fit the export table: the messages after it must then wait too, or
-    /// the peer would see a gap.
+    /// False if a ref it names does not fit the export table: the messages
+    /// after it must then wait too, or the peer would see a gap.
     pub(crate) fn send_system(
         self: &Arc<Self>,
         core: &RemotingCore,

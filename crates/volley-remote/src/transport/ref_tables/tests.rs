@@ -1,0 +1,177 @@
+//! The import and export tables' unit tests.
+
+use super::*;
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use volley::remote::{MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
+use volley::{ActorSystem, Settings};
+
+/// A route that carries nothing: the tables only look at identities.
+struct Nowhere;
+impl RemoteRoute for Nowhere {
+    fn send(
+        &self,
+        _: &RemoteRef,
+        _: &(dyn Any + Send),
+        _: MessageType,
+    ) -> Result<(), RemoteSendError> {
+        Err(RemoteSendError::Unavailable("test".into()))
+    }
+    fn send_system(&self, _: &RemoteRef, _: RemoteSystemMsg) {}
+    fn room(&self, _: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async {})
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[test]
+fn lasting_refs_keep_their_id_and_reply_handles_use_a_bounded_ring() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let system = ActorSystem::with_settings("ref-tables", Settings::default()).unwrap();
+    let node = volley::ActorPath::parse("volley://peer@127.0.0.1:1/").unwrap();
+    let route: Arc<dyn RemoteRoute> = Arc::new(Nowhere);
+    let lasting = RemoteRef::new(
+        volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/a").unwrap(),
+        7,
+        system.clone(),
+        route.clone(),
+    )
+    .to_any();
+    let mut table = ExportTable::new();
+    let id = table.export(&lasting).unwrap();
+    assert!(id > TEMPORARY_IDS);
+    assert_eq!(table.export(&lasting).unwrap(), id, "same ref, same id");
+    assert_eq!(table.find(7, lasting.path()), Some(id));
+    assert_eq!(table.take_pending().len(), 1, "declared once");
+    let mut seen = std::collections::HashSet::new();
+    for correlation in 1..=3 * u64::from(TEMPORARY_IDS) {
+        let handle =
+            RemoteRef::reply_handle(&node, correlation, system.clone(), route.clone()).to_any();
+        assert!(handle.is_reply_handle());
+        // Built on first use, the same as the node's own.
+        assert_eq!(handle.path(), &node.reply_handle(correlation));
+        let t = table.export(&handle).unwrap();
+        assert!((1..=TEMPORARY_IDS).contains(&t));
+        seen.insert(t);
+    }
+    assert_eq!(seen.len(), TEMPORARY_IDS as usize, "the ring is reused");
+    assert_eq!(table.len(), 1, "reply handles are not remembered");
+    let redeclared: Vec<_> = table.lasting().map(|(id, a)| (id, a.clone())).collect();
+    assert_eq!(
+        redeclared,
+        vec![(id, lasting.clone())],
+        "a new connection re-declares the lasting refs only"
+    );
+    assert_eq!(table.take_pending().len(), 3 * TEMPORARY_IDS as usize);
+    table.clear();
+    assert_eq!(table.find(7, lasting.path()), None);
+    let mut small = ExportTable::with_max(1);
+    assert!(small.export(&lasting).is_some());
+    let other = RemoteRef::new(
+        volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/c").unwrap(),
+        8,
+        system.clone(),
+        route.clone(),
+    )
+    .to_any();
+    assert_eq!(small.export(&other), None, "past the cap");
+    assert!(small.export(&lasting).is_some(), "known refs still go");
+    small.clear();
+    assert!(small.export(&other).is_some(), "the cap survives a clear");
+    rt.block_on(system.terminate());
+}
+
+struct Idle;
+impl volley::Actor for Idle {
+    type Msg = u32;
+    fn handle(&mut self, _: &mut volley::Context<Self>, _: u32) -> volley::HandleResult {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_uid_less_path_is_rebound_to_the_actor_there_now_within_the_cap() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _guard = rt.enter();
+    let system = ActorSystem::with_settings("rebind", Settings::default()).unwrap();
+    let path = volley::ActorPath::parse("volley://rebind@127.0.0.1:1/user/x").unwrap();
+    let limits = LimitSettings {
+        max_imported_refs: 2,
+        ..LimitSettings::default()
+    };
+    let mut imports = ImportTable::new(&limits);
+    let id = TEMPORARY_IDS + 1;
+    imports.declare_selection(id, path.clone(), None).unwrap();
+    assert!(imports.is_stale(id), "nobody there yet");
+    assert!(!imports.rebind(id, &system), "still nobody");
+    assert!(imports.get(id).is_none());
+    let first = system.spawn("x", volley::Props::new(|| Idle)).unwrap();
+    assert!(imports.rebind(id, &system));
+    assert_eq!(imports.get(id).unwrap().actor(), &first.to_any());
+    assert!(!imports.is_stale(id), "bound to a live actor");
+    system.stop(&first);
+    rt.block_on(async {
+        while system.spawn("x", volley::Props::new(|| Idle)).is_err() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    assert!(imports.is_stale(id), "its actor terminated");
+    assert!(imports.rebind(id, &system));
+    let second = imports.get(id).unwrap().actor().clone();
+    assert!(second != first.to_any() && !second.is_terminated());
+    imports
+        .declare_selection(id + 1, path.clone(), None)
+        .unwrap();
+    assert!(
+        imports
+            .declare_selection(id + 2, path.clone(), None)
+            .is_err(),
+        "unbound paths count against the cap"
+    );
+    imports.declare(id, first.to_any()).unwrap();
+    assert!(!imports.may_rebind(id), "re-declared with a uid");
+    imports.forget(id + 1);
+    assert!(!imports.may_rebind(id + 1));
+    imports.declare_selection(id + 2, path, None).unwrap();
+    rt.block_on(system.terminate());
+}
+
+#[test]
+fn refs_serialize_only_inside_a_connection_scope() {
+    install_codec().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let system = ActorSystem::with_settings("ref-scope", Settings::default()).unwrap();
+    let remote = RemoteRef::new(
+        volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/b").unwrap(),
+        9,
+        system.clone(),
+        Arc::new(Nowhere),
+    )
+    .typed::<u32>();
+    let outside = bincode::serde::encode_to_vec(&remote, bincode::config::standard());
+    assert!(outside.is_err(), "no scope, no id");
+    let exports = RefCell::new(ExportTable::new());
+    let bytes = ExportTable::scope(&exports, || {
+        bincode::serde::encode_to_vec(&remote, bincode::config::standard())
+    })
+    .unwrap();
+    let declared = exports.borrow_mut().take_pending();
+    assert_eq!(declared.len(), 1);
+    let mut imports = ImportTable::new(&LimitSettings::default());
+    let back: Result<(volley::ActorRef<u32>, usize), _> =
+        bincode::serde::decode_from_slice(&bytes, bincode::config::standard());
+    assert!(back.is_err(), "no scope, no ref");
+    imports
+        .declare(declared[0].0, declared[0].1.clone())
+        .unwrap();
+    let (back, _): (volley::ActorRef<u32>, usize) = imports
+        .scope(|| bincode::serde::decode_from_slice(&bytes, bincode::config::standard()))
+        .unwrap();
+    assert_eq!(back, remote);
+    rt.block_on(system.terminate());
+}
