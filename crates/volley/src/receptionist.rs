@@ -224,6 +224,7 @@ impl Receptionist {
                     ctx.unwatch(&service);
                 }
             }
+            registry.prune();
             if let Some(reply_to) = reply_to {
                 reply_to.tell(Deregistered { key, service });
             }
@@ -234,7 +235,7 @@ impl Receptionist {
     /// is registered).
     pub fn find<M: Send + 'static>(&self, key: &ServiceKey<M>, reply_to: ActorRef<Listing<M>>) {
         let key = key.clone();
-        self.run(move |registry, _| reply_to.tell(registry.entry(&key).listing()));
+        self.run(move |registry, _| reply_to.tell(registry.listing(&key)));
     }
 
     /// The current listing of `key`, from async code (an ask).
@@ -248,7 +249,7 @@ impl Receptionist {
             .ask(
                 move |reply_to: ActorRef<Listing<M>>| {
                     Command(Box::new(move |registry, _| {
-                        reply_to.tell(registry.entry(&key).listing())
+                        reply_to.tell(registry.listing(&key))
                     }))
                 },
                 timeout,
@@ -286,6 +287,7 @@ impl Receptionist {
                 .entry(&key)
                 .subscribers
                 .retain(|s| *s != subscriber);
+            registry.prune();
             let subscriber = subscriber.to_any();
             if !registry.holds(&subscriber) {
                 ctx.unwatch(&subscriber);
@@ -343,6 +345,28 @@ impl Registry {
             .expect("an entry's slot names its protocol")
     }
 
+    /// The listing of `key`, without making an entry for a key nobody
+    /// registered under or subscribed to (finds of ever new keys would
+    /// grow the table).
+    fn listing<M: Send + 'static>(&self, key: &ServiceKey<M>) -> Listing<M> {
+        match self.entries.get(&key.slot()) {
+            Some(entry) => entry
+                .as_any_ref()
+                .downcast_ref::<Typed<M>>()
+                .map(Typed::listing),
+            None => None,
+        }
+        .unwrap_or_else(|| Listing {
+            key: key.clone(),
+            services: HashSet::new(),
+        })
+    }
+
+    /// Drops the entries that hold nothing any more.
+    fn prune(&mut self) {
+        self.entries.retain(|_, e| !e.is_empty());
+    }
+
     /// True if `actor` is a service or a subscriber of any key.
     fn holds(&self, actor: &AnyRef) -> bool {
         self.entries.values().any(|e| e.holds(actor))
@@ -352,6 +376,9 @@ impl Registry {
 /// One key's entry, its protocol erased.
 trait Entry: Send {
     fn as_any(&mut self) -> &mut dyn Any;
+    fn as_any_ref(&self) -> &dyn Any;
+    /// No service and no subscriber.
+    fn is_empty(&self) -> bool;
     /// Forgets `actor`, which terminated; tells the subscribers if it was a
     /// service.
     fn forget(&mut self, actor: &AnyRef);
@@ -384,6 +411,14 @@ impl<M: Send + 'static> Entry for Typed<M> {
         self
     }
 
+    fn as_any_ref(&self) -> &dyn Any {
+        self
+    }
+
+    fn is_empty(&self) -> bool {
+        self.services.is_empty() && self.subscribers.is_empty()
+    }
+
     fn forget(&mut self, actor: &AnyRef) {
         self.subscribers.retain(|s| s != actor);
         let before = self.services.len();
@@ -413,6 +448,27 @@ impl Actor for ReceptionistActor {
         for entry in self.0.entries.values_mut() {
             entry.forget(&t.actor);
         }
+        self.0.prune();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_and_emptied_keys_leave_no_entry_behind() {
+        let mut registry = Registry::default();
+        for i in 0..100 {
+            let key = ServiceKey::<u32>::new(format!("never-{i}"));
+            assert!(registry.listing(&key).services.is_empty());
+        }
+        assert!(registry.entries.is_empty(), "a find made an entry");
+        let key = ServiceKey::<u32>::new("emptied");
+        let _ = registry.entry(&key);
+        assert_eq!(registry.entries.len(), 1);
+        registry.prune();
+        assert!(registry.entries.is_empty(), "an empty entry stayed");
     }
 }
