@@ -49,12 +49,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use common::relay::Relay;
+
 use std::time::Duration;
 
 use common::{node, spawn_calculator, Calc, Node, T};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::transport::LimitSettings;
@@ -281,62 +280,6 @@ impl Actor for Offset {
             reply_to.tell(a + b + self.0);
         }
         Ok(())
-    }
-}
-
-/// A TCP relay in front of a node's listener whose connections can all be
-/// cut at once.
-struct Relay {
-    port: u16,
-    links: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
-    accept: tokio::task::JoinHandle<()>,
-}
-
-async fn pump(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf) {
-    let mut buf = vec![0u8; 64 * 1024];
-    while let Ok(n) = from.read(&mut buf).await {
-        if n == 0 || to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
-    }
-}
-
-impl Relay {
-    async fn start(target: u16) -> Relay {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let links = Arc::new(Mutex::new(Vec::new()));
-        let l = links.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((inbound, _)) = listener.accept().await {
-                let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)).await else {
-                    continue;
-                };
-                let (in_r, in_w) = inbound.into_split();
-                let (out_r, out_w) = outbound.into_split();
-                let mut links = l.lock().unwrap();
-                links.push(tokio::spawn(pump(in_r, out_w)));
-                links.push(tokio::spawn(pump(out_r, in_w)));
-            }
-        });
-        Relay {
-            port,
-            links,
-            accept,
-        }
-    }
-
-    fn cut(&self) {
-        for link in self.links.lock().unwrap().drain(..) {
-            link.abort();
-        }
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        self.cut();
-        self.accept.abort();
     }
 }
 

@@ -33,12 +33,11 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::relay::Relay;
+
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
 use volley_remote::{RemoteSettings, Remoting, RemotingEvent};
 use volley_testkit::TestProbe;
@@ -155,68 +154,6 @@ async fn letters_routed_across_three_nodes_all_arrive_in_order() {
     for n in [a, b, c] {
         assert_eq!(n.system.dead_letter_count(), 0);
         n.system.terminate().await;
-    }
-}
-
-/// A TCP relay in front of a node's listener whose connections can all be
-/// cut at once.
-struct Relay {
-    port: u16,
-    links: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
-    accept: tokio::task::JoinHandle<()>,
-}
-
-async fn pump(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if to.write_all(&buf[..n]).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-impl Relay {
-    async fn start(target: u16) -> Relay {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let links = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let l = links.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((inbound, _)) = listener.accept().await {
-                let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)).await else {
-                    continue;
-                };
-                let (in_r, in_w) = inbound.into_split();
-                let (out_r, out_w) = outbound.into_split();
-                let mut links = l.lock().unwrap();
-                links.push(tokio::spawn(pump(in_r, out_w)));
-                links.push(tokio::spawn(pump(out_r, in_w)));
-            }
-        });
-        Relay {
-            port,
-            links,
-            accept,
-        }
-    }
-
-    /// Closes every relayed connection: both ends see it fail.
-    fn cut(&self) {
-        for link in self.links.lock().unwrap().drain(..) {
-            link.abort();
-        }
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        self.cut();
-        self.accept.abort();
     }
 }
 

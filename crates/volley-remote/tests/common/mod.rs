@@ -1,6 +1,8 @@
 //! Two actor systems on loopback, with the test protocol registered.
 #![allow(dead_code)]
 
+pub mod relay;
+
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
