@@ -432,15 +432,13 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Encodes a system message into the queue, or into `out` (the start
     /// of a new connection, for a resend), declaring its refs as needed.
-    /// False if a ref it names does not fit the export table: the messages
-    /// after it must then wait too, or the peer would see a gap.
     pub(crate) fn send_system(
         self: &Arc<Self>,
         core: &RemotingCore,
         pending: &Pending,
         ack: u64,
         out: Option<&mut BytesMut>,
-    ) -> bool {
+    ) {
         let mut st = self.state.lock();
         if out.is_none() && self.is_retired() {
             drop(st);
@@ -454,7 +452,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             // Not lost: it stays unacknowledged, and the peer is quarantined.
             drop(st);
             self.overflow();
-            return true;
+            return;
         }
         let was_empty = st.buf.is_empty();
         let LaneState { buf, exports, .. } = &mut *st;
@@ -465,23 +463,14 @@ impl<C: LaneConnection> OutboundLane<C> {
         let mut id_of = |actor: &AnyRef| {
             let mut table = exports.borrow_mut();
             let id = match table.find(actor.uid(), actor.path()) {
-                Some(id) => Some(id),
+                Some(id) => id,
                 None => table.export(actor),
             };
-            id.map(|id| RefId::new(id).expect("export ids start at 1"))
-        };
-        let recipient = id_of(&pending.recipient);
-        let sender = pending.sender.as_ref().map(&mut id_of);
-        let (Some(recipient), None | Some(Some(_))) = (recipient, sender) else {
-            // The export table is full (warned there): the message waits
-            // unacknowledged until `give_up_system_message_after_ms`.
-            write_declarations(core, &self.encoder, self.association_id, exports, buf);
-            self.unlock_and_kick(st, was_empty, false);
-            return false;
+            RefId::new(id).expect("export ids start at 1")
         };
         let header = MessageHeader {
-            recipient,
-            sender: sender.flatten(),
+            recipient: id_of(&pending.recipient),
+            sender: pending.sender.as_ref().map(&mut id_of),
             serializer: crate::serialization::SerializerId(SYSTEM_SERIALIZER),
             type_id: pending.kind as u32,
         };
@@ -496,7 +485,6 @@ impl<C: LaneConnection> OutboundLane<C> {
             tracing::error!(remote = %self.remote, "cannot encode a system message: {e}");
         }
         self.unlock_and_kick(st, was_empty, false);
-        true
     }
 
     /// Drops everything queued (the node is gone): each message a counted
@@ -506,6 +494,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             let mut st = self.state.lock();
             let dropped = super::writer::messages_from(&st.buf, 0);
             st.buf.clear();
+            st.exports.get_mut().note_load();
             dropped
         };
         if self.full.swap(false, Ordering::Relaxed) {

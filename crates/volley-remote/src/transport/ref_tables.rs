@@ -25,6 +25,7 @@ use super::limits::{LimitError, LimitSettings};
 use super::reply_handles::is_local_reply_handle;
 use super::support::FastMap;
 use crate::wire::REQUEST_REPLY_REF;
+use lasting_ids::LastingIds;
 
 scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
 scoped_tls::scoped_thread_local!(static IMPORT: ImportTable);
@@ -49,7 +50,7 @@ fn encode_in_scope(actor: &RefToEncode<'_>) -> Option<u32> {
     if !EXPORT.is_set() {
         return None;
     }
-    EXPORT.with(|t| t.borrow_mut().export_at(actor.key(), || actor.to_any()))
+    EXPORT.with(|t| Some(t.borrow_mut().export_at(actor.key(), || actor.to_any())))
 }
 
 #[inline]
@@ -103,12 +104,12 @@ pub(crate) struct ExportTable {
     /// by another actor while its entry is here. Turns the hash lookup of a
     /// reply-to ref sent with every message into one compare.
     recent: [(Option<TargetKey>, u32); RECENT_SLOTS],
-    next_id: u32,
+    /// The ids of lasting refs (at most `limits.max_exported_refs`), and
+    /// when those of stopped actors may be used again (`lasting_ids.rs`).
+    ids: LastingIds,
     next_temporary: u32,
     pending: Vec<(u32, AnyRef)>,
     request: RequestSlot,
-    /// Lasting refs declared, and how many may be (`limits.max_exported_refs`).
-    lasting_count: usize,
     max_lasting: usize,
 }
 
@@ -123,11 +124,10 @@ impl Default for ExportTable {
         ExportTable {
             by_uid: FastMap::default(),
             recent: [(None, 0); RECENT_SLOTS],
-            next_id: TEMPORARY_IDS,
+            ids: LastingIds::new(usize::MAX),
             next_temporary: 0,
             pending: Vec::new(),
             request: RequestSlot::Armed,
-            lasting_count: 0,
             max_lasting: usize::MAX,
         }
     }
@@ -142,82 +142,121 @@ impl ExportTable {
     /// An empty table that declares at most `max` lasting refs.
     pub(crate) fn with_max(max: usize) -> Self {
         ExportTable {
+            ids: LastingIds::new(max),
             max_lasting: max,
             ..ExportTable::default()
         }
     }
 
-    /// The id of `actor`, declaring it if it is new; `None` if it is new,
-    /// lasting and the table is full. A reply handle gets the next id of
-    /// the ring every time and is not remembered, so a connection that
-    /// carries millions of asks keeps a bounded table.
-    pub(crate) fn export(&mut self, actor: &AnyRef) -> Option<u32> {
+    /// The id of `actor`, declaring it if it is new. A reply handle gets
+    /// the next id of the ring every time and is not remembered, so a
+    /// connection that carries millions of asks keeps a bounded table; so
+    /// does a new lasting ref while all lasting ids are in use.
+    pub(crate) fn export(&mut self, actor: &AnyRef) -> u32 {
         self.export_at(actor.target_key(), || actor.clone())
     }
 
     /// `export` for a target known by identity, building the handle only on
     /// a cache miss (saves two reference-count operations per message).
     #[inline]
-    fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> Option<u32> {
+    fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> u32 {
         let slot = slot_of(key);
         let (cached, id) = self.recent[slot];
         if cached == Some(key) && id != 0 {
-            return Some(id);
+            return id;
         }
         let actor = make();
-        let id = self.export_slow(&actor)?;
+        let id = self.export_slow(&actor);
         if id > TEMPORARY_IDS {
             self.recent[slot] = (Some(key), id);
         }
-        Some(id)
+        id
     }
 
-    fn export_slow(&mut self, actor: &AnyRef) -> Option<u32> {
+    fn export_slow(&mut self, actor: &AnyRef) -> u32 {
         if actor.is_reply_handle() {
             if is_local_reply_handle(actor) {
                 match &self.request {
                     RequestSlot::Armed => {
                         self.request = RequestSlot::Taken(actor.clone());
-                        return Some(REQUEST_REPLY_REF);
+                        return REQUEST_REPLY_REF;
                     }
                     RequestSlot::Taken(first) if first.same_target(actor) => {
-                        return Some(REQUEST_REPLY_REF);
+                        return REQUEST_REPLY_REF;
                     }
                     _ => {}
                 }
             }
-            self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
-            let id = self.next_temporary;
-            self.pending.push((id, actor.clone()));
-            return Some(id);
+            return self.declare_once(actor);
         }
-        let full = self.lasting_count >= self.max_lasting;
-        let bucket = self.by_uid.entry(actor.uid()).or_default();
-        if let Some((_, id)) = bucket
-            .iter()
-            .find(|(a, _)| a.same_target(actor) || a == actor)
-        {
-            return Some(*id);
-        }
-        if full {
-            if bucket.is_empty() {
-                self.by_uid.remove(&actor.uid());
+        if let Some(bucket) = self.by_uid.get(&actor.uid()) {
+            if let Some((_, id)) = bucket
+                .iter()
+                .find(|(a, _)| a.same_target(actor) || a == actor)
+            {
+                return *id;
             }
+        }
+        if self.ids.wants_sweep() {
+            self.release_stopped();
+        }
+        let Some(id) = self.ids.next() else {
             if FULL_LOG.allow() {
-                tracing::warn!(
+                tracing::info!(
                     path = %actor.path(),
-                    "a connection's export table is full (limits.max_exported_refs = {}): a message with a new ref is refused",
+                    "every lasting ref id of a connection is in use (limits.max_exported_refs = {}): refs past them are declared with each message that carries them",
                     self.max_lasting
                 );
             }
-            return None;
-        }
-        self.lasting_count += 1;
-        self.next_id += 1;
-        let id = self.next_id;
-        bucket.push((actor.clone(), id));
+            return self.declare_once(actor);
+        };
+        self.by_uid
+            .entry(actor.uid())
+            .or_default()
+            .push((actor.clone(), id));
         self.pending.push((id, actor.clone()));
-        Some(id)
+        id
+    }
+
+    /// The next id of the ring, declared as `actor` for the frame being
+    /// encoded and not remembered: a reply handle, used once, or a lasting
+    /// ref for which no lasting id is free. The declaration travels next to
+    /// the frame (in the same take of the queue), so it needs no care on a
+    /// new connection.
+    fn declare_once(&mut self, actor: &AnyRef) -> u32 {
+        self.next_temporary = self.next_temporary % TEMPORARY_IDS + 1;
+        let id = self.next_temporary;
+        self.pending.push((id, actor.clone()));
+        id
+    }
+
+    /// Takes the ids of refs to local actors that have stopped out of the
+    /// table, to be given out again once that is safe (`lasting_ids.rs`).
+    /// Sending such a ref again declares it anew.
+    #[cold]
+    fn release_stopped(&mut self) {
+        let ExportTable {
+            by_uid,
+            recent,
+            ids,
+            ..
+        } = self;
+        by_uid.retain(|_, bucket| {
+            bucket.retain(|(actor, id)| {
+                let stopped = actor.as_remote().is_none() && actor.is_terminated();
+                if stopped {
+                    // The cache must not answer for it: once the ref is
+                    // dropped, another actor may get its identity.
+                    for slot in recent.iter_mut().filter(|slot| slot.1 == *id) {
+                        *slot = (None, 0);
+                    }
+                    ids.release(*id, actor.clone());
+                }
+                !stopped
+            });
+            !bucket.is_empty()
+        });
+        ids.swept();
     }
 
     /// The id of an already declared actor, without building a handle.
@@ -276,17 +315,26 @@ impl ExportTable {
         }
     }
 
-    /// Every lasting ref with its id: what a new connection's peer must be
-    /// told again before it reads frames queued for the old one.
+    /// Every lasting ref with its id, and the released ones not yet safe
+    /// to reuse: what a new connection's peer must be told again before it
+    /// reads frames queued for the old one.
     pub(crate) fn lasting(&self) -> impl Iterator<Item = (u32, &AnyRef)> {
         self.by_uid
             .values()
             .flat_map(|bucket| bucket.iter().map(|(actor, id)| (*id, actor)))
+            .chain(self.ids.released())
     }
 
     /// The highest lasting id given out so far.
     pub(crate) fn highest_id(&self) -> u32 {
-        self.next_id
+        self.ids.highest()
+    }
+
+    /// A writer took the lane's whole queue: ids released before now may be
+    /// used again (`lasting_ids.rs`).
+    #[inline]
+    pub(crate) fn note_load(&mut self) {
+        self.ids.note_load();
     }
 
     /// Forgets everything, to number afresh.
@@ -445,5 +493,6 @@ impl ImportTable {
     }
 }
 
+mod lasting_ids;
 #[cfg(test)]
 mod tests;

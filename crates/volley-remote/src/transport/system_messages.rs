@@ -103,12 +103,6 @@ pub(crate) struct Outbox {
     /// Highest sequence number received contiguously from the peer's
     /// current incarnation, piggy-backed on each message sent.
     pub(crate) inbound_acked: u64,
-    /// A message could not be written on the current connection (a ref it
-    /// names does not fit the export table): the ones after it wait behind
-    /// it, unwritten, until the next connection resends them in order. The
-    /// peer would otherwise see a gap, close the connection, and again on
-    /// every reconnect.
-    held: bool,
 }
 
 impl Outbox {
@@ -117,7 +111,6 @@ impl Outbox {
     pub(crate) fn reset(&mut self) -> VecDeque<Pending> {
         self.next_seq = 0;
         self.inbound_acked = 0;
-        self.held = false;
         std::mem::take(&mut self.unacked)
     }
 
@@ -204,9 +197,7 @@ impl RemotingCore {
             queued_at: Instant::now(),
         };
         let ack = control.outbox.inbound_acked;
-        if !control.outbox.held && !lane.send_system(self, &pending, ack, None) {
-            control.outbox.held = true;
-        }
+        lane.send_system(self, &pending, ack, None);
         control.outbox.unacked.push_back(pending);
         drop(control);
         self.check_control_queue(association);
@@ -220,17 +211,12 @@ impl RemotingCore {
         association: &Association,
         out: &mut bytes::BytesMut,
     ) {
-        let mut control = lock(&association.control);
+        let control = lock(&association.control);
         let lane = association.lane(Lane::Control);
-        let outbox = &mut control.outbox;
+        let outbox = &control.outbox;
         let ack = outbox.inbound_acked;
-        // In order, up to the first that cannot be written: no gap.
-        outbox.held = false;
         for pending in &outbox.unacked {
-            if !lane.send_system(self, pending, ack, Some(out)) {
-                outbox.held = true;
-                break;
-            }
+            lane.send_system(self, pending, ack, Some(out));
         }
         if !control.outbox.unacked.is_empty() {
             tracing::debug!(remote = %association.remote, count = control.outbox.unacked.len(), "resending unacknowledged system messages");

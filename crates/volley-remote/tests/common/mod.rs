@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod relay;
+pub mod tagged;
 
 use std::time::Duration;
 

@@ -35,12 +35,7 @@ pub(super) fn recipient_id(
             let any = target.any().ok_or_else(|| {
                 RemoteSendError::Unavailable("the remote ref is being dropped".into())
             })?;
-            table.export(&any).ok_or_else(|| {
-                RemoteSendError::Unavailable(format!(
-                    "{}: the connection's export table is full (limits.max_exported_refs)",
-                    target.path()
-                ))
-            })?
+            table.export(&any)
         }
     };
     // A temporary id is recycled: never cache it.

@@ -149,6 +149,8 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
         st.bytes_out += st.buf.len() as u64;
         conn.take_from(&mut st.buf);
+        // Nothing queued before now is left in the lane.
+        st.exports.get_mut().note_load();
         if self.full.swap(false, Ordering::Relaxed) {
             self.room.notify_waiters();
         }

@@ -43,9 +43,9 @@ fn lasting_refs_keep_their_id_and_reply_handles_use_a_bounded_ring() {
     )
     .to_any();
     let mut table = ExportTable::new();
-    let id = table.export(&lasting).unwrap();
+    let id = table.export(&lasting);
     assert!(id > TEMPORARY_IDS);
-    assert_eq!(table.export(&lasting).unwrap(), id, "same ref, same id");
+    assert_eq!(table.export(&lasting), id, "same ref, same id");
     assert_eq!(table.find(7, lasting.path()), Some(id));
     assert_eq!(table.take_pending().len(), 1, "declared once");
     let mut seen = std::collections::HashSet::new();
@@ -55,7 +55,7 @@ fn lasting_refs_keep_their_id_and_reply_handles_use_a_bounded_ring() {
         assert!(handle.is_reply_handle());
         // Built on first use, the same as the node's own.
         assert_eq!(handle.path(), &node.reply_handle(correlation));
-        let t = table.export(&handle).unwrap();
+        let t = table.export(&handle);
         assert!((1..=TEMPORARY_IDS).contains(&t));
         seen.insert(t);
     }
@@ -71,7 +71,7 @@ fn lasting_refs_keep_their_id_and_reply_handles_use_a_bounded_ring() {
     table.clear();
     assert_eq!(table.find(7, lasting.path()), None);
     let mut small = ExportTable::with_max(1);
-    assert!(small.export(&lasting).is_some());
+    let kept = small.export(&lasting);
     let other = RemoteRef::new(
         volley::ActorPath::parse("volley://peer@127.0.0.1:1/user/c").unwrap(),
         8,
@@ -79,10 +79,22 @@ fn lasting_refs_keep_their_id_and_reply_handles_use_a_bounded_ring() {
         route.clone(),
     )
     .to_any();
-    assert_eq!(small.export(&other), None, "past the cap");
-    assert!(small.export(&lasting).is_some(), "known refs still go");
+    small.take_pending();
+    for _ in 0..2 {
+        let once = small.export(&other);
+        assert!(once <= TEMPORARY_IDS, "past the cap: a ring id");
+        assert_eq!(
+            small.take_pending(),
+            vec![(once, other.clone())],
+            "declared with each message"
+        );
+    }
+    assert_eq!(small.export(&lasting), kept, "known refs keep their id");
     small.clear();
-    assert!(small.export(&other).is_some(), "the cap survives a clear");
+    assert!(
+        small.export(&other) > TEMPORARY_IDS,
+        "the cap survives a clear"
+    );
     rt.block_on(system.terminate());
 }
 
@@ -173,5 +185,60 @@ fn refs_serialize_only_inside_a_connection_scope() {
         .scope(|| bincode::serde::decode_from_slice(&bytes, bincode::config::standard()))
         .unwrap();
     assert_eq!(back, remote);
+    rt.block_on(system.terminate());
+}
+
+#[test]
+fn ids_of_stopped_actors_are_given_out_again_once_the_queue_was_taken() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _guard = rt.enter();
+    let system = ActorSystem::with_settings("recycle", Settings::default()).unwrap();
+    let spawn = |name: &str| system.spawn(name, volley::Props::new(|| Idle)).unwrap();
+    let mut table = ExportTable::with_max(4);
+    let first: Vec<_> = (0..4).map(|i| spawn(&format!("a{i}"))).collect();
+    let ids: Vec<u32> = first.iter().map(|a| table.export(&a.to_any())).collect();
+    assert_eq!(ids, vec![4097, 4098, 4099, 4100]);
+    table.take_pending();
+    for a in &first {
+        system.stop(a);
+    }
+    rt.block_on(async {
+        while first.iter().any(|a| !a.is_terminated()) {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    });
+    let live = spawn("b0");
+    let once = table.export(&live.to_any());
+    assert!(
+        once <= TEMPORARY_IDS,
+        "released, but frames using the old ids may still be queued: a ring id"
+    );
+    table.take_pending();
+    let released: Vec<u32> = table.lasting().map(|(id, _)| id).collect();
+    assert_eq!(released.len(), 4, "a new connection still declares them");
+    table.note_load();
+    let id = table.export(&live.to_any());
+    assert!(ids.contains(&id), "a released id is reused: {id}");
+    assert_eq!(
+        table.take_pending(),
+        vec![(id, live.to_any())],
+        "and declared anew"
+    );
+    assert_eq!(table.export(&live.to_any()), id, "then kept");
+    let again = table.export(&first[0].to_any());
+    assert!(
+        ids.contains(&again) && again != id,
+        "a stopped ref sent again is declared anew"
+    );
+    assert_eq!(table.take_pending(), vec![(again, first[0].to_any())]);
+    assert_eq!(table.highest_id(), 4100, "no id past the cap");
+    // Live refs are never released: past a full table of them, a new ref
+    // takes a ring id each time.
+    let mut full = ExportTable::with_max(2);
+    let (x, y, z) = (spawn("x"), spawn("y"), spawn("z"));
+    assert!(full.export(&x.to_any()) > TEMPORARY_IDS && full.export(&y.to_any()) > TEMPORARY_IDS);
+    full.note_load();
+    assert!(full.export(&z.to_any()) <= TEMPORARY_IDS);
+    assert_eq!(full.len(), 2);
     rt.block_on(system.terminate());
 }
