@@ -16,6 +16,7 @@ use volley_remote::wire::{
     Preamble, PROTOCOL_VERSION,
 };
 use volley_remote::{RemoteSettings, RemotingEvent};
+use volley_testkit::TestProbe;
 
 /// Opens a `lane` connection to `to` as incarnation `uid` of node `from`;
 /// returns it with the handshake's answer.
@@ -53,23 +54,25 @@ async fn handshake_as(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
-    // A node nobody listens for: this one only dials in. It is a known
-    // peer: an unknown one whose address does not answer is never
+/// Node `name` with `settings`, which knows a node that only dials in
+/// (nobody listens for it) and gives its incarnation 1111 up after a few
+/// heartbeats. Returns the node, with that node's address and the event
+/// recorder.
+async fn quarantine_a_dialer(
+    name: &str,
+    mut settings: RemoteSettings,
+) -> (common::Node, Address, TestProbe<RemotingEvent>) {
+    // A known peer: an unknown one whose address does not answer is never
     // associated, so there would be nothing to quarantine.
     let port = common::free_port();
     let fake: Address = format!("volley://fake@127.0.0.1:{port}").parse().unwrap();
-    let mut settings = RemoteSettings {
-        failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 300,
-            ..FailureDetectorSettings::default()
-        },
-        ..RemoteSettings::default()
+    settings.failure_detector = FailureDetectorSettings {
+        heartbeat_interval_ms: 50,
+        acceptable_heartbeat_pause_ms: 300,
+        ..FailureDetectorSettings::default()
     };
     settings.trust.known_peers = vec![fake.to_string()];
-    let a = node("q-a", settings).await;
+    let a = node(name, settings).await;
     let events = common::record_events(&a);
     let to = a.remoting.address().clone();
     let (mut control, status) = handshake_as(&to, &fake, 1111, Lane::Control).await;
@@ -84,6 +87,13 @@ async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
     // Silence: the detector gives incarnation 1111 up and quarantines it.
     events.fish_for(|e| matches!(e, RemotingEvent::Quarantined { uid: 1111, .. }));
     assert_eq!(a.remoting.is_reachable(&fake), Some(false));
+    (a, fake, events)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
+    let (a, fake, events) = quarantine_a_dialer("q-a", RemoteSettings::default()).await;
+    let to = a.remoting.address().clone();
     // The same incarnation, back from its pause: refused, on every lane.
     for lane in Lane::ALL {
         let (_s, status) = handshake_as(&to, &fake, 1111, lane).await;
@@ -99,6 +109,46 @@ async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
         HandshakeStatus::Quarantined,
         "still refused for good"
     );
-    drop(control);
     a.system.terminate().await;
+}
+
+/// Akka Artery's `remove-quarantined-association-after`: a stopped
+/// association that remembers a quarantined incarnation is kept, so the
+/// incarnation stays refused, for that long; then it is removed like any
+/// stopped association, and what it knew goes with it: the incarnation,
+/// back after all that time, is associated with again (Artery documents
+/// the same). With the setting at 0 it is kept for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quarantined_association_is_removed_after_its_time_unless_kept_for_ever() {
+    for keep_ms in [400, 0] {
+        let settings = RemoteSettings {
+            stop_idle_outbound_after_ms: 200,
+            remove_quarantined_association_after_ms: keep_ms,
+            ..RemoteSettings::default()
+        };
+        let (a, fake, _events) = quarantine_a_dialer("q-removed", settings).await;
+        let to = a.remoting.address().clone();
+        // Stopped for idleness, held for `keep_ms`: refused meanwhile.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (_s, status) = handshake_as(&to, &fake, 1111, Lane::Ordinary).await;
+        assert_eq!(status, HandshakeStatus::Quarantined, "keep {keep_ms} ms");
+        drop(_s);
+        if keep_ms == 0 {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert!(
+                a.remoting.association_state(&fake).is_some(),
+                "kept for ever"
+            );
+            let (_s, status) = handshake_as(&to, &fake, 1111, Lane::Ordinary).await;
+            assert_eq!(status, HandshakeStatus::Quarantined, "still refused");
+        } else {
+            common::eventually("the quarantined association removed", || {
+                a.remoting.association_state(&fake).is_none()
+            })
+            .await;
+            let (_s, status) = handshake_as(&to, &fake, 1111, Lane::Control).await;
+            assert_eq!(status, HandshakeStatus::Accepted, "forgotten");
+        }
+        a.system.terminate().await;
+    }
 }

@@ -19,7 +19,9 @@
 //! association and sends again. Control traffic (system messages, acks)
 //! starts it the same way; heartbeats do not. An association that
 //! remembers a quarantined incarnation stays held, so that the
-//! incarnation stays refused.
+//! incarnation stays refused, for `remove_quarantined_association_after_ms`
+//! (Artery's `remove-quarantined-association-after`, 1 h), and is then let
+//! go of like the others.
 //!
 //! Heartbeats stop with the association, so the peer must not take the
 //! silence for a crash: the Disassociate(Idle) pauses the peer's detector
@@ -59,6 +61,10 @@ pub(crate) struct Tasks {
     /// and when that was.
     seen: [u64; 3],
     since: Option<Instant>,
+    /// When it was stopped while remembering a quarantined incarnation:
+    /// the table holds it until `remove_quarantined_association_after_ms`
+    /// has passed.
+    held_for_quarantine: Option<Instant>,
 }
 
 impl Association {
@@ -122,6 +128,7 @@ impl RemotingCore {
         }
         tasks.retired = false;
         tasks.since = None;
+        tasks.held_for_quarantine = None;
         for lane in association.lanes() {
             lane.unretire();
         }
@@ -179,8 +186,10 @@ impl RemotingCore {
             // A node that is gone (it left, or its incarnation was given
             // up) is stopped like an idle one once nothing has moved for
             // the same time, so that the table lets go of it: one that
-            // remembers a quarantined incarnation stays held (`retire`).
+            // remembers a quarantined incarnation stays held for a while
+            // (`retire`, `let_go_of_old_quarantine`).
             if association.is_retired() {
+                self.let_go_of_old_quarantine(association, now);
                 continue;
             }
             let heard = association
@@ -204,8 +213,29 @@ impl RemotingCore {
             if self.busy(association) {
                 continue;
             }
-            self.retire(association, activity);
+            self.retire(association, activity, now);
         }
+    }
+
+    /// Lets the table go of a stopped association that has remembered a
+    /// quarantined incarnation for `remove_quarantined_association_after_ms`
+    /// (Artery's `remove-quarantined-association-after`).
+    fn let_go_of_old_quarantine(&self, association: &Association, now: Instant) {
+        let after = self.settings.remove_quarantined_association_after_ms;
+        if after == 0 {
+            return;
+        }
+        let mut tasks = lock(&association.tasks);
+        let Some(since) = tasks.held_for_quarantine else {
+            return;
+        };
+        if !tasks.retired || now.saturating_duration_since(since) < Duration::from_millis(after) {
+            return;
+        }
+        tasks.held_for_quarantine = None;
+        // Under the tasks lock, as in `retire`.
+        self.associations.release(association);
+        tracing::debug!(remote = %association.remote, "a stopped association that remembered a quarantined incarnation is let go of");
     }
 
     /// Something between the two nodes still needs the association: a
@@ -223,7 +253,7 @@ impl RemotingCore {
 
     /// Stops the association if its lanes are still as idle as `activity`
     /// says.
-    fn retire(&self, association: &Association, activity: [u64; 3]) {
+    fn retire(&self, association: &Association, activity: [u64; 3], now: Instant) {
         // `control` is taken before `tasks`, never after.
         let remembers_quarantine = !lock(&association.control).quarantined.is_empty();
         let mut tasks = lock(&association.tasks);
@@ -264,8 +294,9 @@ impl RemotingCore {
         tasks.retired = true;
         // Under the tasks lock, as `revive`'s `keep`, so the two cannot
         // interleave (the table's lock is taken after a tasks lock).
-        if !remembers_quarantine {
-            self.associations.release(association);
+        match remembers_quarantine {
+            false => self.associations.release(association),
+            true => tasks.held_for_quarantine = Some(now),
         }
         drop(tasks);
         tracing::debug!(remote = %association.remote, down, "association stopped: idle");

@@ -107,6 +107,15 @@ pub struct RemoteSettings {
     /// The next message either way starts it again. 0 never stops one.
     /// Default 5 min (Akka Artery's `stop-idle-outbound-after`).
     pub stop_idle_outbound_after_ms: u64,
+    /// How long an association that remembers a quarantined incarnation
+    /// stays in the table once it is stopped for idleness, so that the
+    /// incarnation stays refused. Past it the association is let go of
+    /// like any stopped one (removed once nothing refers to it), and with
+    /// it what it knew of that node's incarnations: should the quarantined
+    /// incarnation come back after that, it is associated with again. 0
+    /// keeps it for ever. Default 1 h (Akka Artery's
+    /// `remove-quarantined-association-after`).
+    pub remove_quarantined_association_after_ms: u64,
     /// How far a peer may make this node grow (`[remote.limits]`).
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
@@ -136,6 +145,7 @@ impl Default for RemoteSettings {
             system_message_buffer_size: 20_000,
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
             stop_idle_outbound_after_ms: 5 * 60 * 1000,
+            remove_quarantined_association_after_ms: 60 * 60 * 1000,
             limits: LimitSettings::default(),
             trust: super::trust::TrustSettings::default(),
             tls: super::tls::TlsSettings::default(),
