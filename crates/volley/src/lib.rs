@@ -81,7 +81,7 @@ mod trace_context;
 
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
-pub use ask::{AskError, ReplyTo};
+pub use ask::{AskError, AskStatusError, ReplyTo, StatusError, StatusReply};
 pub use backoff::BackoffOptions;
 pub use backoff_supervisor::{BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME};
 pub use circuit_breaker::{
