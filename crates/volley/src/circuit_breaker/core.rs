@@ -7,7 +7,10 @@
 //! read; a success a load and a store, a failure a load and an add.
 //! Transitions are rare and run under `transition`, which makes "exactly
 //! one caller trips the breaker" and "exactly one timer (or late caller)
-//! moves it to half-open" simple.
+//! moves it to half-open" simple. Listeners are told after the lock is
+//! released, so two transitions close together (the reset timer's turn
+//! to half-open, and a trial failing at once on another thread) may be
+//! heard in either order.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};

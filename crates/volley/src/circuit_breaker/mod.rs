@@ -79,7 +79,8 @@ impl<E> From<CircuitBreakerOpen> for CircuitBreakerError<E> {
 /// docs](self) for the states.
 ///
 /// Cheap to clone: clones share one breaker. Thread-safe; in the closed
-/// state a call takes no lock. Calls from async code go through
+/// state a call takes no lock (but a shared read of the listener list
+/// when call listeners are set). Calls from async code go through
 /// [`CircuitBreaker::call`]; from an actor's handler (synchronous) through
 /// [`CircuitBreaker::with_sync_call`], or [`CircuitBreaker::permit`] when
 /// the outcome arrives later as a message.
