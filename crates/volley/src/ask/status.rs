@@ -24,6 +24,38 @@ use crate::context::Context;
 /// protocol's own; `StatusReply` is for protocols that want Akka's
 /// convention: one reply type, and an error that fails the ask.
 ///
+/// ```
+/// use std::time::Duration;
+/// use volley::{Actor, ActorSystem, AskStatusError, Context, HandleResult, Props, ReplyTo, StatusReply};
+///
+/// struct Withdraw(u64, ReplyTo<StatusReply<u64>>);
+/// struct Account { balance: u64 }
+///
+/// impl Actor for Account {
+///     type Msg = Withdraw;
+///     fn handle(&mut self, _ctx: &mut Context<Self>, Withdraw(n, reply): Withdraw) -> HandleResult {
+///         if n > self.balance {
+///             reply.tell(StatusReply::error("insufficient funds"));
+///         } else {
+///             self.balance -= n;
+///             reply.tell(StatusReply::success(self.balance));
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let system = ActorSystem::new("doc").unwrap();
+/// let account = system.spawn("account", Props::new(|| Account { balance: 10 })).unwrap();
+/// let t = Duration::from_secs(1);
+/// assert_eq!(account.ask_with_status(|r| Withdraw(4, r), t).await, Ok(6));
+/// let refused = account.ask_with_status(|r| Withdraw(7, r), t).await.unwrap_err();
+/// assert!(matches!(refused, AskStatusError::Error(_)));
+/// assert_eq!(refused.status_error().unwrap().to_string(), "insufficient funds");
+/// system.terminate().await;
+/// # });
+/// ```
+///
 /// Over the wire (with volley-remote's serde serializers) an error
 /// travels as its text: a custom error arrives as a
 /// [`StatusError::message`] error.
