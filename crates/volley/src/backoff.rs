@@ -195,10 +195,10 @@ pub(crate) struct BackoffRestart {
     pub(crate) stash_capacity: usize,
 }
 
-/// A draw from `[0, 1)`. Only restarts draw, so a fresh std hasher (random
-/// keys per process, a counter per call) is randomness enough, without a
-/// dependency.
-fn unit_random() -> f64 {
+/// A draw from `[0, 1)`. Only restarts and circuit breakers that open
+/// draw, so a fresh std hasher (random keys per process, a counter per
+/// call) is randomness enough, without a dependency.
+pub(crate) fn unit_random() -> f64 {
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));

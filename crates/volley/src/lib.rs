@@ -52,6 +52,7 @@ mod backoff_supervisor;
 pub mod batch_end;
 mod cell;
 mod children;
+mod circuit_breaker;
 mod context;
 pub mod coordinated_shutdown;
 mod dispatcher;
@@ -80,9 +81,13 @@ mod trace_context;
 
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
-pub use ask::{AskError, ReplyTo};
+pub use ask::{AskError, AskStatusError, ReplyTo, StatusError, StatusReply};
 pub use backoff::BackoffOptions;
 pub use backoff_supervisor::{BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME};
+pub use circuit_breaker::{
+    CallPermit, CircuitBreaker, CircuitBreakerError, CircuitBreakerOpen, CircuitBreakerSettings,
+    CircuitBreakerSettingsError,
+};
 pub use context::{Context, StashOverflow};
 pub use coordinated_shutdown::{
     AddTaskError, CoordinatedShutdown, PhaseFinished, ShutdownReason, ShutdownStarted,

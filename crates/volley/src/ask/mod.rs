@@ -25,8 +25,10 @@
 pub(crate) mod deadlines;
 mod from_actor;
 mod promise;
+mod status;
 
 pub(crate) use from_actor::ask_from_actor;
+pub use status::{AskStatusError, StatusError, StatusReply};
 
 use std::future::Future;
 use std::pin::Pin;

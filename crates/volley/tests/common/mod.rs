@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod backoff;
+pub mod breaker;
 pub mod log_capture;
 pub mod pekko;
 pub mod typed_target;
