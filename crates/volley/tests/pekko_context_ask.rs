@@ -8,7 +8,8 @@
 //! logged, the actor runs on), "deal with timeouts in ask" (an ask to a
 //! terminated actor), "must timeout if recipient doesn't reply in time",
 //! "receive replies in same order as sent", and the three `askWithStatus`
-//! cases (volley has no `StatusReply`: a `Result` reply plays its part);
+//! cases with a `Result` reply (their `StatusReply` form is in
+//! `pekko_status_reply.rs`);
 //! from the pipe-to-self spec "handle success" and "handle failure"; from
 //! the adapter spec "use the right adapter" (as volley's difference: a
 //! second adapter replaces nothing), "not break if wrong/unknown response
@@ -305,8 +306,8 @@ async fn ctx_ask_replies_arrive_in_the_order_the_asks_were_made() {
 }
 
 /// ActorContextAskSpec, "unwrap successful StatusReply messages using
-/// askWithStatus": volley has no `StatusReply`; a `Result` reply plays its
-/// part, and its `Ok` reaches the mapping as the reply.
+/// askWithStatus", with a `Result` reply (the `StatusReply` form is in
+/// `pekko_status_reply.rs`): its `Ok` reaches the mapping as the reply.
 #[tokio::test]
 async fn an_ok_result_reply_reaches_the_ctx_ask_mapping_as_the_reply() {
     let system = common::system("ctx-ask-status-ok").unwrap();
