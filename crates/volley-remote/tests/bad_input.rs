@@ -541,3 +541,43 @@ fn reply_encoder_leaves_the_buffer_as_it_was_on_failure() {
         .unwrap();
     assert_eq!(buf.len(), 15 + 4 + 1024);
 }
+
+#[test]
+fn bad_flushes() {
+    for (kind, byte) in [(PduKind::Flush, 0x16u8), (PduKind::FlushAck, 0x22)] {
+        let body = 9u64.to_le_bytes();
+        let expected = match kind {
+            PduKind::Flush => Pdu::Flush(Flush { id: 9 }),
+            _ => Pdu::FlushAck(FlushAck { id: 9 }),
+        };
+        assert_eq!(decode_one(&frame(byte, &body)), Ok(Some(expected)));
+        assert_eq!(
+            decode_one(&frame(byte, &0u64.to_le_bytes())),
+            Err(DecodeError::Malformed {
+                kind,
+                field: "id",
+                reason: "flush id is 0"
+            })
+        );
+        for cut in 0..body.len() {
+            assert_eq!(
+                decode_one(&frame(byte, &body[..cut])),
+                Err(DecodeError::Truncated { kind, field: "id" }),
+                "body cut at {cut}"
+            );
+        }
+        let mut long = body.to_vec();
+        long.push(0);
+        assert_eq!(
+            decode_one(&frame(byte, &long)),
+            Err(DecodeError::TrailingBytes { kind, extra: 1 })
+        );
+    }
+    let mut buf = bytes::BytesMut::new();
+    assert!(
+        Encoder::for_lane(Lane::Ordinary)
+            .encode(&Pdu::Flush(Flush { id: 0 }), &mut buf)
+            .is_err(),
+        "the encoder refuses id 0"
+    );
+}

@@ -9,34 +9,14 @@
 
 mod golden_support;
 
-use std::fmt::Write as _;
-
 use bytes::BytesMut;
 use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley_remote::wire::*;
 
+use golden_support::render::{
+    addr, address_fields, encode, frame_fields, render, str_fields, Vector,
+};
 use golden_support::{parse_hex, rid, vector_dir, Ping, REPLY_CORRELATION, TRACE_CONTEXT};
-
-struct Vector {
-    name: &'static str,
-    description: String,
-    bytes: Vec<u8>,
-    /// (field name, length) in wire order; lengths add up to `bytes.len()`.
-    fields: Vec<(String, usize)>,
-}
-
-fn addr(s: &str) -> Address {
-    s.parse().unwrap()
-}
-
-fn frame_fields(kind: PduKind, body: &[(&str, usize)]) -> Vec<(String, usize)> {
-    let mut f = vec![
-        ("frame length (u32 LE)".to_string(), 4),
-        (format!("kind = {kind}"), 1),
-    ];
-    f.extend(body.iter().map(|(n, l)| (n.to_string(), *l)));
-    f
-}
 
 /// The authentication fields of the handshake vectors: placeholders, as
 /// the real ones are random (the proofs are pinned by a unit test of
@@ -51,29 +31,6 @@ const ACCEPTOR_AUTH: [u8; 64] = {
     }
     a
 };
-
-fn str_fields(name: &str, s: &str) -> [(String, usize); 2] {
-    [
-        (format!("{name} length (u16 LE)"), 2),
-        (format!("{name} = {s:?}"), s.len()),
-    ]
-}
-
-fn address_fields(name: &str, a: &Address) -> Vec<(String, usize)> {
-    let mut f = Vec::new();
-    f.extend(str_fields(&format!("{name}.system"), a.system()));
-    f.extend(str_fields(&format!("{name}.host"), a.host()));
-    f.push((format!("{name}.port = {} (u16 LE)", a.port()), 2));
-    f
-}
-
-fn encode(pdu: &Pdu<'_>) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    Encoder::for_lane(Lane::Large)
-        .encode(pdu, &mut buf)
-        .unwrap();
-    buf.to_vec()
-}
 
 const MESSAGE_HEADER: [(&str, usize); 4] = [
     ("recipient ref id (u32 LE)", 4),
@@ -381,6 +338,28 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         Some(ack),
     ));
 
+    let flush = Pdu::Flush(Flush { id: 5 });
+    out.push((
+        Vector {
+            name: "flush",
+            description: format!("{flush:?}"),
+            bytes: encode(&flush),
+            fields: frame_fields(PduKind::Flush, &[("flush id (u64 LE)", 8)]),
+        },
+        Some(flush),
+    ));
+
+    let flush_ack = Pdu::FlushAck(FlushAck { id: 5 });
+    out.push((
+        Vector {
+            name: "flush_ack",
+            description: format!("{flush_ack:?}"),
+            bytes: encode(&flush_ack),
+            fields: frame_fields(PduKind::FlushAck, &[("flush id (u64 LE)", 8)]),
+        },
+        Some(flush_ack),
+    ));
+
     let spawn = Pdu::SpawnRequest(SpawnRequest {
         request_id: 77,
         serializer: SerializerId::BINCODE,
@@ -457,34 +436,6 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
     ));
 
     out
-}
-
-fn render(v: &Vector) -> String {
-    let mut s = format!(
-        "# volley wire protocol v{PROTOCOL_VERSION} golden vector: {}\n# {}\n# {} bytes\n",
-        v.name,
-        v.description,
-        v.bytes.len()
-    );
-    let mut pos = 0;
-    for (field, len) in &v.fields {
-        let hex: Vec<String> = v.bytes[pos..pos + len]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let hex = if hex.is_empty() {
-            "".to_string()
-        } else {
-            hex.join(" ")
-        };
-        if hex.is_empty() {
-            writeln!(s, "# (empty) {field}").unwrap();
-        } else {
-            writeln!(s, "{hex:<24} # {field}").unwrap();
-        }
-        pos += len;
-    }
-    s
 }
 
 #[test]

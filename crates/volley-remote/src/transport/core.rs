@@ -57,6 +57,8 @@ pub(crate) struct RemotingCore {
     pub(crate) reachability: Reachability,
     pub(crate) remote_watches: RemoteWatches,
     pub(crate) dead_actors: DeadActors,
+    /// Flushes of user lanes that death notices wait for (`flush.rs`).
+    pub(crate) flushes: super::flush::Flushes,
     /// What peers may make this node do (`[remote.trust]`).
     pub(crate) trust: Trust,
     /// The shared secret every connection proves, if configured.
@@ -97,6 +99,7 @@ impl RemotingCore {
             reachability,
             remote_watches: RemoteWatches::default(),
             dead_actors: DeadActors::default(),
+            flushes: Default::default(),
             trust,
             secret,
             tls,

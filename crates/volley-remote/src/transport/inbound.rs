@@ -539,6 +539,9 @@ fn handle(
                 core.receive_system_ack(association, peer.uid, a.ack);
             }
         }
+        // Everything before it on this connection is delivered (`flush.rs`).
+        Pdu::Flush(f) => core.answer_flush(&peer.address, f.id),
+        Pdu::FlushAck(a) => core.flush_acked(&peer.address, a.id),
         Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) | Pdu::AuthProof(_) => {
             log_limited!(warn, peer = %peer.address, "handshake frame after the handshake; ignored");
         }

@@ -40,6 +40,7 @@ mod delivery;
 mod errors;
 mod events;
 mod failure_detector;
+mod flush;
 mod handshake;
 mod heartbeat;
 mod id_slots;

@@ -322,15 +322,20 @@ impl RemoteRoute for WatcherRoute {
                     return;
                 };
                 let payload = death_notice_payload(uid, &self.watched_path);
-                // A node that is gone gets nothing: its watchers were
-                // notified when it was given up.
-                let _ = self.core.send_system_message(
-                    &association,
-                    SystemKind::DeathNotice,
-                    me,
-                    None,
-                    payload,
-                );
+                // After what the actor sent there (`flush.rs`). A node that
+                // is gone gets nothing: its watchers were notified when it
+                // was given up.
+                let core = self.core.clone();
+                let notified = association.clone();
+                self.core.after_user_lanes_flushed(&association, move || {
+                    let _ = core.send_system_message(
+                        &notified,
+                        SystemKind::DeathNotice,
+                        me,
+                        None,
+                        payload,
+                    );
+                });
             }
             other => self.inner.send_system(target, other),
         }

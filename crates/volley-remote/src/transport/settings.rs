@@ -116,6 +116,13 @@ pub struct RemoteSettings {
     /// keeps it for ever. Default 1 h (Akka Artery's
     /// `remove-quarantined-association-after`).
     pub remove_quarantined_association_after_ms: u64,
+    /// How long a death notice to a remote watcher's node waits for that
+    /// node to confirm it has delivered the user messages sent to it
+    /// before the death (a Flush on each user lane in use), so that the
+    /// watcher gets them before `Terminated`; past it the notice goes
+    /// anyway. 0 sends notices at once, unordered with user messages.
+    /// Default 3 s (Akka Artery's `death-watch-notification-flush-timeout`).
+    pub death_watch_notification_flush_timeout_ms: u64,
     /// How far a peer may make this node grow (`[remote.limits]`).
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
@@ -146,6 +153,7 @@ impl Default for RemoteSettings {
             give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
             stop_idle_outbound_after_ms: 5 * 60 * 1000,
             remove_quarantined_association_after_ms: 60 * 60 * 1000,
+            death_watch_notification_flush_timeout_ms: 3000,
             limits: LimitSettings::default(),
             trust: super::trust::TrustSettings::default(),
             tls: super::tls::TlsSettings::default(),

@@ -5,8 +5,8 @@ use super::error::DecodeError;
 use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
 use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus};
 use super::pdu::{
-    Disassociate, DisassociateReason, MessageHeader, Pdu, RefDeclaration, RefId, Reply,
-    ReplyHandleDeclaration, Request, SpawnRequest, SpawnResponse, SpawnResult, SystemAck,
+    Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader, Pdu, RefDeclaration, RefId,
+    Reply, ReplyHandleDeclaration, Request, SpawnRequest, SpawnResponse, SpawnResult, SystemAck,
     SystemMessage, TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN,
 };
 use crate::serialization::SerializerId;
@@ -321,6 +321,16 @@ fn decode_pdu<'a>(
             })
         }
         PduKind::SystemAck => Pdu::SystemAck(SystemAck { ack: r.u64("ack")? }),
+        PduKind::Flush | PduKind::FlushAck => {
+            let id = r.u64("id")?;
+            if id == 0 {
+                return Err(r.malformed("id", "flush id is 0"));
+            }
+            match kind {
+                PduKind::Flush => Pdu::Flush(Flush { id }),
+                _ => Pdu::FlushAck(FlushAck { id }),
+            }
+        }
         PduKind::AuthProof => Pdu::AuthProof(AuthProof {
             mac: r.take("mac")?,
         }),

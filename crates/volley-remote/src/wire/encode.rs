@@ -9,7 +9,8 @@ use super::frame::{
     SMALL_MAX_FRAME_LEN,
 };
 use super::pdu::{
-    MessageHeader, Pdu, SpawnResult, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN, TRACE_CONTEXT_LEN,
+    Flush, FlushAck, MessageHeader, Pdu, SpawnResult, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN,
+    TRACE_CONTEXT_LEN,
 };
 use crate::serialization::{SerializeError, Serializer, SerializerId};
 
@@ -430,6 +431,15 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
             buf.put_u64_le(r.correlation);
         }
         Pdu::SystemAck(a) => buf.put_u64_le(a.ack),
+        Pdu::Flush(Flush { id }) | Pdu::FlushAck(FlushAck { id }) => {
+            if *id == 0 {
+                return Err(EncodeError::InvalidField {
+                    field: "id",
+                    reason: "a flush id is never 0",
+                });
+            }
+            buf.put_u64_le(*id);
+        }
         Pdu::SpawnRequest(s) => {
             buf.put_u64_le(s.request_id);
             buf.put_u16_le(s.serializer.0);

@@ -164,10 +164,14 @@ pub enum PduKind {
     TracedUserMessage = 0x14,
     /// [`super::Request`].
     Request = 0x15,
+    /// [`super::Flush`].
+    Flush = 0x16,
     /// [`super::SystemMessage`].
     SystemMessage = 0x20,
     /// [`super::SystemAck`].
     SystemAck = 0x21,
+    /// [`super::FlushAck`].
+    FlushAck = 0x22,
     /// [`super::SpawnRequest`].
     SpawnRequest = 0x30,
     /// [`super::SpawnResponse`].
@@ -176,7 +180,7 @@ pub enum PduKind {
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 16] = [
+    pub const ALL: [PduKind; 18] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
@@ -189,8 +193,10 @@ impl PduKind {
         PduKind::Reply,
         PduKind::TracedUserMessage,
         PduKind::Request,
+        PduKind::Flush,
         PduKind::SystemMessage,
         PduKind::SystemAck,
+        PduKind::FlushAck,
         PduKind::SpawnRequest,
         PduKind::SpawnResponse,
     ];
@@ -210,8 +216,10 @@ impl PduKind {
             0x13 => PduKind::Reply,
             0x14 => PduKind::TracedUserMessage,
             0x15 => PduKind::Request,
+            0x16 => PduKind::Flush,
             0x20 => PduKind::SystemMessage,
             0x21 => PduKind::SystemAck,
+            0x22 => PduKind::FlushAck,
             0x30 => PduKind::SpawnRequest,
             0x31 => PduKind::SpawnResponse,
             _ => return None,

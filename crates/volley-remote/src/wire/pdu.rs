@@ -160,6 +160,26 @@ pub struct SystemMessage<'a> {
     pub payload: &'a [u8],
 }
 
+/// Sent on a user lane (ordinary or large) before a death notice to the
+/// receiving node: the receiver answers with a [`FlushAck`] naming `id` on
+/// its own control lane once it has delivered every frame that came before
+/// this one on the connection. So the sender learns that the messages an
+/// actor sent before it stopped are in their recipients' mailboxes, and its
+/// death notice, sent after that, cannot overtake them (Akka Artery's
+/// flush before a death watch notification).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flush {
+    /// The sender's identity for this flush (never 0).
+    pub id: u64,
+}
+
+/// The answer to a [`Flush`], on the control lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlushAck {
+    /// The `id` of the flush answered (never 0).
+    pub id: u64,
+}
+
 /// A standalone cumulative ack for system messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SystemAck {
@@ -293,6 +313,10 @@ pub enum Pdu<'a> {
     SystemMessage(SystemMessage<'a>),
     /// See [`SystemAck`].
     SystemAck(SystemAck),
+    /// See [`Flush`].
+    Flush(Flush),
+    /// See [`FlushAck`].
+    FlushAck(FlushAck),
     /// See [`SpawnRequest`].
     SpawnRequest(SpawnRequest<'a>),
     /// See [`SpawnResponse`].
@@ -317,6 +341,8 @@ impl Pdu<'_> {
             Pdu::Request(_) => PduKind::Request,
             Pdu::SystemMessage(_) => PduKind::SystemMessage,
             Pdu::SystemAck(_) => PduKind::SystemAck,
+            Pdu::Flush(_) => PduKind::Flush,
+            Pdu::FlushAck(_) => PduKind::FlushAck,
             Pdu::SpawnRequest(_) => PduKind::SpawnRequest,
             Pdu::SpawnResponse(_) => PduKind::SpawnResponse,
         }

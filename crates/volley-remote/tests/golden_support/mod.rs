@@ -2,6 +2,8 @@
 //! the vectors are built from, and reading the hex files.
 #![allow(dead_code)]
 
+pub mod render;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
