@@ -97,9 +97,8 @@ async fn peers_that_talk_are_watched_and_leave_leave_no_association_behind() {
     a.system.terminate().await;
 }
 
-/// Once a watch of a `resolve`d (uid-less) ref ends with a death notice,
-/// that ref is known dead (its asks fail at once), but only for that
-/// incarnation of the node: resolved again on a restarted node, the path
+/// A watch of a `resolve`d (uid-less) ref that ended with a death notice
+/// leaves the path alive: resolved again on a restarted node, the path
 /// reaches the new actor there. It used to stay dead for good (the path
 /// itself was remembered), so every later ask failed with
 /// `RecipientTerminated`.

@@ -136,8 +136,9 @@ async fn a_watched_remote_actor_that_stops_is_reported_once() {
     settle().await;
     assert_eq!(w.terminated.load(Ordering::SeqCst), 1, "exactly once");
     assert_eq!(w.who.lock().unwrap()[0], remote.path().to_string());
-    assert!(remote.is_terminated(), "known dead once the notice came");
-    assert_ask_fails_as_terminated(&remote).await;
+    // A path is whatever lives there: the death of its actor does not make
+    // the path dead (resolve_rebinding.rs checks a ref with the uid).
+    assert!(!remote.is_terminated(), "a path is not known dead");
     assert!(
         !w.watcher.is_terminated(),
         "the watcher handled it and lives"

@@ -178,8 +178,6 @@ impl RemotingCore {
         let after = Duration::from_millis(after);
         for address in self.associations.sweep() {
             self.reachability.forget(&address);
-            // The next association with the node starts afresh.
-            self.dead_actors.forget_uidless(&address);
         }
         for association in self.associations.all() {
             let association = &*association;

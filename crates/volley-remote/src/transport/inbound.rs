@@ -443,29 +443,31 @@ fn handle(
                 &mut selection,
             );
             match (found, selection) {
-                // Only user messages follow the path: the control lane
-                // keeps the binding made here (docs/semantics.md,
-                // Remoting, "Not yet").
-                (found, Some(path)) if peer.lane != Lane::Control => {
-                    if found.is_none() {
-                        tracing::debug!(
-                            path = d.path,
-                            "declared ref is not here yet; its messages are dead letters until an actor is"
-                        );
-                    }
+                (found, Some(path)) => {
+                    let found = match found {
+                        // A system message to a path with nobody there is
+                        // answered (a watch with `Terminated`) until an
+                        // actor lives there.
+                        None if peer.lane == Lane::Control => {
+                            NoSuchActor::placeholder(core, d.path, d.uid)
+                        }
+                        None => {
+                            tracing::debug!(
+                                path = d.path,
+                                "declared ref is not here yet; its messages are dead letters until an actor is"
+                            );
+                            None
+                        }
+                        found => found,
+                    };
                     imports.declare_selection(d.id.get(), path, found)?
                 }
                 (Some(actor), _) => imports.declare(d.id.get(), actor)?,
                 (None, _) if peer.lane == Lane::Control => {
                     // A system message may name an actor that is not
                     // here (a watch of one that stopped): it is answered.
-                    if let Ok(path) = ActorPath::parse(d.path) {
-                        let route = Arc::new(NoSuchActor {
-                            core: core.clone(),
-                            refused: None,
-                        });
-                        let placeholder = RemoteRef::new(path, d.uid, core.system.clone(), route);
-                        imports.declare(d.id.get(), placeholder.to_any())?;
+                    if let Some(placeholder) = NoSuchActor::placeholder(core, d.path, d.uid) {
+                        imports.declare(d.id.get(), placeholder)?;
                     }
                 }
                 (None, _) => {

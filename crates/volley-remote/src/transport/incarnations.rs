@@ -85,8 +85,6 @@ impl RemotingCore {
             association.leaving.store(false, Ordering::Relaxed);
             self.reachability
                 .restart(&association.remote, Instant::now());
-            // What lives at a path now is this incarnation's business.
-            self.dead_actors.forget_uidless(&association.remote);
         }
         let announce = lane == Lane::Control && control.announced != Some(uid);
         if announce {

@@ -409,8 +409,10 @@ impl ImportTable {
     }
 
     /// Declares `id` as the uid-less ref to `path`, a path of this node,
-    /// bound to `actor`, the actor there now if there is one. A new id past
-    /// the cap is refused, and the connection must end.
+    /// bound to `actor`: the actor there now if there is one (a control
+    /// lane binds a placeholder that answers a watch when nobody is; it
+    /// counts as terminated, so `rebind` replaces it). A new id past the
+    /// cap is refused, and the connection must end.
     pub(crate) fn declare_selection(
         &mut self,
         id: u32,

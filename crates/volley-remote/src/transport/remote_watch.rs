@@ -180,72 +180,41 @@ impl RemoteWatches {
 /// are forgotten past a bound. `ask` asks before every request, so the
 /// common case, nothing known dead, is one relaxed load.
 ///
-/// A uid-less ref (from `resolve`: "whatever lives at the path") is dead
-/// once a watch of it ended, but only for that incarnation of its node: a
-/// new incarnation forgets those entries (`forget_uidless`), so a path
-/// resolved again on a restarted node reaches its new actor.
+/// Only incarnations are remembered, never a uid-less ref (from `resolve`:
+/// "whatever lives at the path"): the death of the actor that lived there
+/// says nothing of the one that may live there by the next message, so a
+/// watch of such a ref that ended leaves its asks to be sent (the actor
+/// that died stays known dead, by its uid, for refs that carry it).
 #[derive(Default)]
 pub(crate) struct DeadActors {
     known: AtomicUsize,
-    inner: Mutex<Dead>,
-}
-
-#[derive(Default)]
-struct Dead {
-    keys: HashSet<u64>,
-    order: VecDeque<u64>,
-    /// The keys of uid-less refs, by node.
-    uidless: HashMap<Address, VecDeque<u64>>,
+    inner: Mutex<(HashSet<u64>, VecDeque<u64>)>,
 }
 
 impl DeadActors {
     fn insert(&self, path: &ActorPath, uid: u64) {
+        if uid == 0 {
+            return;
+        }
         let key = watch_key(uid, path);
         let mut inner = lock(&self.inner);
-        let dead = &mut *inner;
-        if dead.keys.insert(key) {
-            dead.order.push_back(key);
-            if dead.order.len() > DEAD_ACTORS_REMEMBERED {
-                if let Some(oldest) = dead.order.pop_front() {
-                    dead.keys.remove(&oldest);
+        let (keys, order) = &mut *inner;
+        if keys.insert(key) {
+            order.push_back(key);
+            if order.len() > DEAD_ACTORS_REMEMBERED {
+                if let Some(oldest) = order.pop_front() {
+                    keys.remove(&oldest);
                 }
             }
-            if uid == 0 {
-                if let Ok(node) = super::core::address_of(path) {
-                    let keys = dead.uidless.entry(node).or_default();
-                    keys.push_back(key);
-                    if keys.len() > DEAD_ACTORS_REMEMBERED {
-                        keys.pop_front();
-                    }
-                }
-            }
-            self.known.store(dead.keys.len(), Ordering::Relaxed);
+            self.known.store(keys.len(), Ordering::Relaxed);
         }
     }
 
     pub(crate) fn contains(&self, path: &ActorPath, uid: u64) -> bool {
-        if self.known.load(Ordering::Relaxed) == 0 {
+        if uid == 0 || self.known.load(Ordering::Relaxed) == 0 {
             return false;
         }
-        lock(&self.inner).keys.contains(&watch_key(uid, path))
-    }
-
-    /// A new incarnation of `node` answered: its uid-less refs are no
-    /// longer known dead (refs with a uid stay so).
-    pub(crate) fn forget_uidless(&self, node: &Address) {
-        let mut inner = lock(&self.inner);
-        let dead = &mut *inner;
-        let Some(keys) = dead.uidless.remove(node) else {
-            return;
-        };
-        for key in keys {
-            dead.keys.remove(&key);
-        }
-        let Dead {
-            keys: live, order, ..
-        } = dead;
-        order.retain(|k| live.contains(k));
-        self.known.store(dead.keys.len(), Ordering::Relaxed);
+        lock(&self.inner).0.contains(&watch_key(uid, path))
     }
 }
 
@@ -362,6 +331,19 @@ pub(crate) struct NoSuchActor {
     pub(crate) core: Arc<RemotingCore>,
     /// Why this node will not send to it, logged (rate-limited) per message.
     pub(crate) refused: Option<&'static str>,
+}
+
+impl NoSuchActor {
+    /// What a control connection binds a declared `path` that names no
+    /// actor here to, so that a watch through it is answered at once.
+    pub(crate) fn placeholder(core: &Arc<RemotingCore>, path: &str, uid: u64) -> Option<AnyRef> {
+        let path = ActorPath::parse(path).ok()?;
+        let route = Arc::new(NoSuchActor {
+            core: core.clone(),
+            refused: None,
+        });
+        Some(RemoteRef::new(path, uid, core.system.clone(), route).to_any())
+    }
 }
 
 impl RemoteRoute for NoSuchActor {

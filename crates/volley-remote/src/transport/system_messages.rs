@@ -229,7 +229,7 @@ impl RemotingCore {
         self: &Arc<Self>,
         association: &Association,
         peer_uid: u64,
-        imports: &ImportTable,
+        imports: &mut ImportTable,
         m: SystemMessage<'_>,
     ) -> Result<Option<u64>, SystemMessageError> {
         let mut inbox = lock(&association.inbox);
@@ -286,7 +286,7 @@ impl RemotingCore {
     fn deliver_system_message(
         self: &Arc<Self>,
         peer: &Address,
-        imports: &ImportTable,
+        imports: &mut ImportTable,
         m: &SystemMessage<'_>,
     ) {
         let Some(kind) = SystemKind::from_u32(m.header.type_id) else {
@@ -303,7 +303,14 @@ impl RemotingCore {
         if let SystemKind::Spawn | SystemKind::Spawned = kind {
             return self.deliver_spawn_message(peer, kind, m.payload);
         }
-        let Some(recipient) = imports.get(m.header.recipient.get()) else {
+        let id = m.header.recipient.get();
+        // A path declared without a uid is whatever actor lives there now,
+        // as on the user lanes: a watch or stop reaches the actor that took
+        // the name since the declaration, not the one it named then.
+        if imports.is_stale(id) {
+            imports.rebind(id, &self.system);
+        }
+        let Some(recipient) = imports.get(id) else {
             self.undeliverable(peer, &format!("{kind:?} for an undeclared ref"));
             return;
         };
