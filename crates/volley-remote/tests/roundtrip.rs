@@ -23,6 +23,8 @@ enum Owned {
     Reply(u64, u16, u32, Vec<u8>),
     System(u64, u64, MessageHeader, Vec<u8>),
     SystemAck(u64),
+    Flush(u64),
+    FlushAck(u64),
     SpawnReq(u64, u16, String, String, Vec<u8>),
     SpawnOk(u64, String, u64),
     SpawnErr(u64, String),
@@ -99,6 +101,8 @@ impl Owned {
                 payload,
             }),
             Owned::SystemAck(ack) => Pdu::SystemAck(SystemAck { ack: *ack }),
+            Owned::Flush(id) => Pdu::Flush(Flush { id: *id }),
+            Owned::FlushAck(id) => Pdu::FlushAck(FlushAck { id: *id }),
             Owned::SpawnReq(request_id, ser, kind, name, props) => {
                 Pdu::SpawnRequest(SpawnRequest {
                     request_id: *request_id,
@@ -197,6 +201,8 @@ fn owned() -> impl Strategy<Value = Owned> {
         (1u64.., any::<u64>(), header(), bytes(300))
             .prop_map(|(s, a, h, p)| Owned::System(s, a, h, p)),
         any::<u64>().prop_map(Owned::SystemAck),
+        (1u64..).prop_map(Owned::Flush),
+        (1u64..).prop_map(Owned::FlushAck),
         (any::<u64>(), any::<u16>(), text(), text(), bytes(100))
             .prop_map(|(r, s, k, n, p)| Owned::SpawnReq(r, s, k, n, p)),
         (any::<u64>(), path(), any::<u64>()).prop_map(|(r, p, u)| Owned::SpawnOk(r, p, u)),
