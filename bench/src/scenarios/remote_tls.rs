@@ -37,5 +37,6 @@ pub fn bench_tls() -> crate::Result<TlsSettings> {
         key_file: Some(key_file),
         ca_file: Some(ca_file),
         require_client_cert: true,
+        ..TlsSettings::default()
     })
 }

@@ -67,6 +67,7 @@ impl Pki {
             key_file: Some(key_file),
             ca_file: Some(self.dir.join("ca.pem")),
             require_client_cert,
+            ..TlsSettings::default()
         }
     }
 }

@@ -27,6 +27,10 @@
 //!   as a server's): an expired acceptor, an expired dialer under mutual
 //!   TLS, an acceptor whose certificate allows only client authentication:
 //!   `a_certificate_not_valid_for_the_connection_is_refused`.
+//! - `RotatingKeysSSLEngineProviderSpec`, "rebuild the SSLContext": the
+//!   files of an acceptor the dialer does not trust are replaced by ones it
+//!   does; after `refresh_interval_ms` the next connection uses them:
+//!   `certificate_files_replaced_are_read_again`.
 //! - `ArteryConfigSSLEngineProviderSpec`, "fail fast when keystore cannot be
 //!   loaded", the case `hostile_tls.rs` leaves out: a key that does not
 //!   match its certificate stops start with an error naming both files
@@ -38,9 +42,8 @@
 //!   `TlsTcpWithCrappyRSAWithMD5OnlyHereToMakeSureThingsWorkSpec`: volley
 //!   has no setting for the random source or the cipher suites (rustls'
 //!   safe defaults; rustls has no NULL or MD5 suites at all).
-//! - Key rotation (`RotatingKeysSSLEngineProviderSpec`'s "rebuild the
-//!   SSLContext", `TlsTcpWithRotatingKeysSSLEngineSpec`): volley reads the
-//!   files once, at `Remoting::start`; new certificates take a restart.
+//! - `TlsTcpWithRotatingKeysSSLEngineSpec`'s own cases: covered by the
+//!   ones above with `refresh_interval_ms` at its default.
 //! - `TlsTcpWithActorSystemSetupSpec`: no pluggable SSLEngineProvider.
 //!   `PeerSubjectVerifierSpec`: volley checks no subject shared by peers
 //!   (the dialer checks the acceptor's name, above). `TlsResourcesSpec`,
@@ -126,6 +129,7 @@ impl Pki {
             key_file: Some(key_file),
             ca_file: Some(self.dir.join("ca.pem")),
             require_client_cert: false,
+            ..TlsSettings::default()
         };
         (tls, key)
     }
@@ -510,5 +514,51 @@ async fn a_sec1_private_key_is_loaded() {
     tls.require_client_cert = true;
     let b = tls_node("beta", tls).await;
     round_trip(&a, &b, "sec1").await;
+    stop([a, b]).await;
+}
+
+/// `RotatingKeysSSLEngineProviderSpec`, "rebuild the SSLContext": an
+/// acceptor starts with a certificate its peer does not trust; its files
+/// are then replaced by one the peer trusts, and once the refresh interval
+/// has passed, the next connection uses it. What was refused before gets
+/// through, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_files_replaced_are_read_again() {
+    let pki = Pki::new("rotate");
+    let untrusted = Pki::new("rotate-untrusted");
+    let (first, _) = untrusted.node_by("rotate-a", &["127.0.0.1"], None, |_| {});
+    let a = tls_node(
+        "alpha",
+        TlsSettings {
+            refresh_interval_ms: 200,
+            ..first.clone()
+        },
+    )
+    .await;
+    let b = start(
+        "beta",
+        RemoteSettings {
+            tls: pki.node("rotate-b", false),
+            reconnect_backoff_max_ms: 300,
+            ..RemoteSettings::default()
+        },
+    )
+    .await;
+    let (sink, mut seen) = sink_on(&b, &a, "sink");
+    sink.tell("before".into());
+    nothing(&mut seen, "an acceptor the dialer does not trust").await;
+    // The same files, now holding a certificate of the CA the dialer trusts.
+    let (rotated, _) = pki.node_by("rotate-a-new", &["127.0.0.1"], None, |_| {});
+    for (from, to) in [
+        (&rotated.key_file, &first.key_file),
+        (&rotated.cert_file, &first.cert_file),
+    ] {
+        std::fs::copy(from.as_ref().unwrap(), to.as_ref().unwrap()).unwrap();
+    }
+    sink.tell("after".into());
+    let mut got = Vec::new();
+    while got.last().map(String::as_str) != Some("after") {
+        got.push(next(&mut seen).await);
+    }
     stop([a, b]).await;
 }

@@ -101,7 +101,7 @@ pub(crate) async fn dial(
         }
         Some(tls) => {
             let name = super::tls::server_name(remote.host())?;
-            let sealed = tls.connector.connect(name, stream).await?;
+            let sealed = tls.connector().connect(name, stream).await?;
             let (sealed, accepted) = connect(sealed, remote, lane, local, uid, secret).await?;
             let (stream, session) = sealed.into_inner();
             Ok(Dialed {

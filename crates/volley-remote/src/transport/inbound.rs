@@ -103,7 +103,7 @@ async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), Inboun
     // plaintext preamble) fails here, before anything of it is read.
     let sealed = tokio::time::timeout(
         core.settings.handshake_timeout(),
-        tls.acceptor.accept(stream),
+        tls.acceptor().accept(stream),
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)?
