@@ -67,8 +67,9 @@ pub(crate) struct RouterShared<M: Send + 'static> {
     /// routed yet, so that a sender never overtakes its own earlier
     /// messages by switching to the direct path. One word, so that a routed
     /// message checks both with one load and one comparison. (The
-    /// generation wraps after 2^32 changes: a thread that sent nothing
-    /// through exactly a multiple of that many would keep its old view.)
+    /// generation wraps after 2^32 changes: a thread that routed nothing
+    /// while exactly a multiple of that many happened would keep its old
+    /// view.)
     state: AtomicU64,
     /// The shared rotation: where each new thread's rotation starts, and
     /// the rotation of what the router actor routes itself.
