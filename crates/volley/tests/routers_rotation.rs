@@ -270,3 +270,41 @@ async fn a_router_of_routers_rotates_at_each_level() {
     assert!(counts.iter().all(|c| c[&0] == 10), "{counts:?}");
     system.terminate().await;
 }
+
+/// A group that holds its own routed ref: a message routed to it is
+/// routed again, on the same thread, inside the first routing (this
+/// thread's view is in use then). Every message still ends at the real
+/// routee, in the order sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_routing_to_itself_routes_again_on_the_same_thread() {
+    let system = common::system("rr-self").unwrap();
+    let recorder = system
+        .spawn_anonymous(Props::new(Recorder::default))
+        .unwrap();
+    let group = Router::group(vec![recorder.clone()])
+        .spawn(&system, "self-group")
+        .unwrap();
+    group.add_routee(group.to_actor_ref());
+    assert_eq!(group.current_routees(T).await.unwrap().len(), 2);
+    thread::spawn({
+        let group = group.clone();
+        move || {
+            for n in 0..20 {
+                group.tell(Msg::From { from: 0, n });
+            }
+        }
+    })
+    .join()
+    .unwrap();
+    let mut got = Vec::new();
+    for _ in 0..50 {
+        got.extend(takes(std::slice::from_ref(&recorder)).await.remove(0));
+        if got.len() >= 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let want: Vec<_> = (0..20).map(|n| (0, n)).collect();
+    assert_eq!(got, want);
+    system.terminate().await;
+}

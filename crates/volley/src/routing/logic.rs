@@ -64,7 +64,10 @@ impl<M: Send + 'static> Logic<M> {
 /// An immutable list of a router's routees: what the router actor publishes
 /// when they change, shared by every sender.
 pub(crate) struct Snapshot<M: Send + 'static> {
-    refs: Vec<ActorRef<M>>,
+    /// Shared with every thread's [`Routees`], which keep their own
+    /// pointer to it: a routed message reads the routees from its thread's
+    /// view, not through the snapshot.
+    refs: Arc<[ActorRef<M>]>,
     prepared: Option<Arc<dyn Any + Send + Sync>>,
     /// False until the router actor has created its first routees: until
     /// then senders go through the router actor.
@@ -75,7 +78,7 @@ impl<M: Send + 'static> Snapshot<M> {
     pub(crate) fn new(refs: Vec<ActorRef<M>>, logic: &dyn RoutingLogic<M>, ready: bool) -> Self {
         let prepared = logic.prepare(&refs);
         Snapshot {
-            refs,
+            refs: refs.into(),
             prepared,
             ready,
         }
@@ -97,6 +100,8 @@ impl<M: Send + 'static> Snapshot<M> {
 /// keeps its rotation here writes nothing that other senders read.
 pub struct Routees<M: Send + 'static> {
     snapshot: Arc<Snapshot<M>>,
+    /// `snapshot.refs`, one pointer less away.
+    refs: Arc<[ActorRef<M>]>,
     turn: Cell<usize>,
 }
 
@@ -106,6 +111,7 @@ impl<M: Send + 'static> Routees<M> {
         let n = snapshot.refs.len();
         Routees {
             turn: Cell::new(if n == 0 { 0 } else { turn % n }),
+            refs: snapshot.refs.clone(),
             snapshot,
         }
     }
@@ -118,24 +124,25 @@ impl<M: Send + 'static> Routees<M> {
         let turn = self.turn.get();
         self.turn
             .set(if turn < n || n == 0 { turn } else { turn % n });
+        self.refs = snapshot.refs.clone();
         std::mem::replace(&mut self.snapshot, snapshot)
     }
 
     /// The routees, in the order they were added.
     #[inline]
     pub fn refs(&self) -> &[ActorRef<M>] {
-        &self.snapshot.refs
+        &self.refs
     }
 
     /// How many routees there are.
     #[inline]
     pub fn len(&self) -> usize {
-        self.snapshot.refs.len()
+        self.refs.len()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.snapshot.refs.is_empty()
+        self.refs.is_empty()
     }
 
     /// What [`RoutingLogic::prepare`] built for this list, if it is a `T`.
@@ -144,6 +151,20 @@ impl<M: Send + 'static> Routees<M> {
             .prepared
             .as_deref()
             .and_then(|p| p.downcast_ref::<T>())
+    }
+
+    /// The routee at [`Routees::next_index`], or `None` when there are
+    /// none: one bounds check instead of a wrap and a bounds check.
+    #[inline(always)]
+    pub(crate) fn next_routee(&self) -> Option<&ActorRef<M>> {
+        let refs = self.refs();
+        let i = self.turn.get();
+        let (i, routee) = match refs.get(i) {
+            Some(routee) => (i, routee),
+            None => (0, refs.first()?),
+        };
+        self.turn.set(i + 1);
+        Some(routee)
     }
 
     /// The next index of this sender's rotation over the routees: 0, 1, …,

@@ -2,21 +2,20 @@
 //!
 //! Akka's RoutedActorRef runs the routing logic on the sender's thread and
 //! enqueues straight into the chosen routee's mailbox; so does this target.
-//! The router actor is involved only while `via_actor` is non-zero (before
-//! its first routees exist, and while messages forwarded in that phase are
-//! still queued), and for management messages. Everything that is not a
+//! The router actor is involved only while messages must go through it
+//! (before its first routees exist, and while messages forwarded in that
+//! phase are still queued), and for management messages. Everything that is not a
 //! message, system messages (watch, stop), paths, identity, graceful stop,
 //! is forwarded to the router actor's cell, so the routed ref *is* the
 //! router as far as death watch and `Context::stop` are concerned.
 
 use std::any::{Any, TypeId};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::error::{RoutingError, SelectError};
 use super::logic::{Routees, Selection};
 use super::router_actor::{InternalMsg, RouterMsg};
-use super::shared::RouterShared;
+use super::shared::{via_actor, RouterShared};
 use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::dispatcher::{Dispatcher, Runnable};
 use crate::error::TellError;
@@ -51,19 +50,43 @@ impl<M: Send + 'static> RoutedTarget<M> {
     }
 
     /// Routes `msg`; a failure sends it to dead letters and is returned.
-    /// Inlined into the sender with everything rare out of line: the calls
-    /// it saves are a good part of what routing costs (callgrind).
-    #[inline(always)]
     pub(crate) fn route(&self, msg: M) -> Result<(), RoutingError> {
-        if self.shared.via_actor.load(Ordering::Acquire) != 0 {
+        let shared = &*self.shared;
+        let state = shared.state();
+        if via_actor(state) {
             self.forward_to_actor(msg);
             return Ok(());
         }
-        let shared = &*self.shared;
-        match shared.with_routees(move |routees| route_in(shared, routees, msg)) {
+        match shared.with_routees(state, move |routees| route_in(shared, routees, msg)) {
             Ok(()) => Ok(()),
             Err((err, msg)) => Err(self.unroutable(err, msg)),
         }
+    }
+
+    /// [`RoutedTarget::route`] without the error: what a `tell` runs.
+    /// Inlined into the sender with everything rare out of line (starting
+    /// up, a changed routee list, no routee) and no result to hand back:
+    /// the common path is one load of the state, this thread's view, the
+    /// rotation step and the routee's own `tell` (callgrind).
+    #[inline(always)]
+    pub(crate) fn tell(&self, msg: M) {
+        let shared = &*self.shared;
+        let Some(routees) = shared.current_view(shared.state()) else {
+            return self.tell_slow(msg);
+        };
+        let routed = route_in(shared, &routees, msg);
+        drop(routees);
+        if let Err((err, msg)) = routed {
+            self.unroutable(err, msg);
+        }
+    }
+
+    /// [`RoutedTarget::tell`] when this thread's view cannot be used as it
+    /// is.
+    #[cold]
+    #[inline(never)]
+    fn tell_slow(&self, msg: M) {
+        let _ = self.route(msg);
     }
 
     #[cold]
@@ -75,9 +98,7 @@ impl<M: Send + 'static> RoutedTarget<M> {
     #[cold]
     #[inline(never)]
     fn forward_to_actor(&self, msg: M) {
-        // Counted before it is sent, so that every sender that sees zero
-        // afterwards knows all forwarded messages have been routed.
-        self.shared.via_actor.fetch_add(1, Ordering::AcqRel);
+        self.shared.forwarding();
         self.control
             .tell(RouterMsg::Internal(super::router_actor::Internal(
                 InternalMsg::Forwarded {
@@ -98,7 +119,7 @@ pub(crate) fn route_in<M: Send + 'static>(
 ) -> Result<(), (SelectError, M)> {
     if shared.round_robin {
         // The default logic, without the call through the trait object.
-        return match routees.refs().get(routees.next_index()) {
+        return match routees.next_routee() {
             Some(routee) => {
                 routee.tell(msg);
                 Ok(())
@@ -237,14 +258,10 @@ impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
     #[inline]
     fn enqueue(&self, env: Envelope<M>) -> Option<&Dispatcher> {
         match env {
-            Envelope::Msg(msg) | Envelope::Timer { msg, .. } => {
-                let _ = self.route(msg);
-            }
+            Envelope::Msg(msg) | Envelope::Timer { msg, .. } => self.tell(msg),
             // Only a mailbox makes these; the routee's mailbox captures
             // the span again, since routing runs on the sender's thread.
-            Envelope::Traced { msg, .. } => {
-                let _ = self.route(msg);
-            }
+            Envelope::Traced { msg, .. } => self.tell(msg),
             Envelope::Poison => self.router.graceful_stop(),
             // Only a cell queues these, into its own mailbox.
             Envelope::Terminated(_) | Envelope::ReceiveTimeout(_) => {}
@@ -258,13 +275,14 @@ impl<M: Send + 'static> RefTarget<M> for RoutedTarget<M> {
         if self.router.is_terminated() {
             return Err(TellError::Terminated(msg));
         }
-        if self.shared.via_actor.load(Ordering::Acquire) != 0 {
+        let state = self.shared.state();
+        if via_actor(state) {
             self.forward_to_actor(msg);
             return Ok(None);
         }
         let logic = &*self.shared.logic;
         self.shared
-            .with_routees(move |routees| match logic.select(&msg, routees) {
+            .with_routees(state, move |routees| match logic.select(&msg, routees) {
                 Ok(Selection::One(i)) => match routees.refs().get(i) {
                     Some(routee) => routee.try_tell(msg).map(|()| None),
                     None => Err(TellError::Terminated(msg)),

@@ -9,7 +9,6 @@
 //! it without touching the routees: the routing table lives in the shared
 //! state, not in the actor instance.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::broadcast::Broadcast;
@@ -54,7 +53,8 @@ pub enum RouterMsg<M: Send + 'static> {
 pub struct Internal<M>(pub(crate) InternalMsg<M>);
 
 pub(crate) enum InternalMsg<M> {
-    /// A message the routed ref forwarded while `via_actor` was non-zero.
+    /// A message the routed ref forwarded to the router actor: sent before
+    /// the routees existed, or while earlier such messages were queued.
     Forwarded { msg: M, sink: Option<ErrorSink> },
     /// Time to consult the resizer.
     ResizeTick,
@@ -224,7 +224,7 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
         self.shared.publish(refs);
         // The routing table exists: senders may now route on their side
         // (once the messages they forwarded before are routed).
-        self.shared.via_actor.fetch_sub(1, Ordering::AcqRel);
+        self.shared.forwarded_routed();
         self.arm_resizer(ctx);
         Ok(())
     }
@@ -234,7 +234,7 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
             RouterMsg::Route(msg) => self.route(ctx, msg, None),
             RouterMsg::Internal(Internal(InternalMsg::Forwarded { msg, sink })) => {
                 self.route(ctx, msg, sink.as_ref());
-                self.shared.via_actor.fetch_sub(1, Ordering::AcqRel);
+                self.shared.forwarded_routed();
             }
             RouterMsg::Internal(Internal(InternalMsg::ResizeTick)) => self.resize(ctx)?,
             RouterMsg::Broadcast(b) => {

@@ -46,7 +46,7 @@ impl<M: Send + 'static> RouterRef<M> {
     /// key) it goes to dead letters; use [`RouterRef::route`] to learn why.
     #[inline]
     pub fn tell(&self, msg: M) {
-        let _ = self.target.route(msg);
+        self.target.tell(msg);
     }
 
     /// Like [`RouterRef::tell`], but says why a message went to dead letters.
