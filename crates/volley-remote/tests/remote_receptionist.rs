@@ -63,3 +63,35 @@ async fn a_remote_service_is_listed_until_it_stops_or_its_node_goes() {
     a.system.terminate().await;
     b.system.terminate().await;
 }
+
+/// Akka Typed's group router with `preferLocalRoutees`: while a service of
+/// the key lives on this node, the router routes to it only; once none
+/// does, to the remote ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_router_preferring_local_routees_falls_back_to_remote_ones() {
+    let a = node("prefer-a", quick_detector()).await;
+    let b = node("prefer-b", quick_detector()).await;
+    spawn_calculator(&b, "far");
+    let far = remote_ref(&a, &b, "far");
+    let near = spawn_calculator(&a, "near");
+    let receptionist = a.system.receptionist().unwrap();
+    receptionist.register(&key(), &far);
+    receptionist.register(&key(), &near);
+    let router = volley::Router::group_of(key())
+        .prefer_local_routees()
+        .spawn(&a.system, "calculators")
+        .unwrap();
+    let routees_become = |want: &volley::ActorRef<Calc>| {
+        let (router, want) = (router.clone(), want.clone());
+        common::eventually("the router's routees", move || {
+            router.routees() == vec![want.clone()]
+        })
+    };
+    routees_become(&near).await;
+    assert_eq!(add(&router.to_actor_ref(), 2, 3).await, 5);
+    a.system.stop(&near);
+    routees_become(&far).await;
+    assert_eq!(add(&router.to_actor_ref(), 4, 4).await, 8);
+    a.system.terminate().await;
+    b.system.terminate().await;
+}

@@ -102,9 +102,10 @@ pub use metrics::{MetricsSettings, METRIC_NAMES};
 pub use path::{ActorPath, PathError};
 pub use receptionist::{Deregistered, Listing, Receptionist, Registered, ServiceKey};
 pub use routing::{
-    Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, PoolRouter,
-    RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef, RoutingError,
-    RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
+    Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, KeyedGroupRouter,
+    PoolRouter, RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef,
+    RoutingError, RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
+    KEYED_GROUP_STASH,
 };
 pub use scheduler::{Cancellable, Scheduler, SchedulerError};
 pub use settings::{

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::keyed_group::KeyedGroupRouter;
 use super::logic::{Logic, RoutingLogic};
 use super::resizer::Resizer;
 use super::round_robin::RoundRobin;
@@ -12,6 +13,7 @@ use crate::actor::{Actor, Props};
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::error::SpawnError;
+use crate::receptionist::ServiceKey;
 use crate::supervision::SupervisorStrategy;
 use crate::system::ActorSystem;
 
@@ -50,6 +52,13 @@ impl Router {
             strategy: SupervisorStrategy::default(),
             resizer: None,
         }
+    }
+
+    /// A router over the actors registered under `key` with the system's
+    /// receptionist, following its listings (Akka Typed's
+    /// `Routers.group(key)`). Random unless told otherwise, as Akka's.
+    pub fn group_of<M: Send + 'static>(key: ServiceKey<M>) -> KeyedGroupRouter<M> {
+        KeyedGroupRouter::new(key)
     }
 
     /// A router over existing actors. Round-robin unless told otherwise.
@@ -95,9 +104,7 @@ impl<A: Actor> PoolRouter<A> {
 
     /// Spawns the router under `/user`.
     pub fn spawn(self, system: &ActorSystem, name: &str) -> Result<RouterRef<A::Msg>, SpawnError> {
-        let (props, shared) = self.build();
-        let control = system.spawn(name, props)?;
-        Ok(RouterRef::new(control, shared))
+        spawn_top(self.build(), system, name)
     }
 
     /// Spawns the router as a child of the actor owning `ctx`, so it stops
@@ -107,9 +114,7 @@ impl<A: Actor> PoolRouter<A> {
         ctx: &mut Context<P>,
         name: &str,
     ) -> Result<RouterRef<A::Msg>, SpawnError> {
-        let (props, shared) = self.build();
-        let control = ctx.spawn(name, props)?;
-        Ok(RouterRef::new(control, shared))
+        spawn_child_of(self.build(), ctx, name)
     }
 
     fn build(self) -> RouterParts<A::Msg> {
@@ -141,9 +146,8 @@ impl<M: Send + 'static> GroupRouter<M> {
 
     /// Spawns the router under `/user`.
     pub fn spawn(self, system: &ActorSystem, name: &str) -> Result<RouterRef<M>, SpawnError> {
-        let (props, shared) = router_props(RouterKind::Group(self.routees), self.logic);
-        let control = system.spawn(name, props)?;
-        Ok(RouterRef::new(control, shared))
+        let parts = router_props(RouterKind::Group(self.routees), self.logic);
+        spawn_top(parts, system, name)
     }
 
     /// Spawns the router as a child of the actor owning `ctx`.
@@ -152,16 +156,38 @@ impl<M: Send + 'static> GroupRouter<M> {
         ctx: &mut Context<P>,
         name: &str,
     ) -> Result<RouterRef<M>, SpawnError> {
-        let (props, shared) = router_props(RouterKind::Group(self.routees), self.logic);
-        let control = ctx.spawn(name, props)?;
-        Ok(RouterRef::new(control, shared))
+        let parts = router_props(RouterKind::Group(self.routees), self.logic);
+        spawn_child_of(parts, ctx, name)
     }
 }
 
-/// The router actor's props and the state it shares with its `RouterRef`.
-type RouterParts<M> = (Props<RouterActor<M>>, Arc<RouterShared<M>>);
+/// Spawns a router made of `parts` under `/user`.
+pub(crate) fn spawn_top<M: Send + 'static>(
+    (props, shared): RouterParts<M>,
+    system: &ActorSystem,
+    name: &str,
+) -> Result<RouterRef<M>, SpawnError> {
+    let control = system.spawn(name, props)?;
+    Ok(RouterRef::new(control, shared))
+}
 
-fn router_props<M: Send + 'static>(kind: RouterKind<M>, logic: Logic<M>) -> RouterParts<M> {
+/// Spawns a router made of `parts` as a child of the actor owning `ctx`.
+pub(crate) fn spawn_child_of<M: Send + 'static, P: Actor>(
+    (props, shared): RouterParts<M>,
+    ctx: &mut Context<P>,
+    name: &str,
+) -> Result<RouterRef<M>, SpawnError> {
+    let control = ctx.spawn(name, props)?;
+    Ok(RouterRef::new(control, shared))
+}
+
+/// The router actor's props and the state it shares with its `RouterRef`.
+pub(crate) type RouterParts<M> = (Props<RouterActor<M>>, Arc<RouterShared<M>>);
+
+pub(crate) fn router_props<M: Send + 'static>(
+    kind: RouterKind<M>,
+    logic: Logic<M>,
+) -> RouterParts<M> {
     let shared = Arc::new(RouterShared::new(logic));
     let kind = Arc::new(kind);
     let for_actor = shared.clone();

@@ -9,9 +9,11 @@
 //! it without touching the routees: the routing table lives in the shared
 //! state, not in the actor instance.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::broadcast::Broadcast;
+use super::keyed_group::{self, KeyedGroup};
 use super::resizer::Resizer;
 use super::routed_ref::{broadcast, route_in, unroutable, ErrorSink};
 use super::shared::RouterShared;
@@ -50,14 +52,16 @@ pub enum RouterMsg<M: Send + 'static> {
 }
 
 /// Runtime-internal router traffic (see [`RouterMsg::Internal`]).
-pub struct Internal<M>(pub(crate) InternalMsg<M>);
+pub struct Internal<M: Send + 'static>(pub(crate) InternalMsg<M>);
 
-pub(crate) enum InternalMsg<M> {
+pub(crate) enum InternalMsg<M: Send + 'static> {
     /// A message the routed ref forwarded to the router actor: sent before
     /// the routees existed, or while earlier such messages were queued.
     Forwarded { msg: M, sink: Option<ErrorSink> },
     /// Time to consult the resizer.
     ResizeTick,
+    /// A keyed group's services, from the receptionist.
+    Listing(std::collections::HashSet<ActorRef<M>>),
 }
 
 type SpawnRoutee<M> =
@@ -74,6 +78,8 @@ pub(crate) struct PoolConfig<M: Send + 'static> {
 pub(crate) enum RouterKind<M: Send + 'static> {
     Pool(PoolConfig<M>),
     Group(Vec<ActorRef<M>>),
+    /// The services registered under a receptionist key.
+    Keyed(KeyedGroup<M>),
 }
 
 pub(crate) struct RouterActor<M: Send + 'static> {
@@ -87,7 +93,30 @@ impl<M: Send + 'static> RouterActor<M> {
     fn pool(&self) -> Option<&PoolConfig<M>> {
         match &*self.kind {
             RouterKind::Pool(p) => Some(p),
-            RouterKind::Group(_) => None,
+            RouterKind::Group(_) | RouterKind::Keyed(_) => None,
+        }
+    }
+
+    /// A keyed group still waiting for its first listing.
+    fn unlisted(&self) -> Option<&KeyedGroup<M>> {
+        match &*self.kind {
+            RouterKind::Keyed(group) if !group.is_listed() => Some(group),
+            _ => None,
+        }
+    }
+
+    /// A keyed group's new listing: its routees from now on. The first one
+    /// lets senders route on their side, once the messages held for it
+    /// are routed.
+    fn take_listing(&self, ctx: &mut Context<Self>, services: HashSet<ActorRef<M>>) {
+        let RouterKind::Keyed(group) = &*self.kind else {
+            return;
+        };
+        let (routees, first) = group.listed(services);
+        self.shared.publish(routees);
+        if first {
+            self.shared.forwarded_routed();
+            ctx.unstash_all();
         }
     }
 
@@ -217,6 +246,9 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
                 self.spawn_routees(ctx, size)?
             }
             RouterKind::Group(refs) => refs.clone(),
+            // Its routees come with the receptionist's listings; until the
+            // first, messages go through this actor, which holds them.
+            RouterKind::Keyed(group) => return Ok(group.subscribe(ctx)?),
         };
         for r in &refs {
             ctx.watch(r);
@@ -230,6 +262,17 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
     }
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: RouterMsg<M>) -> HandleResult {
+        if self.unlisted().is_some()
+            && matches!(
+                msg,
+                RouterMsg::Route(_)
+                    | RouterMsg::Broadcast(_)
+                    | RouterMsg::Internal(Internal(InternalMsg::Forwarded { .. }))
+            )
+        {
+            keyed_group::hold(ctx, &self.shared, msg);
+            return Ok(());
+        }
         match msg {
             RouterMsg::Route(msg) => self.route(ctx, msg, None),
             RouterMsg::Internal(Internal(InternalMsg::Forwarded { msg, sink })) => {
@@ -237,6 +280,9 @@ impl<M: Send + 'static> Actor for RouterActor<M> {
                 self.shared.forwarded_routed();
             }
             RouterMsg::Internal(Internal(InternalMsg::ResizeTick)) => self.resize(ctx)?,
+            RouterMsg::Internal(Internal(InternalMsg::Listing(services))) => {
+                self.take_listing(ctx, services)
+            }
             RouterMsg::Broadcast(b) => {
                 let refs = self.routees();
                 if refs.is_empty() {
