@@ -36,7 +36,7 @@ pub enum DeadLetterReason {
     /// A remote message that could not be decoded or routed.
     Undeliverable,
     /// A router had no routee for it (no routees, or a consistent-hash
-    /// message without a key).
+    /// message without a key), or a topic no subscriber.
     NoRoutee,
     /// An actor's stash was full (`Context::stash`).
     StashOverflow,

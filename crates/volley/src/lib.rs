@@ -77,6 +77,7 @@ mod system_msg;
 mod termination;
 pub mod time;
 mod timers;
+mod topic;
 mod trace_context;
 
 pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
@@ -115,4 +116,5 @@ pub use supervision::{Directive, SupervisorStrategy};
 pub use system::{ActorIdentity, ActorSystem};
 pub use termination::StopError;
 pub use timers::TimerKey;
+pub use topic::{Topic, TopicActor, TopicCommand, TopicInternal, TopicStats};
 pub use trace_context::{Propagation, TraceParent, TraceParentError, TracePropagator};
