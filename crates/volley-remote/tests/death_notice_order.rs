@@ -18,28 +18,32 @@ use volley_remote::RemoteSettings;
 #[derive(Debug, PartialEq)]
 enum Seen {
     Message(usize),
-    Terminated,
+    /// The name of the actor that terminated.
+    Terminated(String),
 }
 
-/// Watches `target` from its start; reports each message's length and the
-/// `Terminated`.
+/// Watches `targets` from its start; reports each message's length and
+/// each `Terminated`.
 struct Watcher {
-    target: AnyRef,
+    targets: Vec<AnyRef>,
     seen: UnboundedSender<Seen>,
 }
 
 impl Actor for Watcher {
     type Msg = Vec<u64>;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        ctx.watch(&self.target);
+        for target in &self.targets {
+            ctx.watch(target);
+        }
         Ok(())
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Vec<u64>) -> HandleResult {
         let _ = self.seen.send(Seen::Message(msg.len()));
         Ok(())
     }
-    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
-        let _ = self.seen.send(Seen::Terminated);
+    fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
+        let name = t.actor.path().name().to_string();
+        let _ = self.seen.send(Seen::Terminated(name));
         Ok(())
     }
 }
@@ -64,7 +68,10 @@ impl Actor for LastWords {
     }
 }
 
-async fn last_messages_arrive_before_terminated(flush_timeout_ms: u64) -> Vec<Seen> {
+/// Speakers on one node, `(name, small, big)`, watched by an actor on
+/// another; each says its last words and stops, all at once. Returns what
+/// the watcher saw, until every `Terminated` and half a second more.
+async fn last_words(speakers: &[(&str, usize, usize)], flush_timeout_ms: u64) -> Vec<Seen> {
     let settings = RemoteSettings {
         death_watch_notification_flush_timeout_ms: flush_timeout_ms,
         ..RemoteSettings::default()
@@ -74,41 +81,45 @@ async fn last_messages_arrive_before_terminated(flush_timeout_ms: u64) -> Vec<Se
     let (tx, mut rx) = unbounded_channel();
     let watcher_path = format!("{}/user/watcher", a.remoting.address());
     let to_watcher = b.remoting.resolve::<Vec<u64>>(&watcher_path).unwrap();
-    // Connections both ways first, so the watch and the messages do not
-    // wait for handshakes.
-    let speaker = b
-        .system
-        .spawn(
-            "speaker",
-            Props::new(move || LastWords {
-                to: to_watcher.clone(),
-                small: 200,
-                big: 512 * 1024,
-            }),
-        )
-        .unwrap();
-    let target = common::remote_ref(&a, &b, "speaker").to_any_ref();
+    let mut spoken = Vec::new();
+    let mut targets = Vec::new();
+    for &(name, small, big) in speakers {
+        let to = to_watcher.clone();
+        let props = Props::new(move || LastWords {
+            to: to.clone(),
+            small,
+            big,
+        });
+        spoken.push(b.system.spawn(name, props).unwrap());
+        targets.push(common::remote_ref(&a, &b, name).to_any_ref());
+    }
     a.system
         .spawn(
             "watcher",
             Props::new(move || Watcher {
-                target: target.clone(),
+                targets: targets.clone(),
                 seen: tx.clone(),
             }),
         )
         .unwrap();
-    // The watch is in place once the speaker's node has it; a message
-    // through the same lanes warms them up meanwhile.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    speaker.tell(1);
+    // The watches are in place once the speakers' node has them.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    for speaker in &spoken {
+        speaker.tell(1);
+    }
     let mut seen = Vec::new();
-    while seen.last() != Some(&Seen::Terminated) {
+    let ended = |seen: &[Seen]| {
+        seen.iter()
+            .filter(|s| matches!(s, Seen::Terminated(_)))
+            .count()
+    };
+    while ended(&seen) < speakers.len() {
         match tokio::time::timeout(T, rx.recv()).await {
             Ok(Some(s)) => seen.push(s),
-            _ => panic!("no Terminated; saw {} events", seen.len()),
+            _ => panic!("not every Terminated; saw {} events: {seen:?}", seen.len()),
         }
     }
-    // Anything that comes after the Terminated is a message it overtook.
+    // Anything that comes after the last Terminated is a message it overtook.
     while let Ok(Some(s)) = tokio::time::timeout(Duration::from_millis(500), rx.recv()).await {
         seen.push(s);
     }
@@ -119,8 +130,9 @@ async fn last_messages_arrive_before_terminated(flush_timeout_ms: u64) -> Vec<Se
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_watcher_gets_the_last_messages_before_terminated() {
-    let seen = last_messages_arrive_before_terminated(3000).await;
-    let terminated_at = seen.iter().position(|s| s == &Seen::Terminated).unwrap();
+    let seen = last_words(&[("speaker", 200, 512 * 1024)], 3000).await;
+    let terminated = Seen::Terminated("speaker".into());
+    let terminated_at = seen.iter().position(|s| s == &terminated).unwrap();
     assert_eq!(terminated_at, 201, "every message first, then Terminated");
     assert_eq!(seen[200], Seen::Message(512 * 1024), "the large one last");
     assert_eq!(
@@ -129,4 +141,35 @@ async fn a_remote_watcher_gets_the_last_messages_before_terminated() {
         "nothing after Terminated: {:?}",
         &seen[201..]
     );
+}
+
+/// Many watched actors stopping at once: each one's last message, told
+/// apart by its length, comes before its `Terminated`. Ignored: it shows a
+/// volley bug not fixed yet. In about one run in three, 1 to 9 of the 100
+/// `Terminated` never arrive (the messages all do). It happens with the
+/// flush turned off too (`death_watch_notification_flush_timeout_ms = 0`)
+/// and with the watches made two seconds before the stop, so neither the
+/// flush nor a watch racing the stop is the cause; where the notices are
+/// lost is not known yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "volley bug: a Terminated can be lost when many remotely watched actors stop at once"]
+async fn many_watched_actors_stopping_at_once_are_each_reported_after_their_messages() {
+    let names: Vec<String> = (0..100).map(|i| format!("speaker{i}")).collect();
+    let speakers: Vec<(&str, usize, usize)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (name.as_str(), 0, 1000 + i))
+        .collect();
+    let seen = last_words(&speakers, 3000).await;
+    for (i, name) in names.iter().enumerate() {
+        let said = seen.iter().position(|s| s == &Seen::Message(1000 + i));
+        let ended = seen
+            .iter()
+            .position(|s| s == &Seen::Terminated(name.clone()));
+        let (Some(said), Some(ended)) = (said, ended) else {
+            panic!("{name}: said {said:?}, ended {ended:?}");
+        };
+        assert!(said < ended, "{name}: Terminated before its message");
+    }
+    assert_eq!(seen.len(), 200);
 }
