@@ -456,13 +456,19 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
         let was_empty = st.buf.is_empty();
         let LaneState { buf, exports, .. } = &mut *st;
+        let resending = out.is_some();
         let buf = match out {
             Some(out) => out,
             None => buf,
         };
+        // A resend goes into `out`, ahead of the queue: a ref declared
+        // since the new connection's re-declarations were taken has its
+        // declaration in the queue, behind this message, so it is declared
+        // again here, before it (a re-declaration changes nothing).
         let mut id_of = |actor: &AnyRef| {
             let mut table = exports.borrow_mut();
             let id = match table.find(actor.uid(), actor.path()) {
+                Some(id) if resending => table.declare_again(id, actor),
                 Some(id) => id,
                 None => table.export(actor),
             };

@@ -288,6 +288,13 @@ impl ExportTable {
         }
     }
 
+    /// Queues a declaration of `actor` as `id` again (for a frame written
+    /// ahead of the queue that holds its first one); returns `id`.
+    pub(crate) fn declare_again(&mut self, id: u32, actor: &AnyRef) -> u32 {
+        self.pending.push((id, actor.clone()));
+        id
+    }
+
     /// True when declarations wait to be written.
     #[inline]
     pub(crate) fn has_pending(&self) -> bool {
