@@ -23,6 +23,8 @@
 
 mod common;
 
+use common::tagged::Forward;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,19 +115,6 @@ impl Actor for FlakySink {
     type Msg = Flaky;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Flaky) -> HandleResult {
         self.0[msg.0 as usize % 8].fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-/// Passes every number on to a probe. The probe's own ref is an adapter,
-/// which is local only (docs/semantics.md, Message adapters), so replies
-/// from the other node come through this plain actor.
-struct Forward<T: Send + 'static>(ActorRef<T>);
-
-impl<T: Send + 'static> Actor for Forward<T> {
-    type Msg = T;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: T) -> HandleResult {
-        self.0.tell(msg);
         Ok(())
     }
 }

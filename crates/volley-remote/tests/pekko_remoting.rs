@@ -55,6 +55,8 @@
 //! queued message is then counted as a dead letter.
 mod common;
 
+use common::tagged::Forward;
+
 use std::time::Duration;
 
 use common::{events_so_far, eventually, node_settings, record_events, Node, T};
@@ -117,17 +119,6 @@ impl Actor for Reporter {
     type Msg = Pong;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Pong) -> HandleResult {
         self.0.tell(msg.who.path().to_string());
-        Ok(())
-    }
-}
-
-/// Passes every message on (a probe's own ref is local only).
-struct Forward<T: Send + 'static>(ActorRef<T>);
-
-impl<T: Send + 'static> Actor for Forward<T> {
-    type Msg = T;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: T) -> HandleResult {
-        self.0.tell(msg);
         Ok(())
     }
 }

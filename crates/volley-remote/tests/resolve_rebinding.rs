@@ -9,10 +9,12 @@
 //! first declared).
 mod common;
 
+use common::tagged::Forward;
+
 use std::time::Duration;
 
 use common::{eventually, node_settings, registry, spawn_calculator, Calc, Calculator, Node, T};
-use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props};
+use volley::{ActorRef, ActorSystem, AskError, Props};
 use volley_remote::{RemoteSettings, Remoting};
 use volley_testkit::TestProbe;
 
@@ -28,18 +30,6 @@ async fn node(name: &str) -> Node {
         .await
         .unwrap();
     Node { system, remoting }
-}
-
-/// Hands each message on, so that a probe (not reachable by path) gets
-/// what arrives from the other node.
-struct Forward<T: Send + 'static>(ActorRef<T>);
-
-impl<T: Send + 'static> Actor for Forward<T> {
-    type Msg = T;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: T) -> HandleResult {
-        self.0.tell(msg);
-        Ok(())
-    }
 }
 
 /// A probe on `n` and a ref that feeds it, fit to travel in a message.

@@ -24,3 +24,17 @@ pub fn tagged(n: &Node, name: &str, tag: u64, tx: &UnboundedSender<(u64, i64)>) 
         .spawn(name, Props::new(move || Tagged(tag, tx.clone())))
         .unwrap()
 }
+
+/// Hands each message on to another ref: a test probe's own ref is an
+/// adapter, which is local only (docs/semantics.md, Message adapters), so
+/// what comes from the other node reaches a probe through this plain
+/// actor.
+pub struct Forward<T: Send + 'static>(pub ActorRef<T>);
+
+impl<T: Send + 'static> Actor for Forward<T> {
+    type Msg = T;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: T) -> HandleResult {
+        self.0.tell(msg);
+        Ok(())
+    }
+}
