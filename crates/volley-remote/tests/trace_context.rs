@@ -101,6 +101,7 @@ fn span_parent_id(span: &tracing::Span) -> [u8; 8] {
     span.id().unwrap().into_u64().to_be_bytes()
 }
 
+#[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_asks_handler_span_has_the_callers_span_as_parent() {
     let (alpha, beta, attached, calc) = pair("tc-alpha", SpanIdInjector).await;
@@ -137,6 +138,7 @@ async fn a_remote_asks_handler_span_has_the_callers_span_as_parent() {
     beta.system.terminate().await;
 }
 
+#[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn traced_and_plain_messages_to_one_actor_keep_their_order() {
     let (alpha, beta, attached, calc) = pair("tc-order-a", SpanIdInjector).await;
@@ -158,6 +160,7 @@ async fn traced_and_plain_messages_to_one_actor_keep_their_order() {
     beta.system.terminate().await;
 }
 
+#[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sender_never_puts_zero_ids_on_the_wire() {
     struct ZeroInjector;
@@ -190,6 +193,7 @@ async fn a_sender_never_puts_zero_ids_on_the_wire() {
     beta.system.terminate().await;
 }
 
+#[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_ignores_invalid_contexts_and_reports_undeliverable_ones() {
     subscriber();

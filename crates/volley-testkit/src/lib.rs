@@ -59,6 +59,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod dispatcher;
 mod metrics;
 mod pilot;
 mod probe;
@@ -66,11 +67,39 @@ mod supervision;
 mod time;
 mod wait;
 
+pub use dispatcher::DispatcherUnderTest;
 pub use metrics::RecordedMetrics;
 pub use pilot::AutoPilot;
 pub use probe::{FishingOutcome, TestProbe};
 pub use supervision::{CaughtFailure, FailureSort, SupervisionEvent, SupervisorProbe};
 pub use time::ManualTime;
+/// Runs a test once per dispatcher kind, in the same test binary (tokio's
+/// `rt_test!` idea, as an attribute): `#[each_dispatcher]` above
+/// `#[test]` or `#[tokio::test]` turns `fn name` into a module `name`
+/// holding the tests `work_stealing` and `app_runtime`. Each sets
+/// [`DispatcherUnderTest`] for its thread before the body runs, so helpers
+/// that build the test's systems through [`DispatcherUnderTest::apply`]
+/// give them that kind of default dispatcher.
+///
+/// ```
+/// use volley::{DispatcherKind, Settings};
+/// use volley_testkit::{each_dispatcher, DispatcherUnderTest};
+///
+/// // In a test file, `#[test]` or `#[tokio::test]` goes below it, and
+/// // `cargo test` lists `runs_on_both_kinds::work_stealing` and
+/// // `runs_on_both_kinds::app_runtime`.
+/// #[each_dispatcher]
+/// fn runs_on_both_kinds() -> DispatcherKind {
+///     let settings = DispatcherUnderTest::apply(Settings::default());
+///     settings.default_dispatcher.kind
+/// }
+///
+/// fn main() {
+///     assert_eq!(runs_on_both_kinds::work_stealing(), DispatcherKind::WorkStealing);
+///     assert_eq!(runs_on_both_kinds::app_runtime(), DispatcherKind::AppRuntime);
+/// }
+/// ```
+pub use volley_testkit_macros::each_dispatcher;
 pub use wait::{
     await_assert, await_assert_within, await_cond, default_timeout, dilated, remaining,
     remaining_or_default, within,

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use volley::{Settings, ShutdownReason};
 
+#[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn sigterm_runs_coordinated_shutdown() {
     let settings = Settings {

@@ -116,6 +116,7 @@ fn spans_for(recorder: &Recorder, actor: &str) -> Vec<Seen> {
         .collect()
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn each_handled_message_runs_in_a_span_naming_actor_and_type() {
     let recorder = recorder();
@@ -152,6 +153,7 @@ fn each_handled_message_runs_in_a_span_naming_actor_and_type() {
     }
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn no_span_without_the_setting() {
     let recorder = recorder();

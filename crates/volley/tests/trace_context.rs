@@ -23,6 +23,7 @@ use volley::{
     Actor, ActorRef, Context, HandleResult, Propagation, Props, ReplyTo, Settings, TraceParent,
     TracePropagator, TracingSettings, MESSAGE_SPAN,
 };
+use volley_testkit::DispatcherUnderTest;
 
 /// A span as the registry saw it created.
 #[derive(Debug, Clone)]
@@ -146,10 +147,12 @@ fn chain(sys: &volley::ActorSystem, done: Sender<u32>) -> ActorRef<Relay> {
     .unwrap()
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn a_told_message_is_handled_in_a_child_of_the_senders_span_hop_by_hop() {
     recorder();
-    let sys = common::system_with("tc-tell", traced(None)).unwrap();
+    let name = DispatcherUnderTest::name("tc-tell");
+    let sys = common::system_with(&name, traced(None)).unwrap();
     let (tx, rx) = channel();
     let first = chain(&sys, tx);
     let request = tracing::info_span!("request");
@@ -157,8 +160,8 @@ fn a_told_message_is_handled_in_a_child_of_the_senders_span_hop_by_hop() {
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 7);
     let request_id = request.id().expect("the registry enables it").into_u64();
 
-    let first_spans = handler_spans("tc-tell/user/first");
-    let second_spans = handler_spans("tc-tell/user/second");
+    let first_spans = handler_spans(&format!("{name}/user/first"));
+    let second_spans = handler_spans(&format!("{name}/user/second"));
     assert_eq!(first_spans.len(), 1, "{first_spans:?}");
     assert_eq!(second_spans.len(), 1, "{second_spans:?}");
     assert_eq!(
@@ -173,6 +176,7 @@ fn a_told_message_is_handled_in_a_child_of_the_senders_span_hop_by_hop() {
     );
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn an_ask_from_a_task_carries_the_tasks_span() {
     recorder();
@@ -181,7 +185,8 @@ fn an_ask_from_a_task_carries_the_tasks_span() {
         .enable_all()
         .build()
         .unwrap();
-    let sys = common::system_with("tc-ask", traced(None)).unwrap();
+    let name = DispatcherUnderTest::name("tc-ask");
+    let sys = common::system_with(&name, traced(None)).unwrap();
     let (tx, _rx) = channel();
     let first = chain(&sys, tx);
     let call = tracing::info_span!("http.request");
@@ -197,33 +202,37 @@ fn an_ask_from_a_task_carries_the_tasks_span() {
         )
         .unwrap();
     assert_eq!(answer, 42);
-    let spans = handler_spans("tc-ask/user/first");
+    let spans = handler_spans(&format!("{name}/user/first"));
     assert_eq!(spans.len(), 1, "{spans:?}");
     assert_eq!(spans[0].parent, Some(call_id));
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn outside_any_span_the_handler_span_is_a_root() {
     recorder();
-    let sys = common::system_with("tc-root", traced(None)).unwrap();
+    let name = DispatcherUnderTest::name("tc-root");
+    let sys = common::system_with(&name, traced(None)).unwrap();
     let (tx, rx) = channel();
     let first = chain(&sys, tx);
     first.tell(Relay::Pass(1));
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 1);
-    let spans = handler_spans("tc-root/user/first");
+    let spans = handler_spans(&format!("{name}/user/first"));
     assert_eq!(spans.len(), 1, "{spans:?}");
     assert_eq!(spans[0].parent, None);
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn without_message_spans_nothing_is_carried_and_no_span_opens() {
     recorder();
-    let sys = common::system_with("tc-off", Settings::default()).unwrap();
+    let name = DispatcherUnderTest::name("tc-off");
+    let sys = common::system_with(&name, Settings::default()).unwrap();
     let (tx, rx) = channel();
     let first = chain(&sys, tx);
     tracing::info_span!("request").in_scope(|| first.tell(Relay::Pass(3)));
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 3);
-    assert!(handler_spans("tc-off/").is_empty());
+    assert!(handler_spans(&format!("{name}/")).is_empty());
 }
 
 /// A span id (if the span is enabled) and the context attached to it.
@@ -247,15 +256,14 @@ impl TracePropagator for Attaching {
 
 const CONTEXT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn a_context_from_another_node_becomes_the_handler_spans_parent() {
     recorder();
     let attaching = Attaching::default();
-    let sys = common::system_with(
-        "tc-remote",
-        traced(Some(Propagation::new(attaching.clone()))),
-    )
-    .unwrap();
+    let name = DispatcherUnderTest::name("tc-remote");
+    let sys =
+        common::system_with(&name, traced(Some(Propagation::new(attaching.clone())))).unwrap();
     let (tx, rx) = channel();
     let first = chain(&sys, tx);
     let context: TraceParent = CONTEXT.parse().unwrap();
@@ -264,7 +272,7 @@ fn a_context_from_another_node_becomes_the_handler_spans_parent() {
     tracing::info_span!("reader")
         .in_scope(|| volley::remote::tell_with_trace_parent(&first, Relay::Pass(9), context));
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 9);
-    let first_spans = handler_spans("tc-remote/user/first");
+    let first_spans = handler_spans(&format!("{name}/user/first"));
     assert_eq!(first_spans.len(), 1, "{first_spans:?}");
     assert_eq!(
         first_spans[0].parent, None,
@@ -273,10 +281,11 @@ fn a_context_from_another_node_becomes_the_handler_spans_parent() {
     let attached = attaching.attached.lock().unwrap().clone();
     assert_eq!(attached, vec![(Some(first_spans[0].id), context)]);
     // The next hop is local again: a child of first's handler span.
-    let second_spans = handler_spans("tc-remote/user/second");
+    let second_spans = handler_spans(&format!("{name}/user/second"));
     assert_eq!(second_spans[0].parent, Some(first_spans[0].id));
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn a_context_from_another_node_is_dropped_for_an_untraced_actor() {
     recorder();
@@ -288,15 +297,17 @@ fn a_context_from_another_node_is_dropped_for_an_untraced_actor() {
         },
         ..Settings::default()
     };
-    let sys = common::system_with("tc-remote-off", settings).unwrap();
+    let name = DispatcherUnderTest::name("tc-remote-off");
+    let sys = common::system_with(&name, settings).unwrap();
     let (tx, rx) = channel();
     let first = chain(&sys, tx);
     volley::remote::tell_with_trace_parent(&first, Relay::Pass(4), CONTEXT.parse().unwrap());
     assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 4);
     assert!(attaching.attached.lock().unwrap().is_empty());
-    assert!(handler_spans("tc-remote-off/").is_empty());
+    assert!(handler_spans(&format!("{name}/")).is_empty());
 }
 
+#[volley_testkit::each_dispatcher]
 #[test]
 fn settings_overrides_keep_the_propagator() {
     let propagation = Propagation::new(Attaching::default());

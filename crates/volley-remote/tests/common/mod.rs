@@ -103,12 +103,8 @@ pub fn node_settings() -> Settings {
             Some((w.parse().ok()?, i.parse().ok()?))
         })
         .unwrap_or((0, 2));
-    // VOLLEY_TEST_DISPATCHER=app-runtime runs the actors as tasks on the
-    // node's runtime (CI runs the suites both ways).
-    let kind = match std::env::var("VOLLEY_TEST_DISPATCHER").as_deref() {
-        Ok("app-runtime") => volley::DispatcherKind::AppRuntime,
-        _ => volley::DispatcherKind::WorkStealing,
-    };
+    // The kind under test (`#[each_dispatcher]` runs a test on both).
+    let kind = volley_testkit::DispatcherUnderTest::get();
     Settings {
         io_threads: io,
         default_dispatcher: volley::DispatcherSettings {
@@ -246,4 +242,15 @@ pub fn free_port() -> u16 {
         }
     }
     unreachable!("an unbounded loop")
+}
+
+/// The environment that gives a peer process (this test binary run again)
+/// the dispatcher kind under test: outside a test it reads
+/// `VOLLEY_TEST_DISPATCHER`.
+pub fn dispatcher_env() -> (&'static str, &'static str) {
+    let kind = match volley_testkit::DispatcherUnderTest::get() {
+        volley::DispatcherKind::AppRuntime => "app-runtime",
+        volley::DispatcherKind::WorkStealing => "work-stealing",
+    };
+    ("VOLLEY_TEST_DISPATCHER", kind)
 }

@@ -256,6 +256,7 @@ impl Peer {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--ignored", "--exact", "peer_process", "--nocapture"])
             .env(PEER_ENV, config.encode())
+            .envs([crate::common::dispatcher_env()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -35,6 +35,10 @@ use crate::log_capture;
 mod child;
 mod parent;
 
+/// The process suites' turn: each test has peer processes whose timing it
+/// checks, so no two of them run at once.
+pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 pub use child::{run_peer, Peer, PeerConfig};
 // Not every test binary that includes this module uses the test side.
 #[allow(unused_imports)]

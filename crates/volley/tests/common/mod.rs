@@ -45,14 +45,12 @@ pub fn quiet_deliberate_panics() {
     });
 }
 
-/// The default dispatcher's kind in the semantics suites: `work-stealing`
-/// unless `VOLLEY_TEST_DISPATCHER=app-runtime` (CI runs them both ways).
-/// Named dispatchers keep theirs: a test that names one wants a pool.
-fn with_test_dispatcher(mut settings: volley::Settings) -> volley::Settings {
-    if std::env::var("VOLLEY_TEST_DISPATCHER").as_deref() == Ok("app-runtime") {
-        settings.default_dispatcher.kind = volley::DispatcherKind::AppRuntime;
-    }
-    settings
+/// `settings` on the dispatcher kind under test
+/// ([`volley_testkit::DispatcherUnderTest`]): each test marked
+/// `#[each_dispatcher]` runs once per kind. Named dispatchers keep theirs:
+/// a test that names one wants a pool.
+fn with_test_dispatcher(settings: volley::Settings) -> volley::Settings {
+    volley_testkit::DispatcherUnderTest::apply(settings)
 }
 
 /// A system with default settings, on the dispatcher kind under test.

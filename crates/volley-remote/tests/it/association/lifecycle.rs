@@ -1,0 +1,224 @@
+//! Cases of Apache Pekko's remoting suites about a node's start and end,
+//! carried over to volley (the facts they check, with volley's API):
+//!
+//! - `artery.ArteryTransportShutdownSpec`, "proceed with transport shutdown
+//!   when stream completion times out": a peer that took the connections
+//!   and stopped reading, with megabytes queued for it, does not hold
+//!   `terminate` up past the flush deadline; every connection is closed,
+//!   and a later `Remoting::shutdown` is harmless:
+//!   `a_peer_that_stopped_reading_does_not_hold_up_terminate`. (Its
+//!   "scheduler unavailable" twin has no counterpart: volley's deadline is
+//!   a timer of the node's own runtime.)
+//! - `DaemonicSpec`, "shut down correctly after getting connection
+//!   refused": a node whose lanes keep failing to connect to a port where
+//!   nobody listens terminates, and stops trying: the port, listened on
+//!   after the end, gets no connection:
+//!   `a_node_retrying_a_refused_connection_terminates_and_stops_retrying`.
+//! - `artery.ActorRefResolveCacheQuarantineSpec`, "not use cached
+//!   quarantined association" (Pekko issue 29828): a node asks an actor,
+//!   leaves, and a new incarnation on the same address asks again: its ask
+//!   is answered, whether the first one left with `terminate` or was
+//!   quarantined for its silence:
+//!   `a_restarted_asker_is_answered_after_a_clean_leave` and
+//!   `a_restarted_asker_is_answered_after_its_first_incarnation_was_quarantined`.
+//!
+//! Skipped, with the reason:
+//! - `artery.HandshakeRetrySpec` ("be retried during handshake-timeout, no
+//!   message loss"): covered by
+//!   `pekko_artery.rs::a_node_that_starts_late_is_reached_both_ways`.
+//! - `artery.HandshakeDenySpec` ("be denied when originating address is
+//!   unknown": the node is named by a host other than its own): the same
+//!   refusal (`WrongAddress`, the handshake's `to` is not the node's
+//!   address) as a wrong system name, covered by
+//!   `pekko_remoting.rs::a_wrong_system_name_at_a_live_nodes_address_is_given_up_and_counted`.
+//! - `artery.DuplicateHandshakeSpec`, `artery.HarmlessQuarantineSpec`: see
+//!   `pekko_remote_watch.rs`.
+
+use crate::common;
+use crate::raw_peer;
+
+use std::time::{Duration, Instant};
+
+use common::{ask_sum, free_port, node, on_port, quick_detector, record_events, spawn_calculator};
+use common::{Calc, Node, T};
+use tokio::net::{TcpListener, TcpStream};
+use volley_remote::wire::Address;
+use volley_remote::{RemoteSettings, RemotingEvent};
+
+/// Asks `calc` with short timeouts until one answer comes, within [`T`].
+async fn until_answered(n: &Node, calc_node: &Node, name: &str) {
+    let calc = common::remote_ref(n, calc_node, name);
+    let start = Instant::now();
+    while ask_sum(&calc, Duration::from_millis(500)).await.is_err() {
+        assert!(start.elapsed() < T, "no answer from {}", calc.path());
+    }
+}
+
+/// Takes every connection to `listener` as the node `me`, answers its
+/// handshake, and then never reads from it; the streams are handed to the
+/// test through the channel, to be read once the node is gone.
+fn stalled_acceptor(
+    listener: TcpListener,
+    me: Address,
+) -> tokio::sync::mpsc::UnboundedReceiver<TcpStream> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
+            let me = me.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                raw_peer::answer_handshake(&mut s, &me).await;
+                let _ = tx.send(s);
+            });
+        }
+    });
+    rx
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_stopped_reading_does_not_hold_up_terminate() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let me: Address = format!("volley://stalled@127.0.0.1:{port}")
+        .parse()
+        .unwrap();
+    let mut accepted = stalled_acceptor(listener, me.clone());
+
+    let a = node(
+        "stall-a",
+        RemoteSettings {
+            shutdown_flush_timeout_ms: 300,
+            ..RemoteSettings::default()
+        },
+    )
+    .await;
+    let sink = a
+        .remoting
+        .resolve::<Calc>(&format!("{me}/user/sink"))
+        .unwrap();
+    let (reply_to, _replies) = tokio::sync::mpsc::unbounded_channel::<i64>();
+    let reply_to = a
+        .system
+        .spawn(
+            "replies",
+            volley::Props::new(move || common::Relay(reply_to.clone())),
+        )
+        .unwrap();
+    // More than the socket buffers hold, on the ordinary lane (frames under
+    // the 64 KiB threshold) and on the large lane; what is over the lanes'
+    // bounds is counted as dead letters at once.
+    for _ in 0..300 {
+        sink.tell(Calc::Blob(vec![7; 60 * 1024], reply_to.clone()));
+    }
+    for _ in 0..12 {
+        sink.tell(Calc::Blob(vec![7; 2 << 20], reply_to.clone()));
+    }
+    // The control, ordinary and large lanes have connected and stalled.
+    let mut streams = Vec::new();
+    while streams.len() < 3 {
+        match tokio::time::timeout(T, accepted.recv()).await {
+            Ok(Some(s)) => streams.push(s),
+            _ => panic!("only {} lanes connected", streams.len()),
+        }
+    }
+
+    tokio::time::timeout(T, a.system.terminate())
+        .await
+        .expect("terminate held up by a peer that does not read");
+    // A second, abrupt stop after the end changes nothing.
+    a.remoting.shutdown();
+    // Every connection the node had is closed (read out what it wrote).
+    for mut s in streams {
+        assert!(
+            raw_peer::closed_within(&mut s, T).await,
+            "a connection outlived its node"
+        );
+    }
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_retrying_a_refused_connection_terminates_and_stops_retrying() {
+    let port = free_port();
+    let a = node("daemonic", quick_detector()).await;
+    let nowhere = a
+        .remoting
+        .resolve::<Calc>(&format!("volley://nobody@127.0.0.1:{port}/user/some-actor"))
+        .unwrap();
+    let (reply_to, _replies) = tokio::sync::mpsc::unbounded_channel::<i64>();
+    let reply_to = a
+        .system
+        .spawn(
+            "replies",
+            volley::Props::new(move || common::Relay(reply_to.clone())),
+        )
+        .unwrap();
+    nowhere.tell(Calc::Add {
+        a: 1,
+        b: 1,
+        reply_to,
+    });
+    // Let the lanes fail a few times (they retry every 50 to 200 ms).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::timeout(T, a.system.terminate())
+        .await
+        .expect("terminate held up by a refused connection");
+
+    // Nobody dials the port any more: listen there and see no connection
+    // for several of the node's retry pauses.
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    let dialed = tokio::time::timeout(Duration::from_millis(1000), listener.accept()).await;
+    assert!(
+        dialed.is_err(),
+        "the terminated node still dials {port}: {dialed:?}"
+    );
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_asker_is_answered_after_a_clean_leave() {
+    let port = free_port();
+    let x = node("cache-x", quick_detector()).await;
+    spawn_calculator(&x, "echo");
+    let first = node("cache-client", on_port(port)).await;
+    until_answered(&first, &x, "echo").await;
+    first.system.terminate().await;
+
+    let second = node("cache-client", on_port(port)).await;
+    // The first ask of the new incarnation is answered: X does not answer
+    // through what it knew of the first one.
+    let echo = common::remote_ref(&second, &x, "echo");
+    assert_eq!(ask_sum(&echo, T).await.unwrap(), 42);
+    second.system.terminate().await;
+    x.system.terminate().await;
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_asker_is_answered_after_its_first_incarnation_was_quarantined() {
+    let port = free_port();
+    let x = node("cache-x", quick_detector()).await;
+    spawn_calculator(&x, "echo");
+    let events = record_events(&x);
+    let first = node("cache-client", on_port(port)).await;
+    until_answered(&first, &x, "echo").await;
+    let first_uid = first.remoting.uid();
+    // Gone without a goodbye: X gives the incarnation up for its silence.
+    first.remoting.shutdown();
+    events.fish_for_within(
+        T,
+        |e| matches!(e, RemotingEvent::Quarantined { uid, .. } if *uid == first_uid),
+    );
+    first.system.terminate().await;
+
+    let second = node("cache-client", on_port(port)).await;
+    assert_ne!(second.remoting.uid(), first_uid);
+    let echo = common::remote_ref(&second, &x, "echo");
+    assert_eq!(ask_sum(&echo, T).await.unwrap(), 42);
+    second.system.terminate().await;
+    x.system.terminate().await;
+}

@@ -1,0 +1,15 @@
+//! Remote messaging: tell and ask, runs, back-pressure, send queues,
+//! compression, and refs on the wire.
+
+mod ask;
+mod backpressure;
+mod compression;
+mod delivery;
+mod export_id_reuse;
+mod receptionist;
+mod requests;
+mod resolve_rebinding;
+mod runs;
+mod send_queue;
+mod status_reply;
+mod tell_and_ask;

@@ -1,0 +1,11 @@
+//! The wire format: golden vectors, round trips, framing, decoding bad bytes,
+//! and serialization.
+
+mod bad_input;
+mod framing;
+mod golden;
+mod golden_hot_path;
+mod request_frames;
+mod roundtrip;
+mod serialization;
+mod smoke;

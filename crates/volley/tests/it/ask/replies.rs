@@ -1,0 +1,246 @@
+//! `ask`: the reply paths (at once, after the polling window, never), the
+//! end of the exchange as the reply handle's watchers see it, and asks
+//! from many tasks at once.
+
+use crate::common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use volley::{
+    Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo, Settings,
+};
+use volley_testkit::TestProbe;
+
+enum Req {
+    /// Replies `n + 1` at once.
+    Inc(u64, ReplyTo<u64>),
+    /// Replies `n + 1` after `ms` milliseconds (a timer of the actor's own).
+    Later(u64, u64, ReplyTo<u64>),
+    /// Keeps the handle and never replies.
+    Keep(ReplyTo<u64>),
+    /// Drops the handle without replying.
+    Drop(ReplyTo<u64>),
+    /// Replies to what `Later` put off.
+    Due(u64, ReplyTo<u64>),
+}
+
+#[derive(Default)]
+struct Server {
+    kept: Vec<ReplyTo<u64>>,
+    /// Handles handed to the test, to be watched.
+    handles: Option<Arc<Mutex<Vec<ReplyTo<u64>>>>>,
+}
+
+impl Actor for Server {
+    type Msg = Req;
+
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Req) -> HandleResult {
+        match msg {
+            Req::Inc(n, r) => r.tell(n + 1),
+            Req::Later(n, ms, r) => {
+                ctx.schedule_once(n, Duration::from_millis(ms), Req::Due(n + 1, r))
+            }
+            Req::Due(n, r) => r.tell(n),
+            Req::Keep(r) => {
+                if let Some(handles) = &self.handles {
+                    handles.lock().unwrap().push(r.clone());
+                }
+                self.kept.push(r);
+            }
+            Req::Drop(r) => drop(r),
+        }
+        Ok(())
+    }
+}
+
+fn server(system: &ActorSystem) -> ActorRef<Req> {
+    system.spawn_anonymous(Props::new(Server::default)).unwrap()
+}
+
+/// A reply after the polling window: the ask parks, is woken, and gets it.
+#[volley_testkit::each_dispatcher]
+#[tokio::test]
+async fn a_reply_after_the_polling_window_wakes_the_ask() {
+    let system = common::system("ask-late").unwrap();
+    let s = server(&system);
+    let answer = s
+        .ask(|r| Req::Later(41, 30, r), Duration::from_secs(10))
+        .await;
+    assert_eq!(answer, Ok(42));
+    system.terminate().await;
+}
+
+/// With the window off (`ask_spin_us = 0`) every ask parks at once and is
+/// woken by its reply.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_without_a_polling_window_are_answered() {
+    let settings = Settings {
+        ask_spin_us: 0,
+        ..Settings::default()
+    };
+    let system = common::system_with("ask-park", settings).unwrap();
+    let s = server(&system);
+    for n in 0..1_000 {
+        assert_eq!(
+            s.ask(|r| Req::Inc(n, r), Duration::from_secs(10)).await,
+            Ok(n + 1)
+        );
+    }
+    system.terminate().await;
+}
+
+/// A reply handle dropped without a reply ends the ask at once, well
+/// before its timeout.
+#[volley_testkit::each_dispatcher]
+#[tokio::test]
+async fn a_dropped_reply_handle_ends_the_ask_before_its_timeout() {
+    let system = common::system("ask-dropped").unwrap();
+    let s = server(&system);
+    let started = std::time::Instant::now();
+    let answer = s.ask(Req::Drop, Duration::from_secs(30)).await;
+    assert!(
+        matches!(answer, Err(AskError::ReplyDropped(_))),
+        "{answer:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    system.terminate().await;
+}
+
+/// Many tasks asking at once on a multi-threaded runtime: every answer
+/// is the right one (each ask polls its own exchange).
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_asks_from_many_tasks_each_get_their_own_reply() {
+    let system = common::system("ask-many").unwrap();
+    let s = server(&system);
+    let tasks: Vec<_> = (0..64u64)
+        .map(|t| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                for i in 0..200u64 {
+                    let n = t * 1_000 + i;
+                    let answer = s.ask(|r| Req::Inc(n, r), Duration::from_secs(10)).await;
+                    assert_eq!(answer, Ok(n + 1));
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    system.terminate().await;
+}
+
+/// As Akka's PromiseActorRef: once its ask is over (answered or timed
+/// out) a reply handle is terminated. A watcher that was there hears it
+/// when the ask times out; one that watches afterwards hears it at once.
+#[volley_testkit::each_dispatcher]
+#[tokio::test]
+async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
+    let system = common::system("ask-watch").unwrap();
+    let handles = Arc::new(Mutex::new(Vec::new()));
+    let s = {
+        let handles = handles.clone();
+        system
+            .spawn_anonymous(Props::new(move || Server {
+                kept: Vec::new(),
+                handles: Some(handles.clone()),
+            }))
+            .unwrap()
+    };
+    let early = TestProbe::<()>::new(&system);
+    // Watched while the ask waits: told when it times out.
+    let waiting = {
+        let s = s.clone();
+        tokio::spawn(async move { s.ask(Req::Keep, Duration::from_millis(300)).await })
+    };
+    let handle = loop {
+        if let Some(h) = handles.lock().unwrap().first().cloned() {
+            break h;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    early.watch(&handle);
+    assert!(matches!(
+        waiting.await.unwrap(),
+        Err(AskError::Timeout { .. })
+    ));
+    early.expect_terminated(&handle);
+    // Watched after the timeout: told at once.
+    assert!(handle.is_terminated());
+    TestProbe::<()>::new(&system).expect_terminated(&handle);
+    system.terminate().await;
+}
+
+/// Blocks its thread on a gate, then answers.
+struct Gated(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+impl Actor for Gated {
+    type Msg = ReplyTo<u64>;
+    fn handle(&mut self, _ctx: &mut Context<Self>, reply_to: ReplyTo<u64>) -> HandleResult {
+        let (open, cv) = &*self.0;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = cv.wait(open).unwrap();
+        }
+        reply_to.tell(7);
+        Ok(())
+    }
+}
+
+/// `try_ask` refuses at once when the bounded mailbox is full, where
+/// `ask` waits for room; both get their answer once there is room.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_ask_refuses_a_full_mailbox_at_once() {
+    // A pool: the handler blocks its thread, which an `app-runtime`
+    // dispatcher must not (docs/semantics.md).
+    let system = ActorSystem::new("try-ask").unwrap();
+    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let g = gate.clone();
+    let actor = system
+        .spawn(
+            "gated",
+            Props::new(move || Gated(g.clone())).with_mailbox(volley::MailboxConfig::Bounded {
+                capacity: 1,
+                overflow: volley::Overflow::DropNewest,
+            }),
+        )
+        .unwrap();
+    let t = Duration::from_secs(10);
+    // The first blocks the actor, the second fills the mailbox.
+    let first = tokio::spawn({
+        let a = actor.clone();
+        async move { a.ask(|r| r, t).await }
+    });
+    // Taken by the actor, which now blocks.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = tokio::spawn({
+        let a = actor.clone();
+        async move { a.ask(|r| r, t).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let refused = actor.try_ask(|r: ReplyTo<u64>| r, t).await;
+    assert!(
+        matches!(&refused, Err(AskError::MailboxFull(p)) if p.contains("/user/gated")),
+        "{refused:?}"
+    );
+    // `ask` waits for room instead.
+    let third = tokio::spawn({
+        let a = actor.clone();
+        async move { a.ask(|r| r, t).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!third.is_finished());
+    {
+        let (open, cv) = &*gate;
+        *open.lock().unwrap() = true;
+        cv.notify_all();
+    }
+    for call in [first, second, third] {
+        assert_eq!(call.await.unwrap(), Ok(7));
+    }
+    system.terminate().await;
+}

@@ -1,0 +1,4 @@
+//! Finding actors: the receptionist and topics.
+
+mod receptionist;
+mod topic;
