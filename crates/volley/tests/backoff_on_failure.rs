@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use common::backoff::{letter_for, Cmd, Event, Supervised, MS};
@@ -154,11 +155,21 @@ fn fail(s: &Supervised) {
 
 /// The child restarts at `delay` and not a moment before.
 fn expect_restart_after(s: &Supervised, delay: Duration) {
+    advance_to_restart(s, delay);
+    s.probe.expect_msg(Event::Started);
+}
+
+/// The child's restart at `delay` fails to start.
+fn expect_restart_after_failed_start(s: &Supervised, delay: Duration) {
+    advance_to_restart(s, delay);
+    s.probe.expect_msg(Event::StartFailed);
+}
+
+fn advance_to_restart(s: &Supervised, delay: Duration) {
     assert_eq!(s.time.next_due(), Some(delay), "the backoff's delay");
     s.time.advance(delay - MS(1));
     assert_eq!(s.time.pending_timers(), 1, "restarted early");
     s.time.advance(MS(1));
-    s.probe.expect_msg(Event::Started);
 }
 
 /// The child fails once more and is stopped for good, and the supervisor
@@ -309,6 +320,34 @@ async fn stops_when_the_strategy_stops_the_child() {
         expect_restart_after(&s, MS(200));
         assert_eq!(s.restart_count(), 1, "{way:?}");
         expect_stop_on_failure(&s, Cmd::ThrowStopping);
+        s.system.terminate().await;
+    }
+}
+
+/// A restarted instance whose `pre_start` fails is decided like any
+/// failure: Pekko's default decider stops it (and so the supervisor);
+/// `restart_with_backoff`'s decider restarts it, counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_restart_is_decided_like_any_failure() {
+    let config = Config::new(MS(100), Duration::from_secs(10));
+    for way in WAYS {
+        let s = config.start("backoff-fail-restart-fails", way);
+        s.fail_start.store(true, Ordering::SeqCst);
+        fail(&s);
+        expect_restart_after_failed_start(&s, MS(100));
+        match way {
+            Way::OnFailureOptions => {
+                s.probe.expect_msg(Event::PostStop);
+                s.watcher.expect_terminated(&s.supervisor);
+            }
+            Way::BackoffStrategy | Way::BackoffStrategyLimited => {
+                s.probe.expect_msg(Event::PreRestart);
+                s.time.wait_for_timers(1);
+                assert_eq!(s.restart_count(), 2, "{way:?}");
+                s.fail_start.store(false, Ordering::SeqCst);
+                expect_restart_after(&s, MS(200));
+            }
+        }
         s.system.terminate().await;
     }
 }

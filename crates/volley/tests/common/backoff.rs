@@ -109,6 +109,8 @@ pub struct Supervised {
     pub supervisor: ActorRef<BackoffMsg<Cmd>>,
     /// Watches the supervisor.
     pub watcher: TestProbe<()>,
+    /// Fails the child's `pre_start` while set.
+    pub fail_start: Arc<AtomicBool>,
 }
 
 impl Supervised {
@@ -117,7 +119,8 @@ impl Supervised {
         let time = ManualTime::new();
         let system = super::system_with(name, time.settings(Settings::default())).unwrap();
         let probe = TestProbe::new(&system);
-        let child = target(&probe, &Arc::new(AtomicBool::new(false)));
+        let fail_start = Arc::new(AtomicBool::new(false));
+        let child = target(&probe, &fail_start);
         let supervisor = system
             .spawn("supervisor", BackoffSupervisor::props(child, options))
             .unwrap();
@@ -130,6 +133,7 @@ impl Supervised {
             probe,
             supervisor,
             watcher,
+            fail_start,
         }
     }
 
