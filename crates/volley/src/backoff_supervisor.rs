@@ -86,7 +86,7 @@ pub struct BackoffTick(());
 /// Either way the supervisor counts the restarts
 /// ([`BackoffMsg::GetRestartCount`]), starts the count over once the
 /// child has run for the reset period, and stops itself, and with it the
-/// child, past the options' restart limit. The child is always named
+/// child, past the restart limit. The child is always named
 /// [`BACKOFF_CHILD_NAME`] under the supervisor.
 ///
 /// ```
