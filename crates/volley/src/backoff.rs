@@ -1,6 +1,6 @@
 //! Backoff: restarting a child after a delay that grows with each
 //! consecutive restart (Akka's `BackoffSupervisor` and typed
-//! `SupervisorStrategy.restartWithBackoff`).
+//! `SupervisorStrategy.restartWithBackoff`), and counting those restarts.
 //!
 //! The delays are armed on the system's timer driver, so a system on a
 //! manual clock (volley-testkit's `ManualTime`) runs them when the test
@@ -22,16 +22,24 @@ use crate::supervision::SupervisorStrategy;
 /// Used by [`SupervisorStrategy::restart_with_backoff`] (a failed child is
 /// restarted after the delay) and by
 /// [`BackoffSupervisor`](crate::BackoffSupervisor) (a stopped child is
-/// created again after the delay).
+/// created again after the delay, or, with [`BackoffOptions::on_failure`],
+/// a failed child is restarted after it).
 #[derive(Clone)]
 pub struct BackoffOptions {
     min: Duration,
     max: Duration,
     random_factor: f64,
-    reset_after: Duration,
+    /// Set by `with_reset_backoff_after`; `None` means `default_reset`.
+    /// Kept apart so that a supervisor merging two sets of options can
+    /// tell which period the user chose.
+    reset_after: Option<Duration>,
+    default_reset: Duration,
     max_restarts: Option<u32>,
     stash_capacity: usize,
     child_strategy: Option<SupervisorStrategy>,
+    /// A `BackoffSupervisor` with these options restarts its child on
+    /// failure rather than re-creating it on stop.
+    on_failure: bool,
 }
 
 impl fmt::Debug for BackoffOptions {
@@ -40,9 +48,10 @@ impl fmt::Debug for BackoffOptions {
             .field("min", &self.min)
             .field("max", &self.max)
             .field("random_factor", &self.random_factor)
-            .field("reset_after", &self.reset_after)
+            .field("reset_after", &self.reset_backoff_after())
             .field("max_restarts", &self.max_restarts)
             .field("stash_capacity", &self.stash_capacity)
+            .field("on_failure", &self.on_failure)
             .finish_non_exhaustive()
     }
 }
@@ -67,10 +76,12 @@ impl BackoffOptions {
             min,
             max,
             random_factor,
-            reset_after: (min + max) / 2,
+            reset_after: None,
+            default_reset: (min + max) / 2,
             max_restarts: None,
             stash_capacity: DEFAULT_STASH_CAPACITY,
             child_strategy: None,
+            on_failure: false,
         }
     }
 
@@ -79,13 +90,30 @@ impl BackoffOptions {
     /// [`BackoffOptions::new`], except that the backoff starts over once
     /// the child has run for `min` (Akka classic's default auto reset).
     pub fn on_stop(min: Duration, max: Duration, random_factor: f64) -> Self {
-        Self::new(min, max, random_factor).with_reset_backoff_after(min)
+        let mut options = Self::new(min, max, random_factor);
+        options.default_reset = options.min;
+        options
+    }
+
+    /// Options for a [`BackoffSupervisor`](crate::BackoffSupervisor) that
+    /// restarts a failed child after the delay (Akka's
+    /// `BackoffOpts.onFailure`): the supervisor counts each restart
+    /// (`GetRestartCount`), starts the count over once the child has run
+    /// for `min` (or [`Self::with_reset_backoff_after`]), and stops itself
+    /// and the child past [`Self::with_max_restarts`], or when the child
+    /// stops for any other reason. The child's failures are decided by
+    /// [`Self::with_supervisor_strategy`] (default: the default decider);
+    /// each `Restart` it decides waits out the backoff.
+    pub fn on_failure(min: Duration, max: Duration, random_factor: f64) -> Self {
+        let mut options = Self::on_stop(min, max, random_factor);
+        options.on_failure = true;
+        options
     }
 
     /// Starts the backoff over (the next restart waits `min` again) once
     /// the child has run this long since its last restart.
     pub fn with_reset_backoff_after(mut self, after: Duration) -> Self {
-        self.reset_after = after;
+        self.reset_after = Some(after);
         self
     }
 
@@ -108,9 +136,15 @@ impl BackoffOptions {
     }
 
     /// For a [`BackoffSupervisor`](crate::BackoffSupervisor): how it
-    /// supervises its child's failures. Default: the default strategy,
-    /// which restarts a failed child at once; a decider that stops the
-    /// child hands it to the backoff instead (Akka's `withSupervisorStrategy`).
+    /// supervises its child's failures (Akka's `withSupervisorStrategy`).
+    /// Default: the default strategy. On stop, a failure it restarts is
+    /// restarted at once, and one it stops hands the child to the backoff.
+    /// On failure ([`Self::on_failure`]), a failure it restarts is
+    /// restarted after the backoff. A strategy that carries a backoff of
+    /// its own ([`SupervisorStrategy::restart_with_backoff`]) makes the
+    /// supervisor restart on failure as well: see
+    /// [`BackoffSupervisor`](crate::BackoffSupervisor) for which options
+    /// then apply.
     pub fn with_supervisor_strategy(mut self, strategy: SupervisorStrategy) -> Self {
         self.child_strategy = Some(strategy);
         self
@@ -128,7 +162,7 @@ impl BackoffOptions {
 
     /// How long the child must run for the backoff to start over.
     pub fn reset_backoff_after(&self) -> Duration {
-        self.reset_after
+        self.reset_after.unwrap_or(self.default_reset)
     }
 
     /// The limit on consecutive restarts, if any.
@@ -143,6 +177,29 @@ impl BackoffOptions {
 
     pub(crate) fn child_strategy(&self) -> SupervisorStrategy {
         self.child_strategy.clone().unwrap_or_default()
+    }
+
+    /// For a `BackoffSupervisor`: the backoff its child's failures are
+    /// restarted with, or `None` if it re-creates a stopped child instead.
+    /// A backoff on the child strategy gives the delays and the stash
+    /// capacity; both restart limits apply (the lower wins); the reset
+    /// period is the one set on these options, else the one set on the
+    /// strategy, else the strategy's `min` (Akka classic's default).
+    pub(crate) fn failure_backoff(&self) -> Option<BackoffOptions> {
+        let from_strategy = self.child_strategy.as_ref().and_then(|s| s.backoff());
+        let mut backoff = match from_strategy {
+            Some(strategy) => BackoffOptions {
+                reset_after: self.reset_after.or(strategy.reset_after),
+                default_reset: strategy.min,
+                max_restarts: lower_limit(self.max_restarts, strategy.max_restarts),
+                ..strategy.clone()
+            },
+            None if self.on_failure => self.clone(),
+            None => return None,
+        };
+        backoff.on_failure = true;
+        backoff.child_strategy = None;
+        Some(backoff)
     }
 
     /// The delay before restart number `restart` (0 for the first after
@@ -160,23 +217,40 @@ impl BackoffOptions {
         Duration::try_from_secs_f64(base.as_secs_f64() * factor).unwrap_or(Duration::MAX)
     }
 
-    /// Counts a restart: its delay, or `None` if the limit is reached.
-    pub(crate) fn next(&self, state: &mut BackoffState, now: Instant) -> Option<Duration> {
+    /// The consecutive restarts counted in `state`, started over first if
+    /// the child has run for the reset period since the last one. Checked
+    /// whenever the count is read, so nothing is scheduled for the reset.
+    pub(crate) fn restarts(&self, state: &mut BackoffState, now: Instant) -> u32 {
+        let reset_after = self.reset_backoff_after();
         if state
             .restarted_at
-            .is_some_and(|at| now.saturating_duration_since(at) >= self.reset_after)
+            .is_some_and(|at| now.saturating_duration_since(at) >= reset_after)
         {
             state.restarts = 0;
         }
-        if self.max_restarts.is_some_and(|max| state.restarts >= max) {
+        state.restarts
+    }
+
+    /// Counts a restart: its delay, or `None` if the limit is reached.
+    pub(crate) fn next(&self, state: &mut BackoffState, now: Instant) -> Option<Duration> {
+        let restarts = self.restarts(state, now);
+        if self.max_restarts.is_some_and(|max| restarts >= max) {
             return None;
         }
-        let delay = self.delay(state.restarts);
-        state.restarts = state.restarts.saturating_add(1);
+        let delay = self.delay(restarts);
+        state.restarts = restarts.saturating_add(1);
         // The child runs again from the end of the delay: healthy running
         // is measured from there.
         state.restarted_at = Some(now.checked_add(delay).unwrap_or(now));
         Some(delay)
+    }
+}
+
+/// The lower of two optional limits; no limit only if neither is set.
+fn lower_limit(a: Option<u32>, b: Option<u32>) -> Option<u32> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -252,6 +326,45 @@ mod tests {
         assert_eq!(b.reset_backoff_after(), Duration::from_millis(550));
     }
 
+    /// Which settings a `BackoffSupervisor` restarting on failure uses when
+    /// both its options and its child strategy carry a backoff.
+    #[test]
+    fn failure_backoff_merges_the_strategy_backoff() {
+        let strategy = SupervisorStrategy::restart_with_backoff(S(1), S(10), 0.0);
+        let summary = |o: BackoffOptions| {
+            let b = o.failure_backoff().expect("restarts on failure");
+            (b.min_backoff(), b.max_restarts(), b.reset_backoff_after())
+        };
+        let on_stop = BackoffOptions::on_stop(S(2), S(20), 0.0);
+        // The strategy's delays; nothing else set: no limit, reset at min.
+        let plain = on_stop.clone().with_supervisor_strategy(strategy.clone());
+        assert_eq!(summary(plain), (S(1), None, S(1)));
+        // The lower limit wins, wherever it is set.
+        let limited = strategy.clone().with_backoff_max_restarts(5);
+        for (options_limit, expected) in [(3, 3), (7, 5)] {
+            let o = on_stop
+                .clone()
+                .with_max_restarts(options_limit)
+                .with_supervisor_strategy(limited.clone());
+            assert_eq!(summary(o).1, Some(expected));
+        }
+        // A reset period set on the options wins over the strategy's.
+        let reset = strategy.clone().with_reset_backoff_after(S(4));
+        let o = on_stop.clone().with_supervisor_strategy(reset.clone());
+        assert_eq!(summary(o).2, S(4));
+        let o = on_stop
+            .with_reset_backoff_after(S(6))
+            .with_supervisor_strategy(reset);
+        assert_eq!(summary(o).2, S(6));
+        // On-failure options without a strategy backoff are the backoff.
+        let o = BackoffOptions::on_failure(S(2), S(20), 0.0).with_max_restarts(3);
+        assert_eq!(summary(o), (S(2), Some(3), S(2)));
+        // On stop, with no strategy backoff: not on failure.
+        assert!(BackoffOptions::on_stop(S(2), S(20), 0.0)
+            .failure_backoff()
+            .is_none());
+    }
+
     #[test]
     fn counts_resets_and_limits() {
         let b = BackoffOptions::new(S(1), S(100), 0.0)
@@ -266,5 +379,9 @@ mod tests {
         assert_eq!(b.next(&mut state, t0 + S(34)), Some(S(2)));
         assert_eq!(b.next(&mut state, t0 + S(36)), Some(S(4)));
         assert_eq!(b.next(&mut state, t0 + S(40)), None);
+        // Read lazily: the count starts over once the reset period has
+        // passed since the end of the last delay (t0 + 40 s).
+        assert_eq!(b.restarts(&mut state, t0 + S(69)), 3);
+        assert_eq!(b.restarts(&mut state, t0 + S(70)), 0);
     }
 }

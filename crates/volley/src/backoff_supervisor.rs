@@ -1,16 +1,17 @@
 //! [`BackoffSupervisor`]: a parent that creates its child again, after a
 //! growing delay, whenever the child stops (Akka's `BackoffSupervisor` with
-//! `BackoffOpts.onStop`).
+//! `BackoffOpts.onStop`), or restarts it after that delay whenever it fails
+//! (`BackoffOpts.onFailure`), counting the restarts either way.
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::time::Instant;
 
 use crate::actor::{Actor, HandleResult, Props, Terminated};
-use crate::actor_ref::ActorRef;
-use crate::backoff::BackoffOptions;
+use crate::actor_ref::{ActorRef, ToAnyRef};
+use crate::backoff::{BackoffOptions, BackoffState};
 use crate::context::Context;
 use crate::event_stream::DeadLetterReason;
+use crate::locks::lock;
 use crate::supervision::SupervisorStrategy;
 use crate::time::TimerDriver;
 
@@ -27,12 +28,16 @@ pub enum BackoffMsg<M: Send + 'static> {
     /// options' stash capacity, then dead letters) and forwarded, in
     /// order, to the next one.
     Msg(M),
-    /// Replies with the current child, `None` while it is being backed off.
+    /// Replies with the current child: on stop, `None` while it is being
+    /// backed off; on failure, the child, which keeps its ref while it
+    /// waits out its backoff.
     GetCurrentChild(ActorRef<Option<ActorRef<M>>>),
-    /// Replies with the number of consecutive restarts (0 once the backoff
-    /// has started over).
+    /// Replies with the number of consecutive backoff restarts: children
+    /// created again after a stop, or failed children restarted after a
+    /// delay. 0 once the child has run for the reset period since the last
+    /// one.
     GetRestartCount(ActorRef<u32>),
-    /// Starts the backoff over: the next restart waits the minimum delay.
+    /// Starts the count over: the next restart waits the minimum delay.
     Reset,
     /// The supervisor's own timer; nothing outside volley builds one.
     Tick(BackoffTick),
@@ -54,18 +59,35 @@ impl<M: Send + 'static> fmt::Debug for BackoffMsg<M> {
 #[derive(Debug)]
 pub struct BackoffTick(());
 
-/// A parent that runs one child and, when the child stops, creates it
-/// again from its props after a delay that grows with each consecutive
-/// restart (see [`BackoffOptions`]). Messages sent to the supervisor as
-/// [`BackoffMsg::Msg`] go to the current child; while there is none, up to
-/// the options' stash capacity wait for the next one and the rest go to
-/// dead letters ([`DeadLetterReason::BackoffOverflow`]).
+/// A parent that runs one child and backs off its restarts.
 ///
-/// The child's failures are handled by the options' supervisor strategy
+/// **On stop** ([`BackoffOptions::on_stop`]): when the child stops, it is
+/// created again from its props after a delay that grows with each
+/// consecutive restart (see [`BackoffOptions`]). Messages sent to the
+/// supervisor as [`BackoffMsg::Msg`] go to the current child; while there
+/// is none, up to the options' stash capacity wait for the next one and the
+/// rest go to dead letters ([`DeadLetterReason::BackoffOverflow`]). The
+/// child's failures are handled by the options' supervisor strategy
 /// ([`BackoffOptions::with_supervisor_strategy`]; default: restart at
-/// once); one that stops the child hands it to the backoff. Past the
-/// options' restart limit the supervisor stops itself. The child is
-/// always named [`BACKOFF_CHILD_NAME`] under the supervisor.
+/// once); one that stops the child hands it to the backoff.
+///
+/// **On failure** ([`BackoffOptions::on_failure`], or a supervisor strategy
+/// that carries a backoff, such as
+/// [`SupervisorStrategy::restart_with_backoff`]): each restart the strategy
+/// decides waits out the delay; the child is restarted in place, keeping
+/// its ref, and holds what arrives meanwhile. When the strategy carries a
+/// backoff, its delays and stash capacity are used, the lower of its
+/// restart limit and the options' applies, and the reset period is the
+/// options' if set, else the strategy's if set, else its minimum delay.
+/// The supervisor stops itself when the child stops for good: past the
+/// restart limit, on a `Stop` from the strategy, or when the child stops
+/// itself.
+///
+/// Either way the supervisor counts the restarts
+/// ([`BackoffMsg::GetRestartCount`]), starts the count over once the
+/// child has run for the reset period, and stops itself, and with it the
+/// child, past the restart limit. The child is always named
+/// [`BACKOFF_CHILD_NAME`] under the supervisor.
 ///
 /// ```
 /// use std::time::Duration;
@@ -95,23 +117,31 @@ pub struct BackoffTick(());
 pub struct BackoffSupervisor<A: Actor> {
     child_props: Props<A>,
     options: BackoffOptions,
+    /// The backoff of an on-failure supervisor; `None` on stop.
+    failure_backoff: Option<BackoffOptions>,
+    strategy: SupervisorStrategy,
     child: Option<ActorRef<A::Msg>>,
-    restarts: u32,
-    /// When the current child started: healthy running is measured from
-    /// here.
-    started_at: Option<Instant>,
+    /// On stop, the restarts, counted here. On failure they are counted
+    /// where the restart is decided, with the child's restart statistics.
+    on_stop_count: BackoffState,
     waiting: VecDeque<A::Msg>,
 }
 
 impl<A: Actor> BackoffSupervisor<A> {
     /// Props of a supervisor for a child made from `child_props`.
     pub fn props(child_props: Props<A>, options: BackoffOptions) -> Props<Self> {
+        let failure_backoff = options.failure_backoff();
+        let strategy = match &failure_backoff {
+            Some(backoff) => options.child_strategy().with_backoff(backoff.clone()),
+            None => options.child_strategy(),
+        };
         Props::new(move || BackoffSupervisor {
             child_props: child_props.clone(),
             options: options.clone(),
+            failure_backoff: failure_backoff.clone(),
+            strategy: strategy.clone(),
             child: None,
-            restarts: 0,
-            started_at: None,
+            on_stop_count: BackoffState::default(),
             waiting: VecDeque::new(),
         })
     }
@@ -122,22 +152,45 @@ impl<A: Actor> BackoffSupervisor<A> {
         for msg in self.waiting.drain(..) {
             child.tell(msg);
         }
-        self.started_at = Some(TimerDriver::of(ctx.system()).now());
+        // Healthy running is measured from the child's start, not from
+        // when the delay was due: a late timer must not count as running.
+        self.on_stop_count.restarted_at = Some(TimerDriver::of(ctx.system()).now());
         self.child = Some(child);
         Ok(())
+    }
+
+    /// Applies `f` to the count: this supervisor's own on stop, the
+    /// child's restart statistics on failure (none yet: `on_none`).
+    fn with_count<R>(
+        &mut self,
+        ctx: &Context<Self>,
+        on_none: R,
+        f: impl FnOnce(&BackoffOptions, &mut BackoffState) -> R,
+    ) -> R {
+        let Some(backoff) = &self.failure_backoff else {
+            return f(&self.options, &mut self.on_stop_count);
+        };
+        let Some(child) = &self.child else {
+            return on_none;
+        };
+        let mut children = lock(&ctx.cell.children);
+        match children
+            .entry_mut(&child.to_any_ref())
+            .and_then(|entry| entry.stats.backoff_mut())
+        {
+            Some(state) => f(backoff, state),
+            None => on_none,
+        }
     }
 
     /// The restart count, started over if the child has run long enough.
     fn restart_count(&mut self, ctx: &Context<Self>) -> u32 {
         let now = TimerDriver::of(ctx.system()).now();
-        let healthy = self.child.is_some()
-            && self.started_at.is_some_and(|at| {
-                now.saturating_duration_since(at) >= self.options.reset_backoff_after()
-            });
-        if healthy {
-            self.restarts = 0;
-        }
-        self.restarts
+        self.with_count(ctx, 0, |options, state| options.restarts(state, now))
+    }
+
+    fn reset(&mut self, ctx: &Context<Self>) {
+        self.with_count(ctx, (), |_, state| state.restarts = 0);
     }
 
     fn hold(&mut self, ctx: &Context<Self>, msg: A::Msg) {
@@ -150,6 +203,19 @@ impl<A: Actor> BackoffSupervisor<A> {
                 DeadLetterReason::BackoffOverflow,
             );
         }
+    }
+
+    /// On stop: creates the child again after its delay, or stops past the
+    /// limit.
+    fn back_off(&mut self, ctx: &mut Context<Self>) {
+        let now = TimerDriver::of(ctx.system()).now();
+        let Some(delay) = self.options.next(&mut self.on_stop_count, now) else {
+            tracing::debug!(actor = %ctx.path(), restarts = self.on_stop_count.restarts, "backoff restart limit reached, stopping");
+            ctx.stop_self();
+            return;
+        };
+        tracing::debug!(actor = %ctx.path(), ?delay, "child stopped, starting it again after a backoff");
+        ctx.schedule_once(RESTART_TIMER, delay, BackoffMsg::Tick(BackoffTick(())));
     }
 }
 
@@ -168,7 +234,7 @@ impl<A: Actor> Actor for BackoffSupervisor<A> {
             },
             BackoffMsg::GetCurrentChild(reply) => reply.tell(self.child.clone()),
             BackoffMsg::GetRestartCount(reply) => reply.tell(self.restart_count(ctx)),
-            BackoffMsg::Reset => self.restarts = 0,
+            BackoffMsg::Reset => self.reset(ctx),
             BackoffMsg::Tick(_) => {
                 if self.child.is_none() {
                     self.start_child(ctx)?;
@@ -182,26 +248,20 @@ impl<A: Actor> Actor for BackoffSupervisor<A> {
         if self.child.as_ref().is_none_or(|c| *c != terminated.actor) {
             return Ok(());
         }
-        let restarts = self.restart_count(ctx);
         self.child = None;
-        if self
-            .options
-            .max_restarts()
-            .is_some_and(|max| restarts >= max)
-        {
-            tracing::debug!(actor = %ctx.path(), restarts, "backoff restart limit reached, stopping");
+        if self.failure_backoff.is_some() {
+            // Restarts happen in place: a child that terminated was
+            // stopped for good (the limit, a `Stop`, or by itself).
+            tracing::debug!(actor = %ctx.path(), "child stopped, stopping");
             ctx.stop_self();
-            return Ok(());
+        } else {
+            self.back_off(ctx);
         }
-        let delay = self.options.delay(restarts);
-        self.restarts = restarts.saturating_add(1);
-        tracing::debug!(actor = %ctx.path(), ?delay, "child stopped, starting it again after a backoff");
-        ctx.schedule_once(RESTART_TIMER, delay, BackoffMsg::Tick(BackoffTick(())));
         Ok(())
     }
 
     fn supervisor_strategy(&self) -> SupervisorStrategy {
-        self.options.child_strategy()
+        self.strategy.clone()
     }
 
     fn post_stop(&mut self, ctx: &mut Context<Self>) {

@@ -91,7 +91,10 @@ impl SupervisorStrategy {
     /// does. The failed instance's `pre_restart` runs at once; the new
     /// instance is created, and `post_restart` runs, once the delay has
     /// passed. Meanwhile the child is suspended and keeps the messages that
-    /// arrive, up to [`Self::with_backoff_stash_capacity`].
+    /// arrive, up to [`Self::with_backoff_stash_capacity`]. Given to a
+    /// [`BackoffSupervisor`](crate::BackoffSupervisor), it makes the
+    /// supervisor restart on failure, count the restarts and stop past the
+    /// limit (classic's `BackoffOpts.onFailure`).
     pub fn restart_with_backoff(min: Duration, max: Duration, random_factor: f64) -> Self {
         Self::one_for_one()
             .with_decider(|_| Directive::Restart)
@@ -125,7 +128,9 @@ impl SupervisorStrategy {
 
     /// At most `max` consecutive backoff restarts (counted since the backoff
     /// last started over); the child is stopped instead of the next one
-    /// (Akka typed's `withMaxRestarts`). No effect without a backoff.
+    /// (Akka typed's `withMaxRestarts`), and a
+    /// [`BackoffSupervisor`](crate::BackoffSupervisor) stops with it. No
+    /// effect without a backoff.
     pub fn with_backoff_max_restarts(self, max: u32) -> Self {
         self.map_backoff(|b| b.with_max_restarts(max))
     }
@@ -234,6 +239,13 @@ pub(crate) struct RestartStats {
     window_start: Option<Instant>,
     /// Boxed on first use: every child has these stats, few back off.
     backoff: Option<Box<BackoffState>>,
+}
+
+impl RestartStats {
+    /// The backoff's count and timing, once a backoff restart was counted.
+    pub(crate) fn backoff_mut(&mut self) -> Option<&mut BackoffState> {
+        self.backoff.as_deref_mut()
+    }
 }
 
 /// What a restart request comes to.

@@ -1,12 +1,15 @@
 //! The actor under test of the backoff suites (`backoff.rs`,
-//! `backoff_supervisor.rs`), and their helpers.
+//! `backoff_supervisor.rs`, `backoff_on_failure.rs`), and their helpers.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use volley::{Actor, ActorRef, Context, DeadLetter, Failure, HandleResult, Props};
-use volley_testkit::TestProbe;
+use volley::{
+    Actor, ActorRef, ActorSystem, BackoffMsg, BackoffOptions, BackoffSupervisor, Context,
+    DeadLetter, Failure, HandleResult, Props, Settings,
+};
+use volley_testkit::{ManualTime, TestProbe};
 
 pub const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -95,4 +98,69 @@ pub fn letter_for<M: Send + 'static>(
     let path = recipient.path().to_string();
     let mut letters = dead.fish_for(|l| l.recipient == path);
     letters.pop().expect("fish_for returns the catch last")
+}
+
+/// A `BackoffSupervisor` of a [`Target`], on a manual clock, its child
+/// started.
+pub struct Supervised {
+    pub system: ActorSystem,
+    pub time: ManualTime,
+    pub probe: TestProbe<Event>,
+    pub supervisor: ActorRef<BackoffMsg<Cmd>>,
+    /// Watches the supervisor.
+    pub watcher: TestProbe<()>,
+    /// Fails the child's `pre_start` while set.
+    pub fail_start: Arc<AtomicBool>,
+}
+
+impl Supervised {
+    pub fn new(name: &str, options: BackoffOptions) -> Supervised {
+        super::quiet_deliberate_panics();
+        let time = ManualTime::new();
+        let system = super::system_with(name, time.settings(Settings::default())).unwrap();
+        let probe = TestProbe::new(&system);
+        let fail_start = Arc::new(AtomicBool::new(false));
+        let child = target(&probe, &fail_start);
+        let supervisor = system
+            .spawn("supervisor", BackoffSupervisor::props(child, options))
+            .unwrap();
+        probe.expect_msg(Event::Started);
+        let watcher = TestProbe::new(&system);
+        watcher.watch(&supervisor);
+        Supervised {
+            system,
+            time,
+            probe,
+            supervisor,
+            watcher,
+            fail_start,
+        }
+    }
+
+    pub fn current_child(&self) -> Option<ActorRef<Cmd>> {
+        let replies = TestProbe::new(&self.system);
+        self.supervisor
+            .tell(BackoffMsg::GetCurrentChild(replies.actor_ref()));
+        replies.receive_msg()
+    }
+
+    pub fn restart_count(&self) -> u32 {
+        let replies = TestProbe::new(&self.system);
+        self.supervisor
+            .tell(BackoffMsg::GetRestartCount(replies.actor_ref()));
+        replies.receive_msg()
+    }
+
+    /// Stops the current child (with `how`) and waits until the
+    /// supervisor has armed its restart.
+    pub fn stop_child(&self, how: Cmd) -> ActorRef<Cmd> {
+        let child = self.current_child().expect("a child");
+        let watcher = TestProbe::<()>::new(&self.system);
+        watcher.watch(&child);
+        child.tell(how);
+        self.probe.expect_msg(Event::PostStop);
+        watcher.expect_terminated(&child);
+        self.time.wait_for_timers(1);
+        child
+    }
 }

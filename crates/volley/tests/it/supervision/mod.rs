@@ -2,6 +2,7 @@
 //! message a restart gets.
 
 mod backoff;
+mod backoff_on_failure;
 mod backoff_supervisor;
 mod directives;
 mod failing_message;
