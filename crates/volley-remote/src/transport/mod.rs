@@ -25,6 +25,7 @@
 //! | `remote_spawn` | the spawn protocol |
 //! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
 //! | `probe` | checking the address a node that dials in claims before dialing it back |
+//! | `protocol_error` | the Disassociate a peer that broke the protocol gets before the close |
 //! | `tls` | `[remote.tls]`: certificates, keys, and rustls' configuration both ways |
 //! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
@@ -52,6 +53,7 @@ mod lane;
 mod limits;
 mod metrics;
 mod probe;
+mod protocol_error;
 mod reachability;
 mod ref_tables;
 mod registry;
