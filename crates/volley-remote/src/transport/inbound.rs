@@ -200,7 +200,11 @@ async fn read_loop(
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
             .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
-        detector: core.reachability.peer(&peer),
+        // Only a node this node dials back is judged: a claim it does not
+        // dial back must not take one of the detectors' slots.
+        detector: association
+            .as_ref()
+            .and_then(|_| core.reachability.peer(&peer)),
         address: peer,
         uid: peer_uid,
         lane,
@@ -465,7 +469,7 @@ fn handle(
                 d.path,
                 d.uid,
                 &peer.address,
-                &mut peer.association,
+                peer.association.as_ref(),
                 &mut selection,
             );
             match (found, selection) {
