@@ -13,11 +13,10 @@ mod raw_peer;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::{ask_sum, node, node_settings, node_with, remote_ref, spawn_calculator, Calc, T};
+use common::{ask_sum, metered, node, node_with, remote_ref, spawn_calculator, Calc, T};
 use raw_peer::hostile::*;
 use tokio::io::AsyncWriteExt;
 use tracing::Level;
-use volley::MetricsSettings;
 use volley_remote::wire::{Address, Lane};
 use volley_remote::{AssociationState, RemoteSettings};
 use volley_testkit::RecordedMetrics;
@@ -25,16 +24,6 @@ use volley_testkit::RecordedMetrics;
 /// How long the outcome of an address check is remembered, during which
 /// no other check connects to that `host:port` (wire-protocol §15).
 const CHECK_WINDOW: Duration = Duration::from_secs(5);
-
-fn metered() -> volley::Settings {
-    volley::Settings {
-        metrics: MetricsSettings {
-            enabled: true,
-            sample_interval_ms: 20,
-        },
-        ..node_settings()
-    }
-}
 
 /// A loopback port nothing listens on.
 fn closed_port() -> u16 {
