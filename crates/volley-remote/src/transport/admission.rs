@@ -12,6 +12,7 @@ use super::core::RemotingCore;
 use super::handshake::{self, AcceptorAuth, Request};
 use super::inbound::InboundError;
 use super::inbound_guard::log_limited;
+use super::proof::Origin;
 use super::support::lock;
 use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
 
@@ -21,14 +22,14 @@ use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
 pub(super) fn admit(
     core: &Arc<RemotingCore>,
     r: &Request,
-    dial_back: bool,
+    dial_back: Option<Origin>,
 ) -> Result<(), (HandshakeStatus, String)> {
-    if !dial_back {
+    let Some(origin) = dial_back else {
         // Its messages are delivered; nothing goes back to an address
         // this node does not dial (`trust.rs`, `probe.rs`).
         return Ok(());
-    }
-    let association = core.association(&r.from).map_err(|e| {
+    };
+    let association = core.associate(&r.from, origin).map_err(|e| {
         (
             HandshakeStatus::Quarantined,
             format!("not associating: {e}"),
@@ -41,17 +42,27 @@ pub(super) fn admit(
         })
 }
 
-/// Whether this node talks back to the node that sent `r`: one it has an
-/// association with already; else one the trust rules let it dial back,
-/// if verified or if its claimed address answers as that incarnation.
-pub(super) async fn dials_back(core: &RemotingCore, r: &Request) -> bool {
+/// Whether this node talks back to the node that sent `r`, and on whose
+/// word: one it has an association with already; else one the trust rules
+/// let it dial back, if listed in `known_peers` or if its claimed address
+/// answers as that incarnation; a node that proved the shared secret on
+/// its word alone (`proof.rs`).
+pub(super) async fn dials_back(core: &RemotingCore, r: &Request) -> Option<Origin> {
     if core.associations.find(&r.from).is_some() {
-        return true;
+        return Some(Origin::Vouched);
     }
     if r.from == core.address || !core.trust.connects_back_to(&r.from) {
-        return false;
+        return None;
     }
-    core.trust.is_verified(&r.from) || core.confirm_claim(&r.from, r.uid).await
+    if core.trust.is_known_peer(&r.from) {
+        return Some(Origin::Vouched);
+    }
+    if core.trust.is_verified(&r.from) {
+        return Some(Origin::PeersWord);
+    }
+    core.confirm_claim(&r.from, r.uid)
+        .await
+        .then_some(Origin::Vouched)
 }
 
 pub(super) fn check(core: &RemotingCore, r: &Request) -> Result<(), (HandshakeStatus, String)> {

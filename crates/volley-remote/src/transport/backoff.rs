@@ -7,7 +7,9 @@
 //! lost the same peer from knocking in step. A completed handshake starts
 //! the schedule again. The first failure is a warning; after that one
 //! warning per lane per ten seconds says the peer is still away, and the
-//! rest go to debug, so an outage does not flood the log.
+//! rest go to debug, so an outage does not flood the log. Across all
+//! lanes the writer caps these warnings per second (`writer.rs`), so
+//! thousands of associations failing at once do not either.
 
 use std::time::{Duration, Instant};
 

@@ -17,6 +17,7 @@ use super::association::{Association, Associations};
 use super::auth::Secret;
 use super::errors::ResolveError;
 use super::probe::Probes;
+use super::proof::Origin;
 use super::reachability::Reachability;
 use super::registry::Registry;
 use super::remote_spawn::SpawnRequests;
@@ -33,7 +34,7 @@ use crate::wire::{Address, Disassociate, DisassociateReason, Pdu};
 /// Why a ref declared by a peer that this node does not dial back is
 /// not sent to.
 pub(crate) const NOT_CONNECTED_BACK: &str =
-    "this node does not dial back a peer it cannot verify (trust.connect_back)";
+    "this node does not dial back a peer it cannot verify (the address check, trust.connect_back)";
 /// Why a ref a peer declared on a third node is not sent to.
 const NOT_DIALED_DECLARED: &str = "a peer's declaration may not make this node dial a node it has no association with (trust.dial_declared_nodes, trust.known_peers)";
 
@@ -103,7 +104,7 @@ impl RemotingCore {
             trust,
             secret,
             tls,
-            probes: Probes::default(),
+            probes: Probes::new(system.settings().metrics.enabled.then(|| system.name())),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
@@ -127,22 +128,38 @@ impl RemotingCore {
         tasks.push(task);
     }
 
-    /// The association to `remote`; a new association starts one writer
-    /// task per lane and its heartbeats.
+    /// The association to `remote`, started by this node (its code named
+    /// the address, the address is configured, or it passed the address
+    /// check); a new association starts one writer task per lane and its
+    /// heartbeats.
     pub(crate) fn association(
         &self,
         remote: &Address,
+    ) -> Result<Arc<Association>, RemoteSendError> {
+        self.associate(remote, Origin::Vouched)
+    }
+
+    /// The association to `remote`; a new one started on `origin`'s say.
+    pub(crate) fn associate(
+        &self,
+        remote: &Address,
+        origin: Origin,
     ) -> Result<Arc<Association>, RemoteSendError> {
         if self.me.strong_count() == 0 {
             return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
         }
         self.associations
             .get_or_create(remote, &self.settings, |association| {
+                let now = std::time::Instant::now();
                 // Judged from now: a node that never sends a heartbeat is
                 // given up like one that stopped (Akka's
                 // `expected-response-after`).
-                self.reachability.expect(remote, std::time::Instant::now());
-                self.start_tasks(association, &mut lock(&association.tasks));
+                self.reachability.expect(remote, now);
+                let mut tasks = lock(&association.tasks);
+                if origin == Origin::PeersWord {
+                    tasks.await_proof(now);
+                }
+                self.start_tasks(association, &mut tasks);
             })
     }
 
@@ -196,9 +213,10 @@ impl RemotingCore {
     /// incarnation), an ask's reply handle, or a ref to another node.
     ///
     /// `peer` is the node that declared the ref, with `peer_association`
-    /// the cache of its association: a ref that lives on the declaring node
-    /// (the usual case: a reply-to) gets its route without an address
-    /// lookup.
+    /// its association, if this node dials it back: a ref that lives on
+    /// the declaring node (the usual case: a reply-to) gets its route
+    /// without an address lookup; without an association, a ref that
+    /// refuses what is sent to it.
     ///
     /// A uid-less ref to a trusted path of this node (the peer resolved
     /// it) also leaves that path in `selection`, whether an actor is there
@@ -208,7 +226,7 @@ impl RemotingCore {
         path: &str,
         uid: u64,
         peer: &Address,
-        peer_association: &mut Option<Arc<Association>>,
+        peer_association: Option<&Arc<Association>>,
         selection: &mut Option<ActorPath>,
     ) -> Option<AnyRef> {
         let parsed = ActorPath::parse(path).ok()?;
@@ -235,34 +253,35 @@ impl RemotingCore {
         } else {
             let on_peer = authority == authority_of(peer) && parsed.system() == peer.system();
             if on_peer {
-                if peer_association.is_none() {
-                    *peer_association = self.connect_back(peer);
-                }
-                if peer_association.is_none() {
-                    return Some(self.not_dialed(parsed, uid, NOT_CONNECTED_BACK));
-                }
-                return Some(
-                    self.remote_ref(parsed, uid, peer_association.clone())
+                // The connection's association was settled by its
+                // handshake: none means this node does not dial the peer
+                // back, and a declaration must not change that.
+                return Some(match peer_association {
+                    Some(association) => self
+                        .remote_ref(parsed, uid, Some(association.clone()))
                         .to_any(),
-                );
+                    None => self.not_dialed(parsed, uid, NOT_CONNECTED_BACK),
+                });
             }
             let node = address_of(&parsed).ok()?;
-            let association = self.associations.find(&node);
-            if !self.trust.may_dial_declared(&node, association.is_some()) {
-                return Some(self.not_dialed(parsed, uid, NOT_DIALED_DECLARED));
-            }
-            Some(self.remote_ref(parsed, uid, association).to_any())
+            Some(self.declared_elsewhere(parsed, uid, &node))
         }
     }
 
-    /// The association of a node that dialed this one, started if this
-    /// node dials back to it (`trust.connect_back`).
-    pub(crate) fn connect_back(&self, peer: &Address) -> Option<Arc<Association>> {
-        match self.associations.find(peer) {
-            Some(association) => Some(association),
-            None if self.trust.connects_back_to(peer) => self.association(peer).ok(),
-            None => None,
+    /// A ref a peer declared on `node`, a third node: reachable if this
+    /// node talks to `node` already or may dial it (`trust.rs`); dialed on
+    /// the peer's word alone only with `dial_declared_nodes`, and then
+    /// let go of if `node` never answers (`proof.rs`).
+    fn declared_elsewhere(self: &Arc<Self>, parsed: ActorPath, uid: u64, node: &Address) -> AnyRef {
+        let association = self.associations.find(node);
+        if !self.trust.may_dial_declared(node, association.is_some()) {
+            return self.not_dialed(parsed, uid, NOT_DIALED_DECLARED);
         }
+        if association.is_none() && !self.trust.is_known_peer(node) {
+            let route = RouteHint::on_peers_word(self.clone());
+            return RemoteRef::new(parsed, uid, self.system.clone(), route).to_any();
+        }
+        self.remote_ref(parsed, uid, association).to_any()
     }
 
     /// A ref this node will not send to (`NoSuchActor`, refusing).

@@ -223,13 +223,17 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut BytesMut,
 ) -> Result<Request, HandshakeError> {
-    while buf.len() < PREAMBLE_LEN {
+    // Judged after every read: a wrong byte ends the connection as soon as
+    // it arrives, not once six bytes have (a port scanner that sends one
+    // byte and waits would hold the connection for the handshake timeout).
+    let preamble = loop {
+        if let Some(preamble) = Preamble::decode(buf)? {
+            break preamble;
+        }
         if stream.read_buf(buf).await? == 0 {
             return Err(HandshakeError::Closed);
         }
-    }
-    let preamble = Preamble::decode(&buf[..PREAMBLE_LEN])?
-        .ok_or(HandshakeError::Unexpected("short preamble"))?;
+    };
     buf.advance(PREAMBLE_LEN);
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
     read_one(stream, buf, &decoder, |pdu| match pdu {

@@ -59,12 +59,16 @@ pub(crate) struct Tasks {
     heartbeat: bool,
     /// The lanes' activity counts when the monitor last saw them change,
     /// and when that was.
-    seen: [u64; 3],
+    pub(super) seen: [u64; 3],
     since: Option<Instant>,
     /// When it was stopped while remembering a quarantined incarnation:
     /// the table holds it until `remove_quarantined_association_after_ms`
     /// has passed.
     held_for_quarantine: Option<Instant>,
+    /// Since when an association started on a peer's word waits for a
+    /// lane to reach its address (`proof.rs`); `None` once one has, or
+    /// for one this node vouched for.
+    pub(super) awaiting_proof: Option<Instant>,
 }
 
 impl Association {
@@ -90,7 +94,7 @@ impl Association {
         }
     }
 
-    fn activity(&self) -> [u64; 3] {
+    pub(super) fn activity(&self) -> [u64; 3] {
         [0, 1, 2].map(|i| self.lanes()[i].activity())
     }
 }
@@ -129,6 +133,7 @@ impl RemotingCore {
         tasks.retired = false;
         tasks.since = None;
         tasks.held_for_quarantine = None;
+        tasks.renew_proof_window(Instant::now());
         for lane in association.lanes() {
             lane.unretire();
         }
@@ -211,7 +216,7 @@ impl RemotingCore {
             if self.busy(association) {
                 continue;
             }
-            self.retire(association, activity, now);
+            self.retire(association, activity, now, DisassociationReason::Idle);
         }
     }
 
@@ -239,7 +244,7 @@ impl RemotingCore {
     /// Something between the two nodes still needs the association: a
     /// remote watch either way (its failure detection needs heartbeats),
     /// an unacknowledged system message, or a node leaving.
-    fn busy(&self, association: &Association) -> bool {
+    pub(super) fn busy(&self, association: &Association) -> bool {
         let leaving = association
             .leaving
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -250,8 +255,15 @@ impl RemotingCore {
     }
 
     /// Stops the association if its lanes are still as idle as `activity`
-    /// says.
-    fn retire(&self, association: &Association, activity: [u64; 3], now: Instant) {
+    /// says; `why` is `Idle`, or `Unreachable` for one whose address never
+    /// answered (`proof.rs`), which gets no goodbye.
+    pub(super) fn retire(
+        &self,
+        association: &Association,
+        activity: [u64; 3],
+        now: Instant,
+        why: DisassociationReason,
+    ) {
         // `control` is taken before `tasks`, never after.
         let remembers_quarantine = !lock(&association.control).quarantined.is_empty();
         let mut tasks = lock(&association.tasks);
@@ -263,6 +275,7 @@ impl RemotingCore {
             text: "the association was idle",
         });
         let down = association.is_down();
+        let idle = why == DisassociationReason::Idle;
         if down {
             // Nothing queued for a node that is gone can reach it (what it
             // held was dropped when it went; heartbeats pile up since).
@@ -275,8 +288,8 @@ impl RemotingCore {
         let mut stopped = Vec::with_capacity(3);
         for lane in order {
             let l = association.lane(lane);
-            // A node that is gone gets no goodbye.
-            let last = (lane == Lane::Control && !down).then_some(&goodbye);
+            // A node that is gone, or never reached, gets no goodbye.
+            let last = (lane == Lane::Control && !down && idle).then_some(&goodbye);
             if !l.retire(activity[lane as usize], last) {
                 break;
             }
@@ -297,12 +310,12 @@ impl RemotingCore {
             true => tasks.held_for_quarantine = Some(now),
         }
         drop(tasks);
-        tracing::debug!(remote = %association.remote, down, "association stopped: idle");
+        tracing::debug!(remote = %association.remote, down, "association stopped: {why}");
         if !down {
             // A node that is gone was reported so when it went.
             self.publish(RemotingEvent::Disassociated {
                 remote: association.remote.clone(),
-                reason: DisassociationReason::Idle,
+                reason: why,
             });
         }
         // Something that arrived while it stopped, whose reader did not yet

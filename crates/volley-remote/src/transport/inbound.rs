@@ -22,6 +22,7 @@ use super::events::DisassociationReason;
 use super::handshake::{self, HandshakeError};
 use super::inbound_guard::{log_limited, IdleWatch, InboundGuard};
 use super::limits::LimitError;
+use super::protocol_error;
 use super::reachability::PeerDetector;
 use super::ref_tables::ImportTable;
 use super::registry::DeliverError;
@@ -94,6 +95,19 @@ pub(super) enum InboundError {
     Limit(#[from] LimitError),
 }
 
+impl InboundError {
+    /// The codec error past the preamble that ended the connection, if
+    /// one did: the peer is told of it (`protocol_error.rs`).
+    fn codec_error(&self) -> Option<&DecodeError> {
+        let error = match self {
+            InboundError::Protocol { error, .. } => error,
+            InboundError::BadHandshake(HandshakeError::Decode(error)) => error,
+            _ => return None,
+        };
+        protocol_error::deserves_telling(error).then_some(error)
+    }
+}
+
 async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
     stream.set_nodelay(true)?;
     let Some(tls) = &core.tls else {
@@ -111,9 +125,21 @@ async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), Inboun
     serve_on(sealed, core).await
 }
 
-/// The volley handshake and the read loop, on a plain or TLS stream.
+/// The volley handshake and the read loop, on a plain or TLS stream; a
+/// peer whose bytes break the protocol is told so before the close.
 async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
+    core: &Arc<RemotingCore>,
+) -> Result<(), InboundError> {
+    let served = handshake_and_read(&mut stream, core).await;
+    if let Some(error) = served.as_ref().err().and_then(InboundError::codec_error) {
+        protocol_error::tell(&mut stream, error).await;
+    }
+    served
+}
+
+async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: &mut S,
     core: &Arc<RemotingCore>,
 ) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
@@ -174,7 +200,11 @@ async fn read_loop(
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))
             .map_err(|_| InboundError::BadPeerAddress(peer.clone()))?,
-        detector: core.reachability.peer(&peer),
+        // Only a node this node dials back is judged: a claim it does not
+        // dial back must not take one of the detectors' slots.
+        detector: association
+            .as_ref()
+            .and_then(|_| core.reachability.peer(&peer)),
         address: peer,
         uid: peer_uid,
         lane,
@@ -439,7 +469,7 @@ fn handle(
                 d.path,
                 d.uid,
                 &peer.address,
-                &mut peer.association,
+                peer.association.as_ref(),
                 &mut selection,
             );
             match (found, selection) {

@@ -24,6 +24,7 @@ use std::time::Instant;
 use super::association::Association;
 use super::core::RemotingCore;
 use super::events::{DisassociationReason, RemotingEvent};
+use super::inbound_guard::log_limited;
 use super::support::lock;
 use crate::wire::{Address, Lane, PduKind};
 
@@ -156,7 +157,7 @@ impl RemotingCore {
                     reason: why.to_string(),
                 });
             }
-            _ => tracing::warn!(%remote, ?uid, "node {remote} is gone: {reason}"),
+            _ => log_limited!(warn, %remote, ?uid, "node {remote} is gone: {reason}"),
         }
         self.publish(RemotingEvent::Disassociated {
             remote: remote.clone(),

@@ -34,6 +34,8 @@ pub const REMOTE_METRIC_NAMES: &[&str] = &[
     "volley_remote_phi",
     "volley_remote_heartbeat_rtt_seconds",
     "volley_remote_associations",
+    "volley_remote_address_checks_total",
+    "volley_remote_address_checks_limited_total",
 ];
 
 /// What one association's lanes record per batch a writer takes.

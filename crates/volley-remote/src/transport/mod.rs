@@ -24,7 +24,9 @@
 //! | `reply_handles` | this node's asks waiting for a remote reply |
 //! | `remote_spawn` | the spawn protocol |
 //! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
-//! | `probe` | checking the address a node that dials in claims before dialing it back |
+//! | `probe` | checking the address a node that dials in claims before dialing it back, at most once per `host:port` per window |
+//! | `proof` | associations started on a peer's word, let go of when their address never answers |
+//! | `protocol_error` | the Disassociate a peer that broke the protocol gets before the close |
 //! | `tls` | `[remote.tls]`: certificates, keys, and rustls' configuration both ways |
 //! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
 //! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
@@ -52,6 +54,8 @@ mod lane;
 mod limits;
 mod metrics;
 mod probe;
+mod proof;
+mod protocol_error;
 mod reachability;
 mod ref_tables;
 mod registry;

@@ -24,6 +24,7 @@ use volley::remote::LogLimiter;
 use super::association::MAX_ASSOCIATIONS;
 use super::core::RemotingCore;
 use super::failure_detector::PhiAccrualFailureDetector;
+use super::inbound_guard::log_limited;
 use super::settings::FailureDetectorSettings;
 use super::support::lock;
 use crate::wire::Address;
@@ -216,7 +217,8 @@ impl Reachability {
                 tracing::info!(node = %peer.address, "node {} reachable again", peer.address);
                 ReachabilityEvent::Reachable(peer.address.clone())
             } else {
-                tracing::warn!(
+                log_limited!(
+                    warn,
                     node = %peer.address,
                     "node {} unreachable: no heartbeat for {silent_ms} ms, phi {phi:.1}",
                     peer.address
@@ -251,6 +253,7 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
             }
         }
         core.stop_idle_associations(now);
+        core.stop_unproven_associations(now);
         core.give_up_overdue_system_messages(now);
         if let Some(metrics) = &mut metrics {
             metrics.record(&core, now);

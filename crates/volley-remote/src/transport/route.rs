@@ -19,6 +19,7 @@ use volley::TraceParent;
 use super::association::Association;
 use super::core::RemotingCore;
 use super::lane::{Framing, LaneRefusal, Plain, WithContext};
+use super::proof::Origin;
 use super::system_messages::SystemKind;
 use crate::wire::Lane;
 
@@ -39,6 +40,9 @@ pub(crate) struct RouteHint {
     /// (0 until then): a ref with a uid names one actor of one incarnation,
     /// and is terminated when that incarnation is gone.
     incarnation: AtomicU64,
+    /// Who vouches for the node's address, should this route start its
+    /// association (`proof.rs`).
+    origin: Origin,
 }
 
 impl RouteHint {
@@ -51,6 +55,20 @@ impl RouteHint {
             recipient: RecipientCache::default(),
             outbound_type: AtomicU64::new(0),
             incarnation: AtomicU64::new(0),
+            origin: Origin::Vouched,
+        })
+    }
+
+    /// A route to a node only a peer's declaration named: its association,
+    /// started on the first send, is let go of if the node never answers.
+    pub(crate) fn on_peers_word(core: Arc<RemotingCore>) -> Arc<Self> {
+        Arc::new(RouteHint {
+            core,
+            association: OnceLock::new(),
+            recipient: RecipientCache::default(),
+            outbound_type: AtomicU64::new(0),
+            incarnation: AtomicU64::new(0),
+            origin: Origin::PeersWord,
         })
     }
 
@@ -99,7 +117,7 @@ impl RouteHint {
     fn learn_association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
         let address = super::core::address_of(target.path())
             .map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
-        let association = self.core.association(&address)?;
+        let association = self.core.associate(&address, self.origin)?;
         // A racing learner set the same association: the table has one per
         // address while either is held.
         Ok(self.association.get_or_init(|| association))

@@ -153,7 +153,12 @@ impl Trust {
 
     /// Listed in `known_peers`, or every peer proved the shared secret.
     pub(crate) fn is_verified(&self, peer: &Address) -> bool {
-        self.authenticated_peers || self.known_peers.contains(peer)
+        self.authenticated_peers || self.is_known_peer(peer)
+    }
+
+    /// Listed in `known_peers`.
+    pub(crate) fn is_known_peer(&self, peer: &Address) -> bool {
+        self.known_peers.contains(peer)
     }
 
     /// Whether a peer's declaration of a ref on `node` (not the peer, not

@@ -174,8 +174,9 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         lane.set_failing(false);
         lane.set_connected(true);
         lane.redeclare(&core, &mut conn.out);
-        if lane.lane == Lane::Control {
-            if let Ok(association) = core.association(&lane.remote) {
+        if let Some(association) = lane.association() {
+            association.proved();
+            if lane.lane == Lane::Control {
                 core.resend_system_messages(&association, &mut conn.out);
             }
         }
@@ -195,9 +196,9 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         // `Restarted` is announced), or closed by a node that said
         // goodbye, is announced with that reason instead.
         let gone = is_dropped_by_us(&error)
-            || core
-                .association(&lane.remote)
-                .is_ok_and(|a| a.is_down() || a.leaving.load(std::sync::atomic::Ordering::Relaxed));
+            || lane.association().is_some_and(|a| {
+                a.is_down() || a.leaving.load(std::sync::atomic::Ordering::Relaxed)
+            });
         if lane.lane == Lane::Control && !gone {
             core.publish(RemotingEvent::Disassociated {
                 remote: lane.remote.clone(),
@@ -221,20 +222,27 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
 }
 
 /// A failure of the lane's connection: a warning if `backoff` says one is
-/// due, else a debug line.
+/// due and the process-wide limit allows (thousands of associations that
+/// fail at once must not flood the log), else a debug line.
 fn report(backoff: &mut Backoff, lane: &OutboundLane, what: std::fmt::Arguments<'_>) {
-    if backoff.should_warn() {
+    static WARNINGS: std::sync::LazyLock<volley::remote::LogLimiter> =
+        std::sync::LazyLock::new(|| volley::remote::LogLimiter::new(CONNECT_WARNINGS_PER_SECOND));
+    if backoff.should_warn() && WARNINGS.allow() {
         tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "{what}");
     } else {
         tracing::debug!(remote = %lane.remote, lane = ?lane.lane, "{what}");
     }
 }
 
+/// Warnings about failed connections, of all lanes together, at most this
+/// many a second.
+const CONNECT_WARNINGS_PER_SECOND: u32 = 10;
+
 /// Whether this lane may talk to incarnation `peer_uid`.
 fn admit(lane: &OutboundLane, core: &RemotingCore, peer_uid: u64) -> Result<(), Refusal> {
-    match core.association(&lane.remote) {
-        Ok(association) => core.handshake_seen(&association, peer_uid, lane.lane),
-        Err(_) => Ok(()),
+    match lane.association() {
+        Some(association) => core.handshake_seen(&association, peer_uid, lane.lane),
+        None => Ok(()),
     }
 }
 
@@ -283,7 +291,7 @@ async fn connect(
         })) => {
             // This node's incarnation is refused there for good: that
             // incarnation is as good as gone for this one.
-            if let Ok(association) = core.association(&lane.remote) {
+            if let Some(association) = lane.association() {
                 core.peer_left_for(&association, DisassociationReason::Quarantined);
             }
             Err(format!("the peer refuses this node: {reason}"))

@@ -108,9 +108,10 @@ impl Preamble {
     /// Decodes a preamble from the start of `buf`.
     ///
     /// Returns `Ok(None)` while fewer than [`PREAMBLE_LEN`] bytes have
-    /// arrived, but rejects a wrong magic as soon as the first differing byte
-    /// is visible, so a stray client (an HTTP request, say) is dropped
-    /// without waiting for more input. Only [`PROTOCOL_VERSION`] is accepted.
+    /// arrived, but rejects a wrong byte (of the magic, or the version) as
+    /// soon as it is visible, so a stray client (an HTTP request, say) is
+    /// dropped without waiting for more input. Only [`PROTOCOL_VERSION`] is
+    /// accepted.
     pub fn decode(buf: &[u8]) -> Result<Option<Preamble>, DecodeError> {
         let seen = buf.len().min(MAGIC.len());
         if buf[..seen] != MAGIC[..seen] {
@@ -118,15 +119,17 @@ impl Preamble {
             found[..seen].copy_from_slice(&buf[..seen]);
             return Err(DecodeError::BadMagic { found });
         }
+        if let Some(&version) = buf.get(MAGIC.len()) {
+            if version != PROTOCOL_VERSION {
+                return Err(DecodeError::UnsupportedVersion {
+                    version,
+                    supported: PROTOCOL_VERSION,
+                });
+            }
+        }
         let Some(&[_, _, _, _, version, lane]) = buf.first_chunk::<PREAMBLE_LEN>() else {
             return Ok(None);
         };
-        if version != PROTOCOL_VERSION {
-            return Err(DecodeError::UnsupportedVersion {
-                version,
-                supported: PROTOCOL_VERSION,
-            });
-        }
         let lane = Lane::from_u8(lane).ok_or(DecodeError::UnknownLane(lane))?;
         Ok(Some(Preamble { version, lane }))
     }

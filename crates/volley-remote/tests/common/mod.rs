@@ -116,6 +116,18 @@ pub fn node_settings() -> Settings {
     }
 }
 
+/// [`node_settings`] with the system's metrics on, sampled every 20 ms
+/// (read them back with `volley_testkit::RecordedMetrics`).
+pub fn metered() -> Settings {
+    Settings {
+        metrics: volley::MetricsSettings {
+            enabled: true,
+            sample_interval_ms: 20,
+        },
+        ..node_settings()
+    }
+}
+
 /// A node with system settings of the test's own.
 pub async fn node_with(name: &str, settings: Settings, remote: RemoteSettings) -> Node {
     let system = ActorSystem::with_settings(name, settings).unwrap();

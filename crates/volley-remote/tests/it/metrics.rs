@@ -9,22 +9,11 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::{
-    add, eventually, node_settings, node_with, quick_heartbeats, remote_ref, spawn_calculator,
-    Calc, T,
+    add, eventually, metered, node_settings, node_with, quick_heartbeats, remote_ref,
+    spawn_calculator, Calc, T,
 };
-use volley::MetricsSettings;
 use volley_remote::{RemoteSettings, REMOTE_METRIC_NAMES};
 use volley_testkit::RecordedMetrics;
-
-fn metered() -> volley::Settings {
-    volley::Settings {
-        metrics: MetricsSettings {
-            enabled: true,
-            sample_interval_ms: 20,
-        },
-        ..node_settings()
-    }
-}
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

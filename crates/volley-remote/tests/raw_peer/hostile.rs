@@ -49,6 +49,34 @@ pub async fn trap(name: &str) -> Trap {
     }
 }
 
+/// A listener that counts the connections made to it and answers each
+/// handshake `Accepted`, as incarnation `uid`, whatever node was asked
+/// for: what a check of a claimed address finds at a port someone else
+/// listens on.
+pub async fn impostor(uid: u64) -> Trap {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let address: Address = format!("volley://impostor@127.0.0.1:{port}")
+        .parse()
+        .unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    let me = address.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let me = me.clone();
+            tokio::spawn(async move {
+                super::answer_handshake_as(&mut s, &me, uid).await;
+                // Held until the checker closes it.
+                let mut sink = [0u8; 64];
+                while matches!(s.read(&mut sink).await, Ok(n) if n > 0) {}
+            });
+        }
+    });
+    Trap { address, accepted }
+}
+
 /// A connection to `to` on `lane` that handshook as `from`.
 pub async fn handshake_as(to: &Address, lane: Lane, from: &Address) -> TcpStream {
     let mut s = TcpStream::connect((to.host(), to.port())).await.unwrap();

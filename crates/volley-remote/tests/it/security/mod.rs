@@ -3,6 +3,7 @@
 
 mod auth;
 mod bad_input;
+mod claims;
 mod dial_back;
 mod drop_warnings;
 mod limits;

@@ -39,6 +39,14 @@ fn wrong_magic() {
     // A correct prefix is not an error yet, just incomplete.
     assert_eq!(Preamble::decode(b"VLL"), Ok(None));
     assert_eq!(Preamble::decode(b"VLLY\x01"), Ok(None));
+    // A wrong version byte fails as soon as it arrives.
+    assert_eq!(
+        Preamble::decode(b"VLLY\x02"),
+        Err(DecodeError::UnsupportedVersion {
+            version: 2,
+            supported: 1
+        })
+    );
 }
 
 #[test]
