@@ -41,9 +41,9 @@ pub(crate) struct Association {
     /// fail at once instead of queueing for nobody. One relaxed load on
     /// the send path.
     down: AtomicBool,
-    /// Bumped whenever an incarnation of the node is declared gone, so an
-    /// inbound reader notices with one load per read that it may be
-    /// reading from a dead incarnation.
+    /// Bumped whenever an incarnation of the node is declared gone, so a
+    /// send through a ref bound to an incarnation checks it with one load
+    /// while none ever was (`route.rs`).
     pub(crate) deaths: AtomicU64,
     /// Incarnations and the reliable system-message channel. Lock order:
     /// `inbox`, then `control`, then a lane's lock.

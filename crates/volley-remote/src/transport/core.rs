@@ -68,6 +68,9 @@ pub(crate) struct RemotingCore {
     pub(crate) tls: Option<TlsContext>,
     /// Checks of the addresses nodes that dial in claim.
     pub(crate) probes: Probes,
+    /// The inbound connections of each incarnation, ended at once when it
+    /// is gone (`inbound_end.rs`).
+    pub(crate) inbound_lives: super::inbound_end::InboundLives,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
@@ -105,6 +108,7 @@ impl RemotingCore {
             secret,
             tls,
             probes: Probes::new(system.settings().metrics.enabled.then(|| system.name())),
+            inbound_lives: Default::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),

@@ -20,6 +20,7 @@ use super::core::NOT_CONNECTED_BACK;
 use super::delivery::{Deliver, Run, TypeCache};
 use super::events::DisassociationReason;
 use super::handshake::{self, HandshakeError};
+use super::inbound_end::count_what_is_left;
 use super::inbound_guard::{log_limited, IdleWatch, InboundGuard};
 use super::limits::LimitError;
 use super::protocol_error;
@@ -30,7 +31,6 @@ use super::remote_spawn;
 use super::remote_watch::NoSuchActor;
 use super::reply_handles::NotTaken;
 use super::route::RouteHint;
-use super::support::lock;
 use super::system_messages::SystemMessageError;
 use crate::wire::{
     Address, DecodeError, Decoder, DecoderConfig, DisassociateReason, HandshakeStatus, Lane, Pdu,
@@ -215,7 +215,10 @@ async fn read_loop(
     };
     let _reader = association.map(|a| ReaderGuard::new(core, a, peer_uid));
     let association = _reader.as_ref().map(|r| &*r.association);
-    let mut deaths = association.map_or(0, |a| a.deaths.load(Ordering::Relaxed));
+    // Ended, with a reader blocked in its read woken, once the
+    // incarnation is gone (`inbound_end.rs`).
+    let life = core.join_inbound(&peer.address, peer_uid);
+    let mut ended = std::pin::pin!(life.ended());
     let mut types = TypeCache::default();
     let mut idle = IdleWatch::new(&peer.address, peer_uid);
     // What a run is delivered with; a macro because `handle` below needs
@@ -238,6 +241,13 @@ async fn read_loop(
     // not the connection and what follows it.
     let mut skip = 0usize;
     loop {
+        // Before anything of this read is decoded: a gone incarnation's
+        // bytes are counted, never delivered.
+        if life.has_ended() {
+            let lost = count_what_is_left(&mut stream, &mut buf, &decoder, skip).await;
+            core.lost_with_gone_incarnation(&peer.address, peer_uid, lost);
+            return Ok(());
+        }
         let n = skip.min(buf.len());
         buf.advance(n);
         skip -= n;
@@ -302,10 +312,20 @@ async fn read_loop(
                     // Whatever came before this frame is delivered first:
                     // a declaration may rebind an id the run uses.
                     run.flush(to!());
-                    handle(core, &mut imports, &mut peer, pdu)?
+                    handle(core, &mut imports, &mut peer, pdu)?;
+                    // It may have ended the incarnation (its peer's
+                    // Disassociate): what follows it is not delivered.
+                    if life.has_ended() {
+                        break;
+                    }
                 }
                 Err(e) => bad_frame!(e),
             }
+        }
+        if life.has_ended() {
+            // The rest of this buffer is counted at the top of the loop.
+            buf.advance(frames.consumed());
+            continue;
         }
         run.flush(to!());
         if let (Some(ack), Some(association)) = (peer.ack_due.take(), association) {
@@ -317,14 +337,6 @@ async fn read_loop(
             if lane != Lane::Control || std::mem::take(&mut peer.active) {
                 association.heard(core);
             }
-            let now = association.deaths.load(Ordering::Relaxed);
-            if now != deaths {
-                deaths = now;
-                if lock(&association.control).dead.contains(&peer.uid) {
-                    tracing::debug!(peer = %peer.address, uid = peer.uid, "closing a connection from an incarnation that is gone");
-                    return Ok(());
-                }
-            }
         }
         let consumed = frames.consumed();
         let wanted = frames.pending_frame_len();
@@ -333,7 +345,13 @@ async fn read_loop(
         if buf.capacity() - buf.len() < room {
             buf.reserve(room.max(READ_CHUNK));
         }
-        let read = idle.read_buf(&mut stream, &mut buf).await?;
+        let read = tokio::select! {
+            biased;
+            read = idle.read_buf(&mut stream, &mut buf) => read?,
+            // Polled only while the read waits: the top of the loop ends
+            // the connection.
+            () = &mut ended => continue,
+        };
         if let Some(association) = association.filter(|_| metered) {
             // Per read, not per frame: the frames decoded from the buffer
             // before this read.

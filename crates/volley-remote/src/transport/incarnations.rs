@@ -17,6 +17,10 @@
 //!   system messages not acknowledged) is refused for good: its handshakes
 //!   are answered `Quarantined`, a connection to it is closed, as in Akka.
 //!   An incarnation that shut down cleanly is gone but not quarantined.
+//!
+//! Whatever the reason, a gone incarnation's inbound connections end at
+//! once, before the events about it, and deliver nothing more
+//! (`inbound_end.rs`).
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -93,6 +97,8 @@ impl RemotingCore {
         }
         drop(control);
         if let Some(old) = replaced {
+            // Nothing the old incarnation sent is delivered from now on.
+            self.end_inbound(&association.remote, old);
             // Connections this node made to the old incarnation must not
             // carry what is meant for the new one (its system messages
             // numbered from 1 would be taken there as duplicates): every
@@ -148,6 +154,11 @@ impl RemotingCore {
         }
         drop(control);
         let remote = &association.remote;
+        if let Some(uid) = uid {
+            // Before any event tells of it: nothing the incarnation sent
+            // reaches an actor once it is known to be gone.
+            self.end_inbound(remote, uid);
+        }
         match (quarantine, uid) {
             (Some(why), Some(uid)) => {
                 tracing::error!(%remote, uid, "quarantined incarnation {uid} of {remote}: {why}; it can never associate again, a restart of that node can");

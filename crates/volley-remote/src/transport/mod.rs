@@ -48,6 +48,7 @@ mod heartbeat;
 mod id_slots;
 mod idle;
 mod inbound;
+mod inbound_end;
 mod inbound_guard;
 mod incarnations;
 mod lane;

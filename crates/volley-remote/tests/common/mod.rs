@@ -1,6 +1,7 @@
 //! Two actor systems on loopback, with the test protocol registered.
 #![allow(dead_code)]
 
+pub mod holding_relay;
 pub mod relay;
 pub mod tagged;
 

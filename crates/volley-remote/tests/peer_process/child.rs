@@ -232,6 +232,17 @@ pub async fn run_peer() {
                 say("LOGS_END");
             }
             "quit" => break,
+            tick if tick.starts_with("tick ") => {
+                // A tell a millisecond to the `Load` actor at that path.
+                let to = node.remoting.resolve::<Load>(&tick[5..]).unwrap();
+                tokio::spawn(async move {
+                    for n in 0.. {
+                        to.tell(Load::Small { n });
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                });
+                say("TICKING");
+            }
             other => say(&format!("UNKNOWN {other}")),
         }
     }

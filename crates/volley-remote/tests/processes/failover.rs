@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use common::{add, Calc, Node, T};
 use peer_process::{
-    associated, bounded, by_path, detection_bound, free_port, parent, record_events,
-    runtime_panics, sink_report, spawn_watcher, wait_until, watch_panics, Bulk, Load, Peer,
-    PeerConfig, Seen, WatcherMsg, INTERVAL_MS, LIMIT, PAUSE_MS,
+    associated, bounded, by_path, detection_bound, detector, free_port, local_node, parent,
+    record_events, remote_settings, runtime_panics, sink_report, spawn_watcher, wait_until,
+    watch_panics, Bulk, Load, Peer, PeerConfig, Seen, WatcherMsg, INTERVAL_MS, LIMIT, PAUSE_MS,
 };
 use tracing::Level;
 use volley::ActorRef;
@@ -305,6 +305,65 @@ async fn a_stalled_peer_is_detected_as_unreachable_and_quarantined() {
         assert!(
             learned.starts_with(&format!("uid={} ", a.remoting.uid())),
             "the peer quarantined another incarnation of us: {learned}"
+        );
+        a.system.terminate().await;
+    })
+    .await;
+}
+
+/// Issue 29 (6): a peer stalled past the pause while it streams tells to
+/// this node is quarantined; after SIGCONT, none of what it sends reaches
+/// an actor here. The peer's own pause is long, so that it goes on
+/// sending until this node tells it of the quarantine.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_a_stalled_and_quarantined_peer_sends_after_sigcont_is_delivered() {
+    let _turn = SERIAL.lock().await;
+    bounded(LIMIT, async {
+        let settings = remote_settings(0, &detector(INTERVAL_MS, PAUSE_MS));
+        let a = local_node("parent", settings, &["ticks"]).await;
+        let events = record_events(&a.system);
+        let mut peer = Peer::start(&PeerConfig::new(INTERVAL_MS, 20_000)).await;
+        let ticks = a
+            .system
+            .lookup("/user/ticks")
+            .unwrap()
+            .unwrap()
+            .downcast::<Load>()
+            .unwrap();
+        peer.command(&format!("tick {}/user/ticks", a.remoting.address()));
+        peer.line("TICKING", T).await;
+        wait_until(T, "the peer's heartbeats", || {
+            a.remoting.is_reachable(&peer.address) == Some(true)
+        })
+        .await;
+        let deadline = Instant::now() + T;
+        while sink_report(&ticks).await[0] == 0 {
+            assert!(Instant::now() < deadline, "the ticks do not arrive");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+
+        peer.signal("STOP");
+        let (address, uid) = (peer.address.clone(), peer.uid);
+        wait_until(T, "the stalled incarnation to be quarantined", || {
+            events.all().iter().any(|(_, e)| {
+                matches!(e, RemotingEvent::Quarantined { remote, uid: u, .. }
+                    if *remote == address && *u == uid)
+            })
+        })
+        .await;
+        // The peer is stopped: all it will ever have delivered here.
+        let at_verdict = sink_report(&ticks).await[0];
+        peer.signal("CONT");
+        let me = a.remoting.address();
+        peer.line(&format!("EVENT Quarantined {me} "), T).await;
+        // Time passing is the point: what it sent after SIGCONT had its
+        // chance to arrive.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            sink_report(&ticks).await[0],
+            at_verdict,
+            "ticks of a quarantined incarnation were delivered"
         );
         a.system.terminate().await;
     })

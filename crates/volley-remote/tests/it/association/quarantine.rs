@@ -3,17 +3,21 @@
 //! incarnation at the same address (a restart) associates at once.
 
 use crate::common;
+use crate::raw_peer;
 
 use std::time::Duration;
 
 use bytes::BytesMut;
-use common::{node, T};
+use common::holding_relay::HoldingRelay;
+use common::{node, Calc, T};
+use raw_peer::hostile;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use volley::{ActorRef, Props};
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::wire::{
-    Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeStatus, Lane, Pdu,
-    Preamble, PROTOCOL_VERSION,
+    Address, Decoder, DecoderConfig, Disassociate, DisassociateReason, Encoder, HandshakeRequest,
+    HandshakeStatus, Lane, Pdu, Preamble, PROTOCOL_VERSION,
 };
 use volley_remote::{RemoteSettings, RemotingEvent};
 use volley_testkit::TestProbe;
@@ -55,13 +59,13 @@ async fn handshake_as(
 }
 
 /// Node `name` with `settings`, which knows a node that only dials in
-/// (nobody listens for it) and gives its incarnation 1111 up after a few
-/// heartbeats. Returns the node, with that node's address and the event
-/// recorder.
-async fn quarantine_a_dialer(
+/// (nobody listens for it), and the control connection of that node's
+/// incarnation 1111, handshaken. Returns the node, with that node's
+/// address, the event recorder and the connection.
+async fn a_dialer(
     name: &str,
     mut settings: RemoteSettings,
-) -> (common::Node, Address, TestProbe<RemotingEvent>) {
+) -> (common::Node, Address, TestProbe<RemotingEvent>, TcpStream) {
     // A known peer: an unknown one whose address does not answer is never
     // associated, so there would be nothing to quarantine.
     let port = common::free_port();
@@ -75,18 +79,38 @@ async fn quarantine_a_dialer(
     let a = node(name, settings).await;
     let events = common::record_events(&a);
     let to = a.remoting.address().clone();
-    let (mut control, status) = handshake_as(&to, &fake, 1111, Lane::Control).await;
+    let (control, status) = handshake_as(&to, &fake, 1111, Lane::Control).await;
     assert_eq!(status, HandshakeStatus::Accepted);
+    (a, fake, events, control)
+}
+
+/// A few heartbeats on `control`, then silence, until the node gives
+/// incarnation 1111 of `fake` up and quarantines it.
+async fn beat_then_fall_silent(
+    a: &common::Node,
+    fake: &Address,
+    events: &TestProbe<RemotingEvent>,
+    control: &mut TcpStream,
+) {
     let mut beat = BytesMut::new();
     Encoder::heartbeat(&mut beat);
     for _ in 0..10 {
         control.write_all(&beat).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(a.remoting.is_reachable(&fake), Some(true));
+    assert_eq!(a.remoting.is_reachable(fake), Some(true));
     // Silence: the detector gives incarnation 1111 up and quarantines it.
     events.fish_for(|e| matches!(e, RemotingEvent::Quarantined { uid: 1111, .. }));
-    assert_eq!(a.remoting.is_reachable(&fake), Some(false));
+    assert_eq!(a.remoting.is_reachable(fake), Some(false));
+}
+
+/// [`a_dialer`], quarantined.
+async fn quarantine_a_dialer(
+    name: &str,
+    settings: RemoteSettings,
+) -> (common::Node, Address, TestProbe<RemotingEvent>) {
+    let (a, fake, events, mut control) = a_dialer(name, settings).await;
+    beat_then_fall_silent(&a, &fake, &events, &mut control).await;
     (a, fake, events)
 }
 
@@ -153,4 +177,177 @@ async fn a_quarantined_association_is_removed_after_its_time_unless_kept_for_eve
         }
         a.system.terminate().await;
     }
+}
+
+/// Issue 29 (6): a quarantine ends the incarnation's inbound connections
+/// at once. A connection blocked in its read used to stay open until the
+/// peer's next bytes, and deliver them.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quarantine_closes_the_incarnations_connections_at_once() {
+    let (a, fake, events, mut control) = a_dialer("q-closes", RemoteSettings::default()).await;
+    let to = a.remoting.address().clone();
+    let (mut ordinary, status) = handshake_as(&to, &fake, 1111, Lane::Ordinary).await;
+    assert_eq!(status, HandshakeStatus::Accepted);
+    beat_then_fall_silent(&a, &fake, &events, &mut control).await;
+    // Nothing was written on either since: the node closed them by itself
+    // (its idle timeout is a minute away).
+    assert!(
+        raw_peer::closed_within(&mut ordinary, T).await,
+        "ordinary lane"
+    );
+    assert!(
+        raw_peer::closed_within(&mut control, T).await,
+        "control lane"
+    );
+    a.system.terminate().await;
+}
+
+/// Issue 29 (6) and (2): what follows the peer's own
+/// `Disassociate(Quarantined)` in one read is not delivered: each message
+/// is a dead letter, and the connection closes.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_behind_a_quarantine_are_dead_letters_not_deliveries() {
+    let (a, fake, events, _control) = a_dialer("q-behind", RemoteSettings::default()).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    a.system
+        .spawn("sink", Props::new(move || common::Relay(tx.clone())))
+        .unwrap();
+    let to = a.remoting.address().clone();
+    let (mut ordinary, status) = handshake_as(&to, &fake, 1111, Lane::Ordinary).await;
+    assert_eq!(status, HandshakeStatus::Accepted);
+    let sink = format!("{to}/user/sink");
+    let mut first = hostile::declarations(&[&sink]);
+    first.extend_from_slice(&hostile::sum_frame(1, 0));
+    ordinary.write_all(&first).await.unwrap();
+    let delivered = tokio::time::timeout(T, rx.recv()).await.unwrap();
+    assert_eq!(delivered, Some(0), "the way in works");
+
+    let before = a.system.dead_letter_count();
+    let mut last = hostile::frames(
+        Lane::Ordinary,
+        &[Pdu::Disassociate(Disassociate {
+            reason: DisassociateReason::Quarantined,
+            text: "you are quarantined",
+        })],
+    );
+    for n in 1..=5 {
+        last.extend_from_slice(&hostile::sum_frame(1, n));
+    }
+    ordinary.write_all(&last).await.unwrap();
+    events.fish_for(|e| matches!(e, RemotingEvent::Quarantined { uid: 1111, .. }));
+    hostile::wait_for("five dead letters", || {
+        a.system.dead_letter_count() >= before + 5
+    })
+    .await;
+    assert!(raw_peer::closed_within(&mut ordinary, T).await);
+    // Time passing is the point: nothing arrives late either.
+    let late = tokio::time::timeout(Duration::from_millis(300), rx.recv()).await;
+    assert!(late.is_err(), "delivered after the verdict: {late:?}");
+    assert_eq!(a.system.dead_letter_count(), before + 5);
+    a.system.terminate().await;
+}
+
+/// Which bytes a partition holds back, between the judge A and its peer B.
+#[derive(Debug, Clone, Copy)]
+enum Partition {
+    /// Every byte, both ways.
+    Both,
+    /// B's bytes to A only: A stops hearing B, B still hears A.
+    PeerToJudge,
+}
+
+/// A node known to its peers by its relay's port.
+async fn behind_holding_relay(name: &str) -> (common::Node, HoldingRelay) {
+    let port = common::free_port();
+    let relay = HoldingRelay::start(port).await;
+    let settings = RemoteSettings {
+        canonical_port: Some(relay.port),
+        ..common::on_port(port)
+    };
+    (node(name, settings).await, relay)
+}
+
+/// What A's counter has received from B.
+async fn received(counter: &ActorRef<Calc>) -> u64 {
+    let report = counter
+        .ask(Calc::Report, T)
+        .await
+        .expect("the counter answers");
+    report[0]
+}
+
+/// Issue 29 (6): B streams tells to A through relays; a partition longer
+/// than A's acceptable pause gets B quarantined by A; then it heals, and
+/// the relays let go of what B sent meanwhile. None of it reaches A's
+/// actor: A ended B's connections at its verdict, while they were waiting.
+async fn nothing_arrives_after_a_partition_verdict(partition: Partition) {
+    let (a, relay_a) = behind_holding_relay("q-judge").await;
+    let (b, relay_b) = behind_holding_relay("q-peer").await;
+    let counter = common::spawn_calculator(&a, "counter");
+    let a_events = common::record_events(&a);
+    let b_events = common::record_events(&b);
+    let to_counter = common::remote_ref(&b, &a, "counter");
+    let streaming = tokio::spawn(async move {
+        for n in 0.. {
+            to_counter.tell(Calc::Seq { from: 0, n });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    common::eventually("B's tells reaching A, and B heard", || {
+        a.remoting.is_reachable(b.remoting.address()) == Some(true)
+    })
+    .await;
+    let deadline = std::time::Instant::now() + T;
+    while received(&counter).await == 0 {
+        assert!(std::time::Instant::now() < deadline, "B's tells reach A");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    match partition {
+        Partition::Both => {
+            relay_a.hold(true, true);
+            relay_b.hold(true, true);
+        }
+        Partition::PeerToJudge => relay_a.hold(true, false),
+    }
+    let b_uid = b.remoting.uid();
+    a_events.fish_for_within(
+        T,
+        |e| matches!(e, RemotingEvent::Quarantined { uid, .. } if *uid == b_uid),
+    );
+    // Nothing of B can have come through since the partition began: this
+    // is all A's actor will ever get from this incarnation of B.
+    let at_verdict = received(&counter).await;
+    relay_a.heal();
+    relay_b.heal();
+    // B learns of it (A's next handshake tells it), and stops sending.
+    let a_uid = a.remoting.uid();
+    b_events.fish_for_within(
+        T,
+        |e| matches!(e, RemotingEvent::Quarantined { uid, .. } if *uid == a_uid),
+    );
+    // Time passing is the point: what the relays held has had its chance.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        received(&counter).await,
+        at_verdict,
+        "{partition:?}: messages of a quarantined incarnation were delivered"
+    );
+    streaming.abort();
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_arrives_after_a_verdict_on_a_partition_both_ways() {
+    nothing_arrives_after_a_partition_verdict(Partition::Both).await;
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_arrives_after_a_verdict_on_a_partition_one_way() {
+    nothing_arrives_after_a_partition_verdict(Partition::PeerToJudge).await;
 }
