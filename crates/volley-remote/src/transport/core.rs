@@ -81,7 +81,10 @@ impl RemotingCore {
         tls: Option<TlsContext>,
     ) -> Arc<Self> {
         let authority = authority_of(&address).into_owned();
-        let reachability = Reachability::new(&settings.failure_detector);
+        let reachability = Reachability::new(
+            &settings.failure_detector,
+            super::backoff::longest_pause(&settings),
+        );
         let trust = Trust::new(&settings.trust, settings.secret.is_some());
         let secret = settings.secret.as_deref().map(Secret::new);
         Arc::new_cyclic(|me| RemotingCore {
@@ -140,7 +143,8 @@ impl RemotingCore {
             .get_or_create(remote, &self.settings, |association| {
                 // Judged from now: a node that never sends a heartbeat is
                 // given up like one that stopped (Akka's
-                // `expected-response-after`).
+                // `expected-response-after`), once a reconnect pause of
+                // its own has had time to end.
                 self.reachability.expect(remote, std::time::Instant::now());
                 self.start_tasks(association, &mut lock(&association.tasks));
             })
