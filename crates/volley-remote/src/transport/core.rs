@@ -85,7 +85,10 @@ impl RemotingCore {
         tls: Option<TlsContext>,
     ) -> Arc<Self> {
         let authority = authority_of(&address).into_owned();
-        let reachability = Reachability::new(&settings.failure_detector);
+        let reachability = Reachability::new(
+            &settings.failure_detector,
+            super::backoff::longest_pause(&settings),
+        );
         let trust = Trust::new(&settings.trust, settings.secret.is_some());
         let secret = settings.secret.as_deref().map(Secret::new);
         Arc::new_cyclic(|me| RemotingCore {
@@ -157,7 +160,8 @@ impl RemotingCore {
                 let now = std::time::Instant::now();
                 // Judged from now: a node that never sends a heartbeat is
                 // given up like one that stopped (Akka's
-                // `expected-response-after`).
+                // `expected-response-after`), once a reconnect pause of
+                // its own has had time to end.
                 self.reachability.expect(remote, now);
                 let mut tasks = lock(&association.tasks);
                 if origin == Origin::PeersWord {

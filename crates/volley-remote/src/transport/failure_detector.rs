@@ -15,8 +15,17 @@
 //! floor, so a perfectly regular history does not turn the first slightly
 //! late heartbeat into a failure.
 //!
+//! A node may also be judged before it has sent anything ([`expect`]): the
+//! silence since then is judged as if a heartbeat had arrived, with extra
+//! patience, but that moment is not a heartbeat. The history starts at the
+//! first real one, as Akka's does; a made-up arrival a few milliseconds
+//! before it would enter the statistics as an interval near zero, widen
+//! the deviation and delay every verdict until it ages out.
+//!
 //! Pure logic: every call takes the current `Instant`, so the tests drive
 //! it with manual time and the caller decides where time comes from.
+//!
+//! [`expect`]: PhiAccrualFailureDetector::expect
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -31,8 +40,13 @@ pub(crate) struct PhiAccrualFailureDetector {
     min_std_deviation_ms: f64,
     first_interval_ms: u64,
     history: HeartbeatHistory,
-    /// When the last heartbeat arrived; `None` until the first one.
+    /// When the last heartbeat arrived, or when judging began without
+    /// one ([`Self::expect`]); `None` until either.
     last_heartbeat: Option<Instant>,
+    /// Judging began without a heartbeat, and none has come since: this
+    /// much more silence is accepted, and the next heartbeat starts the
+    /// history instead of adding an interval to it.
+    expected_grace_ms: Option<f64>,
 }
 
 impl PhiAccrualFailureDetector {
@@ -44,11 +58,32 @@ impl PhiAccrualFailureDetector {
             first_interval_ms: settings.heartbeat_interval_ms,
             history: HeartbeatHistory::new(settings.max_sample_size),
             last_heartbeat: None,
+            expected_grace_ms: None,
         }
+    }
+
+    /// Starts judging at `now` a node that has not sent a heartbeat yet,
+    /// unless it has (then this does nothing): its silence is judged as
+    /// after a first heartbeat at `now`, with `grace` more acceptable
+    /// pause, until its first real heartbeat starts the history.
+    pub(crate) fn expect(&mut self, now: Instant, grace: std::time::Duration) {
+        if self.last_heartbeat.is_some() {
+            return;
+        }
+        self.history = self.first_history();
+        self.last_heartbeat = Some(now);
+        self.expected_grace_ms = Some(grace.as_secs_f64() * 1000.0);
     }
 
     /// Records a heartbeat that arrived at `now`.
     pub(crate) fn heartbeat(&mut self, now: Instant) {
+        if self.expected_grace_ms.take().is_some() {
+            // The first real heartbeat: the moment judging began is no
+            // arrival, and the interval since is no sample.
+            self.history = self.first_history();
+            self.last_heartbeat = Some(now);
+            return;
+        }
         match self.last_heartbeat {
             None => self.history = self.first_history(),
             // The interval that ends a failure is not a sample: one long
@@ -71,12 +106,28 @@ impl PhiAccrualFailureDetector {
             return 0.0;
         };
         let silence_ms = now.saturating_duration_since(last).as_secs_f64() * 1000.0;
-        let std_deviation = self.history.std_deviation().max(self.min_std_deviation_ms);
+        let pause = self.acceptable_pause_ms + self.expected_grace_ms.unwrap_or(0.0);
         phi(
             silence_ms,
-            self.history.mean() + self.acceptable_pause_ms,
-            std_deviation,
+            self.history.mean() + pause,
+            self.std_deviation(),
         )
+    }
+
+    /// The standard deviation phi uses: the history's, or the floor.
+    fn std_deviation(&self) -> f64 {
+        self.history.std_deviation().max(self.min_std_deviation_ms)
+    }
+
+    /// The mean interval phi uses.
+    #[cfg(test)]
+    fn mean(&self) -> f64 {
+        self.history.mean()
+    }
+
+    /// Whether the node is judged without having sent a heartbeat yet.
+    pub(crate) fn awaits_first_heartbeat(&self) -> bool {
+        self.expected_grace_ms.is_some()
     }
 
     /// Whether phi at `now` is below the threshold.

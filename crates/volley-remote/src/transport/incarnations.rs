@@ -7,7 +7,8 @@
 //! - **A new uid** at a known address means the node restarted: the old
 //!   incarnation is gone, its watchers get `Terminated`, and the reliable
 //!   system-message channel starts afresh. The new one is associated with
-//!   at once: nothing restarts on this side.
+//!   at once: nothing restarts on this side, and every lane that is
+//!   pausing between reconnect attempts dials at once.
 //! - **Gone** (detector verdict, a peer's shutdown notice, a refused
 //!   handshake): the association goes *down*. Queued messages become dead
 //!   letters, sends fail at once, connections are dropped, and the node's
@@ -68,7 +69,8 @@ impl RemotingCore {
             return Err(Refusal::Gone(uid));
         }
         let mut replaced = None;
-        if control.uid != Some(uid) {
+        let new_incarnation = control.uid != Some(uid);
+        if new_incarnation {
             let previous = control.uid.replace(uid);
             if let Some(old) = previous {
                 if control.dead.insert(old) {
@@ -96,6 +98,15 @@ impl RemotingCore {
             control.announced = Some(uid);
         }
         drop(control);
+        if new_incarnation {
+            // The node is there now and judges this one from this contact:
+            // a lane still pausing after the old incarnation's outage
+            // dials at once, so that its heartbeats are not held back
+            // past the node's patience.
+            for lane in association.lanes() {
+                lane.redial.now();
+            }
+        }
         if let Some(old) = replaced {
             // Nothing the old incarnation sent is delivered from now on.
             self.end_inbound(&association.remote, old);

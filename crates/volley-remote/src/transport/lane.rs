@@ -61,6 +61,9 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// Counts the resets asked, so a writer can tell a reset meant for its
     /// connection from one left over from before it connected.
     reset_epoch: std::sync::atomic::AtomicU64,
+    /// Asks the writer task to end its reconnect pause: the node has a
+    /// new incarnation (`backoff.rs`).
+    pub(crate) redial: super::backoff::Redial,
     max_pending_bytes: usize,
     /// What `send_user` admits: `max_pending_bytes`, or 0 while the node
     /// is gone, so that refusing costs the send path nothing it did not
@@ -172,6 +175,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             room: Notify::new(),
             reset: Notify::new(),
             reset_epoch: std::sync::atomic::AtomicU64::new(0),
+            redial: Default::default(),
             max_pending_bytes: batching.max_pending_bytes,
             limit: std::sync::atomic::AtomicUsize::new(batching.max_pending_bytes),
             gone: std::sync::atomic::AtomicBool::new(false),

@@ -67,6 +67,7 @@ mod reply_handles;
 mod route;
 mod rtt;
 mod settings;
+mod settings_warnings;
 mod support;
 mod system_messages;
 mod tls;
@@ -83,5 +84,6 @@ pub use settings::{
     register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
     RemoteSettingsError,
 };
+pub use settings_warnings::RemoteSettingsWarning;
 pub use tls::{TlsError, TlsSettings};
 pub use trust::{ConnectBack, TrustSettings};

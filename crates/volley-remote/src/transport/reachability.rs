@@ -9,6 +9,13 @@
 //! handshake's `from`), not by connection, so a reconnect does not reset
 //! what was learnt about the peer.
 //!
+//! A node is judged from this node's first contact with it (or with a new
+//! incarnation of it), before its first heartbeat. That moment is not a
+//! heartbeat: it is left out of the statistics, and the node gets the
+//! longest reconnect pause (`backoff.rs`) on top of the usual silence to
+//! send its first one, since its control lane may be sleeping off an
+//! outage of this node while its other lanes already got through.
+//!
 //! The verdict users and later code see is the monitor's, not a fresh
 //! evaluation: `is_available`, the log and the published events then never
 //! disagree. The monitor ticks every half heartbeat interval, which is
@@ -16,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 use volley::remote::LogLimiter;
@@ -76,6 +83,9 @@ impl PeerDetector {
 /// Every remote node's failure detector, by address.
 pub(crate) struct Reachability {
     settings: FailureDetectorSettings,
+    /// The silence a node is granted, beyond the usual, before its first
+    /// heartbeat.
+    first_contact_grace: Duration,
     peers: Mutex<HashMap<Address, Arc<PeerDetector>>>,
     events: broadcast::Sender<ReachabilityEvent>,
     /// Handshakes name their sender freely: past the limit, new names are
@@ -84,9 +94,12 @@ pub(crate) struct Reachability {
 }
 
 impl Reachability {
-    pub(crate) fn new(settings: &FailureDetectorSettings) -> Self {
+    /// Detectors with `settings`, granting a node `first_contact_grace`
+    /// more silence before its first heartbeat.
+    pub(crate) fn new(settings: &FailureDetectorSettings, first_contact_grace: Duration) -> Self {
         Reachability {
             settings: settings.clone(),
+            first_contact_grace,
             peers: Mutex::new(HashMap::new()),
             events: broadcast::channel(EVENT_BACKLOG).0,
             refused_log: LogLimiter::new(1),
@@ -120,27 +133,33 @@ impl Reachability {
         Some(peer)
     }
 
-    /// Starts judging `address` from `now`, as if a heartbeat had arrived,
-    /// unless it is judged already: a node that never sends one is given
-    /// up after the usual silence.
+    /// Starts judging `address` from `now`, unless it is judged already: a
+    /// node that never sends a heartbeat is given up after the usual
+    /// silence plus the first-contact grace.
     pub(crate) fn expect(&self, address: &Address, now: Instant) {
         if let Some(peer) = self.peer(address) {
-            let mut state = lock(&peer.state);
-            if state.detector.last_heartbeat().is_none() {
-                state.detector.heartbeat(now);
-            }
+            lock(&peer.state)
+                .detector
+                .expect(now, self.first_contact_grace);
         }
     }
 
     /// A new incarnation of `address`: what was learnt of the old one's
-    /// heartbeats does not apply, and it starts reachable.
+    /// heartbeats does not apply; it starts reachable and is judged from
+    /// `now` as at a first contact.
     pub(crate) fn restart(&self, address: &Address, now: Instant) {
         if let Some(peer) = self.peer(address) {
             let mut state = lock(&peer.state);
-            state.detector = PhiAccrualFailureDetector::new(&self.settings);
-            state.detector.heartbeat(now);
+            state.detector = self.fresh_detector(now);
             state.reachable = true;
         }
+    }
+
+    /// A detector that judges from `now` a node yet to send a heartbeat.
+    fn fresh_detector(&self, now: Instant) -> PhiAccrualFailureDetector {
+        let mut detector = PhiAccrualFailureDetector::new(&self.settings);
+        detector.expect(now, self.first_contact_grace);
+        detector
     }
 
     /// Stops judging `address` until its next heartbeat: it said it stops
@@ -159,8 +178,7 @@ impl Reachability {
             let mut state = lock(&peer.state);
             if state.paused {
                 state.paused = false;
-                state.detector = PhiAccrualFailureDetector::new(&self.settings);
-                state.detector.heartbeat(now);
+                state.detector = self.fresh_detector(now);
             }
         }
     }
@@ -212,6 +230,11 @@ impl Reachability {
                 .last_heartbeat()
                 .map_or(0, |last| now.saturating_duration_since(last).as_millis());
             let phi = state.detector.phi(now);
+            let since = if state.detector.awaits_first_heartbeat() {
+                " since first contact"
+            } else {
+                ""
+            };
             drop(state);
             let event = if available {
                 tracing::info!(node = %peer.address, "node {} reachable again", peer.address);
@@ -220,7 +243,7 @@ impl Reachability {
                 log_limited!(
                     warn,
                     node = %peer.address,
-                    "node {} unreachable: no heartbeat for {silent_ms} ms, phi {phi:.1}",
+                    "node {} unreachable: no heartbeat for {silent_ms} ms{since}, phi {phi:.1}",
                     peer.address
                 );
                 ReachabilityEvent::Unreachable(peer.address.clone())
@@ -281,7 +304,7 @@ mod tests {
 
     #[test]
     fn changes_are_published_once_and_answered_by_is_available() {
-        let reachability = Reachability::new(&settings());
+        let reachability = Reachability::new(&settings(), Duration::ZERO);
         let mut events = reachability.subscribe();
         let a = address(1);
         assert_eq!(reachability.is_available(&a), None);
@@ -318,7 +341,7 @@ mod tests {
 
     #[test]
     fn each_node_is_judged_on_its_own() {
-        let reachability = Reachability::new(&settings());
+        let reachability = Reachability::new(&settings(), Duration::ZERO);
         let (quiet, chatty) = (address(1), address(2));
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
@@ -333,5 +356,48 @@ mod tests {
         );
         assert_eq!(reachability.is_available(&quiet), Some(false));
         assert_eq!(reachability.is_available(&chatty), Some(true));
+    }
+    /// A node this node has just contacted, or whose new incarnation just
+    /// shook hands, is not given up before the grace (a full reconnect
+    /// pause of its own) plus the usual silence has passed without a
+    /// heartbeat: its control lane may still be sleeping off an outage.
+    #[test]
+    fn a_node_just_contacted_gets_a_full_reconnect_pause_to_heartbeat() {
+        let grace = Duration::from_millis(3000);
+        let reachability = Reachability::new(&settings(), grace);
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let (contacted, restarted) = (address(1), address(2));
+        reachability.expect(&contacted, at(0));
+        reachability.restart(&restarted, at(0));
+        // Without the grace both would be given up by now (interval 100 +
+        // pause 500 + about six deviations of 100).
+        assert_eq!(reachability.check(at(2000)), vec![]);
+        assert_eq!(reachability.check(at(3000 + 600)), vec![]);
+        let given_up = reachability.check(at(3000 + 1600));
+        assert_eq!(given_up.len(), 2, "{given_up:?}");
+    }
+
+    /// The first real heartbeat after `expect` starts the history: the
+    /// node is then judged exactly as one that only ever sent heartbeats.
+    #[test]
+    fn the_first_heartbeat_after_first_contact_starts_the_history() {
+        let reachability = Reachability::new(&settings(), Duration::from_millis(3000));
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let (expected, plain) = (address(1), address(2));
+        reachability.expect(&expected, at(0));
+        for ms in (2..=502).step_by(100) {
+            reachability.peer(&expected).unwrap().heartbeat(at(ms));
+            reachability.peer(&plain).unwrap().heartbeat(at(ms));
+        }
+        for silence in [100, 400, 700, 1000] {
+            let now = at(502 + silence);
+            assert_eq!(
+                reachability.phi(&expected, now),
+                reachability.phi(&plain, now),
+                "{silence} ms after the last heartbeat"
+            );
+        }
     }
 }

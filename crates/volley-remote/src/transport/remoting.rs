@@ -24,8 +24,9 @@ pub struct Remoting {
 impl Remoting {
     /// Starts listening with the `[remote]` section of the system's settings.
     pub async fn start(system: &ActorSystem, registry: Registry) -> Result<Remoting, StartError> {
+        // Validated as it is read.
         let settings = RemoteSettings::from_system_settings(system.settings())?;
-        Self::start_with(system, registry, settings).await
+        Self::start_validated(system, registry, settings).await
     }
 
     /// Starts listening with explicit settings.
@@ -35,6 +36,16 @@ impl Remoting {
         settings: RemoteSettings,
     ) -> Result<Remoting, StartError> {
         settings.validate()?;
+        Self::start_validated(system, registry, settings).await
+    }
+
+    /// Starts listening with settings `validate` accepted (and warned
+    /// about, once).
+    async fn start_validated(
+        system: &ActorSystem,
+        registry: Registry,
+        settings: RemoteSettings,
+    ) -> Result<Remoting, StartError> {
         ref_tables::install_codec()?;
         if system.is_terminated() {
             return Err(StartError::SystemTerminated);

@@ -203,8 +203,16 @@ impl RemoteSettings {
         Ok(parsed)
     }
 
-    /// Checks ranges the types do not.
+    /// Checks ranges the types do not. Settings that work but invite
+    /// trouble are accepted, with a warning logged for each
+    /// ([`Self::warnings`]).
     pub fn validate(&self) -> Result<(), RemoteSettingsError> {
+        self.validate_ranges()?;
+        self.log_warnings();
+        Ok(())
+    }
+
+    fn validate_ranges(&self) -> Result<(), RemoteSettingsError> {
         if self.large_message_threshold < 1024 || self.large_message_threshold > SMALL_MAX_FRAME_LEN
         {
             return Err(RemoteSettingsError::OutOfRange {

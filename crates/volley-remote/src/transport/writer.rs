@@ -166,11 +166,11 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
                     &lane,
                     format_args!("{why}; retrying in {pause:?}"),
                 );
-                tokio::time::sleep(pause).await;
+                backoff.sleep(pause, &lane.redial).await;
                 continue;
             }
         };
-        backoff.connected();
+        backoff.connected(&lane.redial);
         lane.set_failing(false);
         lane.set_connected(true);
         lane.redeclare(&core, &mut conn.out);
@@ -217,7 +217,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
             &lane,
             format_args!("connection lost: {error}; {lost} messages not completely written were dropped; reconnecting in {pause:?}"),
         );
-        tokio::time::sleep(pause).await;
+        backoff.sleep(pause, &lane.redial).await;
     }
 }
 

@@ -16,6 +16,8 @@ pub struct PeerConfig {
     pub parent: Option<Address>,
     /// Sinks under `/user` besides `sink`.
     pub extra_sinks: Vec<String>,
+    /// `reconnect_backoff_ms` and `reconnect_backoff_max_ms`.
+    pub backoff_ms: (u64, u64),
 }
 
 impl PeerConfig {
@@ -26,16 +28,19 @@ impl PeerConfig {
             pause_ms,
             parent: None,
             extra_sinks: Vec::new(),
+            backoff_ms: (BACKOFF_MS, BACKOFF_MAX_MS),
         }
     }
 
     fn encode(&self) -> String {
         let mut s = format!(
-            "port={};interval={};pause={};sinks={}",
+            "port={};interval={};pause={};sinks={};backoff={},{}",
             self.port,
             self.interval_ms,
             self.pause_ms,
-            self.extra_sinks.join(",")
+            self.extra_sinks.join(","),
+            self.backoff_ms.0,
+            self.backoff_ms.1
         );
         if let Some(p) = &self.parent {
             s.push_str(&format!(";parent={p}"));
@@ -55,6 +60,10 @@ impl PeerConfig {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .collect(),
+            backoff_ms: kv["backoff"]
+                .split_once(',')
+                .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+                .unwrap(),
         }
     }
 }
@@ -149,7 +158,12 @@ pub async fn run_peer() {
     let fd = detector(config.interval_ms, config.pause_ms);
     let mut sinks = vec!["sink"];
     sinks.extend(config.extra_sinks.iter().map(String::as_str));
-    let node = local_node("peer", remote_settings(config.port, &fd), &sinks).await;
+    let settings = RemoteSettings {
+        reconnect_backoff_ms: config.backoff_ms.0,
+        reconnect_backoff_max_ms: config.backoff_ms.1,
+        ..remote_settings(config.port, &fd)
+    };
+    let node = local_node("peer", settings, &sinks).await;
     let sink = node
         .system
         .lookup("/user/sink")
@@ -219,6 +233,25 @@ pub async fn run_peer() {
                 "UNREACHABLE {}",
                 unreachable_samples.load(Ordering::Relaxed)
             )),
+            // A message to the test's `/user/hello`: this side talks first.
+            "greet" => {
+                let parent = config.parent.as_ref().expect("greet needs the parent");
+                let hello = node
+                    .remoting
+                    .resolve::<Load>(&format!("{parent}/user/hello"))
+                    .unwrap();
+                hello.tell(Load::Small { n: 0 });
+                say("GREETED");
+            }
+            // The round trip of this node's heartbeats to the parent: known
+            // once the parent's own control lane reaches this node.
+            "rtt" => {
+                let parent = config.parent.as_ref().expect("rtt needs the parent");
+                match node.remoting.heartbeat_rtt(parent) {
+                    Some(rtt) => say(&format!("RTT {}", rtt.as_micros())),
+                    None => say("RTT none"),
+                }
+            }
             "dead letters" => {
                 for d in dead_letters.values() {
                     say(&format!("DEAD {d}"));

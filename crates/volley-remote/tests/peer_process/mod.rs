@@ -205,14 +205,18 @@ pub fn detector(interval_ms: u64, pause_ms: u64) -> FailureDetectorSettings {
     }
 }
 
+/// The reconnect back-off of both sides unless a test says otherwise.
+pub const BACKOFF_MS: u64 = 50;
+pub const BACKOFF_MAX_MS: u64 = 400;
+
 /// Settings for either side: a short reconnect back-off, so that a
 /// restarted peer is reached soon.
 pub fn remote_settings(port: u16, fd: &FailureDetectorSettings) -> RemoteSettings {
     RemoteSettings {
         port,
         remote_spawn: true,
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 400,
+        reconnect_backoff_ms: BACKOFF_MS,
+        reconnect_backoff_max_ms: BACKOFF_MAX_MS,
         failure_detector: fd.clone(),
         ..RemoteSettings::default()
     }

@@ -13,6 +13,7 @@ mod log_capture;
 mod peer_process;
 #[path = "../raw_peer/mod.rs"]
 mod raw_peer;
+mod restart;
 mod soak;
 mod two_processes;
 

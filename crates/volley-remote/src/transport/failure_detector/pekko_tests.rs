@@ -121,7 +121,7 @@ fn available(
 #[test]
 fn registry_marks_node_available_after_a_series_of_heartbeats() {
     let mut clock = FakeClock::new(&[0, 1000, 100, 100]);
-    let registry = Reachability::new(&registry_settings());
+    let registry = Reachability::new(&registry_settings(), Duration::ZERO);
     let r1 = resource(1);
     for _ in 0..3 {
         heartbeat(&registry, &r1, &mut clock);
@@ -132,10 +132,13 @@ fn registry_marks_node_available_after_a_series_of_heartbeats() {
 #[test]
 fn registry_marks_node_dead_if_heartbeats_are_missed() {
     let mut clock = FakeClock::new(&[0, 1000, 100, 100, 4000, 3000]);
-    let registry = Reachability::new(&FailureDetectorSettings {
-        threshold: 3.0,
-        ..registry_settings()
-    });
+    let registry = Reachability::new(
+        &FailureDetectorSettings {
+            threshold: 3.0,
+            ..registry_settings()
+        },
+        Duration::ZERO,
+    );
     let (r1, r2) = (resource(1), resource(2));
     heartbeat(&registry, &r1, &mut clock); // 0
     heartbeat(&registry, &r1, &mut clock); // 1000
@@ -161,10 +164,13 @@ fn registry_marks_node_dead_if_heartbeats_are_missed() {
 #[test]
 fn registry_accepts_some_configured_missing_heartbeats() {
     let mut clock = FakeClock::new(&[0, 1000, 1000, 1000, 4000, 1000, 1000]);
-    let registry = Reachability::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
-        ..registry_settings()
-    });
+    let registry = Reachability::new(
+        &FailureDetectorSettings {
+            acceptable_heartbeat_pause_ms: 3000,
+            ..registry_settings()
+        },
+        Duration::ZERO,
+    );
     let r1 = resource(1);
     for _ in 0..4 {
         heartbeat(&registry, &r1, &mut clock);
@@ -177,10 +183,13 @@ fn registry_accepts_some_configured_missing_heartbeats() {
 #[test]
 fn registry_fails_after_the_configured_acceptable_missing_heartbeats() {
     let mut clock = FakeClock::new(&[0, 1000, 1000, 1000, 1000, 1000, 500, 500, 5000]);
-    let registry = Reachability::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
-        ..registry_settings()
-    });
+    let registry = Reachability::new(
+        &FailureDetectorSettings {
+            acceptable_heartbeat_pause_ms: 3000,
+            ..registry_settings()
+        },
+        Duration::ZERO,
+    );
     let r1 = resource(1);
     for _ in 0..6 {
         heartbeat(&registry, &r1, &mut clock);
@@ -199,7 +208,7 @@ fn registry_fails_after_the_configured_acceptable_missing_heartbeats() {
 #[test]
 fn registry_forgets_a_removed_node() {
     let mut clock = FakeClock::new(&[0, 1000, 100, 100, 100]);
-    let registry = Reachability::new(&registry_settings());
+    let registry = Reachability::new(&registry_settings(), Duration::ZERO);
     let r1 = resource(1);
     for _ in 0..3 {
         heartbeat(&registry, &r1, &mut clock);
@@ -214,7 +223,7 @@ fn registry_forgets_a_removed_node() {
 #[test]
 fn registry_watches_a_removed_node_again_when_it_heartbeats() {
     let mut clock = FakeClock::new(&[0, 1000, 100, 1100, 1100, 1100, 1100, 1100, 100]);
-    let registry = Reachability::new(&registry_settings());
+    let registry = Reachability::new(&registry_settings(), Duration::ZERO);
     let r1 = resource(1);
     assert_eq!(registry.is_available(&r1), None, "not monitoring yet");
     heartbeat(&registry, &r1, &mut clock); // 0
@@ -255,7 +264,7 @@ fn phi_of(silence_ms: f64, intervals: &[u64], pause_ms: f64, floor_ms: f64) -> f
 fn each_address_has_phi_zero_before_any_heartbeat() {
     // AccrualFailureDetectorSpec, "return phi value of 0.0 on startup for
     // each address, when no heartbeats".
-    let registry = Reachability::new(&registry_settings());
+    let registry = Reachability::new(&registry_settings(), Duration::ZERO);
     let (r1, r2) = (resource(1), resource(2));
     assert_eq!(registry.phi(&r1, Instant::now()), None, "no detector yet");
     registry.peer(&r1).unwrap();
@@ -273,10 +282,13 @@ fn an_expected_node_is_judged_by_the_first_estimate() {
     // AccrualFailureDetectorSpec, "return phi based on guess when only one
     // heartbeat", with `expect` standing for the one heartbeat.
     let mut clock = FakeClock::new(&[0, 1000, 1000, 1000, 1000]);
-    let registry = Reachability::new(&FailureDetectorSettings {
-        min_std_deviation_ms: 100,
-        ..registry_settings()
-    });
+    let registry = Reachability::new(
+        &FailureDetectorSettings {
+            min_std_deviation_ms: 100,
+            ..registry_settings()
+        },
+        Duration::ZERO,
+    );
     let r1 = resource(1);
     registry.expect(&r1, clock.tick());
     let phi1 = registry.phi(&r1, clock.tick()).unwrap();
@@ -307,11 +319,14 @@ fn registry_marks_node_available_again_when_heartbeats_resume() {
     steps.extend([1000; 999]);
     steps.extend([5 * 60 * 1000, 100, 900, 100, 7000, 100, 900, 100, 900]);
     let mut clock = FakeClock::new(&steps);
-    let registry = Reachability::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
-        min_std_deviation_ms: 100,
-        ..registry_settings()
-    });
+    let registry = Reachability::new(
+        &FailureDetectorSettings {
+            acceptable_heartbeat_pause_ms: 3000,
+            min_std_deviation_ms: 100,
+            ..registry_settings()
+        },
+        Duration::ZERO,
+    );
     let r1 = resource(1);
     let unreachable = ReachabilityEvent::Unreachable(r1.clone());
     let reachable = ReachabilityEvent::Reachable(r1.clone());

@@ -309,3 +309,77 @@ fn history_keeps_at_most_max_samples() {
     assert!(close(h.mean(), 103.333_333, 1e-5));
     assert!(close(h.variance(), 688.888_888_89, 1e-5));
 }
+
+/// A detector whose first estimate's deviation (a quarter of the
+/// interval) is the floor: a history that starts at the first heartbeat
+/// and then sees regular ones stays at the floor.
+fn floor_estimate_settings() -> FailureDetectorSettings {
+    FailureDetectorSettings {
+        heartbeat_interval_ms: 400,
+        threshold: 10.0,
+        acceptable_heartbeat_pause_ms: 1000,
+        min_std_deviation_ms: 100,
+        max_sample_size: 200,
+    }
+}
+
+/// Judging a node before its first heartbeat (`expect`) leaves nothing in
+/// the statistics: the first real heartbeat, a few milliseconds later,
+/// starts the history, and the deviation stays at its floor (a sample of
+/// those few milliseconds would raise it to about twice the floor).
+#[test]
+fn judging_before_the_first_heartbeat_leaves_the_statistics_alone() {
+    let start = Instant::now();
+    let at = |ms: u64| start + Duration::from_millis(ms);
+    let mut expected_first = PhiAccrualFailureDetector::new(&floor_estimate_settings());
+    let mut heartbeats_only = PhiAccrualFailureDetector::new(&floor_estimate_settings());
+    expected_first.expect(at(0), Duration::from_secs(6));
+    for ms in (3..=3 + 5 * 400).step_by(400) {
+        expected_first.heartbeat(at(ms));
+        heartbeats_only.heartbeat(at(ms));
+        assert_eq!(expected_first.std_deviation(), 100.0, "at {ms} ms");
+        assert_eq!(expected_first.mean(), 400.0, "at {ms} ms");
+    }
+    // The same verdicts as a detector that only ever saw the heartbeats.
+    for silence in [0, 1000, 1500, 2000, 2500] {
+        let now = at(2003 + silence);
+        assert_eq!(expected_first.phi(now), heartbeats_only.phi(now));
+    }
+}
+
+/// Before its first heartbeat, a node expected at `t0` is given the grace
+/// on top of the usual silence; once it has sent one, the grace is gone.
+#[test]
+fn the_grace_lasts_until_the_first_heartbeat() {
+    let start = Instant::now();
+    let at = |ms: u64| start + Duration::from_millis(ms);
+    let grace = Duration::from_millis(6000);
+    // Usual bound: mean 400 + pause 1000 + about six deviations of 100.
+    let mut silent = PhiAccrualFailureDetector::new(&floor_estimate_settings());
+    silent.expect(at(0), grace);
+    assert!(silent.is_available(at(3000)), "judged without the grace");
+    assert!(
+        silent.is_available(at(6000 + 1400)),
+        "judged within the grace"
+    );
+    assert!(!silent.is_available(at(6000 + 2400)), "never given up");
+    let mut heard = PhiAccrualFailureDetector::new(&floor_estimate_settings());
+    heard.expect(at(0), grace);
+    heard.heartbeat(at(10));
+    assert!(heard.is_available(at(10 + 1400)));
+    assert!(
+        !heard.is_available(at(10 + 2400)),
+        "the grace outlived the first heartbeat"
+    );
+}
+
+/// `expect` on a node already heard from changes nothing.
+#[test]
+fn expecting_a_node_already_heard_from_changes_nothing() {
+    let start = Instant::now();
+    let at = |ms: u64| start + Duration::from_millis(ms);
+    let mut fd = PhiAccrualFailureDetector::new(&floor_estimate_settings());
+    fd.heartbeat(at(0));
+    fd.expect(at(2000), Duration::from_secs(6));
+    assert!(!fd.is_available(at(2400)), "expect restarted the silence");
+}

@@ -13,4 +13,5 @@ mod partition;
 mod quarantine;
 mod reconnect;
 mod remoting;
+mod restart_redial;
 mod system_messages;

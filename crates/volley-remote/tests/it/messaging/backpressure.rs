@@ -233,6 +233,10 @@ async fn a_peer_that_never_reads_is_given_up_and_the_waiting_send_fails() {
             acceptable_heartbeat_pause_ms: 400,
             ..Default::default()
         },
+        // A node that never heartbeats is given the longest reconnect
+        // pause on top of the acceptable one: keep it short.
+        reconnect_backoff_ms: 50,
+        reconnect_backoff_max_ms: 200,
         ..RemoteSettings::default()
     };
     let StalledPeer {
