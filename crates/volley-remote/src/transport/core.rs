@@ -67,6 +67,8 @@ pub(crate) struct RemotingCore {
     pub(crate) tls: Option<TlsContext>,
     /// Checks of the addresses nodes that dial in claim.
     pub(crate) probes: Probes,
+    /// What the refs peers declared on the open connections keep.
+    pub(crate) import_meter: Arc<super::ref_tables::import_bytes::ImportMeter>,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
@@ -104,6 +106,7 @@ impl RemotingCore {
             secret,
             tls,
             probes: Probes::default(),
+            import_meter: Default::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
