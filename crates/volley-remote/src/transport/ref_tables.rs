@@ -114,6 +114,8 @@ pub(crate) struct ExportTable {
     pending: Vec<(u32, AnyRef)>,
     request: RequestSlot,
     max_lasting: usize,
+    /// How many lasting refs `by_uid` holds.
+    lasting_len: usize,
 }
 
 /// Warnings about a full export table, at most this many a second.
@@ -132,6 +134,7 @@ impl Default for ExportTable {
             pending: Vec::new(),
             request: RequestSlot::Armed,
             max_lasting: usize::MAX,
+            lasting_len: 0,
         }
     }
 }
@@ -217,6 +220,7 @@ impl ExportTable {
             .entry(actor.uid())
             .or_default()
             .push((actor.clone(), id));
+        self.lasting_len += 1;
         self.pending.push((id, actor.clone()));
         id
     }
@@ -238,28 +242,45 @@ impl ExportTable {
     /// Sending such a ref again declares it anew.
     #[cold]
     fn release_stopped(&mut self) {
+        self.release_where(|actor| actor.as_remote().is_none() && actor.is_terminated());
+        self.ids.swept();
+    }
+
+    /// Takes the refs `gone` picks out of the table, as `release_stopped`
+    /// does those of stopped actors; returns how many. The caller must
+    /// make sure no route trusts the ids it cached for them (a remote
+    /// ref's route caches its id: see `LaneState::generation`).
+    #[cold]
+    pub(crate) fn release_gone(&mut self, gone: impl FnMut(&AnyRef) -> bool) -> usize {
+        self.release_where(gone)
+    }
+
+    fn release_where(&mut self, mut gone: impl FnMut(&AnyRef) -> bool) -> usize {
         let ExportTable {
             by_uid,
             recent,
             ids,
+            lasting_len,
             ..
         } = self;
+        let before = *lasting_len;
         by_uid.retain(|_, bucket| {
             bucket.retain(|(actor, id)| {
-                let stopped = actor.as_remote().is_none() && actor.is_terminated();
-                if stopped {
-                    // The cache must not answer for it: once the ref is
-                    // dropped, another actor may get its identity.
-                    for slot in recent.iter_mut().filter(|slot| slot.1 == *id) {
-                        *slot = (None, 0);
-                    }
-                    ids.release(*id, actor.clone());
+                if !gone(actor) {
+                    return true;
                 }
-                !stopped
+                // The cache must not answer for it: once the ref is
+                // dropped, another actor may get its identity.
+                for slot in recent.iter_mut().filter(|slot| slot.1 == *id) {
+                    *slot = (None, 0);
+                }
+                ids.release(*id, actor.clone());
+                *lasting_len -= 1;
+                false
             });
             !bucket.is_empty()
         });
-        ids.swept();
+        before - *lasting_len
     }
 
     /// The id of an already declared actor, without building a handle.
@@ -355,7 +376,13 @@ impl ExportTable {
     /// How many lasting refs are declared.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.by_uid.values().map(Vec::len).sum()
+        self.lasting_len
+    }
+
+    /// The refs the table holds: the lasting ones, and the released ones
+    /// not yet let go of (what a new connection would declare).
+    pub(crate) fn held(&self) -> usize {
+        self.lasting_len + self.ids.released_len()
     }
 
     /// Runs `f` with this table as the one `ActorRef` serialization uses.
