@@ -22,8 +22,7 @@ use std::sync::Arc;
 
 use common::{add, eventually, free_port, Calc, Node, T};
 use peer_process::{
-    associated, detector, local_node, record_events, remote_settings, Peer,
-    PeerConfig, Seen,
+    associated, detector, local_node, record_events, remote_settings, Peer, PeerConfig, Seen,
 };
 use volley::{Actor, ActorRef, AnyRef, Context, HandleResult, Props, Terminated};
 use volley_remote::wire::Address;
@@ -177,9 +176,7 @@ impl Watching {
             End::Restart => peer.kill(),
             End::Quarantine => {
                 peer.kill();
-                let quarantined = |e: &RemotingEvent| {
-                    matches!(e, RemotingEvent::Quarantined { uid, .. } if *uid == gone)
-                };
+                let quarantined = |e: &RemotingEvent| matches!(e, RemotingEvent::Quarantined { uid, .. } if *uid == gone);
                 // Not a test of the detector's timing: a generous bound.
                 peer_process::wait_until(2 * T, "the killed peer's quarantine", || {
                     self.events.values().iter().any(quarantined)
@@ -210,7 +207,9 @@ async fn restarts(rounds: usize) -> (usize, usize) {
     let mut rss_at_10 = 0;
     for round in 0..rounds {
         held.push(w.round(&address, round).await);
-        peer = w.next(peer, ends[round % ends.len()], port, round + 1).await;
+        peer = w
+            .next(peer, ends[round % ends.len()], port, round + 1)
+            .await;
         if round == 9 {
             rss_at_10 = raw_peer::rss_bytes();
         }

@@ -181,7 +181,10 @@ mod tests {
         assert_eq!(r.limits.max_decode_depth, 128, "the others keep defaults");
         let cases = [
             ("max_imported_refs = 0", "limits.max_imported_refs"),
-            ("max_imported_ref_bytes = 1000", "limits.max_imported_ref_bytes"),
+            (
+                "max_imported_ref_bytes = 1000",
+                "limits.max_imported_ref_bytes",
+            ),
             ("max_decode_depth = 100000", "limits.max_decode_depth"),
             ("idle_timeout_ms = 1500", "limits.idle_timeout_ms"),
             (

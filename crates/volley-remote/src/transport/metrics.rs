@@ -166,8 +166,7 @@ impl AssociationMetrics {
         self.associations.set(all.len() as f64);
         self.imported_ref_bytes
             .set(core.import_meter.bytes() as f64);
-        self.import_refusals
-            .absolute(core.import_meter.refusals());
+        self.import_refusals.absolute(core.import_meter.refusals());
         self.by_node
             .retain(|node, _| all.iter().any(|a| a.remote == *node));
         for association in &all {

@@ -472,9 +472,7 @@ impl ImportTable {
 
     /// What `id`'s uid-less path costs now.
     fn selection_bytes(&self, id: u32) -> usize {
-        self.selections
-            .get(id)
-            .map_or(0, import_bytes::selection)
+        self.selections.get(id).map_or(0, import_bytes::selection)
     }
 
     /// Declares `id` as the uid-less ref to `path`, a path of this node,

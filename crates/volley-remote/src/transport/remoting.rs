@@ -198,7 +198,10 @@ impl Remoting {
     #[doc(hidden)]
     pub fn exported_refs(&self, node: &Address) -> Option<usize> {
         let association = self.core.associations.find(node)?;
-        let held = association.lanes().iter().map(|l| l.traffic().exported_refs);
+        let held = association
+            .lanes()
+            .iter()
+            .map(|l| l.traffic().exported_refs);
         Some(held.sum::<u64>() as usize)
     }
 

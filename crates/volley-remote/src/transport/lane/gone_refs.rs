@@ -102,5 +102,4 @@ impl<C: LaneConnection> OutboundLane<C> {
         st.generation = st.generation.wrapping_add(1).max(1);
         dropped
     }
-
 }

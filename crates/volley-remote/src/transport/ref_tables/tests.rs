@@ -268,7 +268,10 @@ fn the_byte_budget_counts_every_kind_of_entry_and_refuses_past_it() {
     let id = TEMPORARY_IDS + 1;
     imports.declare(id, local.to_any()).unwrap();
     let slot = imports.bytes();
-    assert!(slot > 0 && slot < 200, "a local actor costs its slot: {slot}");
+    assert!(
+        slot > 0 && slot < 200,
+        "a local actor costs its slot: {slot}"
+    );
     imports.declare(id, local.to_any()).unwrap();
     assert_eq!(imports.bytes(), slot, "re-declaring counts once");
     let short = remote("/user/a", 1);
@@ -283,7 +286,9 @@ fn the_byte_budget_counts_every_kind_of_entry_and_refuses_past_it() {
     let elements = kilobyte_path('c');
     let path = volley::ActorPath::parse(&format!("volley://budget@127.0.0.1:1{elements}")).unwrap();
     let before = imports.bytes();
-    imports.declare_selection(id + 2, path.clone(), None).unwrap();
+    imports
+        .declare_selection(id + 2, path.clone(), None)
+        .unwrap();
     assert!(imports.bytes() >= before + 1000, "so does a uid-less path");
     assert_eq!(meter.bytes(), imports.bytes(), "the node's total follows");
     imports.forget(id + 1);
@@ -302,8 +307,16 @@ fn the_byte_budget_counts_every_kind_of_entry_and_refuses_past_it() {
     assert!(imports.bytes() <= 64 * 1024);
     assert!(!imports.may_rebind(next), "the refused path is not kept");
     assert_eq!(meter.refusals(), 1);
-    assert_eq!(imports.get(id).unwrap().actor(), &local.to_any(), "the rest is intact");
+    assert_eq!(
+        imports.get(id).unwrap().actor(),
+        &local.to_any(),
+        "the rest is intact"
+    );
     drop(imports);
-    assert_eq!(meter.bytes(), 0, "a closed connection's bytes leave the total");
+    assert_eq!(
+        meter.bytes(),
+        0,
+        "a closed connection's bytes leave the total"
+    );
     rt.block_on(system.terminate());
 }
