@@ -23,20 +23,23 @@ pub struct LimitSettings {
     pub max_imported_refs: usize,
     /// Most bytes the refs a peer declared on one inbound connection may
     /// keep in memory, as the connection estimates them: every ref counts
-    /// its slot, a ref to another node (or a placeholder) its handle,
-    /// route and path, a uid-less ref to a local path its path (see
-    /// docs/wire-protocol.md, "Limits"). Bounds what long paths can cost,
-    /// which `max_imported_refs` alone does not. Past it the connection is
-    /// closed like past `max_imported_refs`, and counted in
-    /// `volley_remote_import_refusals_total`. Between 64 KiB and 1 GiB.
-    /// Default 2 MiB.
+    /// its slot, a ref to a remote actor (or a reply handle, or a
+    /// placeholder) its handle, route and path, a uid-less ref to a local
+    /// path its path (docs/wire-protocol.md §14). Bounds what long paths
+    /// can cost, which `max_imported_refs` alone does not, and with the
+    /// connection caps what peers can make this node hold. Past it the
+    /// connection is closed like past `max_imported_refs`, and counted in
+    /// `volley_remote_import_refusals_total`. A volley peer reaches it
+    /// only with thousands of refs to remote actors on one lane. Between
+    /// 64 KiB and 1 GiB. Default 4 MiB.
     pub max_imported_ref_bytes: usize,
     /// Most lasting refs this node declares to one peer on one lane. The
     /// lane's table is kept across reconnects; it lets go of the refs of
     /// local actors that have stopped and of remote actors whose node's
     /// incarnation is gone (restarted, quarantined, left). Past it a ref
     /// that needs a new id is declared again with each message that
-    /// carries it. Keep it at most the peers' `max_imported_refs`.
+    /// carries it. Keep it at most the peers' `max_imported_refs` (and
+    /// what they declare within their `max_imported_ref_bytes`).
     /// Default 16384.
     pub max_exported_refs: usize,
     /// Deepest nesting of a serde payload (structs, enums, sequences, maps,
@@ -75,7 +78,7 @@ impl Default for LimitSettings {
     fn default() -> Self {
         LimitSettings {
             max_imported_refs: 16_384,
-            max_imported_ref_bytes: 2 * 1024 * 1024,
+            max_imported_ref_bytes: 4 * 1024 * 1024,
             max_exported_refs: 16_384,
             max_decode_depth: crate::serialization::DEFAULT_MAX_DEPTH,
             max_decode_collection_bytes: crate::serialization::DEFAULT_MAX_COLLECTION_BYTES,
