@@ -71,6 +71,8 @@ pub(crate) struct RemotingCore {
     /// The inbound connections of each incarnation, ended at once when it
     /// is gone (`inbound_end.rs`).
     pub(crate) inbound_lives: super::inbound_end::InboundLives,
+    /// What the refs peers declared on the open connections keep.
+    pub(crate) import_meter: Arc<super::ref_tables::import_bytes::ImportMeter>,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
@@ -112,6 +114,7 @@ impl RemotingCore {
             tls,
             probes: Probes::new(system.settings().metrics.enabled.then(|| system.name())),
             inbound_lives: Default::default(),
+            import_meter: Default::default(),
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),

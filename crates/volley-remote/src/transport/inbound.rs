@@ -195,7 +195,7 @@ async fn read_loop(
         config.max_frame_len = core.settings.max_frame_size;
     }
     let decoder = Decoder::new(config);
-    let mut imports = ImportTable::new(&core.settings.limits);
+    let mut imports = ImportTable::new(&core.settings.limits, &core.import_meter);
     let association = core.associations.find(&peer);
     let mut peer = Peer {
         root: ActorPath::parse(&format!("{peer}/"))

@@ -297,6 +297,7 @@ impl RemotingCore {
         uid: Option<u64>,
         reason: DisassociationReason,
     ) {
+        self.forget_refs_of_gone_incarnations(association);
         let ended = self.remote_watches.address_terminated(&association.remote);
         tracing::debug!(remote = %association.remote, ?uid, ended, "address terminated");
         self.publish(RemotingEvent::AddressTerminated {

@@ -33,6 +33,7 @@ use crate::wire::{Address, Encoder, Lane, MessageHeader, Pdu, PduKind, RefId, DE
 
 mod declarations;
 mod framing;
+mod gone_refs;
 mod idleness;
 mod token;
 

@@ -21,12 +21,26 @@ pub struct LimitSettings {
     /// Past it the connection is closed with a protocol error. Default
     /// 16384.
     pub max_imported_refs: usize,
+    /// Most bytes the refs a peer declared on one inbound connection may
+    /// keep in memory, as the connection estimates them: every ref counts
+    /// its slot, a ref to a remote actor (or a reply handle, or a
+    /// placeholder) its handle, route and path, a uid-less ref to a local
+    /// path its path (docs/wire-protocol.md §14). Bounds what long paths
+    /// can cost, which `max_imported_refs` alone does not, and with the
+    /// connection caps what peers can make this node hold. Past it the
+    /// connection is closed like past `max_imported_refs`, and counted in
+    /// `volley_remote_import_refusals_total`. A volley peer reaches it
+    /// only with thousands of refs to remote actors on one lane. Between
+    /// 64 KiB and 1 GiB. Default 4 MiB.
+    pub max_imported_ref_bytes: usize,
     /// Most lasting refs this node declares to one peer on one lane. The
-    /// lane's table is kept across reconnects and, for now, keeps the refs
-    /// of actors that have stopped, for as long as the association lives.
-    /// Past it a message that needs a new one is refused (a send error,
-    /// counted as a dead letter). Keep it at most the peers'
-    /// `max_imported_refs`. Default 16384.
+    /// lane's table is kept across reconnects; it lets go of the refs of
+    /// local actors that have stopped and of remote actors whose node's
+    /// incarnation is gone (restarted, quarantined, left). Past it a ref
+    /// that needs a new id is declared again with each message that
+    /// carries it. Keep it at most the peers' `max_imported_refs` (and
+    /// what they declare within their `max_imported_ref_bytes`).
+    /// Default 16384.
     pub max_exported_refs: usize,
     /// Deepest nesting of a serde payload (structs, enums, sequences, maps,
     /// options inside each other). A deeper payload is one undeliverable
@@ -64,6 +78,7 @@ impl Default for LimitSettings {
     fn default() -> Self {
         LimitSettings {
             max_imported_refs: 16_384,
+            max_imported_ref_bytes: 4 * 1024 * 1024,
             max_exported_refs: 16_384,
             max_decode_depth: crate::serialization::DEFAULT_MAX_DEPTH,
             max_decode_collection_bytes: crate::serialization::DEFAULT_MAX_COLLECTION_BYTES,
@@ -80,6 +95,12 @@ impl LimitSettings {
         let out_of_range = |key, reason| Err(RemoteSettingsError::OutOfRange { key, reason });
         if self.max_imported_refs == 0 {
             return out_of_range("limits.max_imported_refs", "must be at least 1");
+        }
+        if !(64 * 1024..=1024 * 1024 * 1024).contains(&self.max_imported_ref_bytes) {
+            return out_of_range(
+                "limits.max_imported_ref_bytes",
+                "must be between 64 KiB and 1 GiB",
+            );
         }
         if self.max_exported_refs == 0 {
             return out_of_range("limits.max_exported_refs", "must be at least 1");
@@ -127,6 +148,8 @@ impl LimitSettings {
 pub(crate) enum LimitError {
     #[error("the peer declared more than {max} refs on one connection (limits.max_imported_refs)")]
     TooManyImportedRefs { max: usize },
+    #[error("the refs the peer declared on one connection would keep over {max} bytes (limits.max_imported_ref_bytes)")]
+    ImportedRefBytes { max: usize },
 }
 
 impl super::core::RemotingCore {
@@ -161,6 +184,10 @@ mod tests {
         assert_eq!(r.limits.max_decode_depth, 128, "the others keep defaults");
         let cases = [
             ("max_imported_refs = 0", "limits.max_imported_refs"),
+            (
+                "max_imported_ref_bytes = 1000",
+                "limits.max_imported_ref_bytes",
+            ),
             ("max_decode_depth = 100000", "limits.max_decode_depth"),
             ("idle_timeout_ms = 1500", "limits.idle_timeout_ms"),
             (

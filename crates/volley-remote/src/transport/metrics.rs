@@ -36,6 +36,9 @@ pub const REMOTE_METRIC_NAMES: &[&str] = &[
     "volley_remote_associations",
     "volley_remote_address_checks_total",
     "volley_remote_address_checks_limited_total",
+    "volley_remote_exported_refs",
+    "volley_remote_imported_ref_bytes",
+    "volley_remote_import_refusals_total",
 ];
 
 /// What one association's lanes record per batch a writer takes.
@@ -87,6 +90,8 @@ pub(crate) struct LaneTraffic {
     pub(crate) connects: u64,
     /// Bytes queued that no writer has taken yet.
     pub(crate) queued_bytes: u64,
+    /// Refs the lane's export table holds.
+    pub(crate) exported_refs: u64,
 }
 
 /// The handles of one remote node.
@@ -100,6 +105,7 @@ struct Handles {
     reconnects: Counter,
     phi: Gauge,
     heartbeat_rtt: Histogram,
+    exported_refs: Gauge,
 }
 
 impl Handles {
@@ -115,6 +121,7 @@ impl Handles {
             reconnects: metrics::counter!("volley_remote_reconnects_total", &labels),
             phi: metrics::gauge!("volley_remote_phi", &labels),
             heartbeat_rtt: metrics::histogram!("volley_remote_heartbeat_rtt_seconds", &labels),
+            exported_refs: metrics::gauge!("volley_remote_exported_refs", &labels),
         }
     }
 }
@@ -125,6 +132,8 @@ pub(crate) struct AssociationMetrics {
     every: Duration,
     last: Option<Instant>,
     associations: Gauge,
+    imported_ref_bytes: Gauge,
+    import_refusals: Counter,
     by_node: HashMap<Address, Handles>,
 }
 
@@ -138,6 +147,8 @@ impl AssociationMetrics {
         let system = core.system.name().to_string();
         Some(AssociationMetrics {
             associations: metrics::gauge!("volley_remote_associations", "system" => system.clone()),
+            imported_ref_bytes: metrics::gauge!("volley_remote_imported_ref_bytes", "system" => system.clone()),
+            import_refusals: metrics::counter!("volley_remote_import_refusals_total", "system" => system.clone()),
             system,
             every: Duration::from_millis(settings.sample_interval_ms),
             last: None,
@@ -155,6 +166,9 @@ impl AssociationMetrics {
         self.last = Some(now);
         let all = core.associations.all();
         self.associations.set(all.len() as f64);
+        self.imported_ref_bytes
+            .set(core.import_meter.bytes() as f64);
+        self.import_refusals.absolute(core.import_meter.refusals());
         self.by_node
             .retain(|node, _| all.iter().any(|a| a.remote == *node));
         for association in &all {
@@ -168,6 +182,7 @@ impl AssociationMetrics {
                 frames_out: 0,
                 connects: 0,
                 queued_bytes: 0,
+                exported_refs: 0,
             };
             let mut reconnects = 0;
             for lane in association.lanes() {
@@ -176,6 +191,7 @@ impl AssociationMetrics {
                 out.frames_out += t.frames_out;
                 out.connects += t.connects;
                 out.queued_bytes += t.queued_bytes;
+                out.exported_refs += t.exported_refs;
                 // A lane's first connection is not a reconnect.
                 reconnects += t.connects.saturating_sub(1);
             }
@@ -184,6 +200,7 @@ impl AssociationMetrics {
             handles.connects.absolute(out.connects);
             handles.reconnects.absolute(reconnects);
             handles.queued.set(out.queued_bytes as f64);
+            handles.exported_refs.set(out.exported_refs as f64);
             handles
                 .bytes_in
                 .absolute(association.bytes_in.load(Relaxed));

@@ -16,6 +16,7 @@
 //! count).
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use volley::remote::codec::{self, ImportedRef, RefCodec, RefToEncode};
 use volley::{ActorPath, AnyRef, TargetKey};
@@ -25,7 +26,9 @@ use super::limits::{LimitError, LimitSettings};
 use super::reply_handles::is_local_reply_handle;
 use super::support::FastMap;
 use crate::wire::REQUEST_REPLY_REF;
+use import_bytes::{ImportBudget, ImportMeter};
 use lasting_ids::LastingIds;
+use selections::Selections;
 
 scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
 scoped_tls::scoped_thread_local!(static IMPORT: ImportTable);
@@ -111,6 +114,8 @@ pub(crate) struct ExportTable {
     pending: Vec<(u32, AnyRef)>,
     request: RequestSlot,
     max_lasting: usize,
+    /// How many lasting refs `by_uid` holds.
+    lasting_len: usize,
 }
 
 /// Warnings about a full export table, at most this many a second.
@@ -129,6 +134,7 @@ impl Default for ExportTable {
             pending: Vec::new(),
             request: RequestSlot::Armed,
             max_lasting: usize::MAX,
+            lasting_len: 0,
         }
     }
 }
@@ -214,6 +220,7 @@ impl ExportTable {
             .entry(actor.uid())
             .or_default()
             .push((actor.clone(), id));
+        self.lasting_len += 1;
         self.pending.push((id, actor.clone()));
         id
     }
@@ -235,28 +242,45 @@ impl ExportTable {
     /// Sending such a ref again declares it anew.
     #[cold]
     fn release_stopped(&mut self) {
+        self.release_where(|actor| actor.as_remote().is_none() && actor.is_terminated());
+        self.ids.swept();
+    }
+
+    /// Takes the refs `gone` picks out of the table, as `release_stopped`
+    /// does those of stopped actors; returns how many. The caller must
+    /// make sure no route trusts the ids it cached for them (a remote
+    /// ref's route caches its id: see `LaneState::generation`).
+    #[cold]
+    pub(crate) fn release_gone(&mut self, gone: impl FnMut(&AnyRef) -> bool) -> usize {
+        self.release_where(gone)
+    }
+
+    fn release_where(&mut self, mut gone: impl FnMut(&AnyRef) -> bool) -> usize {
         let ExportTable {
             by_uid,
             recent,
             ids,
+            lasting_len,
             ..
         } = self;
+        let before = *lasting_len;
         by_uid.retain(|_, bucket| {
             bucket.retain(|(actor, id)| {
-                let stopped = actor.as_remote().is_none() && actor.is_terminated();
-                if stopped {
-                    // The cache must not answer for it: once the ref is
-                    // dropped, another actor may get its identity.
-                    for slot in recent.iter_mut().filter(|slot| slot.1 == *id) {
-                        *slot = (None, 0);
-                    }
-                    ids.release(*id, actor.clone());
+                if !gone(actor) {
+                    return true;
                 }
-                !stopped
+                // The cache must not answer for it: once the ref is
+                // dropped, another actor may get its identity.
+                for slot in recent.iter_mut().filter(|slot| slot.1 == *id) {
+                    *slot = (None, 0);
+                }
+                ids.release(*id, actor.clone());
+                *lasting_len -= 1;
+                false
             });
             !bucket.is_empty()
         });
-        ids.swept();
+        before - *lasting_len
     }
 
     /// The id of an already declared actor, without building a handle.
@@ -352,7 +376,13 @@ impl ExportTable {
     /// How many lasting refs are declared.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.by_uid.values().map(Vec::len).sum()
+        self.lasting_len
+    }
+
+    /// The refs the table holds: the lasting ones, and the released ones
+    /// not yet let go of (what a new connection would declare).
+    pub(crate) fn held(&self) -> usize {
+        self.lasting_len + self.ids.released_len()
     }
 
     /// Runs `f` with this table as the one `ActorRef` serialization uses.
@@ -371,8 +401,9 @@ fn slot_of(key: TargetKey) -> usize {
 }
 
 /// Refs the peer has declared on one connection, by id: memory in
-/// proportion to the entries whatever ids the peer picks, and at most
-/// `limits.max_imported_refs` of them (`id_slots.rs`).
+/// proportion to the entries whatever ids the peer picks, at most
+/// `limits.max_imported_refs` of them (`id_slots.rs`), and at most
+/// `limits.max_imported_ref_bytes` of memory (`import_bytes.rs`).
 /// It also carries the decode limits of the payloads read with it.
 pub(crate) struct ImportTable {
     slots: IdSlots<ImportedRef>,
@@ -382,44 +413,74 @@ pub(crate) struct ImportTable {
     /// when the bound actor is gone or was never there (`rebind`). Kept
     /// apart from `slots` so that the lookup of every message's recipient
     /// stays as it is; capped like them.
-    selections: FastMap<u32, ActorPath>,
+    selections: Selections,
+    budget: ImportBudget,
     max_depth: u32,
     max_collection_bytes: usize,
 }
 
 impl ImportTable {
-    /// An empty table within `limits`.
-    pub(crate) fn new(limits: &LimitSettings) -> Self {
+    /// An empty table within `limits`, counted in `meter`.
+    pub(crate) fn new(limits: &LimitSettings, meter: &Arc<ImportMeter>) -> Self {
         ImportTable {
             slots: IdSlots::new(limits.max_imported_refs),
-            selections: FastMap::default(),
+            selections: Selections::default(),
+            budget: ImportBudget::new(limits.max_imported_ref_bytes, meter.clone()),
             max_depth: limits.max_decode_depth,
             max_collection_bytes: limits.max_decode_collection_bytes,
         }
     }
 
     /// Binds `id` (re-declaring replaces the entry); a new id past the
-    /// cap is refused, and the connection must end.
+    /// cap, or past the byte budget, is refused, and the connection must
+    /// end.
     pub(crate) fn declare(&mut self, id: u32, actor: AnyRef) -> Result<(), LimitError> {
         // Checked first: a remote ask declares a reply handle, and most
         // connections never see a uid-less local path.
-        if !self.selections.is_empty() {
-            self.selections.remove(&id);
+        let old_path = match self.selections.is_empty() {
+            true => 0,
+            false => self.selection_bytes(id),
+        };
+        let old = old_path + self.slot_bytes(id);
+        let new = import_bytes::entry(&actor);
+        self.budget.check(old, new)?;
+        self.bind(id, actor)?;
+        if old_path != 0 {
+            self.selections.remove(id);
         }
-        self.bind(id, actor)
+        self.budget.commit(old, new);
+        Ok(())
     }
 
+    /// Puts `actor` in `id`'s slot; the caller accounts for it.
     fn bind(&mut self, id: u32, actor: AnyRef) -> Result<(), LimitError> {
         self.slots
             .insert(id, ImportedRef::new(actor))
-            .map_err(|Full { max }| LimitError::TooManyImportedRefs { max })
+            .map_err(|Full { max }| {
+                self.budget.refused();
+                LimitError::TooManyImportedRefs { max }
+            })
+    }
+
+    /// What `id`'s slot costs now.
+    #[inline]
+    fn slot_bytes(&self, id: u32) -> usize {
+        self.slots
+            .get(id)
+            .map_or(0, |e| import_bytes::entry(e.actor()))
+    }
+
+    /// What `id`'s uid-less path costs now.
+    fn selection_bytes(&self, id: u32) -> usize {
+        self.selections.get(id).map_or(0, import_bytes::selection)
     }
 
     /// Declares `id` as the uid-less ref to `path`, a path of this node,
     /// bound to `actor`: the actor there now if there is one (a control
     /// lane binds a placeholder that answers a watch when nobody is; it
     /// counts as terminated, so `rebind` replaces it). A new id past the
-    /// cap is refused, and the connection must end.
+    /// cap, or past the byte budget, is refused, and the connection must
+    /// end.
     pub(crate) fn declare_selection(
         &mut self,
         id: u32,
@@ -427,21 +488,29 @@ impl ImportTable {
         actor: Option<AnyRef>,
     ) -> Result<(), LimitError> {
         let max = self.slots.max();
-        if self.selections.len() >= max && !self.selections.contains_key(&id) {
+        if self.selections.len() >= max && !self.selections.contains(id) {
+            self.budget.refused();
             return Err(LimitError::TooManyImportedRefs { max });
         }
+        let old = self.selection_bytes(id) + self.slot_bytes(id);
+        let elements = path.elements();
+        let new = import_bytes::selection(elements) + actor.as_ref().map_or(0, import_bytes::entry);
+        self.budget.check(old, new)?;
         match actor {
             Some(actor) => self.bind(id, actor)?,
             None => self.slots.remove(id),
         }
-        self.selections.insert(id, path);
+        self.selections.insert(id, elements);
+        self.budget.commit(old, new);
         Ok(())
     }
 
     /// Unbinds `id`: messages naming it become dead letters.
     pub(crate) fn forget(&mut self, id: u32) {
+        let old = self.selection_bytes(id) + self.slot_bytes(id);
         self.slots.remove(id);
-        self.selections.remove(&id);
+        self.selections.remove(id);
+        self.budget.commit(old, 0);
     }
 
     /// Whether the peer declared any uid-less ref to a local path.
@@ -454,7 +523,7 @@ impl ImportTable {
     /// bind again. The reader asks only about a message that would
     /// otherwise be a dead letter.
     pub(crate) fn may_rebind(&self, id: u32) -> bool {
-        self.selections.contains_key(&id)
+        self.selections.contains(id)
     }
 
     /// Binds the uid-less ref `id` to the live actor at its path now, if
@@ -463,18 +532,24 @@ impl ImportTable {
     /// that are dead letters anyway, and no memory: nothing is kept.
     #[cold]
     pub(crate) fn rebind(&mut self, id: u32, system: &volley::ActorSystem) -> bool {
-        let Some(path) = self.selections.get(&id) else {
+        let Some(elements) = self.selections.get(id) else {
             return false;
         };
-        let Some(actor) = system.lookup(path.elements()).ok().flatten() else {
+        let Some(actor) = system.lookup(elements).ok().flatten() else {
             return false;
         };
         if self.slots.get(id).is_some_and(|old| old.actor() == &actor) {
             return false;
         }
-        // Full only if the id was unbound and the table is at its cap: the
-        // message stays a dead letter.
-        self.bind(id, actor).is_ok()
+        let old = self.slot_bytes(id);
+        let new = import_bytes::entry(&actor);
+        // Past the cap (the id was unbound and the table is full) or the
+        // budget, the message stays a dead letter.
+        if self.budget.check(old, new).is_err() || self.bind(id, actor).is_err() {
+            return false;
+        }
+        self.budget.commit(old, new);
+        true
     }
 
     /// Whether `id` is a uid-less local ref bound to no actor or to one
@@ -493,6 +568,12 @@ impl ImportTable {
         self.slots.get(id)
     }
 
+    /// What the table keeps, as its budget counts it.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.budget.used()
+    }
+
     /// Runs `f` with this table as the one `ActorRef` deserialization uses.
     /// Payloads decoded meanwhile are held to this connection's limits.
     pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
@@ -502,6 +583,8 @@ impl ImportTable {
     }
 }
 
+pub(crate) mod import_bytes;
 mod lasting_ids;
+mod selections;
 #[cfg(test)]
 mod tests;

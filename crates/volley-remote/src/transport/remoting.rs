@@ -186,6 +186,36 @@ impl Remoting {
         })
     }
 
+    /// What the refs peers declared on this node's open connections keep
+    /// in memory, as the connections estimate it (each within
+    /// `limits.max_imported_ref_bytes`); the metric
+    /// `volley_remote_imported_ref_bytes`.
+    #[doc(hidden)]
+    pub fn imported_ref_bytes(&self) -> usize {
+        self.core.import_meter.bytes()
+    }
+
+    /// Declarations refused for `limits.max_imported_refs` or
+    /// `limits.max_imported_ref_bytes` so far; the metric
+    /// `volley_remote_import_refusals_total`.
+    #[doc(hidden)]
+    pub fn import_refusals(&self) -> u64 {
+        self.core.import_meter.refusals()
+    }
+
+    /// How many refs this node's lanes to `node` have declared and still
+    /// hold (what a new connection declares again); the metric
+    /// `volley_remote_exported_refs`. `None` without an association.
+    #[doc(hidden)]
+    pub fn exported_refs(&self, node: &Address) -> Option<usize> {
+        let association = self.core.associations.find(node)?;
+        let held = association
+            .lanes()
+            .iter()
+            .map(|l| l.traffic().exported_refs);
+        Some(held.sum::<u64>() as usize)
+    }
+
     /// Stops at once: stops listening and sending heartbeats, and closes
     /// every connection. Queued messages are dropped and the peers are not
     /// told (they find out from their failure detectors). `ActorSystem::

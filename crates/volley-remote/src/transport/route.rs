@@ -77,6 +77,12 @@ impl RouteHint {
         self.incarnation.store(uid, Ordering::Relaxed);
     }
 
+    /// The incarnation of the node this ref's actor lives in; 0 until
+    /// known.
+    pub(crate) fn incarnation(&self) -> u64 {
+        self.incarnation.load(Ordering::Relaxed)
+    }
+
     /// True if this ref names an actor (it has a uid) of an incarnation of
     /// its node that is gone. The incarnation is learnt the first time
     /// the question is asked while the node's uid is known.

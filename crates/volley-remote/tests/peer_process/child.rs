@@ -276,6 +276,13 @@ pub async fn run_peer() {
                 });
                 say("TICKING");
             }
+            other if other.starts_with("hello ") => {
+                // Dials the test's node: one that saw this node's last
+                // incarnation leave talks to it again once it dials in.
+                let to = node.remoting.resolve::<i64>(&other["hello ".len()..]);
+                to.unwrap().tell(-1);
+                say("HELLO");
+            }
             other => say(&format!("UNKNOWN {other}")),
         }
     }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod hostile;
+pub mod refs;
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

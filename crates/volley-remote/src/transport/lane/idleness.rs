@@ -70,11 +70,13 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// What the lane has sent so far, and what waits now.
     pub(crate) fn traffic(&self) -> super::super::metrics::LaneTraffic {
         let st = self.state.lock();
+        let exported_refs = st.exports.borrow().held() as u64;
         super::super::metrics::LaneTraffic {
             bytes_out: st.bytes_out,
             frames_out: self.frames_out.load(std::sync::atomic::Ordering::Relaxed),
             connects: st.connects,
             queued_bytes: st.buf.len() as u64,
+            exported_refs,
         }
     }
 }

@@ -194,9 +194,16 @@ impl<C: LaneConnection> OutboundLane<C> {
             && !self.state.lock().buf.is_empty()
     }
 
+    /// Closes the lane for good (the node shuts down): its connection,
+    /// and the refs its export table holds. A remote ref's route holds
+    /// its association, so a table holding a ref to an actor of its own
+    /// peer kept that association, and through it the whole node, alive
+    /// after shutdown.
     pub(crate) fn close(&self) {
         let mut st = self.state.lock();
         st.idle = None;
         st.handoff = None;
+        st.exports.get_mut().clear();
+        st.generation = st.generation.wrapping_add(1).max(1);
     }
 }

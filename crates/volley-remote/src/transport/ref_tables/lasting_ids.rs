@@ -134,10 +134,20 @@ impl LastingIds {
         Some(self.highest)
     }
 
-    /// A writer took the lane's whole queue.
+    /// A writer took the lane's whole queue: the ids released before are
+    /// safe to reuse, and their refs are let go of now rather than at the
+    /// next new ref, which may never come.
     #[inline]
     pub(super) fn note_load(&mut self) {
         self.loads += 1;
+        if !self.released.is_empty() {
+            self.promote();
+        }
+    }
+
+    /// How many released ids wait to be safe to reuse.
+    pub(super) fn released_len(&self) -> usize {
+        self.released.len()
     }
 
     /// Released ids with the refs they still name: a new connection declares

@@ -116,7 +116,7 @@ fn a_uid_less_path_is_rebound_to_the_actor_there_now_within_the_cap() {
         max_imported_refs: 2,
         ..LimitSettings::default()
     };
-    let mut imports = ImportTable::new(&limits);
+    let mut imports = ImportTable::new(&limits, &Default::default());
     let id = TEMPORARY_IDS + 1;
     imports.declare_selection(id, path.clone(), None).unwrap();
     assert!(imports.is_stale(id), "nobody there yet");
@@ -174,7 +174,7 @@ fn refs_serialize_only_inside_a_connection_scope() {
     .unwrap();
     let declared = exports.borrow_mut().take_pending();
     assert_eq!(declared.len(), 1);
-    let mut imports = ImportTable::new(&LimitSettings::default());
+    let mut imports = ImportTable::new(&LimitSettings::default(), &Default::default());
     let back: Result<(volley::ActorRef<u32>, usize), _> =
         bincode::serde::decode_from_slice(&bytes, bincode::config::standard());
     assert!(back.is_err(), "no scope, no ref");
@@ -240,5 +240,83 @@ fn ids_of_stopped_actors_are_given_out_again_once_the_queue_was_taken() {
     full.note_load();
     assert!(full.export(&z.to_any()) <= TEMPORARY_IDS);
     assert_eq!(full.len(), 2);
+    rt.block_on(system.terminate());
+}
+
+/// Elements of a path over 1000 bytes long (a name is at most 255).
+fn kilobyte_path(c: char) -> String {
+    let name = c.to_string().repeat(200);
+    format!("/user/{name}/{name}/{name}/{name}/{name}")
+}
+
+#[test]
+fn the_byte_budget_counts_every_kind_of_entry_and_refuses_past_it() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _guard = rt.enter();
+    let system = ActorSystem::with_settings("budget", Settings::default()).unwrap();
+    let local = system.spawn("here", volley::Props::new(|| Idle)).unwrap();
+    let remote = |path: &str, uid| {
+        let path = volley::ActorPath::parse(&format!("volley://peer@127.0.0.1:1{path}")).unwrap();
+        RemoteRef::new(path, uid, system.clone(), Arc::new(Nowhere)).to_any()
+    };
+    let meter = Arc::new(ImportMeter::default());
+    let limits = LimitSettings {
+        max_imported_ref_bytes: 64 * 1024,
+        ..LimitSettings::default()
+    };
+    let mut imports = ImportTable::new(&limits, &meter);
+    let id = TEMPORARY_IDS + 1;
+    imports.declare(id, local.to_any()).unwrap();
+    let slot = imports.bytes();
+    assert!(
+        slot > 0 && slot < 200,
+        "a local actor costs its slot: {slot}"
+    );
+    imports.declare(id, local.to_any()).unwrap();
+    assert_eq!(imports.bytes(), slot, "re-declaring counts once");
+    let short = remote("/user/a", 1);
+    imports.declare(id + 1, short).unwrap();
+    let with_short = imports.bytes();
+    let long = remote(&kilobyte_path('b'), 2);
+    imports.declare(id + 1, long).unwrap();
+    assert!(
+        imports.bytes() >= with_short + 900,
+        "a remote ref counts its path"
+    );
+    let elements = kilobyte_path('c');
+    let path = volley::ActorPath::parse(&format!("volley://budget@127.0.0.1:1{elements}")).unwrap();
+    let before = imports.bytes();
+    imports
+        .declare_selection(id + 2, path.clone(), None)
+        .unwrap();
+    assert!(imports.bytes() >= before + 1000, "so does a uid-less path");
+    assert_eq!(meter.bytes(), imports.bytes(), "the node's total follows");
+    imports.forget(id + 1);
+    imports.forget(id + 2);
+    assert_eq!(imports.bytes(), slot, "forgetting gives the bytes back");
+    // Fill up to the budget with kilobyte paths: the one past it is
+    // refused and counted, and nothing of it is kept.
+    let mut next = id + 10;
+    let refused = loop {
+        match imports.declare_selection(next, path.clone(), None) {
+            Ok(()) => next += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(refused, LimitError::ImportedRefBytes { max } if max == 64 * 1024));
+    assert!(imports.bytes() <= 64 * 1024);
+    assert!(!imports.may_rebind(next), "the refused path is not kept");
+    assert_eq!(meter.refusals(), 1);
+    assert_eq!(
+        imports.get(id).unwrap().actor(),
+        &local.to_any(),
+        "the rest is intact"
+    );
+    drop(imports);
+    assert_eq!(
+        meter.bytes(),
+        0,
+        "a closed connection's bytes leave the total"
+    );
     rt.block_on(system.terminate());
 }

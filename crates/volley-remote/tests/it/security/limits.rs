@@ -173,10 +173,12 @@ async fn more_declarations_than_the_cap_close_the_connection() {
     declaration(&enc, &mut out, 1000, &path);
     s.write_all(&out).await.unwrap();
     read_so_far(&n, &mut s).await;
+    assert_eq!(n.remoting.import_refusals(), 0);
     let mut out = BytesMut::new();
     declaration(&enc, &mut out, 7, &path);
     s.write_all(&out).await.unwrap();
     assert!(closed_within(&mut s, Duration::from_secs(10)).await);
+    assert_eq!(n.remoting.import_refusals(), 1, "the refusal is counted");
     n.system.terminate().await;
 }
 
