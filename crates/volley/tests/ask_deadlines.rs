@@ -164,6 +164,7 @@ async fn an_ask_with_an_unbounded_timeout_gets_its_late_reply() {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
+    // The reply comes late (the scenario), not a synchronisation.
     tokio::time::sleep(Duration::from_millis(20)).await;
     handle.tell(66);
     assert_eq!(waiting.await.unwrap(), Ok(66));
