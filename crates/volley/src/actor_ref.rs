@@ -38,6 +38,11 @@ pub(crate) trait SystemTarget: Runnable {
     fn is_terminated(&self) -> bool;
     /// Approximate number of queued user messages.
     fn mailbox_len(&self) -> usize;
+    /// True while system messages wait for the target to handle them;
+    /// false for a target that queues none.
+    fn has_system_messages(&self) -> bool {
+        false
+    }
     /// Queues a graceful stop behind the messages already queued.
     fn graceful_stop(&self) -> Option<&Dispatcher>;
     /// Fills `out`, an `Option<ActorRef<M>>` for this target's `M`, for
@@ -268,6 +273,15 @@ impl<M: Send + 'static> ActorRef<M> {
     /// not for decisions that need an exact number).
     pub fn mailbox_len(&self) -> usize {
         self.target.mailbox_len()
+    }
+
+    /// True while system messages (a stop, a watch, a child's end) are
+    /// queued for the actor and not yet handled. For tests, which wait on
+    /// it for a stop to have reached an actor busy in its handler; not a
+    /// stable API.
+    #[doc(hidden)]
+    pub fn has_pending_system_messages(&self) -> bool {
+        self.target.has_system_messages()
     }
 
     /// The address of the target object, for identity caches.

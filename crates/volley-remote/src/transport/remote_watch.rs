@@ -167,6 +167,12 @@ impl RemoteWatches {
         watches.outgoing.len()
     }
 
+    /// How many watches of local actors by actors on `node` are
+    /// registered.
+    pub(crate) fn incoming_count(&self, node: &Address) -> usize {
+        lock(&self.nodes).get(node).map_or(0, |w| w.incoming.len())
+    }
+
     /// Forgets an incoming watch once its death notice has left.
     fn incoming_done(&self, node: &Address, proxy: &AnyRef) {
         if let Some(node) = lock(&self.nodes).get_mut(node) {

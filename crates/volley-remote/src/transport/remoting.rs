@@ -216,6 +216,16 @@ impl Remoting {
         Some(held.sum::<u64>() as usize)
     }
 
+    /// How many watches actors on `node` hold on this node's actors, as
+    /// this node has registered them: a watch counts once its Watch has
+    /// arrived here, and no longer once its Unwatch has (or the watched
+    /// actor's death notice has left). For tests, which wait on it for a
+    /// remote watch to be in place; not a stable API.
+    #[doc(hidden)]
+    pub fn incoming_watches(&self, node: &Address) -> usize {
+        self.core.remote_watches.incoming_count(node)
+    }
+
     /// Stops at once: stops listening and sending heartbeats, and closes
     /// every connection. Queued messages are dropped and the peers are not
     /// told (they find out from their failure detectors). `ActorSystem::

@@ -218,6 +218,18 @@ pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Waits until `watched` has registered `n` watches by actors on
+/// `watcher`'s node (`Remoting::incoming_watches`): a remote watch is in
+/// place, or an unwatch has arrived, once the count says so.
+pub fn await_incoming_watches(watched: &Node, watcher: &Node, n: usize) {
+    let from = watcher.remoting.address();
+    let what = format!(
+        "{n} watches from {from} registered on {}",
+        watched.remoting.address()
+    );
+    volley_testkit::await_cond(&what, || watched.remoting.incoming_watches(from) == n);
+}
+
 /// Heartbeats every 50 ms, a node given up after about half a second of
 /// silence, reconnects from 50 ms (the watch suites' detector).
 pub fn quick_detector() -> RemoteSettings {

@@ -180,6 +180,7 @@ async fn nothing_is_reported_when_metrics_are_off() {
     let b = node_with("delta", node_settings(), quick_heartbeats()).await;
     spawn_calculator(&b, "calc");
     assert_eq!(add(&remote_ref(&a, &b, "calc"), 1, 2).await, 3);
+    // A window for a wrongly reported series to show (what is checked).
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !recorded.series().iter().any(|s| s.contains("system=gamma")),

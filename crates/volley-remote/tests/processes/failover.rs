@@ -94,6 +94,11 @@ async fn kill_9_gives_one_terminated_per_watched_actor_and_frees_the_queue() {
             watcher.tell(WatcherMsg::Watch(w.to_any()));
             watched.push(w);
         }
+        // The watcher has sent its watches once it answers a ping after
+        // them: each is registered here and on its way.
+        assert_eq!(watcher.ask(WatcherMsg::Ping, T).await.unwrap(), 1);
+        // No Terminated for a live actor: a window for a wrong one to
+        // arrive (what is checked), not a synchronisation.
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(
             terminated.all().is_empty(),
@@ -112,6 +117,7 @@ async fn kill_9_gives_one_terminated_per_watched_actor_and_frees_the_queue() {
                         sink.tell(Load::Small { n });
                         n += 1;
                     }
+                    // Paces the stream.
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
             })
@@ -164,6 +170,7 @@ async fn kill_9_gives_one_terminated_per_watched_actor_and_frees_the_queue() {
             || a.system.dead_letter_count() >= before + 1000,
         )
         .await;
+        // And no more: a window for a tell counted twice to show.
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(a.system.dead_letter_count(), before + 1000);
         assert_eq!(runtime_panics(), Vec::<String>::new());
@@ -271,7 +278,8 @@ async fn a_stalled_peer_is_detected_as_unreachable_and_quarantined() {
             a.remoting.is_reachable(&peer.address) == Some(true)
         })
         .await;
-        // A history of heartbeats for the detector.
+        // A history of heartbeats for the detector: a second of them, the
+        // steady state the stall interrupts (part of the scenario).
         tokio::time::sleep(Duration::from_millis(1000)).await;
         assert_eq!(a.remoting.is_reachable(&peer.address), Some(true));
 
@@ -397,6 +405,8 @@ async fn a_stall_within_the_pause_quarantines_nothing() {
             a.remoting.is_reachable(&peer.address) == Some(true)
         })
         .await;
+        // Half a second of heartbeats for the detector's history, then a
+        // stall of half a second: the scenario's timing.
         tokio::time::sleep(Duration::from_millis(500)).await;
 
         peer.signal("STOP");

@@ -104,7 +104,17 @@ async fn messages_sent_while_the_peer_is_down_are_delivered_or_counted() {
 
         // While the node is down, before and after the detector's verdict.
         let mut sent = send_load(&sink, &mut n, 1000, 5);
-        tokio::time::sleep(detection_bound(INTERVAL_MS, PAUSE_MS)).await;
+        let first_uid = first.uid;
+        wait_until(T, "the detector's verdict on the dead incarnation", || {
+            events.values().iter().any(|e| {
+                matches!(
+                    e,
+                    volley_remote::RemotingEvent::AddressTerminated { remote, uid: Some(uid), .. }
+                        if *remote == address && *uid == first_uid
+                )
+            })
+        })
+        .await;
         sent += send_load(&sink, &mut n, 1000, 5);
         // While the new incarnation starts, and once this node has found it.
         let mut second = Peer::start(&config).await;
@@ -135,6 +145,8 @@ async fn messages_sent_while_the_peer_is_down_are_delivered_or_counted() {
             report[0] + report[1] >= last,
             "the new incarnation got {report:?}, less than what was sent after it associated"
         );
+        // Nothing more arrives or is counted: a window for a message
+        // delivered and counted both to show.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let report = second.report().await;
         assert_eq!(
@@ -183,7 +195,9 @@ async fn leave_after_1000_tells() -> Leave {
     }
     a.system.terminate().await;
     let at_shutdown = peer.line("AT_SHUTDOWN ", T).await;
-    // Room for late events and deliveries.
+    // Room for late events and deliveries: the checks are on what comes
+    // after the goodbye too (a second disassociation, a cut frame), so
+    // time passing is part of them.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let settled = peer.report().await[..3].to_vec();
     let about_me = format!(" {me} ");
@@ -404,6 +418,7 @@ async fn a_job_on_remote_workers_aborts_when_their_node_dies() {
             done.load(Ordering::Relaxed) == 10
         })
         .await;
+        // The job must not end while tasks are pending: a window for it to.
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(!outcome.is_finished(), "the job ended with tasks pending");
 
@@ -423,6 +438,7 @@ async fn a_job_on_remote_workers_aborts_when_their_node_dies() {
             lost.len() == WORKERS
         })
         .await;
+        // A window for a duplicate Terminated.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let mut lost = lost.values();
         lost.sort();

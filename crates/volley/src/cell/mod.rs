@@ -307,6 +307,10 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
         self.queues.mailbox().len() + self.batched.load(Ordering::Relaxed)
     }
 
+    fn has_system_messages(&self) -> bool {
+        self.queues.has_system()
+    }
+
     fn graceful_stop(&self) -> Option<&Dispatcher> {
         if let Err(evicted) = self.queues.mailbox().push(Envelope::Poison) {
             self.dead_letter(evicted, DeadLetterReason::MailboxOverflow);

@@ -223,6 +223,7 @@ fn nothing_is_registered_when_metrics_are_off() {
     for _ in 0..100 {
         flaky.tell(Msg::Ignore);
     }
+    // A window for a wrongly registered series to show (what is checked).
     std::thread::sleep(Duration::from_millis(100));
     assert!(!r.series().iter().any(|s| s.contains("system=metrics-off")));
 }

@@ -84,6 +84,9 @@ fn run(pairs: u64, inflight: u64, throughput: usize, per_pair: u64) -> f64 {
         pong.tell(Ball::Start(ping.clone()));
         pings.push((ping, pong));
     }
+    // Lets the setup settle before the clock starts: a measurement's
+    // pause, not a synchronisation (each pong's Start is first in its
+    // mailbox anyway).
     std::thread::sleep(Duration::from_millis(20));
     let start = Instant::now();
     for (ping, pong) in &pings {

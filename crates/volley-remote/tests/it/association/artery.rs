@@ -55,6 +55,7 @@
 //! Pekko's is lost.
 
 use crate::common;
+use crate::log_capture;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -185,6 +186,7 @@ async fn messages_sent_before_the_first_connection_are_flushed_on_leaving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_starts_late_is_reached_both_ways() {
     let port = free_port();
+    log_capture::install();
     let a = node("late-a", quick_retry()).await;
     spawn_calculator(&a, "echoA");
     let (reply_to, mut rx) = relay(&a, "replies");
@@ -199,7 +201,12 @@ async fn a_node_that_starts_late_is_reached_both_ways() {
         b: 1,
         reply_to: reply_to.clone(),
     });
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let remote = format!("remote={address}");
+    volley_testkit::await_cond("the lane to fail and retry", || {
+        log_capture::events(|e| e.text.starts_with("cannot connect") && e.text.contains(&remote))
+            .len()
+            >= 2
+    });
     assert!(
         rx.try_recv().is_err(),
         "no answer from a node that is not up"
@@ -390,6 +397,7 @@ async fn watches_racing_idle_stops_still_end_in_terminated() {
     assert_eq!(add(&remote, 2, 2).await, 4);
     calc.graceful_stop();
     wait_until(T, "Terminated", || terminated.load(Ordering::SeqCst) > 0).await;
+    // A window for a duplicate to arrive (what is checked).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(terminated.load(Ordering::SeqCst), 1, "exactly once");
     // Not an assertion on timing: only a note when the race never happened.

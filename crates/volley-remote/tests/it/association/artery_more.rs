@@ -192,6 +192,7 @@ async fn a_watch_lost_with_its_connection_is_sent_again() {
 
     calc.graceful_stop();
     wait_until(T, "Terminated", || terminated.load(Ordering::SeqCst) > 0).await;
+    // A window for a duplicate to arrive (what is checked).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(terminated.load(Ordering::SeqCst), 1, "exactly once");
     a.system.terminate().await;

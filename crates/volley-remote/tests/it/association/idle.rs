@@ -326,6 +326,7 @@ async fn a_remote_watch_keeps_the_association_running() {
         .unwrap();
     watcher.tell(b_calc.to_any());
     assert_eq!(add(&b_calc, 1, 1).await, 2);
+    common::await_incoming_watches(&b, &a, 1);
     // Four idle times with the watch in place: both still run.
     tokio::time::sleep(Duration::from_millis(4 * IDLE_MS)).await;
     assert_eq!(state(&a, &b), Some(AssociationState::Active));
@@ -359,6 +360,7 @@ async fn zero_never_stops_an_association() {
     spawn_calculator(&b, "calc");
     let b_calc = remote_ref(&a, &b, "calc");
     assert_eq!(add(&b_calc, 1, 1).await, 2);
+    // Three idle times pass: neither association stops.
     tokio::time::sleep(Duration::from_millis(3 * IDLE_MS)).await;
     assert_eq!(state(&a, &b), Some(AssociationState::Active));
     assert_eq!(state(&b, &a), Some(AssociationState::Active));

@@ -35,6 +35,7 @@
 //!   `pekko_remote_watch.rs`.
 
 use crate::common;
+use crate::log_capture;
 use crate::raw_peer;
 
 use std::time::{Duration, Instant};
@@ -143,6 +144,7 @@ async fn a_peer_that_stopped_reading_does_not_hold_up_terminate() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_retrying_a_refused_connection_terminates_and_stops_retrying() {
+    log_capture::install();
     let port = free_port();
     let a = node("daemonic", quick_detector()).await;
     let nowhere = a
@@ -162,8 +164,13 @@ async fn a_node_retrying_a_refused_connection_terminates_and_stops_retrying() {
         b: 1,
         reply_to,
     });
-    // Let the lanes fail a few times (they retry every 50 to 200 ms).
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The lanes fail a few times (they retry every 50 to 200 ms).
+    let remote = format!("remote=volley://nobody@127.0.0.1:{port}");
+    volley_testkit::await_cond("a few refused connection attempts", || {
+        log_capture::events(|e| e.text.starts_with("cannot connect") && e.text.contains(&remote))
+            .len()
+            >= 3
+    });
     tokio::time::timeout(T, a.system.terminate())
         .await
         .expect("terminate held up by a refused connection");

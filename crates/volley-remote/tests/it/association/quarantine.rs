@@ -3,6 +3,7 @@
 //! incarnation at the same address (a restart) associates at once.
 
 use crate::common;
+use crate::log_capture;
 use crate::raw_peer;
 
 use std::time::Duration;
@@ -96,6 +97,7 @@ async fn beat_then_fall_silent(
     Encoder::heartbeat(&mut beat);
     for _ in 0..10 {
         control.write_all(&beat).await.unwrap();
+        // Heartbeats at the detector's interval: a live peer, simulated.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(a.remoting.is_reachable(fake), Some(true));
@@ -152,10 +154,17 @@ async fn a_quarantined_association_is_removed_after_its_time_unless_kept_for_eve
             remove_quarantined_association_after_ms: keep_ms,
             ..RemoteSettings::default()
         };
+        log_capture::install();
         let (a, fake, _events) = quarantine_a_dialer("q-removed", settings).await;
         let to = a.remoting.address().clone();
         // Stopped for idleness, held for `keep_ms`: refused meanwhile.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let stopped = format!("remote={fake}");
+        volley_testkit::await_cond("the association stopped for idleness", || {
+            !log_capture::events(|e| {
+                e.text.starts_with("association stopped: idle") && e.text.contains(&stopped)
+            })
+            .is_empty()
+        });
         let (_s, status) = handshake_as(&to, &fake, 1111, Lane::Ordinary).await;
         assert_eq!(status, HandshakeStatus::Quarantined, "keep {keep_ms} ms");
         drop(_s);

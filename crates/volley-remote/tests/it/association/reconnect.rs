@@ -142,9 +142,25 @@ async fn messages_queued_while_the_peer_restarts_reach_its_new_incarnation() {
     })
     .await;
 
-    // Phase 2: B is away; what is sent waits in A's lanes (within their bound).
+    // Phase 2: B is away; what is sent waits in A's lanes (within their bound)
+    // while they fail to connect.
+    let failed_attempts = |lane: &str| {
+        log_capture::events(|e| {
+            e.text.starts_with("cannot connect")
+                && e.text.contains(&remote)
+                && e.text.contains(lane)
+        })
+        .len()
+    };
+    let failed_before = ["lane=Ordinary", "lane=Large"].map(failed_attempts);
     sent += send_blobs(&calc, &counter, 2000, 10);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    volley_testkit::await_cond("a failed attempt on each user lane", || {
+        ["lane=Ordinary", "lane=Large"]
+            .map(failed_attempts)
+            .iter()
+            .zip(failed_before)
+            .all(|(now, before)| *now > before)
+    });
     assert_eq!(
         a.system.dead_letter_count(),
         0,
@@ -197,6 +213,8 @@ async fn past_the_bound_tells_are_counted_and_a_waiting_send_completes_once_the_
         })
     };
     sent += 1;
+    // Nothing can make room while nobody listens: a window for the send to
+    // end wrongly (what is checked).
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!waiting.is_finished(), "send().await waits for room");
 

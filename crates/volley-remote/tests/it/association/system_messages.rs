@@ -99,15 +99,18 @@ impl FakeB {
     }
 }
 
-/// The next SystemMessage A writes on `s`: its `seq` and `type_id`.
-async fn next_system_message(s: &mut TcpStream, buf: &mut BytesMut) -> (u64, u32) {
+/// The next frame A writes on `s` that `pick` picks (skipping the others),
+/// as `pick` maps it; `what` names it in the failure.
+async fn next_picked<R>(
+    s: &mut TcpStream,
+    buf: &mut BytesMut,
+    what: &str,
+    pick: impl Fn(Pdu<'_>) -> Option<R>,
+) -> R {
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
     loop {
         while let Some((pdu, used)) = decoder.decode_frame(buf).unwrap() {
-            let found = match pdu {
-                Pdu::SystemMessage(m) => Some((m.seq, m.header.type_id)),
-                _ => None,
-            };
+            let found = pick(pdu);
             let _ = buf.split_to(used);
             if let Some(found) = found {
                 return found;
@@ -116,9 +119,46 @@ async fn next_system_message(s: &mut TcpStream, buf: &mut BytesMut) -> (u64, u32
         let read = tokio::time::timeout(T, s.read_buf(buf)).await;
         match read {
             Ok(Ok(n)) if n > 0 => {}
-            other => panic!("no system message from A: {other:?}"),
+            other => panic!("no {what} from A: {other:?}"),
         }
     }
+}
+
+/// The next SystemMessage A writes on `s`: its `seq` and `type_id`.
+async fn next_system_message(s: &mut TcpStream, buf: &mut BytesMut) -> (u64, u32) {
+    next_picked(s, buf, "system message", |pdu| match pdu {
+        Pdu::SystemMessage(m) => Some((m.seq, m.header.type_id)),
+        _ => None,
+    })
+    .await
+}
+
+/// Reads the Watches A writes on `s` until the one numbered `last`. What
+/// was queued before a connection came up is written twice on it, once
+/// resent at its start and once from the queue (§5.10: the receiver drops
+/// duplicates), so a number may come again; a gap never.
+async fn watches_up_to(s: &mut TcpStream, buf: &mut BytesMut, last: u64) {
+    let mut highest = 0;
+    while highest < last {
+        let (seq, kind) = next_system_message(s, buf).await;
+        assert_eq!(kind, WATCH);
+        assert!(seq <= highest + 1, "Watch {seq} after {highest}: a gap");
+        highest = highest.max(seq);
+    }
+}
+
+/// Sends a heartbeat on B's connection `from_b` and waits for A's answer
+/// on its own control connection `to_b`. A handles a connection's frames
+/// in order, so everything B sent on `from_b` before has been handled by
+/// then.
+async fn handled_so_far(from_b: &mut TcpStream, to_b: &mut TcpStream, to_b_buf: &mut BytesMut) {
+    let mut beat = BytesMut::new();
+    Encoder::heartbeat(&mut beat);
+    from_b.write_all(&beat).await.unwrap();
+    next_picked(to_b, to_b_buf, "heartbeat ack", |pdu| {
+        matches!(pdu, Pdu::HeartbeatAck).then_some(())
+    })
+    .await
 }
 
 async fn send_ack(s: &mut TcpStream, ack: u64) {
@@ -160,17 +200,11 @@ async fn an_unacknowledged_last_system_message_is_resent_alone() {
         probe.watch(&target(&a, &b, name));
     }
     let (mut first, mut buf) = b.next_control().await;
-    for seq in 1..=3 {
-        assert_eq!(
-            next_system_message(&mut first, &mut buf).await,
-            (seq, WATCH)
-        );
-    }
+    watches_up_to(&mut first, &mut buf, 3).await;
     // B acknowledges two of them, on its own connection to A.
     let mut from_b = b.dial(&a, 11).await;
     send_ack(&mut from_b, 2).await;
-    // Nothing tells when A has read it: give it a moment.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    handled_so_far(&mut from_b, &mut first, &mut buf).await;
     // The connection A wrote the third on breaks.
     drop(first);
     let (mut second, mut buf) = b.next_control().await;

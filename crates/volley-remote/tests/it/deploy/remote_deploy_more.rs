@@ -7,7 +7,10 @@
 
 use crate::common;
 
-use common::{add, eventually, free_port, node, on_port, remote_ref, spawn_calculator, Node, T};
+use common::{
+    add, await_incoming_watches, eventually, free_port, node, on_port, remote_ref,
+    spawn_calculator, Node, T,
+};
 use volley::{Actor, Context, HandleResult, Props, Terminated};
 use volley_remote::{AssociationState, RemoteSettings};
 
@@ -71,7 +74,7 @@ async fn peers_that_talk_are_watched_and_leave_leave_no_association_behind() {
         watcher.tell(there.to_any());
         drop(there);
         // Wait for the watch to be in place: a Terminated needs it.
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        await_incoming_watches(&peer, &a, 1);
         peer.system.stop(&stoppable);
         tokio::time::timeout(T, terminated.recv())
             .await
@@ -163,7 +166,7 @@ async fn watch_to_its_end_then_leave(
     watcher.tell(there.to_any());
     drop(there);
     // Wait for the watch to be in place: a Terminated needs it.
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    await_incoming_watches(&peer, a, 1);
     peer.system.stop(&stoppable);
     tokio::time::timeout(T, terminated.recv())
         .await

@@ -159,7 +159,8 @@ async fn an_association_sends_heartbeats_on_its_control_lane_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_node_becomes_unreachable_after_the_pause_and_not_before() {
     let (a, b) = pair().await;
-    // Let a history of heartbeats build up.
+    // Let a history of heartbeats build up: half a second of them, the
+    // steady state the test starts from (part of the scenario).
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(sees(&a, &b), Some(true));
     b.remoting.shutdown();

@@ -193,6 +193,8 @@ async fn full_lane_to_a_stalled_peer(mut settings: RemoteSettings) -> StalledPee
         if taken == 0 {
             break;
         }
+        // The writer moves what it can into the socket meanwhile; the lane
+        // counts as full once a round after such a pause takes nothing.
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     StalledPeer {

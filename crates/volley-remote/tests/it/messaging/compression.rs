@@ -399,16 +399,27 @@ async fn a_system_message_past_the_export_bound_still_goes() {
     // has no room for, declared with each message; the unwatch (number 6)
     // names refs declared already. (Each watcher numbers its message as it
     // runs: one after the other.)
+    // Each step waits until B has the one before, so that the numbering
+    // follows the steps. B counts a watch once it took it, and no longer
+    // once it took its unwatch.
     let steps = watchers
         .iter()
         .map(|w| (w, true))
         .chain([(&watchers[1], false)]);
+    let mut watches_on_b = 0;
     for (w, watch) in steps {
         w.tell((watch, calc.to_any_ref()));
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        watches_on_b = if watch {
+            watches_on_b + 1
+        } else {
+            watches_on_b - 1
+        };
+        common::await_incoming_watches(&b, &a, watches_on_b);
     }
-    // Long enough for a gap to be read and the connection closed, several
-    // times over.
+    // B took all six. Had it seen a gap on the way, it closed the control
+    // connection (the resend on the next one fills the gap): no such close
+    // may show within a second, time enough for A to see one several times
+    // over.
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let troubled = |seen: &[volley_remote::RemotingEvent]| {
         seen.iter().any(|e| {

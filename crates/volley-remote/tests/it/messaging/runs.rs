@@ -99,6 +99,8 @@ async fn runs_keep_order_stop_at_declarations_and_isolate_bad_payloads() {
     let split = f.out.len() / 2 + 3;
     s.write_all(&f.out[..split]).await.unwrap();
     s.flush().await.unwrap();
+    // Paces the halves, so that the node likely reads them apart; runs
+    // must be right either way.
     tokio::time::sleep(Duration::from_millis(20)).await;
     s.write_all(&f.out[split..]).await.unwrap();
 

@@ -219,6 +219,7 @@ async fn producers_of_every_kind_at_once_keep_their_order() {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // A pause between bursts, so that the next one finds idle writers.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(a.system.dead_letter_count(), 0);

@@ -101,15 +101,20 @@ async fn received(s: &mut TcpStream) -> Vec<u8> {
 /// Answers a handshake request (already in `got`) as `me`, accepting,
 /// with `auth`; returns everything the dialer sent.
 async fn answer_as_impostor(s: &mut TcpStream, me: &Address, auth: Option<&[u8]>) -> Vec<u8> {
+    // The preamble, then the request, whole. (Anything the dialer sent
+    // after it, before the answer, is read with the rest below.)
     let mut got = BytesMut::new();
-    while got.len() < PREAMBLE_LEN + 5 {
-        assert!(s.read_buf(&mut got).await.unwrap() > 0);
-    }
-    // The request is small: one more read has it whole.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let mut more = [0u8; 4096];
-    if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(200), s.read(&mut more)).await {
-        got.extend_from_slice(&more[..n]);
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+    while got.len() < PREAMBLE_LEN
+        || decoder
+            .decode_frame(&got[PREAMBLE_LEN..])
+            .unwrap()
+            .is_none()
+    {
+        assert!(
+            s.read_buf(&mut got).await.unwrap() > 0,
+            "closed before its handshake request"
+        );
     }
     let response = HandshakeResponse {
         version: PROTOCOL_VERSION,

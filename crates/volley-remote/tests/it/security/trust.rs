@@ -44,6 +44,7 @@ async fn a_declaration_cannot_make_the_node_dial_a_third_node() {
         b.system.dead_letter_count() >= before + 2
     })
     .await;
+    // A window for a wrong dial to show (what is checked).
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
         third.accepted.load(Ordering::SeqCst),

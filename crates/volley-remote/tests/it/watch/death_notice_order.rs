@@ -103,7 +103,7 @@ async fn last_words(speakers: &[(&str, usize, usize)], flush_timeout_ms: u64) ->
         )
         .unwrap();
     // The watches are in place once the speakers' node has them.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    common::await_incoming_watches(&b, &a, speakers.len());
     for speaker in &spoken {
         speaker.tell(1);
     }

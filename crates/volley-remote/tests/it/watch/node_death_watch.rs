@@ -234,6 +234,7 @@ async fn watchers_that_stop_withdraw_their_watches_both_ways() {
     // The subjects' ends reach nobody.
     a.system.stop(&subject_a);
     b.system.stop(&subject_b);
+    // A window for a wrong notice to arrive (what is checked).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(rx.try_recv().is_err(), "a stopped watcher was told");
     a.system.terminate().await;

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{
-    add, events_so_far, free_port, node, on_port, quick_detector, record_events, remote_ref,
-    spawn_calculator, Calc, Node,
+    add, await_incoming_watches, events_so_far, free_port, node, on_port, quick_detector,
+    record_events, remote_ref, spawn_calculator, Calc, Node,
 };
 use volley::{
     Actor, ActorRef, AnyRef, AskError, Context, HandleResult, Props, TellError, Terminated,
@@ -106,7 +106,8 @@ async fn assert_ask_fails_as_terminated(dead: &ActorRef<Calc>) {
     assert!(matches!(err, AskError::RecipientTerminated(_)), "{err:?}");
 }
 
-/// Lets stray duplicates arrive before counting.
+/// A window for a stray duplicate `Terminated` to arrive, before counting
+/// that there is none: time passing is what this checks.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(300)).await;
 }
@@ -123,7 +124,7 @@ async fn a_watched_remote_actor_that_stops_is_reported_once() {
     w.watcher.tell(WatcherMsg::Watch(remote.to_any_ref()));
     // The watch must be in place before the stop: it travels on the control
     // lane, the stop here is local to b.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    await_incoming_watches(&b, &a, 1);
     assert_eq!(
         w.terminated.load(Ordering::SeqCst),
         0,
@@ -178,9 +179,10 @@ async fn an_unwatched_remote_actor_stops_without_terminated() {
     let w = spawn_watcher(&a, "watcher");
     w.watcher.tell(WatcherMsg::Watch(remote.to_any_ref()));
     w.watcher.tell(WatcherMsg::Watch(remote_other.to_any_ref()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Both watches in place on b, then the unwatch arrived there.
+    await_incoming_watches(&b, &a, 2);
     w.watcher.tell(WatcherMsg::Unwatch(remote.to_any_ref()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    await_incoming_watches(&b, &a, 1);
     calc.graceful_stop();
     // The other one proves that notices flow, so the silence about the
     // first is the unwatch's doing.
@@ -231,7 +233,7 @@ async fn a_node_that_goes_silent_is_given_up_and_its_watchers_told_once() {
     for r in &refs {
         w.watcher.tell(WatcherMsg::Watch(r.to_any_ref()));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    await_incoming_watches(&b, &a, 3);
     let b_address = b.remoting.address().clone();
     let b_uid = b.remoting.uid();
     // Silence without a goodbye: remoting stops, the process lives on.
@@ -334,7 +336,7 @@ async fn a_restarted_node_is_a_new_incarnation_associated_at_once() {
     assert_eq!(add(&old_remote, 1, 1).await, 2);
     let w = spawn_watcher(&a, "watcher");
     w.watcher.tell(WatcherMsg::Watch(old_remote.to_any_ref()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    await_incoming_watches(&b1, &a, 1);
     let (old_uid, b_address) = (b1.remoting.uid(), b1.remoting.address().clone());
     drop(old);
     b1.remoting.shutdown();
@@ -426,7 +428,7 @@ async fn terminate_flushes_what_is_queued_and_says_goodbye() {
     let watched = remote_ref(&a, &b, "calc");
     assert_eq!(add(&watched, 1, 1).await, 2);
     w.watcher.tell(WatcherMsg::Watch(watched.to_any_ref()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    await_incoming_watches(&b, &a, 1);
     let tally = b
         .remoting
         .resolve::<i64>(&format!("{}/user/tally", a.remoting.address()))

@@ -5,9 +5,7 @@
 
 use crate::common;
 
-use std::time::Duration;
-
-use common::{add, node, quick_detector, remote_ref, spawn_calculator, T};
+use common::{add, await_incoming_watches, node, quick_detector, remote_ref, spawn_calculator, T};
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -21,7 +19,8 @@ async fn a_wait_for_a_remote_actor_resolves_when_it_stops() {
         let remote = remote.clone();
         tokio::spawn(async move { remote.terminated().await })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The wait is a watch: once b has it, the wait has begun.
+    await_incoming_watches(&b, &a, 1);
     assert!(!waiting.is_finished(), "resolved while the actor lives");
     calc.graceful_stop();
     tokio::time::timeout(T, waiting)
@@ -74,7 +73,7 @@ async fn a_wait_resolves_when_the_node_goes_silent() {
         let remote = remote.clone();
         tokio::spawn(async move { remote.terminated().await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    await_incoming_watches(&b, &a, 1);
     // Silence without a goodbye: remoting stops, b's actors live on.
     b.remoting.shutdown();
     tokio::time::timeout(T, waiting)

@@ -151,6 +151,7 @@ async fn terminated_resolves_when_someone_else_stops_the_actor() {
     let actor = reporter(&system, &probe);
     let any = actor.to_any();
     let waiting = tokio::spawn(async move { any.terminated().await });
+    // A window for a wrong resolution to show (what is checked).
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!waiting.is_finished(), "resolved before the actor stopped");
     system.stop(&actor);
@@ -215,11 +216,18 @@ async fn a_dropped_wait_stops_its_watcher_and_a_finished_one_leaves_none() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waits_resolve_when_the_system_terminates() {
     let system = system("terminated-shutdown");
+    let events = TestProbe::<String>::new(&system);
+    let to = events.actor_ref();
+    let listener = system
+        .spawn_anonymous(Props::new(move || SystemEvents(to.clone())))
+        .unwrap();
+    assert!(system.event_stream().subscribe(listener));
     let probe = TestProbe::<String>::new(&system);
     let actor = reporter(&system, &probe);
     let any = actor.to_any();
     let waiting = tokio::spawn(async move { any.terminated().await });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // The wait has begun once its watcher has started.
+    events.expect_msg("started".into());
     system.terminate().await;
     // The actor stops with its system (before `/system`'s watchers do), so
     // its end is seen; either way the wait does not hang.

@@ -4,7 +4,10 @@
 
 use crate::common;
 
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use volley::{
@@ -175,11 +178,13 @@ async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
 }
 
 /// Blocks its thread on a gate, then answers.
-struct Gated(Arc<(Mutex<bool>, std::sync::Condvar)>);
+/// Answers 7 once the gate opens; counts the requests it has taken.
+struct Gated(Arc<(Mutex<bool>, std::sync::Condvar)>, Arc<AtomicUsize>);
 
 impl Actor for Gated {
     type Msg = ReplyTo<u64>;
     fn handle(&mut self, _ctx: &mut Context<Self>, reply_to: ReplyTo<u64>) -> HandleResult {
+        self.1.fetch_add(1, Ordering::SeqCst);
         let (open, cv) = &*self.0;
         let mut open = open.lock().unwrap();
         while !*open {
@@ -199,14 +204,17 @@ async fn try_ask_refuses_a_full_mailbox_at_once() {
     // dispatcher must not (docs/semantics.md).
     let system = ActorSystem::new("try-ask").unwrap();
     let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
-    let g = gate.clone();
+    let taken = Arc::new(AtomicUsize::new(0));
+    let (g, counted) = (gate.clone(), taken.clone());
     let actor = system
         .spawn(
             "gated",
-            Props::new(move || Gated(g.clone())).with_mailbox(volley::MailboxConfig::Bounded {
-                capacity: 1,
-                overflow: volley::Overflow::DropNewest,
-            }),
+            Props::new(move || Gated(g.clone(), counted.clone())).with_mailbox(
+                volley::MailboxConfig::Bounded {
+                    capacity: 1,
+                    overflow: volley::Overflow::DropNewest,
+                },
+            ),
         )
         .unwrap();
     let t = Duration::from_secs(10);
@@ -216,12 +224,11 @@ async fn try_ask_refuses_a_full_mailbox_at_once() {
         async move { a.ask(|r| r, t).await }
     });
     // Taken by the actor, which now blocks.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let second = tokio::spawn({
-        let a = actor.clone();
-        async move { a.ask(|r| r, t).await }
-    });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    volley_testkit::await_cond("the first ask taken", || taken.load(Ordering::SeqCst) == 1);
+    // An ask queues its request when first polled.
+    let mut second = std::pin::pin!(actor.ask(|r| r, t));
+    let pending = std::future::poll_fn(|cx| Poll::Ready(second.as_mut().poll(cx).is_pending()));
+    assert!(pending.await, "answered while the actor blocks");
     let refused = actor.try_ask(|r: ReplyTo<u64>| r, t).await;
     assert!(
         matches!(&refused, Err(AskError::MailboxFull(p)) if p.contains("/user/gated")),
@@ -232,6 +239,7 @@ async fn try_ask_refuses_a_full_mailbox_at_once() {
         let a = actor.clone();
         async move { a.ask(|r| r, t).await }
     });
+    // A window for it to end wrongly (what is checked).
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!third.is_finished());
     {
@@ -239,8 +247,8 @@ async fn try_ask_refuses_a_full_mailbox_at_once() {
         *open.lock().unwrap() = true;
         cv.notify_all();
     }
-    for call in [first, second, third] {
-        assert_eq!(call.await.unwrap(), Ok(7));
-    }
+    assert_eq!(first.await.unwrap(), Ok(7));
+    assert_eq!(second.await, Ok(7));
+    assert_eq!(third.await.unwrap(), Ok(7));
     system.terminate().await;
 }

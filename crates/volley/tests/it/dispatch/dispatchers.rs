@@ -313,12 +313,19 @@ async fn a_dispatcher_respects_the_throughput_deadline() {
             subject_clearing("slow", &log, &works, &unused, true).with_dispatcher("test-deadline"),
         )
         .unwrap();
+    let marker = system
+        .spawn(
+            "marker",
+            subject("marker", &log, &works, &unused).with_dispatcher("test-deadline"),
+        )
+        .unwrap();
     // Both started. An ask returns as soon as its reply is told, before
-    // the answering activation has ended; give it time to end, so that
-    // the hog starts an activation of its own (setup, not the assertion).
+    // the answering activation has ended; the hog must start an activation
+    // of its own (setup, not the assertion). The one thread runs the
+    // marker's only once theirs have ended.
     assert_eq!(fast.ask(Msg::Hello, T).await, Ok("World"));
     assert_eq!(slow.ask(Msg::Hello, T).await, Ok("World"));
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(marker.ask(Msg::Hello, T).await, Ok("World"));
     let (start, ready) = (Latch::new(1), Latch::new(1));
     slow.tell(Msg::Hog(None, start.clone(), Some(ready.clone())));
     slow.tell(Msg::Ping);

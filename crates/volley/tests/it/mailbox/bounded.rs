@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Duration;
 
 use common::eventually;
@@ -12,27 +13,58 @@ use volley::{
 };
 use volley_testkit::TestProbe;
 
-/// Blocks its dispatcher thread until released, so mailboxes fill up.
-struct Gate(std::sync::mpsc::Receiver<()>);
+/// Blocks its dispatcher thread until released, so mailboxes fill up;
+/// says so when it starts to.
+struct Gate {
+    opened: Receiver<()>,
+    entered: Sender<()>,
+}
 
-/// A gate actor (on `dispatcher`, if given) and the sender that opens it.
-fn spawn_gate(
-    system: &ActorSystem,
-    dispatcher: Option<&str>,
-) -> (ActorRef<()>, std::sync::mpsc::Sender<()>) {
-    let (open, opened) = std::sync::mpsc::channel();
+/// A gate actor, and what closes and opens it.
+struct GateControl {
+    gate: ActorRef<()>,
+    open: Sender<()>,
+    entered: Receiver<()>,
+}
+
+impl GateControl {
+    /// Returns once the gate blocks its thread.
+    fn close(&self) {
+        self.gate.tell(());
+        self.entered
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the gate blocks its thread");
+    }
+
+    fn open(&self) {
+        self.open.send(()).unwrap();
+    }
+}
+
+/// A gate actor (on `dispatcher`, if given).
+fn spawn_gate(system: &ActorSystem, dispatcher: Option<&str>) -> GateControl {
+    let (open, opened) = channel();
+    let (entered, entered_rx) = channel();
     let opened = std::sync::Mutex::new(Some(opened));
-    let mut props = Props::new(move || Gate(opened.lock().unwrap().take().expect("one gate")));
+    let mut props = Props::new(move || Gate {
+        opened: opened.lock().unwrap().take().expect("one gate"),
+        entered: entered.clone(),
+    });
     if let Some(d) = dispatcher {
         props = props.with_dispatcher(d);
     }
-    (system.spawn("gate", props).unwrap(), open)
+    GateControl {
+        gate: system.spawn("gate", props).unwrap(),
+        open,
+        entered: entered_rx,
+    }
 }
 
 impl Actor for Gate {
     type Msg = ();
     fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        self.0.recv_timeout(Duration::from_secs(10)).ok();
+        let _ = self.entered.send(());
+        self.opened.recv_timeout(Duration::from_secs(10)).ok();
         Ok(())
     }
 }
@@ -249,21 +281,20 @@ async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
 
     // A bounded mailbox applies its overflow rule to each message of the
     // batch and dead-letters what it drops.
-    let (gate, gate_tx) = spawn_gate(&system, None);
+    let gate = spawn_gate(&system, None);
     let b = spawn_recorder(
         &system,
         "b",
         &tx,
         MailboxConfig::bounded(2, Overflow::DropNewest),
     );
-    gate.tell(());
-    std::thread::sleep(Duration::from_millis(20));
+    gate.close();
     let before = system.dead_letter_count();
     let mut batch = vec![1, 2, 3, 4];
     b.tell_all(&mut batch);
     assert!(batch.is_empty());
     assert_eq!(system.dead_letter_count(), before + 2);
-    gate_tx.send(()).unwrap();
+    gate.open();
     assert_eq!(events.receive_n(2), ["b1", "b2"]);
 
     // To a terminated actor, every message of the batch is a dead letter.
@@ -302,14 +333,15 @@ async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
         )
         .unwrap();
     // Block the only worker, then fill the mailbox.
-    let (gate, gate_tx) = spawn_gate(&system, None);
-    gate.tell(());
-    std::thread::sleep(Duration::from_millis(20));
+    let gate = spawn_gate(&system, None);
+    gate.close();
     let first = answerer.ask(|r| (1, r), Duration::from_secs(10));
     let second = answerer.ask(|r| (2, r), Duration::from_secs(10));
     let opener = async {
+        // Opens while the second ask waits for room (it finds the mailbox
+        // full as soon as it runs): pacing, not a synchronisation.
         tokio::time::sleep(Duration::from_millis(50)).await;
-        gate_tx.send(()).unwrap();
+        gate.open();
     };
     let (first, second, ()) = tokio::join!(first, second, opener);
     // Before, the second request found the mailbox full, went to dead
@@ -323,7 +355,7 @@ async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
 #[tokio::test]
 async fn try_tell_hands_the_message_back() {
     let system = common::system_with("offer", one_thread(10)).unwrap();
-    let (gate, gate_tx) = spawn_gate(&system, None);
+    let gate = spawn_gate(&system, None);
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
     let r = spawn_recorder(
@@ -334,11 +366,10 @@ async fn try_tell_hands_the_message_back() {
     );
     r.tell(0);
     events.expect_msg("r0".to_string());
-    gate.tell(());
-    std::thread::sleep(Duration::from_millis(20));
+    gate.close();
     assert!(r.try_tell(1).is_ok());
     assert_eq!(r.try_tell(2), Err(TellError::Full(2)));
-    gate_tx.send(()).unwrap();
+    gate.open();
     events.expect_msg("r1".to_string());
     r.graceful_stop();
     eventually("stopped", || r.is_terminated());
@@ -378,15 +409,15 @@ async fn named_dispatchers_isolate_blocking_work() {
         },
     );
     let system = common::system_with("isolated", settings).unwrap();
-    let (gate, gate_tx) = spawn_gate(&system, Some("blocking"));
-    gate.tell(());
+    let gate = spawn_gate(&system, Some("blocking"));
+    gate.close();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
     let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
     // The default dispatcher's only thread is free while the gate blocks.
     r.tell(1);
     events.expect_msg("r1".to_string());
-    gate_tx.send(()).unwrap();
+    gate.open();
     system.terminate().await;
 }
 

@@ -99,35 +99,18 @@ fn worker(name: &'static str, handled: &Arc<AtomicUsize>, log: &Log) -> Props<Wo
     .with_dispatcher(BLOCKING)
 }
 
-/// Waits until `/user` has begun to stop (it refuses new actors), which
-/// it does just before it stops its children, then a little more.
-async fn wait_for_the_stop(system: &ActorSystem) {
-    struct Nobody;
-    impl Actor for Nobody {
-        type Msg = ();
-        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-            Ok(())
-        }
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while system.spawn_anonymous(Props::new(|| Nobody)).is_ok() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "/user never stopped"
-        );
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(20)).await;
-}
-
-/// Terminates while an actor is held by `latch`, opening it once the stop
-/// has gone out.
-async fn terminate_while_held(system: &ActorSystem, latch: &Latch) {
+/// Terminates while `held` is held by `latch`, opening it once the stop
+/// has reached `held`: draining, a graceful stop queued behind its
+/// messages; not, a system message.
+async fn terminate_while_held(system: &ActorSystem, held: &ActorRef<Work>, latch: &Latch) {
+    let queued = held.mailbox_len();
     let done = tokio::spawn({
         let system = system.clone();
         async move { terminate(&system).await }
     });
-    wait_for_the_stop(system).await;
+    volley_testkit::await_cond("the stop to reach the held actor", || {
+        held.mailbox_len() > queued || held.has_pending_system_messages()
+    });
     latch.count_down();
     done.await.unwrap();
 }
@@ -153,7 +136,7 @@ async fn messages_queued_before_terminate_are_handled() {
     let (handled, log) = (Arc::new(AtomicUsize::new(0)), Log::default());
     let a = system.spawn("a", worker("a", &handled, &log)).unwrap();
     let latch = hold_with_queue(&a, 100);
-    terminate_while_held(&system, &latch).await;
+    terminate_while_held(&system, &a, &latch).await;
     assert_eq!(handled.load(Ordering::SeqCst), 100);
     assert_eq!(log.events(), vec!["a stopped after 100"]);
     assert_eq!(system.dead_letter_count(), 0);
@@ -207,7 +190,7 @@ async fn parents_drain_before_their_children_and_stop_after_them() {
         )
         .unwrap();
     let latch = hold_with_queue(&parent, 50);
-    terminate_while_held(&system, &latch).await;
+    terminate_while_held(&system, &parent, &latch).await;
     assert_eq!(handled.load(Ordering::SeqCst), 50);
     assert_eq!(
         log.events(),
@@ -281,7 +264,7 @@ async fn without_draining_queued_messages_are_dead_letters() {
     let (handled, log) = (Arc::new(AtomicUsize::new(0)), Log::default());
     let a = system.spawn("a", worker("a", &handled, &log)).unwrap();
     let latch = hold_with_queue(&a, 100);
-    terminate_while_held(&system, &latch).await;
+    terminate_while_held(&system, &a, &latch).await;
     assert_eq!(handled.load(Ordering::SeqCst), 0);
     assert_eq!(system.dead_letter_count(), 100);
 }

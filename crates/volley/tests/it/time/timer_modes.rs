@@ -135,7 +135,10 @@ async fn fixed_rate_makes_up_missed_sends_and_fixed_delay_does_not() {
         std::thread::sleep(Duration::from_millis(600));
     });
     stall.await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Fixed rate's burst of made-up sends; fixed delay is read right after.
+    volley_testkit::await_cond("fixed rate's burst", || {
+        rate.load(Ordering::SeqCst) - rate_before >= 40
+    });
     let rate_gain = rate.load(Ordering::SeqCst) - rate_before;
     let delay_gain = delay.load(Ordering::SeqCst) - delay_before;
     assert!(
@@ -181,6 +184,7 @@ async fn an_initial_delay_of_duration_max_never_fires() {
     }
     time.wait_for_timers(2);
     time.advance(Duration::from_secs(3600));
+    // A window for a wrong send to arrive (what is checked).
     tokio::time::sleep(Duration::from_millis(50)).await;
     for (actor, count) in &counts {
         assert_eq!(count.load(Ordering::SeqCst), 0);
