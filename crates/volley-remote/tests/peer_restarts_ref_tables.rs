@@ -24,7 +24,7 @@ use common::{add, eventually, free_port, Calc, Node, T};
 use peer_process::{
     associated, detector, local_node, record_events, remote_settings, Peer, PeerConfig, Seen,
 };
-use volley::{Actor, ActorRef, AnyRef, Context, HandleResult, Props, Terminated};
+use volley::{Actor, ActorRef, AnyRef, Context, HandleResult, Props};
 use volley_remote::wire::Address;
 use volley_remote::RemotingEvent;
 
@@ -42,21 +42,6 @@ const PAUSE_MS: u64 = 1500;
 #[ignore = "the peer process of the other tests; runs only when they start it"]
 async fn peer_process() {
     peer_process::run_peer().await;
-}
-
-/// Watches what it is told to; counts the `Terminated` it gets.
-struct Watcher(Arc<AtomicUsize>);
-
-impl Actor for Watcher {
-    type Msg = AnyRef;
-    fn handle(&mut self, ctx: &mut Context<Self>, target: AnyRef) -> HandleResult {
-        ctx.watch(&target);
-        Ok(())
-    }
-    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
 }
 
 /// Counts the answers to `Calc::Blob` (a peer's hello, -1, is not one).
@@ -97,12 +82,7 @@ impl Watching {
     async fn new() -> Self {
         let settings = remote_settings(0, &detector(INTERVAL_MS, PAUSE_MS));
         let a = local_node("watcher", settings, &[]).await;
-        let terminated = Arc::new(AtomicUsize::new(0));
-        let t = terminated.clone();
-        let watcher = a
-            .system
-            .spawn("watcher", Props::new(move || Watcher(t.clone())))
-            .unwrap();
+        let (watcher, terminated) = common::spawn_counting_watcher(&a.system, "watcher");
         let answered = Arc::new(AtomicUsize::new(0));
         let n = answered.clone();
         let replies = a

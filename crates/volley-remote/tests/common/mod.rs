@@ -5,10 +5,14 @@ pub mod holding_relay;
 pub mod relay;
 pub mod tagged;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
+use volley::{
+    Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, Settings, Terminated,
+};
 
 use volley_remote::{Registry, RemoteSettings, Remoting, RemotingEvent};
 use volley_testkit::TestProbe;
@@ -171,6 +175,35 @@ pub fn record_events(node: &Node) -> TestProbe<RemotingEvent> {
 /// counts and absences.
 pub fn events_so_far(events: &TestProbe<RemotingEvent>) -> Vec<RemotingEvent> {
     events.receive_while(Duration::from_millis(200), |_| true)
+}
+
+/// Watches what it is told to and counts the `Terminated` it gets.
+pub struct CountingWatcher(pub Arc<AtomicUsize>);
+
+impl Actor for CountingWatcher {
+    type Msg = AnyRef;
+    fn handle(&mut self, ctx: &mut Context<Self>, target: AnyRef) -> HandleResult {
+        ctx.watch(&target);
+        Ok(())
+    }
+
+    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A [`CountingWatcher`] named `name` on `system`, and its count.
+pub fn spawn_counting_watcher(
+    system: &ActorSystem,
+    name: &str,
+) -> (ActorRef<AnyRef>, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
+    let watcher = system
+        .spawn(name, Props::new(move || CountingWatcher(counted.clone())))
+        .unwrap();
+    (watcher, count)
 }
 
 /// Passes every number it gets to the test.

@@ -7,14 +7,14 @@
 
 use crate::common;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add, free_port, node, remote_ref, spawn_calculator, Calc, Node, T};
+use common::{add, free_port, node, remote_ref, spawn_calculator, Calc, T};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use volley::{Actor, ActorRef, AnyRef, Context, HandleResult, Props, Terminated, ToAnyRef};
+use volley::{ActorRef, ToAnyRef};
 use volley_remote::RemoteSettings;
 
 async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
@@ -44,31 +44,6 @@ fn quick_retry() -> RemoteSettings {
         reconnect_backoff_max_ms: 200,
         ..RemoteSettings::default()
     }
-}
-
-/// Watches what it is told to; counts the `Terminated` it gets.
-struct Watcher(Arc<AtomicUsize>);
-
-impl Actor for Watcher {
-    type Msg = AnyRef;
-    fn handle(&mut self, ctx: &mut Context<Self>, target: AnyRef) -> HandleResult {
-        ctx.watch(&target);
-        Ok(())
-    }
-    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-fn spawn_watcher(n: &Node) -> (ActorRef<AnyRef>, Arc<AtomicUsize>) {
-    let count = Arc::new(AtomicUsize::new(0));
-    let c = count.clone();
-    let w = n
-        .system
-        .spawn("watcher", Props::new(move || Watcher(c.clone())))
-        .unwrap();
-    (w, count)
 }
 
 /// A TCP relay in front of a node's listener: bytes from the dialing side
@@ -176,7 +151,7 @@ async fn a_watch_lost_with_its_connection_is_sent_again() {
     // From now on what A writes towards B is lost on the way.
     let before = proxy.discarded.load(Ordering::SeqCst);
     proxy.discard.store(true, Ordering::SeqCst);
-    let (watcher, terminated) = spawn_watcher(&a);
+    let (watcher, terminated) = common::spawn_counting_watcher(&a.system, "watcher");
     watcher.tell(remote.to_any_ref());
     wait_until(T, "the watch to be written and lost", || {
         proxy.discarded.load(Ordering::SeqCst) > before

@@ -7,8 +7,7 @@
 use crate::common;
 use crate::raw_peer;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{
@@ -16,7 +15,7 @@ use common::{
 };
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
-use volley::{Actor, ActorRef, AnyRef, Context, HandleResult, Props, Terminated};
+use volley::ActorRef;
 use volley_remote::transport::FailureDetectorSettings;
 use volley_remote::wire::{
     Address, Decoder, DecoderConfig, DisassociateReason, Lane, Pdu, PduKind,
@@ -293,22 +292,6 @@ async fn a_stopped_association_nothing_refers_to_is_removed() {
     b.system.terminate().await;
 }
 
-/// Watches what it is told to and counts the `Terminated` it gets.
-struct Watcher(Arc<AtomicUsize>);
-
-impl Actor for Watcher {
-    type Msg = AnyRef;
-    fn handle(&mut self, ctx: &mut Context<Self>, target: AnyRef) -> HandleResult {
-        ctx.watch(&target);
-        Ok(())
-    }
-
-    fn on_terminated(&mut self, _ctx: &mut Context<Self>, _t: Terminated) -> HandleResult {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
 /// A remote watch needs the failure detector, so its association is never
 /// stopped; once the watch ends (the watched actor stops), it is.
 #[volley_testkit::each_dispatcher]
@@ -318,12 +301,7 @@ async fn a_remote_watch_keeps_the_association_running() {
     let b = node("beta", idling()).await;
     let calc = spawn_calculator(&b, "calc");
     let b_calc: ActorRef<Calc> = remote_ref(&a, &b, "calc");
-    let terminated = Arc::new(AtomicUsize::new(0));
-    let t = terminated.clone();
-    let watcher = a
-        .system
-        .spawn("watcher", Props::new(move || Watcher(t.clone())))
-        .unwrap();
+    let (watcher, terminated) = common::spawn_counting_watcher(&a.system, "watcher");
     watcher.tell(b_calc.to_any());
     assert_eq!(add(&b_calc, 1, 1).await, 2);
     common::await_incoming_watches(&b, &a, 1);
