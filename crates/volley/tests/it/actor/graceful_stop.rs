@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use common::pekko::{with_blocking_pool, BLOCKING, T};
 use volley::{
-    Actor, ActorRef, Context, HandleResult, LifecycleEvent, LifecycleKind, Props, StopError,
+    Actor, ActorRef, ActorSystem, Context, HandleResult, LifecycleEvent, LifecycleKind, Props,
+    StopError,
 };
 use volley_testkit::TestProbe;
 
@@ -182,16 +183,23 @@ impl Actor for SystemEvents {
     }
 }
 
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dropped_wait_stops_its_watcher_and_a_finished_one_leaves_none() {
-    let system = system("terminated-dropped");
-    let events = TestProbe::<String>::new(&system);
+/// A probe told of the lifecycle of the actors under `/system` (the
+/// watchers behind the waits).
+fn system_events(system: &ActorSystem) -> TestProbe<String> {
+    let events = TestProbe::<String>::new(system);
     let to = events.actor_ref();
     let listener = system
         .spawn_anonymous(Props::new(move || SystemEvents(to.clone())))
         .unwrap();
     assert!(system.event_stream().subscribe(listener));
+    events
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_wait_stops_its_watcher_and_a_finished_one_leaves_none() {
+    let system = system("terminated-dropped");
+    let events = system_events(&system);
     let probe = TestProbe::<String>::new(&system);
     let actor = reporter(&system, &probe);
 
@@ -216,12 +224,7 @@ async fn a_dropped_wait_stops_its_watcher_and_a_finished_one_leaves_none() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waits_resolve_when_the_system_terminates() {
     let system = system("terminated-shutdown");
-    let events = TestProbe::<String>::new(&system);
-    let to = events.actor_ref();
-    let listener = system
-        .spawn_anonymous(Props::new(move || SystemEvents(to.clone())))
-        .unwrap();
-    assert!(system.event_stream().subscribe(listener));
+    let events = system_events(&system);
     let probe = TestProbe::<String>::new(&system);
     let actor = reporter(&system, &probe);
     let any = actor.to_any();
