@@ -46,8 +46,9 @@ pub(crate) struct Redial {
 }
 
 impl Redial {
-    /// Ends the writer's pause now, or, if it is not pausing, the next one
-    /// as soon as it begins.
+    /// Ends the writer's pause now, or, if it is not pausing, its next one
+    /// as soon as it begins, unless it connects before (that connection
+    /// already reaches the new incarnation).
     pub(crate) fn now(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
         self.notify.notify_waiters();
