@@ -13,10 +13,11 @@
 //! Dropping a ref frees its id (`lasting_ids.rs` says when it may be used
 //! again). Routes cache the ids of their actors per lane and connection
 //! generation: a lane that drops any ref starts a new generation, so no
-//! cached id is trusted for a ref it no longer holds. A message sent to a
-//! dropped ref anyway declares it again, as a new ref, and the node's new
-//! incarnation counts it as a dead letter; the next end of an incarnation
-//! of that node drops it again.
+//! cached id is trusted for a ref it no longer holds. A user message sent
+//! to a dropped ref anyway declares it again, as a new ref, and the node's
+//! new incarnation counts it as a dead letter; the next end of an
+//! incarnation of that node drops it again. A system message to it is not
+//! sent (`route.rs`: a watch ends at once).
 
 use volley::AnyRef;
 
