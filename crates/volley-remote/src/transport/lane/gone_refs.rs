@@ -26,6 +26,7 @@ use super::super::core::{authority_of, RemotingCore};
 use super::super::route::RouteHint;
 use super::super::support::lock;
 use super::{LaneConnection, OutboundLane};
+use crate::wire::{PduKind, FRAME_HEADER_LEN};
 
 /// The actors of one node that belong to no live incarnation of it.
 pub(crate) struct GoneIncarnations<'a> {
@@ -95,12 +96,44 @@ impl<C: LaneConnection> OutboundLane<C> {
         if dropped == 0 {
             return 0;
         }
-        // Nothing queued can name their ids: no new connection needs them
+        // No frame queued can name their ids (heartbeats and acks may be
+        // queued while the node is away): no new connection needs them
         // declared, and the ids are free at once.
-        if st.buf.is_empty() {
+        if !may_name_ref_ids(&st.buf) {
             st.exports.get_mut().note_load();
         }
         st.generation = st.generation.wrapping_add(1).max(1);
         dropped
     }
 }
+
+/// Whether any of the whole frames in `queued` may name a ref id: a
+/// message (its recipient, its sender, refs in its payload) or a
+/// declaration. An unknown kind is taken to.
+fn may_name_ref_ids(queued: &[u8]) -> bool {
+    let mut start = 0;
+    while let Some(header) = queued.get(start..start + FRAME_HEADER_LEN) {
+        let len = u32::from_le_bytes(header[..4].try_into().expect("four bytes")) as usize;
+        let names_none = matches!(
+            PduKind::from_u8(header[4]),
+            Some(
+                PduKind::Heartbeat
+                    | PduKind::HeartbeatAck
+                    | PduKind::Disassociate
+                    | PduKind::SystemAck
+                    | PduKind::Flush
+                    | PduKind::FlushAck
+                    | PduKind::SpawnRequest
+                    | PduKind::SpawnResponse
+            )
+        );
+        if !names_none {
+            return true;
+        }
+        start += 4 + len;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;
