@@ -210,6 +210,36 @@ async fn restarts(rounds: usize) -> (usize, usize) {
     (rss_at_10, rss)
 }
 
+/// A watch through a ref to an actor of a gone incarnation, made once the
+/// next incarnation is up, ends at once with `Terminated`; nothing is
+/// sent, so no lane declares the ref again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_watch_of_a_gone_incarnations_actor_ends_at_once_and_declares_nothing() {
+    let w = Watching::new().await;
+    let port = free_port();
+    let peer = w.peer(port).await;
+    let address = peer.address.clone();
+    let spawned =
+        w.a.remoting
+            .spawn_remote(&address, "calculator", Some("old"), &(), T);
+    let old: ActorRef<Calc> = spawned.await.unwrap();
+    assert_eq!(add(&old, 1, 2).await, 3);
+    let peer = w.next(peer, End::Restart, port, 0).await;
+    let held = w.a.remoting.exported_refs(&address).unwrap();
+    w.watcher.tell(old.to_any());
+    eventually("the late watch's Terminated", || {
+        w.terminated.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    assert_eq!(
+        w.a.remoting.exported_refs(&address).unwrap(),
+        held,
+        "the watch declared the gone actor again"
+    );
+    peer.quit().await;
+    w.a.system.terminate().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refs_to_actors_of_gone_incarnations_are_dropped_on_every_lane() {
     restarts(15).await;

@@ -587,4 +587,4 @@ pub(crate) mod import_bytes;
 mod lasting_ids;
 mod selections;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

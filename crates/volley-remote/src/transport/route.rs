@@ -233,6 +233,9 @@ impl RemoteRoute for RouteHint {
     fn send_system(&self, target: &RemoteRef, msg: RemoteSystemMsg) {
         let core = &self.core;
         let association = self.association(target).ok();
+        if association.is_some_and(|a| self.bound_incarnation_gone(a, target)) {
+            return to_gone_incarnation(target, msg);
+        }
         let node = association.map(|a| a.remote.clone());
         let (kind, sender) = match msg {
             RemoteSystemMsg::Watch { watcher } => {
@@ -332,6 +335,24 @@ impl RemoteRoute for RouteHint {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// A system message for an actor whose incarnation is gone: a watch ends
+/// at once, the rest has nobody to reach. Nothing is sent, so the lanes do
+/// not declare the ref again (`lane/gone_refs.rs`).
+#[cold]
+fn to_gone_incarnation(target: &RemoteRef, msg: RemoteSystemMsg) {
+    match msg {
+        RemoteSystemMsg::Watch { watcher } => remote::deliver_system(
+            &watcher,
+            RemoteSystemMsg::DeathNotice {
+                uid: remote::watch_key(target.uid(), target.path()),
+            },
+        ),
+        other => {
+            tracing::debug!(target = %target.path(), msg = ?other, "system message to an actor of a gone incarnation dropped");
+        }
     }
 }
 

@@ -13,10 +13,11 @@
 //! Dropping a ref frees its id (`lasting_ids.rs` says when it may be used
 //! again). Routes cache the ids of their actors per lane and connection
 //! generation: a lane that drops any ref starts a new generation, so no
-//! cached id is trusted for a ref it no longer holds. A message sent to a
-//! dropped ref anyway declares it again, as a new ref, and the node's new
-//! incarnation counts it as a dead letter; the next end of an incarnation
-//! of that node drops it again.
+//! cached id is trusted for a ref it no longer holds. A user message sent
+//! to a dropped ref anyway declares it again, as a new ref, and the node's
+//! new incarnation counts it as a dead letter; the next end of an
+//! incarnation of that node drops it again. A system message to it is not
+//! sent (`route.rs`: a watch ends at once).
 
 use volley::AnyRef;
 
@@ -25,6 +26,7 @@ use super::super::core::{authority_of, RemotingCore};
 use super::super::route::RouteHint;
 use super::super::support::lock;
 use super::{LaneConnection, OutboundLane};
+use crate::wire::{PduKind, FRAME_HEADER_LEN};
 
 /// The actors of one node that belong to no live incarnation of it.
 pub(crate) struct GoneIncarnations<'a> {
@@ -94,12 +96,44 @@ impl<C: LaneConnection> OutboundLane<C> {
         if dropped == 0 {
             return 0;
         }
-        // Nothing queued can name their ids: no new connection needs them
+        // No frame queued can name their ids (heartbeats and acks may be
+        // queued while the node is away): no new connection needs them
         // declared, and the ids are free at once.
-        if st.buf.is_empty() {
+        if !may_name_ref_ids(&st.buf) {
             st.exports.get_mut().note_load();
         }
         st.generation = st.generation.wrapping_add(1).max(1);
         dropped
     }
 }
+
+/// Whether any of the whole frames in `queued` may name a ref id: a
+/// message (its recipient, its sender, refs in its payload) or a
+/// declaration. An unknown kind is taken to.
+fn may_name_ref_ids(queued: &[u8]) -> bool {
+    let mut start = 0;
+    while let Some(header) = queued.get(start..start + FRAME_HEADER_LEN) {
+        let len = u32::from_le_bytes(header[..4].try_into().expect("four bytes")) as usize;
+        let names_none = matches!(
+            PduKind::from_u8(header[4]),
+            Some(
+                PduKind::Heartbeat
+                    | PduKind::HeartbeatAck
+                    | PduKind::Disassociate
+                    | PduKind::SystemAck
+                    | PduKind::Flush
+                    | PduKind::FlushAck
+                    | PduKind::SpawnRequest
+                    | PduKind::SpawnResponse
+            )
+        );
+        if !names_none {
+            return true;
+        }
+        start += 4 + len;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@ use volley::remote::{MessageType, RemoteRef, RemoteRoute, RemoteSendError, Remot
 use volley::{ActorSystem, Settings};
 
 /// A route that carries nothing: the tables only look at identities.
-struct Nowhere;
+pub(crate) struct Nowhere;
 impl RemoteRoute for Nowhere {
     fn send(
         &self,
