@@ -47,7 +47,35 @@ enum Echo {
     /// Sends the first ref back to the second.
     Bounce(ActorRef<i64>, ActorRef<ActorRef<i64>>),
     /// Answers the blob's length.
-    Blob(Vec<u8>, ActorRef<i64>),
+    Blob(#[serde(with = "as_byte_string")] Vec<u8>, ActorRef<i64>),
+}
+
+/// A blob as one byte string on the wire rather than element by element,
+/// so that sending megabytes costs copies, not seconds of unoptimised
+/// per-byte (de)serialization that a loaded machine stretches further.
+mod as_byte_string {
+    use serde::{de, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(bytes)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        struct Bytes;
+        impl<'de> de::Visitor<'de> for Bytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+        }
+        d.deserialize_byte_buf(Bytes)
+    }
 }
 
 struct EchoActor;
