@@ -76,6 +76,9 @@ pub(crate) struct RemotingCore {
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
+    /// Warnings about failed connections, of all this node's lanes
+    /// together (`writer.rs`).
+    pub(crate) connect_warnings: LogLimiter,
 }
 
 impl RemotingCore {
@@ -118,6 +121,7 @@ impl RemotingCore {
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
+            connect_warnings: LogLimiter::new(super::writer::CONNECT_WARNINGS_PER_SECOND),
         })
     }
 

@@ -98,15 +98,6 @@ impl RemotingCore {
             control.announced = Some(uid);
         }
         drop(control);
-        if new_incarnation {
-            // The node is there now and judges this one from this contact:
-            // a lane still pausing after the old incarnation's outage
-            // dials at once, so that its heartbeats are not held back
-            // past the node's patience.
-            for lane in association.lanes() {
-                lane.redial.now();
-            }
-        }
         if let Some(old) = replaced {
             // Nothing the old incarnation sent is delivered from now on.
             self.end_inbound(&association.remote, old);
@@ -126,6 +117,17 @@ impl RemotingCore {
                 reason: DisassociationReason::Restarted,
             });
             self.address_terminated(association, Some(old), DisassociationReason::Restarted);
+        }
+        if new_incarnation {
+            // The node is there now and judges this one from this contact:
+            // a lane still pausing after the old incarnation's outage
+            // dials at once, so that its heartbeats are not held back
+            // past the node's patience. Asked after the connections were
+            // dropped: a lane that dialed first would see its new
+            // connection dropped, then pause a whole back-off.
+            for lane in association.lanes() {
+                lane.redial.now();
+            }
         }
         if announce {
             tracing::debug!(remote = %association.remote, uid, "associated");

@@ -164,6 +164,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
                 report(
                     &mut backoff,
                     &lane,
+                    &core,
                     format_args!("{why}; retrying in {pause:?}"),
                 );
                 backoff.sleep(pause, &lane.redial).await;
@@ -215,6 +216,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         report(
             &mut backoff,
             &lane,
+            &core,
             format_args!("connection lost: {error}; {lost} messages not completely written were dropped; reconnecting in {pause:?}"),
         );
         backoff.sleep(pause, &lane.redial).await;
@@ -222,21 +224,25 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
 }
 
 /// A failure of the lane's connection: a warning if `backoff` says one is
-/// due and the process-wide limit allows (thousands of associations that
-/// fail at once must not flood the log), else a debug line.
-fn report(backoff: &mut Backoff, lane: &OutboundLane, what: std::fmt::Arguments<'_>) {
-    static WARNINGS: std::sync::LazyLock<volley::remote::LogLimiter> =
-        std::sync::LazyLock::new(|| volley::remote::LogLimiter::new(CONNECT_WARNINGS_PER_SECOND));
-    if backoff.should_warn() && WARNINGS.allow() {
+/// due and the node's limit allows (thousands of associations that fail
+/// at once must not flood the log), else a debug line. The limit is the
+/// node's, not the process's: one node's failures do not hide another's.
+fn report(
+    backoff: &mut Backoff,
+    lane: &OutboundLane,
+    core: &RemotingCore,
+    what: std::fmt::Arguments<'_>,
+) {
+    if backoff.should_warn() && core.connect_warnings.allow() {
         tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "{what}");
     } else {
         tracing::debug!(remote = %lane.remote, lane = ?lane.lane, "{what}");
     }
 }
 
-/// Warnings about failed connections, of all lanes together, at most this
-/// many a second.
-const CONNECT_WARNINGS_PER_SECOND: u32 = 10;
+/// Warnings about failed connections, of all a node's lanes together, at
+/// most this many a second.
+pub(crate) const CONNECT_WARNINGS_PER_SECOND: u32 = 10;
 
 /// Whether this lane may talk to incarnation `peer_uid`.
 fn admit(lane: &OutboundLane, core: &RemotingCore, peer_uid: u64) -> Result<(), Refusal> {
