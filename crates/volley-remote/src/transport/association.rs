@@ -17,10 +17,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use volley::remote::RemoteSendError;
 
-use super::lane::OutboundLane;
-use super::settings::RemoteSettings;
-use super::support::lock;
-use super::system_messages::{Inbox, Outbox};
+use crate::transport::control::system_messages::{Inbox, Outbox};
+use crate::transport::outbound::lane::OutboundLane;
+use crate::transport::settings::RemoteSettings;
+use crate::transport::support::lock;
 use crate::wire::{Address, Lane};
 
 /// Most remote nodes one system knows at once (associations alive).
@@ -62,7 +62,7 @@ pub(crate) struct Association {
     pub(crate) leaving: AtomicBool,
     /// Which of its tasks run, and whether it is stopped for idleness
     /// (`idle.rs`). Taken after `control`, never before it.
-    pub(crate) tasks: Mutex<super::idle::Tasks>,
+    pub(crate) tasks: Mutex<crate::transport::idle::Tasks>,
     /// Something but heartbeats arrived from the node since the idleness
     /// check last looked.
     pub(crate) heard: AtomicBool,
@@ -71,7 +71,7 @@ pub(crate) struct Association {
     pub(crate) bytes_in: AtomicU64,
     pub(crate) frames_in: AtomicU64,
     /// Round trips of this node's heartbeats to the peer (`rtt.rs`).
-    pub(crate) heartbeat_rtt: Mutex<super::rtt::HeartbeatRtt>,
+    pub(crate) heartbeat_rtt: Mutex<crate::transport::liveness::rtt::HeartbeatRtt>,
 }
 
 /// The inbound connections of one incarnation.
@@ -104,7 +104,8 @@ impl Association {
         me: Weak<Association>,
         metered_for: Option<&str>,
     ) -> Self {
-        let meter = metered_for.map(|system| super::metrics::LaneMeter::new(system, remote));
+        let meter =
+            metered_for.map(|system| crate::transport::metrics::LaneMeter::new(system, remote));
         let make = |lane: Lane| {
             let max_frame = match lane {
                 Lane::Large => settings.max_frame_size,
@@ -138,11 +139,11 @@ impl Association {
             inbox: Mutex::new(Inbox::default()),
             readers: Mutex::new(HashMap::new()),
             leaving: AtomicBool::new(false),
-            tasks: Mutex::new(super::idle::Tasks::default()),
+            tasks: Mutex::new(crate::transport::idle::Tasks::default()),
             heard: AtomicBool::new(false),
             bytes_in: AtomicU64::new(0),
             frames_in: AtomicU64::new(0),
-            heartbeat_rtt: Mutex::new(super::rtt::HeartbeatRtt::default()),
+            heartbeat_rtt: Mutex::new(crate::transport::liveness::rtt::HeartbeatRtt::default()),
         }
     }
 

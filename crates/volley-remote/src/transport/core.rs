@@ -13,22 +13,22 @@ use tokio::task::JoinHandle;
 use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
-use super::association::{Association, Associations};
-use super::auth::Secret;
-use super::errors::ResolveError;
-use super::probe::Probes;
-use super::proof::Origin;
-use super::reachability::Reachability;
-use super::registry::Registry;
-use super::remote_spawn::SpawnRequests;
-use super::remote_watch::NoSuchActor;
-use super::remote_watch::{DeadActors, RemoteWatches};
-use super::reply_handles::{is_local_reply_handle, ReplyHandles};
-use super::route::RouteHint;
-use super::settings::RemoteSettings;
-use super::support::lock;
-use super::tls::TlsContext;
-use super::trust::Trust;
+use crate::transport::association::{Association, Associations};
+use crate::transport::control::remote_spawn::SpawnRequests;
+use crate::transport::control::remote_watch::NoSuchActor;
+use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
+use crate::transport::control::reply_handles::{is_local_reply_handle, ReplyHandles};
+use crate::transport::errors::ResolveError;
+use crate::transport::handshake::auth::Secret;
+use crate::transport::handshake::probe::Probes;
+use crate::transport::handshake::proof::Origin;
+use crate::transport::handshake::tls::TlsContext;
+use crate::transport::handshake::trust::Trust;
+use crate::transport::liveness::reachability::Reachability;
+use crate::transport::outbound::route::RouteHint;
+use crate::transport::registry::Registry;
+use crate::transport::settings::RemoteSettings;
+use crate::transport::support::lock;
 use crate::wire::{Address, Disassociate, DisassociateReason, Pdu};
 
 /// Why a ref declared by a peer that this node does not dial back is
@@ -59,7 +59,7 @@ pub(crate) struct RemotingCore {
     pub(crate) remote_watches: RemoteWatches,
     pub(crate) dead_actors: DeadActors,
     /// Flushes of user lanes that death notices wait for (`flush.rs`).
-    pub(crate) flushes: super::flush::Flushes,
+    pub(crate) flushes: crate::transport::control::flush::Flushes,
     /// What peers may make this node do (`[remote.trust]`).
     pub(crate) trust: Trust,
     /// The shared secret every connection proves, if configured.
@@ -70,9 +70,9 @@ pub(crate) struct RemotingCore {
     pub(crate) probes: Probes,
     /// The inbound connections of each incarnation, ended at once when it
     /// is gone (`inbound_end.rs`).
-    pub(crate) inbound_lives: super::inbound_end::InboundLives,
+    pub(crate) inbound_lives: crate::transport::inbound::ends::InboundLives,
     /// What the refs peers declared on the open connections keep.
-    pub(crate) import_meter: Arc<super::ref_tables::import_bytes::ImportMeter>,
+    pub(crate) import_meter: Arc<crate::transport::refs::tables::import_bytes::ImportMeter>,
     shut_down: AtomicBool,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
@@ -92,7 +92,7 @@ impl RemotingCore {
         let authority = authority_of(&address).into_owned();
         let reachability = Reachability::new(
             &settings.failure_detector,
-            super::backoff::longest_pause(&settings),
+            crate::transport::outbound::backoff::longest_pause(&settings),
         );
         let trust = Trust::new(&settings.trust, settings.secret.is_some());
         let secret = settings.secret.as_deref().map(Secret::new);
@@ -121,7 +121,9 @@ impl RemotingCore {
             shut_down: AtomicBool::new(false),
             tasks: Mutex::new(Vec::new()),
             undeliverable_log: LogLimiter::new(UNDELIVERABLE_LOG_PER_SECOND),
-            connect_warnings: LogLimiter::new(super::writer::CONNECT_WARNINGS_PER_SECOND),
+            connect_warnings: LogLimiter::new(
+                crate::transport::outbound::writer::CONNECT_WARNINGS_PER_SECOND,
+            ),
         })
     }
 

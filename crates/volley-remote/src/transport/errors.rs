@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::settings::RemoteSettingsError;
+use crate::transport::settings::RemoteSettingsError;
 
 /// Why remoting could not start.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +23,7 @@ pub enum StartError {
     Address(#[from] crate::wire::AddressError),
     /// The TLS certificates, key or trust roots cannot be used.
     #[error(transparent)]
-    Tls(#[from] super::tls::TlsError),
+    Tls(#[from] crate::transport::handshake::tls::TlsError),
     /// The actor system is already terminated.
     #[error("the actor system has terminated")]
     SystemTerminated,

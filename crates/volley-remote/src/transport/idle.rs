@@ -40,12 +40,13 @@
 
 use std::time::{Duration, Instant};
 
-use super::association::Association;
-use super::core::RemotingCore;
-use super::events::{DisassociationReason, RemotingEvent};
-use super::lane::OutboundLane;
-use super::support::lock;
-use super::{heartbeat, writer};
+use crate::transport::association::Association;
+use crate::transport::core::RemotingCore;
+use crate::transport::events::{DisassociationReason, RemotingEvent};
+use crate::transport::liveness::heartbeat;
+use crate::transport::outbound::lane::OutboundLane;
+use crate::transport::outbound::writer;
+use crate::transport::support::lock;
 use crate::wire::{Disassociate, DisassociateReason, Lane, Pdu};
 
 /// Which of an association's tasks run, and whether it is stopped.

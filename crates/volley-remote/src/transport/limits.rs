@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::settings::RemoteSettingsError;
+use crate::transport::settings::RemoteSettingsError;
 
 /// Limits a peer cannot grow this node past (`[remote.limits]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,11 +152,14 @@ pub(crate) enum LimitError {
     ImportedRefBytes { max: usize },
 }
 
-impl super::core::RemotingCore {
+impl crate::transport::core::RemotingCore {
     /// Quarantines the peer of `association` if its control lane refused a
     /// frame for its bound (`limits.max_control_queue_bytes`). Called with
     /// no lock held.
-    pub(crate) fn check_control_queue(&self, association: &super::association::Association) {
+    pub(crate) fn check_control_queue(
+        &self,
+        association: &crate::transport::association::Association,
+    ) {
         let lane = association.lane(crate::wire::Lane::Control);
         if lane.take_overflow() {
             let why = format!(
@@ -170,7 +173,7 @@ impl super::core::RemotingCore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::settings::{register_settings, RemoteSettings};
+    use crate::transport::settings::{register_settings, RemoteSettings};
 
     #[test]
     fn limits_parse_from_toml_and_bad_ones_name_their_key() {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use metrics::{Counter, Gauge, Histogram};
 
-use super::core::RemotingCore;
+use crate::transport::core::RemotingCore;
 use crate::wire::{Address, FRAME_HEADER_LEN};
 
 /// Every remoting metric's name.
@@ -210,7 +210,8 @@ impl AssociationMetrics {
             if let Some(phi) = core.reachability.phi(node, now) {
                 handles.phi.set(phi);
             }
-            let rtts = super::support::lock(&association.heartbeat_rtt).take_unrecorded();
+            let rtts =
+                crate::transport::support::lock(&association.heartbeat_rtt).take_unrecorded();
             for rtt in rtts {
                 handles.heartbeat_rtt.record(rtt.as_secs_f64());
             }

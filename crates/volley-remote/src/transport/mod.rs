@@ -1,81 +1,46 @@
-//! The TCP transport, split the way Artery is: one concept per module.
+//! The TCP transport, in layers the way Artery is: each folder is one
+//! stage of the path a message takes, and one concept per module in it.
 //!
-//! | module | owns |
+//! | folder or module | owns |
 //! |---|---|
 //! | [`remoting`](Remoting) | the public facade: start, resolve, remote spawn, shutdown |
-//! | `core` | `RemotingCore`, the state every other part shares |
-//! | `association` | one association per remote node, its lanes indexed by `Lane` |
-//! | `route` | `RouteHint`, the transport's object behind each `RemoteRef` |
-//! | `lane` | an outbound lane: the coalescing buffer senders encode into; `lane::token`, the write token (model-checked with loom) |
-//! | `writer` | connecting, the handshake's sending side, writing a lane's bytes |
-//! | `backoff` | when a lane reconnects after a failure, and how loudly it says so |
-//! | `admission` | the checks of an inbound handshake; who is associated and dialed back |
-//! | `inbound` | the listener, the handshake's accepting side, the read loop |
+//! | `core` | `RemotingCore`, the state the stages share |
+//! | `association`, `idle` | one association per remote node, its lanes indexed by `Lane`; stopping idle ones |
+//! | `outbound/` | sending: `route` (behind each `RemoteRef`), `lane` (the coalescing buffer senders encode into; `lane::token`, the write token, model-checked with loom), `writer` (connecting, writing), `backoff` |
+//! | `inbound/` | receiving: `reader` (accept, the handshake's accepting side, the read loop), `delivery` (to mailboxes in runs), `guard`, `ends`, `protocol_error` |
+//! | `handshake/` | who a connection is with: `setup` (the handshake's frames), `auth`, `tls`, `admission`, `trust`, `probe`, `proof` |
+//! | `liveness/` | whether a node is there: `heartbeat`, `rtt`, `failure_detector`, `reachability`, `incarnations` (which incarnation this node talks to; quarantine) |
+//! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
+//! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
-//! | `heartbeat` | the heartbeats every association sends on its control lane |
-//! | `reachability` | per remote node, a `failure_detector` fed by arriving heartbeats; the monitor that reports unreachable nodes |
-//! | `incarnations` | which incarnation of each node this node talks to; nodes going down, quarantine |
-//! | `system_messages` | watch, unwatch, death notices and stops between nodes, exactly once and in order |
-//! | `remote_watch` | who watches whom across nodes; `Terminated` when a node is given up |
-//! | `delivery` | handing decoded messages to mailboxes in runs |
-//! | `handshake` | the handshake's frames |
-//! | `auth` | the handshake's challenge-response over the shared secret |
-//! | `ref_tables` | per-connection export/import tables for refs inside messages |
-//! | `reply_handles` | this node's asks waiting for a remote reply |
-//! | `remote_spawn` | the spawn protocol |
 //! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
-//! | `probe` | checking the address a node that dials in claims before dialing it back, at most once per `host:port` per window |
-//! | `proof` | associations started on a peer's word, let go of when their address never answers |
-//! | `protocol_error` | the Disassociate a peer that broke the protocol gets before the close |
-//! | `tls` | `[remote.tls]`: certificates, keys, and rustls' configuration both ways |
-//! | `trust` | what peers may make this node do: dialing back, refs on third nodes, untrusted mode |
-//! | `registry`, `settings`, `errors` | registrations, the `[remote]` section, the API's errors |
+//! | `registry`, `settings`, `settings_warnings`, `errors`, `metrics`, `support` | registrations, the `[remote]` section, the API's errors, metrics, shared helpers |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
-mod admission;
 mod association;
-mod auth;
-mod backoff;
+mod control;
 mod core;
-mod delivery;
 mod errors;
 mod events;
-mod failure_detector;
-mod flush;
 mod handshake;
-mod heartbeat;
-mod id_slots;
 mod idle;
 mod inbound;
-mod inbound_end;
-mod inbound_guard;
-mod incarnations;
-mod lane;
 mod limits;
+mod liveness;
 mod metrics;
-mod probe;
-mod proof;
-mod protocol_error;
-mod reachability;
-mod ref_tables;
+mod outbound;
+mod refs;
 mod registry;
-mod remote_spawn;
-mod remote_watch;
 mod remoting;
-mod reply_handles;
-mod route;
-mod rtt;
 mod settings;
 mod settings_warnings;
 mod support;
-mod system_messages;
-mod tls;
-mod trust;
-mod writer;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
+pub use handshake::tls::{TlsError, TlsSettings};
+pub use handshake::trust::{ConnectBack, TrustSettings};
 pub use limits::LimitSettings;
 pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
@@ -85,5 +50,3 @@ pub use settings::{
     RemoteSettingsError,
 };
 pub use settings_warnings::RemoteSettingsWarning;
-pub use tls::{TlsError, TlsSettings};
-pub use trust::{ConnectBack, TrustSettings};

@@ -18,9 +18,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use volley::{Actor, ActorSystem, AnyRef, Props};
 
-use super::delivery::Payloads;
-use super::ref_tables::{with_request_handle, ImportTable};
-use super::support::FastMap;
+use crate::transport::inbound::delivery::Payloads;
+use crate::transport::refs::tables::{with_request_handle, ImportTable};
+use crate::transport::support::FastMap;
 
 use crate::serialization::{BincodeSerializer, SerializeError, Serializer, SerializerId};
 
@@ -250,7 +250,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     {
         return Err(Stale);
     }
-    let batch = super::delivery::stage::<M>(slot);
+    let batch = crate::transport::inbound::delivery::stage::<M>(slot);
     imports.scope(|| {
         let serializer = S::default();
         match payloads.replies {
@@ -344,7 +344,7 @@ impl Registry {
     ) -> Result<(), RegistryError> {
         // Whoever registers types is about to use remoting: make its
         // settings section known before settings are parsed.
-        super::settings::register_settings();
+        crate::transport::settings::register_settings();
         if let Some(existing) = self.by_wire_id.get(&id) {
             return Err(RegistryError::DuplicateId {
                 id,

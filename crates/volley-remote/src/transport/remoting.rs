@@ -7,12 +7,15 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use volley::{ActorPath, ActorRef, ActorSystem};
 
-use super::core::{address_of, RemotingCore};
-use super::errors::{RemoteSpawnError, ResolveError, StartError};
-use super::registry::Registry;
-use super::settings::RemoteSettings;
-use super::tls::TlsContext;
-use super::{inbound, reachability, ref_tables, remote_spawn};
+use crate::transport::control::remote_spawn;
+use crate::transport::core::{address_of, RemotingCore};
+use crate::transport::errors::{RemoteSpawnError, ResolveError, StartError};
+use crate::transport::handshake::tls::TlsContext;
+use crate::transport::inbound::reader;
+use crate::transport::liveness::reachability;
+use crate::transport::refs::tables as ref_tables;
+use crate::transport::registry::Registry;
+use crate::transport::settings::RemoteSettings;
 use crate::wire::Address;
 
 /// Remoting for one actor system: start it with [`Remoting::start`].
@@ -83,7 +86,7 @@ impl Remoting {
         volley::remote::set_local_authority(system, &core.authority);
         let task = system
             .runtime_handle()
-            .spawn(inbound::run_listener(listener, core.clone()));
+            .spawn(reader::run_listener(listener, core.clone()));
         core.track(task);
         let task = system
             .runtime_handle()
@@ -168,7 +171,7 @@ impl Remoting {
     /// on, each is also recorded in `volley_remote_heartbeat_rtt_seconds`.
     pub fn heartbeat_rtt(&self, node: &Address) -> Option<std::time::Duration> {
         let association = self.core.associations.find(node)?;
-        let rtt = super::support::lock(&association.heartbeat_rtt).latest();
+        let rtt = crate::transport::support::lock(&association.heartbeat_rtt).latest();
         rtt
     }
 

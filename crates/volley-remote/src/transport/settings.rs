@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::limits::LimitSettings;
+use crate::transport::limits::LimitSettings;
 use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
 
 /// Write batching: the writer takes everything queued for a connection and
@@ -127,9 +127,9 @@ pub struct RemoteSettings {
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
     /// refs on third nodes, untrusted mode.
-    pub trust: super::trust::TrustSettings,
+    pub trust: crate::transport::handshake::trust::TrustSettings,
     /// TLS on every connection (`[remote.tls]`).
-    pub tls: super::tls::TlsSettings,
+    pub tls: crate::transport::handshake::tls::TlsSettings,
 }
 
 impl Default for RemoteSettings {
@@ -155,8 +155,8 @@ impl Default for RemoteSettings {
             remove_quarantined_association_after_ms: 60 * 60 * 1000,
             death_watch_notification_flush_timeout_ms: 3000,
             limits: LimitSettings::default(),
-            trust: super::trust::TrustSettings::default(),
-            tls: super::tls::TlsSettings::default(),
+            trust: crate::transport::handshake::trust::TrustSettings::default(),
+            tls: crate::transport::handshake::tls::TlsSettings::default(),
         }
     }
 }

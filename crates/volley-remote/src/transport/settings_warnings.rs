@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use super::backoff::longest_pause;
-use super::settings::RemoteSettings;
+use crate::transport::outbound::backoff::longest_pause;
+use crate::transport::settings::RemoteSettings;
 
 /// A combination of `[remote]` settings that works but is likely to hurt;
 /// [`RemoteSettings::validate`] logs each at warn level.

@@ -1,0 +1,121 @@
+//! Flushing the user lanes to a node before a death notice goes to it, as
+//! Akka Artery's `FlushBeforeDeathWatchNotification`.
+//!
+//! A death notice travels on the control lane, the messages the dead actor
+//! sent on the ordinary and large lanes: three connections, read by three
+//! tasks at the other end. Without care a watcher could get `Terminated`
+//! before the last messages the actor sent it, which Akka orders (its
+//! `Terminated` is queued behind what is already in the watcher's mailbox,
+//! and so is volley's). So before the notice leaves, each user lane to that
+//! node that has a connection or queued bytes gets a Flush frame behind
+//! what it already holds; the peer reads it after delivering everything
+//! before it on that connection, into the recipients' mailboxes, and
+//! answers with a FlushAck on its control lane. Once every lane flushed
+//! has answered, or after `death_watch_notification_flush_timeout_ms`
+//! (a lost connection loses its Flush too), the notice is sent.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::sync::Ordering;
+use crate::transport::association::Association;
+use crate::transport::core::RemotingCore;
+use crate::transport::support::{lock, FastMap};
+use crate::wire::{Address, Flush, FlushAck, Lane, Pdu};
+
+/// Flushes waiting for their acks.
+#[derive(Default)]
+pub(crate) struct Flushes {
+    last_id: AtomicU64,
+    waiting: Mutex<FastMap<u64, Waiting>>,
+}
+
+struct Waiting {
+    node: Address,
+    acks_left: usize,
+    then: Box<dyn FnOnce() + Send>,
+}
+
+impl RemotingCore {
+    /// Runs `then` once what `association`'s user lanes hold now has been
+    /// delivered at the peer, or at the flush timeout; at once when there is
+    /// nothing to flush (no user lane in use, the node is gone, the
+    /// association is stopped) or the timeout is 0.
+    pub(crate) fn after_user_lanes_flushed(
+        self: &Arc<Self>,
+        association: &Association,
+        then: impl FnOnce() + Send + 'static,
+    ) {
+        let timeout = self.settings.death_watch_notification_flush_timeout_ms;
+        let lanes: Vec<_> = [Lane::Ordinary, Lane::Large]
+            .into_iter()
+            .map(|lane| association.lane(lane))
+            .filter(|lane| lane.is_connected() || lane.has_queued())
+            .collect();
+        if timeout == 0 || lanes.is_empty() || association.is_down() || association.is_retired() {
+            return then();
+        }
+        let id = self.flushes.last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.flushes.waiting).insert(
+            id,
+            Waiting {
+                node: association.remote.clone(),
+                acks_left: lanes.len(),
+                then: Box::new(then),
+            },
+        );
+        for lane in lanes {
+            if let Err(e) = lane.send_pdu(self, &Pdu::Flush(Flush { id })) {
+                tracing::debug!(remote = %association.remote, "flush not queued: {e}");
+                self.flush_acked(&association.remote, id);
+            }
+        }
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        let timeout = Duration::from_millis(timeout);
+        self.track(self.system.runtime_handle().spawn(async move {
+            tokio::time::sleep(timeout).await;
+            let timed_out = lock(&me.flushes.waiting).remove(&id);
+            if let Some(waiting) = timed_out {
+                tracing::debug!(remote = %waiting.node, acks_left = waiting.acks_left, "flush before a death notice timed out");
+                (waiting.then)();
+            }
+        }));
+    }
+
+    /// A FlushAck from `from`: the flush `id` is done once each of its
+    /// lanes has answered. An ack for a flush this node did not send to
+    /// `from` is ignored.
+    pub(crate) fn flush_acked(&self, from: &Address, id: u64) {
+        let done = {
+            let mut waiting = lock(&self.flushes.waiting);
+            let Some(entry) = waiting.get_mut(&id).filter(|w| &w.node == from) else {
+                return;
+            };
+            entry.acks_left -= 1;
+            if entry.acks_left > 0 {
+                return;
+            }
+            waiting.remove(&id)
+        };
+        if let Some(waiting) = done {
+            (waiting.then)();
+        }
+    }
+
+    /// A Flush from `peer`, read after everything before it on its
+    /// connection was delivered: answered on this node's control lane.
+    pub(crate) fn answer_flush(&self, peer: &Address, id: u64) {
+        let Some(association) = self.associations.find(peer) else {
+            return;
+        };
+        if let Err(e) = association
+            .lane(Lane::Control)
+            .send_pdu(self, &Pdu::FlushAck(FlushAck { id }))
+        {
+            tracing::debug!(%peer, "flush not answered: {e}");
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Associations started on a peer's word, and letting go of those whose
+//! address never answers.
+//!
+//! Most associations are vouched for: this node's own code named the
+//! address, it is configured (`trust.known_peers`), or the node there
+//! answered the address check as the incarnation that dialed in
+//! (`probe.rs`). Two kinds are started on a peer's word alone: the dial
+//! back of a node that proved the shared secret (its claimed address is
+//! not checked), and a ref a peer declared on a third node, once
+//! something is sent to it, with `trust.dial_declared_nodes`. Such an
+//! association proves its address when one of its lanes completes a
+//! handshake there. One that has not within twice the handshake timeout
+//! is stopped as an idle one is (`idle.rs`), without waiting
+//! `stop_idle_outbound_after_ms`: its queued messages are counted as dead
+//! letters, `Disassociated` is published with the reason `Unreachable`,
+//! and the table lets go of it. Its lanes no longer redial an address
+//! that never answered. Traffic that starts it again (a send to it,
+//! anything but heartbeats from the node) gives it one more such window.
+
+use std::time::{Duration, Instant};
+
+use crate::transport::association::Association;
+use crate::transport::core::RemotingCore;
+use crate::transport::events::DisassociationReason;
+use crate::transport::idle::Tasks;
+use crate::transport::support::lock;
+
+/// Who vouches for the address an association is started to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// This node: its code named the address, the address is configured,
+    /// or the node there answered the address check.
+    Vouched,
+    /// Only a peer's word: its handshake's claim (with the shared secret)
+    /// or its declaration of a ref on a third node.
+    PeersWord,
+}
+
+impl Tasks {
+    /// Notes that the association's address is still to be proved, from
+    /// `now`.
+    pub(crate) fn await_proof(&mut self, now: Instant) {
+        self.awaiting_proof = Some(now);
+    }
+
+    /// Gives an association still unproved a new window from `now`.
+    pub(in crate::transport) fn renew_proof_window(&mut self, now: Instant) {
+        if self.awaiting_proof.is_some() {
+            self.awaiting_proof = Some(now);
+        }
+    }
+}
+
+impl Association {
+    /// One of its lanes completed a handshake with the node at its
+    /// address: it is kept as any association is.
+    pub(crate) fn proved(&self) {
+        lock(&self.tasks).awaiting_proof = None;
+    }
+}
+
+impl RemotingCore {
+    /// How long an association started on a peer's word has to prove its
+    /// address: a first connection attempt and one more.
+    fn proof_window(&self) -> Duration {
+        self.settings.handshake_timeout() * 2
+    }
+
+    /// Stops every association started on a peer's word whose address has
+    /// not answered within [`Self::proof_window`] (run by the failure
+    /// monitor on each tick).
+    pub(crate) fn stop_unproven_associations(&self, now: Instant) {
+        if self.is_shut_down() {
+            return;
+        }
+        let window = self.proof_window();
+        for association in self.associations.all() {
+            let overdue = {
+                let tasks = lock(&association.tasks);
+                !tasks.retired
+                    && tasks
+                        .awaiting_proof
+                        .is_some_and(|since| now.saturating_duration_since(since) >= window)
+            };
+            // A watch or a system message waits for the failure detector's
+            // verdict, which ends it; the association is stopped after.
+            if !overdue || self.busy(&association) {
+                continue;
+            }
+            tracing::debug!(remote = %association.remote, "an association started on a peer's word never reached its address: stopped");
+            // Nothing queued can reach an address that never answered.
+            for lane in association.lanes() {
+                lane.discard_queued(self);
+            }
+            let activity = association.activity();
+            lock(&association.tasks).seen = activity;
+            self.retire(
+                &association,
+                activity,
+                now,
+                DisassociationReason::Unreachable,
+            );
+        }
+    }
+}

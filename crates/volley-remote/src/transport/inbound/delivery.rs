@@ -1,0 +1,283 @@
+//! Delivery of decoded user messages, in runs.
+//!
+//! Frames for one actor usually arrive back to back: a sender's activation
+//! tells its peer many messages, and the writer puts them in one batch. The
+//! reader therefore collects consecutive messages with the same recipient
+//! and type (a *run*, at most [`RUN_CAP`] long) and delivers the run with
+//! one mailbox lock and one scheduling decision (`ActorRef::tell_all`),
+//! instead of paying both per message. Measured on remote-tell: see
+//! docs/benchmarks-remote.md.
+//!
+//! A run is never held across a read: it is delivered when the next frame
+//! belongs to someone else, when it is full, before any other PDU (a
+//! declaration may rebind an id the run uses), and at the end of each read
+//! buffer. A run's first message therefore waits only for the rest of its
+//! own run to be decoded, never for other actors' messages or the socket
+//! (an earlier variant that staged whole read buffers per actor made
+//! ping-pong slower because echoes waited for everyone's messages; see the
+//! changelog in docs/benchmarks-remote.md).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use volley::remote::{RemoteRef, RemoteRoute};
+use volley::ActorPath;
+
+use crate::transport::refs::tables::ImportTable;
+
+use crate::serialization::SerializerId;
+use crate::transport::core::RemotingCore;
+use crate::transport::registry::{DeliverError, InboundType};
+use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
+
+/// Longest run delivered at once. Long enough that the per-run costs (the
+/// mailbox lock, the scheduling check, the handle lookup) vanish per
+/// message; short enough that the first message of a run waits at most a
+/// few microseconds for the rest to be decoded.
+pub(crate) const RUN_CAP: usize = 64;
+
+/// Per-connection state for delivery: registrations and staging buffers of
+/// the message types seen on the connection.
+#[derive(Default)]
+pub(crate) struct TypeCache {
+    /// Most connections carry one or two types; a short list beats a map.
+    types: Vec<CachedType>,
+}
+
+struct CachedType {
+    wire_id: u32,
+    ty: InboundType,
+    /// A `Vec<M>` for the type's protocol `M`, reused for every run so that
+    /// delivering a run allocates nothing in the steady state.
+    stage: Option<Box<dyn Any + Send>>,
+}
+
+impl TypeCache {
+    fn find(&mut self, core: &RemotingCore, wire_id: u32) -> Option<&mut CachedType> {
+        let at = match self.types.iter().position(|t| t.wire_id == wire_id) {
+            Some(at) => at,
+            None => {
+                let ty = *core.registry.by_wire_id.get(&wire_id)?;
+                self.types.push(CachedType {
+                    wire_id,
+                    ty,
+                    stage: None,
+                });
+                self.types.len() - 1
+            }
+        };
+        Some(&mut self.types[at])
+    }
+}
+
+/// Consecutive user messages for one recipient, of one type and serializer,
+/// borrowed from the read buffer.
+pub(crate) struct Run<'buf> {
+    recipient: u32,
+    type_id: u32,
+    serializer: SerializerId,
+    len: usize,
+    payloads: [&'buf [u8]; RUN_CAP],
+    /// The correlation id of each payload's reply handle if it came in a
+    /// Request, else 0; read only if `has_requests`.
+    replies: [u64; RUN_CAP],
+    /// Some payload of the run came in a Request: a run without one is
+    /// decoded as if Requests did not exist.
+    has_requests: bool,
+}
+
+impl<'buf> Run<'buf> {
+    pub(crate) fn new() -> Self {
+        Run {
+            recipient: 0,
+            type_id: 0,
+            serializer: SerializerId(0),
+            len: 0,
+            payloads: [&[]; RUN_CAP],
+            replies: [0; RUN_CAP],
+            has_requests: false,
+        }
+    }
+
+    /// Adds `m` to the run, first delivering what the run holds if `m`
+    /// does not continue it or the run is full.
+    #[inline]
+    pub(crate) fn push(&mut self, m: UserMessage<'buf>, to: &mut Deliver<'_>) {
+        self.push_with(m, 0, to)
+    }
+
+    /// Adds a request to the run: a message that carries its reply
+    /// handle's correlation id. Requests and plain messages to one actor
+    /// share runs.
+    #[inline]
+    pub(crate) fn push_request(&mut self, r: Request<'buf>, to: &mut Deliver<'_>) {
+        self.push_with(r.message, r.correlation, to);
+        self.has_requests = true;
+    }
+
+    #[inline]
+    fn push_with(&mut self, m: UserMessage<'buf>, reply: u64, to: &mut Deliver<'_>) {
+        let h = &m.header;
+        let continues = self.len > 0
+            && self.recipient == h.recipient.get()
+            && self.type_id == h.type_id
+            && self.serializer == h.serializer;
+        if !continues || self.len == RUN_CAP {
+            self.flush(to);
+            self.recipient = h.recipient.get();
+            self.type_id = h.type_id;
+            self.serializer = h.serializer;
+        }
+        self.payloads[self.len] = m.payload;
+        self.replies[self.len] = reply;
+        self.len += 1;
+    }
+
+    /// Delivers what the run holds, and empties it.
+    pub(crate) fn flush(&mut self, to: &mut Deliver<'_>) {
+        if self.len == 0 {
+            return;
+        }
+        let payloads = Payloads {
+            bytes: &self.payloads[..self.len],
+            replies: self.has_requests.then(|| &self.replies[..self.len]),
+        };
+        self.len = 0;
+        self.has_requests = false;
+        to.run(self.type_id, self.serializer, self.recipient, payloads);
+    }
+}
+
+/// The payloads of a run and, if any came in a Request, each one's reply
+/// handle correlation id (0 for a plain message).
+#[derive(Clone, Copy)]
+pub(crate) struct Payloads<'r> {
+    pub(crate) bytes: &'r [&'r [u8]],
+    pub(crate) replies: Option<&'r [u64]>,
+}
+
+/// What a run is delivered with: the connection's state.
+pub(crate) struct Deliver<'a> {
+    pub(crate) core: &'a Arc<RemotingCore>,
+    /// Mutable only to rebind a uid-less ref whose actor is gone
+    /// (`ImportTable::rebind`).
+    pub(crate) imports: &'a mut ImportTable,
+    pub(crate) types: &'a mut TypeCache,
+    pub(crate) peer: &'a Address,
+    /// The peer's root path, for the paths of its requests' reply handles.
+    pub(crate) root: &'a ActorPath,
+    /// The route its requests' reply handles answer through; made when
+    /// its first Request arrives (runs without one never need it).
+    pub(crate) reply_route: &'a Option<Arc<dyn RemoteRoute>>,
+}
+
+impl Deliver<'_> {
+    fn run(&mut self, type_id: u32, serializer: SerializerId, recipient: u32, payloads: Payloads) {
+        let (core, peer) = (self.core, self.peer);
+        let Some(cached) = self.types.find(core, type_id) else {
+            for _ in payloads.bytes {
+                core.undeliverable(peer, &format!("unknown message type id {type_id}"));
+            }
+            return;
+        };
+        let ty = cached.ty;
+        let mut failed = |e: DeliverError| {
+            core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+        };
+        if serializer != ty.serializer {
+            for _ in payloads.bytes {
+                failed(DeliverError::WrongSerializer(serializer));
+            }
+            return;
+        }
+        let (root, route) = (self.root, self.reply_route);
+        let handle_of = |correlation| {
+            let route = route.as_ref()?.clone();
+            Some(RemoteRef::reply_handle(root, correlation, core.system.clone(), route).to_any())
+        };
+        let stale = (ty.deliver_run)(
+            payloads,
+            self.imports,
+            recipient,
+            &mut cached.stage,
+            &mut failed,
+            &handle_of,
+            true,
+        );
+        if stale.is_err() {
+            // Whoever lives at the path now gets the run; with nobody
+            // there, it goes where it went before: dead letters.
+            self.imports.rebind(recipient, &core.system);
+            let _ = (ty.deliver_run)(
+                payloads,
+                self.imports,
+                recipient,
+                &mut cached.stage,
+                &mut failed,
+                &handle_of,
+                false,
+            );
+        }
+    }
+}
+
+impl<'buf> Deliver<'_> {
+    /// Delivers one message alone (a run of one).
+    pub(crate) fn one(&mut self, m: UserMessage<'buf>) {
+        let mut run = Run::new();
+        run.push(m, self);
+        run.flush(self);
+    }
+
+    /// Delivers one request alone.
+    pub(crate) fn request(&mut self, r: Request<'buf>) {
+        let mut run = Run::new();
+        run.push_request(r, self);
+        run.flush(self);
+    }
+
+    /// Delivers a message that came with its sender's trace context. Never
+    /// part of a run: traced messages are delivered one by one, each with
+    /// its own parent. A context W3C calls invalid is ignored, as the
+    /// recommendation says, and the message delivered without it.
+    pub(crate) fn traced(&mut self, t: TracedUserMessage<'buf>) {
+        if !t.context.is_valid() {
+            tracing::debug!(peer = %self.peer, "invalid trace context (all-zero id) ignored");
+            return self.one(t.message);
+        }
+        let (core, peer) = (self.core, self.peer);
+        let h = &t.message.header;
+        let type_id = h.type_id;
+        let Some(cached) = self.types.find(core, type_id) else {
+            return core.undeliverable(peer, &format!("unknown message type id {type_id}"));
+        };
+        let ty = cached.ty;
+        if self.imports.is_stale(h.recipient.get()) {
+            self.imports.rebind(h.recipient.get(), &core.system);
+        }
+        let outcome = if h.serializer != ty.serializer {
+            Err(DeliverError::WrongSerializer(h.serializer))
+        } else {
+            (ty.deliver_traced)(
+                t.message.payload,
+                self.imports,
+                h.recipient.get(),
+                t.context,
+            )
+        };
+        if let Err(e) = outcome {
+            core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+        }
+    }
+}
+
+/// The staging `Vec<M>` kept in `slot`, made (or remade, if the slot held
+/// another type's) on first use.
+pub(crate) fn stage<M: Send + 'static>(slot: &mut Option<Box<dyn Any + Send>>) -> &mut Vec<M> {
+    if !slot.as_ref().is_some_and(|b| b.is::<Vec<M>>()) {
+        *slot = Some(Box::new(Vec::<M>::with_capacity(RUN_CAP)));
+    }
+    slot.as_mut()
+        .and_then(|b| b.downcast_mut::<Vec<M>>())
+        .expect("the slot was just filled with a Vec<M>")
+}

@@ -1,0 +1,315 @@
+//! Incarnations of remote nodes: which one this node talks to, which are
+//! gone, and which are quarantined.
+//!
+//! An incarnation is a node's address plus the uid it draws at start; both
+//! handshake directions tell it. What this module decides:
+//!
+//! - **A new uid** at a known address means the node restarted: the old
+//!   incarnation is gone, its watchers get `Terminated`, and the reliable
+//!   system-message channel starts afresh. The new one is associated with
+//!   at once: nothing restarts on this side, and every lane that is
+//!   pausing between reconnect attempts dials at once.
+//! - **Gone** (detector verdict, a peer's shutdown notice, a refused
+//!   handshake): the association goes *down*. Queued messages become dead
+//!   letters, sends fail at once, connections are dropped, and the node's
+//!   watchers get `Terminated` (`AddressTerminated`). A handshake with a new
+//!   incarnation brings it back up.
+//! - **Quarantined**: a gone incarnation given up for a failure (detector,
+//!   system messages not acknowledged) is refused for good: its handshakes
+//!   are answered `Quarantined`, a connection to it is closed, as in Akka.
+//!   An incarnation that shut down cleanly is gone but not quarantined.
+//!
+//! Whatever the reason, a gone incarnation's inbound connections end at
+//! once, before the events about it, and deliver nothing more
+//! (`inbound_end.rs`).
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crate::transport::association::Association;
+use crate::transport::core::RemotingCore;
+use crate::transport::events::{DisassociationReason, RemotingEvent};
+use crate::transport::inbound::guard::log_limited;
+use crate::transport::support::lock;
+use crate::wire::{Address, Lane, PduKind};
+
+/// Why a handshake with an incarnation is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Quarantined by this node (or it quarantined this node).
+    Quarantined(u64),
+    /// It shut down or was replaced; it cannot be back.
+    Gone(u64),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Quarantined(uid) => write!(f, "incarnation {uid} is quarantined"),
+            Refusal::Gone(uid) => write!(f, "incarnation {uid} has left"),
+        }
+    }
+}
+
+impl RemotingCore {
+    /// A handshake on `lane` (ours or the peer's) with incarnation `uid` of
+    /// the node of `association` completed. Refused if that incarnation is
+    /// gone; a new one replaces the last.
+    pub(crate) fn handshake_seen(
+        &self,
+        association: &Association,
+        uid: u64,
+        lane: Lane,
+    ) -> Result<(), Refusal> {
+        let mut control = lock(&association.control);
+        if control.quarantined.contains(&uid) {
+            return Err(Refusal::Quarantined(uid));
+        }
+        if control.dead.contains(&uid) {
+            return Err(Refusal::Gone(uid));
+        }
+        let mut replaced = None;
+        let new_incarnation = control.uid != Some(uid);
+        if new_incarnation {
+            let previous = control.uid.replace(uid);
+            if let Some(old) = previous {
+                if control.dead.insert(old) {
+                    replaced = Some(old);
+                }
+                // What was sent to the old incarnation is void: the new one
+                // numbers from 1, and must not see frames numbered for the
+                // old one that are still queued. (On first contact the
+                // messages queued meanwhile are for this incarnation.)
+                let unacked = control.outbox.reset();
+                association
+                    .lane(Lane::Control)
+                    .discard_queued_kinds(self, &[PduKind::SystemMessage, PduKind::SystemAck]);
+                if !unacked.is_empty() {
+                    tracing::debug!(remote = %association.remote, count = unacked.len(), "system messages the old incarnation never acknowledged are dropped");
+                }
+            }
+            association.set_down(false);
+            association.leaving.store(false, Ordering::Relaxed);
+            self.reachability
+                .restart(&association.remote, Instant::now());
+        }
+        let announce = lane == Lane::Control && control.announced != Some(uid);
+        if announce {
+            control.announced = Some(uid);
+        }
+        drop(control);
+        if let Some(old) = replaced {
+            // Nothing the old incarnation sent is delivered from now on.
+            self.end_inbound(&association.remote, old);
+            // Connections this node made to the old incarnation must not
+            // carry what is meant for the new one (its system messages
+            // numbered from 1 would be taken there as duplicates): every
+            // lane dials again. A connection whose handshake just told of
+            // the new incarnation is not touched: it is not serving yet,
+            // and a reset asked before a connection serves is not for it.
+            for lane in association.lanes() {
+                lane.drop_connection();
+            }
+            association.deaths.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(remote = %association.remote, old_uid = old, new_uid = uid, "node restarted: a new incarnation");
+            self.publish(RemotingEvent::Disassociated {
+                remote: association.remote.clone(),
+                reason: DisassociationReason::Restarted,
+            });
+            self.address_terminated(association, Some(old), DisassociationReason::Restarted);
+        }
+        if new_incarnation {
+            // The node is there now and judges this one from this contact:
+            // a lane still pausing after the old incarnation's outage
+            // dials at once, so that its heartbeats are not held back
+            // past the node's patience. Asked after the connections were
+            // dropped: a lane that dialed first would see its new
+            // connection dropped, then pause a whole back-off.
+            for lane in association.lanes() {
+                lane.redial.now();
+            }
+        }
+        if announce {
+            tracing::debug!(remote = %association.remote, uid, "associated");
+            self.publish(RemotingEvent::Associated {
+                remote: association.remote.clone(),
+                uid,
+            });
+        }
+        Ok(())
+    }
+
+    /// The node's current incarnation is gone: `reason` says why, and
+    /// `quarantine` whether it is refused for good.
+    pub(crate) fn node_down(
+        &self,
+        association: &Association,
+        reason: DisassociationReason,
+        quarantine: Option<&str>,
+    ) {
+        let mut control = lock(&association.control);
+        if association.is_down() {
+            return;
+        }
+        association.set_down(true);
+        let uid = control.uid;
+        if let Some(uid) = uid {
+            control.dead.insert(uid);
+            if quarantine.is_some() {
+                control.quarantined.insert(uid);
+            }
+        }
+        let unacked = control.outbox.reset();
+        association.deaths.fetch_add(1, Ordering::Relaxed);
+        for lane in association.lanes() {
+            lane.discard_queued(self);
+            lane.drop_connection();
+        }
+        drop(control);
+        let remote = &association.remote;
+        if let Some(uid) = uid {
+            // Before any event tells of it: nothing the incarnation sent
+            // reaches an actor once it is known to be gone.
+            self.end_inbound(remote, uid);
+        }
+        match (quarantine, uid) {
+            (Some(why), Some(uid)) => {
+                tracing::error!(%remote, uid, "quarantined incarnation {uid} of {remote}: {why}; it can never associate again, a restart of that node can");
+                self.publish(RemotingEvent::Quarantined {
+                    remote: remote.clone(),
+                    uid,
+                    reason: why.to_string(),
+                });
+            }
+            _ => log_limited!(warn, %remote, ?uid, "node {remote} is gone: {reason}"),
+        }
+        self.publish(RemotingEvent::Disassociated {
+            remote: remote.clone(),
+            reason: reason.clone(),
+        });
+        if !unacked.is_empty() {
+            tracing::debug!(%remote, count = unacked.len(), "unacknowledged system messages dropped; the watches among them end with the address");
+        }
+        self.address_terminated(association, uid, reason);
+    }
+
+    /// Quarantines the node's current incarnation (the detector fired, or
+    /// its system messages are not acknowledged).
+    pub(crate) fn quarantine(&self, association: &Association, why: &str) {
+        self.node_down(association, DisassociationReason::Quarantined, Some(why));
+    }
+
+    /// The failure detector gave `node` up.
+    pub(crate) fn node_unreachable(&self, node: &Address) {
+        let Some(association) = self.associations.find(node) else {
+            return;
+        };
+        // Its incarnation, if a handshake told it, is quarantined; the
+        // events name the detector as the reason.
+        let why = "the failure detector gave it up (no heartbeat within the acceptable pause)";
+        let quarantine = lock(&association.control).uid.is_some().then_some(why);
+        self.node_down(&association, DisassociationReason::Unreachable, quarantine);
+    }
+
+    /// Quarantines every incarnation whose oldest unacknowledged system
+    /// message has waited longer than `give_up_system_message_after_ms`.
+    pub(crate) fn give_up_overdue_system_messages(&self, now: Instant) {
+        let limit = std::time::Duration::from_millis(self.settings.give_up_system_message_after_ms);
+        for association in self.associations.all() {
+            let association = &*association;
+            let overdue = lock(&association.control)
+                .outbox
+                .oldest_wait(now)
+                .is_some_and(|waited| waited > limit);
+            if overdue {
+                let why = format!(
+                    "a system message waited over {limit:?} for its ack (give_up_system_message_after_ms)"
+                );
+                self.quarantine(association, &why);
+            }
+        }
+    }
+
+    /// The peer announced that incarnation `uid` leaves (its Disassociate).
+    pub(crate) fn peer_left(
+        &self,
+        association: &Association,
+        uid: u64,
+        reason: DisassociationReason,
+    ) {
+        if lock(&association.control).uid != Some(uid) {
+            return;
+        }
+        self.peer_left_for(association, reason);
+    }
+
+    /// An inbound connection from incarnation `uid` started.
+    pub(crate) fn reader_started(&self, association: &Association, uid: u64) {
+        lock(&association.readers).entry(uid).or_default().open += 1;
+        // The node connects again: it started its side of an association
+        // this node stopped for idleness, and expects heartbeats back.
+        if association.is_retired() {
+            self.revive(association);
+        }
+    }
+
+    /// Incarnation `uid` said, on one of its connections, that it shuts
+    /// down. Taken as its end once all its connections have ended.
+    pub(crate) fn goodbye_heard(&self, association: &Association, uid: u64) {
+        if let Some(readers) = lock(&association.readers).get_mut(&uid) {
+            readers.said_goodbye = true;
+        }
+        if lock(&association.control).uid == Some(uid) {
+            association.leaving.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// An inbound connection from incarnation `uid` ended: if it was the
+    /// last one and the incarnation said goodbye, the incarnation is gone.
+    pub(crate) fn reader_ended(&self, association: &Association, uid: u64) {
+        let left = {
+            let mut readers = lock(&association.readers);
+            let Some(these) = readers.get_mut(&uid) else {
+                return;
+            };
+            these.open = these.open.saturating_sub(1);
+            if these.open > 0 {
+                return;
+            }
+            readers.remove(&uid).is_some_and(|r| r.said_goodbye)
+        };
+        if left && !self.is_shut_down() {
+            self.peer_left(association, uid, DisassociationReason::Shutdown);
+        }
+    }
+
+    /// The node's current incarnation leaves (`Shutdown`) or refuses this
+    /// node for good (`Quarantined`: it is quarantined here in turn).
+    pub(crate) fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
+        let quarantine =
+            (reason == DisassociationReason::Quarantined).then_some("it quarantined this node");
+        self.node_down(association, reason, quarantine);
+    }
+
+    /// Every watch of an actor of `association`'s node ends with
+    /// `Terminated`; published as `AddressTerminated`.
+    fn address_terminated(
+        &self,
+        association: &Association,
+        uid: Option<u64>,
+        reason: DisassociationReason,
+    ) {
+        self.forget_refs_of_gone_incarnations(association);
+        let ended = self.remote_watches.address_terminated(&association.remote);
+        tracing::debug!(remote = %association.remote, ?uid, ended, "address terminated");
+        self.publish(RemotingEvent::AddressTerminated {
+            remote: association.remote.clone(),
+            uid,
+            reason,
+        });
+    }
+
+    pub(crate) fn publish(&self, event: RemotingEvent) {
+        self.system.event_stream().publish(event);
+    }
+}
