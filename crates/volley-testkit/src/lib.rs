@@ -59,14 +59,18 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod actor_fn;
 mod dispatcher;
 mod metrics;
 mod pilot;
 mod probe;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod supervision;
 mod time;
 mod wait;
 
+pub use actor_fn::{actor_fn, FnActor};
 pub use dispatcher::DispatcherUnderTest;
 pub use metrics::RecordedMetrics;
 pub use pilot::AutoPilot;
@@ -101,6 +105,6 @@ pub use time::ManualTime;
 /// ```
 pub use volley_testkit_macros::each_dispatcher;
 pub use wait::{
-    await_assert, await_assert_within, await_cond, default_timeout, dilated, remaining,
-    remaining_or_default, within,
+    await_assert, await_assert_within, await_cond, await_cond_within, default_timeout, dilated,
+    eventually, eventually_within, remaining, remaining_or_default, within,
 };

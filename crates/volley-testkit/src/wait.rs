@@ -147,8 +147,18 @@ fn await_assert_in<R>(limit: Limit, mut check: impl FnMut() -> R) -> R {
 /// naming `what` if it never holds. For state that no probe hears about:
 /// a counter, a flag, a ref's `is_terminated()`.
 #[track_caller]
-pub fn await_cond(what: &str, mut cond: impl FnMut() -> bool) {
-    let limit = implicit_timeout();
+pub fn await_cond(what: &str, cond: impl FnMut() -> bool) {
+    await_cond_in(implicit_timeout(), what, cond)
+}
+
+/// [`await_cond`] waiting for at most `max`.
+#[track_caller]
+pub fn await_cond_within(max: Duration, what: &str, cond: impl FnMut() -> bool) {
+    await_cond_in(Limit::given(max), what, cond)
+}
+
+#[track_caller]
+fn await_cond_in(limit: Limit, what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit.time;
     blocking(|| loop {
         if cond() {
@@ -293,5 +303,39 @@ impl<T: Send + 'static, E: Send + 'static> Actor for Forwarder<T, E> {
             let _ = self.tx.send(event);
         }
         Ok(())
+    }
+}
+
+/// [`await_cond`] for async tests: waits until `cond` holds, looking every
+/// 10 ms without blocking the runtime's thread, for at most the default
+/// timeout (dilated); panics naming `what` if it never holds. For state no
+/// probe hears about, on a runtime that must keep running meanwhile (a
+/// remote node's tasks, a metric sampled by a task).
+#[track_caller]
+pub fn eventually<'a>(
+    what: &'a str,
+    cond: impl FnMut() -> bool + 'a,
+) -> impl std::future::Future<Output = ()> + 'a {
+    eventually_within(default_timeout(), what, cond)
+}
+
+/// [`eventually`] waiting for at most `max` (taken as it is, like every
+/// duration a test passes).
+#[track_caller]
+pub fn eventually_within<'a>(
+    max: Duration,
+    what: &'a str,
+    mut cond: impl FnMut() -> bool + 'a,
+) -> impl std::future::Future<Output = ()> + 'a {
+    let caller = std::panic::Location::caller();
+    async move {
+        let deadline = Instant::now() + max;
+        while !cond() {
+            let now = Instant::now();
+            if now >= deadline {
+                panic!("timed out after {max:?} waiting for {what} (at {caller})");
+            }
+            tokio::time::sleep(Duration::from_millis(10).min(deadline - now)).await;
+        }
     }
 }

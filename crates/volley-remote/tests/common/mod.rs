@@ -242,13 +242,10 @@ pub fn quick_heartbeats() -> RemoteSettings {
     }
 }
 
-/// Waits until `done` holds, failing the test after [`T`].
-pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !done() {
-        assert!(start.elapsed() < T, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// Waits until `done` holds, failing the test after [`T`] (the
+/// testkit's `eventually`, with this suite's limit).
+pub async fn eventually(what: &str, done: impl FnMut() -> bool) {
+    volley_testkit::eventually_within(T, what, done).await
 }
 
 /// Waits until `watched` has registered `n` watches by actors on

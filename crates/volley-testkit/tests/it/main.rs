@@ -1,8 +1,12 @@
 //! volley-testkit's tests, in one binary: the probe, manual time, the
-//! supervisor probe and the per-dispatcher test attribute.
+//! supervisor probe, the per-dispatcher test attribute, closure actors,
+//! async waits and the multi-node fixture.
 
+mod actor_fn;
 mod dispatcher;
 mod manual_time;
 mod probe;
 mod probe_more;
+mod remote;
 mod supervision;
+mod wait;

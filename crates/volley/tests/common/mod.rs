@@ -13,16 +13,11 @@ pub mod typed_target;
 use std::sync::Once;
 use std::time::Duration;
 
-/// Waits until `cond` holds, failing after 10 s.
-pub fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+/// Waits until `cond` holds, failing after 10 s (the testkit's
+/// `await_cond`, with this suite's limit).
+#[track_caller]
+pub fn eventually(what: &str, cond: impl FnMut() -> bool) {
+    volley_testkit::await_cond_within(Duration::from_secs(10), what, cond)
 }
 
 /// Panics raised on purpose (their text says "on purpose") would clutter the

@@ -93,11 +93,7 @@ fn user_message(enc: &Encoder, out: &mut BytesMut, recipient: u32, type_id: u32,
 
 /// Waits until `cond` holds, at most 20 s.
 async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    volley_testkit::eventually_within(Duration::from_secs(20), what, cond).await
 }
 
 /// Sends a message for an undeclared id on `s` and waits for its dead
