@@ -11,7 +11,7 @@ use crate::transport::control::remote_spawn;
 use crate::transport::core::{address_of, RemotingCore};
 use crate::transport::errors::{RemoteSpawnError, ResolveError, StartError};
 use crate::transport::handshake::tls::TlsContext;
-use crate::transport::inbound::reader;
+use crate::transport::inbound::accept;
 use crate::transport::liveness::reachability;
 use crate::transport::refs::tables as ref_tables;
 use crate::transport::registry::Registry;
@@ -86,7 +86,7 @@ impl Remoting {
         volley::remote::set_local_authority(system, &core.authority);
         let task = system
             .runtime_handle()
-            .spawn(reader::run_listener(listener, core.clone()));
+            .spawn(accept::run_listener(listener, core.clone()));
         core.track(task);
         let task = system
             .runtime_handle()

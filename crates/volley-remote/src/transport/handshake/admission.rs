@@ -11,8 +11,8 @@ use crate::transport::core::RemotingCore;
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::proof::Origin;
 use crate::transport::handshake::setup::{self, AcceptorAuth, Request};
+use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::guard::log_limited;
-use crate::transport::inbound::reader::InboundError;
 use crate::transport::support::lock;
 use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
 

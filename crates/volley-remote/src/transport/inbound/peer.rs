@@ -1,0 +1,108 @@
+//! The node on the other end of an inbound connection, as its reader
+//! sees it, and the count of its incarnation's readers.
+
+use std::sync::Arc;
+
+use volley::remote::RemoteRoute;
+use volley::ActorPath;
+
+use crate::transport::association::Association;
+use crate::transport::control::remote_watch::NoSuchActor;
+use crate::transport::core::{RemotingCore, NOT_CONNECTED_BACK};
+use crate::transport::liveness::reachability::PeerDetector;
+use crate::transport::outbound::route::RouteHint;
+use crate::wire::{Address, Lane};
+
+/// Counts an inbound connection among its incarnation's while it lives
+/// (`RemotingCore::reader_started`), on every way out of the read loop.
+pub(super) struct ReaderGuard<'c> {
+    core: &'c RemotingCore,
+    association: Arc<Association>,
+    pub(super) uid: u64,
+}
+
+impl<'c> ReaderGuard<'c> {
+    pub(super) fn new(core: &'c RemotingCore, association: Arc<Association>, uid: u64) -> Self {
+        core.reader_started(&association, uid);
+        ReaderGuard {
+            core,
+            association,
+            uid,
+        }
+    }
+}
+
+impl Drop for ReaderGuard<'_> {
+    fn drop(&mut self) {
+        self.core.reader_ended(&self.association, self.uid);
+    }
+}
+
+/// The node on the other end of an inbound connection.
+pub(super) struct Peer {
+    pub(super) address: Address,
+    /// Its incarnation, from the handshake.
+    pub(super) uid: u64,
+    /// The lane this connection carries.
+    pub(super) lane: Lane,
+    /// The system-message ack to send once this read buffer is handled.
+    pub(super) ack_due: Option<u64>,
+    /// Its association here, looked up once.
+    pub(super) association: Option<Arc<Association>>,
+    /// Something but a heartbeat was read since the last read.
+    pub(super) active: bool,
+    /// Its root path, for the paths of its reply handles.
+    pub(super) root: ActorPath,
+    /// The route every reply handle it declares shares: replies are
+    /// addressed by correlation id, so the handles need no state of their
+    /// own, and a remote ask costs no route allocation here.
+    pub(super) reply_route: Option<Arc<dyn RemoteRoute>>,
+    /// Its failure detector, fed by the heartbeats read here; `None` only
+    /// when too many nodes are watched already.
+    pub(super) detector: Option<Arc<PeerDetector>>,
+}
+
+impl Peer {
+    pub(super) fn new(
+        address: Address,
+        uid: u64,
+        lane: Lane,
+        association: Option<Arc<Association>>,
+        root: ActorPath,
+        detector: Option<Arc<PeerDetector>>,
+    ) -> Self {
+        Peer {
+            address,
+            uid,
+            lane,
+            ack_due: None,
+            association,
+            active: false,
+            root,
+            reply_route: None,
+            detector,
+        }
+    }
+
+    pub(super) fn association(&self) -> Option<&Association> {
+        self.association.as_deref()
+    }
+
+    pub(super) fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
+        self.make_reply_route(core).clone()
+    }
+
+    pub(super) fn make_reply_route(&mut self, core: &Arc<RemotingCore>) -> &Arc<dyn RemoteRoute> {
+        // The association was looked up when the connection started;
+        // without one, this node does not dial the peer back, and its asks
+        // are refused.
+        let association = &self.association;
+        self.reply_route.get_or_insert_with(|| match association {
+            Some(a) => RouteHint::new(core.clone(), Some(a.clone())),
+            None => Arc::new(NoSuchActor {
+                core: core.clone(),
+                refused: Some(NOT_CONNECTED_BACK),
+            }),
+        })
+    }
+}
