@@ -119,8 +119,8 @@ pub struct Layout {
 
 impl Layout {
     /// The default: 2 dispatcher threads and 1 I/O thread per system, the
-    /// best of the layouts tried on the 2-core benchmark machine (see
-    /// docs/benchmarks-remote.md).
+    /// best of the layouts tried on the 2-core benchmark machine
+    /// (docs/design-notes.md#benchmark-layout-2-dispatcher-threads-and-1-io-thread-per-node).
     pub const DEFAULT: Layout = Layout {
         dispatcher: 2,
         io: 1,

@@ -254,8 +254,7 @@ impl<M: Send + 'static> ActorRef<M> {
     /// ref, and watching it watches the actor. `map` runs when a message
     /// is sent, on the sender's side; if it panics, the message is a dead
     /// letter and the sender carries on. Local only for now: a copy sent
-    /// to another node is not usable there (docs/semantics.md, Message
-    /// adapters).
+    /// to another node is not usable there (docs/reference/message-adapters.md).
     pub fn adapt<N: Send + 'static>(
         &self,
         map: impl Fn(N) -> M + Send + Sync + 'static,

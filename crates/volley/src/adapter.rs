@@ -143,7 +143,7 @@ impl<N: Send + 'static, M: Send + 'static> RefTarget<N> for Adapter<N, M> {
 
     /// Never `Full`: the message is mapped before it meets the mailbox, so
     /// it could not be handed back; a full bounded mailbox applies its
-    /// overflow rule instead (docs/semantics.md, Message adapters).
+    /// overflow rule instead (docs/reference/message-adapters.md).
     fn try_enqueue(&self, n: N) -> Result<Option<&Dispatcher>, TellError<N>> {
         if self.inner.is_terminated() {
             return Err(TellError::Terminated(n));

@@ -33,8 +33,8 @@ pub trait BatchEnd: Send + Sync + 'static {
 /// At most this many activations run between a deferral and its hook, so a
 /// worker that never runs dry still flushes regularly, and the next node
 /// can start on the first messages while this worker produces the rest.
-/// Picked by sweeping 1 to 16 with 10-client remote ping-pong (the
-/// changelog in docs/benchmarks-remote.md has the figures).
+/// Picked by sweeping 1 to 16 with 10-client remote ping-pong
+/// (docs/design-notes.md#batch-end-flush-interval).
 pub const FLUSH_EVERY_ACTIVATIONS: u32 = 4;
 
 thread_local! {

@@ -7,8 +7,8 @@
 //! What an Akka user relies on is here: a supervision hierarchy with
 //! restart limits and backoff, death watch, timers, bounded and unbounded mailboxes,
 //! dispatchers with `throughput` batching, dead letters and an event stream.
-//! The guarantees are written down in `docs/semantics.md` at the repository
-//! root.
+//! The guarantees are listed in `docs/semantics.md` at the repository
+//! root, and stated in full in `docs/reference/`, one page per concept.
 //!
 //! ```
 //! use volley::{Actor, ActorSystem, Context, Props, HandleResult, ActorRef};

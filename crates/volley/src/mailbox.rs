@@ -2,7 +2,7 @@
 //!
 //! A mailbox is a `VecDeque` behind a spin lock that the consumer empties in
 //! one swap per activation. crossbeam's lock-free `SegQueue` was measured
-//! first (docs/benchmarks.md): it costs several atomic read-modify-writes
+//! first (docs/design-notes.md#mailbox-queue): it costs several atomic read-modify-writes
 //! per message and a cache-padded head and tail per idle actor. Here a
 //! `tell` is one uncontended lock and unlock, the consumer pays one lock per
 //! *batch*, the two deques are swapped rather than reallocated (no
@@ -96,8 +96,8 @@ impl MailboxConfig {
 }
 
 /// A spin lock whose unlock is a plain store: a tell costs one atomic
-/// read-modify-write instead of the two of a parking mutex (measured in
-/// docs/benchmarks.md). Waiters yield the thread rather than burn it, so a
+/// read-modify-write instead of the two of a parking mutex
+/// (docs/design-notes.md#mailbox-lock). Waiters yield the thread rather than burn it, so a
 /// holder preempted inside its few instructions is not starved. It comes
 /// from `crate::sync`, so the loom tests run this mailbox as it is.
 type QueueLock<M> = SpinMutex<VecDeque<Envelope<M>>>;

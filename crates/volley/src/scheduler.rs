@@ -17,7 +17,7 @@
 //! delay waits for an advance (`advance(Duration::ZERO)` runs it).
 //!
 //! The guarantees, and where they differ from Akka, are in
-//! `docs/semantics.md` (Timers, Scheduler). In short, following Pekko's
+//! `docs/reference/timers.md#scheduler`. In short, following Pekko's
 //! `Scheduler` and `LightArrayRevolverScheduler`: `cancel` is true only for
 //! the call that cancelled a pending schedule; a repeating send to a
 //! terminated actor stops itself (Pekko's `SchedulerException("timer

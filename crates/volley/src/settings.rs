@@ -40,7 +40,7 @@ pub struct DispatcherSettings {
     pub threads: usize,
     /// Messages an actor handles per activation before it yields its thread
     /// (Akka's `throughput`). Higher trades fairness for throughput. Default
-    /// 100, picked by the throughput sweep in docs/benchmarks.md: gains stop
+    /// 100, picked by a throughput sweep (docs/design-notes.md#dispatcher-throughput): gains stop
     /// there, and 100 short messages hold a thread for about a
     /// microsecond.
     pub throughput: usize,
@@ -52,7 +52,8 @@ pub struct DispatcherSettings {
     /// window starts without a wake-up, and the core does not go idle: on a
     /// VM, waking a halted core is slow. The price is CPU time burnt after
     /// each burst of work. Default 300, picked by measurement with remote
-    /// ping-pong (docs/benchmarks-remote.md); 0 parks after a short spin.
+    /// ping-pong (docs/design-notes.md#idle-spin-before-parking); 0 parks
+    /// after a short spin.
     pub idle_spin_us: u64,
 }
 
@@ -125,8 +126,8 @@ pub struct Settings {
     /// wake-up; the price is the asking thread, held while it spins (a
     /// pool usually answers within a few microseconds). 0 parks at once.
     /// Asks to actors on an `app-runtime` dispatcher and to remote actors
-    /// never spin. Default 50 µs (not swept yet; docs/benchmarks.md has
-    /// the ask figures).
+    /// never spin. Default 50 µs (not swept yet;
+    /// docs/design-notes.md#ask-spin).
     pub ask_spin_us: u64,
     /// The most time all shutdown hooks (see
     /// `ActorSystem::add_shutdown_hook`) get together, counted from the

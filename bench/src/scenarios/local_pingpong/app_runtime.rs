@@ -1,7 +1,7 @@
 //! The `app-runtime` dispatcher's rows under local-pingpong: volley's best
 //! config and the one-ball pair (P=1 K=1) with actors as tasks on the
 //! system's tokio runtime, each against the same config on the
-//! work-stealing pool, alternately. docs/semantics.md (Dispatchers) says
+//! work-stealing pool, alternately. docs/reference/dispatchers.md says
 //! which kind to pick from these figures.
 
 use super::spans::{alternate, best_config, ROUNDS};

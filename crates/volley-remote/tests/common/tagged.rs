@@ -26,7 +26,7 @@ pub fn tagged(n: &Node, name: &str, tag: u64, tx: &UnboundedSender<(u64, i64)>) 
 }
 
 /// Hands each message on to another ref: a test probe's own ref is an
-/// adapter, which is local only (docs/semantics.md, Message adapters), so
+/// adapter, which is local only (docs/reference/message-adapters.md), so
 /// what comes from the other node reaches a probe through this plain
 /// actor.
 pub struct Forward<T: Send + 'static>(pub ActorRef<T>);

@@ -12,7 +12,7 @@
 //! The reset and call timeouts run on the system's timer driver, so a
 //! system on a manual clock (volley-testkit's `ManualTime`) times them when
 //! the test advances it. The guarantees and the differences from Akka are
-//! in `docs/semantics.md` (Circuit breaker).
+//! in `docs/reference/circuit-breaker.md`.
 
 mod call;
 mod core;

@@ -6,8 +6,8 @@
 //! cross-thread hand-off. An actor woken by a peer running on the same
 //! worker goes into that worker's "next" slot, which idle workers cannot
 //! steal, so a ping-pong pair stays on one core with hot caches; everything
-//! else is stealable. The measurements behind this choice are in
-//! docs/benchmarks.md. Futures and I/O still run on tokio.
+//! else is stealable. Why this rather than a tokio task per actor:
+//! docs/design-notes.md#a-dispatcher-of-our-own. Futures and I/O still run on tokio.
 //!
 //! Sleeping follows the classic protocol: a worker that finds nothing spins a
 //! little, then registers as idle, re-checks every queue, and parks. A
@@ -63,8 +63,8 @@ const SPINS_BEFORE_PARK: u32 = 64;
 /// at the queues, well under a microsecond). With more threads than cores a
 /// spinner holds a CPU that a woken I/O thread or a preempted sender needs;
 /// yielding often hands it over soon. Chosen against one yield per 64
-/// spins by remote-latency and one-client remote-pingpong (the changelog in
-/// docs/benchmarks-remote.md has the figures).
+/// spins by remote-latency and one-client remote-pingpong
+/// (docs/design-notes.md#spins-per-yield).
 const SPINS_PER_YIELD: u32 = 8;
 
 /// How often (in tasks run) a worker looks at the shared queue before its

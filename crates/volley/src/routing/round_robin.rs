@@ -8,7 +8,8 @@ use super::logic::{Routees, RoutingLogic, Selection};
 /// The rotation is per sending thread (and router), not shared: so that
 /// senders on different cores write no common counter, each thread's
 /// messages visit every routee evenly, and concurrent senders' messages
-/// interleave in no fixed global order (docs/semantics.md, Routers). The
+/// interleave in no fixed global order
+/// (docs/reference/routers.md#round-robin-is-per-sender-thread). The
 /// router runs this logic inline rather than through the trait object.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RoundRobin;

@@ -20,7 +20,7 @@
 //! sending threads: its reader count is a shared write that bounces between
 //! the senders' cores. So would a shared round-robin counter, which is why
 //! each thread's view keeps its own rotation. Routing figures are in
-//! docs/benchmarks-remote.md ("router").
+//! docs/benchmarks-remote.md#router.
 //!
 //! A thread's view keeps the snapshot it last used (and so its routee refs)
 //! until that thread routes again after a change, or the router's shared

@@ -141,7 +141,7 @@ impl Latch {
 /// The pool that subjects blocking on a latch run on: a blocked actor on
 /// the default dispatcher can hold back the probe it has just woken (or,
 /// on an `app-runtime` dispatcher, a runtime thread the probes need;
-/// docs/semantics.md, Dispatchers).
+/// docs/reference/dispatchers.md).
 pub const BLOCKING: &str = "blocking";
 
 /// `settings` with the [`BLOCKING`] pool: two threads of its own.

@@ -453,7 +453,7 @@ impl Actor for DoubleWatcher {
 /// WatchSpec, "fail if watch invocations with different messages": Pekko
 /// Typed throws `IllegalStateException` when an actor watches the same
 /// target again with a different termination message. volley differs, as
-/// docs/semantics.md says: the later watch replaces the earlier one, and
+/// docs/reference/death-watch.md says: the later watch replaces the earlier one, and
 /// the target's end arrives once, the way the last watch asked.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -575,7 +575,7 @@ async fn unimplemented_service() {
 /// The interop case's 1 ms deadline, by a bare client: tonic's channel
 /// enforces a `grpc-timeout` itself and, its timer firing first, ends the
 /// call CANCELLED "Timeout expired" on the client's side (tonic's mapping,
-/// docs/semantics.md), which says nothing of the server.
+/// docs/reference/grpc.md), which says nothing of the server.
 #[tokio::test]
 async fn timeout_on_sleeping_server() {
     let s = server(true).await;

@@ -5,8 +5,8 @@
 //! reader therefore collects consecutive messages with the same recipient
 //! and type (a *run*, at most [`RUN_CAP`] long) and delivers the run with
 //! one mailbox lock and one scheduling decision (`ActorRef::tell_all`),
-//! instead of paying both per message. Measured on remote-tell: see
-//! docs/benchmarks-remote.md.
+//! instead of paying both per message. Why, and what it gained:
+//! docs/design-notes.md#reader-runs.
 //!
 //! A run is never held across a read: it is delivered when the next frame
 //! belongs to someone else, when it is full, before any other PDU (a
@@ -14,8 +14,8 @@
 //! buffer. A run's first message therefore waits only for the rest of its
 //! own run to be decoded, never for other actors' messages or the socket
 //! (an earlier variant that staged whole read buffers per actor made
-//! ping-pong slower because echoes waited for everyone's messages; see the
-//! changelog in docs/benchmarks-remote.md).
+//! ping-pong slower because echoes waited for everyone's messages;
+//! docs/design-notes.md#reader-runs).
 
 use std::any::Any;
 use std::sync::Arc;

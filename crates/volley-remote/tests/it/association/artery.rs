@@ -34,7 +34,7 @@
 //! - `OutboundIdleShutdownSpec`, "be stopped when idle" / "resumable":
 //!   covered by `idle.rs`; the quarantine cases: volley has no public
 //!   `quarantine` call, nor harmless quarantine, and keeps a quarantined
-//!   association (docs/semantics.md, "Not yet"); compression tables are
+//!   association (docs/reference/remoting.md#idle-associations); compression tables are
 //!   per connection in volley, so there is nothing to remove.
 //! - `SystemMessageDeliverySpec`, "be delivered with real actors" and "be
 //!   flushed on shutdown": covered by `remote_watch.rs`; "resent when last

@@ -25,7 +25,7 @@
 //! another node answers through its ref); `RemoteReDeploymentSpec` and
 //! the remote pools of `routing.RemoteRoundRobinSpec`, `RemoteRandomSpec`,
 //! `RemoteScatterGatherSpec`: volley has no remote supervision and no
-//! remotely deployed pools (docs/semantics.md, Remoting, "Not yet"); the
+//! remotely deployed pools (docs/semantics.md#not-yet); the
 //! round-robin group over remote paths is covered by
 //! `pekko_remote_deploy.rs`. `LookupRemoteActorSpec`: selections by path,
 //! covered by `pekko_remote_delivery.rs`. The node-restart specs: see
@@ -83,8 +83,8 @@ async fn postal_node(name: &str) -> Node {
     let mut registry = common::registry();
     registry.register::<Letter>(120).unwrap();
     // B hands letters to C, a node only A's letters name: Akka dials it;
-    // volley does so only when told (docs/semantics.md, "Differences from
-    // Akka (remoting)", the trust rules).
+    // volley does so only when told (the trust rules,
+    // docs/reference/remote-security.md#differences-from-akka-remoting).
     let settings = RemoteSettings {
         trust: volley_remote::transport::TrustSettings {
             dial_declared_nodes: true,

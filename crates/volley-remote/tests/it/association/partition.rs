@@ -15,8 +15,9 @@
 //!   setting) and the watcher gets `Terminated`:
 //!   `a_partition_longer_than_the_give_up_time_quarantines_the_node`.
 //! - Artery's other bound on the same buffer, `system-message-buffer-size`
-//!   (volley's `system_message_buffer_size`, docs/semantics.md, "Delivery
-//!   of system messages"), which no Pekko spec drives between two nodes:
+//!   (volley's `system_message_buffer_size`,
+//!   docs/reference/remoting.md#delivery-of-system-messages), which no
+//!   Pekko spec drives between two nodes:
 //!   `more_unacknowledged_system_messages_than_the_buffer_quarantine_the_node`.
 //!
 //! Nothing else in the spec; the failure detector's own verdicts during a

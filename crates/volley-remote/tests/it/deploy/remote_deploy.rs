@@ -38,12 +38,12 @@
 //! `FromConfig`, remote pools, resizers, supervisor strategies of remote
 //! pools, the router itself deployed remotely): volley has no deployment
 //! configuration and no remote supervision; a spawned actor sits under
-//! `/user` on its node and is supervised there (docs/semantics.md,
-//! Remoting, "Not yet"). The restart-on-failure messages of
+//! `/user` on its node and is supervised there (docs/semantics.md#not-yet).
+//! The restart-on-failure messages of
 //! "create and supervise" need remote supervision too. The selection cases with wildcards and `..` have no counterpart
 //! (`resolve` takes one full path). ActorsLeakSpec's forced
 //! disassociation needs a transport adapter volley does not have, and its
-//! quarantine case keeps the association by design (semantics, "Not yet").
+//! quarantine case keeps the association by design (docs/reference/remoting.md#idle-associations).
 
 use crate::common;
 

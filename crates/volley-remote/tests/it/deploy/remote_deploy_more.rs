@@ -39,8 +39,9 @@ impl Actor for Watch {
 
 /// An association whose node left is `Down`; once nothing has moved on it
 /// for `stop_idle_outbound_after_ms` it is stopped like an idle one, and
-/// the table lets go of it with its failure detector (docs/semantics.md,
-/// Remoting): a node meeting ever new peers does not fill its 4096
+/// the table lets go of it with its failure detector
+/// (docs/reference/remoting.md#idle-associations): a node meeting ever new
+/// peers does not fill its 4096
 /// associations. It used to be skipped by the idle sweep and kept for ever
 /// (`Some(Down)` / `Some(false)`). (One that remembers a quarantined
 /// incarnation is kept: documented.)
@@ -115,7 +116,7 @@ async fn a_path_watched_to_its_end_is_reached_again_on_a_restarted_node() {
     let again = node("remote", idling(port)).await;
     spawn_calculator(&again, "stoppable");
     // Until the node that left is let go of (idle, here 300 ms), sends to
-    // it fail at once (docs/semantics.md, Remoting); then the path
+    // it fail at once (docs/reference/remoting.md#delivery-of-user-messages); then the path
     // resolved again reaches the new incarnation's actor.
     eventually("the association with the node that left removed", || {
         a.remoting.association_state(&address).is_none()

@@ -219,7 +219,7 @@ impl Actor for Forwarder {
 
 /// Settings that let a request be forwarded to a third node which answers
 /// the asker directly (Akka's default; opt-in here, see
-/// docs/semantics.md, "Differences from Akka").
+/// docs/reference/remote-security.md#differences-from-akka-remoting).
 fn forwarding_allowed() -> RemoteSettings {
     let mut settings = RemoteSettings::default();
     settings.trust.dial_declared_nodes = true;

@@ -3,8 +3,9 @@
 //! nothing behind by asking its `RemoteWatcher` for empty stats
 //! ("heartbeating is stopped"); volley shows the same through idleness: an
 //! association with a remote watch either way keeps running, one with none
-//! is stopped after `stop_idle_outbound_after_ms` (docs/semantics.md,
-//! Remoting, "Idle associations"). So each case ends by waiting for both
+//! is stopped after `stop_idle_outbound_after_ms`
+//! (docs/reference/remoting.md#idle-associations). So each case ends by
+//! waiting for both
 //! nodes' associations to stop (`Idle`, or removed once nothing refers to
 //! them): a watch entry left behind on either node would keep them
 //! `Active` for ever.

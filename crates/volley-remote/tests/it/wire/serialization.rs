@@ -10,14 +10,14 @@
 //! Cases: `refs_in_messages_of_every_serializer_come_back_as_the_same_actors`.
 //! Pekko's `testActor` is a plain actor here: a volley `TestProbe` hands
 //! out a message adapter, and adapters are local only (a documented
-//! difference, docs/semantics.md, "Message adapters": sent to another node
+//! difference, docs/reference/message-adapters.md: sent to another node
 //! and back, the probe's answer is an undeliverable dead letter).
 //!
 //! Skipped, with the reason: the spec's check that the serializer sees the
 //! transport information (`Serialization.currentTransportInformation`):
 //! a volley `Serializer` encodes a value into bytes and is handed no
 //! system or address; refs are encoded by the connection's table,
-//! whatever the serializer (docs/semantics.md, "Refs in messages"). The
+//! whatever the serializer (docs/reference/remoting.md#refs-in-messages). The
 //! bare `ActorRef` message and the implicit sender: volley messages carry
 //! no implicit sender, so a ref travels inside a message, as here.
 //! `SerializationErrorSpec`, `TransientSerializationErrorSpec` and
@@ -137,7 +137,7 @@ macro_rules! round_trips {
             .resolve::<$name>(&format!("{}/user/{}", b.remoting.address(), $actor))
             .unwrap();
         // Not a `TestProbe`: its ref is a message adapter, local only
-        // (docs/semantics.md, "Message adapters").
+        // (docs/reference/message-adapters.md).
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let probe = a
             .system

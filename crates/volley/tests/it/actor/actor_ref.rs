@@ -524,7 +524,7 @@ async fn a_second_spawn_of_a_name_in_one_handler_fails() {
 /// LocalActorRefProviderSpec, "throw suitable exceptions for malformed
 /// actor names", with Pekko's list of names. Difference: Pekko's message
 /// names the offending character and its position; volley's names the
-/// rule (docs/semantics.md, Hierarchy).
+/// rule (docs/reference/actors-and-lifecycle.md#hierarchy).
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_names_are_refused_with_the_rule_they_break() {

@@ -24,8 +24,8 @@
 //!
 //! Not ported: "handle adapted null" (Rust has no null message), and the
 //! specs' thread-name checks: volley runs the mappings of `ask`,
-//! `pipe_to` and adapters outside the actor (docs/semantics.md, Ask and
-//! Message adapters); what carries over is that the mapped message is
+//! `pipe_to` and adapters outside the actor (docs/reference/ask.md and
+//! docs/reference/message-adapters.md); what carries over is that the mapped message is
 //! handled by the actor, in its own state.
 
 use crate::common;

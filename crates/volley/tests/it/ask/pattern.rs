@@ -198,7 +198,7 @@ async fn second_reply_is_a_dead_letter() {
 /// typed AskSpec, "must fail the future if the actor does not reply"
 /// (volley: the request is dropped with its handle, so the ask fails at
 /// once with `ReplyDropped` instead of waiting for its timeout, as
-/// docs/semantics.md says).
+/// docs/reference/ask.md says).
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_reply_handle_fails_the_ask() {

@@ -201,7 +201,7 @@ impl Actor for Gated {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn try_ask_refuses_a_full_mailbox_at_once() {
     // A pool: the handler blocks its thread, which an `app-runtime`
-    // dispatcher must not (docs/semantics.md).
+    // dispatcher must not (docs/reference/dispatchers.md).
     let system = ActorSystem::new("try-ask").unwrap();
     let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
     let taken = Arc::new(AtomicUsize::new(0));

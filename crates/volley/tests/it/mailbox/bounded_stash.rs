@@ -28,9 +28,9 @@
 //! queued before the stop, or the dead actor's last words to its watcher,
 //! were lost; and under `DropOldest` later messages could evict the queued
 //! stop itself, so the actor never stopped. Such signals now go in past
-//! the bound and are never evicted (docs/semantics.md, Mailboxes).
+//! the bound and are never evicted (docs/reference/mailboxes.md).
 //!
-//! Differences from Pekko (docs/semantics.md, Stash):
+//! Differences from Pekko (docs/reference/stash.md):
 //! - Pekko's `unstashAll` prepends to the mailbox, so with a bounded deque
 //!   mailbox of 10 the first of 11 unstashed messages does not fit and is
 //!   a dead letter. volley hands unstashed messages back ahead of the

@@ -19,7 +19,7 @@
 //! is reached only through `tell`, `try_tell` and `mailbox_len`, so "what
 //! the queue holds" is what the actor handles afterwards.
 //!
-//! Differences from Pekko (docs/semantics.md, Mailboxes): `mailbox_len`
+//! Differences from Pekko (docs/reference/mailboxes.md): `mailbox_len`
 //! counts the batch the actor took too, the message in hand included
 //! (`IN_HAND`); and a bound counts the queue only, so with a batch taken
 //! (all that was queued, for an unordered mailbox) up to `capacity` more
@@ -128,7 +128,7 @@ fn blocked(system: &ActorSystem, props: Props<Recorder>) -> (ActorRef<Msg>, Gate
 /// What `mailbox_len` counts besides the queue while the actor is in a
 /// handler: the message in hand. Pekko's `numberOfMessages` counts the
 /// queue only; volley counts the batch its actor took last too
-/// (docs/semantics.md, Mailboxes). Here each blocked actor took only the
+/// (docs/reference/mailboxes.md). Here each blocked actor took only the
 /// blocking message, so the batch is that one.
 const IN_HAND: usize = 1;
 

@@ -13,7 +13,7 @@
 //! failure" (restart and backoff supervision), "handle resume correctly on
 //! failure unstashing", "deal with initial stop" and "deal with stop".
 //!
-//! Where volley differs (docs/semantics.md, Stash): `unstash` and
+//! Where volley differs (docs/reference/stash.md): `unstash` and
 //! `unstash_all` hand the messages back to the mailbox's front at once, as
 //! Pekko classic's `unstashAll` does, rather than running them through the
 //! behavior inside the call as a typed `StashBuffer` does. So when a

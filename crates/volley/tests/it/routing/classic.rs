@@ -165,7 +165,7 @@ async fn terminated_routees_are_evicted_then_pool_stops() {
 }
 
 /// RoundRobinSpec, "round robin group ... all routees terminated": volley's
-/// group keeps running with no routees (docs/semantics.md, Routers), and
+/// group keeps running with no routees (docs/reference/routers.md#routees-that-terminate), and
 /// a message to it is unroutable.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -385,7 +385,7 @@ async fn supplied_supervisor_strategy_applies_to_routees() {
 }
 
 /// RoutingSpec, "default to all-for-one-always-escalate strategy": volley
-/// deliberately differs (docs/semantics.md, Routers): a pool restarts a
+/// deliberately differs (docs/reference/routers.md#pools-and-groups): a pool restarts a
 /// failed routee itself and nothing reaches the router's parent.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@
 //! `Status.Failure`. Difference from Pekko: there the first completed ask
 //! ends the request even if it failed; volley waits for the first reply
 //! and fails only when every ask has failed or the timeout passed (see
-//! docs/semantics.md, Routers). The routees below never sleep: a routee
+//! docs/reference/routers.md#ask-style-routing). The routees below never sleep: a routee
 //! that must be slow holds the reply handle until the test releases it, so
 //! "slow" is decided by the test, not by the clock.
 //!

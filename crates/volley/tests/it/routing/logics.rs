@@ -254,7 +254,7 @@ async fn consistent_hash_message_without_key_is_an_error_not_a_panic() {
 async fn smallest_mailbox_avoids_the_backlogged_routee() {
     // A routee blocks its thread on the gate: pool threads only (on the
     // application-runtime dispatcher it would block a runtime thread that
-    // the router needs, as docs/semantics.md says of blocking handlers).
+    // the router needs, as docs/reference/dispatchers.md says of blocking handlers).
     let system = ActorSystem::new("smallest").unwrap();
     let group = workers(&system, 3);
     let gate = Arc::new(Gate::default());

@@ -12,7 +12,7 @@
 //! A volley bug these found, now fixed (`routing/router_actor.rs`):
 //! `AdjustPoolSize` ignored the resizer's bounds, so a resized pool grew
 //! past its upper bound or shrank below its lower one, although
-//! docs/semantics.md (Routers, Resizer) says the size stays within them.
+//! docs/reference/routers.md#resizer says the size stays within them.
 //!
 //! Differences from Pekko:
 //! - Pekko sets the size to the request clamped to the bounds, so asking a
@@ -22,7 +22,7 @@
 //!   pool without a resizer): volley keeps Akka's behaviour, a pool shrunk
 //!   to no routee stays and grows again on request
 //!   (`routers.rs::a_pool_shrunk_below_one_routee_stays_and_grows_again`;
-//!   docs/semantics.md, Routers).
+//!   docs/reference/routers.md#routees-that-terminate).
 //!
 //! The resizers here never tick during a test (an interval of an hour, no
 //! backoff), so the sizes seen are the requests' alone.

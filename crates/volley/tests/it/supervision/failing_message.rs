@@ -17,8 +17,8 @@
 //! so a failure there gave `pre_restart` no message.
 //!
 //! volley hands `pre_restart` the message only when `keep_for_restart`
-//! kept a copy (Rust moves the message into `handle`; docs/semantics.md,
-//! Supervision): the actor here keeps the failing kinds.
+//! kept a copy (Rust moves the message into `handle`;
+//! docs/reference/supervision.md): the actor here keeps the failing kinds.
 
 use crate::common;
 

@@ -24,7 +24,7 @@
 //! Differences from Pekko:
 //! - A failed actor's children are not suspended with it: they keep
 //!   handling messages while their parent waits for its supervisor's
-//!   directive (docs/semantics.md, Supervision). The test pins that.
+//!   directive (docs/reference/supervision.md). The test pins that.
 //!
 //! Skipped, with the reason:
 //! - The stress test's custom dispatcher that logs every suspend and

@@ -24,7 +24,7 @@
 //! Differences from Pekko:
 //! - The last RestartStrategySpec case uses `maxNrOfRetries = -1` with a
 //!   finite window, which Pekko reads as one restart within the window;
-//!   volley's limits are explicit counts (docs/semantics.md, Supervision),
+//!   volley's limits are explicit counts (docs/reference/supervision.md),
 //!   so the case is `with_max_restarts(1, window)`.
 //! - Windows are longer than the spec's 1 s where only the count matters,
 //!   so a slow machine cannot let a window pass between two crashes.

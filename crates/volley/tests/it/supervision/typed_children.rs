@@ -34,7 +34,7 @@ impl Actor for Another {
 
 /// A child whose `post_stop` blocks on `latch`. On a pool of its own: a
 /// blocking hook on an `app-runtime` dispatcher would hold a runtime
-/// thread, which the probes need too (docs/semantics.md, Dispatchers).
+/// thread, which the probes need too (docs/reference/dispatchers.md).
 fn slow_child(probe: &ActorRef<String>, latch: &Latch) -> Props<Target> {
     let latch = latch.clone();
     Target::props_with(probe, move |t| t.slow_stop = Some(latch.clone())).with_dispatcher(BLOCKING)

@@ -52,8 +52,9 @@
 //! - the five "support actor termination tasks ..." / "allow watching the
 //!   same actor twice ..." cases: no `addActorTerminationTask`.
 //!
-//! Differences from Pekko (also in docs/semantics.md, "Coordinated
-//! shutdown"): `run` and `terminate` are `async fn`s, so shutdown begins
+//! Differences from Pekko (also in
+//! docs/reference/coordinated-shutdown.md): `run` and `terminate` are
+//! `async fn`s, so shutdown begins
 //! when the future is first polled, not when it is called (Pekko's `run`
 //! starts at once and returns a future); a task added to a phase that has
 //! begun is refused with `AddTaskError::PhaseStarted` (Pekko accepts it

@@ -16,7 +16,7 @@
 //! Two cases go further than Pekko, which documents that a timeout
 //! already enqueued may still be delivered: in volley a signal queued
 //! behind a message that counts, or queued before the timeout was
-//! replaced, is not delivered (docs/semantics.md, Receive timeout).
+//! replaced, is not delivered (docs/reference/receive-timeout.md).
 //!
 //! To get a signal queued behind other messages, the actor is held on a
 //! latch while the manual clock is advanced (which enqueues the due signal

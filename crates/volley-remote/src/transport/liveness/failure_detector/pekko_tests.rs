@@ -31,7 +31,7 @@
 //! How the registry maps: Pekko's `heartbeat(resource)` is
 //! `peer(address).heartbeat(now)`; `isAvailable(resource)` is
 //! `check(now)` followed by `is_available(address)`, because volley's
-//! answer is the monitor's last verdict (docs/semantics.md, "Remoting"),
+//! answer is the monitor's last verdict (docs/reference/remoting.md#failure-detection),
 //! not a fresh evaluation; `isMonitoring(resource)` is
 //! `is_available(address).is_some()`; `remove(resource)` is `forget`.
 //!
