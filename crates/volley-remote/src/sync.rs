@@ -2,13 +2,13 @@
 //! loom's under `--cfg volley_remote_loom` (as tokio does with its own
 //! `loom` module).
 //!
-//! Why: the write token (`transport/lane/token.rs`) is a small lock-and-flag
+//! Why: the write token (`transport/outbound/lane/token.rs`) is a small lock-and-flag
 //! protocol between senders, dispatcher threads and the lane's writer task,
 //! where a missed wake-up strands messages and a second writer corrupts the
 //! stream. Loom can check every interleaving of it, but only of code that
 //! uses its primitives. Rather than check a copy, the lane takes its lock,
 //! its atomics and its two wake-up mechanisms from here, so the models in
-//! `transport/lane/loom_model.rs` run the production code.
+//! `transport/outbound/lane/loom_model.rs` run the production code.
 //!
 //! A normal build gets exactly what the lane used before: a spin lock whose
 //! unlock is a plain store, std atomics, tokio's `Notify` and

@@ -43,7 +43,7 @@ pub(crate) struct Association {
     down: AtomicBool,
     /// Bumped whenever an incarnation of the node is declared gone, so a
     /// send through a ref bound to an incarnation checks it with one load
-    /// while none ever was (`route.rs`).
+    /// while none ever was (`outbound/route.rs`).
     pub(crate) deaths: AtomicU64,
     /// Incarnations and the reliable system-message channel. Lock order:
     /// `inbox`, then `control`, then a lane's lock.
@@ -70,7 +70,7 @@ pub(crate) struct Association {
     /// per read, while the system's metrics are on).
     pub(crate) bytes_in: AtomicU64,
     pub(crate) frames_in: AtomicU64,
-    /// Round trips of this node's heartbeats to the peer (`rtt.rs`).
+    /// Round trips of this node's heartbeats to the peer (`liveness/rtt.rs`).
     pub(crate) heartbeat_rtt: Mutex<crate::transport::liveness::rtt::HeartbeatRtt>,
 }
 

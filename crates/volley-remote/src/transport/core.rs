@@ -58,7 +58,7 @@ pub(crate) struct RemotingCore {
     pub(crate) reachability: Reachability,
     pub(crate) remote_watches: RemoteWatches,
     pub(crate) dead_actors: DeadActors,
-    /// Flushes of user lanes that death notices wait for (`flush.rs`).
+    /// Flushes of user lanes that death notices wait for (`control/flush.rs`).
     pub(crate) flushes: crate::transport::control::flush::Flushes,
     /// What peers may make this node do (`[remote.trust]`).
     pub(crate) trust: Trust,
@@ -69,7 +69,7 @@ pub(crate) struct RemotingCore {
     /// Checks of the addresses nodes that dial in claim.
     pub(crate) probes: Probes,
     /// The inbound connections of each incarnation, ended at once when it
-    /// is gone (`inbound_end.rs`).
+    /// is gone (`inbound/ends.rs`).
     pub(crate) inbound_lives: crate::transport::inbound::ends::InboundLives,
     /// What the refs peers declared on the open connections keep.
     pub(crate) import_meter: Arc<crate::transport::refs::tables::import_bytes::ImportMeter>,
@@ -77,7 +77,7 @@ pub(crate) struct RemotingCore {
     tasks: Mutex<Vec<JoinHandle<()>>>,
     undeliverable_log: LogLimiter,
     /// Warnings about failed connections, of all this node's lanes
-    /// together (`writer.rs`).
+    /// together (`outbound/writer.rs`).
     pub(crate) connect_warnings: LogLimiter,
 }
 
@@ -286,9 +286,9 @@ impl RemotingCore {
     }
 
     /// A ref a peer declared on `node`, a third node: reachable if this
-    /// node talks to `node` already or may dial it (`trust.rs`); dialed on
+    /// node talks to `node` already or may dial it (`handshake/trust.rs`); dialed on
     /// the peer's word alone only with `dial_declared_nodes`, and then
-    /// let go of if `node` never answers (`proof.rs`).
+    /// let go of if `node` never answers (`handshake/proof.rs`).
     fn declared_elsewhere(self: &Arc<Self>, parsed: ActorPath, uid: u64, node: &Address) -> AnyRef {
         let association = self.associations.find(node);
         if !self.trust.may_dial_declared(node, association.is_some()) {

@@ -67,7 +67,7 @@ pub(crate) struct Tasks {
     /// has passed.
     held_for_quarantine: Option<Instant>,
     /// Since when an association started on a peer's word waits for a
-    /// lane to reach its address (`proof.rs`); `None` once one has, or
+    /// lane to reach its address (`handshake/proof.rs`); `None` once one has, or
     /// for one this node vouched for.
     pub(super) awaiting_proof: Option<Instant>,
 }
@@ -257,7 +257,7 @@ impl RemotingCore {
 
     /// Stops the association if its lanes are still as idle as `activity`
     /// says; `why` is `Idle`, or `Unreachable` for one whose address never
-    /// answered (`proof.rs`), which gets no goodbye.
+    /// answered (`handshake/proof.rs`), which gets no goodbye.
     pub(super) fn retire(
         &self,
         association: &Association,

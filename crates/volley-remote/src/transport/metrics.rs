@@ -9,7 +9,7 @@
 //! read.
 //! The failure monitor publishes the totals on its ticks, with the queued
 //! bytes, the detector's phi and the heartbeat round trips measured since
-//! the last tick (`rtt.rs`). An association's series stop being
+//! the last tick (`liveness/rtt.rs`). An association's series stop being
 //! updated once it is removed.
 
 use std::collections::HashMap;

@@ -167,7 +167,7 @@ impl Remoting {
     /// own connection to this node (so `None` until the peer has one, or
     /// for a peer that does not answer heartbeats). It includes the peer's
     /// queueing on its control lane; only unambiguous round trips, shorter
-    /// than the heartbeat interval, are measured (`rtt.rs`). With metrics
+    /// than the heartbeat interval, are measured (`liveness/rtt.rs`). With metrics
     /// on, each is also recorded in `volley_remote_heartbeat_rtt_seconds`.
     pub fn heartbeat_rtt(&self, node: &Address) -> Option<std::time::Duration> {
         let association = self.core.associations.find(node)?;

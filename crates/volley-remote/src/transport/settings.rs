@@ -285,7 +285,7 @@ impl RemoteSettings {
 }
 
 /// Heartbeats and the phi accrual failure detector that watches them (see
-/// `transport/failure_detector.rs`). The defaults are those of Akka's remote
+/// `transport/liveness/failure_detector.rs`). The defaults are those of Akka's remote
 /// watch failure detector: a node that stops sending heartbeats is
 /// reported a little over `heartbeat_interval_ms` plus
 /// `acceptable_heartbeat_pause_ms` after its last one (about 11.6 s), long

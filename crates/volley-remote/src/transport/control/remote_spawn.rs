@@ -1,7 +1,7 @@
 //! Remote spawn: asking another node to start an actor of a kind it
 //! registered as spawnable, and answering such requests.
 //!
-//! Requests and responses travel as system messages (`system_messages.rs`),
+//! Requests and responses travel as system messages (`control/system_messages.rs`),
 //! so each is delivered exactly once across reconnects, matched by a
 //! request id. A node refuses unless `remote.remote_spawn` is on.
 

@@ -297,7 +297,7 @@ impl RemoteRoute for WatcherRoute {
                     return;
                 };
                 let payload = death_notice_payload(uid, &self.watched_path);
-                // After what the actor sent there (`flush.rs`). A node that
+                // After what the actor sent there (`control/flush.rs`). A node that
                 // is gone gets nothing: its watchers were notified when it
                 // was given up.
                 let core = self.core.clone();
@@ -331,7 +331,7 @@ impl RemoteRoute for WatcherRoute {
 
 /// The route of a ref a peer declared that names no actor here (on a
 /// control connection), or that this node will not send to (`refused`: a
-/// node it may not dial, see `trust.rs`): a watch is answered with a death
+/// node it may not dial, see `handshake/trust.rs`): a watch is answered with a death
 /// notice at once, so nothing waits for it; anything else is a dead letter.
 pub(crate) struct NoSuchActor {
     pub(crate) core: Arc<RemotingCore>,

@@ -10,7 +10,7 @@
 //! and closes the connection on a gap, so that the resend on the next
 //! connection fills it. Acks are cumulative and go back on the receiver's
 //! own control connection. A new incarnation of the peer starts both
-//! sides afresh (`incarnations.rs`); the messages the old one never acked
+//! sides afresh (`liveness/incarnations.rs`); the messages the old one never acked
 //! are answered there (a watch with `Terminated`).
 //!
 //! The outbox is bounded (`system_message_buffer_size`) and ages

@@ -26,7 +26,7 @@ pub(in crate::transport) fn admit(
 ) -> Result<(), (HandshakeStatus, String)> {
     let Some(origin) = dial_back else {
         // Its messages are delivered; nothing goes back to an address
-        // this node does not dial (`trust.rs`, `probe.rs`).
+        // this node does not dial (`handshake/trust.rs`, `handshake/probe.rs`).
         return Ok(());
     };
     let association = core.associate(&r.from, origin).map_err(|e| {
@@ -46,7 +46,7 @@ pub(in crate::transport) fn admit(
 /// word: one it has an association with already; else one the trust rules
 /// let it dial back, if listed in `known_peers` or if its claimed address
 /// answers as that incarnation; a node that proved the shared secret on
-/// its word alone (`proof.rs`).
+/// its word alone (`handshake/proof.rs`).
 pub(in crate::transport) async fn dials_back(core: &RemotingCore, r: &Request) -> Option<Origin> {
     if core.associations.find(&r.from).is_some() {
         return Some(Origin::Vouched);

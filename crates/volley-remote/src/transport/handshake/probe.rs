@@ -9,7 +9,7 @@
 //! nodes that come after it, and each made-up address gets three lanes
 //! that redial it forever. With it, a claim that does not answer costs at
 //! most one connection attempt and no slot; its messages are still
-//! delivered, but nothing goes back to it (`trust.rs`).
+//! delivered, but nothing goes back to it (`handshake/trust.rs`).
 //!
 //! The check is itself limited: it opens at most one connection per
 //! claimed `host:port` per [`WINDOW`], whatever system name or uid the

@@ -4,7 +4,7 @@
 //! Most associations are vouched for: this node's own code named the
 //! address, it is configured (`trust.known_peers`), or the node there
 //! answered the address check as the incarnation that dialed in
-//! (`probe.rs`). Two kinds are started on a peer's word alone: the dial
+//! (`handshake/probe.rs`). Two kinds are started on a peer's word alone: the dial
 //! back of a node that proved the shared secret (its claimed address is
 //! not checked), and a ref a peer declared on a third node, once
 //! something is sent to it, with `trust.dial_declared_nodes`. Such an

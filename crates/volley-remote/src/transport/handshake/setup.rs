@@ -1,5 +1,5 @@
 //! Connection set-up: preamble and handshake, both directions, with the
-//! challenge-response of `auth.rs` when a shared secret is configured.
+//! challenge-response of `handshake/auth.rs` when a shared secret is configured.
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};

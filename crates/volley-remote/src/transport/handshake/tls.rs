@@ -8,7 +8,7 @@
 //! the TCP stream and the rustls session and encrypts in `Connection`
 //! itself, because its bytes are written with non-blocking `try_write`
 //! from whichever thread holds the lane's write token
-//! (`writer/connection.rs`).
+//! (`outbound/writer/connection.rs`).
 //!
 //! A node's certificate serves both as its server certificate and as its
 //! client certificate; `ca_file` holds the roots that peers' certificates

@@ -74,7 +74,7 @@ pub(in crate::transport) enum InboundError {
 
 impl InboundError {
     /// The codec error past the preamble that ended the connection, if
-    /// one did: the peer is told of it (`protocol_error.rs`).
+    /// one did: the peer is told of it (`inbound/protocol_error.rs`).
     fn codec_error(&self) -> Option<&DecodeError> {
         let error = match self {
             InboundError::Protocol { error, .. } => error,
@@ -148,7 +148,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is
-    // answered (`probe.rs`). Frames wait in the socket meanwhile.
+    // answered (`handshake/probe.rs`). Frames wait in the socket meanwhile.
     let dial_back = dials_back(core, &request).await;
     // Past the response, a refusal can only close the connection.
     admit(core, &request, dial_back).map_err(|(_, reason)| InboundError::Refused {

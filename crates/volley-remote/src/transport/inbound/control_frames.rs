@@ -56,7 +56,7 @@ impl Reader<'_> {
                     core.receive_system_ack(association, self.peer.uid, a.ack);
                 }
             }
-            // Everything before it on this connection is delivered (`flush.rs`).
+            // Everything before it on this connection is delivered (`control/flush.rs`).
             Pdu::Flush(f) => core.answer_flush(peer, f.id),
             Pdu::FlushAck(a) => core.flush_acked(peer, a.id),
             Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) | Pdu::AuthProof(_) => {

@@ -6,7 +6,7 @@
 //! A [`Reader`] is one connection's state past its handshake. Each of its
 //! steps does one thing: [`Reader::run`] reads until the connection ends;
 //! a pass over one buffer sorts its frames (`frames.rs`) into the reader,
-//! which gathers user messages into runs (`delivery.rs`) and hands every
+//! which gathers user messages into runs (`inbound/delivery.rs`) and hands every
 //! other frame to its control handler (`control_frames.rs`); after each
 //! buffer it acknowledges system messages and notes traffic for idleness.
 

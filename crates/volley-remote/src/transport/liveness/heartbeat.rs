@@ -6,9 +6,9 @@
 //! look like silence). Heartbeats go out whether or not anything else is
 //! sent: the peer's detector judges the gaps between them, and other
 //! traffic does not count. The peer records the arrival
-//! (`reachability.rs`) and, when it has a connection of its own to this
+//! (`liveness/reachability.rs`) and, when it has a connection of its own to this
 //! node, answers with a HeartbeatAck, which times the round trip
-//! (`rtt.rs`); the detector does not depend on the answers.
+//! (`liveness/rtt.rs`); the detector does not depend on the answers.
 
 use std::sync::Arc;
 

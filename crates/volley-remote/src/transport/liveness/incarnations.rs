@@ -21,7 +21,7 @@
 //!
 //! Whatever the reason, a gone incarnation's inbound connections end at
 //! once, before the events about it, and deliver nothing more
-//! (`inbound_end.rs`).
+//! (`inbound/ends.rs`).
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;

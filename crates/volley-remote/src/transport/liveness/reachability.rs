@@ -12,7 +12,7 @@
 //! A node is judged from this node's first contact with it (or with a new
 //! incarnation of it), before its first heartbeat. That moment is not a
 //! heartbeat: it is left out of the statistics, and the node gets the
-//! longest reconnect pause (`backoff.rs`) on top of the usual silence to
+//! longest reconnect pause (`outbound/backoff.rs`) on top of the usual silence to
 //! send its first one, since its control lane may be sleeping off an
 //! outage of this node while its other lanes already got through.
 //!

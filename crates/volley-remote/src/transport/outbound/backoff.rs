@@ -8,12 +8,12 @@
 //! the schedule again, and so does news of a new incarnation of the peer
 //! ([`Redial`]): a pause in progress ends at once, because the peer that
 //! just restarted is there now, and it judges this node from its first
-//! contact (`reachability.rs`), so a lane still sleeping off the old
+//! contact (`liveness/reachability.rs`), so a lane still sleeping off the old
 //! incarnation's outage would let it give this node up. The first failure
 //! is a warning; after that one warning per lane per ten seconds says the
 //! peer is still away, and the rest go to debug, so an outage does not
 //! flood the log. Across all lanes the writer caps these warnings per
-//! second (`writer.rs`), so thousands of associations failing at once do
+//! second (`outbound/writer.rs`), so thousands of associations failing at once do
 //! not either.
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,6 +1,6 @@
 //! One outbound lane of an association: a coalescing buffer that senders
 //! encode into under a short lock, swapped out whole by whoever writes it to
-//! the socket (see `writer.rs`: a dispatcher thread at the end of its batch,
+//! the socket (see `outbound/writer.rs`: a dispatcher thread at the end of its batch,
 //! or the lane's writer task).
 //!
 //! This is the adaptive batching: while a write is in progress, new
@@ -10,7 +10,7 @@
 //! steady state allocates nothing.
 //!
 //! Who may write, and how appended bytes always reach a writer, is the write
-//! token protocol in `lane/token.rs`; `lane/loom_model.rs` model-checks it.
+//! token protocol in `outbound/lane/token.rs`; `outbound/lane/loom_model.rs` model-checks it.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -63,7 +63,7 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// connection from one left over from before it connected.
     reset_epoch: std::sync::atomic::AtomicU64,
     /// Asks the writer task to end its reconnect pause: the node has a
-    /// new incarnation (`backoff.rs`).
+    /// new incarnation (`outbound/backoff.rs`).
     pub(crate) redial: crate::transport::outbound::backoff::Redial,
     max_pending_bytes: usize,
     /// What `send_user` admits: `max_pending_bytes`, or 0 while the node

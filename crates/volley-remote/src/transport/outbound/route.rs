@@ -41,7 +41,7 @@ pub(crate) struct RouteHint {
     /// and is terminated when that incarnation is gone.
     incarnation: AtomicU64,
     /// Who vouches for the node's address, should this route start its
-    /// association (`proof.rs`).
+    /// association (`handshake/proof.rs`).
     origin: Origin,
 }
 
@@ -265,7 +265,7 @@ impl RemoteRoute for RouteHint {
             RemoteSystemMsg::GracefulStop => (SystemKind::GracefulStop, None),
             RemoteSystemMsg::DeathNotice { .. } => {
                 // Death notices leave through a watcher proxy's route
-                // (`remote_watch.rs`); a plain remote ref is never
+                // (`control/remote_watch.rs`); a plain remote ref is never
                 // registered as a watcher.
                 tracing::debug!(target = %target.path(), "death notice to a remote ref that is not a watcher proxy dropped");
                 return;
@@ -340,7 +340,7 @@ impl RemoteRoute for RouteHint {
 
 /// A system message for an actor whose incarnation is gone: a watch ends
 /// at once, the rest has nobody to reach. Nothing is sent, so the lanes do
-/// not declare the ref again (`lane/gone_refs.rs`).
+/// not declare the ref again (`outbound/lane/gone_refs.rs`).
 #[cold]
 fn to_gone_incarnation(target: &RemoteRef, msg: RemoteSystemMsg) {
     match msg {

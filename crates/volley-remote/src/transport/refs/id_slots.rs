@@ -2,7 +2,7 @@
 //! peer-chosen id, in memory proportional to the number of entries whatever
 //! the ids, and capped.
 //!
-//! A volley peer numbers its refs in two sequences (`ref_tables.rs`): a ring
+//! A volley peer numbers its refs in two sequences (`refs/tables.rs`): a ring
 //! `1..=TEMPORARY_IDS` for reply handles, and lasting refs counting up from
 //! `TEMPORARY_IDS + 1`. Each sequence gets a dense vector, indexed from its
 //! first id, so the lookup of every message's recipient stays one bounds

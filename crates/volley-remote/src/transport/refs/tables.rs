@@ -402,7 +402,7 @@ fn slot_of(key: TargetKey) -> usize {
 
 /// Refs the peer has declared on one connection, by id: memory in
 /// proportion to the entries whatever ids the peer picks, at most
-/// `limits.max_imported_refs` of them (`id_slots.rs`), and at most
+/// `limits.max_imported_refs` of them (`refs/id_slots.rs`), and at most
 /// `limits.max_imported_ref_bytes` of memory (`import_bytes.rs`).
 /// It also carries the decode limits of the payloads read with it.
 pub(crate) struct ImportTable {

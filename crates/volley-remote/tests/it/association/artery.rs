@@ -29,7 +29,7 @@
 //!
 //! Skipped, with the reason:
 //! - `HandshakeRestartReceiverSpec` (multi-node): covered by
-//!   `remote_watch.rs` (a restarted node is a new incarnation associated at
+//!   `control/remote_watch.rs` (a restarted node is a new incarnation associated at
 //!   once) and `reconnect.rs` (queued messages reach it).
 //! - `OutboundIdleShutdownSpec`, "be stopped when idle" / "resumable":
 //!   covered by `idle.rs`; the quarantine cases: volley has no public
@@ -37,15 +37,15 @@
 //!   association (docs/reference/remoting.md#idle-associations); compression tables are
 //!   per connection in volley, so there is nothing to remove.
 //! - `SystemMessageDeliverySpec`, "be delivered with real actors" and "be
-//!   flushed on shutdown": covered by `remote_watch.rs`; "resent when last
+//!   flushed on shutdown": covered by `control/remote_watch.rs`; "resent when last
 //!   is lost", the stress and throttling cases: they drive the stream
 //!   stages with a lossy stage in between; volley resends on the next
 //!   connection (TCP loses nothing within one), which the unit tests of
-//!   `system_messages.rs` and the case above cover.
+//!   `control/system_messages.rs` and the case above cover.
 //!   `SystemMessageDeliverySafeSpec`: volley has no "unsafe remote
 //!   features" switch; watches work without a cluster.
 //! - `SystemMessageAckerSpec`: a stage's unit test (ack, nack on a gap,
-//!   no duplicates); the same facts are unit tests in `system_messages.rs`.
+//!   no duplicates); the same facts are unit tests in `control/system_messages.rs`.
 //! - `DuplicateHandshakeSpec`, `HarmlessQuarantineSpec`: see
 //!   `pekko_remote_watch.rs`.
 //!

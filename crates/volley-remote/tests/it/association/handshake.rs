@@ -15,13 +15,13 @@
 //! connection starts with its handshake, checked by every raw-peer test),
 //! "inject HandshakeReq" and "send HandshakeReq for liveness probing"
 //! (Artery re-sends handshakes on an established stream; volley's
-//! liveness is the heartbeat, `failure_detector.rs`).
+//! liveness is the heartbeat, `liveness/failure_detector.rs`).
 //! `artery.InboundHandshakeSpec`: "send HandshakeRsp as reply" and
 //! "complete remoteUniqueAddress" are what every raw-peer test relies on;
 //! "drop message from unknown (receiving system restarted)": volley frames
 //! name no destination incarnation, its connections do (a frame reaches
 //! only the incarnation that answered its connection's handshake; refs
-//! with an old uid are dropped there, `remote_watch.rs`).
+//! with an old uid are dropped there, `control/remote_watch.rs`).
 
 use crate::common;
 use crate::raw_peer;

@@ -14,7 +14,7 @@
 //! `RemoteQuarantinePiercingSpec`, `RemoteGatePiercingSpec`,
 //! `RemoteNodeRestartGateSpec`, `artery.RemoteRestartedQuarantinedSpec` and
 //! `PiercingShouldKeepQuarantineSpec` (a restarted node is welcome, a
-//! quarantined incarnation stays refused) are covered by `remote_watch.rs`,
+//! quarantined incarnation stays refused) are covered by `control/remote_watch.rs`,
 //! `quarantine.rs`, `pekko_remote_watch.rs` and `pekko_lifecycle.rs`;
 //! `AttemptSysMsgRedeliverySpec` by `pekko_artery_more.rs`.
 

@@ -21,7 +21,7 @@
 //!   `more_unacknowledged_system_messages_than_the_buffer_quarantine_the_node`.
 //!
 //! Nothing else in the spec; the failure detector's own verdicts during a
-//! partition are covered by `failure_detector.rs` and `remote_watch.rs`.
+//! partition are covered by `liveness/failure_detector.rs` and `control/remote_watch.rs`.
 
 use crate::common;
 

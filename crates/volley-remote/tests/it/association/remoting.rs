@@ -5,7 +5,7 @@
 //!
 //! - "drop received messages over payload size": a reply over the asking
 //!   node's smaller `max_frame_size` is dropped there and counted, and what
-//!   follows on the large lane arrives (a bug fixed in `inbound.rs`: the
+//!   follows on the large lane arrives (a bug fixed in `inbound/reader.rs`: the
 //!   lane's connection was closed, losing the next messages uncounted):
 //!   `a_reply_over_the_receivers_frame_limit_is_dropped_and_what_follows_arrives`.
 //! - "send warning message for wrong address":

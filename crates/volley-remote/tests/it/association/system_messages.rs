@@ -14,7 +14,7 @@
 //!   ack arriving there does not acknowledge what A sent the new
 //!   incarnation, which A sends again on the next connection:
 //!   `an_ack_from_a_stale_incarnation_acknowledges_nothing`. (A bug fixed
-//!   in `incarnations.rs`: on a restart A kept its own connections to the
+//!   in `liveness/incarnations.rs`: on a restart A kept its own connections to the
 //!   old incarnation and wrote the new one's Watch, numbered 1, there,
 //!   where the old incarnation would take it for a duplicate; they are
 //!   now dropped and every lane dials the new incarnation.)

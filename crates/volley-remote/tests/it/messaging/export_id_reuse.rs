@@ -1,5 +1,5 @@
 //! The export table gives the ids of stopped actors' refs out again
-//! (`transport/ref_tables/lasting_ids.rs`, wire-protocol.md §13): bursts
+//! (`transport/refs/tables/lasting_ids.rs`, wire-protocol.md §13): bursts
 //! of per-request workers that send their own refs to a peer, far more of
 //! them than the table's bound, while long-lived actors keep their ids,
 //! and the connection is cut now and then, so that new connections start

@@ -1,7 +1,7 @@
 //! A remote watcher gets every message the watched actor sent it before
 //! it stopped, and only then `Terminated`, as in Akka (Artery flushes the
 //! user lanes before it sends a death watch notification; volley does the
-//! same, `transport/flush.rs`). The messages travel on the ordinary and
+//! same, `transport/control/flush.rs`). The messages travel on the ordinary and
 //! the large lane, the death notice on the control lane: without the
 //! flush, the notice overtakes a large message that is still on its way.
 

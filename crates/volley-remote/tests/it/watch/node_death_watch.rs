@@ -25,7 +25,7 @@
 //! Skipped, with the reason: the "fast"/"slow" scenarios differ by a sleep
 //! between the steps, which adds nothing here (each step waits for its
 //! effect). "receive Terminated when watched node crash" and "cleanup when
-//! watching node crash": covered by `remote_watch.rs` (a node that goes
+//! watching node crash": covered by `control/remote_watch.rs` (a node that goes
 //! silent), `pekko_remote_watch.rs` (several watchers and a partial
 //! unwatch) and `pekko_remote_deploy_more.rs` (peers that watch and leave
 //! leave no association behind).

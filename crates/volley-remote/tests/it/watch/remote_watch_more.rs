@@ -1,5 +1,5 @@
 //! Cases of Apache Pekko's remoting suites, carried over to volley where
-//! `remote_watch.rs`, `quarantine.rs`, `hostile_trust.rs` and `reconnect.rs`
+//! `control/remote_watch.rs`, `quarantine.rs`, `hostile_trust.rs` and `reconnect.rs`
 //! did not cover them yet:
 //!
 //! - artery `RemoteDeathWatchSpec` (and classic): Terminated for a node

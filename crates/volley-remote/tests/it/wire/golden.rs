@@ -20,7 +20,7 @@ use golden_support::{parse_hex, rid, vector_dir, Ping, REPLY_CORRELATION, TRACE_
 
 /// The authentication fields of the handshake vectors: placeholders, as
 /// the real ones are random (the proofs are pinned by a unit test of
-/// `transport/auth.rs`).
+/// `transport/handshake/auth.rs`).
 const CHALLENGE: [u8; 32] = [0x11; 32];
 const ACCEPTOR_AUTH: [u8; 64] = {
     let mut a = [0x22; 64];

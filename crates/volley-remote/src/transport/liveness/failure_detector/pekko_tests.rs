@@ -1,5 +1,5 @@
 //! Apache Pekko's failure detector specs, ported onto volley's detector and
-//! its per-address registry (`reachability.rs`), under a fake clock as
+//! its per-address registry (`liveness/reachability.rs`), under a fake clock as
 //! Pekko drives them: every step is one call of Pekko's `clock()`, i.e. one
 //! `heartbeat` or one `isAvailable`/`phi`. No sleeps.
 //!

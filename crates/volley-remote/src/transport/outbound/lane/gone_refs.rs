@@ -17,7 +17,7 @@
 //! to a dropped ref anyway declares it again, as a new ref, and the node's
 //! new incarnation counts it as a dead letter; the next end of an
 //! incarnation of that node drops it again. A system message to it is not
-//! sent (`route.rs`: a watch ends at once).
+//! sent (`outbound/route.rs`: a watch ends at once).
 
 use volley::AnyRef;
 

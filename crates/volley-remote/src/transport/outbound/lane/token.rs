@@ -1,7 +1,7 @@
 //! The write token of an outbound lane: who may write the lane's connection,
 //! and how the bytes senders append always reach a writer.
 //!
-//! The connection is the token (see `writer.rs` for the two kinds of
+//! The connection is the token (see `outbound/writer.rs` for the two kinds of
 //! writers). The invariants, all kept under the lane's lock:
 //!
 //! - the token is in at most one place: `idle` (nobody writes), `handoff`
