@@ -77,6 +77,7 @@
 //! whose client stopped reading.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod body;
 mod frame;
