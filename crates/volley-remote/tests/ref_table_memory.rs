@@ -63,6 +63,7 @@ async fn refs_to_other_nodes_are_held_to_the_byte_budget_and_freed_with_the_conn
     all_closed(&n).await;
     let most = (CONNECTIONS as usize * budget) as isize;
     let left = live_bytes() - live;
+    eprintln!("DBG left {left}");
     assert!(
         left < MIB as isize,
         "{left} bytes still allocated (of {most} at most)"
@@ -136,7 +137,13 @@ async fn a_node_shut_down_after_talking_to_a_peer_is_freed() {
     for _ in 0..10 {
         round().await;
     }
-    let left = live_bytes() - live;
-    assert!(left < MIB as isize, "10 nodes left {left} bytes allocated");
+    // Connections of the last rounds end after the rounds return (their
+    // read buffers alone are hundreds of kilobytes): what is left is
+    // judged once they could have, while a leak stays.
+    let what = "10 nodes to leave less than 1 MiB allocated";
+    volley_testkit::eventually_within(Duration::from_secs(10), what, || {
+        live_bytes() - live < MIB as isize
+    })
+    .await;
     a.system.terminate().await;
 }

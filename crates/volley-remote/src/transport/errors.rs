@@ -23,7 +23,7 @@ pub enum StartError {
     Address(#[from] crate::wire::AddressError),
     /// The TLS certificates, key or trust roots cannot be used.
     #[error(transparent)]
-    Tls(#[from] crate::transport::handshake::tls::TlsError),
+    Tls(#[from] crate::transport::settings::TlsError),
     /// The actor system is already terminated.
     #[error("the actor system has terminated")]
     SystemTerminated,

@@ -13,8 +13,8 @@
 //! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
-//! | `limits` | `[remote.limits]`: what a peer cannot grow this node past |
-//! | `registry`, `settings`, `settings_warnings`, `errors`, `metrics`, `support` | registrations, the `[remote]` section, the API's errors, metrics, shared helpers |
+//! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust` |
+//! | `registry`, `settings_warnings`, `errors`, `metrics`, `support` | registrations, settings that invite trouble, the API's errors, metrics, shared helpers |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
@@ -26,7 +26,6 @@ mod events;
 mod handshake;
 mod idle;
 mod inbound;
-mod limits;
 mod liveness;
 mod metrics;
 mod outbound;
@@ -39,14 +38,11 @@ mod support;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
-pub use handshake::tls::{TlsError, TlsSettings};
-pub use handshake::trust::{ConnectBack, TrustSettings};
-pub use limits::LimitSettings;
 pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};
 pub use settings::{
-    register_settings, BatchingSettings, FailureDetectorSettings, RemoteSettings,
-    RemoteSettingsError,
+    register_settings, BatchingSettings, ConnectBack, FailureDetectorSettings, LimitSettings,
+    RemoteSettings, RemoteSettingsError, TlsError, TlsSettings, TrustSettings,
 };
 pub use settings_warnings::RemoteSettingsWarning;

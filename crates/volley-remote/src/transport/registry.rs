@@ -18,7 +18,6 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use volley::{Actor, ActorSystem, AnyRef, Props};
 
-use crate::transport::inbound::delivery::Payloads;
 use crate::transport::refs::tables::{with_request_handle, ImportTable};
 use crate::transport::support::FastMap;
 
@@ -250,7 +249,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     {
         return Err(Stale);
     }
-    let batch = crate::transport::inbound::delivery::stage::<M>(slot);
+    let batch = stage::<M>(slot);
     imports.scope(|| {
         let serializer = S::default();
         match payloads.replies {
@@ -406,6 +405,29 @@ impl Registry {
         self.kinds.insert(kind.to_string(), spawn);
         Ok(())
     }
+}
+
+/// The payloads of a run and, if any came in a Request, each one's reply
+/// handle correlation id (0 for a plain message).
+#[derive(Clone, Copy)]
+pub(crate) struct Payloads<'r> {
+    pub(crate) bytes: &'r [&'r [u8]],
+    pub(crate) replies: Option<&'r [u64]>,
+}
+
+/// Messages a stage is made for: a run's longest
+/// (`inbound/delivery.rs`, `RUN_CAP`, which checks that they agree).
+pub(crate) const STAGE_CAPACITY: usize = 64;
+
+/// The staging `Vec<M>` kept in `slot`, made (or remade, if the slot held
+/// another type's) on first use.
+pub(crate) fn stage<M: Send + 'static>(slot: &mut Option<Box<dyn Any + Send>>) -> &mut Vec<M> {
+    if !slot.as_ref().is_some_and(|b| b.is::<Vec<M>>()) {
+        *slot = Some(Box::new(Vec::<M>::with_capacity(STAGE_CAPACITY)));
+    }
+    slot.as_mut()
+        .and_then(|b| b.downcast_mut::<Vec<M>>())
+        .expect("the slot was just filled with a Vec<M>")
 }
 
 #[cfg(test)]

@@ -129,13 +129,6 @@ impl ReplyHandles {
     }
 }
 
-/// A local reply handle must be registered here so that replies can find
-/// it; a remote one (an ask of another node, passed on) is addressed by
-/// that node's own correlation id.
-pub(crate) fn is_local_reply_handle(actor: &AnyRef) -> bool {
-    actor.is_reply_handle() && actor.as_remote().is_none()
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::mpsc;

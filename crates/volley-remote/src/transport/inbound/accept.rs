@@ -16,7 +16,7 @@ use crate::transport::handshake::setup::{self, HandshakeError};
 use crate::transport::inbound::guard::{log_limited, InboundGuard};
 use crate::transport::inbound::protocol_error;
 use crate::transport::inbound::reader::{Reader, READ_CHUNK};
-use crate::transport::limits::LimitError;
+use crate::transport::refs::limit_error::LimitError;
 use crate::wire::{Address, DecodeError, HandshakeStatus};
 
 pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>) {

@@ -27,7 +27,7 @@ use crate::transport::refs::tables::ImportTable;
 
 use crate::serialization::SerializerId;
 use crate::transport::core::RemotingCore;
-use crate::transport::registry::{DeliverError, InboundType};
+use crate::transport::registry::{DeliverError, InboundType, Payloads};
 use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
 
 /// Longest run delivered at once. Long enough that the per-run costs (the
@@ -35,6 +35,9 @@ use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
 /// message; short enough that the first message of a run waits at most a
 /// few microseconds for the rest to be decoded.
 pub(crate) const RUN_CAP: usize = 64;
+
+// Each type's staging `Vec` is made for a whole run.
+const _: () = assert!(RUN_CAP == crate::transport::registry::STAGE_CAPACITY);
 
 /// Per-connection state for delivery: registrations and staging buffers of
 /// the message types seen on the connection.
@@ -146,14 +149,6 @@ impl<'buf> Run<'buf> {
         self.has_requests = false;
         to.run(self.type_id, self.serializer, self.recipient, payloads);
     }
-}
-
-/// The payloads of a run and, if any came in a Request, each one's reply
-/// handle correlation id (0 for a plain message).
-#[derive(Clone, Copy)]
-pub(crate) struct Payloads<'r> {
-    pub(crate) bytes: &'r [&'r [u8]],
-    pub(crate) replies: Option<&'r [u64]>,
 }
 
 /// What a run is delivered with: the connection's state.
@@ -269,15 +264,4 @@ impl<'buf> Deliver<'_> {
             core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
         }
     }
-}
-
-/// The staging `Vec<M>` kept in `slot`, made (or remade, if the slot held
-/// another type's) on first use.
-pub(crate) fn stage<M: Send + 'static>(slot: &mut Option<Box<dyn Any + Send>>) -> &mut Vec<M> {
-    if !slot.as_ref().is_some_and(|b| b.is::<Vec<M>>()) {
-        *slot = Some(Box::new(Vec::<M>::with_capacity(RUN_CAP)));
-    }
-    slot.as_mut()
-        .and_then(|b| b.downcast_mut::<Vec<M>>())
-        .expect("the slot was just filled with a Vec<M>")
 }

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::transport::limits::LimitSettings;
+use crate::transport::settings::LimitSettings;
 use crate::transport::support::lock;
 use crate::wire::Address;
 

@@ -313,3 +313,19 @@ impl RemotingCore {
         self.system.event_stream().publish(event);
     }
 }
+
+impl RemotingCore {
+    /// Quarantines the peer of `association` if its control lane refused a
+    /// frame for its bound (`limits.max_control_queue_bytes`). Called with
+    /// no lock held.
+    pub(crate) fn check_control_queue(&self, association: &Association) {
+        let lane = association.lane(crate::wire::Lane::Control);
+        if lane.take_overflow() {
+            let why = format!(
+                "its control lane queued over {} bytes it did not read (limits.max_control_queue_bytes)",
+                self.settings.limits.max_control_queue_bytes
+            );
+            self.quarantine(association, &why);
+        }
+    }
+}

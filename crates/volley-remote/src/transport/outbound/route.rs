@@ -45,6 +45,11 @@ pub(crate) struct RouteHint {
     origin: Origin,
 }
 
+// The import tables count a route as this many bytes.
+const _: () = assert!(
+    std::mem::size_of::<RouteHint>() <= crate::transport::refs::tables::import_bytes::ROUTE_BYTES
+);
+
 impl RouteHint {
     /// A route whose association is looked up on first use, or known
     /// already (a ref declared by the node it lives on).

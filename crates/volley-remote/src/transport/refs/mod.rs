@@ -2,4 +2,5 @@
 //! that give each ref a small id, and the storage of the imported ones.
 
 pub(crate) mod id_slots;
+pub(crate) mod limit_error;
 pub(crate) mod tables;

@@ -21,14 +21,21 @@ use std::sync::Arc;
 use volley::remote::codec::{self, ImportedRef, RefCodec, RefToEncode};
 use volley::{ActorPath, AnyRef, TargetKey};
 
-use crate::transport::control::reply_handles::is_local_reply_handle;
-use crate::transport::limits::{LimitError, LimitSettings};
 use crate::transport::refs::id_slots::{Full, IdSlots};
+use crate::transport::refs::limit_error::LimitError;
+use crate::transport::settings::LimitSettings;
 use crate::transport::support::FastMap;
 use crate::wire::REQUEST_REPLY_REF;
 use import_bytes::{ImportBudget, ImportMeter};
 use lasting_ids::LastingIds;
 use selections::Selections;
+
+/// A local reply handle must be registered here so that replies can find
+/// it; a remote one (an ask of another node, passed on) is addressed by
+/// that node's own correlation id.
+pub(crate) fn is_local_reply_handle(actor: &AnyRef) -> bool {
+    actor.is_reply_handle() && actor.as_remote().is_none()
+}
 
 scoped_tls::scoped_thread_local!(static EXPORT: RefCell<ExportTable>);
 scoped_tls::scoped_thread_local!(static IMPORT: ImportTable);

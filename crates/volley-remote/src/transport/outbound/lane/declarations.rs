@@ -10,9 +10,9 @@ use volley::AnyRef;
 
 use super::LaneRefusal;
 use crate::transport::association::AssociationId;
-use crate::transport::control::reply_handles::is_local_reply_handle;
 use crate::transport::core::RemotingCore;
 use crate::transport::outbound::route::RouteHint;
+use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::refs::tables::{ExportTable, TEMPORARY_IDS};
 use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
 

@@ -17,8 +17,7 @@ use volley::remote::codec::ImportedRef;
 use volley::remote::RemoteRef;
 use volley::{ActorRef, AnyRef};
 
-use crate::transport::limits::LimitError;
-use crate::transport::outbound::route::RouteHint;
+use crate::transport::refs::limit_error::LimitError;
 
 /// The node's import tables together.
 #[derive(Default)]
@@ -122,7 +121,12 @@ pub(super) const SLOT: usize =
 
 /// A handle to a remote actor made for a declaration, with its route (a
 /// shared one costs less).
-const REMOTE: usize = heap(16 + size_of::<RemoteRef>()) + heap(16 + size_of::<RouteHint>());
+const REMOTE: usize = heap(16 + size_of::<RemoteRef>()) + heap(16 + ROUTE_BYTES);
+
+/// What a route to a remote actor takes at most; `outbound/route.rs`
+/// checks at compile time that its `RouteHint` fits (the route is the
+/// outbound side's, and the tables sit below it).
+pub(crate) const ROUTE_BYTES: usize = 56;
 
 /// An ask's reply handle, declared by id: its handle (the route is the
 /// connection's) and the path it builds when asked for one.

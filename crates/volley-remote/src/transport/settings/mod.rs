@@ -4,8 +4,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::transport::limits::LimitSettings;
 use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
+
+mod limits;
+mod tls;
+mod trust;
+
+pub use limits::LimitSettings;
+pub use tls::{TlsError, TlsSettings};
+pub use trust::{ConnectBack, TrustSettings};
 
 /// Write batching: the writer takes everything queued for a connection and
 /// writes it with one system call. Under light load a message goes out at
@@ -127,9 +134,9 @@ pub struct RemoteSettings {
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
     /// refs on third nodes, untrusted mode.
-    pub trust: crate::transport::handshake::trust::TrustSettings,
+    pub trust: TrustSettings,
     /// TLS on every connection (`[remote.tls]`).
-    pub tls: crate::transport::handshake::tls::TlsSettings,
+    pub tls: TlsSettings,
 }
 
 impl Default for RemoteSettings {
@@ -155,8 +162,8 @@ impl Default for RemoteSettings {
             remove_quarantined_association_after_ms: 60 * 60 * 1000,
             death_watch_notification_flush_timeout_ms: 3000,
             limits: LimitSettings::default(),
-            trust: crate::transport::handshake::trust::TrustSettings::default(),
-            tls: crate::transport::handshake::tls::TlsSettings::default(),
+            trust: TrustSettings::default(),
+            tls: TlsSettings::default(),
         }
     }
 }

@@ -143,34 +143,6 @@ impl LimitSettings {
     }
 }
 
-/// A limit a peer ran into; the connection that carried it is closed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LimitError {
-    #[error("the peer declared more than {max} refs on one connection (limits.max_imported_refs)")]
-    TooManyImportedRefs { max: usize },
-    #[error("the refs the peer declared on one connection would keep over {max} bytes (limits.max_imported_ref_bytes)")]
-    ImportedRefBytes { max: usize },
-}
-
-impl crate::transport::core::RemotingCore {
-    /// Quarantines the peer of `association` if its control lane refused a
-    /// frame for its bound (`limits.max_control_queue_bytes`). Called with
-    /// no lock held.
-    pub(crate) fn check_control_queue(
-        &self,
-        association: &crate::transport::association::Association,
-    ) {
-        let lane = association.lane(crate::wire::Lane::Control);
-        if lane.take_overflow() {
-            let why = format!(
-                "its control lane queued over {} bytes it did not read (limits.max_control_queue_bytes)",
-                self.settings.limits.max_control_queue_bytes
-            );
-            self.quarantine(association, &why);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::transport::settings::{register_settings, RemoteSettings};
