@@ -106,6 +106,13 @@ impl Probes {
         }
     }
 
+    /// Whether a check of `claimed`'s place may start now: none is under
+    /// way, and the last one's outcome is older than the window.
+    pub(crate) fn is_due(&self, claimed: &Address) -> bool {
+        let place = (claimed.host().to_string(), claimed.port());
+        self.remembered(&place).is_none() && !lock(&self.in_flight).contains_key(&place)
+    }
+
     /// What a check of `place` within the window found, if one did.
     fn remembered(&self, place: &Place) -> Option<(Address, Option<u64>)> {
         let recent = lock(&self.recent);

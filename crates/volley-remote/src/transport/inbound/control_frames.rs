@@ -46,6 +46,9 @@ impl Reader<'_> {
                     detector.heartbeat(Instant::now());
                 }
                 rtt::answer_heartbeat(core, peer);
+                if self.peer.association.is_none() {
+                    core.heartbeat_from_undialed(peer, self.peer.uid);
+                }
             }
             // Times this node's heartbeat; the detector judges arrivals only.
             Pdu::HeartbeatAck => rtt::ack_heard(core, peer),

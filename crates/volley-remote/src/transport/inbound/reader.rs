@@ -75,6 +75,9 @@ impl<'c> Reader<'c> {
                 core.lost_with_gone_incarnation(&reader.peer.address, uid, lost);
                 return Ok(());
             }
+            if reader.peer.association.is_none() {
+                reader.adopt_association();
+            }
             let n = skip.min(buf.len());
             buf.advance(n);
             skip -= n;
@@ -136,6 +139,25 @@ impl<'c> Reader<'c> {
             metered: core.associations.is_metered(),
         };
         Ok((reader, Decoder::new(config)))
+    }
+
+    /// Takes up an association made for the peer after this connection
+    /// started (its address answered a later check,
+    /// `handshake/recheck.rs`): from then on the peer is judged, acked
+    /// and answered as any node this one dials back.
+    fn adopt_association(&mut self) {
+        let Some(association) = self.core.associations.find(&self.peer.address) else {
+            return;
+        };
+        self.peer.detector = self.core.reachability.peer(&self.peer.address);
+        self._counted = Some(ReaderGuard::new(
+            self.core,
+            association.clone(),
+            self.peer.uid,
+        ));
+        self.peer.association = Some(association);
+        // Made to refuse while there was no way back.
+        self.peer.reply_route = None;
     }
 
     /// One pass over the whole frames of `buf`.

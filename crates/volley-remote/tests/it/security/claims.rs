@@ -13,6 +13,7 @@ use crate::raw_peer;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use common::holding_relay::HoldingRelay;
 use common::{ask_sum, metered, node, node_with, remote_ref, spawn_calculator, Calc, T};
 use raw_peer::hostile::*;
 use tokio::io::AsyncWriteExt;
@@ -253,4 +254,56 @@ async fn failing_connections_of_many_associations_warn_a_few_times() {
         "{warnings} warnings in {seconds} s about failed connections"
     );
     a.system.terminate().await;
+}
+
+/// A node whose address did not answer the check when it dialed in (it
+/// was paused, or its TLS handshake was slow) is dialed back once it
+/// answers a later check, made while it keeps heartbeating. Before, the
+/// check ran once, at the handshake: the node was never dialed back, got
+/// no heartbeats, acks or replies, and gave this one up for good.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_that_did_not_answer_in_time_is_checked_again_while_its_node_heartbeats() {
+    let recorded = RecordedMetrics::install();
+    let name = DispatcherUnderTest::name("late-check");
+    // The check waits half the handshake timeout for an answer.
+    let b_settings = RemoteSettings {
+        handshake_timeout_ms: 1000,
+        ..RemoteSettings::default()
+    };
+    let b = node_with(&name, metered(), b_settings).await;
+    spawn_calculator(&b, "calc");
+    // A is known by its relay's port, and the relay holds everything for
+    // now: B's check of A's address gets no answer.
+    let port = common::free_port();
+    let relay = HoldingRelay::start(port).await;
+    relay.hold(true, true);
+    let a_settings = RemoteSettings {
+        port,
+        canonical_port: Some(relay.port),
+        ..common::quick_heartbeats()
+    };
+    let a = node("late-check-a", a_settings).await;
+    let a_address = a.remoting.address().clone();
+    let calc = remote_ref(&a, &b, "calc");
+    calc.tell(Calc::Seq { from: 0, n: 0 });
+    let silent = format!("outcome=silent,system={name}");
+    common::eventually("B's first check of A's address to find no answer", || {
+        recorded.counter("volley_remote_address_checks_total", &silent) == Some(1)
+    })
+    .await;
+    assert_eq!(b.remoting.association_state(&a_address), None);
+    relay.heal();
+    // The next check is due once the first one's outcome is a window old.
+    volley_testkit::eventually_within(CHECK_WINDOW + T, "B to dial A back", || {
+        b.remoting.association_state(&a_address) == Some(AssociationState::Active)
+    })
+    .await;
+    assert_eq!(ask_sum(&calc, T).await.ok(), Some(42), "B answers A");
+    common::eventually("A to hear B's heartbeats", || {
+        a.remoting.is_reachable(b.remoting.address()) == Some(true)
+    })
+    .await;
+    a.system.terminate().await;
+    b.system.terminate().await;
 }
