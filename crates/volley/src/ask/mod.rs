@@ -37,9 +37,9 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::actor_ref::ActorRef;
+use crate::actor::actor_ref::ActorRef;
 use crate::error::TellError;
-use crate::system::ActorSystem;
+use crate::system::actor_system::ActorSystem;
 use deadlines::Expire;
 use promise::{Exchange, Outcome, Promise};
 
@@ -118,7 +118,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     // cooperative budget, so that a task asking in a loop still yields
     // now and then.
     let inline = wait == AskWait::YieldOnce
-        && !crate::batch_end::on_worker()
+        && !crate::dispatcher::batch_end::on_worker()
         && tokio::task::coop::has_budget_remaining();
     let (sent, woken) = if inline {
         crate::dispatcher::capture_woken(|| target.try_tell(request))
@@ -163,7 +163,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         wait,
         spin_until: started + Duration::from_micros(spin),
         // `Duration::MAX` waits for ever in practice instead of overflowing.
-        deadline: crate::time::saturating_add(started, timeout),
+        deadline: crate::time::clock::saturating_add(started, timeout),
         no_time_left: timeout.is_zero(),
         registered: false,
         ran_inline,

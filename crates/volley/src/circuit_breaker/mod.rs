@@ -24,8 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use self::core::{state_of, Core, Event, Kind, CLOSED, HALF_OPEN, OPEN};
-use crate::system::ActorSystem;
-use crate::time::TimerDriver;
+use crate::system::actor_system::ActorSystem;
+use crate::time::clock::TimerDriver;
 
 pub use permit::CallPermit;
 pub use settings::{CircuitBreakerSettings, CircuitBreakerSettingsError};

@@ -16,6 +16,7 @@
 //! protocol is the one job of [`parking::Parking`], which is model-checked
 //! with loom; the deques around it are crossbeam's and are not.
 
+pub mod batch_end;
 mod on_runtime;
 mod parking;
 mod stats;
@@ -28,9 +29,8 @@ use std::time::Duration;
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::batch_end;
 use crate::settings::{DispatcherKind, DispatcherSettings};
-use crate::sync::Parker;
+use crate::util::sync::Parker;
 pub(crate) use on_runtime::{capture_woken, run_captured};
 use parking::Parking;
 pub(crate) use stats::Counts;
@@ -173,7 +173,7 @@ impl Dispatcher {
                 })?;
             handles.push(handle);
         }
-        *crate::locks::lock(&pool.threads) = handles;
+        *crate::util::locks::lock(&pool.threads) = handles;
         Ok(Dispatcher { pool })
     }
 
