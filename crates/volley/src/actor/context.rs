@@ -13,7 +13,6 @@ use crate::actor::system_msg::SystemMsg;
 use crate::ask::AskError;
 use crate::error::SpawnError;
 use crate::system::actor_system::ActorSystem;
-use crate::time::clock::TimerDriver;
 use crate::time::timers::{TimerKey, Timers};
 use crate::util::locks::lock;
 
@@ -212,7 +211,7 @@ impl<A: Actor> Context<A> {
     /// replaced. Cancelled on stop and restart.
     pub fn schedule_once(&mut self, key: impl Into<TimerKey>, delay: Duration, msg: A::Msg) {
         let me = self.myself();
-        let driver = TimerDriver::of(self.cell.system());
+        let driver = self.cell.system().timer_driver();
         self.rare_mut()
             .timers
             .start_once(&driver, key.into(), me, delay, msg);
@@ -275,7 +274,7 @@ impl<A: Actor> Context<A> {
         A::Msg: Clone,
     {
         let me = self.myself();
-        let driver = TimerDriver::of(self.cell.system());
+        let driver = self.cell.system().timer_driver();
         self.rare_mut().timers.start_repeating(
             &driver,
             key,
@@ -294,7 +293,7 @@ impl<A: Actor> Context<A> {
     /// count. Kept across restarts, as in Akka classic; ends with the actor.
     pub fn set_receive_timeout(&mut self, after: Duration) {
         let me = self.myself();
-        let driver = TimerDriver::of(self.cell.system());
+        let driver = self.cell.system().timer_driver();
         let previous = self.receive_timeout.take();
         self.receive_timeout = Some(crate::time::receive_timeout::ReceiveTimeout::arm(
             previous, &me, after, driver,

@@ -42,7 +42,7 @@ pub(crate) enum Envelope<M> {
     /// user messages already in the mailbox, so a watcher sees everything
     /// the dead actor sent it before its `Terminated` (as in Akka).
     Terminated(u64),
-    /// The receive timeout of this generation fired (`receive_timeout.rs`).
+    /// The receive timeout of this generation fired (`time/receive_timeout.rs`).
     ReceiveTimeout(u64),
     /// An ordinary message with the span context it was sent in, kept in
     /// slot `parent` of the mailbox's [`ParentSlots`]: only a traced

@@ -38,6 +38,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::actor::actor_ref::ActorRef;
+use crate::dispatcher::Dispatcher;
 use crate::error::TellError;
 use crate::system::actor_system::ActorSystem;
 use deadlines::Expire;
@@ -55,6 +56,21 @@ pub(crate) enum AskWait {
     /// Yields to the executor once first (an actor on the asker's runtime,
     /// which runs when the asker yields).
     YieldOnce,
+}
+
+impl AskWait {
+    /// How an `ask` to an actor of `dispatcher` waits: a pool answers from
+    /// another thread, often within a microsecond, so the asker spins; an
+    /// actor on a runtime runs on the asker's own thread once the asker
+    /// yields.
+    #[inline]
+    pub(crate) fn on(dispatcher: &Dispatcher) -> Self {
+        if dispatcher.runs_on_runtime() {
+            AskWait::YieldOnce
+        } else {
+            AskWait::Spin
+        }
+    }
 }
 
 /// The reply handle an `ask` puts into its request: an actor ref that

@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use self::core::{state_of, Core, Event, Kind, CLOSED, HALF_OPEN, OPEN};
 use crate::system::actor_system::ActorSystem;
-use crate::time::clock::TimerDriver;
 
 pub use permit::CallPermit;
 pub use settings::{CircuitBreakerSettings, CircuitBreakerSettingsError};
@@ -116,7 +115,7 @@ impl CircuitBreaker {
     ) -> Result<Self, CircuitBreakerSettingsError> {
         settings.validate()?;
         Ok(CircuitBreaker {
-            core: Core::new(settings, TimerDriver::of(system)),
+            core: Core::new(settings, system.timer_driver()),
         })
     }
 

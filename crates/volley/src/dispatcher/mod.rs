@@ -266,17 +266,11 @@ impl Dispatcher {
         }
     }
 
-    /// How an `ask` to one of this dispatcher's actors waits: a pool
-    /// answers from another thread, often within a microsecond, so the
-    /// asker spins; an actor on a runtime runs on the asker's own thread
-    /// once the asker yields.
+    /// True for a dispatcher that runs activations as tasks on a tokio
+    /// runtime rather than on a pool of its own threads.
     #[inline]
-    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
-        if self.pool.on_runtime.is_some() {
-            crate::ask::AskWait::YieldOnce
-        } else {
-            crate::ask::AskWait::Spin
-        }
+    pub(crate) fn runs_on_runtime(&self) -> bool {
+        self.pool.on_runtime.is_some()
     }
 
     /// Stops the workers once their queues are empty; does not wait for them.

@@ -249,7 +249,7 @@ impl ParentSlots {
 /// The `volley.handle` span for a message to the actor at `actor`,
 /// child of `parent` when there is one.
 pub(crate) fn handler_span(
-    actor: &crate::actor::path::ActorPath,
+    actor: &impl std::fmt::Display,
     message: &'static str,
     parent: Option<&Parent>,
     propagation: Option<&Propagation>,

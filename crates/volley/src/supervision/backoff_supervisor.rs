@@ -12,7 +12,6 @@ use crate::actor::definition::{Actor, HandleResult, Props, Terminated};
 use crate::supervision::backoff::{BackoffOptions, BackoffState};
 use crate::supervision::strategy::SupervisorStrategy;
 use crate::system::event_stream::DeadLetterReason;
-use crate::time::clock::TimerDriver;
 use crate::util::locks::lock;
 
 /// The name of a [`BackoffSupervisor`]'s child, in every incarnation.
@@ -154,7 +153,7 @@ impl<A: Actor> BackoffSupervisor<A> {
         }
         // Healthy running is measured from the child's start, not from
         // when the delay was due: a late timer must not count as running.
-        self.on_stop_count.restarted_at = Some(TimerDriver::of(ctx.system()).now());
+        self.on_stop_count.restarted_at = Some(ctx.system().timer_driver().now());
         self.child = Some(child);
         Ok(())
     }
@@ -185,7 +184,7 @@ impl<A: Actor> BackoffSupervisor<A> {
 
     /// The restart count, started over if the child has run long enough.
     fn restart_count(&mut self, ctx: &Context<Self>) -> u32 {
-        let now = TimerDriver::of(ctx.system()).now();
+        let now = ctx.system().timer_driver().now();
         self.with_count(ctx, 0, |options, state| options.restarts(state, now))
     }
 
@@ -208,7 +207,7 @@ impl<A: Actor> BackoffSupervisor<A> {
     /// On stop: creates the child again after its delay, or stops past the
     /// limit.
     fn back_off(&mut self, ctx: &mut Context<Self>) {
-        let now = TimerDriver::of(ctx.system()).now();
+        let now = ctx.system().timer_driver().now();
         let Some(delay) = self.options.next(&mut self.on_stop_count, now) else {
             tracing::debug!(actor = %ctx.path(), restarts = self.on_stop_count.restarts, "backoff restart limit reached, stopping");
             ctx.stop_self();

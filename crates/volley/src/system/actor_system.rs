@@ -20,6 +20,7 @@ use crate::settings::Settings;
 use crate::system::coordinated_shutdown::{CoordinatedShutdown, ShutdownReason, ShutdownState};
 use crate::system::event_stream::{DeadLetter, DeadLetterReason, EventStream};
 use crate::system::guardian::Guardian;
+use crate::time::clock::TimerDriver;
 use crate::util::locks::lock;
 use crate::util::log_limiter::LogLimiter;
 
@@ -59,7 +60,7 @@ pub(crate) struct SystemCore {
     /// instead of locking and cloning, and a terminated system has none.
     user: OnceLock<Weak<ActorCell<Guardian>>>,
     /// `/system` and `/system/receptionist`, made on first use
-    /// (`guardian.rs`, `receptionist.rs`).
+    /// (`guardian.rs`, `discovery/receptionist.rs`).
     pub(crate) system_guardian: Mutex<Weak<ActorCell<Guardian>>>,
     pub(crate) receptionist: Mutex<Option<ActorRef<crate::discovery::receptionist::Command>>>,
     terminating: AtomicBool,
@@ -67,7 +68,7 @@ pub(crate) struct SystemCore {
     /// refused or taken by `root_terminated`, never left behind.
     shutdown_hooks: Mutex<Vec<ShutdownHook>>,
     terminated: tokio::sync::watch::Sender<bool>,
-    /// `[metrics] enabled`: the registered handles (`metrics.rs`).
+    /// `[metrics] enabled`: the registered handles (`observability/metrics.rs`).
     metrics: Option<crate::observability::metrics::SystemMetrics>,
     shutdown: ShutdownState,
     /// The deadlines of waiting asks, and their sweeper (`ask/deadlines.rs`).
@@ -427,6 +428,15 @@ impl ActorSystem {
     /// A handle to the system's tokio runtime (timers, futures, I/O).
     pub fn runtime_handle(&self) -> tokio::runtime::Handle {
         self.shared.handle.clone()
+    }
+
+    /// Where this system's delays run: the manual clock of its settings if
+    /// it has one, else tokio's timer on its runtime (see `crate::time`).
+    pub(crate) fn timer_driver(&self) -> TimerDriver {
+        match &self.settings().manual_clock {
+            Some(clock) => TimerDriver::Manual(clock.clone()),
+            None => TimerDriver::Tokio(self.runtime_handle()),
+        }
     }
 
     pub(crate) fn dispatcher_for(&self, name: Option<&str>) -> Result<Dispatcher, SpawnError> {

@@ -2,7 +2,7 @@
 //! that only a test moves.
 //!
 //! Everything volley delays (actor timers, receive timeouts) is armed
-//! through `TimerDriver::of(system)`, so that a system started with
+//! through `system.timer_driver()`, so that a system started with
 //! [`Settings::manual_clock`](crate::Settings::manual_clock) runs all of it
 //! on the manual clock; a new kind of delay (a backoff, say) should be
 //! armed there too, or tests cannot drive it. On real time a timer is one
@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 
-use crate::system::actor_system::ActorSystem;
 use crate::util::locks::lock;
 
 /// A clock that stands still until [`ManualClock::advance`] moves it; for
@@ -252,13 +251,6 @@ pub(crate) enum TimerDriver {
 }
 
 impl TimerDriver {
-    pub(crate) fn of(system: &ActorSystem) -> Self {
-        match &system.settings().manual_clock {
-            Some(clock) => TimerDriver::Manual(clock.clone()),
-            None => TimerDriver::Tokio(system.runtime_handle()),
-        }
-    }
-
     /// The driver's idea of now, for timers that measure time themselves.
     #[inline]
     pub(crate) fn now(&self) -> Instant {

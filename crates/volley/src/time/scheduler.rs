@@ -11,7 +11,7 @@
 //! a message already enqueued when it is cancelled: that message is an
 //! ordinary message by then.
 //!
-//! Everything is armed through `TimerDriver::of(system)`, as actor timers
+//! Everything is armed through `system.timer_driver()`, as actor timers
 //! are, so a system on a manual clock (volley-testkit's `ManualTime`) runs
 //! scheduled work only when the test advances the clock; there even a zero
 //! delay waits for an advance (`advance(Duration::ZERO)` runs it).
@@ -270,11 +270,7 @@ impl Scheduler {
             status: AtomicU8::new(PENDING),
             timer: OnceLock::new(),
         });
-        Ok((
-            TimerDriver::of(&self.system),
-            self.system.downgrade(),
-            state,
-        ))
+        Ok((self.system.timer_driver(), self.system.downgrade(), state))
     }
 }
 

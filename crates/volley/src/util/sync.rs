@@ -2,7 +2,7 @@
 //! loom's (as tokio does it).
 //!
 //! Two protocols decide who runs what without a lock held across the
-//! decision: the cell's scheduling bits (`cell::queues`) and the dispatcher's
+//! decision: the cell's scheduling bits (`actor::cell::queues`) and the dispatcher's
 //! park/unpark (`dispatcher::parking`). Their atomics, locks and parkers come
 //! from here. Built normally (`cfg(not(loom))`) these are the standard
 //! library's types, the `spin` crate's mutex and crossbeam's parker, with no

@@ -19,7 +19,7 @@ use crate::actor::system_msg::SystemMsg;
 use crate::error::Failure;
 use crate::supervision::backoff::BackoffRestart;
 use crate::system::event_stream::DeadLetterReason;
-use crate::time::clock::{TimerDriver, TimerHandle};
+use crate::time::clock::TimerHandle;
 use crate::util::locks::lock;
 
 /// A cell waiting out a backoff.
@@ -44,7 +44,7 @@ impl<A: Actor> ActorCell<A> {
         // Weak: a timer must not keep a stopped actor's cell alive for the
         // rest of a long backoff.
         let cell = Arc::downgrade(&inner.ctx.cell);
-        let timer = TimerDriver::of(&self.system).after(restart.delay, move || {
+        let timer = self.system.timer_driver().after(restart.delay, move || {
             if let Some(cell) = cell.upgrade() {
                 cell.any_ref().send_system(SystemMsg::BackoffElapsed);
             }

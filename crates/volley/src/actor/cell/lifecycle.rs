@@ -255,9 +255,9 @@ impl<A: Actor> ActorCell<A> {
             }
         };
         let plan = match directive {
-            Directive::Restart => strategy.plan_restart(&mut entry.stats, || {
-                crate::time::clock::TimerDriver::of(&self.system).now()
-            }),
+            Directive::Restart => {
+                strategy.plan_restart(&mut entry.stats, || self.system.timer_driver().now())
+            }
             _ => RestartPlan::Now,
         };
         let directive = match directive {

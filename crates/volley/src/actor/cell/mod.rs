@@ -313,7 +313,7 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
 
     #[inline]
     fn ask_wait(&self) -> crate::ask::AskWait {
-        self.dispatcher.ask_wait()
+        crate::ask::AskWait::on(&self.dispatcher)
     }
 }
 
