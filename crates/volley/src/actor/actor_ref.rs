@@ -64,9 +64,11 @@ pub(crate) trait SystemTarget: Runnable {
     fn as_remote(self: Arc<Self>) -> Option<Arc<RemoteRef>> {
         None
     }
-    /// How an `ask` to this target waits for its reply (see `crate::ask`).
-    fn ask_wait(&self) -> crate::ask::AskWait {
-        crate::ask::AskWait::Park
+    /// The dispatcher that runs this target, for one that a dispatcher runs
+    /// (an actor, or an adapter into one); `None` for a reply handle, a
+    /// routed or a remote ref. An `ask` chooses how it waits from it.
+    fn dispatcher(&self) -> Option<&Dispatcher> {
+        None
     }
 }
 
@@ -240,8 +242,8 @@ impl<M: Send + 'static> ActorRef<M> {
     }
 
     #[inline]
-    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
-        self.target.ask_wait()
+    pub(crate) fn dispatcher(&self) -> Option<&Dispatcher> {
+        self.target.dispatcher()
     }
 
     /// The target itself, for a target that wraps another (an adapter).

@@ -117,8 +117,8 @@ impl<N: Send + 'static, M: Send + 'static> SystemTarget for Adapter<N, M> {
         self.inner.target_ref().lookup_child(name)
     }
 
-    fn ask_wait(&self) -> crate::ask::AskWait {
-        self.inner.ask_wait()
+    fn dispatcher(&self) -> Option<&Dispatcher> {
+        self.inner.dispatcher()
     }
 }
 

@@ -59,16 +59,17 @@ pub(crate) enum AskWait {
 }
 
 impl AskWait {
-    /// How an `ask` to an actor of `dispatcher` waits: a pool answers from
-    /// another thread, often within a microsecond, so the asker spins; an
-    /// actor on a runtime runs on the asker's own thread once the asker
-    /// yields.
+    /// How an `ask` to a target run by `dispatcher` waits: a pool answers
+    /// from another thread, often within a microsecond, so the asker spins;
+    /// an actor on a runtime runs on the asker's own thread once the asker
+    /// yields; a target no dispatcher runs (a remote actor) is not worth
+    /// waiting for before parking.
     #[inline]
-    pub(crate) fn on(dispatcher: &Dispatcher) -> Self {
-        if dispatcher.runs_on_runtime() {
-            AskWait::YieldOnce
-        } else {
-            AskWait::Spin
+    pub(crate) fn of(dispatcher: Option<&Dispatcher>) -> Self {
+        match dispatcher {
+            None => AskWait::Park,
+            Some(d) if d.runs_on_runtime() => AskWait::YieldOnce,
+            Some(_) => AskWait::Spin,
         }
     }
 }
@@ -128,7 +129,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     // From here on, however this future ends (reply, timeout, or dropped by
     // its caller), the guard tells the promise nobody waits any more.
     let waiting = Waiting(exchange, AtomicBool::new(false));
-    let wait = target.ask_wait();
+    let wait = AskWait::of(target.dispatcher());
     // An actor on the asker's runtime that the request wakes on this
     // thread runs here and now (`capture_woken`), within the task's
     // cooperative budget, so that a task asking in a loop still yields

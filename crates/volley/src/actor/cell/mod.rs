@@ -312,8 +312,8 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
     }
 
     #[inline]
-    fn ask_wait(&self) -> crate::ask::AskWait {
-        crate::ask::AskWait::on(&self.dispatcher)
+    fn dispatcher(&self) -> Option<&Dispatcher> {
+        Some(&self.dispatcher)
     }
 }
 
