@@ -6,10 +6,11 @@
 //!
 //! These modules share the cell's invariants (one runner per actor, no lost
 //! wake-up, the system queue before the mailbox), so they live together.
-//! They build on `util`, `dispatcher` and `time`; the cell and the context
-//! also reach up to `system` (the system handle every ref carries, dead
-//! letters, the guardians a context spawns under) and to `supervision`
-//! (which the cell applies to its children).
+//! They build on `util`, `dispatcher`, `time` and the trace context of
+//! `observability`. They also reach up: to `system` (the system handle
+//! every ref carries, dead letters, the guardians a context spawns under),
+//! to `supervision` (which the cell applies to its children), to `ask` (a
+//! ref and a context can ask) and to `remote` (a ref may be remote).
 
 pub(crate) mod actor_ref;
 pub(crate) mod adapter;

@@ -15,6 +15,9 @@
 //! either the sleeper sees the task or the submitter sees the sleeper. That
 //! protocol is the one job of [`parking::Parking`], which is model-checked
 //! with loom; the deques around it are crossbeam's and are not.
+//!
+//! Work a worker postpones to the end of its batch of activations (the
+//! transport's socket writes) is [`batch_end`], public as `volley::batch_end`.
 
 pub mod batch_end;
 mod on_runtime;
