@@ -44,77 +44,63 @@
 #![forbid(unsafe_code)]
 
 mod actor;
-mod actor_ref;
-mod adapter;
 mod ask;
-mod backoff;
-mod backoff_supervisor;
-pub mod batch_end;
-mod cell;
-mod children;
 mod circuit_breaker;
-mod context;
-pub mod coordinated_shutdown;
+mod discovery;
 mod dispatcher;
 mod error;
-mod event_stream;
-mod guardian;
-mod locks;
-mod mailbox;
-mod message_spans;
-mod metrics;
-mod path;
-mod receive_timeout;
-mod receptionist;
+mod observability;
 pub mod remote;
 mod routing;
-mod scheduler;
 mod settings;
 mod supervision;
-mod sync;
 mod system;
-mod system_msg;
-mod termination;
 pub mod time;
-mod timers;
-mod topic;
-mod trace_context;
+mod util;
 
-pub use actor::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
-pub use actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
+pub use actor::actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
+pub use actor::context::{Context, StashOverflow};
+pub use actor::definition::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
+pub use actor::mailbox::{MailboxConfig, Overflow};
+pub use actor::path::{ActorPath, PathError};
 pub use ask::{AskError, AskStatusError, ReplyTo, StatusError, StatusReply};
-pub use backoff::BackoffOptions;
-pub use backoff_supervisor::{BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME};
 pub use circuit_breaker::{
     CallPermit, CircuitBreaker, CircuitBreakerError, CircuitBreakerOpen, CircuitBreakerSettings,
     CircuitBreakerSettingsError,
 };
-pub use context::{Context, StashOverflow};
-pub use coordinated_shutdown::{
-    AddTaskError, CoordinatedShutdown, PhaseFinished, ShutdownReason, ShutdownStarted,
-};
+pub use discovery::receptionist::{Deregistered, Listing, Receptionist, Registered, ServiceKey};
+pub use discovery::topic::{Topic, TopicActor, TopicCommand, TopicInternal, TopicStats};
+pub use dispatcher::batch_end;
 pub use error::{
     ActorError, Failure, FailureKind, ShutdownHookError, SpawnError, SystemError, TellError,
 };
-pub use event_stream::{DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind};
-pub use mailbox::{MailboxConfig, Overflow};
-pub use message_spans::{TracingSettings, MESSAGE_SPAN};
-pub use metrics::{MetricsSettings, METRIC_NAMES};
-pub use path::{ActorPath, PathError};
-pub use receptionist::{Deregistered, Listing, Receptionist, Registered, ServiceKey};
+pub use observability::message_spans::{TracingSettings, MESSAGE_SPAN};
+pub use observability::metrics::{MetricsSettings, METRIC_NAMES};
+pub use observability::trace_context::{
+    Propagation, TraceParent, TraceParentError, TracePropagator,
+};
 pub use routing::{
     Broadcast, BroadcastRouting, ConsistentHashing, GroupRouter, Internal, KeyedGroupRouter,
     PoolRouter, RandomRouting, Resizer, RoundRobin, Routees, Router, RouterMsg, RouterRef,
     RoutingError, RoutingLogic, SelectError, Selection, SmallestMailbox, DEFAULT_VIRTUAL_NODES,
     KEYED_GROUP_STASH,
 };
-pub use scheduler::{Cancellable, Scheduler, SchedulerError};
 pub use settings::{
     DeadLetterSettings, DispatcherKind, DispatcherSettings, Settings, SettingsError,
 };
-pub use supervision::{Directive, SupervisorStrategy};
-pub use system::{ActorIdentity, ActorSystem};
-pub use termination::StopError;
-pub use timers::TimerKey;
-pub use topic::{Topic, TopicActor, TopicCommand, TopicInternal, TopicStats};
-pub use trace_context::{Propagation, TraceParent, TraceParentError, TracePropagator};
+pub use supervision::backoff::BackoffOptions;
+pub use supervision::backoff_supervisor::{
+    BackoffMsg, BackoffSupervisor, BackoffTick, BACKOFF_CHILD_NAME,
+};
+pub use supervision::strategy::{Directive, SupervisorStrategy};
+pub use system::actor_system::{ActorIdentity, ActorSystem};
+pub use system::coordinated_shutdown;
+pub use system::coordinated_shutdown::{
+    AddTaskError, CoordinatedShutdown, PhaseFinished, ShutdownReason, ShutdownStarted,
+};
+pub use system::event_stream::{
+    DeadLetter, DeadLetterReason, EventStream, LifecycleEvent, LifecycleKind,
+};
+pub use system::termination::StopError;
+pub use time::scheduler::{Cancellable, Scheduler, SchedulerError};
+pub use time::timers::TimerKey;

@@ -136,15 +136,15 @@ pub struct Settings {
     /// `terminate()` cannot hang on one. At least 1. Default 10000 ms.
     pub shutdown_hooks_timeout_ms: u64,
     /// Runtime metrics through the `metrics` facade (`[metrics]`).
-    pub metrics: crate::metrics::MetricsSettings,
+    pub metrics: crate::observability::metrics::MetricsSettings,
     /// Tracing spans around handled messages (`[tracing]`).
-    pub tracing: crate::message_spans::TracingSettings,
+    pub tracing: crate::observability::message_spans::TracingSettings,
     /// Runs the system's timers (actor timers, receive timeouts) on this
     /// clock instead of real time: for tests, which advance it by hand
     /// (volley-testkit's `ManualTime`). Not read from or written to TOML.
     /// Default `None`: real time.
     #[serde(skip)]
-    pub manual_clock: Option<crate::time::ManualClock>,
+    pub manual_clock: Option<crate::time::clock::ManualClock>,
     /// How long each coordinated-shutdown phase before the actors stop
     /// (see `CoordinatedShutdown`) may take; a task still running then is
     /// reported and abandoned and the next phase starts. At least 1.
@@ -174,8 +174,8 @@ impl Default for Settings {
             dead_letters: DeadLetterSettings::default(),
             ask_spin_us: 50,
             shutdown_hooks_timeout_ms: 10_000,
-            metrics: crate::metrics::MetricsSettings::default(),
-            tracing: crate::message_spans::TracingSettings::default(),
+            metrics: crate::observability::metrics::MetricsSettings::default(),
+            tracing: crate::observability::message_spans::TracingSettings::default(),
             manual_clock: None,
             shutdown_phase_timeout_ms: 5_000,
             shutdown_on_sigterm: false,
@@ -328,13 +328,13 @@ impl Settings {
                 reason: "is a core settings key and cannot be an extension section",
             });
         }
-        crate::locks::write(&SECTIONS).insert(name);
+        crate::util::locks::write(&SECTIONS).insert(name);
         Ok(())
     }
 
     /// Checks ranges that the types alone do not.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        let registered = crate::locks::read(&SECTIONS);
+        let registered = crate::util::locks::read(&SECTIONS);
         if let Some(key) = self
             .extensions
             .keys()
@@ -497,7 +497,7 @@ mod tests {
 
     #[test]
     fn overrides_keep_the_manual_clock() {
-        let clock = crate::time::ManualClock::new();
+        let clock = crate::time::clock::ManualClock::new();
         let s = Settings {
             manual_clock: Some(clock.clone()),
             ..Settings::default()

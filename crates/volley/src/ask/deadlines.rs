@@ -27,8 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::locks::lock;
-use crate::system::ActorSystem;
+use crate::system::actor_system::ActorSystem;
+use crate::util::locks::lock;
 
 /// The longest the sweeper sleeps while asks wait: how late a timeout can
 /// fire when its ask registered after the sweeper went to sleep.

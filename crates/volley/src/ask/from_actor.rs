@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use super::deadlines::{Expire, Expiry};
 use super::promise::{Exchange, Outcome, Promise, Sink};
 use super::{timed_out, AskError};
-use crate::actor_ref::ActorRef;
+use crate::actor::actor_ref::ActorRef;
 use crate::error::TellError;
-use crate::system::ActorSystem;
+use crate::system::actor_system::ActorSystem;
 
 /// Sends `make(reply_to)` to `target` now, and tells `me` the mapped
 /// outcome when it comes (reply, timeout, dropped handle).
@@ -64,7 +64,7 @@ pub(crate) fn ask_from_actor<N, R, M>(
     }
     let weak: Weak<Exchange<R>> = Arc::downgrade(&exchange);
     let weak: Weak<dyn Expire> = weak;
-    let deadline = crate::time::saturating_add(Instant::now(), timeout);
+    let deadline = crate::time::clock::saturating_add(Instant::now(), timeout);
     if !system.expire_at(deadline, weak) {
         exchange.expire(Expiry::SystemTerminated);
     }
@@ -105,7 +105,7 @@ fn deliver<R, M: Send + 'static>(
         Err(payload) => tracing::error!(
             actor = %me.path(),
             "ctx.ask's mapping panicked; its message is not sent: {}",
-            crate::cell::panic_text(&*payload)
+            crate::util::panic::panic_text(&*payload)
         ),
     }
 }

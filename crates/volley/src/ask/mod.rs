@@ -37,9 +37,10 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::actor_ref::ActorRef;
+use crate::actor::actor_ref::ActorRef;
+use crate::dispatcher::Dispatcher;
 use crate::error::TellError;
-use crate::system::ActorSystem;
+use crate::system::actor_system::ActorSystem;
 use deadlines::Expire;
 use promise::{Exchange, Outcome, Promise};
 
@@ -55,6 +56,22 @@ pub(crate) enum AskWait {
     /// Yields to the executor once first (an actor on the asker's runtime,
     /// which runs when the asker yields).
     YieldOnce,
+}
+
+impl AskWait {
+    /// How an `ask` to a target run by `dispatcher` waits: a pool answers
+    /// from another thread, often within a microsecond, so the asker spins;
+    /// an actor on a runtime runs on the asker's own thread once the asker
+    /// yields; a target no dispatcher runs (a remote actor) is not worth
+    /// waiting for before parking.
+    #[inline]
+    pub(crate) fn of(dispatcher: Option<&Dispatcher>) -> Self {
+        match dispatcher {
+            None => AskWait::Park,
+            Some(d) if d.runs_on_runtime() => AskWait::YieldOnce,
+            Some(_) => AskWait::Spin,
+        }
+    }
 }
 
 /// The reply handle an `ask` puts into its request: an actor ref that
@@ -112,13 +129,13 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
     // From here on, however this future ends (reply, timeout, or dropped by
     // its caller), the guard tells the promise nobody waits any more.
     let waiting = Waiting(exchange, AtomicBool::new(false));
-    let wait = target.ask_wait();
+    let wait = AskWait::of(target.dispatcher());
     // An actor on the asker's runtime that the request wakes on this
     // thread runs here and now (`capture_woken`), within the task's
     // cooperative budget, so that a task asking in a loop still yields
     // now and then.
     let inline = wait == AskWait::YieldOnce
-        && !crate::batch_end::on_worker()
+        && !crate::dispatcher::batch_end::on_worker()
         && tokio::task::coop::has_budget_remaining();
     let (sent, woken) = if inline {
         crate::dispatcher::capture_woken(|| target.try_tell(request))
@@ -163,7 +180,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         wait,
         spin_until: started + Duration::from_micros(spin),
         // `Duration::MAX` waits for ever in practice instead of overflowing.
-        deadline: crate::time::saturating_add(started, timeout),
+        deadline: crate::time::clock::saturating_add(started, timeout),
         no_time_left: timeout.is_zero(),
         registered: false,
         ran_inline,

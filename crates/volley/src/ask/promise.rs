@@ -11,16 +11,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Waker;
 
 use super::deadlines::{Expire, Expiry};
-use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
-use crate::cell::next_uid;
+use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::mailbox::Envelope;
+use crate::actor::path::ActorPath;
+use crate::actor::system_msg::SystemMsg;
 use crate::dispatcher::{Dispatcher, Runnable};
 use crate::error::TellError;
-use crate::event_stream::DeadLetterReason;
-use crate::locks::lock;
-use crate::mailbox::Envelope;
-use crate::path::ActorPath;
-use crate::system::ActorSystem;
-use crate::system_msg::SystemMsg;
+use crate::system::actor_system::ActorSystem;
+use crate::system::event_stream::DeadLetterReason;
+use crate::util::locks::lock;
+use crate::util::uid::next_uid;
 
 /// How an exchange ended, as the asker sees it.
 pub(super) enum Outcome<R> {

@@ -13,9 +13,9 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{AskError, ReplyTo};
-use crate::actor::Actor;
-use crate::actor_ref::ActorRef;
-use crate::context::Context;
+use crate::actor::actor_ref::ActorRef;
+use crate::actor::context::Context;
+use crate::actor::definition::Actor;
 
 /// A reply that is either a value or an error (Akka Typed's
 /// `StatusReply`): what a responder answers to

@@ -11,8 +11,8 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::{CallPermit, CircuitBreakerError};
-use crate::locks::lock;
-use crate::time::{TimerDriver, TimerHandle};
+use crate::time::clock::{TimerDriver, TimerHandle};
+use crate::util::locks::lock;
 
 pub(super) async fn run<F, T, E>(
     permit: CallPermit,

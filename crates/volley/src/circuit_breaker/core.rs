@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::settings::CircuitBreakerSettings;
-use crate::locks::{lock, read, write};
-use crate::time::{TimerDriver, TimerHandle};
+use crate::time::clock::{TimerDriver, TimerHandle};
+use crate::util::locks::{lock, read, write};
 
 pub(super) const CLOSED: u64 = 0;
 pub(super) const OPEN: u64 = 1;
@@ -179,7 +179,7 @@ impl Core {
                     self.open_for_ns.store(nanos(open_for), Ordering::Release);
                     t.next_reset_timeout = self
                         .settings
-                        .next_reset_timeout(open_for, crate::backoff::unit_random());
+                        .next_reset_timeout(open_for, crate::supervision::backoff::unit_random());
                     let weak: Weak<Core> = Arc::downgrade(self);
                     t.reset_timer = Some(self.driver.after(open_for, move || {
                         if let Some(core) = weak.upgrade() {

@@ -24,8 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use self::core::{state_of, Core, Event, Kind, CLOSED, HALF_OPEN, OPEN};
-use crate::system::ActorSystem;
-use crate::time::TimerDriver;
+use crate::system::actor_system::ActorSystem;
 
 pub use permit::CallPermit;
 pub use settings::{CircuitBreakerSettings, CircuitBreakerSettingsError};
@@ -116,7 +115,7 @@ impl CircuitBreaker {
     ) -> Result<Self, CircuitBreakerSettingsError> {
         settings.validate()?;
         Ok(CircuitBreaker {
-            core: Core::new(settings, TimerDriver::of(system)),
+            core: Core::new(settings, system.timer_driver()),
         })
     }
 

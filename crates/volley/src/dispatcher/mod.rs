@@ -15,7 +15,11 @@
 //! either the sleeper sees the task or the submitter sees the sleeper. That
 //! protocol is the one job of [`parking::Parking`], which is model-checked
 //! with loom; the deques around it are crossbeam's and are not.
+//!
+//! Work a worker postpones to the end of its batch of activations (the
+//! transport's socket writes) is [`batch_end`], public as `volley::batch_end`.
 
+pub mod batch_end;
 mod on_runtime;
 mod parking;
 mod stats;
@@ -28,9 +32,8 @@ use std::time::Duration;
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::batch_end;
 use crate::settings::{DispatcherKind, DispatcherSettings};
-use crate::sync::Parker;
+use crate::util::sync::Parker;
 pub(crate) use on_runtime::{capture_woken, run_captured};
 use parking::Parking;
 pub(crate) use stats::Counts;
@@ -173,7 +176,7 @@ impl Dispatcher {
                 })?;
             handles.push(handle);
         }
-        *crate::locks::lock(&pool.threads) = handles;
+        *crate::util::locks::lock(&pool.threads) = handles;
         Ok(Dispatcher { pool })
     }
 
@@ -266,17 +269,11 @@ impl Dispatcher {
         }
     }
 
-    /// How an `ask` to one of this dispatcher's actors waits: a pool
-    /// answers from another thread, often within a microsecond, so the
-    /// asker spins; an actor on a runtime runs on the asker's own thread
-    /// once the asker yields.
+    /// True for a dispatcher that runs activations as tasks on a tokio
+    /// runtime rather than on a pool of its own threads.
     #[inline]
-    pub(crate) fn ask_wait(&self) -> crate::ask::AskWait {
-        if self.pool.on_runtime.is_some() {
-            crate::ask::AskWait::YieldOnce
-        } else {
-            crate::ask::AskWait::Spin
-        }
+    pub(crate) fn runs_on_runtime(&self) -> bool {
+        self.pool.on_runtime.is_some()
     }
 
     /// Stops the workers once their queues are empty; does not wait for them.

@@ -35,8 +35,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::Task;
-use crate::batch_end;
-use crate::locks::lock;
+use crate::dispatcher::batch_end;
+use crate::util::locks::lock;
 
 /// The runtime a dispatcher of the application-runtime kind spawns on;
 /// the pool around it holds the name, `throughput` and deadline.

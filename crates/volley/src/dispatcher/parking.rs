@@ -29,9 +29,9 @@
 //! which the worker's loop absorbs by looking for work again.
 //!
 //! `loom_tests` below model-check this very code (with loom's atomics,
-//! mutex and a token parker from `crate::sync`).
+//! mutex and a token parker from `crate::util::sync`).
 
-use crate::sync::{fence, lock, AtomicUsize, Mutex, Ordering, Parker, Unparker};
+use crate::util::sync::{fence, lock, AtomicUsize, Mutex, Ordering, Parker, Unparker};
 
 /// The idle list of one pool and the wake-up logic around it.
 pub(crate) struct Parking {

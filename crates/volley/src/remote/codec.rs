@@ -18,7 +18,7 @@ use serde::de::Error as _;
 use serde::ser::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
+use crate::actor::actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 
 /// The functions through which every `ActorRef` in the process serializes.
 #[derive(Clone, Copy, Debug)]

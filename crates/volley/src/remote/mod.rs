@@ -24,7 +24,6 @@
 //! `try_tell`).
 
 pub mod codec;
-mod support;
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -32,18 +31,19 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
-use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::mailbox::Envelope;
+use crate::actor::path::ActorPath;
+use crate::actor::system_msg::SystemMsg;
 use crate::dispatcher::{Dispatcher, Runnable};
 use crate::error::TellError;
-use crate::event_stream::DeadLetterReason;
-use crate::mailbox::Envelope;
-use crate::path::ActorPath;
-use crate::system::ActorSystem;
-use crate::system_msg::SystemMsg;
-use crate::trace_context::TraceParent;
+use crate::observability::trace_context::TraceParent;
+use crate::system::actor_system::ActorSystem;
+use crate::system::event_stream::DeadLetterReason;
 
-pub use crate::actor_ref::watch_key;
-pub use support::{random_uid, LogLimiter};
+pub use crate::actor::actor_ref::watch_key;
+pub use crate::util::log_limiter::LogLimiter;
+pub use crate::util::uid::random_uid;
 
 /// At most this many warnings a second, in the whole process, about
 /// messages a transport refused; the dead-letter count stays exact.
@@ -317,13 +317,13 @@ pub fn tell_with_trace_parent<M: Send + 'static>(
 /// must agree across nodes about a local actor uses the path other nodes
 /// see for it (the consistent-hashing ring places routees by full path).
 pub fn set_local_authority(system: &ActorSystem, authority: &str) {
-    *crate::locks::lock(&system.shared.local_authority) = Some(authority.into());
+    *crate::util::locks::lock(&system.shared.local_authority) = Some(authority.into());
 }
 
 /// The path of `path` as other nodes see it: with this system's advertised
 /// `host:port` when the path is local and a transport has said it.
 pub(crate) fn path_seen_remotely(system: &ActorSystem, path: &ActorPath) -> String {
-    let authority = crate::locks::lock(&system.shared.local_authority).clone();
+    let authority = crate::util::locks::lock(&system.shared.local_authority).clone();
     match authority {
         Some(authority) if path.authority().is_none() => path.to_string_with_authority(&authority),
         _ => path.to_string(),
@@ -440,7 +440,7 @@ impl RemoteRef {
     #[inline(never)]
     fn route_send_traced(
         &self,
-        propagation: &crate::trace_context::Propagation,
+        propagation: &crate::observability::trace_context::Propagation,
         msg: &(dyn Any + Send),
         ty: MessageType,
     ) -> Result<(), RemoteSendError> {

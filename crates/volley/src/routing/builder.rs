@@ -9,13 +9,13 @@ use super::round_robin::RoundRobin;
 use super::router_actor::{PoolConfig, RouterActor, RouterKind};
 use super::router_ref::RouterRef;
 use super::shared::RouterShared;
-use crate::actor::{Actor, Props};
-use crate::actor_ref::ActorRef;
-use crate::context::Context;
+use crate::actor::actor_ref::ActorRef;
+use crate::actor::context::Context;
+use crate::actor::definition::{Actor, Props};
+use crate::discovery::receptionist::ServiceKey;
 use crate::error::SpawnError;
-use crate::receptionist::ServiceKey;
-use crate::supervision::SupervisorStrategy;
-use crate::system::ActorSystem;
+use crate::supervision::strategy::SupervisorStrategy;
+use crate::system::actor_system::ActorSystem;
 
 /// Entry point for building routers.
 ///

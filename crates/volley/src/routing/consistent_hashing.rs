@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use super::error::SelectError;
 use super::logic::{Routees, RoutingLogic, Selection};
-use crate::actor_ref::ActorRef;
+use crate::actor::actor_ref::ActorRef;
 
 /// How many ring points each routee gets unless told otherwise (Akka's
 /// `virtual-nodes-factor` is 10; more points spread keys more evenly).

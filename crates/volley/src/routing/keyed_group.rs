@@ -17,12 +17,12 @@ use super::logic::{Logic, RoutingLogic};
 use super::random::RandomRouting;
 use super::router_actor::{Internal, InternalMsg, RouterActor, RouterKind, RouterMsg};
 use super::router_ref::RouterRef;
-use crate::actor::Actor;
-use crate::actor_ref::ActorRef;
-use crate::context::Context;
+use crate::actor::actor_ref::ActorRef;
+use crate::actor::context::Context;
+use crate::actor::definition::Actor;
+use crate::discovery::receptionist::ServiceKey;
 use crate::error::SpawnError;
-use crate::receptionist::ServiceKey;
-use crate::system::ActorSystem;
+use crate::system::actor_system::ActorSystem;
 
 /// Most messages a keyed group router holds while it waits for its first
 /// listing (Akka's group router stashes as many); more go to dead letters.
@@ -100,7 +100,7 @@ impl<M: Send + 'static> KeyedGroup<M> {
     pub(crate) fn subscribe(&self, ctx: &mut Context<RouterActor<M>>) -> Result<(), SpawnError> {
         let listings = ctx
             .myself()
-            .adapt(|listing: crate::receptionist::Listing<M>| {
+            .adapt(|listing: crate::discovery::receptionist::Listing<M>| {
                 RouterMsg::Internal(Internal(InternalMsg::Listing(listing.services)))
             });
         ctx.system().receptionist()?.subscribe(&self.key, listings);

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use super::error::SelectError;
-use crate::actor_ref::ActorRef;
+use crate::actor::actor_ref::ActorRef;
 
 /// Where one message goes.
 pub enum Selection<M> {

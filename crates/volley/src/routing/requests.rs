@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::error::RoutingError;
 use super::random::next_random;
 use super::router_ref::RouterRef;
-use crate::actor_ref::ActorRef;
+use crate::actor::actor_ref::ActorRef;
 use crate::ask::{AskError, ReplyTo};
 
 type PendingAsk<'a, R> = Pin<Box<dyn Future<Output = Result<R, AskError>> + Send + 'a>>;

@@ -16,15 +16,15 @@ use super::error::{RoutingError, SelectError};
 use super::logic::{Routees, Selection};
 use super::router_actor::{InternalMsg, RouterMsg};
 use super::shared::{via_actor, RouterShared};
-use crate::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::mailbox::Envelope;
+use crate::actor::path::ActorPath;
+use crate::actor::system_msg::SystemMsg;
 use crate::dispatcher::{Dispatcher, Runnable};
 use crate::error::TellError;
-use crate::event_stream::DeadLetterReason;
-use crate::locks::lock;
-use crate::mailbox::Envelope;
-use crate::path::ActorPath;
-use crate::system::ActorSystem;
-use crate::system_msg::SystemMsg;
+use crate::system::actor_system::ActorSystem;
+use crate::system::event_stream::DeadLetterReason;
+use crate::util::locks::lock;
 
 /// Where a routing failure of one `ask` is reported, so the asker gets the
 /// reason instead of a bare "reply handle dropped".

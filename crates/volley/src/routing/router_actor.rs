@@ -17,12 +17,12 @@ use super::keyed_group::{self, KeyedGroup};
 use super::resizer::Resizer;
 use super::routed_ref::{broadcast, route_in, unroutable, ErrorSink};
 use super::shared::RouterShared;
-use crate::actor::{Actor, HandleResult, Terminated};
-use crate::actor_ref::{ActorRef, ToAnyRef};
+use crate::actor::actor_ref::{ActorRef, ToAnyRef};
+use crate::actor::context::Context;
+use crate::actor::definition::{Actor, HandleResult, Terminated};
 use crate::ask::ReplyTo;
-use crate::context::Context;
 use crate::error::{Failure, SpawnError};
-use crate::supervision::SupervisorStrategy;
+use crate::supervision::strategy::SupervisorStrategy;
 
 /// The management protocol of a router, sent to
 /// [`RouterRef::control`](super::RouterRef::control).

@@ -9,10 +9,10 @@ use super::error::RoutingError;
 use super::routed_ref::RoutedTarget;
 use super::router_actor::RouterMsg;
 use super::shared::RouterShared;
-use crate::actor_ref::{ActorRef, AnyRef, ToAnyRef};
+use crate::actor::actor_ref::{ActorRef, AnyRef, ToAnyRef};
+use crate::actor::path::ActorPath;
 use crate::ask::{AskError, ReplyTo};
-use crate::locks::lock;
-use crate::path::ActorPath;
+use crate::util::locks::lock;
 
 /// A handle to a router: routes messages of `M` to its routees and manages
 /// them. Cheap to clone.

@@ -36,8 +36,8 @@ use crossbeam_utils::CachePadded;
 use thread_local::ThreadLocal;
 
 use super::logic::{Logic, Routees, RoutingLogic, Snapshot};
-use crate::actor_ref::ActorRef;
-use crate::locks::{read, write};
+use crate::actor::actor_ref::ActorRef;
+use crate::util::locks::{read, write};
 
 /// One generation in [`RouterShared::state`]: its high 32 bits.
 const GENERATION: u64 = 1 << 32;

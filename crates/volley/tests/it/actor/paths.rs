@@ -6,7 +6,7 @@
 //! `toString`, path elements, `toStringWithoutAddress`, validating names,
 //! `toStringWithAddress`, path separators in a name ("support parsing
 //! remote paths" is `full_paths_parse_with_and_without_authority` in
-//! `path.rs`). From `RelativeActorPathSpec`: URL-encoded names. From
+//! `src/actor/path.rs`). From `RelativeActorPathSpec`: URL-encoded names. From
 //! `ActorSelectionSpec` / `ActorLookupSpec`: lookup by full and by
 //! root-anchored path, from the system and from inside a handler,
 //! incarnations at one path, the guardians, non-existing paths, sending

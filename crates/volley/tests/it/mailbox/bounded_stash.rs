@@ -22,7 +22,7 @@
 //!   `a_graceful_stop_into_a_full_mailbox_comes_after_all_it_found_there`,
 //!   `a_terminated_into_a_full_mailbox_pushes_nothing_out`.
 //!
-//! A volley bug these found, now fixed (`mailbox.rs`): a graceful stop or
+//! A volley bug these found, now fixed (`src/actor/mailbox.rs`): a graceful stop or
 //! a `Terminated` that found a bounded mailbox full evicted the oldest
 //! queued message to make room, under `DropNewest` too, so a message
 //! queued before the stop, or the dead actor's last words to its watcher,

@@ -12,7 +12,7 @@
 //! - a message through an adapter (typed `MessageAdapterSpec`) →
 //!   `pre_restart_gets_the_adapted_message_that_failed`.
 //!
-//! A volley bug these found, now fixed (`cell/lifecycle.rs`): a
+//! A volley bug these found, now fixed (`src/actor/cell/lifecycle.rs`): a
 //! `watch_with` message was handed to `handle` without `keep_for_restart`,
 //! so a failure there gave `pre_restart` no message.
 //!

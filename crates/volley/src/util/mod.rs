@@ -1,0 +1,14 @@
+//! Helpers with no knowledge of actors, so that any module may import them
+//! and they import nothing else from the crate: lock helpers that ignore
+//! poisoning ([`locks`]), the loom-swappable primitives of the lock-free
+//! protocols ([`sync`]), a log rate limiter ([`log_limiter`]), process-unique
+//! random ids ([`uid`]) and the text of a caught panic ([`panic`]).
+//!
+//! `LogLimiter` and `random_uid` are also public as `volley::remote::...`,
+//! because the transport in volley-remote shares them.
+
+pub(crate) mod locks;
+pub(crate) mod log_limiter;
+pub(crate) mod panic;
+pub(crate) mod sync;
+pub(crate) mod uid;
