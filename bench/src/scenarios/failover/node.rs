@@ -130,8 +130,8 @@ pub fn start_node(
     let remote = RemoteSettings {
         port,
         failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: params.heartbeat_ms,
-            acceptable_heartbeat_pause_ms: params.pause_ms,
+            heartbeat_interval: Duration::from_millis(params.heartbeat_ms),
+            acceptable_heartbeat_pause: Duration::from_millis(params.pause_ms),
             threshold: params.threshold,
             ..FailureDetectorSettings::default()
         },

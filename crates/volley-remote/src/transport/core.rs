@@ -339,7 +339,7 @@ impl RemotingCore {
         self.count_dead_letter(peer, DeadLetterReason::Undeliverable);
     }
 
-    /// Leaves gracefully: waits (within `shutdown_flush_timeout_ms`) until
+    /// Leaves gracefully: waits (within `shutdown_flush_timeout`) until
     /// what is queued to each reachable node is written, tells each that
     /// this node shuts down (a Disassociate on every lane, behind the
     /// queued frames, so no frame is cut), then stops.
@@ -347,8 +347,7 @@ impl RemotingCore {
         if self.is_shut_down() {
             return;
         }
-        let deadline = tokio::time::Instant::now()
-            + std::time::Duration::from_millis(self.settings.shutdown_flush_timeout_ms);
+        let deadline = tokio::time::Instant::now() + self.settings.shutdown_flush_timeout;
         let all = self.associations.all();
         let live: Vec<&Association> = all
             .iter()
@@ -368,8 +367,8 @@ impl RemotingCore {
         let said = self.flush(&live, deadline).await;
         if !(flushed && said) {
             tracing::warn!(
-                "remoting shut down before everything queued was written (shutdown_flush_timeout_ms = {})",
-                self.settings.shutdown_flush_timeout_ms
+                "remoting shut down before everything queued was written (shutdown_flush_timeout = {:?})",
+                self.settings.shutdown_flush_timeout
             );
         }
         let tasks = self.shut_down();

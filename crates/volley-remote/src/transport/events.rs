@@ -64,7 +64,7 @@ pub enum DisassociationReason {
     /// The incarnation is quarantined (by this node or by the peer).
     Quarantined,
     /// This node stopped the association for idleness
-    /// (`stop_idle_outbound_after_ms`); the next message starts it again.
+    /// (`stop_idle_outbound_after`); the next message starts it again.
     Idle,
 }
 

@@ -2,7 +2,7 @@
 //! Artery's `stop-idle-outbound-after`.
 //!
 //! An association that carried nothing but heartbeats, either way, for
-//! `stop_idle_outbound_after_ms`, with no remote watch and no
+//! `stop_idle_outbound_after`, with no remote watch and no
 //! unacknowledged system message between the two nodes, is stopped: a
 //! Disassociate(Idle) goes out last on its control lane, its three
 //! connections close, its writer and heartbeat tasks end, and its buffers
@@ -19,7 +19,7 @@
 //! association and sends again. Control traffic (system messages, acks)
 //! starts it the same way; heartbeats do not. An association that
 //! remembers a quarantined incarnation stays held, so that the
-//! incarnation stays refused, for `remove_quarantined_association_after_ms`
+//! incarnation stays refused, for `remove_quarantined_association_after`
 //! (Artery's `remove-quarantined-association-after`, 1 h), and is then let
 //! go of like the others.
 //!
@@ -38,7 +38,7 @@
 //! its association once per read. The failure monitor compares the counts
 //! on each of its ticks.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::transport::association::Association;
 use crate::transport::core::RemotingCore;
@@ -63,7 +63,7 @@ pub(crate) struct Tasks {
     pub(super) seen: [u64; 3],
     since: Option<Instant>,
     /// When it was stopped while remembering a quarantined incarnation:
-    /// the table holds it until `remove_quarantined_association_after_ms`
+    /// the table holds it until `remove_quarantined_association_after`
     /// has passed.
     held_for_quarantine: Option<Instant>,
     /// Since when an association started on a peer's word waits for a
@@ -174,14 +174,13 @@ impl RemotingCore {
         true
     }
 
-    /// Stops every association idle for `stop_idle_outbound_after_ms` at
+    /// Stops every association idle for `stop_idle_outbound_after` at
     /// `now` (run by the failure monitor on each tick).
     pub(crate) fn stop_idle_associations(&self, now: Instant) {
-        let after = self.settings.stop_idle_outbound_after_ms;
-        if after == 0 || self.is_shut_down() {
+        let after = self.settings.stop_idle_outbound_after;
+        if after.is_zero() || self.is_shut_down() {
             return;
         }
-        let after = Duration::from_millis(after);
         for address in self.associations.sweep() {
             self.reachability.forget(&address);
         }
@@ -222,18 +221,18 @@ impl RemotingCore {
     }
 
     /// Lets the table go of a stopped association that has remembered a
-    /// quarantined incarnation for `remove_quarantined_association_after_ms`
+    /// quarantined incarnation for `remove_quarantined_association_after`
     /// (Artery's `remove-quarantined-association-after`).
     fn let_go_of_old_quarantine(&self, association: &Association, now: Instant) {
-        let after = self.settings.remove_quarantined_association_after_ms;
-        if after == 0 {
+        let after = self.settings.remove_quarantined_association_after;
+        if after.is_zero() {
             return;
         }
         let mut tasks = lock(&association.tasks);
         let Some(since) = tasks.held_for_quarantine else {
             return;
         };
-        if !tasks.retired || now.saturating_duration_since(since) < Duration::from_millis(after) {
+        if !tasks.retired || now.saturating_duration_since(since) < after {
             return;
         }
         tasks.held_for_quarantine = None;

@@ -13,7 +13,7 @@
 //! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
-//! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust` |
+//! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced) |
 //! | `registry`, `settings_warnings`, `errors`, `metrics`, `support` | registrations, settings that invite trouble, the API's errors, metrics, shared helpers |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.

@@ -247,7 +247,7 @@ pub enum AssociationState {
     /// Its writer and heartbeat tasks run; its connections are open or
     /// being (re)established.
     Active,
-    /// Stopped for idleness (`stop_idle_outbound_after_ms`): no
+    /// Stopped for idleness (`stop_idle_outbound_after`): no
     /// connection, no task; the next message either way starts it again.
     Idle,
     /// The node's last incarnation is gone (unreachable, quarantined or

@@ -3,12 +3,15 @@
 //! configurations that were legal before the check existed.
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::transport::outbound::backoff::longest_pause;
 use crate::transport::settings::RemoteSettings;
 
-/// A combination of `[remote]` settings that works but is likely to hurt;
-/// [`RemoteSettings::validate`] logs each at warn level.
+/// A combination of `[remote]` settings that works but is likely to hurt,
+/// which [`RemoteSettings::validate`] logs at warn level, or a deprecated
+/// key, which [`RemoteSettings::from_system_settings`] logs when it reads
+/// one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RemoteSettingsWarning {
@@ -17,10 +20,23 @@ pub enum RemoteSettingsWarning {
     /// heartbeats: after an outage shorter than the pause, the peer may
     /// give this node up before its control lane tries again.
     BackoffOutlastsHeartbeatPause {
-        /// `reconnect_backoff_max_ms` plus its 20 % jitter.
-        longest_pause_ms: u64,
-        /// `failure_detector.acceptable_heartbeat_pause_ms`.
-        acceptable_pause_ms: u64,
+        /// `reconnect_backoff_max` plus its 20 % jitter.
+        longest_pause: Duration,
+        /// `failure_detector.acceptable_heartbeat_pause`.
+        acceptable_pause: Duration,
+    },
+    /// A duration given under the key, in milliseconds or microseconds,
+    /// that a key with units replaced. It is read as that key; it will
+    /// stop being read in a later release. Only reading settings finds
+    /// this one: [`RemoteSettings::warnings`] does not list it, as the
+    /// settings do not remember which key their values came from.
+    DeprecatedKey {
+        /// The deprecated key, e.g. `failure_detector.heartbeat_interval_ms`.
+        old_key: &'static str,
+        /// The key that replaced it, e.g. `failure_detector.heartbeat_interval`.
+        key: &'static str,
+        /// The value, written with units, e.g. `1000ms`.
+        value: String,
     },
 }
 
@@ -28,11 +44,19 @@ impl fmt::Display for RemoteSettingsWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RemoteSettingsWarning::BackoffOutlastsHeartbeatPause {
-                longest_pause_ms,
-                acceptable_pause_ms,
+                longest_pause,
+                acceptable_pause,
             } => write!(
                 f,
-                "reconnect_backoff_max_ms lets a lane pause up to {longest_pause_ms} ms (with jitter) between reconnect attempts, longer than failure_detector.acceptable_heartbeat_pause_ms ({acceptable_pause_ms} ms): after a short outage a peer may give this node up before its control lane dials again; keep the ceiling at most the pause divided by 1.2"
+                "reconnect_backoff_max lets a lane pause up to {longest_pause:?} (with jitter) between reconnect attempts, longer than failure_detector.acceptable_heartbeat_pause ({acceptable_pause:?}): after a short outage a peer may give this node up before its control lane dials again; keep the ceiling at most the pause divided by 1.2"
+            ),
+            RemoteSettingsWarning::DeprecatedKey {
+                old_key,
+                key,
+                value,
+            } => write!(
+                f,
+                "[remote] setting {old_key} is deprecated: write {key} = \"{value}\" instead"
             ),
         }
     }
@@ -43,12 +67,12 @@ impl RemoteSettings {
     /// listed here).
     pub fn warnings(&self) -> Vec<RemoteSettingsWarning> {
         let mut warnings = Vec::new();
-        let longest_pause_ms = u64::try_from(longest_pause(self).as_millis()).unwrap_or(u64::MAX);
-        let acceptable_pause_ms = self.failure_detector.acceptable_heartbeat_pause_ms;
-        if longest_pause_ms > acceptable_pause_ms {
+        let longest_pause = longest_pause(self);
+        let acceptable_pause = self.failure_detector.acceptable_heartbeat_pause;
+        if longest_pause > acceptable_pause {
             warnings.push(RemoteSettingsWarning::BackoffOutlastsHeartbeatPause {
-                longest_pause_ms,
-                acceptable_pause_ms,
+                longest_pause,
+                acceptable_pause,
             });
         }
         warnings
@@ -69,9 +93,9 @@ mod tests {
 
     fn settings(backoff_max_ms: u64, pause_ms: u64) -> RemoteSettings {
         RemoteSettings {
-            reconnect_backoff_max_ms: backoff_max_ms,
+            reconnect_backoff_max: Duration::from_millis(backoff_max_ms),
             failure_detector: FailureDetectorSettings {
-                acceptable_heartbeat_pause_ms: pause_ms,
+                acceptable_heartbeat_pause: Duration::from_millis(pause_ms),
                 ..FailureDetectorSettings::default()
             },
             ..RemoteSettings::default()
@@ -94,13 +118,13 @@ mod tests {
         assert_eq!(
             warnings,
             vec![RemoteSettingsWarning::BackoffOutlastsHeartbeatPause {
-                longest_pause_ms: 6000,
-                acceptable_pause_ms: 1000,
+                longest_pause: Duration::from_secs(6),
+                acceptable_pause: Duration::from_secs(1),
             }]
         );
         let text = warnings[0].to_string();
-        assert!(text.contains("reconnect_backoff_max_ms"), "{text}");
-        assert!(text.contains("acceptable_heartbeat_pause_ms"), "{text}");
+        assert!(text.contains("reconnect_backoff_max"), "{text}");
+        assert!(text.contains("acceptable_heartbeat_pause"), "{text}");
     }
 
     /// The jitter counts: a ceiling equal to the pause can still pause

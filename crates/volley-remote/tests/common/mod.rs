@@ -235,7 +235,7 @@ pub async fn ask_sum(calc: &ActorRef<Calc>, within: Duration) -> Result<i64, vol
 pub fn quick_heartbeats() -> RemoteSettings {
     RemoteSettings {
         failure_detector: volley_remote::transport::FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
+            heartbeat_interval: Duration::from_millis(50),
             ..Default::default()
         },
         ..RemoteSettings::default()
@@ -265,12 +265,12 @@ pub fn await_incoming_watches(watched: &Node, watcher: &Node, n: usize) {
 pub fn quick_detector() -> RemoteSettings {
     RemoteSettings {
         failure_detector: volley_remote::transport::FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 400,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(400),
             ..Default::default()
         },
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     }
 }

@@ -22,6 +22,7 @@ mod metrics;
 #[path = "../raw_peer/mod.rs"]
 mod raw_peer;
 mod security;
+mod settings;
 mod soak;
 mod watch;
 mod wire;

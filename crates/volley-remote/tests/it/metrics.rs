@@ -114,8 +114,8 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
 async fn a_peer_away_shows_as_queued_bytes_then_as_reconnects() {
     let recorded = RecordedMetrics::install();
     let remote = RemoteSettings {
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..quick_heartbeats()
     };
     let a = node_with("epsilon", metered(), remote).await;

@@ -16,7 +16,7 @@ pub struct PeerConfig {
     pub parent: Option<Address>,
     /// Sinks under `/user` besides `sink`.
     pub extra_sinks: Vec<String>,
-    /// `reconnect_backoff_ms` and `reconnect_backoff_max_ms`.
+    /// `reconnect_backoff` and `reconnect_backoff_max`.
     pub backoff_ms: (u64, u64),
 }
 
@@ -159,8 +159,8 @@ pub async fn run_peer() {
     let mut sinks = vec!["sink"];
     sinks.extend(config.extra_sinks.iter().map(String::as_str));
     let settings = RemoteSettings {
-        reconnect_backoff_ms: config.backoff_ms.0,
-        reconnect_backoff_max_ms: config.backoff_ms.1,
+        reconnect_backoff: Duration::from_millis(config.backoff_ms.0),
+        reconnect_backoff_max: Duration::from_millis(config.backoff_ms.1),
         ..remote_settings(config.port, &fd)
     };
     let node = local_node("peer", settings, &sinks).await;

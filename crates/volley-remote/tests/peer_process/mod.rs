@@ -199,8 +199,8 @@ pub fn registry() -> Registry {
 /// `pause_ms` of tolerated silence.
 pub fn detector(interval_ms: u64, pause_ms: u64) -> FailureDetectorSettings {
     FailureDetectorSettings {
-        heartbeat_interval_ms: interval_ms,
-        acceptable_heartbeat_pause_ms: pause_ms,
+        heartbeat_interval: Duration::from_millis(interval_ms),
+        acceptable_heartbeat_pause: Duration::from_millis(pause_ms),
         ..FailureDetectorSettings::default()
     }
 }
@@ -215,8 +215,8 @@ pub fn remote_settings(port: u16, fd: &FailureDetectorSettings) -> RemoteSetting
     RemoteSettings {
         port,
         remote_spawn: true,
-        reconnect_backoff_ms: BACKOFF_MS,
-        reconnect_backoff_max_ms: BACKOFF_MAX_MS,
+        reconnect_backoff: Duration::from_millis(BACKOFF_MS),
+        reconnect_backoff_max: Duration::from_millis(BACKOFF_MAX_MS),
         failure_detector: fd.clone(),
         ..RemoteSettings::default()
     }

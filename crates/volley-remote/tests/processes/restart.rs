@@ -53,8 +53,8 @@ const AWAY_MS: [u64; 10] = [6000, 2500, 7000, 4000, 5000, 500, 1500, 3000, 6500,
 /// Either side's remote settings.
 fn settings(port: u16) -> RemoteSettings {
     RemoteSettings {
-        reconnect_backoff_ms: BACKOFF_MS.0,
-        reconnect_backoff_max_ms: BACKOFF_MS.1,
+        reconnect_backoff: Duration::from_millis(BACKOFF_MS.0),
+        reconnect_backoff_max: Duration::from_millis(BACKOFF_MS.1),
         ..remote_settings(port, &detector(INTERVAL_MS, PAUSE_MS))
     }
 }
@@ -241,7 +241,7 @@ async fn a_peer_killed_right_after_associating_is_given_up_within_the_documented
     let _turn = SERIAL.lock().await;
     bounded(Duration::from_secs(60), async {
         let mut fd = detector(SLOW_INTERVAL_MS, PAUSE_MS);
-        fd.min_std_deviation_ms = FLOOR_MS;
+        fd.min_std_deviation = Duration::from_millis(FLOOR_MS);
         let a = local_node("parent", remote_settings(0, &fd), &["hello"]).await;
         let events = record_events(&a.system);
         let hello = local_sink(&a, "hello");

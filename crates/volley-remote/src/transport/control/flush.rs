@@ -11,12 +11,11 @@
 //! what it already holds; the peer reads it after delivering everything
 //! before it on that connection, into the recipients' mailboxes, and
 //! answers with a FlushAck on its control lane. Once every lane flushed
-//! has answered, or after `death_watch_notification_flush_timeout_ms`
+//! has answered, or after `death_watch_notification_flush_timeout`
 //! (a lost connection loses its Flush too), the notice is sent.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crate::sync::Ordering;
 use crate::transport::association::Association;
@@ -47,13 +46,17 @@ impl RemotingCore {
         association: &Association,
         then: impl FnOnce() + Send + 'static,
     ) {
-        let timeout = self.settings.death_watch_notification_flush_timeout_ms;
+        let timeout = self.settings.death_watch_notification_flush_timeout;
         let lanes: Vec<_> = [Lane::Ordinary, Lane::Large]
             .into_iter()
             .map(|lane| association.lane(lane))
             .filter(|lane| lane.is_connected() || lane.has_queued())
             .collect();
-        if timeout == 0 || lanes.is_empty() || association.is_down() || association.is_retired() {
+        if timeout.is_zero()
+            || lanes.is_empty()
+            || association.is_down()
+            || association.is_retired()
+        {
             return then();
         }
         let id = self.flushes.last_id.fetch_add(1, Ordering::Relaxed) + 1;
@@ -74,7 +77,6 @@ impl RemotingCore {
         let Some(me) = self.me.upgrade() else {
             return;
         };
-        let timeout = Duration::from_millis(timeout);
         self.track(self.system.runtime_handle().spawn(async move {
             tokio::time::sleep(timeout).await;
             let timed_out = lock(&me.flushes.waiting).remove(&id);

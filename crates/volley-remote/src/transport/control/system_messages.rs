@@ -14,7 +14,7 @@
 //! are answered there (a watch with `Terminated`).
 //!
 //! The outbox is bounded (`system_message_buffer_size`) and ages
-//! (`give_up_system_message_after_ms`): past either, the peer's incarnation
+//! (`give_up_system_message_after`): past either, the peer's incarnation
 //! is quarantined, as in Artery.
 
 use std::collections::VecDeque;

@@ -140,7 +140,7 @@ pub(in crate::transport) async fn authenticate(
     )
     .await?;
     tokio::time::timeout(
-        core.settings.handshake_timeout(),
+        core.settings.handshake_timeout,
         exchange.read_proof(secret, stream, buf),
     )
     .await

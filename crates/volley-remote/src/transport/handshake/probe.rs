@@ -234,7 +234,7 @@ impl RemotingCore {
     async fn probe(&self, claimed: &Address) -> Option<u64> {
         // Half the handshake time: the peer waits for this check before
         // its own handshake is answered.
-        let within = self.settings.handshake_timeout() / 2;
+        let within = self.settings.handshake_timeout / 2;
         let answered =
             tokio::time::timeout(within, setup::dial(self, claimed, Lane::Control)).await;
         let why = match answered {

@@ -11,7 +11,7 @@
 //! association proves its address when one of its lanes completes a
 //! handshake there. One that has not within twice the handshake timeout
 //! is stopped as an idle one is (`idle.rs`), without waiting
-//! `stop_idle_outbound_after_ms`: its queued messages are counted as dead
+//! `stop_idle_outbound_after`: its queued messages are counted as dead
 //! letters, `Disassociated` is published with the reason `Unreachable`,
 //! and the table lets go of it. Its lanes no longer redial an address
 //! that never answered. Traffic that starts it again (a send to it,
@@ -63,7 +63,7 @@ impl RemotingCore {
     /// How long an association started on a peer's word has to prove its
     /// address: a first connection attempt and one more.
     fn proof_window(&self) -> Duration {
-        self.settings.handshake_timeout() * 2
+        self.settings.handshake_timeout * 2
     }
 
     /// Stops every association started on a peer's word whose address has

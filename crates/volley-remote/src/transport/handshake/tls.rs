@@ -15,14 +15,14 @@
 //! must chain to. The dialer checks that the acceptor's certificate names
 //! the host it dialed (an IP address or a DNS name, from the address).
 //!
-//! The files are read again when they change (`refresh_interval_ms`, as
+//! The files are read again when they change (`refresh_interval`, as
 //! Pekko's rotating-keys provider), so certificates can be rotated without
 //! a restart; the check is made by the next connection after the interval,
 //! and connections already made keep the session they have.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -33,7 +33,7 @@ use tokio_rustls::{TlsAcceptor, TlsConnector};
 use crate::transport::settings::{TlsError, TlsSettings};
 
 /// The TLS configuration both ways, built at start and again when its
-/// files change (`refresh_interval_ms`).
+/// files change (`refresh_interval`).
 pub(crate) struct TlsContext {
     settings: TlsSettings,
     current: RwLock<Arc<Configs>>,
@@ -87,7 +87,7 @@ impl TlsContext {
     /// reading that fails keeps what is in use (and is tried again at the
     /// next look, the files being perhaps half written).
     fn refresh_if_due(&self) {
-        let interval = Duration::from_millis(self.settings.refresh_interval_ms);
+        let interval = self.settings.refresh_interval;
         if interval.is_zero() {
             return;
         }
@@ -216,6 +216,7 @@ fn private_key(file: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
 mod tests {
     use super::*;
     use rcgen::{CertificateParams, KeyPair};
+    use std::time::Duration;
 
     /// Writes a self-signed certificate for 127.0.0.1 (its own CA) into
     /// `dir`'s three files.
@@ -240,7 +241,7 @@ mod tests {
             cert_file: Some(dir.join("cert.pem")),
             key_file: Some(dir.join("key.pem")),
             ca_file: Some(dir.join("ca.pem")),
-            refresh_interval_ms: 1,
+            refresh_interval: Duration::from_millis(1),
             ..TlsSettings::default()
         };
         let tls = TlsContext::from_settings(&settings).unwrap().unwrap();
@@ -258,7 +259,7 @@ mod tests {
         let _ = tls.acceptor();
         assert!(!Arc::ptr_eq(&first, &in_use()), "usable new files: taken");
         let never = TlsContext::from_settings(&TlsSettings {
-            refresh_interval_ms: 0,
+            refresh_interval: Duration::ZERO,
             ..settings
         })
         .unwrap()

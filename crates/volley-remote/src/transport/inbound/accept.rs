@@ -93,7 +93,7 @@ async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), Inboun
     // The TLS handshake comes first: a peer that does not speak TLS (a
     // plaintext preamble) fails here, before anything of it is read.
     let sealed = tokio::time::timeout(
-        core.settings.handshake_timeout(),
+        core.settings.handshake_timeout,
         tls.acceptor().accept(stream),
     )
     .await
@@ -121,7 +121,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let request = tokio::time::timeout(
-        core.settings.handshake_timeout(),
+        core.settings.handshake_timeout,
         setup::read_request(&mut stream, &mut buf),
     )
     .await

@@ -10,7 +10,7 @@
 //! heartbeat every second, and those quiet lanes must stay open. Every
 //! connection of one incarnation shares one "last heard" time
 //! ([`IdleWatch`]); a connection is closed once nothing arrived on any of
-//! them for `limits.idle_timeout_ms`.
+//! them for `limits.idle_timeout`.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -89,7 +89,7 @@ impl InboundGuard {
         Arc::new(InboundGuard {
             max_total: limits.max_inbound_connections,
             max_per_ip: limits.max_inbound_connections_per_ip,
-            idle_timeout: limits.idle_timeout(),
+            idle_timeout: limits.idle_timeout,
             open: Mutex::new(Open::default()),
             heard: Mutex::new(HashMap::new()),
         })
@@ -220,7 +220,7 @@ impl IdleWatch {
                         return Err(std::io::Error::new(
                             std::io::ErrorKind::TimedOut,
                             format!(
-                                "nothing arrived from the peer for {:?} (limits.idle_timeout_ms)",
+                                "nothing arrived from the peer for {:?} (limits.idle_timeout)",
                                 self.timeout
                             ),
                         ));

@@ -53,9 +53,10 @@ impl PhiAccrualFailureDetector {
     pub(crate) fn new(settings: &FailureDetectorSettings) -> Self {
         PhiAccrualFailureDetector {
             threshold: settings.threshold,
-            acceptable_pause_ms: settings.acceptable_heartbeat_pause_ms as f64,
-            min_std_deviation_ms: settings.min_std_deviation_ms as f64,
-            first_interval_ms: settings.heartbeat_interval_ms,
+            acceptable_pause_ms: millis(settings.acceptable_heartbeat_pause),
+            min_std_deviation_ms: millis(settings.min_std_deviation),
+            first_interval_ms: u64::try_from(settings.heartbeat_interval.as_millis())
+                .unwrap_or(u64::MAX),
             history: HeartbeatHistory::new(settings.max_sample_size),
             last_heartbeat: None,
             expected_grace_ms: None,
@@ -72,7 +73,7 @@ impl PhiAccrualFailureDetector {
         }
         self.history = self.first_history();
         self.last_heartbeat = Some(now);
-        self.expected_grace_ms = Some(grace.as_secs_f64() * 1000.0);
+        self.expected_grace_ms = Some(millis(grace));
     }
 
     /// Records a heartbeat that arrived at `now`.
@@ -151,6 +152,11 @@ impl PhiAccrualFailureDetector {
         history.push(mean + spread);
         history
     }
+}
+
+/// A duration in milliseconds, the unit of the detector's statistics.
+fn millis(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }
 
 /// `-log10(1 - F(time_diff))` for the normal distribution `N(mean,

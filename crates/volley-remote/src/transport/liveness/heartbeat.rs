@@ -20,7 +20,7 @@ use crate::transport::support::lock;
 /// until remoting shuts down (which also aborts the task) or the
 /// association is stopped for idleness.
 pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<RemotingCore>) {
-    let mut ticks = tokio::time::interval(core.settings.failure_detector.heartbeat_interval());
+    let mut ticks = tokio::time::interval(core.settings.failure_detector.heartbeat_interval);
     // After a stall, one heartbeat, not a burst: a burst would teach the
     // peer's detector intervals near zero.
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

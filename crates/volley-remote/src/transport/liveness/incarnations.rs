@@ -212,9 +212,9 @@ impl RemotingCore {
     }
 
     /// Quarantines every incarnation whose oldest unacknowledged system
-    /// message has waited longer than `give_up_system_message_after_ms`.
+    /// message has waited longer than `give_up_system_message_after`.
     pub(crate) fn give_up_overdue_system_messages(&self, now: Instant) {
-        let limit = std::time::Duration::from_millis(self.settings.give_up_system_message_after_ms);
+        let limit = self.settings.give_up_system_message_after;
         for association in self.associations.all() {
             let association = &*association;
             let overdue = lock(&association.control)
@@ -223,7 +223,7 @@ impl RemotingCore {
                 .is_some_and(|waited| waited > limit);
             if overdue {
                 let why = format!(
-                    "a system message waited over {limit:?} for its ack (give_up_system_message_after_ms)"
+                    "a system message waited over {limit:?} for its ack (give_up_system_message_after)"
                 );
                 self.quarantine(association, &why);
             }

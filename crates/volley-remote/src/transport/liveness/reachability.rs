@@ -259,7 +259,7 @@ impl Reachability {
 /// The node's monitor: judges every detector twice per heartbeat interval
 /// until remoting shuts down.
 pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
-    let period = (core.settings.failure_detector.heartbeat_interval() / 2)
+    let period = (core.settings.failure_detector.heartbeat_interval / 2)
         .max(std::time::Duration::from_millis(1));
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -292,8 +292,8 @@ mod tests {
 
     fn settings() -> FailureDetectorSettings {
         FailureDetectorSettings {
-            heartbeat_interval_ms: 100,
-            acceptable_heartbeat_pause_ms: 500,
+            heartbeat_interval: Duration::from_millis(100),
+            acceptable_heartbeat_pause: Duration::from_millis(500),
             ..FailureDetectorSettings::default()
         }
     }

@@ -63,17 +63,17 @@ impl Redial {
 /// with the most jitter. A node that judges a peer from its first contact
 /// grants it this long to come out of a pause and heartbeat.
 pub(crate) fn longest_pause(settings: &RemoteSettings) -> Duration {
-    let first = Duration::from_millis(settings.reconnect_backoff_ms.max(1));
-    let max = Duration::from_millis(settings.reconnect_backoff_max_ms).max(first);
+    let first = settings.reconnect_backoff.max(Duration::from_millis(1));
+    let max = settings.reconnect_backoff_max.max(first);
     jitter(max, JITTER_SPAN)
 }
 
 impl Backoff {
     pub(crate) fn new(settings: &RemoteSettings) -> Self {
-        let first = Duration::from_millis(settings.reconnect_backoff_ms.max(1));
+        let first = settings.reconnect_backoff.max(Duration::from_millis(1));
         Backoff {
             first,
-            max: Duration::from_millis(settings.reconnect_backoff_max_ms).max(first),
+            max: settings.reconnect_backoff_max.max(first),
             failures: 0,
             last_warning: None,
             redials_seen: 0,
@@ -144,8 +144,8 @@ mod tests {
 
     fn settings(first: u64, max: u64) -> RemoteSettings {
         RemoteSettings {
-            reconnect_backoff_ms: first,
-            reconnect_backoff_max_ms: max,
+            reconnect_backoff: Duration::from_millis(first),
+            reconnect_backoff_max: Duration::from_millis(max),
             ..RemoteSettings::default()
         }
     }

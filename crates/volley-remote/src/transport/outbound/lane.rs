@@ -191,7 +191,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 1
             },
             direct_flush: batching.enabled
-                && batching.flush_interval_us == 0
+                && batching.flush_interval.is_zero()
                 && batching.dispatcher_writes,
             pdu_limit: usize::MAX,
             overflowed: std::sync::atomic::AtomicBool::new(false),

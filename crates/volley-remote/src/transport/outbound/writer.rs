@@ -281,7 +281,7 @@ async fn connect(
     core: &RemotingCore,
 ) -> Result<(Arc<TcpStream>, Option<TlsSession>, u64), String> {
     let connected = tokio::time::timeout(
-        core.settings.handshake_timeout(),
+        core.settings.handshake_timeout,
         crate::transport::handshake::setup::dial(core, &lane.remote, lane.lane),
     )
     .await;
@@ -403,8 +403,8 @@ async fn serve(
                 }
                 continue;
             }
-            if batching.flush_interval_us > 0 {
-                tokio::time::sleep(Duration::from_micros(batching.flush_interval_us)).await;
+            if !batching.flush_interval.is_zero() {
+                tokio::time::sleep(batching.flush_interval).await;
             } else if batching.enabled {
                 // Senders on this runtime (tasks that `ask`, say) woke
                 // us with their first message; tokio would run us right

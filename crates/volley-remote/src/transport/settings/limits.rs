@@ -63,9 +63,10 @@ pub struct LimitSettings {
     /// An inbound connection over which nothing arrived from its peer's
     /// incarnation, on any of that incarnation's connections, for this long
     /// is closed. A live volley peer sends a heartbeat every
-    /// `failure_detector.heartbeat_interval_ms` on its control lane, which
-    /// keeps its quiet lanes open too. Default 60000 ms.
-    pub idle_timeout_ms: u64,
+    /// `failure_detector.heartbeat_interval` on its control lane, which
+    /// keeps its quiet lanes open too. Default 60 s.
+    #[serde(with = "humantime_serde")]
+    pub idle_timeout: Duration,
     /// Most bytes queued on an association's control lane (system messages,
     /// their acks, spawn answers, heartbeats) waiting to be written. Past
     /// it the frame is not queued and the peer's incarnation is
@@ -84,14 +85,14 @@ impl Default for LimitSettings {
             max_decode_collection_bytes: crate::serialization::DEFAULT_MAX_COLLECTION_BYTES,
             max_inbound_connections: 1024,
             max_inbound_connections_per_ip: 256,
-            idle_timeout_ms: 60_000,
+            idle_timeout: Duration::from_secs(60),
             max_control_queue_bytes: 8 * 1024 * 1024,
         }
     }
 }
 
 impl LimitSettings {
-    pub(crate) fn validate(&self, heartbeat_interval_ms: u64) -> Result<(), RemoteSettingsError> {
+    pub(crate) fn validate(&self, heartbeat_interval: Duration) -> Result<(), RemoteSettingsError> {
         let out_of_range = |key, reason| Err(RemoteSettingsError::OutOfRange { key, reason });
         if self.max_imported_refs == 0 {
             return out_of_range("limits.max_imported_refs", "must be at least 1");
@@ -126,10 +127,10 @@ impl LimitSettings {
                 "must be at least 1",
             );
         }
-        if self.idle_timeout_ms < heartbeat_interval_ms.saturating_mul(2) {
+        if self.idle_timeout < heartbeat_interval.saturating_mul(2) {
             return out_of_range(
-                "limits.idle_timeout_ms",
-                "must be at least twice failure_detector.heartbeat_interval_ms",
+                "limits.idle_timeout",
+                "must be at least twice failure_detector.heartbeat_interval",
             );
         }
         if self.max_control_queue_bytes < 64 * 1024 {
@@ -137,25 +138,24 @@ impl LimitSettings {
         }
         Ok(())
     }
-
-    pub(crate) fn idle_timeout(&self) -> Duration {
-        Duration::from_millis(self.idle_timeout_ms)
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use crate::transport::settings::{register_settings, RemoteSettings};
 
     #[test]
     fn limits_parse_from_toml_and_bad_ones_name_their_key() {
         register_settings();
         let s = volley::Settings::from_toml_str(
-            "[remote.limits]\nmax_inbound_connections = 16\nidle_timeout_ms = 2000\n",
+            "[remote.limits]\nmax_inbound_connections = 16\nidle_timeout = \"2s\"\n",
         )
         .unwrap();
         let r = RemoteSettings::from_system_settings(&s).unwrap();
         assert_eq!(r.limits.max_inbound_connections, 16);
+        assert_eq!(r.limits.idle_timeout, Duration::from_secs(2));
         assert_eq!(r.limits.max_decode_depth, 128, "the others keep defaults");
         let cases = [
             ("max_imported_refs = 0", "limits.max_imported_refs"),
@@ -164,7 +164,7 @@ mod tests {
                 "limits.max_imported_ref_bytes",
             ),
             ("max_decode_depth = 100000", "limits.max_decode_depth"),
-            ("idle_timeout_ms = 1500", "limits.idle_timeout_ms"),
+            ("idle_timeout = \"1500ms\"", "limits.idle_timeout"),
             (
                 "max_control_queue_bytes = 10",
                 "limits.max_control_queue_bytes",

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
 
+mod duration_keys;
 mod limits;
 mod tls;
 mod trust;
@@ -32,7 +33,8 @@ pub struct BatchingSettings {
     /// After waking up, wait this long for more frames before writing.
     /// Default 0: write as soon as the writer is free, which already batches
     /// whatever queued during the previous write.
-    pub flush_interval_us: u64,
+    #[serde(with = "humantime_serde")]
+    pub flush_interval: Duration,
     /// Messages sent by actors are written by the dispatcher thread that
     /// ran them, once it runs out of work or after 4 activations, instead
     /// of waking the writer task (see `volley::batch_end`). Saves a thread
@@ -40,7 +42,7 @@ pub struct BatchingSettings {
     /// thread busy long after sending (blocking or heavy computation)
     /// holds its messages back that long, as it holds back every other
     /// actor on that thread. Default true; ignored (off) when batching is
-    /// off or `flush_interval_us` is set.
+    /// off or `flush_interval` is above 0.
     pub dispatcher_writes: bool,
 }
 
@@ -50,13 +52,18 @@ impl Default for BatchingSettings {
             enabled: true,
             max_pending_writes: 4096,
             max_pending_bytes: 4 * 1024 * 1024,
-            flush_interval_us: 0,
+            flush_interval: Duration::ZERO,
             dispatcher_writes: true,
         }
     }
 }
 
 /// Settings of the remoting transport.
+///
+/// Durations are written with units (`handshake_timeout = "5s"`,
+/// `"200ms"`, `"50us"`). The keys they replaced, whole numbers of
+/// milliseconds or microseconds (`handshake_timeout_ms = 5000`), are still
+/// read by [`Self::from_system_settings`], with a deprecation warning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RemoteSettings {
@@ -86,19 +93,23 @@ pub struct RemoteSettings {
     /// not. The key `auth_token` is read as an alias. Default none.
     #[serde(alias = "auth_token")]
     pub secret: Option<String>,
-    /// How long a handshake may take. Default 5000 ms.
-    pub handshake_timeout_ms: u64,
+    /// How long a handshake may take. Default 5 s.
+    #[serde(with = "humantime_serde")]
+    pub handshake_timeout: Duration,
     /// Pause before the first reconnect attempt; it doubles with every
     /// further failed attempt (±20 % jitter). Default 200 ms.
-    pub reconnect_backoff_ms: u64,
-    /// Longest pause between reconnect attempts. Default 5000 ms.
-    pub reconnect_backoff_max_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub reconnect_backoff: Duration,
+    /// Longest pause between reconnect attempts. Default 5 s.
+    #[serde(with = "humantime_serde")]
+    pub reconnect_backoff_max: Duration,
     /// Heartbeats and failure detection (`[remote.failure_detector]`).
     pub failure_detector: FailureDetectorSettings,
     /// How long `ActorSystem::terminate` waits for queued messages to be
     /// written before it tells the peers it leaves and closes. Default
-    /// 2000 ms.
-    pub shutdown_flush_timeout_ms: u64,
+    /// 2 s.
+    #[serde(with = "humantime_serde")]
+    pub shutdown_flush_timeout: Duration,
     /// Most system messages (watch, unwatch, death notices, stop) waiting
     /// for the peer's ack per association; past it the peer's incarnation
     /// is quarantined. Default 20000 (Akka's `system-message-buffer-size`).
@@ -106,14 +117,16 @@ pub struct RemoteSettings {
     /// How long a system message may wait for its ack before the peer's
     /// incarnation is quarantined. Default 6 h (Akka Artery's
     /// `give-up-system-message-after`).
-    pub give_up_system_message_after_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub give_up_system_message_after: Duration,
     /// How long an association may carry nothing but heartbeats, both
     /// ways, with no remote watch or unacknowledged system message
     /// between the two nodes, before it is stopped: its connections
     /// close, its writer and heartbeat tasks end, its buffers are freed.
     /// The next message either way starts it again. 0 never stops one.
     /// Default 5 min (Akka Artery's `stop-idle-outbound-after`).
-    pub stop_idle_outbound_after_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub stop_idle_outbound_after: Duration,
     /// How long an association that remembers a quarantined incarnation
     /// stays in the table once it is stopped for idleness, so that the
     /// incarnation stays refused. Past it the association is let go of
@@ -122,14 +135,16 @@ pub struct RemoteSettings {
     /// incarnation come back after that, it is associated with again. 0
     /// keeps it for ever. Default 1 h (Akka Artery's
     /// `remove-quarantined-association-after`).
-    pub remove_quarantined_association_after_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub remove_quarantined_association_after: Duration,
     /// How long a death notice to a remote watcher's node waits for that
     /// node to confirm it has delivered the user messages sent to it
     /// before the death (a Flush on each user lane in use), so that the
     /// watcher gets them before `Terminated`; past it the notice goes
     /// anyway. 0 sends notices at once, unordered with user messages.
     /// Default 3 s (Akka Artery's `death-watch-notification-flush-timeout`).
-    pub death_watch_notification_flush_timeout_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub death_watch_notification_flush_timeout: Duration,
     /// How far a peer may make this node grow (`[remote.limits]`).
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
@@ -151,16 +166,16 @@ impl Default for RemoteSettings {
             max_frame_size: LARGE_MAX_FRAME_LEN,
             remote_spawn: false,
             secret: None,
-            handshake_timeout_ms: 5000,
-            reconnect_backoff_ms: 200,
-            reconnect_backoff_max_ms: 5000,
+            handshake_timeout: Duration::from_secs(5),
+            reconnect_backoff: Duration::from_millis(200),
+            reconnect_backoff_max: Duration::from_secs(5),
             failure_detector: FailureDetectorSettings::default(),
-            shutdown_flush_timeout_ms: 2000,
+            shutdown_flush_timeout: Duration::from_secs(2),
             system_message_buffer_size: 20_000,
-            give_up_system_message_after_ms: 6 * 60 * 60 * 1000,
-            stop_idle_outbound_after_ms: 5 * 60 * 1000,
-            remove_quarantined_association_after_ms: 60 * 60 * 1000,
-            death_watch_notification_flush_timeout_ms: 3000,
+            give_up_system_message_after: Duration::from_secs(6 * 60 * 60),
+            stop_idle_outbound_after: Duration::from_secs(5 * 60),
+            remove_quarantined_association_after: Duration::from_secs(60 * 60),
+            death_watch_notification_flush_timeout: Duration::from_secs(3),
             limits: LimitSettings::default(),
             trust: TrustSettings::default(),
             tls: TlsSettings::default(),
@@ -182,6 +197,24 @@ pub enum RemoteSettingsError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A duration that cannot be read.
+    #[error("invalid [remote] setting {key}: {reason}")]
+    BadDuration {
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A deprecated key and the key that replaced it, both given.
+    #[error(
+        "invalid [remote] settings: both {old_key} (deprecated) and {key} are set; keep only {key}"
+    )]
+    BothKeys {
+        /// The deprecated key.
+        old_key: &'static str,
+        /// The key that replaced it.
+        key: &'static str,
+    },
 }
 
 /// The name of this crate's section in the actor system's settings.
@@ -196,15 +229,21 @@ pub fn register_settings() {
 
 impl RemoteSettings {
     /// Reads the `[remote]` section of the system's settings (defaults when
-    /// absent).
+    /// absent). A deprecated duration key is read as the key that replaced
+    /// it, and logged as deprecated.
     pub fn from_system_settings(settings: &volley::Settings) -> Result<Self, RemoteSettingsError> {
         register_settings();
         let parsed = match settings.extensions.get(SECTION) {
             None => RemoteSettings::default(),
-            Some(value) => value
-                .clone()
-                .try_into()
-                .map_err(|e: toml::de::Error| RemoteSettingsError::Invalid(e.to_string()))?,
+            Some(value) => {
+                let mut section = value.clone();
+                for deprecated in duration_keys::read_duration_keys(&mut section)? {
+                    tracing::warn!("{deprecated}");
+                }
+                section
+                    .try_into()
+                    .map_err(|e: toml::de::Error| RemoteSettingsError::Invalid(e.to_string()))?
+            }
         };
         parsed.validate()?;
         Ok(parsed)
@@ -235,10 +274,10 @@ impl RemoteSettings {
                 reason: "must be at least large_message_threshold and at most 16 MiB",
             });
         }
-        if self.reconnect_backoff_max_ms < self.reconnect_backoff_ms {
+        if self.reconnect_backoff_max < self.reconnect_backoff {
             return Err(RemoteSettingsError::OutOfRange {
-                key: "reconnect_backoff_max_ms",
-                reason: "must be at least reconnect_backoff_ms",
+                key: "reconnect_backoff_max",
+                reason: "must be at least reconnect_backoff",
             });
         }
         if self.batching.max_pending_writes == 0 {
@@ -265,37 +304,33 @@ impl RemoteSettings {
                 reason: "must be at least 1",
             });
         }
-        if self.give_up_system_message_after_ms == 0 {
+        if self.give_up_system_message_after < Duration::from_millis(1) {
             return Err(RemoteSettingsError::OutOfRange {
-                key: "give_up_system_message_after_ms",
+                key: "give_up_system_message_after",
                 reason: "must be at least 1 ms",
             });
         }
-        if self.stop_idle_outbound_after_ms != 0
-            && self.stop_idle_outbound_after_ms < 2 * self.failure_detector.heartbeat_interval_ms
+        if !self.stop_idle_outbound_after.is_zero()
+            && self.stop_idle_outbound_after < 2 * self.failure_detector.heartbeat_interval
         {
             return Err(RemoteSettingsError::OutOfRange {
-                key: "stop_idle_outbound_after_ms",
+                key: "stop_idle_outbound_after",
                 reason: "must be 0 (never) or at least two heartbeat intervals",
             });
         }
         self.limits
-            .validate(self.failure_detector.heartbeat_interval_ms)?;
+            .validate(self.failure_detector.heartbeat_interval)?;
         self.trust.validate()?;
         self.tls.validate()?;
         self.failure_detector.validate()
-    }
-
-    pub(crate) fn handshake_timeout(&self) -> Duration {
-        Duration::from_millis(self.handshake_timeout_ms)
     }
 }
 
 /// Heartbeats and the phi accrual failure detector that watches them (see
 /// `transport/liveness/failure_detector.rs`). The defaults are those of Akka's remote
 /// watch failure detector: a node that stops sending heartbeats is
-/// reported a little over `heartbeat_interval_ms` plus
-/// `acceptable_heartbeat_pause_ms` after its last one (about 11.6 s), long
+/// reported a little over `heartbeat_interval` plus
+/// `acceptable_heartbeat_pause` after its last one (about 11.6 s), long
 /// enough that a stalled process or a short network hiccup is not taken
 /// for a crash.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -303,18 +338,21 @@ impl RemoteSettings {
 pub struct FailureDetectorSettings {
     /// How often each node sends a heartbeat on the control lane of every
     /// association; also the detector's first guess of the interval
-    /// between arrivals. Default 1000 ms.
-    pub heartbeat_interval_ms: u64,
+    /// between arrivals. Default 1 s.
+    #[serde(with = "humantime_serde")]
+    pub heartbeat_interval: Duration,
     /// Phi above which a node is unreachable. Lower detects a crash sooner
     /// and suspects a live node more often. Default 10.0.
     pub threshold: f64,
     /// Silence tolerated on top of the usual interval before phi rises:
-    /// covers lost heartbeats, pauses and bursts of load. Default 10000 ms.
-    pub acceptable_heartbeat_pause_ms: u64,
+    /// covers lost heartbeats, pauses and bursts of load. Default 10 s.
+    #[serde(with = "humantime_serde")]
+    pub acceptable_heartbeat_pause: Duration,
     /// Floor of the standard deviation of intervals, so that a very regular
     /// history does not make phi jump at the first late heartbeat.
     /// Default 100 ms.
-    pub min_std_deviation_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub min_std_deviation: Duration,
     /// How many recent intervals the statistics use. Default 200.
     pub max_sample_size: usize,
 }
@@ -322,10 +360,10 @@ pub struct FailureDetectorSettings {
 impl Default for FailureDetectorSettings {
     fn default() -> Self {
         FailureDetectorSettings {
-            heartbeat_interval_ms: 1000,
+            heartbeat_interval: Duration::from_secs(1),
             threshold: 10.0,
-            acceptable_heartbeat_pause_ms: 10_000,
-            min_std_deviation_ms: 100,
+            acceptable_heartbeat_pause: Duration::from_secs(10),
+            min_std_deviation: Duration::from_millis(100),
             max_sample_size: 200,
         }
     }
@@ -334,9 +372,9 @@ impl Default for FailureDetectorSettings {
 impl FailureDetectorSettings {
     fn validate(&self) -> Result<(), RemoteSettingsError> {
         let out_of_range = |key, reason| Err(RemoteSettingsError::OutOfRange { key, reason });
-        if self.heartbeat_interval_ms == 0 {
+        if self.heartbeat_interval < Duration::from_millis(1) {
             return out_of_range(
-                "failure_detector.heartbeat_interval_ms",
+                "failure_detector.heartbeat_interval",
                 "must be at least 1 ms",
             );
         }
@@ -346,9 +384,9 @@ impl FailureDetectorSettings {
                 "must be a finite number above 0",
             );
         }
-        if self.min_std_deviation_ms == 0 {
+        if self.min_std_deviation < Duration::from_millis(1) {
             return out_of_range(
-                "failure_detector.min_std_deviation_ms",
+                "failure_detector.min_std_deviation",
                 "must be at least 1 ms",
             );
         }
@@ -356,10 +394,6 @@ impl FailureDetectorSettings {
             return out_of_range("failure_detector.max_sample_size", "must be at least 1");
         }
         Ok(())
-    }
-
-    pub(crate) fn heartbeat_interval(&self) -> Duration {
-        Duration::from_millis(self.heartbeat_interval_ms)
     }
 }
 
@@ -394,31 +428,40 @@ mod tests {
         let e = RemoteSettings::from_system_settings(&s).unwrap_err();
         assert!(e.to_string().contains("large_message_threshold"), "{e}");
         let s = volley::Settings::from_toml_str(
-            "[remote]\nreconnect_backoff_ms = 500\nreconnect_backoff_max_ms = 100\n",
+            "[remote]\nreconnect_backoff = \"500ms\"\nreconnect_backoff_max = \"100ms\"\n",
         )
         .unwrap();
         let e = RemoteSettings::from_system_settings(&s).unwrap_err();
-        assert!(e.to_string().contains("reconnect_backoff_max_ms"), "{e}");
+        assert!(e.to_string().contains("reconnect_backoff_max:"), "{e}");
     }
 
     #[test]
     fn failure_detector_defaults_and_overrides() {
         register_settings();
         let defaults = FailureDetectorSettings::default();
-        assert_eq!(defaults.heartbeat_interval_ms, 1000);
+        assert_eq!(defaults.heartbeat_interval, Duration::from_millis(1000));
         assert_eq!(defaults.threshold, 10.0);
-        assert_eq!(defaults.acceptable_heartbeat_pause_ms, 10_000);
-        assert_eq!(defaults.min_std_deviation_ms, 100);
+        assert_eq!(
+            defaults.acceptable_heartbeat_pause,
+            Duration::from_millis(10_000)
+        );
+        assert_eq!(defaults.min_std_deviation, Duration::from_millis(100));
         assert_eq!(defaults.max_sample_size, 200);
         let s = volley::Settings::from_toml_str(
-            "[remote.failure_detector]\nheartbeat_interval_ms = 50\nthreshold = 8.5\n",
+            "[remote.failure_detector]\nheartbeat_interval = \"50ms\"\nthreshold = 8.5\n",
         )
         .unwrap();
         let r = RemoteSettings::from_system_settings(&s).unwrap();
-        assert_eq!(r.failure_detector.heartbeat_interval_ms, 50);
+        assert_eq!(
+            r.failure_detector.heartbeat_interval,
+            Duration::from_millis(50)
+        );
         assert_eq!(r.failure_detector.threshold, 8.5);
         // Keys not given keep their defaults.
-        assert_eq!(r.failure_detector.acceptable_heartbeat_pause_ms, 10_000);
+        assert_eq!(
+            r.failure_detector.acceptable_heartbeat_pause,
+            Duration::from_secs(10)
+        );
     }
 
     #[test]
@@ -426,16 +469,20 @@ mod tests {
         register_settings();
         let cases = [
             (
-                "heartbeat_interval_ms = 0",
-                "failure_detector.heartbeat_interval_ms",
+                "heartbeat_interval = \"0s\"",
+                "failure_detector.heartbeat_interval",
+            ),
+            (
+                "heartbeat_interval = \"500us\"",
+                "failure_detector.heartbeat_interval",
             ),
             ("threshold = 0.0", "failure_detector.threshold"),
             ("threshold = -1.0", "failure_detector.threshold"),
             ("threshold = nan", "failure_detector.threshold"),
             ("threshold = inf", "failure_detector.threshold"),
             (
-                "min_std_deviation_ms = 0",
-                "failure_detector.min_std_deviation_ms",
+                "min_std_deviation = \"0ms\"",
+                "failure_detector.min_std_deviation",
             ),
             ("max_sample_size = 0", "failure_detector.max_sample_size"),
             ("heartbeat_intervall_ms = 5", "heartbeat_intervall_ms"),

@@ -2,6 +2,7 @@
 //! (`handshake/tls.rs` builds rustls' configuration from them).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +31,8 @@ pub struct TlsSettings {
     /// connections from then on. Files that cannot be used are logged and
     /// the certificates in use are kept. 0 reads them only at start.
     /// Default 10 min (Pekko's `ssl-context-refresh-interval`).
-    pub refresh_interval_ms: u64,
+    #[serde(with = "humantime_serde")]
+    pub refresh_interval: Duration,
 }
 
 impl Default for TlsSettings {
@@ -41,7 +43,7 @@ impl Default for TlsSettings {
             key_file: None,
             ca_file: None,
             require_client_cert: false,
-            refresh_interval_ms: 10 * 60 * 1000,
+            refresh_interval: Duration::from_secs(10 * 60),
         }
     }
 }

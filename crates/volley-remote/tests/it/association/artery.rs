@@ -84,8 +84,8 @@ async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool)
 /// given up after some 11 s of silence, longer than any wait here).
 fn quick_retry() -> RemoteSettings {
     RemoteSettings {
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     }
 }
@@ -365,11 +365,11 @@ const IDLE_MS: u64 = 400;
 fn idling() -> RemoteSettings {
     RemoteSettings {
         failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 2000,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(2000),
             ..FailureDetectorSettings::default()
         },
-        stop_idle_outbound_after_ms: IDLE_MS,
+        stop_idle_outbound_after: Duration::from_millis(IDLE_MS),
         ..quick_retry()
     }
 }

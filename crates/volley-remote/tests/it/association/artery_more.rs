@@ -40,8 +40,8 @@ async fn until_answered(calc: &ActorRef<Calc>) {
 /// Reconnects from 50 ms on; the default failure detector.
 fn quick_retry() -> RemoteSettings {
     RemoteSettings {
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     }
 }

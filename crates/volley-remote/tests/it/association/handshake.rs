@@ -6,7 +6,7 @@
 //!   deliver messages from upstream until handshake completed": B takes
 //!   A's connection and never answers the handshake; A writes nothing
 //!   after its HandshakeRequest, gives the connection up after
-//!   `handshake_timeout_ms`, dials again, and once B answers, the message
+//!   `handshake_timeout`, dials again, and once B answers, the message
 //!   queued meanwhile arrives:
 //!   `an_unanswered_handshake_times_out_and_is_retried_and_nothing_goes_before_it`.
 //!
@@ -25,6 +25,8 @@
 
 use crate::common;
 use crate::raw_peer;
+
+use std::time::Duration;
 
 use bytes::BytesMut;
 use common::{node, Calc, CALC_ID, T};
@@ -116,9 +118,9 @@ async fn an_unanswered_handshake_times_out_and_is_retried_and_nothing_goes_befor
     let a = node(
         "dialer-a",
         RemoteSettings {
-            handshake_timeout_ms: 500,
-            reconnect_backoff_ms: 50,
-            reconnect_backoff_max_ms: 200,
+            handshake_timeout: Duration::from_millis(500),
+            reconnect_backoff: Duration::from_millis(50),
+            reconnect_backoff_max: Duration::from_millis(200),
             ..RemoteSettings::default()
         },
     )

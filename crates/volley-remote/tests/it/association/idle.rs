@@ -1,4 +1,4 @@
-//! Idle associations (`stop_idle_outbound_after_ms`): one that carried
+//! Idle associations (`stop_idle_outbound_after`): one that carried
 //! nothing but heartbeats for the configured time says so, closes its
 //! connections and stops; the next message starts it again; a remote
 //! watch keeps it; and two nodes that stop and start again never take
@@ -32,13 +32,13 @@ const IDLE_MS: u64 = 600;
 fn idling() -> RemoteSettings {
     RemoteSettings {
         failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 1000,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(1000),
             ..FailureDetectorSettings::default()
         },
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
-        stop_idle_outbound_after_ms: IDLE_MS,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
+        stop_idle_outbound_after: Duration::from_millis(IDLE_MS),
         ..RemoteSettings::default()
     }
 }
@@ -94,8 +94,8 @@ async fn an_idle_association_says_so_and_closes_its_connections() {
         RemoteSettings {
             // The hand-driven peer sends no heartbeats: not judged here.
             failure_detector: FailureDetectorSettings {
-                heartbeat_interval_ms: 50,
-                acceptable_heartbeat_pause_ms: 60_000,
+                heartbeat_interval: Duration::from_millis(50),
+                acceptable_heartbeat_pause: Duration::from_millis(60_000),
                 ..FailureDetectorSettings::default()
             },
             ..idling()
@@ -330,7 +330,7 @@ async fn a_remote_watch_keeps_the_association_running() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_never_stops_an_association() {
     let never = RemoteSettings {
-        stop_idle_outbound_after_ms: 0,
+        stop_idle_outbound_after: Duration::ZERO,
         ..idling()
     };
     let a = node("alpha", never.clone()).await;
@@ -349,9 +349,9 @@ async fn zero_never_stops_an_association() {
 #[test]
 fn a_too_short_idle_time_is_refused() {
     let settings = RemoteSettings {
-        stop_idle_outbound_after_ms: 60,
+        stop_idle_outbound_after: Duration::from_millis(60),
         ..idling()
     };
     let error = settings.validate().unwrap_err().to_string();
-    assert!(error.contains("stop_idle_outbound_after_ms"), "{error}");
+    assert!(error.contains("stop_idle_outbound_after"), "{error}");
 }

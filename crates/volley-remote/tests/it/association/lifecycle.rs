@@ -92,7 +92,7 @@ async fn a_peer_that_stopped_reading_does_not_hold_up_terminate() {
     let a = node(
         "stall-a",
         RemoteSettings {
-            shutdown_flush_timeout_ms: 300,
+            shutdown_flush_timeout: Duration::from_millis(300),
             ..RemoteSettings::default()
         },
     )

@@ -169,8 +169,8 @@ async fn until_answered(calc: &ActorRef<Calc>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_connections_reconnect_without_quarantine_and_keep_watches() {
     let quick = RemoteSettings {
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     };
     let b_port = free_port();

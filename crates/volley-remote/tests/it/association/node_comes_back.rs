@@ -33,8 +33,8 @@ use volley_testkit::TestProbe;
 fn settings(port: u16) -> RemoteSettings {
     RemoteSettings {
         port,
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     }
 }

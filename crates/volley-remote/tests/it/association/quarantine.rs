@@ -72,8 +72,8 @@ async fn a_dialer(
     let port = common::free_port();
     let fake: Address = format!("volley://fake@127.0.0.1:{port}").parse().unwrap();
     settings.failure_detector = FailureDetectorSettings {
-        heartbeat_interval_ms: 50,
-        acceptable_heartbeat_pause_ms: 300,
+        heartbeat_interval: Duration::from_millis(50),
+        acceptable_heartbeat_pause: Duration::from_millis(300),
         ..FailureDetectorSettings::default()
     };
     settings.trust.known_peers = vec![fake.to_string()];
@@ -150,8 +150,8 @@ async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
 async fn a_quarantined_association_is_removed_after_its_time_unless_kept_for_ever() {
     for keep_ms in [400, 0] {
         let settings = RemoteSettings {
-            stop_idle_outbound_after_ms: 200,
-            remove_quarantined_association_after_ms: keep_ms,
+            stop_idle_outbound_after: Duration::from_millis(200),
+            remove_quarantined_association_after: Duration::from_millis(keep_ms),
             ..RemoteSettings::default()
         };
         log_capture::install();

@@ -65,8 +65,8 @@ async fn node_with_calc(name: &str, remote: RemoteSettings) -> Node {
 /// reconnect.
 fn quick_retry() -> RemoteSettings {
     RemoteSettings {
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 400,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(400),
         ..RemoteSettings::default()
     }
 }

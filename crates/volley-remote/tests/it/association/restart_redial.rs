@@ -19,11 +19,11 @@ use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
 fn patient(port: u16) -> RemoteSettings {
     RemoteSettings {
         port,
-        reconnect_backoff_ms: 30_000,
-        reconnect_backoff_max_ms: 30_000,
+        reconnect_backoff: Duration::from_millis(30_000),
+        reconnect_backoff_max: Duration::from_millis(30_000),
         failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 60_000,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(60_000),
             ..FailureDetectorSettings::default()
         },
         ..RemoteSettings::default()

@@ -173,10 +173,10 @@ async fn send_ack(s: &mut TcpStream, ack: u64) {
 /// for its silence (the fake sends no heartbeats) while the test runs.
 fn settings() -> RemoteSettings {
     RemoteSettings {
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         failure_detector: FailureDetectorSettings {
-            acceptable_heartbeat_pause_ms: 120_000,
+            acceptable_heartbeat_pause: Duration::from_millis(120_000),
             ..FailureDetectorSettings::default()
         },
         ..RemoteSettings::default()

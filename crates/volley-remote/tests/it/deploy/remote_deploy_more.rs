@@ -11,13 +11,15 @@ use common::{
     add, await_incoming_watches, eventually, free_port, node, on_port, remote_ref,
     spawn_calculator, Node, T,
 };
+use std::time::Duration;
+
 use volley::{Actor, Context, HandleResult, Props, Terminated};
 use volley_remote::{AssociationState, RemoteSettings};
 
 /// Quick detector, and associations stopped after 300 ms of idleness.
 fn idling(port: u16) -> RemoteSettings {
     RemoteSettings {
-        stop_idle_outbound_after_ms: 300,
+        stop_idle_outbound_after: Duration::from_millis(300),
         ..on_port(port)
     }
 }
@@ -38,7 +40,7 @@ impl Actor for Watch {
 }
 
 /// An association whose node left is `Down`; once nothing has moved on it
-/// for `stop_idle_outbound_after_ms` it is stopped like an idle one, and
+/// for `stop_idle_outbound_after` it is stopped like an idle one, and
 /// the table lets go of it with its failure detector
 /// (docs/reference/remoting.md#idle-associations): a node meeting ever new
 /// peers does not fill its 4096

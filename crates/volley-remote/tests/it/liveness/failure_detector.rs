@@ -32,8 +32,8 @@ fn settings() -> RemoteSettings {
 fn settings_with_pause(pause: Duration) -> RemoteSettings {
     RemoteSettings {
         failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: pause.as_millis() as u64,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: pause,
             ..FailureDetectorSettings::default()
         },
         ..RemoteSettings::default()

@@ -66,7 +66,7 @@ fn a_send_to_a_full_large_lane_parks_instead_of_spinning() {
     // (that ends the wait with an error, which is the other test's case).
     let settings = RemoteSettings {
         failure_detector: volley_remote::transport::FailureDetectorSettings {
-            acceptable_heartbeat_pause_ms: 600_000,
+            acceptable_heartbeat_pause: Duration::from_millis(600_000),
             ..Default::default()
         },
         ..RemoteSettings::default()
@@ -231,14 +231,14 @@ fn user_messages(received: &[u8]) -> usize {
 async fn a_peer_that_never_reads_is_given_up_and_the_waiting_send_fails() {
     let settings = RemoteSettings {
         failure_detector: volley_remote::transport::FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 400,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(400),
             ..Default::default()
         },
         // A node that never heartbeats is given the longest reconnect
         // pause on top of the acceptable one: keep it short.
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     };
     let StalledPeer {

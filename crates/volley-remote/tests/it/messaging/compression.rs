@@ -70,8 +70,8 @@ async fn next(rx: &mut UnboundedReceiver<(u64, i64)>, what: &str) -> (u64, i64) 
 fn reconnecting_soon(port: u16) -> RemoteSettings {
     RemoteSettings {
         port,
-        reconnect_backoff_ms: 50,
-        reconnect_backoff_max_ms: 200,
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
         ..RemoteSettings::default()
     }
 }
@@ -363,8 +363,8 @@ async fn a_system_message_past_the_export_bound_still_goes() {
     use volley::ToAnyRef;
     let patient = RemoteSettings {
         failure_detector: volley_remote::transport::FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 3000,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(3000),
             ..Default::default()
         },
         ..reconnecting_soon(0)

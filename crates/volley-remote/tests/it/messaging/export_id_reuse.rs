@@ -126,8 +126,8 @@ async fn reused_ids_keep_naming_the_right_actors_across_reconnects() {
     let a = node(
         "reuse-a",
         RemoteSettings {
-            reconnect_backoff_ms: 20,
-            reconnect_backoff_max_ms: 100,
+            reconnect_backoff: Duration::from_millis(20),
+            reconnect_backoff_max: Duration::from_millis(100),
             limits: limited(64),
             ..RemoteSettings::default()
         },

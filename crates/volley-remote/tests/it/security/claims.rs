@@ -182,13 +182,13 @@ async fn the_address_check_connects_once_per_host_and_port_per_window() {
 /// declared on a third node starts an association there on the peer's
 /// word. The third node never answers a handshake: the association is
 /// let go of after twice the handshake timeout, not kept for
-/// `stop_idle_outbound_after_ms` (5 min) with its lanes redialing.
+/// `stop_idle_outbound_after` (5 min) with its lanes redialing.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_association_whose_address_never_answers_is_let_go_of_soon() {
     let mut settings = RemoteSettings::default();
     settings.trust.dial_declared_nodes = true;
-    settings.handshake_timeout_ms = 500;
+    settings.handshake_timeout = Duration::from_millis(500);
     let b = node("unproven", settings).await;
     spawn_calculator(&b, "calc");
     let addr = b.remoting.address().clone();

@@ -57,7 +57,7 @@ async fn a_million_tells_over_the_bound_are_all_counted_with_few_warnings() {
         "alpha",
         RemoteSettings {
             // The handshakes wait for the tells to end.
-            handshake_timeout_ms: 120_000,
+            handshake_timeout: Duration::from_millis(120_000),
             ..RemoteSettings::default()
         },
     )

@@ -260,11 +260,11 @@ async fn over_the_connection_cap_a_socket_is_closed_at_once_and_idle_ones_soon()
     let _serial = SERIAL.lock().await;
     let limits = LimitSettings {
         max_inbound_connections: 16,
-        idle_timeout_ms: 1000,
+        idle_timeout: Duration::from_millis(1000),
         ..LimitSettings::default()
     };
     let n = node("cap", limits, |s| {
-        s.failure_detector.heartbeat_interval_ms = 100;
+        s.failure_detector.heartbeat_interval = Duration::from_millis(100);
     })
     .await;
     let addr = n.remoting.address().clone();
@@ -303,7 +303,7 @@ async fn over_the_connection_cap_a_socket_is_closed_at_once_and_idle_ones_soon()
 async fn a_socket_stuck_in_the_preamble_is_closed_after_the_handshake_timeout() {
     let _serial = SERIAL.lock().await;
     let n = node("preamble", LimitSettings::default(), |s| {
-        s.handshake_timeout_ms = 300;
+        s.handshake_timeout = Duration::from_millis(300);
     })
     .await;
     let mut s = connect(n.remoting.address()).await;
@@ -318,10 +318,11 @@ async fn a_real_peers_quiet_lanes_stay_open_past_the_idle_timeout() {
     let _serial = SERIAL.lock().await;
     log_capture::install();
     let limits = || LimitSettings {
-        idle_timeout_ms: 500,
+        idle_timeout: Duration::from_millis(500),
         ..LimitSettings::default()
     };
-    let fast = |s: &mut RemoteSettings| s.failure_detector.heartbeat_interval_ms = 100;
+    let fast =
+        |s: &mut RemoteSettings| s.failure_detector.heartbeat_interval = Duration::from_millis(100);
     let a = node("quiet-a", limits(), fast).await;
     let b = node("quiet-b", limits(), fast).await;
     common::spawn_calculator(&b, "calc");
@@ -331,9 +332,8 @@ async fn a_real_peers_quiet_lanes_stay_open_past_the_idle_timeout() {
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert_eq!(common::add(&calc, 2, 3).await, 5);
     let a_addr = a.remoting.address().to_string();
-    let closed = log_capture::events(|e| {
-        e.text.contains("limits.idle_timeout_ms") && e.text.contains(&a_addr)
-    });
+    let closed =
+        log_capture::events(|e| e.text.contains("limits.idle_timeout") && e.text.contains(&a_addr));
     assert!(
         closed.is_empty(),
         "a live peer's lane was closed: {closed:?}"

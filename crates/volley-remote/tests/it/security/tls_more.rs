@@ -29,7 +29,7 @@
 //!   `a_certificate_not_valid_for_the_connection_is_refused`.
 //! - `RotatingKeysSSLEngineProviderSpec`, "rebuild the SSLContext": the
 //!   files of an acceptor the dialer does not trust are replaced by ones it
-//!   does; after `refresh_interval_ms` the next connection uses them:
+//!   does; after `refresh_interval` the next connection uses them:
 //!   `certificate_files_replaced_are_read_again`.
 //! - `ArteryConfigSSLEngineProviderSpec`, "fail fast when keystore cannot be
 //!   loaded", the case `hostile_tls.rs` leaves out: a key that does not
@@ -43,7 +43,7 @@
 //!   has no setting for the random source or the cipher suites (rustls'
 //!   safe defaults; rustls has no NULL or MD5 suites at all).
 //! - `TlsTcpWithRotatingKeysSSLEngineSpec`'s own cases: covered by the
-//!   ones above with `refresh_interval_ms` at its default.
+//!   ones above with `refresh_interval` at its default.
 //! - `TlsTcpWithActorSystemSetupSpec`: no pluggable SSLEngineProvider.
 //!   `PeerSubjectVerifierSpec`: volley checks no subject shared by peers
 //!   (the dialer checks the acceptor's name, above). `TlsResourcesSpec`,
@@ -540,7 +540,7 @@ async fn certificate_files_replaced_are_read_again() {
     let a = tls_node(
         "alpha",
         TlsSettings {
-            refresh_interval_ms: 200,
+            refresh_interval: Duration::from_millis(200),
             ..first.clone()
         },
     )
@@ -549,7 +549,7 @@ async fn certificate_files_replaced_are_read_again() {
         "beta",
         RemoteSettings {
             tls: pki.node("rotate-b", false),
-            reconnect_backoff_max_ms: 300,
+            reconnect_backoff_max: Duration::from_millis(300),
             ..RemoteSettings::default()
         },
     )

@@ -73,7 +73,7 @@ impl Actor for LastWords {
 /// the watcher saw, until every `Terminated` and half a second more.
 async fn last_words(speakers: &[(&str, usize, usize)], flush_timeout_ms: u64) -> Vec<Seen> {
     let settings = RemoteSettings {
-        death_watch_notification_flush_timeout_ms: flush_timeout_ms,
+        death_watch_notification_flush_timeout: Duration::from_millis(flush_timeout_ms),
         ..RemoteSettings::default()
     };
     let a = node("order-a", settings.clone()).await;

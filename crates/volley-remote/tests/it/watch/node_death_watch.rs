@@ -3,7 +3,7 @@
 //! nothing behind by asking its `RemoteWatcher` for empty stats
 //! ("heartbeating is stopped"); volley shows the same through idleness: an
 //! association with a remote watch either way keeps running, one with none
-//! is stopped after `stop_idle_outbound_after_ms`
+//! is stopped after `stop_idle_outbound_after`
 //! (docs/reference/remoting.md#idle-associations). So each case ends by
 //! waiting for both
 //! nodes' associations to stop (`Idle`, or removed once nothing refers to
@@ -46,11 +46,11 @@ use volley_testkit::TestProbe;
 fn idling() -> RemoteSettings {
     RemoteSettings {
         failure_detector: FailureDetectorSettings {
-            heartbeat_interval_ms: 50,
-            acceptable_heartbeat_pause_ms: 3000,
+            heartbeat_interval: Duration::from_millis(50),
+            acceptable_heartbeat_pause: Duration::from_millis(3000),
             ..FailureDetectorSettings::default()
         },
-        stop_idle_outbound_after_ms: 400,
+        stop_idle_outbound_after: Duration::from_millis(400),
         ..RemoteSettings::default()
     }
 }

@@ -28,7 +28,7 @@ const PROMPTLY: Duration = Duration::from_secs(3);
 
 fn patient() -> RemoteSettings {
     RemoteSettings {
-        handshake_timeout_ms: HANDSHAKE_TIMEOUT.as_millis() as u64,
+        handshake_timeout: HANDSHAKE_TIMEOUT,
         ..RemoteSettings::default()
     }
 }

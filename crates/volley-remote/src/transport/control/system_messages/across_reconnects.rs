@@ -48,8 +48,8 @@ impl Actor for Watcher {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_and_unwatches_take_effect_once_each_while_connections_drop() {
     let settings = || RemoteSettings {
-        reconnect_backoff_ms: 5,
-        reconnect_backoff_max_ms: 20,
+        reconnect_backoff: Duration::from_millis(5),
+        reconnect_backoff_max: Duration::from_millis(20),
         ..RemoteSettings::default()
     };
     let a_system = ActorSystem::new("resend-a").unwrap();

@@ -90,10 +90,10 @@ impl FakeClock {
 /// `FailureDetectorRegistrySpec.createFailureDetector`'s defaults.
 fn registry_settings() -> FailureDetectorSettings {
     FailureDetectorSettings {
-        heartbeat_interval_ms: 1000,
+        heartbeat_interval: Duration::from_millis(1000),
         threshold: 8.0,
-        acceptable_heartbeat_pause_ms: 0,
-        min_std_deviation_ms: 10,
+        acceptable_heartbeat_pause: Duration::ZERO,
+        min_std_deviation: Duration::from_millis(10),
         max_sample_size: 1000,
     }
 }
@@ -166,7 +166,7 @@ fn registry_accepts_some_configured_missing_heartbeats() {
     let mut clock = FakeClock::new(&[0, 1000, 1000, 1000, 4000, 1000, 1000]);
     let registry = Reachability::new(
         &FailureDetectorSettings {
-            acceptable_heartbeat_pause_ms: 3000,
+            acceptable_heartbeat_pause: Duration::from_millis(3000),
             ..registry_settings()
         },
         Duration::ZERO,
@@ -185,7 +185,7 @@ fn registry_fails_after_the_configured_acceptable_missing_heartbeats() {
     let mut clock = FakeClock::new(&[0, 1000, 1000, 1000, 1000, 1000, 500, 500, 5000]);
     let registry = Reachability::new(
         &FailureDetectorSettings {
-            acceptable_heartbeat_pause_ms: 3000,
+            acceptable_heartbeat_pause: Duration::from_millis(3000),
             ..registry_settings()
         },
         Duration::ZERO,
@@ -284,7 +284,7 @@ fn an_expected_node_is_judged_by_the_first_estimate() {
     let mut clock = FakeClock::new(&[0, 1000, 1000, 1000, 1000]);
     let registry = Reachability::new(
         &FailureDetectorSettings {
-            min_std_deviation_ms: 100,
+            min_std_deviation: Duration::from_millis(100),
             ..registry_settings()
         },
         Duration::ZERO,
@@ -321,8 +321,8 @@ fn registry_marks_node_available_again_when_heartbeats_resume() {
     let mut clock = FakeClock::new(&steps);
     let registry = Reachability::new(
         &FailureDetectorSettings {
-            acceptable_heartbeat_pause_ms: 3000,
-            min_std_deviation_ms: 100,
+            acceptable_heartbeat_pause: Duration::from_millis(3000),
+            min_std_deviation: Duration::from_millis(100),
             ..registry_settings()
         },
         Duration::ZERO,

@@ -10,10 +10,10 @@ use super::*;
 /// samples, 100 ms floor, no acceptable pause, 1 s first estimate.
 fn spec_settings() -> FailureDetectorSettings {
     FailureDetectorSettings {
-        heartbeat_interval_ms: 1000,
+        heartbeat_interval: Duration::from_millis(1000),
         threshold: 8.0,
-        acceptable_heartbeat_pause_ms: 0,
-        min_std_deviation_ms: 100,
+        acceptable_heartbeat_pause: Duration::ZERO,
+        min_std_deviation: Duration::from_millis(100),
         max_sample_size: 1000,
     }
 }
@@ -53,7 +53,7 @@ impl Steps {
 /// Akka's spec detector with 3 s of acceptable pause.
 fn with_3s_pause() -> PhiAccrualFailureDetector {
     PhiAccrualFailureDetector::new(&FailureDetectorSettings {
-        acceptable_heartbeat_pause_ms: 3000,
+        acceptable_heartbeat_pause: Duration::from_millis(3000),
         ..spec_settings()
     })
 }
@@ -268,7 +268,7 @@ fn the_deviation_floor_keeps_a_regular_history_from_a_hair_trigger() {
         ..spec_settings()
     };
     let unfloored = FailureDetectorSettings {
-        min_std_deviation_ms: 1,
+        min_std_deviation: Duration::from_millis(1),
         ..floored.clone()
     };
     let start = Instant::now();
@@ -315,10 +315,10 @@ fn history_keeps_at_most_max_samples() {
 /// and then sees regular ones stays at the floor.
 fn floor_estimate_settings() -> FailureDetectorSettings {
     FailureDetectorSettings {
-        heartbeat_interval_ms: 400,
+        heartbeat_interval: Duration::from_millis(400),
         threshold: 10.0,
-        acceptable_heartbeat_pause_ms: 1000,
-        min_std_deviation_ms: 100,
+        acceptable_heartbeat_pause: Duration::from_millis(1000),
+        min_std_deviation: Duration::from_millis(100),
         max_sample_size: 200,
     }
 }
