@@ -268,7 +268,7 @@ async fn a_claim_that_did_not_answer_in_time_is_checked_again_while_its_node_hea
     let name = DispatcherUnderTest::name("late-check");
     // The check waits half the handshake timeout for an answer.
     let b_settings = RemoteSettings {
-        handshake_timeout_ms: 1000,
+        handshake_timeout: Duration::from_millis(1000),
         ..RemoteSettings::default()
     };
     let b = node_with(&name, metered(), b_settings).await;
