@@ -8,7 +8,7 @@
 //! | `association`, `idle` | one association per remote node, its lanes indexed by `Lane`; stopping idle ones |
 //! | `outbound/` | sending: `route` (behind each `RemoteRef`), `lane` (the coalescing buffer senders encode into; `lane::token`, the write token, model-checked with loom), `writer` (connecting, writing), `backoff` |
 //! | `inbound/` | receiving: `reader` (accept, the handshake's accepting side, the read loop), `delivery` (to mailboxes in runs), `guard`, `ends`, `protocol_error` |
-//! | `handshake/` | who a connection is with: `setup` (the handshake's frames), `auth`, `tls`, `admission`, `trust`, `probe`, `proof` |
+//! | `handshake/` | who a connection is with: `setup` (the handshake's frames), `auth`, `tls`, `admission`, `trust`, `probe` and `recheck` (the address check), `proof` |
 //! | `liveness/` | whether a node is there: `heartbeat`, `rtt`, `failure_detector`, `reachability`, `incarnations` (which incarnation this node talks to; quarantine) |
 //! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
