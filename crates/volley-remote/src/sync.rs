@@ -1,6 +1,6 @@
 //! The primitives an outbound lane's write token is built from, switched to
-//! loom's under `--cfg volley_remote_loom` (as tokio does with its own
-//! `loom` module).
+//! loom's under the `loom-model` feature (as tokio does with its own `loom`
+//! module, under a cfg).
 //!
 //! Why: the write token (`transport/outbound/lane/token.rs`) is a small lock-and-flag
 //! protocol between senders, dispatcher threads and the lane's writer task,
@@ -25,34 +25,37 @@
 //!   thread): `defer` refuses off a dispatcher thread, and a model thread
 //!   calls `run_pending` where a dispatcher's batch would end.
 //!
-//! The cfg is this crate's own rather than the customary `loom`: `RUSTFLAGS`
-//! reach every crate in the build, and tokio compiles without `tokio::net`
-//! under `--cfg loom`, which the transport needs even where no model uses it.
+//! A feature of this crate rather than the customary `--cfg loom`: flags in
+//! `RUSTFLAGS` reach every crate in the build, so tokio would compile
+//! without `tokio::net`, which the transport needs even where no model uses
+//! it, and the whole dependency tree would be built once more. A feature
+//! rebuilds this crate only. It is for the model check alone: a transport
+//! built with it would run on loom's primitives.
 
 pub(crate) use std::sync::atomic::Ordering;
 
-#[cfg(not(volley_remote_loom))]
+#[cfg(not(feature = "loom-model"))]
 pub(crate) use std::sync::atomic::AtomicBool;
-#[cfg(not(volley_remote_loom))]
+#[cfg(not(feature = "loom-model"))]
 pub(crate) use tokio::sync::Notify;
-#[cfg(not(volley_remote_loom))]
+#[cfg(not(feature = "loom-model"))]
 pub(crate) use volley::batch_end::defer;
 
 /// A spin lock, as for mailboxes: its holders run for one encode or one
 /// buffer swap, and its unlock is a plain store.
-#[cfg(not(volley_remote_loom))]
+#[cfg(not(feature = "loom-model"))]
 pub(crate) type SpinLock<T> = spin::mutex::SpinMutex<T, spin::relax::Yield>;
-#[cfg(not(volley_remote_loom))]
+#[cfg(not(feature = "loom-model"))]
 pub(crate) type SpinLockGuard<'a, T> = spin::mutex::SpinMutexGuard<'a, T>;
 
-#[cfg(volley_remote_loom)]
+#[cfg(feature = "loom-model")]
 pub(crate) use loom::sync::atomic::AtomicBool;
-#[cfg(all(volley_remote_loom, test))]
+#[cfg(all(feature = "loom-model", test))]
 pub(crate) use loom_impl::batch_end;
-#[cfg(volley_remote_loom)]
+#[cfg(feature = "loom-model")]
 pub(crate) use loom_impl::{batch_end::defer, Notify, SpinLock, SpinLockGuard};
 
-#[cfg(volley_remote_loom)]
+#[cfg(feature = "loom-model")]
 mod loom_impl {
     use std::future::poll_fn;
     use std::sync::PoisonError;

@@ -39,7 +39,7 @@ mod token;
 
 use declarations::{encode_declaration, encode_with_refs, recipient_id, write_declarations};
 
-#[cfg(all(test, volley_remote_loom))]
+#[cfg(all(test, feature = "loom-model"))]
 mod loom_model;
 
 pub(crate) use framing::{Framing, Plain, WithContext};

@@ -2,8 +2,8 @@
 //! senders, dispatcher-thread flushes and the writer task, run on the
 //! production lane code with a connection that writes to memory.
 //!
-//! Run with `RUSTFLAGS="--cfg volley_remote_loom" cargo test -p
-//! volley-remote --lib loom` (`.ci/run` does, in `target/loom`). The models
+//! Run with `cargo test -p volley-remote --lib --features loom-model loom`
+//! (`.ci/run` does). The models
 //! are small enough to explore every interleaving; should one grow past
 //! that, bound it with `LOOM_MAX_PREEMPTIONS=2` or 3.
 //!
