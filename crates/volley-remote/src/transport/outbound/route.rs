@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
-use volley::TraceParent;
+use volley::{AnyRef, TraceParent};
 
 use crate::transport::association::Association;
 use crate::transport::control::system_messages::SystemKind;
@@ -245,12 +245,7 @@ impl RemoteRoute for RouteHint {
         let (kind, sender) = match msg {
             RemoteSystemMsg::Watch { watcher } => {
                 let (Some(node), Some(me)) = (&node, target.any()) else {
-                    return remote::deliver_system(
-                        &watcher,
-                        RemoteSystemMsg::DeathNotice {
-                            uid: remote::watch_key(target.uid(), target.path()),
-                        },
-                    );
+                    return watched_is_gone(target, &watcher);
                 };
                 if !core.remote_watches.add_outgoing(node, &me, &watcher) {
                     return;
@@ -289,12 +284,7 @@ impl RemoteRoute for RouteHint {
                     .remote_watches
                     .remove_outgoing(&association.remote, &me, &watcher)
                 {
-                    remote::deliver_system(
-                        &watcher,
-                        RemoteSystemMsg::DeathNotice {
-                            uid: remote::watch_key(target.uid(), target.path()),
-                        },
-                    );
+                    watched_is_gone(target, &watcher);
                 }
             } else {
                 tracing::debug!(target = %target.path(), ?kind, "system message to a node that is gone dropped");
@@ -349,16 +339,22 @@ impl RemoteRoute for RouteHint {
 #[cold]
 fn to_gone_incarnation(target: &RemoteRef, msg: RemoteSystemMsg) {
     match msg {
-        RemoteSystemMsg::Watch { watcher } => remote::deliver_system(
-            &watcher,
-            RemoteSystemMsg::DeathNotice {
-                uid: remote::watch_key(target.uid(), target.path()),
-            },
-        ),
+        RemoteSystemMsg::Watch { watcher } => watched_is_gone(target, &watcher),
         other => {
             tracing::debug!(target = %target.path(), msg = ?other, "system message to an actor of a gone incarnation dropped");
         }
     }
+}
+
+/// Answers `watcher`'s watch of `target` with its death notice at once:
+/// the actor is known gone, or its node cannot be reached.
+fn watched_is_gone(target: &RemoteRef, watcher: &AnyRef) {
+    remote::deliver_system(
+        watcher,
+        RemoteSystemMsg::DeathNotice {
+            uid: remote::watch_key(target.uid(), target.path()),
+        },
+    );
 }
 
 /// The id a peer knows a recipient by on one lane's current connection.
