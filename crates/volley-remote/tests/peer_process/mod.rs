@@ -239,14 +239,10 @@ pub async fn local_node(name: &str, remote: RemoteSettings, sinks: &[&str]) -> N
     Node { system, remoting }
 }
 
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+/// A port nobody listens on right now, outside the kernel's ephemeral
+/// range (see `common::free_port`): peers here are killed and restarted
+/// on the same port while other tests' connections take ephemeral ports.
+pub use crate::common::free_port;
 
 /// Records what a test node's watcher sees.
 #[derive(Clone)]
