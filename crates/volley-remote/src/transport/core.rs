@@ -93,7 +93,7 @@ impl RemotingCore {
         let authority = authority_of(&address).into_owned();
         let reachability = Reachability::new(
             &settings.failure_detector,
-            crate::transport::outbound::backoff::longest_pause(&settings),
+            crate::transport::settings::reconnect::longest_pause(&settings),
         );
         let trust = Trust::new(&settings.trust, settings.secret.is_some());
         let secret = settings.secret.as_deref().map(Secret::new);

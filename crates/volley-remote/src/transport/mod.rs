@@ -14,7 +14,7 @@
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced) |
-//! | `registry`, `settings_warnings`, `errors`, `metrics`, `support` | registrations, settings that invite trouble, the API's errors, metrics, shared helpers |
+//! | `registry`, `errors`, `metrics`, `support` | registrations, the API's errors, metrics, shared helpers |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
@@ -33,7 +33,6 @@ mod refs;
 mod registry;
 mod remoting;
 mod settings;
-mod settings_warnings;
 mod support;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
@@ -41,8 +40,8 @@ pub use events::{DisassociationReason, RemotingEvent};
 pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};
+pub use settings::RemoteSettingsWarning;
 pub use settings::{
     register_settings, BatchingSettings, ConnectBack, FailureDetectorSettings, LimitSettings,
     RemoteSettings, RemoteSettingsError, TlsError, TlsSettings, TrustSettings,
 };
-pub use settings_warnings::RemoteSettingsWarning;

@@ -242,6 +242,7 @@ pub async fn local_node(name: &str, remote: RemoteSettings, sinks: &[&str]) -> N
 /// A port nobody listens on right now, outside the kernel's ephemeral
 /// range (see `common::free_port`): peers here are killed and restarted
 /// on the same port while other tests' connections take ephemeral ports.
+#[allow(unused_imports)] // not every binary that has this module uses it
 pub use crate::common::free_port;
 
 /// Records what a test node's watcher sees.

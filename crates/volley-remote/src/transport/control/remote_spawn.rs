@@ -141,7 +141,7 @@ pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnReque
     });
     let sent = core.send_spawn_message(peer, SystemKind::Spawned, &response);
     if let Err(e) = sent {
-        crate::transport::inbound::guard::log_limited!(warn, %peer, "cannot answer spawn request: {e}");
+        crate::transport::support::log_limited!(warn, %peer, "cannot answer spawn request: {e}");
     }
 }
 

@@ -10,10 +10,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::proof::Origin;
-use crate::transport::handshake::setup::{self, AcceptorAuth, Request};
-use crate::transport::inbound::accept::InboundError;
-use crate::transport::inbound::guard::log_limited;
+use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Request};
 use crate::transport::support::lock;
+use crate::transport::support::log_limited;
 use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
 
 /// Admits incarnation `r.uid` of the connecting node, unless it is gone,
@@ -128,7 +127,7 @@ pub(in crate::transport) async fn authenticate(
     r: &Request,
     stream: &mut (impl AsyncRead + AsyncWrite + Unpin),
     buf: &mut BytesMut,
-) -> Result<(), InboundError> {
+) -> Result<(), HandshakeError> {
     let exchange = AcceptorAuth::new(secret, r, &core.address, core.uid)?;
     setup::respond(
         stream,
@@ -144,6 +143,6 @@ pub(in crate::transport) async fn authenticate(
         exchange.read_proof(secret, stream, buf),
     )
     .await
-    .map_err(|_| InboundError::HandshakeTimeout)??;
+    .map_err(|_| HandshakeError::TimedOut)??;
     Ok(())
 }

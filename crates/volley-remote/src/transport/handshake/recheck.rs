@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::proof::Origin;
-use crate::transport::inbound::guard::log_limited;
+use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane};
 
 impl RemotingCore {

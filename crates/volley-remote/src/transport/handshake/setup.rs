@@ -8,7 +8,7 @@ use tokio::net::TcpStream;
 
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::auth::{self, Mac, Nonce, Role, Secret, Transcript};
-use crate::transport::outbound::writer::TlsSession;
+use crate::transport::handshake::tls::TlsSession;
 use crate::wire::{
     Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, HandshakeRequest,
     HandshakeResponse, HandshakeStatus, Lane, Pdu, Preamble, AUTH_MAC_LEN, AUTH_NONCE_LEN,
@@ -31,6 +31,8 @@ pub(crate) enum HandshakeError {
     Unexpected(&'static str),
     #[error("connection closed during the handshake")]
     Closed,
+    #[error("handshake timed out")]
+    TimedOut,
     #[error("authentication failed: {0}")]
     Unauthenticated(&'static str),
     #[error("{0}")]

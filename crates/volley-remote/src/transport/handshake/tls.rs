@@ -34,6 +34,10 @@ use crate::transport::settings::{TlsError, TlsSettings};
 
 /// The TLS configuration both ways, built at start and again when its
 /// files change (`refresh_interval`).
+/// The client side of a TLS session, after its handshakes: what an
+/// outbound connection writes through.
+pub(crate) type TlsSession = rustls::ClientConnection;
+
 pub(crate) struct TlsContext {
     settings: TlsSettings,
     current: RwLock<Arc<Configs>>,

@@ -13,10 +13,11 @@ use crate::transport::control::system_messages::SystemMessageError;
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::admission::{admit, authenticate, check, dials_back, not_gone};
 use crate::transport::handshake::setup::{self, HandshakeError};
-use crate::transport::inbound::guard::{log_limited, InboundGuard};
+use crate::transport::inbound::guard::InboundGuard;
 use crate::transport::inbound::protocol_error;
 use crate::transport::inbound::reader::{Reader, READ_CHUNK};
 use crate::transport::refs::limit_error::LimitError;
+use crate::transport::support::log_limited;
 use crate::wire::{Address, DecodeError, HandshakeStatus};
 
 pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>) {
@@ -139,7 +140,12 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
         });
     }
     match &core.secret {
-        Some(secret) => authenticate(core, secret, &request, &mut stream, &mut buf).await?,
+        Some(secret) => authenticate(core, secret, &request, &mut stream, &mut buf)
+            .await
+            .map_err(|e| match e {
+                HandshakeError::TimedOut => InboundError::HandshakeTimeout,
+                e => e.into(),
+            })?,
         None => {
             let accepted = HandshakeStatus::Accepted;
             setup::respond(&mut stream, accepted, &core.address, core.uid, "", None).await?

@@ -15,10 +15,10 @@ use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::control::reply_handles::NotTaken;
 use crate::transport::events::DisassociationReason;
 use crate::transport::inbound::accept::InboundError;
-use crate::transport::inbound::guard::log_limited;
 use crate::transport::inbound::reader::Reader;
 use crate::transport::liveness::rtt;
 use crate::transport::registry::DeliverError;
+use crate::transport::support::log_limited;
 use crate::wire::{
     Disassociate, DisassociateReason, Lane, Pdu, RefDeclaration, Reply, ReplyHandleDeclaration,
     SpawnRequest, SystemMessage,

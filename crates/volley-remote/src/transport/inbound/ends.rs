@@ -33,8 +33,8 @@ use tokio::sync::Notify;
 use volley::DeadLetterReason;
 
 use crate::transport::core::RemotingCore;
-use crate::transport::inbound::guard::log_limited;
 use crate::transport::support::lock;
+use crate::transport::support::log_limited;
 use crate::wire::{Address, Decoder, PduKind};
 
 /// Most bytes an ended connection reads to count what they carry: a peer

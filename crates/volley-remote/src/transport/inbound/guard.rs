@@ -24,26 +24,8 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::transport::settings::LimitSettings;
-use crate::transport::support::lock;
+use crate::transport::support::{lock, log_limited};
 use crate::wire::Address;
-
-/// Warnings a peer can cause, per call site, at most this many a second.
-pub(crate) const PEER_WARNINGS_PER_SECOND: u32 = 5;
-
-/// `tracing::<level>!` at most [`PEER_WARNINGS_PER_SECOND`] times a second
-/// from this call site: for anything a remote peer can trigger at will.
-macro_rules! log_limited {
-    ($level:ident, $($arg:tt)*) => {{
-        static LIMIT: std::sync::LazyLock<volley::remote::LogLimiter> =
-            std::sync::LazyLock::new(|| {
-                volley::remote::LogLimiter::new($crate::transport::inbound::guard::PEER_WARNINGS_PER_SECOND)
-            });
-        if LIMIT.allow() {
-            tracing::$level!($($arg)*);
-        }
-    }};
-}
-pub(crate) use log_limited;
 
 /// Counts of open inbound connections, and the "last heard" times of the
 /// incarnations they come from.

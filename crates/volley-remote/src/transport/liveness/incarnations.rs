@@ -29,8 +29,8 @@ use std::time::Instant;
 use crate::transport::association::Association;
 use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
-use crate::transport::inbound::guard::log_limited;
 use crate::transport::support::lock;
+use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane, PduKind};
 
 /// Why a handshake with an incarnation is refused.

@@ -30,10 +30,10 @@ use volley::remote::LogLimiter;
 
 use crate::transport::association::MAX_ASSOCIATIONS;
 use crate::transport::core::RemotingCore;
-use crate::transport::inbound::guard::log_limited;
 use crate::transport::liveness::failure_detector::PhiAccrualFailureDetector;
 use crate::transport::settings::FailureDetectorSettings;
 use crate::transport::support::lock;
+use crate::transport::support::log_limited;
 use crate::wire::Address;
 
 /// Events a slow subscriber may fall behind by before it misses some

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use crate::transport::settings::reconnect::jitter;
 use crate::transport::settings::RemoteSettings;
 
 /// The least time between two warnings of one lane about failed attempts.
@@ -57,15 +58,6 @@ impl Redial {
     fn count(&self) -> u64 {
         self.count.load(Ordering::SeqCst)
     }
-}
-
-/// The longest pause a lane may sleep between two attempts: the ceiling
-/// with the most jitter. A node that judges a peer from its first contact
-/// grants it this long to come out of a pause and heartbeat.
-pub(crate) fn longest_pause(settings: &RemoteSettings) -> Duration {
-    let first = settings.reconnect_backoff.max(Duration::from_millis(1));
-    let max = settings.reconnect_backoff_max.max(first);
-    jitter(max, JITTER_SPAN)
 }
 
 impl Backoff {
@@ -129,15 +121,6 @@ impl Backoff {
     }
 }
 
-/// How far apart, in thousandths of the base, the jittered pauses spread.
-const JITTER_SPAN: u64 = 400;
-
-/// `base` scaled by a factor between 0.8 and 1.2 taken from `random`.
-fn jitter(base: Duration, random: u64) -> Duration {
-    let per_mille = 800 + random % (JITTER_SPAN + 1);
-    base.saturating_mul(per_mille as u32) / 1000
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,27 +150,6 @@ mod tests {
         assert!(
             (160..=240).contains(&pause),
             "after a handshake: {pause} ms"
-        );
-    }
-
-    #[test]
-    fn jitter_spans_both_sides() {
-        let base = Duration::from_millis(1000);
-        assert_eq!(jitter(base, 0), Duration::from_millis(800));
-        assert_eq!(jitter(base, 400), Duration::from_millis(1200));
-        assert_eq!(jitter(base, 200), base);
-    }
-
-    #[test]
-    fn the_longest_pause_is_the_ceiling_with_the_most_jitter() {
-        assert_eq!(
-            longest_pause(&settings(200, 5000)),
-            Duration::from_millis(6000)
-        );
-        // A ceiling below the first delay is the first delay.
-        assert_eq!(
-            longest_pause(&settings(500, 100)),
-            Duration::from_millis(600)
         );
     }
 

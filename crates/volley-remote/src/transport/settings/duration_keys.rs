@@ -10,8 +10,8 @@
 //! itself, because serde's error for a bad duration does not say which key
 //! held it.
 
+use super::warnings::RemoteSettingsWarning;
 use crate::transport::settings::RemoteSettingsError;
-use crate::transport::settings_warnings::RemoteSettingsWarning;
 
 /// Each duration key (with its table, if any) and the deprecated key it
 /// replaced; the latter's suffix gives its unit.

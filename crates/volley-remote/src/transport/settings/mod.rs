@@ -8,12 +8,15 @@ use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
 
 mod duration_keys;
 mod limits;
+pub(crate) mod reconnect;
 mod tls;
 mod trust;
+mod warnings;
 
 pub use limits::LimitSettings;
 pub use tls::{TlsError, TlsSettings};
 pub use trust::{ConnectBack, TrustSettings};
+pub use warnings::RemoteSettingsWarning;
 
 /// Write batching: the writer takes everything queued for a connection and
 /// writes it with one system call. Under light load a message goes out at

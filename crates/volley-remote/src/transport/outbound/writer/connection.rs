@@ -17,8 +17,7 @@ use tokio::net::TcpStream;
 use super::{chunk_end, messages_from};
 use crate::transport::outbound::lane::LaneConnection;
 
-/// The client side of a TLS session, after its handshakes.
-pub(crate) type TlsSession = rustls::ClientConnection;
+pub(crate) use crate::transport::handshake::tls::TlsSession;
 
 /// An established outbound connection and the bytes being written to it.
 pub(crate) struct Connection {

@@ -5,8 +5,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::transport::outbound::backoff::longest_pause;
-use crate::transport::settings::RemoteSettings;
+use super::reconnect::longest_pause;
+use super::RemoteSettings;
 
 /// A combination of `[remote]` settings that works but is likely to hurt,
 /// which [`RemoteSettings::validate`] logs at warn level, or a deprecated
