@@ -12,7 +12,6 @@ use crate::transport::core::{address_of, RemotingCore};
 use crate::transport::errors::{RemoteSpawnError, ResolveError, StartError};
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::inbound::accept;
-use crate::transport::liveness::reachability;
 use crate::transport::refs::tables as ref_tables;
 use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;
@@ -90,7 +89,7 @@ impl Remoting {
         core.track(task);
         let task = system
             .runtime_handle()
-            .spawn(reachability::run_monitor(core.clone()));
+            .spawn(crate::transport::core::run_monitor(core.clone()));
         core.track(task);
         // A hook runs in `actor-system-terminate` once the actors have
         // drained and stopped, so what they sent meanwhile and the death

@@ -29,7 +29,6 @@ use tokio::sync::broadcast;
 use volley::remote::LogLimiter;
 
 use crate::transport::association::MAX_ASSOCIATIONS;
-use crate::transport::core::RemotingCore;
 use crate::transport::liveness::failure_detector::PhiAccrualFailureDetector;
 use crate::transport::settings::FailureDetectorSettings;
 use crate::transport::support::lock;
@@ -253,34 +252,6 @@ impl Reachability {
             changes.push(event);
         }
         changes
-    }
-}
-
-/// The node's monitor: judges every detector twice per heartbeat interval
-/// until remoting shuts down.
-pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
-    let period = (core.settings.failure_detector.heartbeat_interval / 2)
-        .max(std::time::Duration::from_millis(1));
-    let mut ticks = tokio::time::interval(period);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut metrics = crate::transport::metrics::AssociationMetrics::new(&core);
-    loop {
-        ticks.tick().await;
-        if core.is_shut_down() {
-            return;
-        }
-        let now = Instant::now();
-        for change in core.reachability.check(now) {
-            if let ReachabilityEvent::Unreachable(node) = change {
-                core.node_unreachable(&node);
-            }
-        }
-        core.stop_idle_associations(now);
-        core.stop_unproven_associations(now);
-        core.give_up_overdue_system_messages(now);
-        if let Some(metrics) = &mut metrics {
-            metrics.record(&core, now);
-        }
     }
 }
 

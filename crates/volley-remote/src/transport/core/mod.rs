@@ -6,6 +6,10 @@
 //! from and the background tasks; it resolves what
 //! peers declare into refs; and it counts what cannot be delivered.
 
+mod monitor;
+
+pub(crate) use monitor::run_monitor;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
