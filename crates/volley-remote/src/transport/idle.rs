@@ -40,37 +40,14 @@
 
 use std::time::Instant;
 
-use crate::transport::association::Association;
 use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::liveness::heartbeat;
+use crate::transport::outbound::association::{Association, Tasks};
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::outbound::writer;
 use crate::transport::support::lock;
 use crate::wire::{Disassociate, DisassociateReason, Lane, Pdu};
-
-/// Which of an association's tasks run, and whether it is stopped.
-#[derive(Default)]
-pub(crate) struct Tasks {
-    /// Stopped for idleness; its lanes refuse sends until it is started.
-    pub(crate) retired: bool,
-    /// The writer task of each lane runs (or is about to).
-    writers: [bool; 3],
-    /// The heartbeat task runs.
-    heartbeat: bool,
-    /// The lanes' activity counts when the monitor last saw them change,
-    /// and when that was.
-    pub(super) seen: [u64; 3],
-    since: Option<Instant>,
-    /// When it was stopped while remembering a quarantined incarnation:
-    /// the table holds it until `remove_quarantined_association_after`
-    /// has passed.
-    held_for_quarantine: Option<Instant>,
-    /// Since when an association started on a peer's word waits for a
-    /// lane to reach its address (`handshake/proof.rs`); `None` once one has, or
-    /// for one this node vouched for.
-    pub(super) awaiting_proof: Option<Instant>,
-}
 
 impl Association {
     /// True while the association is stopped for idleness.

@@ -18,7 +18,6 @@
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
-mod association;
 mod control;
 mod core;
 mod errors;

@@ -18,8 +18,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use crate::sync::Ordering;
-use crate::transport::association::Association;
 use crate::transport::core::RemotingCore;
+use crate::transport::outbound::association::Association;
 use crate::transport::support::{lock, FastMap};
 use crate::wire::{Address, Flush, FlushAck, Lane, Pdu};
 

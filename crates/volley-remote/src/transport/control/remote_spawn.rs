@@ -18,9 +18,9 @@ use tokio::sync::oneshot;
 use volley::ActorPath;
 
 use crate::serialization::{BincodeSerializer, Serializer, SerializerId};
-use crate::transport::control::system_messages::SystemKind;
 use crate::transport::core::RemotingCore;
 use crate::transport::errors::RemoteSpawnError;
+use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::support::lock;
 use crate::wire::{Address, Pdu, SpawnRequest, SpawnResponse, SpawnResult};
 

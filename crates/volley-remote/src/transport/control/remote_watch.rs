@@ -34,8 +34,9 @@ use volley::remote::{
 };
 use volley::{ActorPath, AnyRef, DeadLetterReason};
 
-use crate::transport::control::system_messages::{death_notice_payload, SystemKind};
+use crate::transport::control::system_messages::death_notice_payload;
 use crate::transport::core::RemotingCore;
+use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::support::lock;
 use crate::wire::Address;

@@ -20,7 +20,7 @@ use std::sync::Mutex;
 
 use volley::AnyRef;
 
-use crate::transport::association::AssociationId;
+use crate::transport::outbound::association::AssociationId;
 use crate::transport::support::lock;
 
 /// A waiting handle and the association its request went to.

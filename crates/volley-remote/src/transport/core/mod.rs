@@ -17,7 +17,6 @@ use tokio::task::JoinHandle;
 use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
-use crate::transport::association::{Association, Associations};
 use crate::transport::control::remote_spawn::SpawnRequests;
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
@@ -29,6 +28,7 @@ use crate::transport::handshake::proof::Origin;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::liveness::reachability::Reachability;
+use crate::transport::outbound::association::{Association, Associations};
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::registry::Registry;

@@ -19,10 +19,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::transport::association::Association;
 use crate::transport::core::RemotingCore;
 use crate::transport::events::DisassociationReason;
-use crate::transport::idle::Tasks;
+use crate::transport::outbound::association::Association;
+use crate::transport::outbound::association::Tasks;
 use crate::transport::support::lock;
 
 /// Who vouches for the address an association is started to.

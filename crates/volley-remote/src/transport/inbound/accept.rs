@@ -9,13 +9,13 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::transport::control::system_messages::SystemMessageError;
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::admission::{admit, authenticate, check, dials_back, not_gone};
 use crate::transport::handshake::setup::{self, HandshakeError};
 use crate::transport::inbound::guard::InboundGuard;
 use crate::transport::inbound::protocol_error;
 use crate::transport::inbound::reader::{Reader, READ_CHUNK};
+use crate::transport::outbound::association::system_buffers::SystemMessageError;
 use crate::transport::refs::limit_error::LimitError;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, DecodeError, HandshakeStatus};

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use volley::remote::RemoteRoute;
 use volley::ActorPath;
 
-use crate::transport::association::Association;
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::core::{RemotingCore, NOT_CONNECTED_BACK};
 use crate::transport::liveness::reachability::PeerDetector;
+use crate::transport::outbound::association::Association;
 use crate::transport::outbound::route::RouteHint;
 use crate::wire::{Address, Lane};
 

@@ -26,30 +26,12 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::transport::association::Association;
 use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
+use crate::transport::outbound::association::{Association, Refusal};
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane, PduKind};
-
-/// Why a handshake with an incarnation is refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    /// Quarantined by this node (or it quarantined this node).
-    Quarantined(u64),
-    /// It shut down or was replaced; it cannot be back.
-    Gone(u64),
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Refusal::Quarantined(uid) => write!(f, "incarnation {uid} is quarantined"),
-            Refusal::Gone(uid) => write!(f, "incarnation {uid} has left"),
-        }
-    }
-}
 
 impl RemotingCore {
     /// A handshake on `lane` (ours or the peer's) with incarnation `uid` of

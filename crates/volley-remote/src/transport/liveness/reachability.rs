@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 use volley::remote::LogLimiter;
 
-use crate::transport::association::MAX_ASSOCIATIONS;
 use crate::transport::liveness::failure_detector::PhiAccrualFailureDetector;
+use crate::transport::outbound::association::MAX_ASSOCIATIONS;
 use crate::transport::settings::FailureDetectorSettings;
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;

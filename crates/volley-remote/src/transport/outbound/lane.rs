@@ -22,9 +22,9 @@ use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{AnyRef, DeadLetterReason};
 
 use crate::sync::{self, AtomicBool, Ordering, SpinLock};
-use crate::transport::association::{Association, AssociationId};
-use crate::transport::control::system_messages::{Pending, SYSTEM_SERIALIZER};
 use crate::transport::core::RemotingCore;
+use crate::transport::outbound::association::system_buffers::{Pending, SYSTEM_SERIALIZER};
+use crate::transport::outbound::association::{Association, AssociationId};
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::outbound::writer::Connection;
 use crate::transport::refs::tables::ExportTable;

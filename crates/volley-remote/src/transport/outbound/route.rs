@@ -16,10 +16,10 @@ use std::sync::{Arc, OnceLock};
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
 use volley::{AnyRef, TraceParent};
 
-use crate::transport::association::Association;
-use crate::transport::control::system_messages::SystemKind;
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::proof::Origin;
+use crate::transport::outbound::association::system_buffers::SystemKind;
+use crate::transport::outbound::association::Association;
 use crate::transport::outbound::lane::{Framing, LaneRefusal, Plain, WithContext};
 use crate::wire::Lane;
 

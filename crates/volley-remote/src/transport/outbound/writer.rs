@@ -37,7 +37,7 @@ use crate::sync::Ordering;
 use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::setup::HandshakeError;
-use crate::transport::liveness::incarnations::Refusal;
+use crate::transport::outbound::association::Refusal;
 use crate::transport::outbound::backoff::Backoff;
 use crate::transport::outbound::lane::{LaneConnection, OutboundLane};
 use crate::wire::{Disassociate, DisassociateReason, Encoder, HandshakeStatus, Lane, Pdu, PduKind};

@@ -9,8 +9,8 @@ use volley::remote::{RemoteRef, RemoteSendError};
 use volley::AnyRef;
 
 use super::LaneRefusal;
-use crate::transport::association::AssociationId;
 use crate::transport::core::RemotingCore;
+use crate::transport::outbound::association::AssociationId;
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::refs::tables::{ExportTable, TEMPORARY_IDS};

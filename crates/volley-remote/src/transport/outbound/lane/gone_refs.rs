@@ -22,8 +22,8 @@
 use volley::AnyRef;
 
 use super::{LaneConnection, OutboundLane};
-use crate::transport::association::Association;
 use crate::transport::core::{authority_of, RemotingCore};
+use crate::transport::outbound::association::Association;
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::support::lock;
 use crate::wire::{PduKind, FRAME_HEADER_LEN};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::BytesMut;
 
 use super::{LaneConnection, OutboundLane};
-use crate::transport::association::Association;
+use crate::transport::outbound::association::Association;
 use crate::wire::Pdu;
 
 impl<C: LaneConnection> OutboundLane<C> {

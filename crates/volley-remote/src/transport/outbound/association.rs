@@ -17,11 +17,36 @@ use std::sync::{Arc, Mutex, Weak};
 
 use volley::remote::RemoteSendError;
 
-use crate::transport::control::system_messages::{Inbox, Outbox};
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::settings::RemoteSettings;
 use crate::transport::support::lock;
+
+mod rtt;
+pub(crate) mod system_buffers;
+mod tasks;
+
 use crate::wire::{Address, Lane};
+pub(crate) use rtt::HeartbeatRtt;
+use system_buffers::{Inbox, Outbox};
+pub(crate) use tasks::Tasks;
+
+/// Why a handshake with an incarnation is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Quarantined by this node (or it quarantined this node).
+    Quarantined(u64),
+    /// It shut down or was replaced; it cannot be back.
+    Gone(u64),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Quarantined(uid) => write!(f, "incarnation {uid} is quarantined"),
+            Refusal::Gone(uid) => write!(f, "incarnation {uid} has left"),
+        }
+    }
+}
 
 /// Most remote nodes one system knows at once (associations alive).
 pub(crate) const MAX_ASSOCIATIONS: usize = 4096;
@@ -62,7 +87,7 @@ pub(crate) struct Association {
     pub(crate) leaving: AtomicBool,
     /// Which of its tasks run, and whether it is stopped for idleness
     /// (`idle.rs`). Taken after `control`, never before it.
-    pub(crate) tasks: Mutex<crate::transport::idle::Tasks>,
+    pub(crate) tasks: Mutex<Tasks>,
     /// Something but heartbeats arrived from the node since the idleness
     /// check last looked.
     pub(crate) heard: AtomicBool,
@@ -71,7 +96,7 @@ pub(crate) struct Association {
     pub(crate) bytes_in: AtomicU64,
     pub(crate) frames_in: AtomicU64,
     /// Round trips of this node's heartbeats to the peer (`liveness/rtt.rs`).
-    pub(crate) heartbeat_rtt: Mutex<crate::transport::liveness::rtt::HeartbeatRtt>,
+    pub(crate) heartbeat_rtt: Mutex<HeartbeatRtt>,
 }
 
 /// The inbound connections of one incarnation.
@@ -139,11 +164,13 @@ impl Association {
             inbox: Mutex::new(Inbox::default()),
             readers: Mutex::new(HashMap::new()),
             leaving: AtomicBool::new(false),
-            tasks: Mutex::new(crate::transport::idle::Tasks::default()),
+            tasks: Mutex::new(crate::transport::outbound::association::Tasks::default()),
             heard: AtomicBool::new(false),
             bytes_in: AtomicU64::new(0),
             frames_in: AtomicU64::new(0),
-            heartbeat_rtt: Mutex::new(crate::transport::liveness::rtt::HeartbeatRtt::default()),
+            heartbeat_rtt: Mutex::new(
+                crate::transport::outbound::association::HeartbeatRtt::default(),
+            ),
         }
     }
 

@@ -1,0 +1,28 @@
+//! Which of an association's tasks run, whether it is stopped for
+//! idleness (`idle.rs` stops and starts it), and since when it waits for
+//! proof of its node's address (`handshake/proof.rs`).
+
+use std::time::Instant;
+
+/// Which of an association's tasks run, and whether it is stopped.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    /// Stopped for idleness; its lanes refuse sends until it is started.
+    pub(crate) retired: bool,
+    /// The writer task of each lane runs (or is about to).
+    pub(crate) writers: [bool; 3],
+    /// The heartbeat task runs.
+    pub(crate) heartbeat: bool,
+    /// The lanes' activity counts when the monitor last saw them change,
+    /// and when that was.
+    pub(crate) seen: [u64; 3],
+    pub(crate) since: Option<Instant>,
+    /// When it was stopped while remembering a quarantined incarnation:
+    /// the table holds it until `remove_quarantined_association_after`
+    /// has passed.
+    pub(crate) held_for_quarantine: Option<Instant>,
+    /// Since when an association started on a peer's word waits for a
+    /// lane to reach its address (`handshake/proof.rs`); `None` once one has, or
+    /// for one this node vouched for.
+    pub(crate) awaiting_proof: Option<Instant>,
+}
