@@ -4,17 +4,17 @@
 //! | folder or module | owns |
 //! |---|---|
 //! | [`remoting`](Remoting) | the public facade: start, resolve, remote spawn, shutdown |
-//! | `core` | `RemotingCore`, the state the stages share |
-//! | `association`, `idle` | one association per remote node, its lanes indexed by `Lane`; stopping idle ones |
-//! | `outbound/` | sending: `route` (behind each `RemoteRef`), `lane` (the coalescing buffer senders encode into; `lane::token`, the write token, model-checked with loom), `writer` (connecting, writing), `backoff` |
+//! | `core/` | `RemotingCore`, the state the stages share; `monitor`, the task that drives every layer on its tick |
+//! | `idle` | stopping idle associations, starting them again on demand |
+//! | `outbound/` | sending: `association` (one per remote node: its lanes indexed by `Lane`, incarnations, system-message buffers, task state), `route` (behind each `RemoteRef`), `lane` (the coalescing buffer senders encode into; `lane::token`, the write token, model-checked with loom), `writer` (connecting, writing), `backoff` |
 //! | `inbound/` | receiving: `reader` (accept, the handshake's accepting side, the read loop), `delivery` (to mailboxes in runs), `guard`, `ends`, `protocol_error` |
 //! | `handshake/` | who a connection is with: `setup` (the handshake's frames), `auth`, `tls`, `admission`, `trust`, `probe` and `recheck` (the address check), `proof` |
 //! | `liveness/` | whether a node is there: `heartbeat`, `rtt`, `failure_detector`, `reachability`, `incarnations` (which incarnation this node talks to; quarantine) |
 //! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
-//! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced) |
-//! | `registry`, `errors`, `metrics`, `support` | registrations, the API's errors, metrics, shared helpers |
+//! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced); `reconnect`; `warnings` |
+//! | `registry`, `errors`, `metrics`, `support` | registrations, the API's errors, metrics, shared helpers (locks, hashing, the peer-log limiter) |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
