@@ -18,6 +18,7 @@
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
+mod admission;
 mod control;
 mod core;
 mod errors;
@@ -27,6 +28,7 @@ mod idle;
 mod inbound;
 mod liveness;
 mod metrics;
+mod node;
 mod outbound;
 mod refs;
 mod registry;

@@ -8,10 +8,11 @@ use serde::Serialize;
 use volley::{ActorPath, ActorRef, ActorSystem};
 
 use crate::transport::control::remote_spawn;
-use crate::transport::core::{address_of, RemotingCore};
+use crate::transport::core::RemotingCore;
 use crate::transport::errors::{RemoteSpawnError, ResolveError, StartError};
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::inbound::accept;
+use crate::transport::node::address_of;
 use crate::transport::refs::tables as ref_tables;
 use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;

@@ -106,7 +106,7 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
 pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnRequest<'_>) {
     let outcome: Outcome = if core.trust.untrusted_mode {
         core.trust.refused(
-            core,
+            &**core,
             peer,
             &format!("a remote spawn of {:?} (untrusted mode)", r.kind),
         );

@@ -362,7 +362,7 @@ impl RemoteRoute for NoSuchActor {
     ) -> Result<(), RemoteSendError> {
         if let (Some(reason), Ok(node)) = (
             self.refused,
-            crate::transport::core::address_of(target.path()),
+            crate::transport::node::address_of(target.path()),
         ) {
             let what = format!("{} to {}: {reason}", ty.name, target.path());
             self.core.trust.log_refused(&node, &what);

@@ -170,7 +170,7 @@ impl RemotingCore {
         };
         if self.trust.untrusted_mode && !kind.allowed_untrusted() {
             let what = format!("a {kind:?} system message (untrusted mode)");
-            return self.trust.refused(self, peer, &what);
+            return self.trust.refused(&**self, peer, &what);
         }
         if let SystemKind::Spawn | SystemKind::Spawned = kind {
             return self.deliver_spawn_message(peer, kind, m.payload);

@@ -6,6 +6,7 @@
 //! from and the background tasks; it resolves what
 //! peers declare into refs; and it counts what cannot be delivered.
 
+mod contexts;
 mod monitor;
 
 pub(crate) use monitor::run_monitor;
@@ -17,17 +18,17 @@ use tokio::task::JoinHandle;
 use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
+use crate::transport::admission::probe::Probes;
 use crate::transport::control::remote_spawn::SpawnRequests;
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
 use crate::transport::control::reply_handles::ReplyHandles;
-use crate::transport::errors::ResolveError;
 use crate::transport::handshake::auth::Secret;
-use crate::transport::handshake::probe::Probes;
-use crate::transport::handshake::proof::Origin;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::liveness::reachability::Reachability;
+use crate::transport::node::{address_of, authority_of};
+use crate::transport::outbound::association::Origin;
 use crate::transport::outbound::association::{Association, Associations};
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::refs::tables::is_local_reply_handle;
@@ -263,7 +264,7 @@ impl RemotingCore {
             }
             if !self.trust.may_receive(parsed.elements()) {
                 let what = format!("{path} is not among trust.trusted_paths (untrusted mode)");
-                self.trust.refused(self, peer, &what);
+                self.trust.refused(&**self, peer, &what);
                 return None;
             }
             let actor = self.system.lookup(parsed.elements()).ok().flatten();
@@ -431,21 +432,4 @@ async fn join_all(tasks: Vec<JoinHandle<()>>) {
     for task in tasks {
         let _ = task.await;
     }
-}
-
-/// `host:port` of an address as it appears in paths (IPv6 in brackets).
-pub(crate) fn authority_of(address: &Address) -> std::borrow::Cow<'_, str> {
-    if address.host().contains(':') {
-        format!("[{}]:{}", address.host(), address.port()).into()
-    } else {
-        format!("{}:{}", address.host(), address.port()).into()
-    }
-}
-
-/// `volley://system@host:port` of a remote path.
-pub(crate) fn address_of(path: &ActorPath) -> Result<Address, ResolveError> {
-    let authority = path
-        .authority()
-        .ok_or_else(|| ResolveError::NoAuthority(path.to_string()))?;
-    Ok(format!("volley://{}@{}", path.system(), authority).parse()?)
 }

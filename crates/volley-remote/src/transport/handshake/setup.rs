@@ -6,9 +6,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use tokio::net::TcpStream;
 
-use crate::transport::core::RemotingCore;
 use crate::transport::handshake::auth::{self, Mac, Nonce, Role, Secret, Transcript};
 use crate::transport::handshake::tls::TlsSession;
+use crate::transport::handshake::HandshakeContext;
 use crate::wire::{
     Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, HandshakeRequest,
     HandshakeResponse, HandshakeStatus, Lane, Pdu, Preamble, AUTH_MAC_LEN, AUTH_NONCE_LEN,
@@ -85,14 +85,14 @@ pub(crate) struct Dialed {
 /// Opens a TCP connection to `remote`, with TLS if configured, and
 /// handshakes on it as the initiator of `lane` (`connect`).
 pub(crate) async fn dial(
-    core: &RemotingCore,
+    core: &(impl HandshakeContext + ?Sized),
     remote: &Address,
     lane: Lane,
 ) -> Result<Dialed, HandshakeError> {
     let stream = TcpStream::connect((remote.host(), remote.port())).await?;
     stream.set_nodelay(true)?;
-    let (local, uid, secret) = (&core.address, core.uid, core.secret.as_ref());
-    match &core.tls {
+    let (local, uid, secret) = (core.address(), core.uid(), core.secret());
+    match core.tls() {
         None => {
             let (stream, accepted) = connect(stream, remote, lane, local, uid, secret).await?;
             Ok(Dialed {

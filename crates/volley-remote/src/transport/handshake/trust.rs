@@ -27,7 +27,7 @@
 use volley::remote::LogLimiter;
 use volley::DeadLetterReason;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::node::NodeContext;
 use crate::transport::settings::{ConnectBack, TrustSettings};
 use crate::wire::Address;
 
@@ -98,7 +98,7 @@ impl Trust {
     }
 
     /// Counts and (within the rate limit) logs something refused to `peer`.
-    pub(crate) fn refused(&self, core: &RemotingCore, peer: &Address, what: &str) {
+    pub(crate) fn refused(&self, core: &(impl NodeContext + ?Sized), peer: &Address, what: &str) {
         self.log_refused(peer, what);
         core.count_dead_letter(peer, DeadLetterReason::Undeliverable);
     }

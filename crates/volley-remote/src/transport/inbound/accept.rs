@@ -9,8 +9,8 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::transport::admission::checks::{admit, authenticate, check, dials_back, not_gone};
 use crate::transport::core::RemotingCore;
-use crate::transport::handshake::admission::{admit, authenticate, check, dials_back, not_gone};
 use crate::transport::handshake::setup::{self, HandshakeError};
 use crate::transport::inbound::guard::InboundGuard;
 use crate::transport::inbound::protocol_error;

@@ -153,7 +153,7 @@ impl Reader<'_> {
         match self.peer.association {
             Some(_) => remote_spawn::spawn_here(core, peer, r),
             None => core.trust.refused(
-                core,
+                &**core,
                 peer,
                 "a spawn request from a peer this node does not dial back",
             ),
@@ -190,7 +190,7 @@ impl Reader<'_> {
         let Some(association) = self.peer.association.as_deref() else {
             // Its acks could not go back: the sender would resend forever.
             let why = "a system message from a peer this node does not dial back";
-            core.trust.refused(core, &self.peer.address, why);
+            core.trust.refused(&**core, &self.peer.address, why);
             return Ok(());
         };
         match core.receive_system_message(association, self.peer.uid, &mut self.imports, m) {
@@ -238,7 +238,7 @@ impl Reader<'_> {
             }
             Err(NotTaken::WrongNode) => {
                 let what = "a reply to an ask that went to another node";
-                return core.trust.refused(core, peer, what);
+                return core.trust.refused(&**core, peer, what);
             }
         };
         if let Err(e) = (ty.deliver_to)(r.payload, &self.imports, &handle) {

@@ -48,6 +48,17 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// Who vouches for the address an association is started to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// This node: its code named the address, the address is configured,
+    /// or the node there answered the address check.
+    Vouched,
+    /// Only a peer's word: its handshake's claim (with the shared secret)
+    /// or its declaration of a ref on a third node.
+    PeersWord,
+}
+
 /// Most remote nodes one system knows at once (associations alive).
 pub(crate) const MAX_ASSOCIATIONS: usize = 4096;
 

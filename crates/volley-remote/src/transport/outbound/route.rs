@@ -17,9 +17,9 @@ use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError,
 use volley::{AnyRef, TraceParent};
 
 use crate::transport::core::RemotingCore;
-use crate::transport::handshake::proof::Origin;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::Association;
+use crate::transport::outbound::association::Origin;
 use crate::transport::outbound::lane::{Framing, LaneRefusal, Plain, WithContext};
 use crate::wire::Lane;
 
@@ -126,7 +126,7 @@ impl RouteHint {
     #[cold]
     #[inline(never)]
     fn learn_association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
-        let address = crate::transport::core::address_of(target.path())
+        let address = crate::transport::node::address_of(target.path())
             .map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
         let association = self.core.associate(&address, self.origin)?;
         // A racing learner set the same association: the table has one per
@@ -300,7 +300,7 @@ impl RemoteRoute for RouteHint {
         let association = match self.association.get() {
             Some(a) => Some(&**a),
             None => {
-                found = crate::transport::core::address_of(target.path())
+                found = crate::transport::node::address_of(target.path())
                     .ok()
                     .and_then(|a| self.core.associations.find(&a));
                 found.as_deref()

@@ -4,6 +4,9 @@
 
 use std::time::Instant;
 
+use super::Association;
+use crate::transport::support::lock;
+
 /// Which of an association's tasks run, and whether it is stopped.
 #[derive(Default)]
 pub(crate) struct Tasks {
@@ -25,4 +28,27 @@ pub(crate) struct Tasks {
     /// lane to reach its address (`handshake/proof.rs`); `None` once one has, or
     /// for one this node vouched for.
     pub(crate) awaiting_proof: Option<Instant>,
+}
+
+impl Tasks {
+    /// Notes that the association's address is still to be proved, from
+    /// `now`.
+    pub(crate) fn await_proof(&mut self, now: Instant) {
+        self.awaiting_proof = Some(now);
+    }
+
+    /// Gives an association still unproved a new window from `now`.
+    pub(in crate::transport) fn renew_proof_window(&mut self, now: Instant) {
+        if self.awaiting_proof.is_some() {
+            self.awaiting_proof = Some(now);
+        }
+    }
+}
+
+impl Association {
+    /// One of its lanes completed a handshake with the node at its
+    /// address: it is kept as any association is.
+    pub(crate) fn proved(&self) {
+        lock(&self.tasks).awaiting_proof = None;
+    }
 }

@@ -22,7 +22,8 @@
 use volley::AnyRef;
 
 use super::{LaneConnection, OutboundLane};
-use crate::transport::core::{authority_of, RemotingCore};
+use crate::transport::core::RemotingCore;
+use crate::transport::node::authority_of;
 use crate::transport::outbound::association::Association;
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::support::lock;

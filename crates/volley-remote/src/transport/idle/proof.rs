@@ -21,43 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::transport::core::RemotingCore;
 use crate::transport::events::DisassociationReason;
-use crate::transport::outbound::association::Association;
-use crate::transport::outbound::association::Tasks;
 use crate::transport::support::lock;
-
-/// Who vouches for the address an association is started to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// This node: its code named the address, the address is configured,
-    /// or the node there answered the address check.
-    Vouched,
-    /// Only a peer's word: its handshake's claim (with the shared secret)
-    /// or its declaration of a ref on a third node.
-    PeersWord,
-}
-
-impl Tasks {
-    /// Notes that the association's address is still to be proved, from
-    /// `now`.
-    pub(crate) fn await_proof(&mut self, now: Instant) {
-        self.awaiting_proof = Some(now);
-    }
-
-    /// Gives an association still unproved a new window from `now`.
-    pub(in crate::transport) fn renew_proof_window(&mut self, now: Instant) {
-        if self.awaiting_proof.is_some() {
-            self.awaiting_proof = Some(now);
-        }
-    }
-}
-
-impl Association {
-    /// One of its lanes completed a handshake with the node at its
-    /// address: it is kept as any association is.
-    pub(crate) fn proved(&self) {
-        lock(&self.tasks).awaiting_proof = None;
-    }
-}
 
 impl RemotingCore {
     /// How long an association started on a peer's word has to prove its

@@ -38,6 +38,8 @@
 //! its association once per read. The failure monitor compares the counts
 //! on each of its ticks.
 
+mod proof;
+
 use std::time::Instant;
 
 use crate::transport::core::RemotingCore;

@@ -9,8 +9,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::auth::Secret;
-use crate::transport::handshake::proof::Origin;
 use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Request};
+use crate::transport::outbound::association::Origin;
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
 use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
