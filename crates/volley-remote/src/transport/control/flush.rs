@@ -69,7 +69,7 @@ impl RemotingCore {
             },
         );
         for lane in lanes {
-            if let Err(e) = lane.send_pdu(self, &Pdu::Flush(Flush { id })) {
+            if let Err(e) = lane.send_pdu(&**self, &Pdu::Flush(Flush { id })) {
                 tracing::debug!(remote = %association.remote, "flush not queued: {e}");
                 self.flush_acked(&association.remote, id);
             }

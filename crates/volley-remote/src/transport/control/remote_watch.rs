@@ -230,7 +230,7 @@ impl DeadActors {
 /// leaves naming the watched actor.
 struct WatcherRoute {
     core: Arc<RemotingCore>,
-    inner: Arc<RouteHint>,
+    inner: Arc<RouteHint<RemotingCore>>,
     node: Address,
     /// The local actor watched.
     watched_path: String,

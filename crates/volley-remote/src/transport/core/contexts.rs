@@ -2,16 +2,28 @@
 //! stage's context trait. A method here only hands a stage what it asks
 //! for, or passes a request on to the stage that owns it.
 
+use std::sync::Arc;
+
+use bytes::BytesMut;
 use tokio::task::JoinHandle;
-use volley::{ActorSystem, DeadLetterReason};
+use volley::remote::RemoteSendError;
+use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
 use crate::transport::core::RemotingCore;
+use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::HandshakeContext;
 use crate::transport::node::NodeContext;
+use crate::transport::outbound::association::system_buffers::SystemKind;
+use crate::transport::outbound::association::{
+    Association, AssociationId, Associations, Origin, Refusal,
+};
+use crate::transport::outbound::lane::OutboundLane;
+use crate::transport::outbound::OutboundContext;
+use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;
-use crate::wire::Address;
+use crate::wire::{Address, Lane};
 
 impl NodeContext for RemotingCore {
     fn system(&self) -> &ActorSystem {
@@ -49,5 +61,72 @@ impl HandshakeContext for RemotingCore {
     }
     fn tls(&self) -> Option<&TlsContext> {
         self.tls.as_ref()
+    }
+}
+
+impl OutboundContext for RemotingCore {
+    fn registry(&self) -> &Registry {
+        &self.registry
+    }
+    fn associations(&self) -> &Associations {
+        &self.associations
+    }
+    fn associate(
+        &self,
+        remote: &Address,
+        origin: Origin,
+    ) -> Result<Arc<Association>, RemoteSendError> {
+        RemotingCore::associate(self, remote, origin)
+    }
+    fn export_path(&self, actor: &AnyRef) -> String {
+        RemotingCore::export_path(self, actor)
+    }
+    fn register_reply_handle(&self, handle: &AnyRef, association: Option<AssociationId>) -> u64 {
+        self.reply_handles.register(handle, association)
+    }
+    fn revive(&self, association: &Association) {
+        RemotingCore::revive(self, association)
+    }
+    fn writer_may_exit(&self, lane: &OutboundLane) -> bool {
+        RemotingCore::writer_may_exit(self, lane)
+    }
+    fn add_outgoing_watch(&self, node: &Address, watched: &AnyRef, watcher: &AnyRef) -> bool {
+        self.remote_watches.add_outgoing(node, watched, watcher)
+    }
+    fn remove_outgoing_watch(&self, node: &Address, watched: &AnyRef, watcher: &AnyRef) -> bool {
+        self.remote_watches.remove_outgoing(node, watched, watcher)
+    }
+    fn is_known_dead(&self, path: &ActorPath, uid: u64) -> bool {
+        self.dead_actors.contains(path, uid)
+    }
+    fn send_system_message(
+        &self,
+        association: &Association,
+        kind: SystemKind,
+        recipient: AnyRef,
+        sender: Option<AnyRef>,
+        payload: Vec<u8>,
+    ) -> Result<(), SystemKind> {
+        RemotingCore::send_system_message(self, association, kind, recipient, sender, payload)
+    }
+    fn resend_system_messages(&self, association: &Association, out: &mut BytesMut) {
+        RemotingCore::resend_system_messages(self, association, out)
+    }
+    fn handshake_seen(
+        &self,
+        association: &Association,
+        uid: u64,
+        lane: Lane,
+    ) -> Result<(), Refusal> {
+        RemotingCore::handshake_seen(self, association, uid, lane)
+    }
+    fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
+        RemotingCore::peer_left_for(self, association, reason)
+    }
+    fn publish(&self, event: RemotingEvent) {
+        RemotingCore::publish(self, event)
+    }
+    fn may_warn_of_failed_connect(&self) -> bool {
+        self.connect_warnings.allow()
     }
 }

@@ -48,6 +48,12 @@ const NOT_DIALED_DECLARED: &str = "a peer's declaration may not make this node d
 /// rest are only counted as dead letters.
 const UNDELIVERABLE_LOG_PER_SECOND: u32 = 10;
 
+// The import tables count a route as this many bytes.
+const _: () = assert!(
+    std::mem::size_of::<RouteHint<RemotingCore>>()
+        <= crate::transport::refs::tables::import_bytes::ROUTE_BYTES
+);
+
 pub(crate) struct RemotingCore {
     pub(crate) system: ActorSystem,
     pub(crate) settings: RemoteSettings,

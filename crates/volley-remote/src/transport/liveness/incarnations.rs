@@ -281,7 +281,10 @@ impl RemotingCore {
         uid: Option<u64>,
         reason: DisassociationReason,
     ) {
-        self.forget_refs_of_gone_incarnations(association);
+        crate::transport::outbound::lane::gone_refs::forget_refs_of_gone_incarnations(
+            self,
+            association,
+        );
         let ended = self.remote_watches.address_terminated(&association.remote);
         tracing::debug!(remote = %association.remote, ?uid, ended, "address terminated");
         self.publish(RemotingEvent::AddressTerminated {

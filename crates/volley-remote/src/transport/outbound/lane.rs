@@ -22,18 +22,18 @@ use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{AnyRef, DeadLetterReason};
 
 use crate::sync::{self, AtomicBool, Ordering, SpinLock};
-use crate::transport::core::RemotingCore;
 use crate::transport::outbound::association::system_buffers::{Pending, SYSTEM_SERIALIZER};
 use crate::transport::outbound::association::{Association, AssociationId};
-use crate::transport::outbound::route::RouteHint;
+use crate::transport::outbound::route::RecipientCache;
 use crate::transport::outbound::writer::Connection;
+use crate::transport::outbound::OutboundContext;
 use crate::transport::refs::tables::ExportTable;
 use crate::transport::registry::OutboundType;
 use crate::wire::{Address, Encoder, Lane, MessageHeader, Pdu, PduKind, RefId, DEFAULT_MAX_REF_ID};
 
 mod declarations;
 mod framing;
-mod gone_refs;
+pub(crate) mod gone_refs;
 mod idleness;
 mod token;
 
@@ -254,9 +254,9 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// context).
     pub(crate) fn send_user<F: Framing>(
         self: &Arc<Self>,
-        core: &RemotingCore,
+        core: &(impl OutboundContext + ?Sized),
         target: &RemoteRef,
-        route: &RouteHint,
+        recipient_cache: &RecipientCache,
         ty: OutboundType,
         msg: &(dyn Any + Send),
         framing: F,
@@ -298,9 +298,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         // The recipient's id on this connection, cached in the route: the
         // common case costs one relaxed load instead of a table lookup with
         // path comparison.
-        let recipient = match route.recipient().get(self.lane, *generation) {
+        let recipient = match recipient_cache.get(self.lane, *generation) {
             Some(id) => id,
-            None => recipient_id(exports, target, route, self.lane, *generation)?,
+            None => recipient_id(exports, target, recipient_cache, self.lane, *generation)?,
         };
         write_declarations(core, &self.encoder, self.association_id, exports, buf);
         let header = MessageHeader {
@@ -325,7 +325,7 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// Queues a control PDU; a stopped association starts again.
     pub(crate) fn send_pdu(
         self: &Arc<Self>,
-        core: &RemotingCore,
+        core: &(impl OutboundContext + ?Sized),
         pdu: &Pdu<'_>,
     ) -> Result<(), RemoteSendError> {
         let mut st = self.state.lock();
@@ -442,7 +442,7 @@ impl<C: LaneConnection> OutboundLane<C> {
     /// of a new connection, for a resend), declaring its refs as needed.
     pub(crate) fn send_system(
         self: &Arc<Self>,
-        core: &RemotingCore,
+        core: &(impl OutboundContext + ?Sized),
         pending: &Pending,
         ack: u64,
         out: Option<&mut BytesMut>,
@@ -503,7 +503,7 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Drops everything queued (the node is gone): each message a counted
     /// dead letter, and senders waiting for room are woken.
-    pub(crate) fn discard_queued(&self, core: &RemotingCore) {
+    pub(crate) fn discard_queued(&self, core: &(impl OutboundContext + ?Sized)) {
         let dropped = {
             let mut st = self.state.lock();
             let dropped = crate::transport::outbound::writer::messages_from(&st.buf, 0);
@@ -521,7 +521,11 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Drops the queued frames of the given kinds, keeping the rest in
     /// order (a rare event: the peer restarted).
-    pub(crate) fn discard_queued_kinds(&self, core: &RemotingCore, kinds: &[PduKind]) {
+    pub(crate) fn discard_queued_kinds(
+        &self,
+        core: &(impl OutboundContext + ?Sized),
+        kinds: &[PduKind],
+    ) {
         let mut st = self.state.lock();
         let (kept, dropped) = crate::transport::outbound::writer::without_kinds(&st.buf, kinds);
         st.buf.clear();
@@ -568,7 +572,7 @@ impl<C: LaneConnection> OutboundLane<C> {
     ///
     /// A table that has outgrown the ids a peer accepts is cleared instead,
     /// with the frames queued under its numbering (counted as dead letters).
-    pub(crate) fn redeclare(&self, core: &RemotingCore, out: &mut BytesMut) {
+    pub(crate) fn redeclare(&self, core: &(impl OutboundContext + ?Sized), out: &mut BytesMut) {
         let mut st = self.state.lock();
         let outgrown = st.exports.borrow().highest_id() > DEFAULT_MAX_REF_ID;
         if outgrown {

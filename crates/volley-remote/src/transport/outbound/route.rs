@@ -16,17 +16,17 @@ use std::sync::{Arc, OnceLock};
 use volley::remote::{self, MessageType, RemoteRef, RemoteRoute, RemoteSendError, RemoteSystemMsg};
 use volley::{AnyRef, TraceParent};
 
-use crate::transport::core::RemotingCore;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::Association;
 use crate::transport::outbound::association::Origin;
 use crate::transport::outbound::lane::{Framing, LaneRefusal, Plain, WithContext};
+use crate::transport::outbound::OutboundContext;
 use crate::wire::Lane;
 
 /// The route to one remote actor (or, shared, to the reply handles a peer
 /// declared on one connection).
-pub(crate) struct RouteHint {
-    core: Arc<RemotingCore>,
+pub(crate) struct RouteHint<C: OutboundContext> {
+    core: Arc<C>,
     /// The association, once learned. Set once: while any route holds an
     /// association, the table finds that same one for its address
     /// (`Associations`), so it never needs replacing.
@@ -45,15 +45,10 @@ pub(crate) struct RouteHint {
     origin: Origin,
 }
 
-// The import tables count a route as this many bytes.
-const _: () = assert!(
-    std::mem::size_of::<RouteHint>() <= crate::transport::refs::tables::import_bytes::ROUTE_BYTES
-);
-
-impl RouteHint {
+impl<C: OutboundContext> RouteHint<C> {
     /// A route whose association is looked up on first use, or known
     /// already (a ref declared by the node it lives on).
-    pub(crate) fn new(core: Arc<RemotingCore>, association: Option<Arc<Association>>) -> Arc<Self> {
+    pub(crate) fn new(core: Arc<C>, association: Option<Arc<Association>>) -> Arc<Self> {
         Arc::new(RouteHint {
             core,
             association: association.map_or_else(OnceLock::new, OnceLock::from),
@@ -66,7 +61,7 @@ impl RouteHint {
 
     /// A route to a node only a peer's declaration named: its association,
     /// started on the first send, is let go of if the node never answers.
-    pub(crate) fn on_peers_word(core: Arc<RemotingCore>) -> Arc<Self> {
+    pub(crate) fn on_peers_word(core: Arc<C>) -> Arc<Self> {
         Arc::new(RouteHint {
             core,
             association: OnceLock::new(),
@@ -107,11 +102,6 @@ impl RouteHint {
         bound != 0 && control.dead.contains(&bound)
     }
 
-    /// The recipient-id cache.
-    pub(crate) fn recipient(&self) -> &RecipientCache {
-        &self.recipient
-    }
-
     /// The association a ref's messages go through: cached here, so the
     /// common case is one load; the lookup by address is kept out of line
     /// so that this inlines into every send.
@@ -135,7 +125,7 @@ impl RouteHint {
     }
 }
 
-impl RouteHint {
+impl<C: OutboundContext> RouteHint<C> {
     /// The ordinary lane did not take a message: it goes on the large
     /// lane if it is too big, the association is started if it was
     /// stopped for idleness (`idle.rs`), or the refusal becomes the
@@ -155,7 +145,7 @@ impl RouteHint {
         let on = |lane| {
             association
                 .lane(lane)
-                .send_user(core, target, self, outbound, msg, framing)
+                .send_user(core, target, &self.recipient, outbound, msg, framing)
         };
         let mut outcome = match refusal {
             LaneRefusal::TooBig(_) => on(Lane::Large),
@@ -176,14 +166,14 @@ impl RouteHint {
             ))),
             Err(LaneRefusal::TooBig(size)) => Err(RemoteSendError::TooLarge {
                 size,
-                limit: core.settings.max_frame_size as usize,
+                limit: core.settings().max_frame_size as usize,
             }),
             Err(LaneRefusal::Failed(e)) => Err(e),
         }
     }
 }
 
-impl RouteHint {
+impl<C: OutboundContext> RouteHint<C> {
     /// A user message for `target`, framed plain or with the sender's
     /// trace context.
     #[inline(always)]
@@ -196,7 +186,7 @@ impl RouteHint {
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
         let outbound = core
-            .registry
+            .registry()
             .outbound_for(ty.id, &self.outbound_type)
             .ok_or(RemoteSendError::Unregistered(ty.name))?;
         if core.is_shut_down() {
@@ -205,17 +195,21 @@ impl RouteHint {
         // A node that is gone is refused by the lanes themselves (their
         // limit drops to 0): no check here, on the hot path.
         let association = self.association(target)?;
-        match association
-            .lane(Lane::Ordinary)
-            .send_user(core, target, self, outbound, msg, framing)
-        {
+        match association.lane(Lane::Ordinary).send_user(
+            core,
+            target,
+            &self.recipient,
+            outbound,
+            msg,
+            framing,
+        ) {
             Ok(()) => Ok(()),
             Err(refusal) => self.refused(association, target, outbound, msg, framing, refusal),
         }
     }
 }
 
-impl RemoteRoute for RouteHint {
+impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
     fn send(
         &self,
         target: &RemoteRef,
@@ -247,7 +241,7 @@ impl RemoteRoute for RouteHint {
                 let (Some(node), Some(me)) = (&node, target.any()) else {
                     return watched_is_gone(target, &watcher);
                 };
-                if !core.remote_watches.add_outgoing(node, &me, &watcher) {
+                if !core.add_outgoing_watch(node, &me, &watcher) {
                     return;
                 }
                 (SystemKind::Watch, Some(watcher))
@@ -256,7 +250,7 @@ impl RemoteRoute for RouteHint {
                 let (Some(node), Some(me)) = (&node, target.any()) else {
                     return;
                 };
-                if !core.remote_watches.remove_outgoing(node, &me, &watcher) {
+                if !core.remove_outgoing_watch(node, &me, &watcher) {
                     return;
                 }
                 (SystemKind::Unwatch, Some(watcher))
@@ -280,10 +274,7 @@ impl RemoteRoute for RouteHint {
             // The node is gone. A watch is answered here, unless the node's
             // address termination took the entry (and answered) first.
             if let (SystemKind::Watch, Some(watcher)) = (kind, sender) {
-                if core
-                    .remote_watches
-                    .remove_outgoing(&association.remote, &me, &watcher)
-                {
+                if core.remove_outgoing_watch(&association.remote, &me, &watcher) {
                     watched_is_gone(target, &watcher);
                 }
             } else {
@@ -293,7 +284,7 @@ impl RemoteRoute for RouteHint {
     }
 
     fn is_terminated(&self, target: &RemoteRef) -> bool {
-        if self.core.dead_actors.contains(target.path(), target.uid()) {
+        if self.core.is_known_dead(target.path(), target.uid()) {
             return true;
         }
         let found;
@@ -302,7 +293,7 @@ impl RemoteRoute for RouteHint {
             None => {
                 found = crate::transport::node::address_of(target.path())
                     .ok()
-                    .and_then(|a| self.core.associations.find(&a));
+                    .and_then(|a| self.core.associations().find(&a));
                 found.as_deref()
             }
         };

@@ -34,12 +34,12 @@ use volley::batch_end::BatchEnd;
 use volley::DeadLetterReason;
 
 use crate::sync::Ordering;
-use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::setup::HandshakeError;
 use crate::transport::outbound::association::Refusal;
 use crate::transport::outbound::backoff::Backoff;
 use crate::transport::outbound::lane::{LaneConnection, OutboundLane};
+use crate::transport::outbound::OutboundContext;
 use crate::wire::{Disassociate, DisassociateReason, Encoder, HandshakeStatus, Lane, Pdu, PduKind};
 
 /// How many refills a dispatcher thread writes before leaving the rest to
@@ -137,16 +137,17 @@ impl<C: LaneConnection> BatchEnd for OutboundLane<C> {
 }
 
 /// The writer task of one lane: connect, serve, reconnect after a failure.
-pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>) {
-    let mut backoff = Backoff::new(&core.settings);
+pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundContext>) {
+    let core = &*core;
+    let mut backoff = Backoff::new(core.settings());
     loop {
         if core.is_shut_down() || (lane.is_retired() && core.writer_may_exit(&lane)) {
             return;
         }
-        let connected = match connect(&lane, &core).await {
+        let connected = match connect(&lane, core).await {
             Ok((stream, tls, peer_uid)) => {
                 let conn = Connection::new(stream.clone(), tls);
-                match admit(&lane, &core, peer_uid) {
+                match admit(&lane, core, peer_uid) {
                     Ok(()) => Ok((stream, conn)),
                     Err(refusal) => {
                         refuse(conn, &refusal).await;
@@ -164,7 +165,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
                 report(
                     &mut backoff,
                     &lane,
-                    &core,
+                    core,
                     format_args!("{why}; retrying in {pause:?}"),
                 );
                 backoff.sleep(pause, &lane.redial).await;
@@ -174,14 +175,14 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         backoff.connected(&lane.redial);
         lane.set_failing(false);
         lane.set_connected(true);
-        lane.redeclare(&core, &mut conn.out);
+        lane.redeclare(core, &mut conn.out);
         if let Some(association) = lane.association() {
             association.proved();
             if lane.lane == Lane::Control {
                 core.resend_system_messages(&association, &mut conn.out);
             }
         }
-        let served = serve(&lane, &core, conn, &stream).await;
+        let served = serve(&lane, core, conn, &stream).await;
         lane.set_connected(false);
         let (conn, error) = match served {
             Served::Failed(conn, error) => {
@@ -216,7 +217,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
         report(
             &mut backoff,
             &lane,
-            &core,
+            core,
             format_args!("connection lost: {error}; {lost} messages not completely written were dropped; reconnecting in {pause:?}"),
         );
         backoff.sleep(pause, &lane.redial).await;
@@ -230,10 +231,10 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<RemotingCore>)
 fn report(
     backoff: &mut Backoff,
     lane: &OutboundLane,
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     what: std::fmt::Arguments<'_>,
 ) {
-    if backoff.should_warn() && core.connect_warnings.allow() {
+    if backoff.should_warn() && core.may_warn_of_failed_connect() {
         tracing::warn!(remote = %lane.remote, lane = ?lane.lane, "{what}");
     } else {
         tracing::debug!(remote = %lane.remote, lane = ?lane.lane, "{what}");
@@ -245,7 +246,11 @@ fn report(
 pub(crate) const CONNECT_WARNINGS_PER_SECOND: u32 = 10;
 
 /// Whether this lane may talk to incarnation `peer_uid`.
-fn admit(lane: &OutboundLane, core: &RemotingCore, peer_uid: u64) -> Result<(), Refusal> {
+fn admit(
+    lane: &OutboundLane,
+    core: &(impl OutboundContext + ?Sized),
+    peer_uid: u64,
+) -> Result<(), Refusal> {
     match lane.association() {
         Some(association) => core.handshake_seen(&association, peer_uid, lane.lane),
         None => Ok(()),
@@ -278,10 +283,10 @@ async fn refuse(mut conn: Connection, refusal: &Refusal) {
 /// stream and the peer's incarnation.
 async fn connect(
     lane: &OutboundLane,
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
 ) -> Result<(Arc<TcpStream>, Option<TlsSession>, u64), String> {
     let connected = tokio::time::timeout(
-        core.settings.handshake_timeout,
+        core.settings().handshake_timeout,
         crate::transport::handshake::setup::dial(core, &lane.remote, lane.lane),
     )
     .await;
@@ -325,11 +330,11 @@ enum Served {
 /// gone.
 async fn serve(
     lane: &OutboundLane,
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     mut conn: Connection,
     stream: &TcpStream,
 ) -> Served {
-    let batching = &core.settings.batching;
+    let batching = &core.settings().batching;
     // Resets asked before this connection existed are not for it.
     let epoch = lane.reset_epoch();
     loop {

@@ -9,9 +9,9 @@ use volley::remote::{RemoteRef, RemoteSendError};
 use volley::AnyRef;
 
 use super::LaneRefusal;
-use crate::transport::core::RemotingCore;
 use crate::transport::outbound::association::AssociationId;
-use crate::transport::outbound::route::RouteHint;
+use crate::transport::outbound::route::RecipientCache;
+use crate::transport::outbound::OutboundContext;
 use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::refs::tables::{ExportTable, TEMPORARY_IDS};
 use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
@@ -24,7 +24,7 @@ use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyH
 pub(super) fn recipient_id(
     exports: &RefCell<ExportTable>,
     target: &RemoteRef,
-    route: &RouteHint,
+    recipient_cache: &RecipientCache,
     lane: Lane,
     generation: u32,
 ) -> Result<u32, RemoteSendError> {
@@ -40,7 +40,7 @@ pub(super) fn recipient_id(
     };
     // A temporary id is recycled: never cache it.
     if id > TEMPORARY_IDS {
-        route.recipient().set(lane, generation, id);
+        recipient_cache.set(lane, generation, id);
     }
     Ok(id)
 }
@@ -53,7 +53,7 @@ pub(super) fn recipient_id(
 /// id in the frame instead of being declared (wire-protocol.md §5.5b).
 #[inline]
 pub(super) fn encode_with_refs(
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
@@ -80,7 +80,7 @@ pub(super) fn encode_with_refs(
 /// its ask's reply handle: out of line, so the common send stays small.
 #[inline(never)]
 fn finish_with_refs(
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
@@ -90,7 +90,7 @@ fn finish_with_refs(
 ) -> Result<(), LaneRefusal> {
     if let Some(handle) = exports.borrow_mut().take_request() {
         if encoded.is_ok() {
-            let correlation = core.reply_handles.register(&handle, association);
+            let correlation = core.register_reply_handle(&handle, association);
             encoded = encoder.into_request(buf, msg_start, correlation);
         }
     }
@@ -123,7 +123,7 @@ fn refusal(e: EncodeError) -> LaneRefusal {
 /// work is not.
 #[inline]
 pub(super) fn write_declarations(
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
@@ -136,7 +136,7 @@ pub(super) fn write_declarations(
 
 #[inline(never)]
 fn write_pending_declarations(
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
     exports: &RefCell<ExportTable>,
@@ -152,7 +152,7 @@ fn write_pending_declarations(
 /// Declares `actor` as `id`: an ask's reply handle of this node by its
 /// correlation id (no path), anything else by path.
 pub(super) fn encode_declaration(
-    core: &RemotingCore,
+    core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
     id: u32,
@@ -161,7 +161,7 @@ pub(super) fn encode_declaration(
 ) {
     let id = RefId::new(id).expect("export ids start at 1");
     if is_local_reply_handle(actor) {
-        let correlation = core.reply_handles.register(actor, association);
+        let correlation = core.register_reply_handle(actor, association);
         let declaration = ReplyHandleDeclaration { id, correlation };
         if let Err(e) = encoder.encode(&Pdu::ReplyHandleDeclaration(declaration), buf) {
             tracing::error!("cannot declare reply handle: {e}");

@@ -22,10 +22,10 @@
 use volley::AnyRef;
 
 use super::{LaneConnection, OutboundLane};
-use crate::transport::core::RemotingCore;
 use crate::transport::node::authority_of;
 use crate::transport::outbound::association::Association;
 use crate::transport::outbound::route::RouteHint;
+use crate::transport::outbound::OutboundContext;
 use crate::transport::support::lock;
 use crate::wire::{PduKind, FRAME_HEADER_LEN};
 
@@ -36,6 +36,9 @@ pub(crate) struct GoneIncarnations<'a> {
     /// The node's live incarnation, if it has one (after a restart); its
     /// actors stay.
     live: Option<u64>,
+    /// The incarnation a ref's route is bound to, 0 if none (a route of
+    /// this transport is a `RouteHint` of the context's type).
+    bound_incarnation: fn(&dyn std::any::Any) -> u64,
 }
 
 impl GoneIncarnations<'_> {
@@ -54,37 +57,39 @@ impl GoneIncarnations<'_> {
         {
             return false;
         }
-        let bound = remote
-            .route()
-            .as_any()
-            .downcast_ref::<RouteHint>()
-            .map_or(0, RouteHint::incarnation);
+        let bound = (self.bound_incarnation)(remote.route().as_any());
         bound == 0 || Some(bound) != self.live
     }
 }
 
-impl RemotingCore {
-    /// An incarnation of `association`'s node has ended: every lane of
-    /// every association lets go of the refs to its actors (a ref to them
-    /// may have been passed on to a third node). Called with no lock held.
-    pub(crate) fn forget_refs_of_gone_incarnations(&self, association: &Association) {
-        let live = match association.is_down() {
-            true => None,
-            false => lock(&association.control).uid,
-        };
-        let gone = GoneIncarnations {
-            system: association.remote.system(),
-            authority: authority_of(&association.remote).into_owned(),
-            live,
-        };
-        let mut dropped = 0;
-        for other in self.associations.all() {
-            for lane in other.lanes() {
-                dropped += lane.forget_refs_of(&gone);
-            }
+/// An incarnation of `association`'s node has ended: every lane of every
+/// association lets go of the refs to its actors (a ref to them may have
+/// been passed on to a third node). Called with no lock held.
+pub(crate) fn forget_refs_of_gone_incarnations<X: OutboundContext>(
+    core: &X,
+    association: &Association,
+) {
+    let live = match association.is_down() {
+        true => None,
+        false => lock(&association.control).uid,
+    };
+    let gone = GoneIncarnations {
+        system: association.remote.system(),
+        authority: authority_of(&association.remote).into_owned(),
+        live,
+        bound_incarnation: |route| {
+            route
+                .downcast_ref::<RouteHint<X>>()
+                .map_or(0, RouteHint::incarnation)
+        },
+    };
+    let mut dropped = 0;
+    for other in core.associations().all() {
+        for lane in other.lanes() {
+            dropped += lane.forget_refs_of(&gone);
         }
-        tracing::debug!(remote = %association.remote, ?live, dropped, "refs to actors of gone incarnations dropped");
     }
+    tracing::debug!(remote = %association.remote, ?live, dropped, "refs to actors of gone incarnations dropped");
 }
 
 impl<C: LaneConnection> OutboundLane<C> {

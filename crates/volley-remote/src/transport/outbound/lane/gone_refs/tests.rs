@@ -40,6 +40,8 @@ fn refs_of_a_gone_incarnation_are_let_go_of_at_once_unless_a_queued_message_may_
         system: "peer",
         authority: "127.0.0.1:2552".to_string(),
         live: None,
+        // Routes of these refs are no transport's: bound to no incarnation.
+        bound_incarnation: |_| 0,
     };
     let old = remote("volley://peer@127.0.0.1:2552/user/a", 7);
     let any_incarnation = remote("volley://peer@127.0.0.1:2552/user/b", 0);
