@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::transport::core::RemotingCore;
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Request};
+use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::outbound::association::Origin;
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;

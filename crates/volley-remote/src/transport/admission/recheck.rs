@@ -20,6 +20,7 @@
 use std::sync::Arc;
 
 use crate::transport::core::RemotingCore;
+use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::outbound::association::Origin;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane};

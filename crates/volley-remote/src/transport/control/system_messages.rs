@@ -25,6 +25,7 @@ use volley::remote::{deliver_system, RemoteSystemMsg};
 use volley::{ActorPath, AnyRef};
 
 use crate::transport::core::RemotingCore;
+use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::outbound::association::system_buffers::{
     Inbox, Pending, SystemKind, SystemMessageError,
 };

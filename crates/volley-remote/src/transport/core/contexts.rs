@@ -14,6 +14,9 @@ use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::liveness::incarnations::Incarnations;
+use crate::transport::liveness::reachability::Reachability;
+use crate::transport::liveness::LivenessContext;
 use crate::transport::node::NodeContext;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::{
@@ -112,21 +115,36 @@ impl OutboundContext for RemotingCore {
     fn resend_system_messages(&self, association: &Association, out: &mut BytesMut) {
         RemotingCore::resend_system_messages(self, association, out)
     }
-    fn handshake_seen(
+    fn incarnation_answered(
         &self,
         association: &Association,
         uid: u64,
         lane: Lane,
     ) -> Result<(), Refusal> {
-        RemotingCore::handshake_seen(self, association, uid, lane)
+        Incarnations::handshake_seen(self, association, uid, lane)
     }
-    fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
-        RemotingCore::peer_left_for(self, association, reason)
+    fn refused_by_peer(&self, association: &Association, reason: DisassociationReason) {
+        Incarnations::peer_left_for(self, association, reason)
     }
     fn publish(&self, event: RemotingEvent) {
-        RemotingCore::publish(self, event)
+        self.system.event_stream().publish(event);
     }
     fn may_warn_of_failed_connect(&self) -> bool {
         self.connect_warnings.allow()
+    }
+}
+
+impl LivenessContext for RemotingCore {
+    fn reachability(&self) -> &Reachability {
+        &self.reachability
+    }
+    fn end_inbound_connections(&self, node: &Address, uid: u64) {
+        RemotingCore::end_inbound(self, node, uid)
+    }
+    fn end_watches_of_node(&self, node: &Address) -> usize {
+        self.remote_watches.address_terminated(node)
+    }
+    fn may_stop_heartbeats(&self, control: &OutboundLane) -> bool {
+        RemotingCore::heartbeat_may_exit(self, control)
     }
 }

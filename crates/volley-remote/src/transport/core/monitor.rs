@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use metrics::{Counter, Gauge, Histogram};
 
 use crate::transport::core::RemotingCore;
+use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::ReachabilityEvent;
 use crate::transport::metrics::LaneTraffic;
 use crate::wire::Address;

@@ -48,6 +48,7 @@ use crate::transport::liveness::heartbeat;
 use crate::transport::outbound::association::{Association, Tasks};
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::outbound::writer;
+use crate::transport::outbound::OutboundContext;
 use crate::transport::support::lock;
 use crate::wire::{Disassociate, DisassociateReason, Lane, Pdu};
 

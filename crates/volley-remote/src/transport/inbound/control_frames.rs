@@ -16,6 +16,7 @@ use crate::transport::control::reply_handles::NotTaken;
 use crate::transport::events::DisassociationReason;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::reader::Reader;
+use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::rtt;
 use crate::transport::registry::DeliverError;
 use crate::transport::support::log_limited;
@@ -45,13 +46,13 @@ impl Reader<'_> {
                 if let Some(detector) = &self.peer.detector {
                     detector.heartbeat(Instant::now());
                 }
-                rtt::answer_heartbeat(core, peer);
+                rtt::answer_heartbeat(&**core, peer);
                 if self.peer.association.is_none() {
                     core.heartbeat_from_undialed(peer, self.peer.uid);
                 }
             }
             // Times this node's heartbeat; the detector judges arrivals only.
-            Pdu::HeartbeatAck => rtt::ack_heard(core, peer),
+            Pdu::HeartbeatAck => rtt::ack_heard(&**core, peer),
             Pdu::Disassociate(d) => self.disassociated(d),
             Pdu::SystemMessage(m) => self.system_message(m)?,
             Pdu::SystemAck(a) => {

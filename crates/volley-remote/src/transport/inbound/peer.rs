@@ -8,6 +8,7 @@ use volley::ActorPath;
 
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::core::{RemotingCore, NOT_CONNECTED_BACK};
+use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::PeerDetector;
 use crate::transport::outbound::association::Association;
 use crate::transport::outbound::route::RouteHint;

@@ -12,21 +12,21 @@
 
 use std::sync::Arc;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::liveness::LivenessContext;
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::support::lock;
 
 /// Sends a heartbeat on `control` now and then every heartbeat interval,
 /// until remoting shuts down (which also aborts the task) or the
 /// association is stopped for idleness.
-pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<RemotingCore>) {
-    let mut ticks = tokio::time::interval(core.settings.failure_detector.heartbeat_interval);
+pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<impl LivenessContext>) {
+    let mut ticks = tokio::time::interval(core.settings().failure_detector.heartbeat_interval);
     // After a stall, one heartbeat, not a burst: a burst would teach the
     // peer's detector intervals near zero.
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        if core.is_shut_down() || (control.is_retired() && core.heartbeat_may_exit(&control)) {
+        if core.is_shut_down() || (control.is_retired() && core.may_stop_heartbeats(&control)) {
             return;
         }
         if control.has_queued() {
@@ -44,7 +44,7 @@ pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<Remotin
             // The association is stopped for idleness (`idle.rs`): its
             // heartbeats stop with it, unless it was started again.
             Ok(false) => {
-                if core.heartbeat_may_exit(&control) {
+                if core.may_stop_heartbeats(&control) {
                     return;
                 }
             }

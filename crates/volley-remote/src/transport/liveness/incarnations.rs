@@ -26,18 +26,20 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
+use crate::transport::liveness::LivenessContext;
 use crate::transport::outbound::association::{Association, Refusal};
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane, PduKind};
 
-impl RemotingCore {
+/// What this module decides, for any node whose context offers what it
+/// needs (`RemotingCore` in the transport, a fake in a test).
+pub(crate) trait Incarnations: LivenessContext + Sized {
     /// A handshake on `lane` (ours or the peer's) with incarnation `uid` of
     /// the node of `association` completed. Refused if that incarnation is
     /// gone; a new one replaces the last.
-    pub(crate) fn handshake_seen(
+    fn handshake_seen(
         &self,
         association: &Association,
         uid: u64,
@@ -72,7 +74,7 @@ impl RemotingCore {
             }
             association.set_down(false);
             association.leaving.store(false, Ordering::Relaxed);
-            self.reachability
+            self.reachability()
                 .restart(&association.remote, Instant::now());
         }
         let announce = lane == Lane::Control && control.announced != Some(uid);
@@ -82,7 +84,7 @@ impl RemotingCore {
         drop(control);
         if let Some(old) = replaced {
             // Nothing the old incarnation sent is delivered from now on.
-            self.end_inbound(&association.remote, old);
+            self.end_inbound_connections(&association.remote, old);
             // Connections this node made to the old incarnation must not
             // carry what is meant for the new one (its system messages
             // numbered from 1 would be taken there as duplicates): every
@@ -123,7 +125,7 @@ impl RemotingCore {
 
     /// The node's current incarnation is gone: `reason` says why, and
     /// `quarantine` whether it is refused for good.
-    pub(crate) fn node_down(
+    fn node_down(
         &self,
         association: &Association,
         reason: DisassociationReason,
@@ -152,7 +154,7 @@ impl RemotingCore {
         if let Some(uid) = uid {
             // Before any event tells of it: nothing the incarnation sent
             // reaches an actor once it is known to be gone.
-            self.end_inbound(remote, uid);
+            self.end_inbound_connections(remote, uid);
         }
         match (quarantine, uid) {
             (Some(why), Some(uid)) => {
@@ -177,13 +179,13 @@ impl RemotingCore {
 
     /// Quarantines the node's current incarnation (the detector fired, or
     /// its system messages are not acknowledged).
-    pub(crate) fn quarantine(&self, association: &Association, why: &str) {
+    fn quarantine(&self, association: &Association, why: &str) {
         self.node_down(association, DisassociationReason::Quarantined, Some(why));
     }
 
     /// The failure detector gave `node` up.
-    pub(crate) fn node_unreachable(&self, node: &Address) {
-        let Some(association) = self.associations.find(node) else {
+    fn node_unreachable(&self, node: &Address) {
+        let Some(association) = self.associations().find(node) else {
             return;
         };
         // Its incarnation, if a handshake told it, is quarantined; the
@@ -195,9 +197,9 @@ impl RemotingCore {
 
     /// Quarantines every incarnation whose oldest unacknowledged system
     /// message has waited longer than `give_up_system_message_after`.
-    pub(crate) fn give_up_overdue_system_messages(&self, now: Instant) {
-        let limit = self.settings.give_up_system_message_after;
-        for association in self.associations.all() {
+    fn give_up_overdue_system_messages(&self, now: Instant) {
+        let limit = self.settings().give_up_system_message_after;
+        for association in self.associations().all() {
             let association = &*association;
             let overdue = lock(&association.control)
                 .outbox
@@ -213,12 +215,7 @@ impl RemotingCore {
     }
 
     /// The peer announced that incarnation `uid` leaves (its Disassociate).
-    pub(crate) fn peer_left(
-        &self,
-        association: &Association,
-        uid: u64,
-        reason: DisassociationReason,
-    ) {
+    fn peer_left(&self, association: &Association, uid: u64, reason: DisassociationReason) {
         if lock(&association.control).uid != Some(uid) {
             return;
         }
@@ -226,7 +223,7 @@ impl RemotingCore {
     }
 
     /// An inbound connection from incarnation `uid` started.
-    pub(crate) fn reader_started(&self, association: &Association, uid: u64) {
+    fn reader_started(&self, association: &Association, uid: u64) {
         lock(&association.readers).entry(uid).or_default().open += 1;
         // The node connects again: it started its side of an association
         // this node stopped for idleness, and expects heartbeats back.
@@ -237,7 +234,7 @@ impl RemotingCore {
 
     /// Incarnation `uid` said, on one of its connections, that it shuts
     /// down. Taken as its end once all its connections have ended.
-    pub(crate) fn goodbye_heard(&self, association: &Association, uid: u64) {
+    fn goodbye_heard(&self, association: &Association, uid: u64) {
         if let Some(readers) = lock(&association.readers).get_mut(&uid) {
             readers.said_goodbye = true;
         }
@@ -248,7 +245,7 @@ impl RemotingCore {
 
     /// An inbound connection from incarnation `uid` ended: if it was the
     /// last one and the incarnation said goodbye, the incarnation is gone.
-    pub(crate) fn reader_ended(&self, association: &Association, uid: u64) {
+    fn reader_ended(&self, association: &Association, uid: u64) {
         let left = {
             let mut readers = lock(&association.readers);
             let Some(these) = readers.get_mut(&uid) else {
@@ -267,7 +264,7 @@ impl RemotingCore {
 
     /// The node's current incarnation leaves (`Shutdown`) or refuses this
     /// node for good (`Quarantined`: it is quarantined here in turn).
-    pub(crate) fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
+    fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
         let quarantine =
             (reason == DisassociationReason::Quarantined).then_some("it quarantined this node");
         self.node_down(association, reason, quarantine);
@@ -285,7 +282,7 @@ impl RemotingCore {
             self,
             association,
         );
-        let ended = self.remote_watches.address_terminated(&association.remote);
+        let ended = self.end_watches_of_node(&association.remote);
         tracing::debug!(remote = %association.remote, ?uid, ended, "address terminated");
         self.publish(RemotingEvent::AddressTerminated {
             remote: association.remote.clone(),
@@ -294,23 +291,19 @@ impl RemotingCore {
         });
     }
 
-    pub(crate) fn publish(&self, event: RemotingEvent) {
-        self.system.event_stream().publish(event);
-    }
-}
-
-impl RemotingCore {
     /// Quarantines the peer of `association` if its control lane refused a
     /// frame for its bound (`limits.max_control_queue_bytes`). Called with
     /// no lock held.
-    pub(crate) fn check_control_queue(&self, association: &Association) {
+    fn check_control_queue(&self, association: &Association) {
         let lane = association.lane(crate::wire::Lane::Control);
         if lane.take_overflow() {
             let why = format!(
                 "its control lane queued over {} bytes it did not read (limits.max_control_queue_bytes)",
-                self.settings.limits.max_control_queue_bytes
+                self.settings().limits.max_control_queue_bytes
             );
             self.quarantine(association, &why);
         }
     }
 }
+
+impl<C: LivenessContext> Incarnations for C {}

@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::liveness::LivenessContext;
 use crate::transport::support::lock;
 use crate::wire::{Address, Lane};
 
@@ -25,8 +25,8 @@ use crate::wire::{Address, Lane};
 /// node connect anywhere by sending heartbeats. Looked up per heartbeat
 /// (once a second), not per connection, so an association made after the
 /// peer's connection began answers too.
-pub(crate) fn answer_heartbeat(core: &RemotingCore, peer: &Address) {
-    let Some(association) = core.associations.find(peer) else {
+pub(crate) fn answer_heartbeat(core: &(impl LivenessContext + ?Sized), peer: &Address) {
+    let Some(association) = core.associations().find(peer) else {
         return;
     };
     if association.is_down() {
@@ -39,9 +39,9 @@ pub(crate) fn answer_heartbeat(core: &RemotingCore, peer: &Address) {
 
 /// A HeartbeatAck from `peer`: times this node's last heartbeat to it. An
 /// ack from a node this node has no association with is ignored.
-pub(crate) fn ack_heard(core: &RemotingCore, peer: &Address) {
-    if let Some(association) = core.associations.find(peer) {
-        let keep = core.associations.is_metered();
+pub(crate) fn ack_heard(core: &(impl LivenessContext + ?Sized), peer: &Address) {
+    if let Some(association) = core.associations().find(peer) {
+        let keep = core.associations().is_metered();
         lock(&association.heartbeat_rtt).acked(Instant::now(), keep);
     }
 }

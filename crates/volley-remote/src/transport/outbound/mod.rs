@@ -75,14 +75,14 @@ pub(crate) trait OutboundContext: HandshakeContext {
     fn resend_system_messages(&self, association: &Association, out: &mut BytesMut);
     /// A handshake with incarnation `uid` completed on `lane`: refused if
     /// that incarnation is gone (`liveness/incarnations.rs`).
-    fn handshake_seen(
+    fn incarnation_answered(
         &self,
         association: &Association,
         uid: u64,
         lane: Lane,
     ) -> Result<(), Refusal>;
     /// The peer refused this node (`liveness/incarnations.rs`).
-    fn peer_left_for(&self, association: &Association, reason: DisassociationReason);
+    fn refused_by_peer(&self, association: &Association, reason: DisassociationReason);
     /// Tells the event stream.
     fn publish(&self, event: RemotingEvent);
     /// Whether a failed connection may be warned about now, within the

@@ -252,7 +252,7 @@ fn admit(
     peer_uid: u64,
 ) -> Result<(), Refusal> {
     match lane.association() {
-        Some(association) => core.handshake_seen(&association, peer_uid, lane.lane),
+        Some(association) => core.incarnation_answered(&association, peer_uid, lane.lane),
         None => Ok(()),
     }
 }
@@ -303,7 +303,7 @@ async fn connect(
             // This node's incarnation is refused there for good: that
             // incarnation is as good as gone for this one.
             if let Some(association) = lane.association() {
-                core.peer_left_for(&association, DisassociationReason::Quarantined);
+                core.refused_by_peer(&association, DisassociationReason::Quarantined);
             }
             Err(format!("the peer refuses this node: {reason}"))
         }
