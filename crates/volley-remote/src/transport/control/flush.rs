@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use crate::sync::Ordering;
-use crate::transport::core::RemotingCore;
+use crate::transport::control::ControlContext;
 use crate::transport::outbound::association::Association;
 use crate::transport::support::{lock, FastMap};
 use crate::wire::{Address, Flush, FlushAck, Lane, Pdu};
@@ -36,17 +36,18 @@ struct Waiting {
     then: Box<dyn FnOnce() + Send>,
 }
 
-impl RemotingCore {
+/// Flushing the user lanes, for any node with a control context.
+pub(crate) trait UserLaneFlushes: ControlContext {
     /// Runs `then` once what `association`'s user lanes hold now has been
     /// delivered at the peer, or at the flush timeout; at once when there is
     /// nothing to flush (no user lane in use, the node is gone, the
     /// association is stopped) or the timeout is 0.
-    pub(crate) fn after_user_lanes_flushed(
+    fn after_user_lanes_flushed(
         self: &Arc<Self>,
         association: &Association,
         then: impl FnOnce() + Send + 'static,
     ) {
-        let timeout = self.settings.death_watch_notification_flush_timeout;
+        let timeout = self.settings().death_watch_notification_flush_timeout;
         let lanes: Vec<_> = [Lane::Ordinary, Lane::Large]
             .into_iter()
             .map(|lane| association.lane(lane))
@@ -59,8 +60,8 @@ impl RemotingCore {
         {
             return then();
         }
-        let id = self.flushes.last_id.fetch_add(1, Ordering::Relaxed) + 1;
-        lock(&self.flushes.waiting).insert(
+        let id = self.flushes().last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.flushes().waiting).insert(
             id,
             Waiting {
                 node: association.remote.clone(),
@@ -74,12 +75,10 @@ impl RemotingCore {
                 self.flush_acked(&association.remote, id);
             }
         }
-        let Some(me) = self.me.upgrade() else {
-            return;
-        };
-        self.track(self.system.runtime_handle().spawn(async move {
+        let me = self.clone();
+        self.track(self.system().runtime_handle().spawn(async move {
             tokio::time::sleep(timeout).await;
-            let timed_out = lock(&me.flushes.waiting).remove(&id);
+            let timed_out = lock(&me.flushes().waiting).remove(&id);
             if let Some(waiting) = timed_out {
                 tracing::debug!(remote = %waiting.node, acks_left = waiting.acks_left, "flush before a death notice timed out");
                 (waiting.then)();
@@ -90,9 +89,9 @@ impl RemotingCore {
     /// A FlushAck from `from`: the flush `id` is done once each of its
     /// lanes has answered. An ack for a flush this node did not send to
     /// `from` is ignored.
-    pub(crate) fn flush_acked(&self, from: &Address, id: u64) {
+    fn flush_acked(&self, from: &Address, id: u64) {
         let done = {
-            let mut waiting = lock(&self.flushes.waiting);
+            let mut waiting = lock(&self.flushes().waiting);
             let Some(entry) = waiting.get_mut(&id).filter(|w| &w.node == from) else {
                 return;
             };
@@ -109,8 +108,8 @@ impl RemotingCore {
 
     /// A Flush from `peer`, read after everything before it on its
     /// connection was delivered: answered on this node's control lane.
-    pub(crate) fn answer_flush(&self, peer: &Address, id: u64) {
-        let Some(association) = self.associations.find(peer) else {
+    fn answer_flush(&self, peer: &Address, id: u64) {
+        let Some(association) = self.associations().find(peer) else {
             return;
         };
         if let Err(e) = association
@@ -121,3 +120,5 @@ impl RemotingCore {
         }
     }
 }
+
+impl<C: ControlContext> UserLaneFlushes for C {}

@@ -12,3 +12,40 @@ pub(crate) mod remote_spawn;
 pub(crate) mod remote_watch;
 pub(crate) mod reply_handles;
 pub(crate) mod system_messages;
+
+use std::sync::Arc;
+
+use volley::remote::{RemoteRef, RemoteSendError};
+use volley::ActorPath;
+
+use crate::transport::control::flush::Flushes;
+use crate::transport::control::remote_spawn::SpawnRequests;
+use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
+use crate::transport::handshake::trust::Trust;
+use crate::transport::liveness::LivenessContext;
+use crate::transport::outbound::association::Association;
+use crate::wire::Address;
+
+/// What the control protocols need of the rest of the transport, on top
+/// of liveness: their own state, which the node keeps, and refs.
+pub(crate) trait ControlContext: LivenessContext + Sized {
+    /// What peers may make this node do.
+    fn trust(&self) -> &Trust;
+    /// Flushes of user lanes that death notices wait for.
+    fn flushes(&self) -> &Flushes;
+    /// Remote spawns waiting for their answers.
+    fn spawns(&self) -> &SpawnRequests;
+    /// Who watches whom across nodes.
+    fn remote_watches(&self) -> &RemoteWatches;
+    /// Remote actors known to have terminated.
+    fn dead_actors(&self) -> &DeadActors;
+    /// The association to `remote`, started by this node's own word.
+    fn association(&self, remote: &Address) -> Result<Arc<Association>, RemoteSendError>;
+    /// A ref to the remote actor at `path`.
+    fn remote_ref(
+        self: &Arc<Self>,
+        path: ActorPath,
+        uid: u64,
+        association: Option<Arc<Association>>,
+    ) -> Arc<RemoteRef>;
+}

@@ -18,7 +18,8 @@ use tokio::sync::oneshot;
 use volley::ActorPath;
 
 use crate::serialization::{BincodeSerializer, Serializer, SerializerId};
-use crate::transport::core::RemotingCore;
+use crate::transport::control::system_messages::SystemMessages;
+use crate::transport::control::ControlContext;
 use crate::transport::errors::RemoteSpawnError;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::support::lock;
@@ -56,7 +57,7 @@ impl SpawnRequests {
 /// Asks `node` to spawn an actor of `kind` with `args`, and waits for the
 /// answer at most `timeout`; returns the new actor's path and uid.
 pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
-    core: &Arc<RemotingCore>,
+    core: &Arc<impl ControlContext>,
     node: &Address,
     kind: &str,
     name: Option<&str>,
@@ -67,7 +68,7 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
     BincodeSerializer
         .encode(args, &mut props)
         .map_err(|e| RemoteSpawnError::Send(e.to_string()))?;
-    let requests = &core.spawns;
+    let requests = core.spawns();
     let request_id = requests.next_id();
     let (tx, rx) = oneshot::channel();
     lock(&requests.waiting).insert(request_id, (node.clone(), tx));
@@ -85,7 +86,7 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
     }
     // The timer runs on the system's runtime: the caller may be on any.
     let waited = core
-        .system
+        .system()
         .runtime_handle()
         .spawn(async move { tokio::time::timeout(timeout, rx).await })
         .await;
@@ -103,15 +104,15 @@ pub(crate) async fn spawn_on<P: Serialize + DeserializeOwned>(
 }
 
 /// Answers a peer's spawn request.
-pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnRequest<'_>) {
-    let outcome: Outcome = if core.trust.untrusted_mode {
-        core.trust.refused(
+pub(crate) fn spawn_here(core: &Arc<impl ControlContext>, peer: &Address, r: SpawnRequest<'_>) {
+    let outcome: Outcome = if core.trust().untrusted_mode {
+        core.trust().refused(
             &**core,
             peer,
             &format!("a remote spawn of {:?} (untrusted mode)", r.kind),
         );
         Err("remote spawn is refused in untrusted mode (remote.trust.untrusted_mode)".into())
-    } else if !core.settings.remote_spawn {
+    } else if !core.settings().remote_spawn {
         Err("remote spawn is disabled on this node (remote.remote_spawn = false)".into())
     } else if r.serializer != SerializerId::BINCODE {
         Err(format!(
@@ -119,14 +120,14 @@ pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnReque
             r.serializer
         ))
     } else {
-        match core.registry.kinds.get(r.kind) {
+        match core.registry().kinds.get(r.kind) {
             None => Err(format!(
                 "no spawnable kind {:?} is registered on this node",
                 r.kind
             )),
             Some(make) => {
                 let name = (!r.name.is_empty()).then_some(r.name);
-                make(&core.system, r.props, name)
+                make(core.system(), r.props, name)
                     .map(|actor| (core.export_path(&actor), actor.uid()))
             }
         }
@@ -147,12 +148,12 @@ pub(crate) fn spawn_here(core: &Arc<RemotingCore>, peer: &Address, r: SpawnReque
 
 /// Hands `peer`'s answer to the request waiting for it, if the request
 /// went to `peer`.
-pub(crate) fn complete(core: &RemotingCore, peer: &Address, r: SpawnResponse<'_>) {
+pub(crate) fn complete(core: &impl ControlContext, peer: &Address, r: SpawnResponse<'_>) {
     let outcome = match r.result {
         SpawnResult::Spawned { path, uid } => Ok((path.to_string(), uid)),
         SpawnResult::Failed { error } => Err(error.to_string()),
     };
-    let mut waiting = lock(&core.spawns.waiting);
+    let mut waiting = lock(&core.spawns().waiting);
     match waiting.get(&r.request_id) {
         Some((node, _)) if node == peer => {
             let (_, waiter) = waiting.remove(&r.request_id).expect("found above");
@@ -162,7 +163,7 @@ pub(crate) fn complete(core: &RemotingCore, peer: &Address, r: SpawnResponse<'_>
         Some(_) => {
             drop(waiting);
             let what = "an answer to a spawn request that went to another node";
-            core.trust.refused(core, peer, what);
+            core.trust().refused(core, peer, what);
         }
         None => {
             drop(waiting);

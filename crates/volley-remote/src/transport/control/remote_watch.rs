@@ -34,8 +34,9 @@ use volley::remote::{
 };
 use volley::{ActorPath, AnyRef, DeadLetterReason};
 
+use crate::transport::control::flush::UserLaneFlushes;
 use crate::transport::control::system_messages::death_notice_payload;
-use crate::transport::core::RemotingCore;
+use crate::transport::control::ControlContext;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::route::RouteHint;
 use crate::transport::support::lock;
@@ -228,20 +229,21 @@ impl DeadActors {
 /// The route of a watcher proxy: a remote watcher as a local actor's
 /// watcher list holds it. Messages go the ordinary way; the death notice
 /// leaves naming the watched actor.
-struct WatcherRoute {
-    core: Arc<RemotingCore>,
-    inner: Arc<RouteHint<RemotingCore>>,
+struct WatcherRoute<C: ControlContext> {
+    core: Arc<C>,
+    inner: Arc<RouteHint<C>>,
     node: Address,
     /// The local actor watched.
     watched_path: String,
     watched_uid: u64,
 }
 
-impl RemotingCore {
+/// Watcher proxies, for any node with a control context.
+pub(crate) trait WatcherProxies: ControlContext {
     /// The proxy through which `watcher` (an actor on `node`) watches local
     /// `watched`. Equal (path and uid) to `watcher`, so an unwatch through
     /// any ref to the watcher finds it.
-    pub(crate) fn watcher_proxy(
+    fn watcher_proxy(
         self: &Arc<Self>,
         node: &Address,
         watched: &AnyRef,
@@ -261,14 +263,16 @@ impl RemotingCore {
         RemoteRef::new(
             remote.path().clone(),
             remote.uid(),
-            self.system.clone(),
+            self.system().clone(),
             route,
         )
         .to_any()
     }
 }
 
-impl RemoteRoute for WatcherRoute {
+impl<C: ControlContext> WatcherProxies for C {}
+
+impl<C: ControlContext> RemoteRoute for WatcherRoute<C> {
     fn send(
         &self,
         target: &RemoteRef,
@@ -293,7 +297,7 @@ impl RemoteRoute for WatcherRoute {
         match msg {
             RemoteSystemMsg::DeathNotice { uid } if uid == self.watched_uid => {
                 let Some(me) = target.any() else { return };
-                self.core.remote_watches.incoming_done(&self.node, &me);
+                self.core.remote_watches().incoming_done(&self.node, &me);
                 let Ok(association) = self.core.association(&self.node) else {
                     return;
                 };
@@ -304,13 +308,8 @@ impl RemoteRoute for WatcherRoute {
                 let core = self.core.clone();
                 let notified = association.clone();
                 self.core.after_user_lanes_flushed(&association, move || {
-                    let _ = core.send_system_message(
-                        &notified,
-                        SystemKind::DeathNotice,
-                        me,
-                        None,
-                        payload,
-                    );
+                    let _ =
+                        core.send_reliably(&notified, SystemKind::DeathNotice, me, None, payload);
                 });
             }
             other => self.inner.send_system(target, other),
@@ -334,26 +333,26 @@ impl RemoteRoute for WatcherRoute {
 /// control connection), or that this node will not send to (`refused`: a
 /// node it may not dial, see `handshake/trust.rs`): a watch is answered with a death
 /// notice at once, so nothing waits for it; anything else is a dead letter.
-pub(crate) struct NoSuchActor {
-    pub(crate) core: Arc<RemotingCore>,
+pub(crate) struct NoSuchActor<C: ControlContext> {
+    pub(crate) core: Arc<C>,
     /// Why this node will not send to it, logged (rate-limited) per message.
     pub(crate) refused: Option<&'static str>,
 }
 
-impl NoSuchActor {
+impl<C: ControlContext> NoSuchActor<C> {
     /// What a control connection binds a declared `path` that names no
     /// actor here to, so that a watch through it is answered at once.
-    pub(crate) fn placeholder(core: &Arc<RemotingCore>, path: &str, uid: u64) -> Option<AnyRef> {
+    pub(crate) fn placeholder(core: &Arc<C>, path: &str, uid: u64) -> Option<AnyRef> {
         let path = ActorPath::parse(path).ok()?;
         let route = Arc::new(NoSuchActor {
             core: core.clone(),
             refused: None,
         });
-        Some(RemoteRef::new(path, uid, core.system.clone(), route).to_any())
+        Some(RemoteRef::new(path, uid, core.system().clone(), route).to_any())
     }
 }
 
-impl RemoteRoute for NoSuchActor {
+impl<C: ControlContext> RemoteRoute for NoSuchActor<C> {
     fn send(
         &self,
         target: &RemoteRef,
@@ -365,10 +364,10 @@ impl RemoteRoute for NoSuchActor {
             crate::transport::node::address_of(target.path()),
         ) {
             let what = format!("{} to {}: {reason}", ty.name, target.path());
-            self.core.trust.log_refused(&node, &what);
+            self.core.trust().log_refused(&node, &what);
         }
         self.core
-            .system
+            .system()
             .dead_letter(target.path(), ty.name, DeadLetterReason::Undeliverable);
         Ok(())
     }

@@ -24,7 +24,8 @@ use bytes::BufMut;
 use volley::remote::{deliver_system, RemoteSystemMsg};
 use volley::{ActorPath, AnyRef};
 
-use crate::transport::core::RemotingCore;
+use crate::transport::control::remote_watch::WatcherProxies;
+use crate::transport::control::ControlContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::outbound::association::system_buffers::{
     Inbox, Pending, SystemKind, SystemMessageError,
@@ -34,11 +35,13 @@ use crate::transport::refs::tables::ImportTable;
 use crate::transport::support::lock;
 use crate::wire::{Address, Lane, Pdu, SystemAck, SystemMessage};
 
-impl RemotingCore {
+/// The reliable system-message channel, for any node with a control
+/// context.
+pub(crate) trait SystemMessages: ControlContext {
     /// Sends a system message to `recipient`, a ref to an actor on the node
     /// of `association`, reliably. A message the peer can no longer get
     /// (the node is down) is handed back.
-    pub(crate) fn send_system_message(
+    fn send_system_message(
         &self,
         association: &Association,
         kind: SystemKind,
@@ -51,11 +54,11 @@ impl RemotingCore {
         if association.is_down() || self.is_shut_down() {
             return Err(kind);
         }
-        if control.outbox.unacked.len() >= self.settings.system_message_buffer_size {
+        if control.outbox.unacked.len() >= self.settings().system_message_buffer_size {
             drop(control);
             let why = format!(
                 "{} system messages wait for an ack (system_message_buffer_size)",
-                self.settings.system_message_buffer_size
+                self.settings().system_message_buffer_size
             );
             self.quarantine(association, &why);
             return Err(kind);
@@ -79,11 +82,7 @@ impl RemotingCore {
 
     /// Writes every unacknowledged system message into `out`, the start of
     /// a new control connection to the same incarnation.
-    pub(crate) fn resend_system_messages(
-        &self,
-        association: &Association,
-        out: &mut bytes::BytesMut,
-    ) {
+    fn resend_system_messages(&self, association: &Association, out: &mut bytes::BytesMut) {
         let control = lock(&association.control);
         let lane = association.lane(Lane::Control);
         let outbox = &control.outbox;
@@ -98,7 +97,7 @@ impl RemotingCore {
 
     /// Handles a system message read from incarnation `peer_uid` of the
     /// node of `association`. Returns the ack to send back, if any.
-    pub(crate) fn receive_system_message(
+    fn receive_system_message(
         self: &Arc<Self>,
         association: &Association,
         peer_uid: u64,
@@ -129,7 +128,7 @@ impl RemotingCore {
     }
 
     /// A cumulative ack from the peer.
-    pub(crate) fn receive_system_ack(&self, association: &Association, peer_uid: u64, ack: u64) {
+    fn receive_system_ack(&self, association: &Association, peer_uid: u64, ack: u64) {
         let mut control = lock(&association.control);
         if control.uid == Some(peer_uid) {
             control.outbox.acknowledge(ack);
@@ -138,7 +137,7 @@ impl RemotingCore {
 
     /// Acknowledges, on this node's control connection to the peer, what
     /// has been received from its incarnation `peer_uid`.
-    pub(crate) fn send_system_ack(&self, association: &Association, peer_uid: u64, ack: u64) {
+    fn send_system_ack(&self, association: &Association, peer_uid: u64, ack: u64) {
         let mut control = lock(&association.control);
         // An ack for an incarnation that is gone must not reach its
         // successor, whose numbering starts again.
@@ -169,9 +168,9 @@ impl RemotingCore {
             );
             return;
         };
-        if self.trust.untrusted_mode && !kind.allowed_untrusted() {
+        if self.trust().untrusted_mode && !kind.allowed_untrusted() {
             let what = format!("a {kind:?} system message (untrusted mode)");
-            return self.trust.refused(&**self, peer, &what);
+            return self.trust().refused(&**self, peer, &what);
         }
         if let SystemKind::Spawn | SystemKind::Spawned = kind {
             return self.deliver_spawn_message(peer, kind, m.payload);
@@ -181,7 +180,7 @@ impl RemotingCore {
         // as on the user lanes: a watch or stop reaches the actor that took
         // the name since the declaration, not the one it named then.
         if imports.is_stale(id) {
-            imports.rebind(id, &self.system);
+            imports.rebind(id, self.system());
         }
         let Some(recipient) = imports.get(id) else {
             self.undeliverable(peer, &format!("{kind:?} for an undeclared ref"));
@@ -201,11 +200,11 @@ impl RemotingCore {
                 };
                 let watcher = self.watcher_proxy(peer, &recipient, watcher);
                 if kind == SystemKind::Watch {
-                    self.remote_watches
+                    self.remote_watches()
                         .incoming(peer, &recipient, &watcher, true);
                     RemoteSystemMsg::Watch { watcher }
                 } else {
-                    self.remote_watches
+                    self.remote_watches()
                         .incoming(peer, &recipient, &watcher, false);
                     RemoteSystemMsg::Unwatch { watcher }
                 }
@@ -215,12 +214,12 @@ impl RemotingCore {
             SystemKind::Spawn | SystemKind::Spawned => unreachable!("handled above"),
             SystemKind::DeathNotice => {
                 match decode_death_notice(m.payload) {
-                    Some((uid, path)) => self.remote_watches.death_notice(
+                    Some((uid, path)) => self.remote_watches().death_notice(
                         peer,
                         &recipient,
                         &path,
                         uid,
-                        &self.dead_actors,
+                        self.dead_actors(),
                     ),
                     None => self.undeliverable(peer, "malformed death notice"),
                 }
@@ -229,9 +228,7 @@ impl RemotingCore {
         };
         deliver_system(&recipient, msg);
     }
-}
 
-impl RemotingCore {
     /// A spawn request or answer: its payload is the PDU's whole frame.
     fn deliver_spawn_message(self: &Arc<Self>, peer: &Address, kind: SystemKind, frame: &[u8]) {
         let decoder =
@@ -241,7 +238,7 @@ impl RemotingCore {
                 crate::transport::control::remote_spawn::spawn_here(self, peer, r)
             }
             (SystemKind::Spawned, Ok(Some((Pdu::SpawnResponse(r), _)))) => {
-                crate::transport::control::remote_spawn::complete(self, peer, r)
+                crate::transport::control::remote_spawn::complete(&**self, peer, r)
             }
             _ => self.undeliverable(peer, &format!("malformed {kind:?} system message")),
         }
@@ -249,7 +246,7 @@ impl RemotingCore {
 
     /// Sends `pdu` (a spawn request or answer) to `node` as a system
     /// message of `kind`, addressed to that node's `/user`.
-    pub(crate) fn send_spawn_message(
+    fn send_spawn_message(
         self: &Arc<Self>,
         node: &Address,
         kind: SystemKind,
@@ -266,6 +263,8 @@ impl RemotingCore {
             .map_err(|_| format!("{node} is gone (unreachable, quarantined or shut down)"))
     }
 }
+
+impl<C: ControlContext> SystemMessages for C {}
 
 /// The payload of a death notice: the dead actor's uid and full path.
 pub(crate) fn death_notice_payload(uid: u64, path: &str) -> Vec<u8> {

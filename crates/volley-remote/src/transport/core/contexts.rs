@@ -6,13 +6,19 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use tokio::task::JoinHandle;
-use volley::remote::RemoteSendError;
+use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
+use crate::transport::control::flush::Flushes;
+use crate::transport::control::remote_spawn::SpawnRequests;
+use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
+use crate::transport::control::system_messages::SystemMessages;
+use crate::transport::control::ControlContext;
 use crate::transport::core::RemotingCore;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
+use crate::transport::handshake::trust::Trust;
 use crate::transport::handshake::HandshakeContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
@@ -102,7 +108,7 @@ impl OutboundContext for RemotingCore {
     fn is_known_dead(&self, path: &ActorPath, uid: u64) -> bool {
         self.dead_actors.contains(path, uid)
     }
-    fn send_system_message(
+    fn send_reliably(
         &self,
         association: &Association,
         kind: SystemKind,
@@ -110,10 +116,10 @@ impl OutboundContext for RemotingCore {
         sender: Option<AnyRef>,
         payload: Vec<u8>,
     ) -> Result<(), SystemKind> {
-        RemotingCore::send_system_message(self, association, kind, recipient, sender, payload)
+        SystemMessages::send_system_message(self, association, kind, recipient, sender, payload)
     }
-    fn resend_system_messages(&self, association: &Association, out: &mut BytesMut) {
-        RemotingCore::resend_system_messages(self, association, out)
+    fn resend_unacknowledged(&self, association: &Association, out: &mut BytesMut) {
+        SystemMessages::resend_system_messages(self, association, out)
     }
     fn incarnation_answered(
         &self,
@@ -146,5 +152,34 @@ impl LivenessContext for RemotingCore {
     }
     fn may_stop_heartbeats(&self, control: &OutboundLane) -> bool {
         RemotingCore::heartbeat_may_exit(self, control)
+    }
+}
+
+impl ControlContext for RemotingCore {
+    fn trust(&self) -> &Trust {
+        &self.trust
+    }
+    fn flushes(&self) -> &Flushes {
+        &self.flushes
+    }
+    fn spawns(&self) -> &SpawnRequests {
+        &self.spawns
+    }
+    fn remote_watches(&self) -> &RemoteWatches {
+        &self.remote_watches
+    }
+    fn dead_actors(&self) -> &DeadActors {
+        &self.dead_actors
+    }
+    fn association(&self, remote: &Address) -> Result<Arc<Association>, RemoteSendError> {
+        RemotingCore::association(self, remote)
+    }
+    fn remote_ref(
+        self: &Arc<Self>,
+        path: ActorPath,
+        uid: u64,
+        association: Option<Arc<Association>>,
+    ) -> Arc<RemoteRef> {
+        RemotingCore::remote_ref(self, path, uid, association)
     }
 }

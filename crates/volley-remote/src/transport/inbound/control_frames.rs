@@ -10,9 +10,11 @@ use std::time::Instant;
 use volley::remote::RemoteRef;
 use volley::DeadLetterReason;
 
+use crate::transport::control::flush::UserLaneFlushes;
 use crate::transport::control::remote_spawn;
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::control::reply_handles::NotTaken;
+use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::events::DisassociationReason;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::reader::Reader;
@@ -41,7 +43,7 @@ impl Reader<'_> {
             Pdu::RefDeclaration(d) => self.declare_ref(d)?,
             Pdu::ReplyHandleDeclaration(d) => self.declare_reply_handle(d)?,
             Pdu::SpawnRequest(r) => self.spawn_request(r),
-            Pdu::SpawnResponse(r) => remote_spawn::complete(core, peer, r),
+            Pdu::SpawnResponse(r) => remote_spawn::complete(&**core, peer, r),
             Pdu::Heartbeat => {
                 if let Some(detector) = &self.peer.detector {
                     detector.heartbeat(Instant::now());

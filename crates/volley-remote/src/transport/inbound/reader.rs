@@ -18,6 +18,7 @@ use tokio::io::AsyncRead;
 
 use volley::ActorPath;
 
+use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::core::RemotingCore;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::delivery::{Deliver, Run, TypeCache};

@@ -63,7 +63,7 @@ pub(crate) trait OutboundContext: HandshakeContext {
     fn is_known_dead(&self, path: &ActorPath, uid: u64) -> bool;
     /// Sends a system message reliably (`control/system_messages.rs`);
     /// hands its kind back if the node is gone.
-    fn send_system_message(
+    fn send_reliably(
         &self,
         association: &Association,
         kind: SystemKind,
@@ -72,7 +72,7 @@ pub(crate) trait OutboundContext: HandshakeContext {
         payload: Vec<u8>,
     ) -> Result<(), SystemKind>;
     /// Writes every unacknowledged system message to a new connection.
-    fn resend_system_messages(&self, association: &Association, out: &mut BytesMut);
+    fn resend_unacknowledged(&self, association: &Association, out: &mut BytesMut);
     /// A handshake with incarnation `uid` completed on `lane`: refused if
     /// that incarnation is gone (`liveness/incarnations.rs`).
     fn incarnation_answered(

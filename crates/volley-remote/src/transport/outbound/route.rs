@@ -268,8 +268,7 @@ impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
         let (Some(association), Some(me)) = (association, target.any()) else {
             return;
         };
-        let refused =
-            core.send_system_message(association, kind, me.clone(), sender.clone(), Vec::new());
+        let refused = core.send_reliably(association, kind, me.clone(), sender.clone(), Vec::new());
         if refused.is_err() {
             // The node is gone. A watch is answered here, unless the node's
             // address termination took the entry (and answered) first.

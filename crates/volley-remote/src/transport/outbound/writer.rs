@@ -179,7 +179,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundC
         if let Some(association) = lane.association() {
             association.proved();
             if lane.lane == Lane::Control {
-                core.resend_system_messages(&association, &mut conn.out);
+                core.resend_unacknowledged(&association, &mut conn.out);
             }
         }
         let served = serve(&lane, core, conn, &stream).await;
