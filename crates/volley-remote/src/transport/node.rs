@@ -16,6 +16,10 @@ use crate::transport::errors::ResolveError;
 use crate::transport::settings::RemoteSettings;
 use crate::wire::Address;
 
+/// Why a ref declared by a peer that this node does not dial back is
+/// not sent to.
+pub(crate) const NOT_CONNECTED_BACK: &str =
+    "this node does not dial back a peer it cannot verify (the address check, trust.connect_back)";
 /// The node a stage runs in.
 pub(crate) trait NodeContext: Send + Sync + 'static {
     /// The actor system remoting serves.

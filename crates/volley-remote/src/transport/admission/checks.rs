@@ -7,7 +7,8 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::transport::core::RemotingCore;
+use crate::transport::admission::probe::confirm_claim;
+use crate::transport::admission::AdmissionContext;
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Request};
 use crate::transport::liveness::incarnations::Incarnations;
@@ -20,7 +21,7 @@ use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
 /// and makes sure this node talks back: the peer's failure detector needs
 /// this node's heartbeats, and its system messages need acks.
 pub(in crate::transport) fn admit(
-    core: &Arc<RemotingCore>,
+    core: &Arc<impl AdmissionContext>,
     r: &Request,
     dial_back: Option<Origin>,
 ) -> Result<(), (HandshakeStatus, String)> {
@@ -47,26 +48,29 @@ pub(in crate::transport) fn admit(
 /// let it dial back, if listed in `known_peers` or if its claimed address
 /// answers as that incarnation; a node that proved the shared secret on
 /// its word alone (`handshake/proof.rs`).
-pub(in crate::transport) async fn dials_back(core: &RemotingCore, r: &Request) -> Option<Origin> {
-    if core.associations.find(&r.from).is_some() {
+pub(in crate::transport) async fn dials_back(
+    core: &impl AdmissionContext,
+    r: &Request,
+) -> Option<Origin> {
+    if core.associations().find(&r.from).is_some() {
         return Some(Origin::Vouched);
     }
-    if r.from == core.address || !core.trust.connects_back_to(&r.from) {
+    if r.from == *core.address() || !core.trust().connects_back_to(&r.from) {
         return None;
     }
-    if core.trust.is_known_peer(&r.from) {
+    if core.trust().is_known_peer(&r.from) {
         return Some(Origin::Vouched);
     }
-    if core.trust.is_verified(&r.from) {
+    if core.trust().is_verified(&r.from) {
         return Some(Origin::PeersWord);
     }
-    core.confirm_claim(&r.from, r.uid)
+    confirm_claim(core, &r.from, r.uid)
         .await
         .then_some(Origin::Vouched)
 }
 
 pub(in crate::transport) fn check(
-    core: &RemotingCore,
+    core: &impl AdmissionContext,
     r: &Request,
 ) -> Result<(), (HandshakeStatus, String)> {
     if r.version != PROTOCOL_VERSION {
@@ -75,13 +79,13 @@ pub(in crate::transport) fn check(
             format!("protocol version {} is not {}", r.version, PROTOCOL_VERSION),
         ));
     }
-    if r.to != core.address {
+    if r.to != *core.address() {
         return Err((
             HandshakeStatus::WrongAddress,
-            format!("this node is {}, not {}", core.address, r.to),
+            format!("this node is {}, not {}", core.address(), r.to),
         ));
     }
-    match (&core.secret, &r.challenge) {
+    match (core.secret(), &r.challenge) {
         (Some(_), Some(c)) if c.len() == AUTH_NONCE_LEN => Ok(()),
         (Some(_), Some(_)) => Err((
             HandshakeStatus::Unauthorized,
@@ -103,10 +107,10 @@ pub(in crate::transport) fn check(
 /// Refuses an incarnation of the peer that is known to be gone, without
 /// changing anything (`handshake_seen` records a new one later).
 pub(in crate::transport) fn not_gone(
-    core: &RemotingCore,
+    core: &impl AdmissionContext,
     r: &Request,
 ) -> Result<(), (HandshakeStatus, String)> {
-    let Some(association) = core.associations.find(&r.from) else {
+    let Some(association) = core.associations().find(&r.from) else {
         return Ok(());
     };
     let control = lock(&association.control);
@@ -123,24 +127,24 @@ pub(in crate::transport) fn not_gone(
 /// challenge and proof, then waits (within the handshake timeout) for the
 /// initiator's proof, the first frame after the response.
 pub(in crate::transport) async fn authenticate(
-    core: &RemotingCore,
+    core: &impl AdmissionContext,
     secret: &Secret,
     r: &Request,
     stream: &mut (impl AsyncRead + AsyncWrite + Unpin),
     buf: &mut BytesMut,
 ) -> Result<(), HandshakeError> {
-    let exchange = AcceptorAuth::new(secret, r, &core.address, core.uid)?;
+    let exchange = AcceptorAuth::new(secret, r, core.address(), core.uid())?;
     setup::respond(
         stream,
         HandshakeStatus::Accepted,
-        &core.address,
-        core.uid,
+        core.address(),
+        core.uid(),
         "",
         Some(&exchange.response),
     )
     .await?;
     tokio::time::timeout(
-        core.settings.handshake_timeout,
+        core.settings().handshake_timeout,
         exchange.read_proof(secret, stream, buf),
     )
     .await

@@ -5,4 +5,15 @@
 
 pub(crate) mod checks;
 pub(crate) mod probe;
-mod recheck;
+pub(crate) mod recheck;
+
+use crate::transport::admission::probe::Probes;
+use crate::transport::liveness::LivenessContext;
+
+/// What admitting a connection needs of the rest of the transport, on
+/// top of liveness (which says which incarnations are gone): the checks of
+/// claimed addresses under way and remembered.
+pub(crate) trait AdmissionContext: LivenessContext {
+    /// The checks of the addresses nodes that dial in claim.
+    fn probes(&self) -> &Probes;
+}

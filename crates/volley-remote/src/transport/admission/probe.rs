@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use metrics::Counter;
 use tokio::sync::OnceCell;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::admission::AdmissionContext;
 use crate::transport::handshake::setup;
 use crate::transport::support::lock;
 use crate::wire::{Address, Lane};
@@ -193,57 +193,58 @@ enum Start {
     New(Arc<OnceCell<Option<u64>>>),
 }
 
-impl RemotingCore {
-    /// True if `claimed` answers as incarnation `uid`; concurrent claims of
-    /// one address (a node's lanes connect at once) share one connection.
-    pub(crate) async fn confirm_claim(&self, claimed: &Address, uid: u64) -> bool {
-        let probes = &self.probes;
-        let place = (claimed.host().to_string(), claimed.port());
-        if let Some((checked, there)) = probes.remembered(&place) {
-            let confirmed = checked == *claimed && there == Some(uid);
-            if !confirmed {
-                probes.count_limited();
-            }
-            return confirmed;
+/// True if `claimed` answers as incarnation `uid`; concurrent claims of
+/// one address (a node's lanes connect at once) share one connection.
+pub(crate) async fn confirm_claim(
+    core: &impl AdmissionContext,
+    claimed: &Address,
+    uid: u64,
+) -> bool {
+    let probes = core.probes();
+    let place = (claimed.host().to_string(), claimed.port());
+    if let Some((checked, there)) = probes.remembered(&place) {
+        let confirmed = checked == *claimed && there == Some(uid);
+        if !confirmed {
+            probes.count_limited();
         }
-        let answer = match probes.join_or_start(&place, claimed) {
-            Some(Start::Join(answer)) => {
-                return answer.get_or_init(|| self.probe(claimed)).await == &Some(uid)
-            }
-            Some(Start::New(answer)) => answer,
-            None => {
-                probes.count_limited();
-                return false;
-            }
-        };
-        let under_way = UnderWay { probes, place };
-        let there = *answer.get_or_init(|| self.probe(claimed)).await;
-        // Remembered before the check stops being under way, so that no
-        // claim in between connects again.
-        probes.remember(under_way.place.clone(), claimed.clone(), there);
-        drop(under_way);
-        probes.count_check(there, uid);
-        if let Some(there) = there.filter(|there| *there != uid) {
-            let what = format!("not dialing back: the node at the address a peer claimed is incarnation {there}, not {uid}");
-            self.trust.log_refused(claimed, &what);
-        }
-        there == Some(uid)
+        return confirmed;
     }
+    let answer = match probes.join_or_start(&place, claimed) {
+        Some(Start::Join(answer)) => {
+            return answer.get_or_init(|| probe(core, claimed)).await == &Some(uid)
+        }
+        Some(Start::New(answer)) => answer,
+        None => {
+            probes.count_limited();
+            return false;
+        }
+    };
+    let under_way = UnderWay { probes, place };
+    let there = *answer.get_or_init(|| probe(core, claimed)).await;
+    // Remembered before the check stops being under way, so that no
+    // claim in between connects again.
+    probes.remember(under_way.place.clone(), claimed.clone(), there);
+    drop(under_way);
+    probes.count_check(there, uid);
+    if let Some(there) = there.filter(|there| *there != uid) {
+        let what = format!("not dialing back: the node at the address a peer claimed is incarnation {there}, not {uid}");
+        core.trust().log_refused(claimed, &what);
+    }
+    there == Some(uid)
+}
 
-    /// The incarnation that answers at `claimed`, if any does in time.
-    async fn probe(&self, claimed: &Address) -> Option<u64> {
-        // Half the handshake time: the peer waits for this check before
-        // its own handshake is answered.
-        let within = self.settings.handshake_timeout / 2;
-        let answered =
-            tokio::time::timeout(within, setup::dial(self, claimed, Lane::Control)).await;
-        let why = match answered {
-            Ok(Ok(dialed)) => return Some(dialed.accepted.peer_uid),
-            Ok(Err(e)) => format!("does not answer ({e})"),
-            Err(_) => "did not answer in time".to_string(),
-        };
-        let what = format!("not dialing back: the address a peer claimed {why}");
-        self.trust.log_refused(claimed, &what);
-        None
-    }
+/// The incarnation that answers at `claimed`, if any does in time.
+async fn probe(core: &impl AdmissionContext, claimed: &Address) -> Option<u64> {
+    // Half the handshake time: the peer waits for this check before
+    // its own handshake is answered.
+    let within = core.settings().handshake_timeout / 2;
+    let answered = tokio::time::timeout(within, setup::dial(core, claimed, Lane::Control)).await;
+    let why = match answered {
+        Ok(Ok(dialed)) => return Some(dialed.accepted.peer_uid),
+        Ok(Err(e)) => format!("does not answer ({e})"),
+        Err(_) => "did not answer in time".to_string(),
+    };
+    let what = format!("not dialing back: the address a peer claimed {why}");
+    core.trust().log_refused(claimed, &what);
+    None
 }

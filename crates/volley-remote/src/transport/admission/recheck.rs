@@ -19,44 +19,43 @@
 
 use std::sync::Arc;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::admission::probe::confirm_claim;
+use crate::transport::admission::AdmissionContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::outbound::association::Origin;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane};
 
-impl RemotingCore {
-    /// A heartbeat came from incarnation `uid` of `from`, which this node
-    /// does not dial back: checks its address again if that may make this
-    /// node dial it, and the last check is over.
-    pub(crate) fn heartbeat_from_undialed(self: &Arc<Self>, from: &Address, uid: u64) {
-        let may_dial = *from != self.address && self.trust.connects_back_to(from);
-        if !may_dial || !self.probes.is_due(from) || self.is_shut_down() {
-            return;
-        }
-        let core = self.clone();
-        let from = from.clone();
-        let task = tokio::spawn(async move { core.recheck(&from, uid).await });
-        self.track(task);
+/// A heartbeat came from incarnation `uid` of `from`, which this node
+/// does not dial back: checks its address again if that may make this
+/// node dial it, and the last check is over.
+pub(crate) fn heartbeat_from_undialed(core: &Arc<impl AdmissionContext>, from: &Address, uid: u64) {
+    let may_dial = from != core.address() && core.trust().connects_back_to(from);
+    if !may_dial || !core.probes().is_due(from) || core.is_shut_down() {
+        return;
     }
+    let owned = core.clone();
+    let from = from.clone();
+    let task = tokio::spawn(async move { recheck(&*owned, &from, uid).await });
+    core.track(task);
+}
 
-    /// Checks the claim of `from` as incarnation `uid` again, and
-    /// associates with it if its address now answers as that incarnation.
-    async fn recheck(&self, from: &Address, uid: u64) {
-        if self.associations.find(from).is_some() || !self.confirm_claim(from, uid).await {
-            return;
+/// Checks the claim of `from` as incarnation `uid` again, and
+/// associates with it if its address now answers as that incarnation.
+async fn recheck(core: &impl AdmissionContext, from: &Address, uid: u64) {
+    if core.associations().find(from).is_some() || !confirm_claim(core, from, uid).await {
+        return;
+    }
+    let association = match core.associate(from, Origin::Vouched) {
+        Ok(association) => association,
+        Err(e) => return tracing::debug!(remote = %from, "not dialing back after all: {e}"),
+    };
+    match core.handshake_seen(&association, uid, Lane::Control) {
+        Ok(()) => {
+            log_limited!(info, remote = %from, uid, "the address a peer claimed answered a later check: dialing it back");
         }
-        let association = match self.associate(from, Origin::Vouched) {
-            Ok(association) => association,
-            Err(e) => return tracing::debug!(remote = %from, "not dialing back after all: {e}"),
-        };
-        match self.handshake_seen(&association, uid, Lane::Control) {
-            Ok(()) => {
-                log_limited!(info, remote = %from, uid, "the address a peer claimed answered a later check: dialing it back");
-            }
-            Err(refusal) => {
-                log_limited!(warn, remote = %from, "not dialing back after all: {refusal}");
-            }
+        Err(refusal) => {
+            log_limited!(warn, remote = %from, "not dialing back after all: {refusal}");
         }
     }
 }

@@ -21,7 +21,6 @@ use volley::ActorPath;
 use crate::transport::control::flush::Flushes;
 use crate::transport::control::remote_spawn::SpawnRequests;
 use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
-use crate::transport::handshake::trust::Trust;
 use crate::transport::liveness::LivenessContext;
 use crate::transport::outbound::association::Association;
 use crate::wire::Address;
@@ -29,8 +28,6 @@ use crate::wire::Address;
 /// What the control protocols need of the rest of the transport, on top
 /// of liveness: their own state, which the node keeps, and refs.
 pub(crate) trait ControlContext: LivenessContext + Sized {
-    /// What peers may make this node do.
-    fn trust(&self) -> &Trust;
     /// Flushes of user lanes that death notices wait for.
     fn flushes(&self) -> &Flushes;
     /// Remote spawns waiting for their answers.

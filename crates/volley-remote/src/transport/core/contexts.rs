@@ -9,9 +9,12 @@ use tokio::task::JoinHandle;
 use volley::remote::{RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
+use crate::transport::admission::probe::Probes;
+use crate::transport::admission::AdmissionContext;
 use crate::transport::control::flush::Flushes;
 use crate::transport::control::remote_spawn::SpawnRequests;
 use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
+use crate::transport::control::reply_handles::ReplyHandles;
 use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::control::ControlContext;
 use crate::transport::core::RemotingCore;
@@ -20,6 +23,8 @@ use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::inbound::ends::{InboundEnds, InboundLives};
+use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
@@ -30,6 +35,7 @@ use crate::transport::outbound::association::{
 };
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::outbound::OutboundContext;
+use crate::transport::refs::tables::import_bytes::ImportMeter;
 use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;
 use crate::wire::{Address, Lane};
@@ -70,6 +76,9 @@ impl HandshakeContext for RemotingCore {
     }
     fn tls(&self) -> Option<&TlsContext> {
         self.tls.as_ref()
+    }
+    fn trust(&self) -> &Trust {
+        &self.trust
     }
 }
 
@@ -145,7 +154,7 @@ impl LivenessContext for RemotingCore {
         &self.reachability
     }
     fn end_inbound_connections(&self, node: &Address, uid: u64) {
-        RemotingCore::end_inbound(self, node, uid)
+        InboundEnds::end_inbound(self, node, uid)
     }
     fn end_watches_of_node(&self, node: &Address) -> usize {
         self.remote_watches.address_terminated(node)
@@ -156,9 +165,6 @@ impl LivenessContext for RemotingCore {
 }
 
 impl ControlContext for RemotingCore {
-    fn trust(&self) -> &Trust {
-        &self.trust
-    }
     fn flushes(&self) -> &Flushes {
         &self.flushes
     }
@@ -181,5 +187,33 @@ impl ControlContext for RemotingCore {
         association: Option<Arc<Association>>,
     ) -> Arc<RemoteRef> {
         RemotingCore::remote_ref(self, path, uid, association)
+    }
+}
+
+impl AdmissionContext for RemotingCore {
+    fn probes(&self) -> &Probes {
+        &self.probes
+    }
+}
+
+impl InboundContext for RemotingCore {
+    fn inbound_lives(&self) -> &InboundLives {
+        &self.inbound_lives
+    }
+    fn import_meter(&self) -> &Arc<ImportMeter> {
+        &self.import_meter
+    }
+    fn reply_handles(&self) -> &ReplyHandles {
+        &self.reply_handles
+    }
+    fn resolve_declared(
+        self: &Arc<Self>,
+        path: &str,
+        uid: u64,
+        peer: &Address,
+        peer_association: Option<&Arc<Association>>,
+        selection: &mut Option<ActorPath>,
+    ) -> Option<AnyRef> {
+        RemotingCore::resolve_declared(self, path, uid, peer, peer_association, selection)
     }
 }

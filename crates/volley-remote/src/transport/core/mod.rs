@@ -27,7 +27,7 @@ use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::liveness::reachability::Reachability;
-use crate::transport::node::{address_of, authority_of};
+use crate::transport::node::{address_of, authority_of, NOT_CONNECTED_BACK};
 use crate::transport::outbound::association::Origin;
 use crate::transport::outbound::association::{Association, Associations};
 use crate::transport::outbound::route::RouteHint;
@@ -37,10 +37,6 @@ use crate::transport::settings::RemoteSettings;
 use crate::transport::support::lock;
 use crate::wire::{Address, Disassociate, DisassociateReason, Pdu};
 
-/// Why a ref declared by a peer that this node does not dial back is
-/// not sent to.
-pub(crate) const NOT_CONNECTED_BACK: &str =
-    "this node does not dial back a peer it cannot verify (the address check, trust.connect_back)";
 /// Why a ref a peer declared on a third node is not sent to.
 const NOT_DIALED_DECLARED: &str = "a peer's declaration may not make this node dial a node it has no association with (trust.dial_declared_nodes, trust.known_peers)";
 

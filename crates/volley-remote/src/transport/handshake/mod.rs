@@ -15,6 +15,7 @@ pub(crate) mod trust;
 
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
+use crate::transport::handshake::trust::Trust;
 use crate::transport::node::NodeContext;
 
 /// What dialing and answering a handshake need of the node.
@@ -23,4 +24,6 @@ pub(crate) trait HandshakeContext: NodeContext {
     fn secret(&self) -> Option<&Secret>;
     /// TLS both ways, if configured.
     fn tls(&self) -> Option<&TlsContext>;
+    /// What peers may make this node do.
+    fn trust(&self) -> &Trust;
 }

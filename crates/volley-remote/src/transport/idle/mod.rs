@@ -61,7 +61,7 @@ impl Association {
     /// Notes that something but heartbeats arrived from the node; starts
     /// the association again if it was stopped.
     #[inline]
-    pub(crate) fn heard(&self, core: &RemotingCore) {
+    pub(crate) fn heard(&self, core: &(impl OutboundContext + ?Sized)) {
         use std::sync::atomic::{fence, Ordering};
         if !self.heard.load(Ordering::Relaxed) {
             self.heard.store(true, Ordering::Relaxed);

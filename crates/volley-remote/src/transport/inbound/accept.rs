@@ -10,18 +10,18 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::transport::admission::checks::{admit, authenticate, check, dials_back, not_gone};
-use crate::transport::core::RemotingCore;
 use crate::transport::handshake::setup::{self, HandshakeError};
 use crate::transport::inbound::guard::InboundGuard;
 use crate::transport::inbound::protocol_error;
 use crate::transport::inbound::reader::{Reader, READ_CHUNK};
+use crate::transport::inbound::InboundContext;
 use crate::transport::outbound::association::system_buffers::SystemMessageError;
 use crate::transport::refs::limit_error::LimitError;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, DecodeError, HandshakeStatus};
 
-pub(crate) async fn run_listener(listener: TcpListener, core: Arc<RemotingCore>) {
-    let guard = InboundGuard::new(&core.settings.limits);
+pub(crate) async fn run_listener(listener: TcpListener, core: Arc<impl InboundContext>) {
+    let guard = InboundGuard::new(&core.settings().limits);
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
@@ -86,15 +86,15 @@ impl InboundError {
     }
 }
 
-async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), InboundError> {
+async fn serve(stream: TcpStream, core: &Arc<impl InboundContext>) -> Result<(), InboundError> {
     stream.set_nodelay(true)?;
-    let Some(tls) = &core.tls else {
+    let Some(tls) = core.tls() else {
         return serve_on(stream, core).await;
     };
     // The TLS handshake comes first: a peer that does not speak TLS (a
     // plaintext preamble) fails here, before anything of it is read.
     let sealed = tokio::time::timeout(
-        core.settings.handshake_timeout,
+        core.settings().handshake_timeout,
         tls.acceptor().accept(stream),
     )
     .await
@@ -107,7 +107,7 @@ async fn serve(stream: TcpStream, core: &Arc<RemotingCore>) -> Result<(), Inboun
 /// peer whose bytes break the protocol is told so before the close.
 async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
-    core: &Arc<RemotingCore>,
+    core: &Arc<impl InboundContext>,
 ) -> Result<(), InboundError> {
     let served = handshake_and_read(&mut stream, core).await;
     if let Some(error) = served.as_ref().err().and_then(InboundError::codec_error) {
@@ -118,29 +118,36 @@ async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
 
 async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: &mut S,
-    core: &Arc<RemotingCore>,
+    core: &Arc<impl InboundContext>,
 ) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let request = tokio::time::timeout(
-        core.settings.handshake_timeout,
+        core.settings().handshake_timeout,
         setup::read_request(&mut stream, &mut buf),
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)??;
     // Nothing happens for a peer before it is answered (and, with a
     // secret, has proved it): the checks here change no state.
-    let checked = check(core, &request).and_then(|()| not_gone(core, &request));
+    let checked = check(&**core, &request).and_then(|()| not_gone(&**core, &request));
     if let Err((status, reason)) = checked {
-        setup::respond(&mut stream, status, &core.address, core.uid, &reason, None)
-            .await
-            .ok();
+        setup::respond(
+            &mut stream,
+            status,
+            core.address(),
+            core.uid(),
+            &reason,
+            None,
+        )
+        .await
+        .ok();
         return Err(InboundError::Refused {
             from: request.from,
             reason,
         });
     }
-    match &core.secret {
-        Some(secret) => authenticate(core, secret, &request, &mut stream, &mut buf)
+    match core.secret() {
+        Some(secret) => authenticate(&**core, secret, &request, &mut stream, &mut buf)
             .await
             .map_err(|e| match e {
                 HandshakeError::TimedOut => InboundError::HandshakeTimeout,
@@ -148,14 +155,14 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
             })?,
         None => {
             let accepted = HandshakeStatus::Accepted;
-            setup::respond(&mut stream, accepted, &core.address, core.uid, "", None).await?
+            setup::respond(&mut stream, accepted, core.address(), core.uid(), "", None).await?
         }
     }
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is
     // answered (`handshake/probe.rs`). Frames wait in the socket meanwhile.
-    let dial_back = dials_back(core, &request).await;
+    let dial_back = dials_back(&**core, &request).await;
     // Past the response, a refusal can only close the connection.
     admit(core, &request, dial_back).map_err(|(_, reason)| InboundError::Refused {
         from: request.from.clone(),

@@ -18,6 +18,7 @@ use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::events::DisassociationReason;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::reader::Reader;
+use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::rtt;
 use crate::transport::registry::DeliverError;
@@ -27,7 +28,7 @@ use crate::wire::{
     SpawnRequest, SystemMessage,
 };
 
-impl Reader<'_> {
+impl<C: InboundContext> Reader<'_, C> {
     /// Hands `pdu` to the part of the node that owns it.
     pub(super) fn control(&mut self, pdu: Pdu<'_>) -> Result<(), InboundError> {
         // Heartbeats, and the goodbye of a peer that stops its
@@ -50,7 +51,11 @@ impl Reader<'_> {
                 }
                 rtt::answer_heartbeat(&**core, peer);
                 if self.peer.association.is_none() {
-                    core.heartbeat_from_undialed(peer, self.peer.uid);
+                    crate::transport::admission::recheck::heartbeat_from_undialed(
+                        core,
+                        peer,
+                        self.peer.uid,
+                    );
                 }
             }
             // Times this node's heartbeat; the detector judges arrivals only.
@@ -143,7 +148,7 @@ impl Reader<'_> {
     /// The reply handle of one of the peer's asks.
     fn declare_reply_handle(&mut self, d: ReplyHandleDeclaration) -> Result<(), InboundError> {
         let route = self.peer.reply_route(self.core);
-        let system = self.core.system.clone();
+        let system = self.core.system().clone();
         let handle = RemoteRef::reply_handle(&self.peer.root, d.correlation, system, route);
         self.imports.declare(d.id.get(), handle.to_any())?;
         Ok(())
@@ -155,7 +160,7 @@ impl Reader<'_> {
         let (core, peer) = (self.core, &self.peer.address);
         match self.peer.association {
             Some(_) => remote_spawn::spawn_here(core, peer, r),
-            None => core.trust.refused(
+            None => core.trust().refused(
                 &**core,
                 peer,
                 "a spawn request from a peer this node does not dial back",
@@ -181,7 +186,7 @@ impl Reader<'_> {
             ),
             // Its heartbeats stop with its association: not a silence to
             // judge.
-            DisassociateReason::Idle => core.reachability.pause(peer),
+            DisassociateReason::Idle => core.reachability().pause(peer),
             _ => {}
         }
     }
@@ -193,7 +198,7 @@ impl Reader<'_> {
         let Some(association) = self.peer.association.as_deref() else {
             // Its acks could not go back: the sender would resend forever.
             let why = "a system message from a peer this node does not dial back";
-            core.trust.refused(&**core, &self.peer.address, why);
+            core.trust().refused(&**core, &self.peer.address, why);
             return Ok(());
         };
         match core.receive_system_message(association, self.peer.uid, &mut self.imports, m) {
@@ -207,7 +212,7 @@ impl Reader<'_> {
     /// A reply to one of this node's asks, addressed by its correlation id.
     fn reply(&mut self, r: Reply<'_>) {
         let (core, peer) = (self.core, &self.peer.address);
-        let Some(ty) = core.registry.by_wire_id.get(&r.type_id) else {
+        let Some(ty) = core.registry().by_wire_id.get(&r.type_id) else {
             core.undeliverable(peer, &format!("unknown message type id {}", r.type_id));
             return;
         };
@@ -218,7 +223,7 @@ impl Reader<'_> {
         }
         // Only the node the ask went to may answer it, unless the operator
         // lets a node it was forwarded to answer too.
-        let from_association = match core.trust.replies_from_any_node {
+        let from_association = match core.trust().replies_from_any_node {
             true => None,
             // Ids start at 1: without an association, no request went there.
             false => Some(
@@ -226,11 +231,11 @@ impl Reader<'_> {
                     .association
                     .as_ref()
                     .map(|a| a.id)
-                    .or_else(|| core.associations.find(peer).map(|a| a.id))
+                    .or_else(|| core.associations().find(peer).map(|a| a.id))
                     .unwrap_or(0),
             ),
         };
-        let handle = match core.reply_handles.take(r.correlation, from_association) {
+        let handle = match core.reply_handles().take(r.correlation, from_association) {
             Ok(handle) => handle,
             Err(NotTaken::NotWaiting) => {
                 // The ask timed out or was answered already: an ordinary
@@ -241,7 +246,7 @@ impl Reader<'_> {
             }
             Err(NotTaken::WrongNode) => {
                 let what = "a reply to an ask that went to another node";
-                return core.trust.refused(&**core, peer, what);
+                return core.trust().refused(&**core, peer, what);
             }
         };
         if let Err(e) = (ty.deliver_to)(r.payload, &self.imports, &handle) {

@@ -26,7 +26,7 @@ use volley::ActorPath;
 use crate::transport::refs::tables::ImportTable;
 
 use crate::serialization::SerializerId;
-use crate::transport::core::RemotingCore;
+use crate::transport::inbound::InboundContext;
 use crate::transport::registry::{DeliverError, InboundType, Payloads};
 use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
 
@@ -56,11 +56,11 @@ struct CachedType {
 }
 
 impl TypeCache {
-    fn find(&mut self, core: &RemotingCore, wire_id: u32) -> Option<&mut CachedType> {
+    fn find(&mut self, core: &impl InboundContext, wire_id: u32) -> Option<&mut CachedType> {
         let at = match self.types.iter().position(|t| t.wire_id == wire_id) {
             Some(at) => at,
             None => {
-                let ty = *core.registry.by_wire_id.get(&wire_id)?;
+                let ty = *core.registry().by_wire_id.get(&wire_id)?;
                 self.types.push(CachedType {
                     wire_id,
                     ty,
@@ -105,7 +105,7 @@ impl<'buf> Run<'buf> {
     /// Adds `m` to the run, first delivering what the run holds if `m`
     /// does not continue it or the run is full.
     #[inline]
-    pub(crate) fn push(&mut self, m: UserMessage<'buf>, to: &mut Deliver<'_>) {
+    pub(crate) fn push(&mut self, m: UserMessage<'buf>, to: &mut Deliver<'_, impl InboundContext>) {
         self.push_with(m, 0, to)
     }
 
@@ -113,13 +113,22 @@ impl<'buf> Run<'buf> {
     /// handle's correlation id. Requests and plain messages to one actor
     /// share runs.
     #[inline]
-    pub(crate) fn push_request(&mut self, r: Request<'buf>, to: &mut Deliver<'_>) {
+    pub(crate) fn push_request(
+        &mut self,
+        r: Request<'buf>,
+        to: &mut Deliver<'_, impl InboundContext>,
+    ) {
         self.push_with(r.message, r.correlation, to);
         self.has_requests = true;
     }
 
     #[inline]
-    fn push_with(&mut self, m: UserMessage<'buf>, reply: u64, to: &mut Deliver<'_>) {
+    fn push_with(
+        &mut self,
+        m: UserMessage<'buf>,
+        reply: u64,
+        to: &mut Deliver<'_, impl InboundContext>,
+    ) {
         let h = &m.header;
         let continues = self.len > 0
             && self.recipient == h.recipient.get()
@@ -137,7 +146,7 @@ impl<'buf> Run<'buf> {
     }
 
     /// Delivers what the run holds, and empties it.
-    pub(crate) fn flush(&mut self, to: &mut Deliver<'_>) {
+    pub(crate) fn flush(&mut self, to: &mut Deliver<'_, impl InboundContext>) {
         if self.len == 0 {
             return;
         }
@@ -152,8 +161,8 @@ impl<'buf> Run<'buf> {
 }
 
 /// What a run is delivered with: the connection's state.
-pub(crate) struct Deliver<'a> {
-    pub(crate) core: &'a Arc<RemotingCore>,
+pub(crate) struct Deliver<'a, C: InboundContext> {
+    pub(crate) core: &'a C,
     /// Mutable only to rebind a uid-less ref whose actor is gone
     /// (`ImportTable::rebind`).
     pub(crate) imports: &'a mut ImportTable,
@@ -166,7 +175,7 @@ pub(crate) struct Deliver<'a> {
     pub(crate) reply_route: &'a Option<Arc<dyn RemoteRoute>>,
 }
 
-impl Deliver<'_> {
+impl<C: InboundContext> Deliver<'_, C> {
     fn run(&mut self, type_id: u32, serializer: SerializerId, recipient: u32, payloads: Payloads) {
         let (core, peer) = (self.core, self.peer);
         let Some(cached) = self.types.find(core, type_id) else {
@@ -188,7 +197,7 @@ impl Deliver<'_> {
         let (root, route) = (self.root, self.reply_route);
         let handle_of = |correlation| {
             let route = route.as_ref()?.clone();
-            Some(RemoteRef::reply_handle(root, correlation, core.system.clone(), route).to_any())
+            Some(RemoteRef::reply_handle(root, correlation, core.system().clone(), route).to_any())
         };
         let stale = (ty.deliver_run)(
             payloads,
@@ -202,7 +211,7 @@ impl Deliver<'_> {
         if stale.is_err() {
             // Whoever lives at the path now gets the run; with nobody
             // there, it goes where it went before: dead letters.
-            self.imports.rebind(recipient, &core.system);
+            self.imports.rebind(recipient, core.system());
             let _ = (ty.deliver_run)(
                 payloads,
                 self.imports,
@@ -216,7 +225,7 @@ impl Deliver<'_> {
     }
 }
 
-impl<'buf> Deliver<'_> {
+impl<'buf, C: InboundContext> Deliver<'_, C> {
     /// Delivers one message alone (a run of one).
     pub(crate) fn one(&mut self, m: UserMessage<'buf>) {
         let mut run = Run::new();
@@ -248,7 +257,7 @@ impl<'buf> Deliver<'_> {
         };
         let ty = cached.ty;
         if self.imports.is_stale(h.recipient.get()) {
-            self.imports.rebind(h.recipient.get(), &core.system);
+            self.imports.rebind(h.recipient.get(), core.system());
         }
         let outcome = if h.serializer != ty.serializer {
             Err(DeliverError::WrongSerializer(h.serializer))

@@ -32,7 +32,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::Notify;
 use volley::DeadLetterReason;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::inbound::InboundContext;
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Decoder, PduKind};
@@ -132,15 +132,17 @@ impl Drop for Membership<'_> {
     }
 }
 
-impl RemotingCore {
+/// The ends of inbound connections, for any node with an inbound
+/// context.
+pub(crate) trait InboundEnds: InboundContext {
     /// Joins an inbound connection from incarnation `uid` of `peer` to its
     /// incarnation's life; ended already if that incarnation is gone.
-    pub(crate) fn join_inbound(&self, peer: &Address, uid: u64) -> Membership<'_> {
-        let membership = self.inbound_lives.join(peer, uid);
+    fn join_inbound(&self, peer: &Address, uid: u64) -> Membership<'_> {
+        let membership = self.inbound_lives().join(peer, uid);
         // Joined first, looked up second: a verdict in between ends the
         // life it finds, one before it is in the record read here.
         let gone = self
-            .associations
+            .associations()
             .find(peer)
             .is_some_and(|a| lock(&a.control).dead.contains(&uid));
         if gone {
@@ -151,13 +153,13 @@ impl RemotingCore {
 
     /// Incarnation `uid` of `peer` is gone: its inbound connections end
     /// at once, and deliver nothing more.
-    pub(crate) fn end_inbound(&self, peer: &Address, uid: u64) {
-        self.inbound_lives.end(peer, uid);
+    fn end_inbound(&self, peer: &Address, uid: u64) {
+        self.inbound_lives().end(peer, uid);
     }
 
     /// Counts the messages an ended connection from incarnation `uid` of
     /// `peer` still held as dead letters.
-    pub(crate) fn lost_with_gone_incarnation(&self, peer: &Address, uid: u64, messages: u64) {
+    fn lost_with_gone_incarnation(&self, peer: &Address, uid: u64, messages: u64) {
         for _ in 0..messages {
             self.count_dead_letter(peer, DeadLetterReason::Undeliverable);
         }
@@ -168,6 +170,8 @@ impl RemotingCore {
         }
     }
 }
+
+impl<C: InboundContext> InboundEnds for C {}
 
 /// The messages left in `buf` (after `skip` bytes of a frame being thrown
 /// away) and in what `stream` has ready now, up to [`DRAIN_LIMIT`] bytes

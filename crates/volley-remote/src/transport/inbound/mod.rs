@@ -19,3 +19,36 @@ pub(crate) mod guard;
 mod peer;
 pub(crate) mod protocol_error;
 pub(crate) mod reader;
+
+use std::sync::Arc;
+
+use volley::{ActorPath, AnyRef};
+
+use crate::transport::admission::AdmissionContext;
+use crate::transport::control::reply_handles::ReplyHandles;
+use crate::transport::control::ControlContext;
+use crate::transport::inbound::ends::InboundLives;
+use crate::transport::outbound::association::Association;
+use crate::transport::refs::tables::import_bytes::ImportMeter;
+use crate::wire::Address;
+
+/// What the receiving side needs of the rest of the transport: it sits
+/// above every other stage (a read can admit, judge, answer and deliver),
+/// and adds its own state and the resolution of what peers declare.
+pub(crate) trait InboundContext: AdmissionContext + ControlContext {
+    /// The inbound connections of each incarnation (`ends.rs`).
+    fn inbound_lives(&self) -> &InboundLives;
+    /// What the refs peers declared on the open connections keep.
+    fn import_meter(&self) -> &Arc<ImportMeter>;
+    /// The reply handles of this node's asks waiting for remote answers.
+    fn reply_handles(&self) -> &ReplyHandles;
+    /// What a peer's declaration points at (`RemotingCore::resolve_declared`).
+    fn resolve_declared(
+        self: &Arc<Self>,
+        path: &str,
+        uid: u64,
+        peer: &Address,
+        peer_association: Option<&Arc<Association>>,
+        selection: &mut Option<ActorPath>,
+    ) -> Option<AnyRef>;
+}

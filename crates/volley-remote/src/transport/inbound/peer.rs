@@ -7,23 +7,24 @@ use volley::remote::RemoteRoute;
 use volley::ActorPath;
 
 use crate::transport::control::remote_watch::NoSuchActor;
-use crate::transport::core::{RemotingCore, NOT_CONNECTED_BACK};
+use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::PeerDetector;
+use crate::transport::node::NOT_CONNECTED_BACK;
 use crate::transport::outbound::association::Association;
 use crate::transport::outbound::route::RouteHint;
 use crate::wire::{Address, Lane};
 
 /// Counts an inbound connection among its incarnation's while it lives
 /// (`RemotingCore::reader_started`), on every way out of the read loop.
-pub(super) struct ReaderGuard<'c> {
-    core: &'c RemotingCore,
+pub(super) struct ReaderGuard<'c, C: InboundContext> {
+    core: &'c C,
     association: Arc<Association>,
     pub(super) uid: u64,
 }
 
-impl<'c> ReaderGuard<'c> {
-    pub(super) fn new(core: &'c RemotingCore, association: Arc<Association>, uid: u64) -> Self {
+impl<'c, C: InboundContext> ReaderGuard<'c, C> {
+    pub(super) fn new(core: &'c C, association: Arc<Association>, uid: u64) -> Self {
         core.reader_started(&association, uid);
         ReaderGuard {
             core,
@@ -33,7 +34,7 @@ impl<'c> ReaderGuard<'c> {
     }
 }
 
-impl Drop for ReaderGuard<'_> {
+impl<C: InboundContext> Drop for ReaderGuard<'_, C> {
     fn drop(&mut self) {
         self.core.reader_ended(&self.association, self.uid);
     }
@@ -89,11 +90,14 @@ impl Peer {
         self.association.as_deref()
     }
 
-    pub(super) fn reply_route(&mut self, core: &Arc<RemotingCore>) -> Arc<dyn RemoteRoute> {
+    pub(super) fn reply_route(&mut self, core: &Arc<impl InboundContext>) -> Arc<dyn RemoteRoute> {
         self.make_reply_route(core).clone()
     }
 
-    pub(super) fn make_reply_route(&mut self, core: &Arc<RemotingCore>) -> &Arc<dyn RemoteRoute> {
+    pub(super) fn make_reply_route(
+        &mut self,
+        core: &Arc<impl InboundContext>,
+    ) -> &Arc<dyn RemoteRoute> {
         // The association was looked up when the connection started;
         // without one, this node does not dial the peer back, and its asks
         // are refused.

@@ -19,13 +19,14 @@ use tokio::io::AsyncRead;
 use volley::ActorPath;
 
 use crate::transport::control::system_messages::SystemMessages;
-use crate::transport::core::RemotingCore;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::delivery::{Deliver, Run, TypeCache};
+use crate::transport::inbound::ends::InboundEnds;
 use crate::transport::inbound::ends::{count_what_is_left, Membership};
 use crate::transport::inbound::frames::{read_frames, Flow, FrameSink, Pass, PassError};
 use crate::transport::inbound::guard::IdleWatch;
 use crate::transport::inbound::peer::{Peer, ReaderGuard};
+use crate::transport::inbound::InboundContext;
 use crate::transport::refs::tables::ImportTable;
 use crate::wire::{
     Address, Decoder, DecoderConfig, Lane, Pdu, Request, TracedUserMessage, UserMessage,
@@ -36,23 +37,23 @@ use crate::wire::{
 pub(crate) const READ_CHUNK: usize = 256 * 1024;
 
 /// One inbound connection's state, from its handshake to its end.
-pub(crate) struct Reader<'c> {
-    pub(super) core: &'c Arc<RemotingCore>,
+pub(crate) struct Reader<'c, C: InboundContext> {
+    pub(super) core: &'c Arc<C>,
     lane: Lane,
     /// Refs the peer declared on this connection.
     pub(super) imports: ImportTable,
     types: TypeCache,
     pub(super) peer: Peer,
     /// Counts the connection among its incarnation's while it lives.
-    _counted: Option<ReaderGuard<'c>>,
+    _counted: Option<ReaderGuard<'c, C>>,
     metered: bool,
 }
 
-impl<'c> Reader<'c> {
+impl<'c, C: InboundContext> Reader<'c, C> {
     /// Reads the connection from `peer` (incarnation `uid`) on `lane`
     /// until it ends; `buf` holds what was read past the handshake.
     pub(crate) async fn run(
-        core: &'c Arc<RemotingCore>,
+        core: &'c Arc<C>,
         lane: Lane,
         peer: Address,
         uid: u64,
@@ -112,32 +113,34 @@ impl<'c> Reader<'c> {
 
     /// The reader of a connection just accepted, and its decoder.
     fn new(
-        core: &'c Arc<RemotingCore>,
+        core: &'c Arc<C>,
         lane: Lane,
         address: Address,
         uid: u64,
     ) -> Result<(Self, Decoder), InboundError> {
         let mut config = DecoderConfig::for_lane(lane);
         if lane == Lane::Large {
-            config.max_frame_len = core.settings.max_frame_size;
+            config.max_frame_len = core.settings().max_frame_size;
         }
-        let association = core.associations.find(&address);
+        let association = core.associations().find(&address);
         let root = ActorPath::parse(&format!("{address}/"))
             .map_err(|_| InboundError::BadPeerAddress(address.clone()))?;
         // Only a node this node dials back is judged: a claim it does not
         // dial back must not take one of the detectors' slots.
         let detector = association
             .as_ref()
-            .and_then(|_| core.reachability.peer(&address));
-        let counted = association.clone().map(|a| ReaderGuard::new(core, a, uid));
+            .and_then(|_| core.reachability().peer(&address));
+        let counted = association
+            .clone()
+            .map(|a| ReaderGuard::new(&**core, a, uid));
         let reader = Reader {
             core,
             lane,
-            imports: ImportTable::new(&core.settings.limits, &core.import_meter),
+            imports: ImportTable::new(&core.settings().limits, core.import_meter()),
             types: TypeCache::default(),
             peer: Peer::new(address, uid, lane, association, root, detector),
             _counted: counted,
-            metered: core.associations.is_metered(),
+            metered: core.associations().is_metered(),
         };
         Ok((reader, Decoder::new(config)))
     }
@@ -147,12 +150,12 @@ impl<'c> Reader<'c> {
     /// `handshake/recheck.rs`): from then on the peer is judged, acked
     /// and answered as any node this one dials back.
     fn adopt_association(&mut self) {
-        let Some(association) = self.core.associations.find(&self.peer.address) else {
+        let Some(association) = self.core.associations().find(&self.peer.address) else {
             return;
         };
-        self.peer.detector = self.core.reachability.peer(&self.peer.address);
+        self.peer.detector = self.core.reachability().peer(&self.peer.address);
         self._counted = Some(ReaderGuard::new(
-            self.core,
+            &**self.core,
             association.clone(),
             self.peer.uid,
         ));
@@ -186,9 +189,9 @@ impl<'c> Reader<'c> {
 
     /// What a run is delivered with: this connection's state.
     #[inline]
-    pub(super) fn deliver(&mut self) -> Deliver<'_> {
+    pub(super) fn deliver(&mut self) -> Deliver<'_, C> {
         Deliver {
-            core: self.core,
+            core: &**self.core,
             imports: &mut self.imports,
             types: &mut self.types,
             peer: &self.peer.address,
@@ -208,7 +211,7 @@ impl<'c> Reader<'c> {
             self.core.send_system_ack(association, self.peer.uid, ack);
         }
         if self.lane != Lane::Control || std::mem::take(&mut self.peer.active) {
-            association.heard(self.core);
+            association.heard(&**self.core);
         }
     }
 
@@ -238,13 +241,13 @@ fn make_room(buf: &mut BytesMut, pass: &Pass) {
 
 /// One pass's sink: the reader, and the run being gathered from the
 /// buffer.
-struct Sorting<'r, 'c, 'buf> {
-    reader: &'r mut Reader<'c>,
+struct Sorting<'r, 'c, 'buf, C: InboundContext> {
+    reader: &'r mut Reader<'c, C>,
     run: Run<'buf>,
     life: &'r Membership<'c>,
 }
 
-impl<'buf> FrameSink<'buf> for Sorting<'_, '_, 'buf> {
+impl<'buf, C: InboundContext> FrameSink<'buf> for Sorting<'_, '_, 'buf, C> {
     type Error = InboundError;
 
     #[inline]
