@@ -23,6 +23,8 @@ mod control;
 mod core;
 mod errors;
 mod events;
+#[cfg(test)]
+mod fake;
 mod handshake;
 mod idle;
 mod inbound;

@@ -28,8 +28,6 @@ pub(crate) trait NodeContext: Send + Sync + 'static {
     fn settings(&self) -> &RemoteSettings;
     /// This node's address.
     fn address(&self) -> &Address;
-    /// `host:port` of [`Self::address`], as it appears in paths.
-    fn authority(&self) -> &str;
     /// This node's incarnation.
     fn uid(&self) -> u64;
     /// Whether remoting is shut down (or shutting down).

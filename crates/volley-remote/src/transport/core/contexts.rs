@@ -23,6 +23,7 @@ use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::idle::{IdleContext, Idleness};
 use crate::transport::inbound::ends::{InboundEnds, InboundLives};
 use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
@@ -49,9 +50,6 @@ impl NodeContext for RemotingCore {
     }
     fn address(&self) -> &Address {
         &self.address
-    }
-    fn authority(&self) -> &str {
-        &self.authority
     }
     fn uid(&self) -> u64 {
         self.uid
@@ -103,10 +101,10 @@ impl OutboundContext for RemotingCore {
         self.reply_handles.register(handle, association)
     }
     fn revive(&self, association: &Association) {
-        RemotingCore::revive(self, association)
+        Idleness::start_again(self, association)
     }
     fn writer_may_exit(&self, lane: &OutboundLane) -> bool {
-        RemotingCore::writer_may_exit(self, lane)
+        Idleness::writer_may_end(self, lane)
     }
     fn add_outgoing_watch(&self, node: &Address, watched: &AnyRef, watcher: &AnyRef) -> bool {
         self.remote_watches.add_outgoing(node, watched, watcher)
@@ -160,7 +158,7 @@ impl LivenessContext for RemotingCore {
         self.remote_watches.address_terminated(node)
     }
     fn may_stop_heartbeats(&self, control: &OutboundLane) -> bool {
-        RemotingCore::heartbeat_may_exit(self, control)
+        Idleness::heartbeat_may_end(self, control)
     }
 }
 
@@ -215,5 +213,11 @@ impl InboundContext for RemotingCore {
         selection: &mut Option<ActorPath>,
     ) -> Option<AnyRef> {
         RemotingCore::resolve_declared(self, path, uid, peer, peer_association, selection)
+    }
+}
+
+impl IdleContext for RemotingCore {
+    fn owned(&self) -> Option<Arc<Self>> {
+        self.me.upgrade()
     }
 }

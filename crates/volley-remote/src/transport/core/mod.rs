@@ -26,6 +26,7 @@ use crate::transport::control::reply_handles::ReplyHandles;
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
+use crate::transport::idle::Idleness;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::node::{address_of, authority_of, NOT_CONNECTED_BACK};
 use crate::transport::outbound::association::Origin;

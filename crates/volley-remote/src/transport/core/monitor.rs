@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use metrics::{Counter, Gauge, Histogram};
 
 use crate::transport::core::RemotingCore;
+use crate::transport::idle::proof::Proofs;
+use crate::transport::idle::Idleness;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::ReachabilityEvent;
 use crate::transport::metrics::LaneTraffic;

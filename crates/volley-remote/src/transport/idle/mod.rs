@@ -38,11 +38,12 @@
 //! its association once per read. The failure monitor compares the counts
 //! on each of its ticks.
 
-mod proof;
+pub(crate) mod proof;
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use crate::transport::core::RemotingCore;
+use crate::transport::control::ControlContext;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::liveness::heartbeat;
 use crate::transport::outbound::association::{Association, Tasks};
@@ -80,14 +81,25 @@ impl Association {
     }
 }
 
-impl RemotingCore {
+/// What stopping and starting associations needs of the rest of the
+/// transport, on top of the control protocols (a remote watch or an
+/// unacknowledged system message keeps an association running).
+pub(crate) trait IdleContext: ControlContext {
+    /// This node's context, owned, for the tasks an association starts;
+    /// `None` once remoting is shut down.
+    fn owned(&self) -> Option<Arc<Self>>;
+}
+
+/// Stopping idle associations and starting them again, for any node with
+/// an idle context.
+pub(crate) trait Idleness: IdleContext {
     /// Starts whichever of the association's writer tasks and heartbeat
     /// task do not run. `tasks` is the association's, locked.
-    pub(crate) fn start_tasks(&self, association: &Association, tasks: &mut Tasks) {
-        let Some(me) = self.me.upgrade() else {
+    fn start_tasks(&self, association: &Association, tasks: &mut Tasks) {
+        let Some(me) = self.owned() else {
             return;
         };
-        let runtime = self.system.runtime_handle();
+        let runtime = self.system().runtime_handle();
         for (i, lane) in association.lanes().iter().enumerate() {
             if !tasks.writers[i] {
                 tasks.writers[i] = true;
@@ -103,7 +115,7 @@ impl RemotingCore {
 
     /// Starts a stopped association again (nothing if it runs).
     #[cold]
-    pub(crate) fn revive(&self, association: &Association) {
+    fn start_again(&self, association: &Association) {
         if self.is_shut_down() {
             return;
         }
@@ -118,8 +130,8 @@ impl RemotingCore {
         for lane in association.lanes() {
             lane.unretire();
         }
-        self.associations.keep(association);
-        self.reachability
+        self.associations().keep(association);
+        self.reachability()
             .resume(&association.remote, Instant::now());
         self.start_tasks(association, &mut tasks);
         drop(tasks);
@@ -128,12 +140,12 @@ impl RemotingCore {
 
     /// Whether the writer task of `lane` may end: true, and noted, if its
     /// association is stopped; false if it was started again meanwhile.
-    pub(crate) fn writer_may_exit(&self, lane: &OutboundLane) -> bool {
+    fn writer_may_end(&self, lane: &OutboundLane) -> bool {
         self.task_may_exit(lane, |tasks| &mut tasks.writers[lane.lane as usize])
     }
 
     /// Whether the heartbeat task of the association of `control` may end.
-    pub(crate) fn heartbeat_may_exit(&self, control: &OutboundLane) -> bool {
+    fn heartbeat_may_end(&self, control: &OutboundLane) -> bool {
         self.task_may_exit(control, |tasks| &mut tasks.heartbeat)
     }
 
@@ -156,15 +168,15 @@ impl RemotingCore {
 
     /// Stops every association idle for `stop_idle_outbound_after` at
     /// `now` (run by the failure monitor on each tick).
-    pub(crate) fn stop_idle_associations(&self, now: Instant) {
-        let after = self.settings.stop_idle_outbound_after;
+    fn stop_idle_associations(&self, now: Instant) {
+        let after = self.settings().stop_idle_outbound_after;
         if after.is_zero() || self.is_shut_down() {
             return;
         }
-        for address in self.associations.sweep() {
-            self.reachability.forget(&address);
+        for address in self.associations().sweep() {
+            self.reachability().forget(&address);
         }
-        for association in self.associations.all() {
+        for association in self.associations().all() {
             let association = &*association;
             // A node that is gone (it left, or its incarnation was given
             // up) is stopped like an idle one once nothing has moved for
@@ -204,7 +216,7 @@ impl RemotingCore {
     /// quarantined incarnation for `remove_quarantined_association_after`
     /// (Artery's `remove-quarantined-association-after`).
     fn let_go_of_old_quarantine(&self, association: &Association, now: Instant) {
-        let after = self.settings.remove_quarantined_association_after;
+        let after = self.settings().remove_quarantined_association_after;
         if after.is_zero() {
             return;
         }
@@ -217,27 +229,27 @@ impl RemotingCore {
         }
         tasks.held_for_quarantine = None;
         // Under the tasks lock, as in `retire`.
-        self.associations.release(association);
+        self.associations().release(association);
         tracing::debug!(remote = %association.remote, "a stopped association that remembered a quarantined incarnation is let go of");
     }
 
     /// Something between the two nodes still needs the association: a
     /// remote watch either way (its failure detection needs heartbeats),
     /// an unacknowledged system message, or a node leaving.
-    pub(super) fn busy(&self, association: &Association) -> bool {
+    fn busy(&self, association: &Association) -> bool {
         let leaving = association
             .leaving
             .load(std::sync::atomic::Ordering::Relaxed);
         // A node that has left is not leaving any more.
         (leaving && !association.is_down())
             || !lock(&association.control).outbox.unacked.is_empty()
-            || self.remote_watches.involves(&association.remote)
+            || self.remote_watches().involves(&association.remote)
     }
 
     /// Stops the association if its lanes are still as idle as `activity`
     /// says; `why` is `Idle`, or `Unreachable` for one whose address never
     /// answered (`handshake/proof.rs`), which gets no goodbye.
-    pub(super) fn retire(
+    fn retire(
         &self,
         association: &Association,
         activity: [u64; 3],
@@ -286,7 +298,7 @@ impl RemotingCore {
         // Under the tasks lock, as `revive`'s `keep`, so the two cannot
         // interleave (the table's lock is taken after a tasks lock).
         match remembers_quarantine {
-            false => self.associations.release(association),
+            false => self.associations().release(association),
             true => tasks.held_for_quarantine = Some(now),
         }
         drop(tasks);
@@ -302,7 +314,9 @@ impl RemotingCore {
         // see it stopped (see `Association::heard`), starts it again.
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         if association.heard.load(std::sync::atomic::Ordering::Relaxed) {
-            self.revive(association);
+            self.start_again(association);
         }
     }
 }
+
+impl<C: IdleContext> Idleness for C {}

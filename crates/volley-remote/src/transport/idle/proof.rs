@@ -19,26 +19,27 @@
 
 use std::time::{Duration, Instant};
 
-use crate::transport::core::RemotingCore;
 use crate::transport::events::DisassociationReason;
+use crate::transport::idle::{IdleContext, Idleness};
 use crate::transport::support::lock;
 
-impl RemotingCore {
+/// Letting go of unproven associations, for any node with an idle context.
+pub(crate) trait Proofs: IdleContext {
     /// How long an association started on a peer's word has to prove its
     /// address: a first connection attempt and one more.
     fn proof_window(&self) -> Duration {
-        self.settings.handshake_timeout * 2
+        self.settings().handshake_timeout * 2
     }
 
     /// Stops every association started on a peer's word whose address has
     /// not answered within [`Self::proof_window`] (run by the failure
     /// monitor on each tick).
-    pub(crate) fn stop_unproven_associations(&self, now: Instant) {
+    fn stop_unproven_associations(&self, now: Instant) {
         if self.is_shut_down() {
             return;
         }
         let window = self.proof_window();
-        for association in self.associations.all() {
+        for association in self.associations().all() {
             let overdue = {
                 let tasks = lock(&association.tasks);
                 !tasks.retired
@@ -67,3 +68,5 @@ impl RemotingCore {
         }
     }
 }
+
+impl<C: IdleContext> Proofs for C {}

@@ -3,8 +3,8 @@
 //! Once an incarnation of a peer is gone (quarantined, given up, replaced
 //! by a restart), nothing it sent may reach an actor here. Every inbound
 //! connection joins its incarnation's [`Life`] when it starts serving
-//! ([`RemotingCore::join_inbound`]); the verdict ends that life
-//! ([`RemotingCore::end_inbound`]) before any event about it is published.
+//! (`InboundEnds::join_inbound`); the verdict ends that life
+//! (`InboundEnds::end_inbound`) before any event about it is published.
 //! That wakes a reader blocked in its read at once, instead of at the
 //! peer's next bytes, which it would otherwise have delivered.
 //!

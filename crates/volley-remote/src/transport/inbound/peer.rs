@@ -16,7 +16,7 @@ use crate::transport::outbound::route::RouteHint;
 use crate::wire::{Address, Lane};
 
 /// Counts an inbound connection among its incarnation's while it lives
-/// (`RemotingCore::reader_started`), on every way out of the read loop.
+/// (`Incarnations::reader_started`), on every way out of the read loop.
 pub(super) struct ReaderGuard<'c, C: InboundContext> {
     core: &'c C,
     association: Arc<Association>,

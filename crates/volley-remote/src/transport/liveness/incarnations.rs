@@ -307,3 +307,6 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
 }
 
 impl<C: LivenessContext> Incarnations for C {}
+
+#[cfg(test)]
+mod tests;
