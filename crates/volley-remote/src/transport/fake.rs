@@ -18,7 +18,7 @@ use crate::transport::handshake::HandshakeContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
-use crate::transport::node::NodeContext;
+use crate::transport::node::{NodeContext, Undeliverable};
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::{
     Association, AssociationId, Associations, Origin, Refusal,
@@ -103,7 +103,7 @@ impl NodeContext for FakeNode {
     fn count_dead_letter(&self, peer: &Address, _reason: DeadLetterReason) {
         self.ask(Asked::DeadLetter(peer.clone()));
     }
-    fn undeliverable(&self, peer: &Address, _why: &str) {
+    fn undeliverable(&self, peer: &Address, _why: Undeliverable) {
         self.ask(Asked::DeadLetter(peer.clone()));
     }
     fn track(&self, task: JoinHandle<()>) {

@@ -9,10 +9,13 @@
 //! `ArteryTransport` and the `InboundContext`/`OutboundContext` its stages
 //! see: a stage can be read, and tested against a fake, without the rest.
 
+use std::fmt;
+
 use tokio::task::JoinHandle;
 use volley::{ActorPath, ActorSystem, DeadLetterReason};
 
 use crate::transport::errors::ResolveError;
+use crate::transport::registry::DeliverError;
 use crate::transport::settings::RemoteSettings;
 use crate::wire::Address;
 
@@ -20,6 +23,70 @@ use crate::wire::Address;
 /// not sent to.
 pub(crate) const NOT_CONNECTED_BACK: &str =
     "this node does not dial back a peer it cannot verify (the address check, trust.connect_back)";
+/// Why a message read from a peer cannot be delivered. Formatted only
+/// when the log's rate limit lets it through: a peer that floods this
+/// node with undeliverable messages costs a count each, not a string.
+#[derive(Debug)]
+pub(crate) enum Undeliverable {
+    /// No message type is registered under the frame's wire type id.
+    UnknownType { type_id: u32 },
+    /// The type registered under `type_id` could not deliver it.
+    NotDelivered {
+        type_name: &'static str,
+        type_id: u32,
+        error: DeliverError,
+    },
+    /// A large-lane frame over this node's `max_frame_size`.
+    TooLarge { len: usize, max: usize },
+    /// A system message of a kind this node does not know.
+    UnknownSystemKind(u32),
+    /// A system message for a ref the peer never declared.
+    UndeclaredRecipient { kind: &'static str },
+    /// A watch or an unwatch that names no watcher.
+    NoWatcher { kind: &'static str },
+    /// A system message whose payload does not decode.
+    Malformed { kind: &'static str },
+}
+
+/// What the registration of `type_name` under `type_id` could not do.
+pub(crate) fn not_delivered(
+    type_name: &'static str,
+    type_id: u32,
+    error: DeliverError,
+) -> Undeliverable {
+    Undeliverable::NotDelivered {
+        type_name,
+        type_id,
+        error,
+    }
+}
+
+impl fmt::Display for Undeliverable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undeliverable::UnknownType { type_id } => {
+                write!(f, "unknown message type id {type_id}")
+            }
+            Undeliverable::NotDelivered {
+                type_name,
+                type_id,
+                error,
+            } => write!(f, "{type_name} ({type_id}): {error}"),
+            Undeliverable::TooLarge { len, max } => {
+                write!(f, "a frame of {len} bytes is over max_frame_size ({max})")
+            }
+            Undeliverable::UnknownSystemKind(kind) => {
+                write!(f, "unknown system message kind {kind}")
+            }
+            Undeliverable::UndeclaredRecipient { kind } => {
+                write!(f, "{kind} for an undeclared ref")
+            }
+            Undeliverable::NoWatcher { kind } => write!(f, "{kind} without a watcher"),
+            Undeliverable::Malformed { kind } => write!(f, "malformed {kind} system message"),
+        }
+    }
+}
+
 /// The node a stage runs in.
 pub(crate) trait NodeContext: Send + Sync + 'static {
     /// The actor system remoting serves.
@@ -36,7 +103,7 @@ pub(crate) trait NodeContext: Send + Sync + 'static {
     fn count_dead_letter(&self, peer: &Address, reason: DeadLetterReason);
     /// A message read from `peer` that cannot be delivered: counted, and
     /// logged within the rate limit.
-    fn undeliverable(&self, peer: &Address, why: &str);
+    fn undeliverable(&self, peer: &Address, why: Undeliverable);
     /// Keeps a background task's handle, so that shutdown can stop it.
     fn track(&self, task: JoinHandle<()>);
 }

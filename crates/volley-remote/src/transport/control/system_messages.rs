@@ -27,6 +27,7 @@ use volley::{ActorPath, AnyRef};
 use crate::transport::control::remote_watch::WatcherProxies;
 use crate::transport::control::ControlContext;
 use crate::transport::liveness::incarnations::Incarnations;
+use crate::transport::node::Undeliverable;
 use crate::transport::outbound::association::system_buffers::{
     Inbox, Pending, SystemKind, SystemMessageError,
 };
@@ -162,10 +163,7 @@ pub(crate) trait SystemMessages: ControlContext {
         m: &SystemMessage<'_>,
     ) {
         let Some(kind) = SystemKind::from_u32(m.header.type_id) else {
-            self.undeliverable(
-                peer,
-                &format!("unknown system message kind {}", m.header.type_id),
-            );
+            self.undeliverable(peer, Undeliverable::UnknownSystemKind(m.header.type_id));
             return;
         };
         if self.trust().untrusted_mode && !kind.allowed_untrusted() {
@@ -183,7 +181,10 @@ pub(crate) trait SystemMessages: ControlContext {
             imports.rebind(id, self.system());
         }
         let Some(recipient) = imports.get(id) else {
-            self.undeliverable(peer, &format!("{kind:?} for an undeclared ref"));
+            self.undeliverable(
+                peer,
+                Undeliverable::UndeclaredRecipient { kind: kind.name() },
+            );
             return;
         };
         let recipient = recipient.actor().clone();
@@ -195,7 +196,7 @@ pub(crate) trait SystemMessages: ControlContext {
         let msg = match kind {
             SystemKind::Watch | SystemKind::Unwatch => {
                 let Some(watcher) = sender else {
-                    self.undeliverable(peer, &format!("{kind:?} without a watcher"));
+                    self.undeliverable(peer, Undeliverable::NoWatcher { kind: kind.name() });
                     return;
                 };
                 let watcher = self.watcher_proxy(peer, &recipient, watcher);
@@ -221,7 +222,9 @@ pub(crate) trait SystemMessages: ControlContext {
                         uid,
                         self.dead_actors(),
                     ),
-                    None => self.undeliverable(peer, "malformed death notice"),
+                    None => {
+                        self.undeliverable(peer, Undeliverable::Malformed { kind: kind.name() })
+                    }
                 }
                 return;
             }
@@ -240,7 +243,7 @@ pub(crate) trait SystemMessages: ControlContext {
             (SystemKind::Spawned, Ok(Some((Pdu::SpawnResponse(r), _)))) => {
                 crate::transport::control::remote_spawn::complete(&**self, peer, r)
             }
-            _ => self.undeliverable(peer, &format!("malformed {kind:?} system message")),
+            _ => self.undeliverable(peer, Undeliverable::Malformed { kind: kind.name() }),
         }
     }
 

@@ -29,7 +29,7 @@ use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
-use crate::transport::node::NodeContext;
+use crate::transport::node::{NodeContext, Undeliverable};
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::{
     Association, AssociationId, Associations, Origin, Refusal,
@@ -60,7 +60,7 @@ impl NodeContext for RemotingCore {
     fn count_dead_letter(&self, peer: &Address, reason: DeadLetterReason) {
         RemotingCore::count_dead_letter(self, peer, reason)
     }
-    fn undeliverable(&self, peer: &Address, why: &str) {
+    fn undeliverable(&self, peer: &Address, why: Undeliverable) {
         RemotingCore::undeliverable(self, peer, why)
     }
     fn track(&self, task: JoinHandle<()>) {

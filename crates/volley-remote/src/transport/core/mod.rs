@@ -28,7 +28,7 @@ use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::idle::Idleness;
 use crate::transport::liveness::reachability::Reachability;
-use crate::transport::node::{address_of, authority_of, NOT_CONNECTED_BACK};
+use crate::transport::node::{address_of, authority_of, Undeliverable, NOT_CONNECTED_BACK};
 use crate::transport::outbound::association::Origin;
 use crate::transport::outbound::association::{Association, Associations};
 use crate::transport::outbound::route::RouteHint;
@@ -340,7 +340,7 @@ impl RemotingCore {
 
     /// A message read from `peer` that cannot be delivered: counted, and
     /// logged within the rate limit.
-    pub(crate) fn undeliverable(&self, peer: &Address, why: &str) {
+    pub(crate) fn undeliverable(&self, peer: &Address, why: Undeliverable) {
         if self.undeliverable_log.allow() {
             tracing::warn!(%peer, "undeliverable remote message: {why}");
         }

@@ -21,6 +21,7 @@ use crate::transport::inbound::reader::Reader;
 use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::rtt;
+use crate::transport::node::{not_delivered, Undeliverable};
 use crate::transport::registry::DeliverError;
 use crate::transport::support::log_limited;
 use crate::wire::{
@@ -213,12 +214,12 @@ impl<C: InboundContext> Reader<'_, C> {
     fn reply(&mut self, r: Reply<'_>) {
         let (core, peer) = (self.core, &self.peer.address);
         let Some(ty) = core.registry().by_wire_id.get(&r.type_id) else {
-            core.undeliverable(peer, &format!("unknown message type id {}", r.type_id));
+            core.undeliverable(peer, Undeliverable::UnknownType { type_id: r.type_id });
             return;
         };
         if r.serializer != ty.serializer {
-            let e = DeliverError::WrongSerializer(r.serializer);
-            core.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
+            let error = DeliverError::WrongSerializer(r.serializer);
+            core.undeliverable(peer, not_delivered(ty.name, r.type_id, error));
             return;
         }
         // Only the node the ask went to may answer it, unless the operator
@@ -249,8 +250,8 @@ impl<C: InboundContext> Reader<'_, C> {
                 return core.trust().refused(&**core, peer, what);
             }
         };
-        if let Err(e) = (ty.deliver_to)(r.payload, &self.imports, &handle) {
-            core.undeliverable(peer, &format!("{} ({}): {e}", ty.name, r.type_id));
+        if let Err(error) = (ty.deliver_to)(r.payload, &self.imports, &handle) {
+            core.undeliverable(peer, not_delivered(ty.name, r.type_id, error));
         }
     }
 }

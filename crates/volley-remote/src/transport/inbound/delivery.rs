@@ -27,6 +27,7 @@ use crate::transport::refs::tables::ImportTable;
 
 use crate::serialization::SerializerId;
 use crate::transport::inbound::InboundContext;
+use crate::transport::node::{not_delivered, Undeliverable};
 use crate::transport::registry::{DeliverError, InboundType, Payloads};
 use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
 
@@ -180,13 +181,13 @@ impl<C: InboundContext> Deliver<'_, C> {
         let (core, peer) = (self.core, self.peer);
         let Some(cached) = self.types.find(core, type_id) else {
             for _ in payloads.bytes {
-                core.undeliverable(peer, &format!("unknown message type id {type_id}"));
+                core.undeliverable(peer, Undeliverable::UnknownType { type_id });
             }
             return;
         };
         let ty = cached.ty;
         let mut failed = |e: DeliverError| {
-            core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+            core.undeliverable(peer, not_delivered(ty.name, type_id, e));
         };
         if serializer != ty.serializer {
             for _ in payloads.bytes {
@@ -253,7 +254,7 @@ impl<'buf, C: InboundContext> Deliver<'_, C> {
         let h = &t.message.header;
         let type_id = h.type_id;
         let Some(cached) = self.types.find(core, type_id) else {
-            return core.undeliverable(peer, &format!("unknown message type id {type_id}"));
+            return core.undeliverable(peer, Undeliverable::UnknownType { type_id });
         };
         let ty = cached.ty;
         if self.imports.is_stale(h.recipient.get()) {
@@ -270,7 +271,7 @@ impl<'buf, C: InboundContext> Deliver<'_, C> {
             )
         };
         if let Err(e) = outcome {
-            core.undeliverable(peer, &format!("{} ({type_id}): {e}", ty.name));
+            core.undeliverable(peer, not_delivered(ty.name, type_id, e));
         }
     }
 }

@@ -27,6 +27,7 @@ use crate::transport::inbound::frames::{read_frames, Flow, FrameSink, Pass, Pass
 use crate::transport::inbound::guard::IdleWatch;
 use crate::transport::inbound::peer::{Peer, ReaderGuard};
 use crate::transport::inbound::InboundContext;
+use crate::transport::node::Undeliverable;
 use crate::transport::refs::tables::ImportTable;
 use crate::wire::{
     Address, Decoder, DecoderConfig, Lane, Pdu, Request, TracedUserMessage, UserMessage,
@@ -281,9 +282,9 @@ impl<'buf, C: InboundContext> FrameSink<'buf> for Sorting<'_, '_, 'buf, C> {
     }
 
     fn oversized(&mut self, len: usize, max: usize) {
-        let why = format!("a frame of {len} bytes is over max_frame_size ({max})");
+        let why = Undeliverable::TooLarge { len, max };
         self.reader
             .core
-            .undeliverable(&self.reader.peer.address, &why);
+            .undeliverable(&self.reader.peer.address, why);
     }
 }

@@ -49,6 +49,19 @@ impl SystemKind {
         })
     }
 
+    /// The kind's name, as logs show it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            SystemKind::Watch => "Watch",
+            SystemKind::Unwatch => "Unwatch",
+            SystemKind::Terminate => "Terminate",
+            SystemKind::GracefulStop => "GracefulStop",
+            SystemKind::DeathNotice => "DeathNotice",
+            SystemKind::Spawn => "Spawn",
+            SystemKind::Spawned => "Spawned",
+        }
+    }
+
     /// What untrusted mode accepts from a peer: watch and unwatch, and the
     /// answers to this node's own watches and spawn requests (a death
     /// notice reaches only watchers this node registered; a spawn answer
