@@ -165,7 +165,12 @@ pub fn remote_settings(batching: bool, remote_spawn: bool) -> RemoteSettings {
     RemoteSettings {
         remote_spawn,
         batching: BatchingSettings {
-            enabled: batching,
+            // One frame per write: batching off, for the comparison row.
+            max_pending_writes: if batching {
+                BatchingSettings::default().max_pending_writes
+            } else {
+                1
+            },
             ..BatchingSettings::default()
         },
         ..RemoteSettings::default()

@@ -185,12 +185,8 @@ impl<C: LaneConnection> OutboundLane<C> {
             flush_queued: AtomicBool::new(false),
             connected: std::sync::atomic::AtomicBool::new(false),
             failing: std::sync::atomic::AtomicBool::new(false),
-            max_frames_per_write: if batching.enabled {
-                batching.max_pending_writes
-            } else {
-                1
-            },
-            direct_flush: batching.enabled
+            max_frames_per_write: batching.max_pending_writes,
+            direct_flush: batching.batches()
                 && batching.flush_interval.is_zero()
                 && batching.dispatcher_writes,
             pdu_limit: usize::MAX,

@@ -410,7 +410,7 @@ async fn serve(
             }
             if !batching.flush_interval.is_zero() {
                 tokio::time::sleep(batching.flush_interval).await;
-            } else if batching.enabled {
+            } else if batching.batches() {
                 // Senders on this runtime (tasks that `ask`, say) woke
                 // us with their first message; tokio would run us right
                 // after that sender (its LIFO slot), one write per

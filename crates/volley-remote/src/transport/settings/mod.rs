@@ -9,6 +9,7 @@ use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
 mod duration_keys;
 mod limits;
 pub(crate) mod reconnect;
+mod removed_keys;
 mod tls;
 mod trust;
 mod warnings;
@@ -25,10 +26,10 @@ pub use warnings::RemoteSettingsWarning;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BatchingSettings {
-    /// Coalesce queued frames into one write. `false` writes every frame with
-    /// its own system call (for comparison). Default true.
-    pub enabled: bool,
-    /// Most frames in one write. Default 4096.
+    /// Most frames in one write. Default 4096. 1 writes every frame with
+    /// its own system call, always from the lane's writer task: write
+    /// batching off, which only a comparison wants. (It replaced
+    /// `enabled = false`, which is still read, with a warning.)
     pub max_pending_writes: usize,
     /// Most bytes queued per lane before `tell` drops to dead letters and
     /// `send().await` waits (backpressure). Default 4 MiB.
@@ -44,15 +45,21 @@ pub struct BatchingSettings {
     /// wake-up per batch; the price is that a handler which keeps its
     /// thread busy long after sending (blocking or heavy computation)
     /// holds its messages back that long, as it holds back every other
-    /// actor on that thread. Default true; ignored (off) when batching is
-    /// off or `flush_interval` is above 0.
+    /// actor on that thread. Default true; ignored (off) when
+    /// `max_pending_writes` is 1 or `flush_interval` is above 0.
     pub dispatcher_writes: bool,
+}
+
+impl BatchingSettings {
+    /// Whether a write may take more than one frame.
+    pub(crate) fn batches(&self) -> bool {
+        self.max_pending_writes > 1
+    }
 }
 
 impl Default for BatchingSettings {
     fn default() -> Self {
         BatchingSettings {
-            enabled: true,
             max_pending_writes: 4096,
             max_pending_bytes: 4 * 1024 * 1024,
             flush_interval: Duration::ZERO,
@@ -240,7 +247,9 @@ impl RemoteSettings {
             None => RemoteSettings::default(),
             Some(value) => {
                 let mut section = value.clone();
-                for deprecated in duration_keys::read_duration_keys(&mut section)? {
+                let mut deprecated = duration_keys::read_duration_keys(&mut section)?;
+                deprecated.extend(removed_keys::read_removed_keys(&mut section)?);
+                for deprecated in deprecated {
                     tracing::warn!("{deprecated}");
                 }
                 section
@@ -408,16 +417,17 @@ mod tests {
     fn defaults_validate_and_toml_overrides() {
         register_settings();
         let s = volley::Settings::from_toml_str(
-            "[remote]\nport = 2552\nremote_spawn = true\n[remote.batching]\nenabled = false\ndispatcher_writes = false\n",
+            "[remote]\nport = 2552\nremote_spawn = true\n[remote.batching]\nmax_pending_writes = 1\ndispatcher_writes = false\n",
         )
         .unwrap();
         let r = RemoteSettings::from_system_settings(&s).unwrap();
         assert_eq!(r.port, 2552);
         assert!(r.remote_spawn);
-        assert!(!r.batching.enabled);
+        assert!(!r.batching.batches());
         assert!(!r.batching.dispatcher_writes);
         assert!(BatchingSettings::default().dispatcher_writes);
-        assert_eq!(r.batching.max_pending_writes, 4096);
+        assert!(BatchingSettings::default().batches());
+        assert_eq!(BatchingSettings::default().max_pending_writes, 4096);
     }
 
     #[test]

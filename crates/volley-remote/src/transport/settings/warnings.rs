@@ -25,6 +25,15 @@ pub enum RemoteSettingsWarning {
         /// `failure_detector.acceptable_heartbeat_pause`.
         acceptable_pause: Duration,
     },
+    /// A key that left the settings, still read: `instead` says what
+    /// does what it did. It will stop being read in a later release. Only
+    /// reading settings finds this one, as the next.
+    RemovedKey {
+        /// The key, e.g. `batching.enabled`.
+        old_key: &'static str,
+        /// What to write instead.
+        instead: &'static str,
+    },
     /// A duration given under the key, in milliseconds or microseconds,
     /// that a key with units replaced. It is read as that key; it will
     /// stop being read in a later release. Only reading settings finds
@@ -50,6 +59,9 @@ impl fmt::Display for RemoteSettingsWarning {
                 f,
                 "reconnect_backoff_max lets a lane pause up to {longest_pause:?} (with jitter) between reconnect attempts, longer than failure_detector.acceptable_heartbeat_pause ({acceptable_pause:?}): after a short outage a peer may give this node up before its control lane dials again; keep the ceiling at most the pause divided by 1.2"
             ),
+            RemoteSettingsWarning::RemovedKey { old_key, instead } => {
+                write!(f, "[remote] setting {old_key} is deprecated: {instead}")
+            }
             RemoteSettingsWarning::DeprecatedKey {
                 old_key,
                 key,
