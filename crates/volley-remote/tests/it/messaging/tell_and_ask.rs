@@ -2,6 +2,7 @@
 //! across nodes, ordering, volume, remote spawn, size limits.
 
 use crate::common;
+use std::sync::Arc;
 
 use std::time::Duration;
 
@@ -193,6 +194,8 @@ struct Flooder {
     to: ActorRef<Calc>,
     total: u64,
     sent: u64,
+    /// Told once every message is on its way.
+    done: Arc<tokio::sync::Notify>,
 }
 
 impl Actor for Flooder {
@@ -212,6 +215,8 @@ impl Actor for Flooder {
         }
         if self.sent < self.total {
             ctx.myself().tell(());
+        } else {
+            self.done.notify_one();
         }
         Ok(())
     }
@@ -237,18 +242,25 @@ async fn flood_from_an_actor(settings: RemoteSettings) {
     spawn_calculator(&b, "calc");
     let calc = remote_ref(&a, &b, "calc");
     const TOTAL: u64 = 1_000_000;
+    let done = Arc::new(tokio::sync::Notify::new());
     let flooder = a
         .system
         .spawn_anonymous(Props::new({
-            let calc = calc.clone();
+            let (calc, done) = (calc.clone(), done.clone());
             move || Flooder {
                 to: calc.clone(),
                 total: TOTAL,
                 sent: 0,
+                done: done.clone(),
             }
         }))
         .unwrap();
     flooder.tell(());
+    // Only then is there room on the lane for the reports asked below:
+    // the flood keeps it full, and a tell to a full lane is refused.
+    tokio::time::timeout(Duration::from_secs(60), done.notified())
+        .await
+        .expect("the flooder sent everything within a minute");
     expect_all_in_order(&calc, TOTAL).await;
     assert_eq!(a.system.dead_letter_count(), 0);
     assert_eq!(b.system.dead_letter_count(), 0);
