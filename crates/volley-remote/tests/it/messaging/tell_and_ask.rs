@@ -268,15 +268,19 @@ async fn flood_from_an_actor(settings: RemoteSettings) {
     b.system.terminate().await;
 }
 
-/// Waits (up to a minute) until the calculator has counted `total` `Seq`
-/// messages, failing at once on a gap or reordering.
+/// Waits (up to two minutes: a debug build on a loaded machine handles a
+/// million messages slowly) until the calculator has counted `total`
+/// `Seq` messages, failing at once on a gap or reordering.
 async fn expect_all_in_order(calc: &ActorRef<Calc>, total: u64) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
     loop {
         // The report queues behind whatever of the flood the calculator
         // has not handled yet: it may wait for as long as the whole test.
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let report = calc.ask(Calc::Report, left.max(T)).await.unwrap();
+        let report = match calc.ask(Calc::Report, left.max(T)).await {
+            Ok(report) => report,
+            Err(e) => panic!("no report within the deadline ({e}): the calculator is stuck"),
+        };
         assert_eq!(report[1], 0, "out-of-order or missing deliveries");
         if report[0] == total {
             return;
