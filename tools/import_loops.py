@@ -3,7 +3,9 @@
 the top-level folders and files) and the `use` edges between them, then every
 strongly connected component of more than one node.
 
-Usage: tools/import_loops.py [root] [--folders]
+Usage: tools/import_loops.py [root] [--folders] [--check]
+With --check it exits with status 1 if there is any loop (`.ci/run` checks
+the transport's folders this way).
 root defaults to crates/volley-remote/src/transport; paths are read as
 `crate::transport::..`, `super::..` or `self::..` (tests and loom models left out).
 """
@@ -76,3 +78,5 @@ big = sorted([s for s in sccs if len(s) > 1], key=len, reverse=True)
 print(f"modules: {len(nodes)}, edges: {sum(len(v) for v in edges.values())}")
 for s in big:
     print(f"cycle of {len(s)}: {' '.join(sorted(s))}")
+if '--check' in sys.argv and big:
+    sys.exit(1)

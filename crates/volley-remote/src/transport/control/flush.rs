@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use crate::sync::Ordering;
 use crate::transport::control::ControlContext;
 use crate::transport::outbound::association::Association;
+use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::support::{lock, FastMap};
 use crate::wire::{Address, Flush, FlushAck, Lane, Pdu};
 
@@ -60,21 +61,7 @@ pub(crate) trait UserLaneFlushes: ControlContext {
         {
             return then();
         }
-        let id = self.flushes().last_id.fetch_add(1, Ordering::Relaxed) + 1;
-        lock(&self.flushes().waiting).insert(
-            id,
-            Waiting {
-                node: association.remote.clone(),
-                acks_left: lanes.len(),
-                then: Box::new(then),
-            },
-        );
-        for lane in lanes {
-            if let Err(e) = lane.send_pdu(&**self, &Pdu::Flush(Flush { id })) {
-                tracing::debug!(remote = %association.remote, "flush not queued: {e}");
-                self.flush_acked(&association.remote, id);
-            }
-        }
+        let id = self.flush_lanes(association, &lanes, Box::new(then));
         let me = self.clone();
         self.track(self.system().runtime_handle().spawn(async move {
             tokio::time::sleep(timeout).await;
@@ -84,6 +71,34 @@ pub(crate) trait UserLaneFlushes: ControlContext {
                 (waiting.then)();
             }
         }));
+    }
+
+    /// Sends a Flush behind what each of `lanes` (all `association`'s)
+    /// holds; `then` runs once the peer has answered all of them, having
+    /// read everything before them on those connections. Returns the
+    /// flush's id. A lane that cannot take the Flush counts as answered.
+    fn flush_lanes(
+        &self,
+        association: &Association,
+        lanes: &[&Arc<OutboundLane>],
+        then: Box<dyn FnOnce() + Send>,
+    ) -> u64 {
+        let id = self.flushes().last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&self.flushes().waiting).insert(
+            id,
+            Waiting {
+                node: association.remote.clone(),
+                acks_left: lanes.len(),
+                then,
+            },
+        );
+        for lane in lanes {
+            if let Err(e) = lane.send_pdu(self, &Pdu::Flush(Flush { id })) {
+                tracing::debug!(remote = %association.remote, "flush not queued: {e}");
+                self.flush_acked(&association.remote, id);
+            }
+        }
+        id
     }
 
     /// A FlushAck from `from`: the flush `id` is done once each of its
