@@ -19,7 +19,6 @@ use volley::remote::{LogLimiter, RemoteRef, RemoteSendError};
 use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
 use crate::transport::admission::probe::Probes;
-use crate::transport::control::flush::UserLaneFlushes;
 use crate::transport::control::remote_spawn::SpawnRequests;
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
@@ -37,7 +36,7 @@ use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;
 use crate::transport::support::lock;
-use crate::wire::{Address, Disassociate, DisassociateReason, Lane, Pdu};
+use crate::wire::{Address, Disassociate, DisassociateReason, Pdu};
 
 /// Why a ref a peer declared on a third node is not sent to.
 const NOT_DIALED_DECLARED: &str = "a peer's declaration may not make this node dial a node it has no association with (trust.dial_declared_nodes, trust.known_peers)";
@@ -379,10 +378,6 @@ impl RemotingCore {
                 "remoting shut down before everything queued was written (shutdown_flush_timeout = {:?})",
                 self.settings.shutdown_flush_timeout
             );
-        } else if !self.goodbyes_read(&live, deadline).await {
-            tracing::debug!(
-                "a peer did not confirm reading this node's goodbye within shutdown_flush_timeout"
-            );
         }
         let tasks = self.shut_down();
         // Gone once `terminate` returns: the listener's port is free and no
@@ -394,40 +389,6 @@ impl RemotingCore {
         {
             tracing::warn!("some remoting tasks did not stop within 1 s of being aborted");
         }
-    }
-
-    /// Waits until each peer of `associations` that dials this node back
-    /// has read the goodbye on its control connection: it answers a Flush
-    /// sent behind it (Artery's `ActorSystemTerminatingAck`). Only then do
-    /// the connections close, so that no peer takes the close for a lost
-    /// connection before it has read why. False at `deadline`.
-    async fn goodbyes_read(
-        &self,
-        associations: &[&Association],
-        deadline: tokio::time::Instant,
-    ) -> bool {
-        let mut answers = Vec::new();
-        for association in associations {
-            let control = association.lane(Lane::Control);
-            if !control.is_connected() || !dials_back_here(association) {
-                continue;
-            }
-            let (read, answer) = tokio::sync::oneshot::channel();
-            self.flush_lanes(
-                association,
-                &[control],
-                Box::new(move || {
-                    let _ = read.send(());
-                }),
-            );
-            answers.push(answer);
-        }
-        let all = async {
-            for answer in answers {
-                let _ = answer.await;
-            }
-        };
-        tokio::time::timeout_at(deadline, all).await.is_ok()
     }
 
     /// Waits until every lane of `associations` that has a connection is
@@ -467,18 +428,6 @@ impl RemotingCore {
         }
         tasks
     }
-}
-
-/// Whether the node of `association` has a connection open to this node
-/// from its current incarnation: then it has an association with this
-/// node, and can answer on it.
-fn dials_back_here(association: &Association) -> bool {
-    let Some(uid) = lock(&association.control).uid else {
-        return false;
-    };
-    lock(&association.readers)
-        .get(&uid)
-        .is_some_and(|readers| readers.open > 0)
 }
 
 /// Waits for every task in `tasks` to end.
