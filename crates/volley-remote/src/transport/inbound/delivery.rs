@@ -104,9 +104,14 @@ impl<'buf> Run<'buf> {
     }
 
     /// Adds `m` to the run, first delivering what the run holds if `m`
-    /// does not continue it or the run is full.
+    /// does not continue it or the run is full. `to` makes what the run
+    /// is delivered with, only when it is: most messages continue a run.
     #[inline]
-    pub(crate) fn push(&mut self, m: UserMessage<'buf>, to: &mut Deliver<'_, impl InboundContext>) {
+    pub(crate) fn push<'d, C: InboundContext>(
+        &mut self,
+        m: UserMessage<'buf>,
+        to: impl FnOnce() -> Deliver<'d, C>,
+    ) {
         self.push_with(m, 0, to)
     }
 
@@ -114,21 +119,21 @@ impl<'buf> Run<'buf> {
     /// handle's correlation id. Requests and plain messages to one actor
     /// share runs.
     #[inline]
-    pub(crate) fn push_request(
+    pub(crate) fn push_request<'d, C: InboundContext>(
         &mut self,
         r: Request<'buf>,
-        to: &mut Deliver<'_, impl InboundContext>,
+        to: impl FnOnce() -> Deliver<'d, C>,
     ) {
         self.push_with(r.message, r.correlation, to);
         self.has_requests = true;
     }
 
     #[inline]
-    fn push_with(
+    fn push_with<'d, C: InboundContext>(
         &mut self,
         m: UserMessage<'buf>,
         reply: u64,
-        to: &mut Deliver<'_, impl InboundContext>,
+        to: impl FnOnce() -> Deliver<'d, C>,
     ) {
         let h = &m.header;
         let continues = self.len > 0
@@ -136,14 +141,35 @@ impl<'buf> Run<'buf> {
             && self.type_id == h.type_id
             && self.serializer == h.serializer;
         if !continues || self.len == RUN_CAP {
-            self.flush(to);
-            self.recipient = h.recipient.get();
-            self.type_id = h.type_id;
-            self.serializer = h.serializer;
+            if self.len > 0 {
+                self.flush(&mut to());
+            }
+            self.start(&m);
         }
+        self.append(m, reply);
+    }
+
+    /// Starts a new run with `m`'s recipient and type; the run is empty.
+    #[inline]
+    fn start(&mut self, m: &UserMessage<'buf>) {
+        self.recipient = m.header.recipient.get();
+        self.type_id = m.header.type_id;
+        self.serializer = m.header.serializer;
+    }
+
+    #[inline]
+    fn append(&mut self, m: UserMessage<'buf>, reply: u64) {
         self.payloads[self.len] = m.payload;
         self.replies[self.len] = reply;
         self.len += 1;
+    }
+
+    /// A run of one message, for one that is delivered alone.
+    fn alone(m: UserMessage<'buf>, reply: u64) -> Self {
+        let mut run = Run::new();
+        run.start(&m);
+        run.append(m, reply);
+        run
     }
 
     /// Delivers what the run holds, and empties it.
@@ -229,15 +255,13 @@ impl<C: InboundContext> Deliver<'_, C> {
 impl<'buf, C: InboundContext> Deliver<'_, C> {
     /// Delivers one message alone (a run of one).
     pub(crate) fn one(&mut self, m: UserMessage<'buf>) {
-        let mut run = Run::new();
-        run.push(m, self);
-        run.flush(self);
+        Run::alone(m, 0).flush(self);
     }
 
     /// Delivers one request alone.
     pub(crate) fn request(&mut self, r: Request<'buf>) {
-        let mut run = Run::new();
-        run.push_request(r, self);
+        let mut run = Run::alone(r.message, r.correlation);
+        run.has_requests = true;
         run.flush(self);
     }
 

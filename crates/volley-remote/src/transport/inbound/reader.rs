@@ -253,13 +253,15 @@ impl<'buf, C: InboundContext> FrameSink<'buf> for Sorting<'_, '_, 'buf, C> {
 
     #[inline]
     fn message(&mut self, m: UserMessage<'buf>) {
-        self.run.push(m, &mut self.reader.deliver());
+        let reader = &mut *self.reader;
+        self.run.push(m, || reader.deliver());
     }
 
     #[inline]
     fn request(&mut self, r: Request<'buf>) {
         self.reader.peer.make_reply_route(self.reader.core);
-        self.run.push_request(r, &mut self.reader.deliver());
+        let reader = &mut *self.reader;
+        self.run.push_request(r, || reader.deliver());
     }
 
     #[inline]
