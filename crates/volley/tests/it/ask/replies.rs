@@ -74,13 +74,13 @@ async fn a_reply_after_the_polling_window_wakes_the_ask() {
     system.terminate().await;
 }
 
-/// With the window off (`ask_spin_us = 0`) every ask parks at once and is
+/// With the window off (`ask_spin = "0s"`) every ask parks at once and is
 /// woken by its reply.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asks_without_a_polling_window_are_answered() {
     let settings = Settings {
-        ask_spin_us: 0,
+        ask_spin: Duration::ZERO,
         ..Settings::default()
     };
     let system = common::system_with("ask-park", settings).unwrap();

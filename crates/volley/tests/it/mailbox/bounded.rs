@@ -207,7 +207,7 @@ async fn throughput_deadline_ends_an_activation_early() {
     // throughput alone would let each actor handle all 20 of its messages
     // in one go; the 1 µs deadline ends every activation after one message.
     let mut settings = one_thread(1000);
-    settings.default_dispatcher.throughput_deadline_us = Some(1);
+    settings.default_dispatcher.throughput_deadline = Some(Duration::from_micros(1));
     let system = common::system_with("deadline", settings).unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();

@@ -1,6 +1,6 @@
 //! Shutdown that drains (`Settings::drain_on_shutdown`, on by default):
 //! at `terminate`, each actor handles the messages queued before its stop,
-//! parents before their children, until `shutdown_phase_timeout_ms`; past
+//! parents before their children, until `shutdown_phase_timeout`; past
 //! it whoever is left stops at once and what they had queued becomes
 //! counted dead letters. Pekko has no draining (its actors stop at once,
 //! as with `drain_on_shutdown = false`), so there is no spec to port.
@@ -24,7 +24,7 @@ use volley::{
 /// `app-runtime` they would block the runtime that shutdown runs on.
 fn system(name: &str, phase_timeout_ms: u64, drain: bool) -> ActorSystem {
     let mut settings = Settings {
-        shutdown_phase_timeout_ms: phase_timeout_ms,
+        shutdown_phase_timeout: Duration::from_millis(phase_timeout_ms),
         drain_on_shutdown: drain,
         ..Settings::default()
     };
