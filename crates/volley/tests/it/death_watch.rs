@@ -21,7 +21,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated, ToAnyRef,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{eventually_async, TestProbe};
 
 /// Does nothing; fails on `Fail`.
 struct Target;
@@ -280,12 +280,10 @@ async fn watch_new_child_with_same_name() {
     system.stop(&first);
     probe.expect_terminated(&first);
     // The name is free once the parent has handled the child's end.
-    let second = loop {
-        match tokio::time::timeout(T, parent.ask(|r| r, T)).await {
-            Ok(Ok(c)) => break c,
-            _ => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    };
+    let second = eventually_async("the parent to spawn the child again", async || {
+        parent.ask(|r| r, T).await.ok()
+    })
+    .await;
     assert_eq!(second.path(), first.path());
     assert_ne!(second.to_any(), first.to_any());
     probe.watch(&second);

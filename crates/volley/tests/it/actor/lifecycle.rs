@@ -191,7 +191,16 @@ async fn names_are_free_again_once_their_actors_terminated() {
     for (i, name) in names.iter().enumerate() {
         let again = system.spawn(name, node(0, &tx));
         if i % 2 == 0 {
-            let again = eventually_ok(|| system.spawn(name, node(0, &tx)), again).await;
+            // A stopped actor's name is freed when its parent handles the
+            // termination, a moment after the actor is marked terminated.
+            let again = match again {
+                Ok(again) => again,
+                Err(_) => {
+                    let what = format!("the name {name} to be free again");
+                    volley_testkit::eventually(&what, || system.spawn(name, node(0, &tx)).ok())
+                        .await
+                }
+            };
             assert_eq!(again.path().name(), name);
         } else {
             assert!(
@@ -203,24 +212,6 @@ async fn names_are_free_again_once_their_actors_terminated() {
         }
     }
     system.terminate().await;
-}
-
-/// `first` if it is `Ok`, else retries `spawn` until it is: a stopped
-/// actor's name is freed when its parent handles the termination, a moment
-/// after the actor itself is marked terminated.
-async fn eventually_ok<T, E: std::fmt::Debug>(
-    mut spawn: impl FnMut() -> Result<T, E>,
-    first: Result<T, E>,
-) -> T {
-    let mut last = first;
-    for _ in 0..500 {
-        match last {
-            Ok(v) => return v,
-            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-        last = spawn();
-    }
-    last.expect("the name never became free")
 }
 
 #[volley_testkit::each_dispatcher]

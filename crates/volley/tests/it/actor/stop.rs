@@ -44,7 +44,7 @@ use volley::{
     Actor, ActorError, ActorRef, AnyRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{eventually_async, TestProbe};
 
 /// Reports its hooks and messages; stops itself when told, or from
 /// `pre_start` / `post_restart` when built to.
@@ -374,13 +374,10 @@ async fn stopping_a_stopped_child_again_is_harmless() {
     let c = child.clone();
     a.ask(|r| Cmd::StopRef(c, r), T).await.unwrap();
     events.expect_terminated(&child);
-    for _ in 0..500 {
-        if a.ask(Cmd::All, T).await.unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(a.ask(Cmd::All, T).await.unwrap().is_empty());
+    eventually_async("the stopped child to leave the children", async || {
+        a.ask(Cmd::All, T).await.unwrap().is_empty()
+    })
+    .await;
     let c = child.clone();
     assert!(!a.ask(|r| Cmd::StopRef(c, r), T).await.unwrap());
     events.expect_no_msg(Duration::from_millis(100));
