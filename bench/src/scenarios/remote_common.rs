@@ -188,9 +188,10 @@ pub fn start_node(
         io_threads: layout.io,
         default_dispatcher: DispatcherSettings {
             threads: layout.dispatcher,
-            idle_spin_us: layout
+            idle_spin: layout
                 .idle_spin_us
-                .unwrap_or(DispatcherSettings::default().idle_spin_us),
+                .map(std::time::Duration::from_micros)
+                .unwrap_or(DispatcherSettings::default().idle_spin),
             ..Default::default()
         },
         metrics: volley::MetricsSettings {

@@ -106,5 +106,6 @@ pub use time::ManualTime;
 pub use volley_testkit_macros::each_dispatcher;
 pub use wait::{
     await_assert, await_assert_within, await_cond, await_cond_within, default_timeout, dilated,
-    eventually, eventually_within, remaining, remaining_or_default, within,
+    eventually, eventually_async, eventually_async_within, eventually_within, remaining,
+    remaining_or_default, within, Condition,
 };

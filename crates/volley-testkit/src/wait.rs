@@ -306,31 +306,88 @@ impl<T: Send + 'static, E: Send + 'static> Actor for Forwarder<T, E> {
     }
 }
 
-/// [`await_cond`] for async tests: waits until `cond` holds, looking every
-/// 10 ms without blocking the runtime's thread, for at most the default
-/// timeout (dilated); panics naming `what` if it never holds. For state no
-/// probe hears about, on a runtime that must keep running meanwhile (a
-/// remote node's tasks, a metric sampled by a task).
+/// What a waited-for condition returns: `bool`, done when `true`, or
+/// `Option<T>`, done when `Some`, whose value the wait then returns (the
+/// reply handle an actor handed out, the listing that finally came).
+pub trait Condition {
+    /// What the wait returns once the condition holds.
+    type Output;
+    /// `Some` once the condition holds.
+    fn holds(self) -> Option<Self::Output>;
+}
+
+impl Condition for bool {
+    type Output = ();
+    fn holds(self) -> Option<()> {
+        self.then_some(())
+    }
+}
+
+impl<T> Condition for Option<T> {
+    type Output = T;
+    fn holds(self) -> Option<T> {
+        self
+    }
+}
+
+/// [`await_cond`] for async tests: waits until `cond` holds (returns
+/// `true`, or `Some`, whose value it returns), looking every 10 ms without
+/// blocking the runtime's thread, for at most the default timeout
+/// (dilated); panics naming `what` if it never holds. For state no probe
+/// hears about, on a runtime that must keep running meanwhile (a remote
+/// node's tasks, a metric sampled by a task). A condition that must itself
+/// await (an `ask`) takes [`eventually_async`].
 #[track_caller]
-pub fn eventually<'a>(
+pub fn eventually<'a, C: Condition + 'a>(
     what: &'a str,
-    cond: impl FnMut() -> bool + 'a,
-) -> impl std::future::Future<Output = ()> + 'a {
+    cond: impl FnMut() -> C + 'a,
+) -> impl std::future::Future<Output = C::Output> + 'a {
     eventually_within(default_timeout(), what, cond)
 }
 
 /// [`eventually`] waiting for at most `max` (taken as it is, like every
 /// duration a test passes).
 #[track_caller]
-pub fn eventually_within<'a>(
+pub fn eventually_within<'a, C: Condition + 'a>(
     max: Duration,
     what: &'a str,
-    mut cond: impl FnMut() -> bool + 'a,
-) -> impl std::future::Future<Output = ()> + 'a {
+    mut cond: impl FnMut() -> C + 'a,
+) -> impl std::future::Future<Output = C::Output> + 'a {
+    eventually_async_within(max, what, move || std::future::ready(cond()))
+}
+
+/// [`eventually`] for a condition that awaits: `cond` is an async closure
+/// (`async || probe_target.ask(Get, t).await.ok()`), called again 10 ms
+/// after each try that does not hold, until the default timeout (dilated);
+/// panics naming `what` if it never holds. A try still running at the
+/// deadline is dropped, so a stuck `ask` cannot outlast the wait.
+#[track_caller]
+pub fn eventually_async<'a, C: Condition + 'a>(
+    what: &'a str,
+    cond: impl AsyncFnMut() -> C + 'a,
+) -> impl std::future::Future<Output = C::Output> + 'a {
+    eventually_async_within(default_timeout(), what, cond)
+}
+
+/// [`eventually_async`] waiting for at most `max` (taken as it is, like
+/// every duration a test passes).
+#[track_caller]
+pub fn eventually_async_within<'a, C: Condition + 'a>(
+    max: Duration,
+    what: &'a str,
+    mut cond: impl AsyncFnMut() -> C + 'a,
+) -> impl std::future::Future<Output = C::Output> + 'a {
     let caller = std::panic::Location::caller();
     async move {
         let deadline = Instant::now() + max;
-        while !cond() {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            // A zero `left` still polls the try once before it times out.
+            if let Ok(outcome) = tokio::time::timeout(left, cond()).await {
+                if let Some(out) = outcome.holds() {
+                    return out;
+                }
+            }
             let now = Instant::now();
             if now >= deadline {
                 panic!("timed out after {max:?} waiting for {what} (at {caller})");

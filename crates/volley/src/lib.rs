@@ -104,3 +104,4 @@ pub use system::event_stream::{
 pub use system::termination::StopError;
 pub use time::scheduler::{Cancellable, Scheduler, SchedulerError};
 pub use time::timers::TimerKey;
+pub use util::duration_keys::{DeprecatedDurationKey, DurationKeyError, DurationKeys};

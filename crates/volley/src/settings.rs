@@ -6,6 +6,13 @@
 //! `default_dispatcher.throughput`. Values are read as TOML scalars (numbers,
 //! booleans) and otherwise as strings. Unknown keys are errors, so a typo in a
 //! settings file is reported instead of silently ignored.
+//!
+//! Durations are written with units (`ask_spin = "50us"`,
+//! `shutdown_phase_timeout = "5s"`). The keys they replaced, whole numbers
+//! of milliseconds or microseconds (`ask_spin_us = 50`), are still read,
+//! with a deprecation warning (`util/duration_keys.rs`); giving both is an
+//! error. An environment override under a deprecated key replaces the value
+//! either key set before it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -13,6 +20,8 @@ use std::sync::RwLock;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::util::duration_keys::{DeprecatedDurationKey, DurationKeyError, DurationKeys};
 
 /// What runs a dispatcher's actors.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,7 +34,7 @@ pub enum DispatcherKind {
     /// Tasks on the system's tokio runtime (`app-runtime`): the
     /// application's, when the system was started with
     /// `ActorSystem::with_runtime`. The fastest way in from async code
-    /// on that runtime. `threads` and `idle_spin_us` do not apply.
+    /// on that runtime. `threads` and `idle_spin` do not apply.
     AppRuntime,
 }
 
@@ -44,17 +53,23 @@ pub struct DispatcherSettings {
     /// there, and 100 short messages hold a thread for about a
     /// microsecond.
     pub throughput: usize,
-    /// If set, an activation also yields after this many microseconds
-    /// (Akka's `throughput-deadline-time`). Default: none.
-    pub throughput_deadline_us: Option<u64>,
+    /// If set, an activation also yields once it has run this long (Akka's
+    /// `throughput-deadline-time`), e.g. `"100us"`. Default: none.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub throughput_deadline: Option<Duration>,
     /// How long an idle worker keeps looking for work (spinning, yielding
     /// its core every few spins) before it parks. Work that arrives in that
     /// window starts without a wake-up, and the core does not go idle: on a
     /// VM, waking a halted core is slow. The price is CPU time burnt after
-    /// each burst of work. Default 300, picked by measurement with remote
-    /// ping-pong (docs/design-notes.md#idle-spin-before-parking); 0 parks
-    /// after a short spin.
-    pub idle_spin_us: u64,
+    /// each burst of work. Default 300 µs (`"300us"`), picked by measurement
+    /// with remote ping-pong (docs/design-notes.md#idle-spin-before-parking);
+    /// 0 parks after a short spin.
+    #[serde(with = "humantime_serde")]
+    pub idle_spin: Duration,
 }
 
 impl Default for DispatcherSettings {
@@ -63,8 +78,8 @@ impl Default for DispatcherSettings {
             kind: DispatcherKind::WorkStealing,
             threads: 0,
             throughput: 100,
-            throughput_deadline_us: None,
-            idle_spin_us: 300,
+            throughput_deadline: None,
+            idle_spin: Duration::from_micros(300),
         }
     }
 }
@@ -77,10 +92,6 @@ impl DispatcherSettings {
         } else {
             self.threads
         }
-    }
-
-    pub(crate) fn throughput_deadline(&self) -> Option<Duration> {
-        self.throughput_deadline_us.map(Duration::from_micros)
     }
 }
 
@@ -126,15 +137,18 @@ pub struct Settings {
     /// wake-up; the price is the asking thread, held while it spins (a
     /// pool usually answers within a few microseconds). 0 parks at once.
     /// Asks to actors on an `app-runtime` dispatcher and to remote actors
-    /// never spin. Default 50 µs (not swept yet;
+    /// never spin. At most 10 ms. Default 50 µs (`"50us"`; not swept yet,
     /// docs/design-notes.md#ask-spin).
-    pub ask_spin_us: u64,
+    #[serde(with = "humantime_serde")]
+    pub ask_spin: Duration,
     /// The most time all shutdown hooks (see
     /// `ActorSystem::add_shutdown_hook`) get together, counted from the
     /// moment the last actor has stopped. A hook still running then is
     /// abandoned and the hooks after it are skipped, each with a warning, so
-    /// `terminate()` cannot hang on one. At least 1. Default 10000 ms.
-    pub shutdown_hooks_timeout_ms: u64,
+    /// `terminate()` cannot hang on one. At least 1 ms. Default 10 s
+    /// (`"10s"`).
+    #[serde(with = "humantime_serde")]
+    pub shutdown_hooks_timeout: Duration,
     /// Runtime metrics through the `metrics` facade (`[metrics]`).
     pub metrics: crate::observability::metrics::MetricsSettings,
     /// Tracing spans around handled messages (`[tracing]`).
@@ -147,15 +161,16 @@ pub struct Settings {
     pub manual_clock: Option<crate::time::clock::ManualClock>,
     /// How long each coordinated-shutdown phase before the actors stop
     /// (see `CoordinatedShutdown`) may take; a task still running then is
-    /// reported and abandoned and the next phase starts. At least 1.
-    /// Default 5000 ms, Akka's default phase timeout.
-    pub shutdown_phase_timeout_ms: u64,
+    /// reported and abandoned and the next phase starts. At least 1 ms.
+    /// Default 5 s (`"5s"`), Akka's default phase timeout.
+    #[serde(with = "humantime_serde")]
+    pub shutdown_phase_timeout: Duration,
     /// Run coordinated shutdown (reason `Sigterm`) when the process gets
     /// SIGTERM (Unix only). Default false: the application owns its signals.
     pub shutdown_on_sigterm: bool,
     /// At shutdown, each actor handles the messages already queued for it
     /// before it stops, parents before their children, for at most
-    /// `shutdown_phase_timeout_ms`; past that the actors still running
+    /// `shutdown_phase_timeout`; past that the actors still running
     /// stop at once and what they had queued becomes dead letters.
     /// Default true. False stops every actor at once, as Akka does.
     pub drain_on_shutdown: bool,
@@ -172,12 +187,12 @@ impl Default for Settings {
             dispatchers: BTreeMap::new(),
             io_threads: 1,
             dead_letters: DeadLetterSettings::default(),
-            ask_spin_us: 50,
-            shutdown_hooks_timeout_ms: 10_000,
+            ask_spin: Duration::from_micros(50),
+            shutdown_hooks_timeout: Duration::from_secs(10),
             metrics: crate::observability::metrics::MetricsSettings::default(),
             tracing: crate::observability::message_spans::TracingSettings::default(),
             manual_clock: None,
-            shutdown_phase_timeout_ms: 5_000,
+            shutdown_phase_timeout: Duration::from_secs(5),
             shutdown_on_sigterm: false,
             drain_on_shutdown: true,
             extensions: BTreeMap::new(),
@@ -188,20 +203,37 @@ impl Default for Settings {
 /// Sections that extensions registered (see [`Settings::register_section`]).
 static SECTIONS: RwLock<BTreeSet<&'static str>> = RwLock::new(BTreeSet::new());
 
-/// Names the core settings use at the top level; no extension may take them.
+/// Names the core settings use at the top level (with the deprecated
+/// duration keys, still read); no extension may take them.
 const CORE_KEYS: &[&str] = &[
     "default_dispatcher",
     "dispatchers",
     "io_threads",
     "dead_letters",
+    "ask_spin",
     "ask_spin_us",
+    "shutdown_hooks_timeout",
     "shutdown_hooks_timeout_ms",
     "metrics",
     "tracing",
+    "shutdown_phase_timeout",
     "shutdown_phase_timeout_ms",
     "shutdown_on_sigterm",
     "drain_on_shutdown",
 ];
+
+/// The top level's durations and the deprecated keys they replaced.
+const TOP_LEVEL_DURATIONS: DurationKeys = DurationKeys::new(&[
+    ("ask_spin", "ask_spin_us"),
+    ("shutdown_hooks_timeout", "shutdown_hooks_timeout_ms"),
+    ("shutdown_phase_timeout", "shutdown_phase_timeout_ms"),
+]);
+
+/// A dispatcher's durations and the deprecated keys they replaced.
+const DISPATCHER_DURATIONS: DurationKeys = DurationKeys::new(&[
+    ("throughput_deadline", "throughput_deadline_us"),
+    ("idle_spin", "idle_spin_us"),
+]);
 
 /// A settings file or override that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -230,6 +262,10 @@ pub enum SettingsError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A duration that cannot be read, or a deprecated duration key given
+    /// with the key that replaced it.
+    #[error(transparent)]
+    Duration(#[from] DurationKeyError),
 }
 
 impl Settings {
@@ -288,6 +324,7 @@ impl Settings {
                 });
             }
             let value = parse_scalar(&raw);
+            forget_replaced_duration(&mut table, &keys);
             insert_path(&mut table, &keys, value).map_err(|message| SettingsError::Invalid {
                 origin: Some(name.clone()),
                 message,
@@ -303,7 +340,10 @@ impl Settings {
         Ok(settings)
     }
 
-    fn from_table(table: toml::Table, origin: Option<String>) -> Result<Self, SettingsError> {
+    fn from_table(mut table: toml::Table, origin: Option<String>) -> Result<Self, SettingsError> {
+        for deprecated in read_duration_keys(&mut table)? {
+            tracing::warn!(origin = origin.as_deref(), "{deprecated}");
+        }
         let settings: Settings =
             toml::Value::Table(table)
                 .try_into()
@@ -375,16 +415,16 @@ impl Settings {
                 reason: "must be between 1 and 256",
             });
         }
-        if self.shutdown_phase_timeout_ms == 0 {
+        if self.shutdown_phase_timeout < Duration::from_millis(1) {
             return Err(SettingsError::OutOfRange {
-                key: "shutdown_phase_timeout_ms".into(),
-                reason: "must be at least 1",
+                key: "shutdown_phase_timeout".into(),
+                reason: "must be at least 1 ms",
             });
         }
-        if self.shutdown_hooks_timeout_ms == 0 {
+        if self.shutdown_hooks_timeout < Duration::from_millis(1) {
             return Err(SettingsError::OutOfRange {
-                key: "shutdown_hooks_timeout_ms".into(),
-                reason: "must be at least 1",
+                key: "shutdown_hooks_timeout".into(),
+                reason: "must be at least 1 ms",
             });
         }
         if self.metrics.sample_interval_ms < 10 {
@@ -393,17 +433,65 @@ impl Settings {
                 reason: "must be at least 10",
             });
         }
-        if self.ask_spin_us > 10_000 {
+        if self.ask_spin > Duration::from_millis(10) {
             return Err(SettingsError::OutOfRange {
-                key: "ask_spin_us".into(),
-                reason: "must be at most 10000 (a longer poll only burns the asking thread)",
+                key: "ask_spin".into(),
+                reason: "must be at most 10ms (a longer poll only burns the asking thread)",
             });
         }
         Ok(())
     }
+}
 
-    pub(crate) fn shutdown_hooks_timeout(&self) -> Duration {
-        Duration::from_millis(self.shutdown_hooks_timeout_ms)
+/// Rewrites every deprecated duration key of the settings into its key with
+/// units (see the module's doc), at the top level and in each dispatcher's
+/// section.
+fn read_duration_keys(
+    table: &mut toml::Table,
+) -> Result<Vec<DeprecatedDurationKey>, DurationKeyError> {
+    let mut deprecated = TOP_LEVEL_DURATIONS.read(table, "")?;
+    if let Some(dispatcher) = table
+        .get_mut("default_dispatcher")
+        .and_then(toml::Value::as_table_mut)
+    {
+        deprecated.extend(DISPATCHER_DURATIONS.read(dispatcher, "default_dispatcher")?);
+    }
+    let named = table
+        .get_mut("dispatchers")
+        .and_then(toml::Value::as_table_mut);
+    for (name, dispatcher) in named.into_iter().flatten() {
+        if let Some(dispatcher) = dispatcher.as_table_mut() {
+            let at = format!("dispatchers.{name}");
+            deprecated.extend(DISPATCHER_DURATIONS.read(dispatcher, &at)?);
+        }
+    }
+    Ok(deprecated)
+}
+
+/// Before an override under a deprecated duration key is applied, takes out
+/// the value the settings hold under its key with units, so that the
+/// override replaces it instead of clashing with it.
+fn forget_replaced_duration(table: &mut toml::Table, keys: &[String]) {
+    let Some((last, parents)) = keys.split_last() else {
+        return;
+    };
+    let durations = match parents {
+        [] => TOP_LEVEL_DURATIONS,
+        [section] if section == "default_dispatcher" => DISPATCHER_DURATIONS,
+        [section, _] if section == "dispatchers" => DISPATCHER_DURATIONS,
+        _ => return,
+    };
+    let Some(key) = durations.replacement_of(last) else {
+        return;
+    };
+    let mut holder = Some(table);
+    for parent in parents {
+        holder = holder
+            .and_then(|t| t.get_mut(parent.as_str()))
+            .and_then(toml::Value::as_table_mut);
+    }
+    if let Some(holder) = holder {
+        holder.remove(key);
     }
 }
 
@@ -444,7 +532,11 @@ mod tests {
         let s = Settings::default();
         assert_eq!(s.default_dispatcher.throughput, 100);
         assert_eq!(s.io_threads, 1);
-        assert_eq!(s.shutdown_hooks_timeout_ms, 10_000);
+        assert_eq!(s.shutdown_hooks_timeout, Duration::from_secs(10));
+        assert_eq!(s.shutdown_phase_timeout, Duration::from_secs(5));
+        assert_eq!(s.ask_spin, Duration::from_micros(50));
+        assert_eq!(s.default_dispatcher.idle_spin, Duration::from_micros(300));
+        assert_eq!(s.default_dispatcher.throughput_deadline, None);
         s.validate().unwrap();
     }
 
@@ -469,10 +561,12 @@ mod tests {
         assert!(e.to_string().contains("nonsense"), "{e}");
         let e = Settings::from_toml_str("[default_dispatcher]\nthroughput = 0").unwrap_err();
         assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
-        let e = Settings::from_toml_str("shutdown_hooks_timeout_ms = 0").unwrap_err();
+        let e = Settings::from_toml_str("shutdown_hooks_timeout = \"0s\"").unwrap_err();
         assert!(matches!(e, SettingsError::OutOfRange { .. }), "{e}");
-        let e = Settings::from_toml_str("ask_spin_us = 1000000").unwrap_err();
-        assert!(e.to_string().contains("ask_spin_us"), "{e}");
+        let e = Settings::from_toml_str("shutdown_hooks_timeout_ms = 0").unwrap_err();
+        assert!(e.to_string().contains("shutdown_hooks_timeout"), "{e}");
+        let e = Settings::from_toml_str("ask_spin = \"1s\"").unwrap_err();
+        assert!(e.to_string().contains("ask_spin"), "{e}");
         let e = Settings::from_toml_str("this is = not toml [").unwrap_err();
         assert!(matches!(e, SettingsError::Invalid { .. }), "{e}");
     }
@@ -527,5 +621,142 @@ mod tests {
     fn missing_file_is_an_io_error() {
         let e = Settings::from_file("/definitely/not/here.toml").unwrap_err();
         assert!(matches!(e, SettingsError::Io { .. }));
+    }
+
+    /// Every deprecated key: TOML under it reads the same as TOML under
+    /// its key with units, and reading it reports it with both names.
+    #[test]
+    fn each_deprecated_duration_key_reads_the_same_value_with_a_warning() {
+        let cases = [
+            ("ask_spin_us = 7", "ask_spin = \"7us\"", "ask_spin_us"),
+            (
+                "shutdown_hooks_timeout_ms = 1500",
+                "shutdown_hooks_timeout = \"1500ms\"",
+                "shutdown_hooks_timeout_ms",
+            ),
+            (
+                "shutdown_phase_timeout_ms = 1500",
+                "shutdown_phase_timeout = \"1.5s\"",
+                "shutdown_phase_timeout_ms",
+            ),
+            (
+                "[default_dispatcher]\nidle_spin_us = 20",
+                "[default_dispatcher]\nidle_spin = \"20us\"",
+                "default_dispatcher.idle_spin_us",
+            ),
+            (
+                "[default_dispatcher]\nthroughput_deadline_us = 100",
+                "[default_dispatcher]\nthroughput_deadline = \"100us\"",
+                "default_dispatcher.throughput_deadline_us",
+            ),
+            (
+                "[dispatchers.blocking]\nidle_spin_us = 0",
+                "[dispatchers.blocking]\nidle_spin = \"0s\"",
+                "dispatchers.blocking.idle_spin_us",
+            ),
+        ];
+        for (old, new, old_key) in cases {
+            let from_old = Settings::from_toml_str(old).unwrap();
+            assert_eq!(from_old, Settings::from_toml_str(new).unwrap(), "{old}");
+            assert_ne!(from_old, Settings::default(), "{old}");
+            let mut table: toml::Table = old.parse().unwrap();
+            let warnings = read_duration_keys(&mut table).unwrap();
+            assert_eq!(warnings.len(), 1, "{old}");
+            assert_eq!(warnings[0].old_key, old_key);
+            let text = warnings[0].to_string();
+            assert!(text.contains("is deprecated: write"), "{text}");
+        }
+    }
+
+    #[test]
+    fn durations_are_read_with_units() {
+        let s = Settings::from_toml_str(concat!(
+            "ask_spin = \"0s\"\nshutdown_phase_timeout = \"1m 30s\"\n",
+            "[default_dispatcher]\nthroughput_deadline = \"2ms\"\nidle_spin = \"1ms\"\n",
+        ))
+        .unwrap();
+        assert_eq!(s.ask_spin, Duration::ZERO);
+        assert_eq!(s.shutdown_phase_timeout, Duration::from_secs(90));
+        assert_eq!(
+            s.default_dispatcher.throughput_deadline,
+            Some(Duration::from_millis(2))
+        );
+        assert_eq!(s.default_dispatcher.idle_spin, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_badly_written_duration_is_an_error_naming_its_key() {
+        let cases = [
+            ("ask_spin = \"50 parsecs\"", "ask_spin", "parsecs"),
+            ("ask_spin = 50", "ask_spin", "with units"),
+            (
+                "[dispatchers.io]\nidle_spin = \"fast\"",
+                "dispatchers.io.idle_spin",
+                "\"fast\" is not a duration",
+            ),
+            (
+                "shutdown_phase_timeout_ms = \"5s\"",
+                "shutdown_phase_timeout_ms",
+                "whole number of milliseconds",
+            ),
+        ];
+        for (text, key, what) in cases {
+            let e = Settings::from_toml_str(text).unwrap_err();
+            assert!(
+                matches!(&e, SettingsError::Duration(DurationKeyError::BadDuration { key: k, .. }) if k == key),
+                "{text}: {e}"
+            );
+            assert!(e.to_string().contains(what), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_deprecated_key_and_its_replacement_together_are_an_error_naming_both() {
+        let e = Settings::from_toml_str(
+            "[default_dispatcher]\nidle_spin_us = 5\nidle_spin = \"5us\"\n",
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("both default_dispatcher.idle_spin_us (deprecated)")
+                && text.contains("keep only default_dispatcher.idle_spin"),
+            "{text}"
+        );
+    }
+
+    /// Settings hold durations under the keys with units, so an override
+    /// under a deprecated key replaces that value instead of clashing.
+    #[test]
+    fn env_overrides_of_durations_take_units_and_deprecated_keys() {
+        let s = Settings::default()
+            .with_overrides(vec![
+                ("VOLLEY__ASK_SPIN".to_string(), "20us".to_string()),
+                (
+                    "VOLLEY__SHUTDOWN_PHASE_TIMEOUT_MS".to_string(),
+                    "250".to_string(),
+                ),
+                (
+                    "VOLLEY__DEFAULT_DISPATCHER__IDLE_SPIN_US".to_string(),
+                    "0".to_string(),
+                ),
+            ])
+            .unwrap();
+        assert_eq!(s.ask_spin, Duration::from_micros(20));
+        assert_eq!(s.shutdown_phase_timeout, Duration::from_millis(250));
+        assert_eq!(s.default_dispatcher.idle_spin, Duration::ZERO);
+    }
+
+    /// Settings written out come back the same, with units.
+    #[test]
+    fn durations_are_written_with_units() {
+        let mut settings = Settings::default();
+        settings.default_dispatcher.throughput_deadline = Some(Duration::from_micros(100));
+        let text = toml::to_string(&settings).unwrap();
+        assert!(text.contains("ask_spin = \"50us\""), "{text}");
+        assert!(text.contains("idle_spin = \"300us\""), "{text}");
+        assert!(text.contains("throughput_deadline = \"100us\""), "{text}");
+        assert_eq!(Settings::from_toml_str(&text).unwrap(), settings);
+        let text = toml::to_string(&Settings::default()).unwrap();
+        assert!(!text.contains("throughput_deadline"), "{text}");
     }
 }

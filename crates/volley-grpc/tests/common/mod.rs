@@ -9,16 +9,19 @@ pub mod raw;
 #[allow(unused_imports)]
 pub use raw::RawCodec;
 
-/// Waits until `actor` has terminated (at most 10 s).
-#[allow(dead_code)] // not every test stops an actor
-pub async fn stopped<M: Send + 'static>(actor: &volley::ActorRef<M>) {
-    for _ in 0..2000 {
-        if actor.is_terminated() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    panic!("{} did not stop within 10 s", actor.path());
+/// How long the suites wait for a condition that no message announces:
+/// HTTP/2 windows and hyper's tasks settle on their own time.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits until `what` holds (the testkit's `eventually`, with this suite's
+/// limit); fails the test naming `why` if it does not.
+#[allow(dead_code)] // not every module waits for a condition
+#[track_caller]
+pub fn wait_for<'a>(
+    why: &'a str,
+    what: impl FnMut() -> bool + 'a,
+) -> impl std::future::Future<Output = ()> + 'a {
+    volley_testkit::eventually_within(WAIT, why, what)
 }
 
 /// A gateway served on 127.0.0.1 until this is dropped.

@@ -3,6 +3,7 @@
 //! method, and that a cancelled call leaves nothing behind.
 
 use crate::common;
+use common::wait_for;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -99,7 +100,7 @@ async fn server(settings: GatewaySettings) -> Server {
     system.stop(&stopped);
     // Stopped before the first call: a message that reaches an actor still
     // stopping is dropped with it (INTERNAL), not refused (UNAVAILABLE).
-    common::stopped(&stopped).await;
+    common::wait_for("the actor to stop", || stopped.is_terminated()).await;
     let (h, g) = (held.clone(), gate.clone());
     let pool = Router::pool(
         4,
@@ -291,14 +292,17 @@ async fn a_full_mailbox_sheds_calls() {
         let channel = s.channel.clone();
         async move { call_on(channel, "block").await }
     });
-    wait_until(|| s.gate.0.lock().unwrap().1 == 1).await;
+    wait_for("the first call to block the actor", || {
+        s.gate.0.lock().unwrap().1 == 1
+    })
+    .await;
     let second = tokio::spawn({
         let channel = s.channel.clone();
         async move { call_on(channel, "echo:second").await }
     });
     // Queued behind the blocked one (the count includes the message
     // being handled).
-    wait_until(|| s.service.mailbox_len() >= 2).await;
+    wait_for("the second call to queue", || s.service.mailbox_len() >= 2).await;
     let started = Instant::now();
     let e = call(&s, "/test.Svc/Call", "echo:third", None)
         .await
@@ -327,14 +331,6 @@ async fn call_on(channel: Channel, text: &str) -> Result<String, Status> {
     )
     .await
     .map(|r| r.into_inner().text)
-}
-
-async fn wait_until(mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < Duration::from_secs(10), "timed out");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -480,9 +476,12 @@ async fn cancelled_calls_leave_nothing_behind() {
     );
     // Each ask ended with its call: its reply handle is terminated, and a
     // late reply goes to dead letters.
-    wait_until(|| held.iter().all(|r| r.is_terminated())).await;
+    wait_for("every reply handle to end", || {
+        held.iter().all(|r| r.is_terminated())
+    })
+    .await;
     // hyper's task for each call's stream has ended with it.
-    wait_until(|| tasks() <= before).await;
+    wait_for("hyper's stream tasks to end", || tasks() <= before).await;
     let before = s.system.dead_letter_count();
     for r in &held {
         r.tell(Ok(Ping {

@@ -9,6 +9,7 @@
 //! amount, whatever the machine's speed: no case depends on timing.
 
 use crate::common;
+use common::wait_for;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -262,7 +263,7 @@ async fn open_on(channel: Channel, text: &str) -> Result<tonic::Streaming<Ping>,
 }
 
 /// Waits for `what`; after 30 s fails the test, saying `why` and what
-/// `state` describes.
+/// `state` describes then (which the testkit's waits cannot print).
 async fn wait_for_or<S: std::fmt::Debug>(
     why: &str,
     mut what: impl FnMut() -> bool,
@@ -277,10 +278,6 @@ async fn wait_for_or<S: std::fmt::Debug>(
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-}
-
-async fn wait_for(why: &str, what: impl FnMut() -> bool) {
-    wait_for_or(why, what, || ()).await;
 }
 
 fn alive_tasks() -> usize {

@@ -3,6 +3,7 @@
 //! and the deadline. Cancellation and stalled clients: stream_cancel.rs.
 
 use crate::common;
+use common::wait_for;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -175,7 +176,7 @@ async fn server(settings: GatewaySettings) -> Server {
     system.stop(&stopped);
     // Stopped before the first call: a message that reaches an actor still
     // stopping is dropped with it (INTERNAL), not refused (UNAVAILABLE).
-    common::stopped(&stopped).await;
+    common::wait_for("the actor to stop", || stopped.is_terminated()).await;
     let gateway = Gateway::builder(&system, settings)
         .server_streaming("/test.Svc/Stream", streamer, |p: Ping, s| Msg::Start(p, s))
         .unwrap()
@@ -229,16 +230,6 @@ async fn drain(mut stream: tonic::Streaming<Ping>) -> (Vec<String>, Status) {
             Err(status) => return (got, status),
         }
     }
-}
-
-async fn wait_for(what: impl Fn() -> bool) {
-    for _ in 0..3000 {
-        if what() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the condition did not hold within 30 s");
 }
 
 #[tokio::test]
@@ -299,7 +290,10 @@ async fn slow_client_back_pressures_the_actor() {
     // goes on, whether or not the client reads. What must hold is that
     // it was told Full, and (below) that every Full had its `ready`.
     let seen = s.seen.clone();
-    wait_for(|| seen.lock().unwrap().full >= 1).await;
+    wait_for("the actor to be told Full", || {
+        seen.lock().unwrap().full >= 1
+    })
+    .await;
     let mut got = 0;
     while let Some(p) = stream.message().await.unwrap() {
         assert_eq!(p.text, got.to_string());

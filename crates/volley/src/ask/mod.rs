@@ -12,7 +12,7 @@
 //! registered on the system's runtime per ask, and a cross-thread wake-up
 //! of the asking task (a futex call, several microseconds on a VM). Here an
 //! ask to an actor on a pool first spins, looking for its reply, for a
-//! short window (`Settings::ask_spin_us`), and an ask to an actor on the
+//! short window (`Settings::ask_spin`), and an ask to an actor on the
 //! asker's own runtime yields once, which lets that actor run; a reply that
 //! comes by then completes the ask with no timer and no wake-up at all.
 //! Only a slower reply makes the ask register its waker and its deadline.
@@ -50,7 +50,7 @@ use promise::{Exchange, Outcome, Promise};
 pub(crate) enum AskWait {
     /// At once (a remote actor: the reply needs a network round trip).
     Park,
-    /// Spins, looking for the reply, for up to `ask_spin_us` (an actor on
+    /// Spins, looking for the reply, for up to `ask_spin` (an actor on
     /// a pool, which answers from another thread).
     Spin,
     /// Yields to the executor once first (an actor on the asker's runtime,
@@ -169,16 +169,16 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         }
         Err(TellError::Terminated(request)) => target.tell(request),
     }
-    let spin = system.settings().ask_spin_us;
+    let spin = system.settings().ask_spin;
     let wait = match wait {
-        AskWait::Spin if spin == 0 => AskWait::Park,
+        AskWait::Spin if spin.is_zero() => AskWait::Park,
         wait => wait,
     };
     let reply = ReplyWait {
         waiting: &waiting,
         system,
         wait,
-        spin_until: started + Duration::from_micros(spin),
+        spin_until: started + spin,
         // `Duration::MAX` waits for ever in practice instead of overflowing.
         deadline: crate::time::clock::saturating_add(started, timeout),
         no_time_left: timeout.is_zero(),

@@ -55,11 +55,11 @@ pub(crate) trait Runnable: Send + Sync + 'static {
 pub(crate) type Task = Arc<dyn Runnable>;
 
 /// Spins between looks at the clock while idle; with
-/// `idle_spin_us = 0` a worker parks after this many. A ping-pong partner
+/// `idle_spin = "0s"` a worker parks after this many. A ping-pong partner
 /// usually answers within a few microseconds, and a park/unpark pair costs
 /// two system calls; on a VM, waking a halted CPU is slower still, which is
 /// why the default spins longer (see
-/// `DispatcherSettings::idle_spin_us`).
+/// `DispatcherSettings::idle_spin`).
 const SPINS_BEFORE_PARK: u32 = 64;
 
 /// An idle spinner yields its CPU every this many spins (each spin is a look
@@ -151,9 +151,8 @@ impl Dispatcher {
             id: NEXT_DISPATCHER_ID.fetch_add(1, Ordering::Relaxed),
             name: name.to_string(),
             throughput: settings.throughput.max(1),
-            deadline: settings.throughput_deadline(),
-            idle_spin: (settings.idle_spin_us > 0)
-                .then(|| Duration::from_micros(settings.idle_spin_us)),
+            deadline: settings.throughput_deadline,
+            idle_spin: (!settings.idle_spin.is_zero()).then_some(settings.idle_spin),
             injector: Injector::new(),
             stealers: workers.iter().map(Worker::stealer).collect(),
             parking: Parking::new(parkers.iter().map(|p| p.unparker().clone()).collect()),

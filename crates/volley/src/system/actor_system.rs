@@ -362,7 +362,7 @@ impl ActorSystem {
     /// [`ActorSystem::when_terminated`] resolve once the last hook is done. A
     /// hook that panics is logged as an error and the next one runs. All
     /// hooks together get at most
-    /// [`Settings::shutdown_hooks_timeout_ms`]: a hook still running then is
+    /// [`Settings::shutdown_hooks_timeout`]: a hook still running then is
     /// abandoned and the ones after it are skipped, with a warning each, so
     /// a hook should keep its own, shorter deadline. A hook must not wait
     /// for the system's termination (it would wait for itself until that
@@ -544,7 +544,7 @@ impl Drop for ShutDownOnDrop {
 
 /// Runs the hooks in order under one deadline for all of them.
 async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
-    let cap = system.shared.settings.shutdown_hooks_timeout();
+    let cap = system.shared.settings.shutdown_hooks_timeout;
     let deadline = tokio::time::Instant::now() + cap;
     let mut hooks = hooks.into_iter();
     for (name, hook) in hooks.by_ref() {
@@ -573,8 +573,8 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
                 tracing::warn!(
                     system = %system.shared.name,
                     hook = &*name,
-                    timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
-                    "shutdown hook abandoned: still running at shutdown_hooks_timeout_ms"
+                    timeout = ?cap,
+                    "shutdown hook abandoned: still running at shutdown_hooks_timeout"
                 );
                 break;
             }
@@ -584,8 +584,8 @@ async fn run_shutdown_hooks(system: &ActorSystem, hooks: Vec<ShutdownHook>) {
         tracing::warn!(
             system = %system.shared.name,
             hook = &*name,
-            timeout_ms = system.shared.settings.shutdown_hooks_timeout_ms,
-            "shutdown hook skipped: shutdown_hooks_timeout_ms was reached before it could run"
+            timeout = ?cap,
+            "shutdown hook skipped: shutdown_hooks_timeout was reached before it could run"
         );
     }
 }

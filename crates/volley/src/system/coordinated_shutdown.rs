@@ -131,7 +131,7 @@ impl ShutdownState {
 impl CoordinatedShutdown<'_> {
     /// Adds a task to `phase`. Tasks of one phase run concurrently, each
     /// as a task on the system's runtime; the phase ends when all are done
-    /// or at `Settings::shutdown_phase_timeout_ms`. A task that panics
+    /// or at `Settings::shutdown_phase_timeout`. A task that panics
     /// (even before it returns its future) or is still running then is
     /// reported (a warning and in [`PhaseFinished::failed_tasks`]) and the
     /// next phase runs anyway, as Akka's `recover = true`. Tasks of
@@ -199,7 +199,7 @@ impl CoordinatedShutdown<'_> {
 }
 
 async fn run_phases(system: &ActorSystem) {
-    let timeout = Duration::from_millis(system.settings().shutdown_phase_timeout_ms);
+    let timeout = system.settings().shutdown_phase_timeout;
     for (index, phase) in PHASES.iter().enumerate() {
         if *phase == ACTOR_SYSTEM_TERMINATE {
             break;
@@ -267,7 +267,7 @@ async fn stop_actors(system: &ActorSystem) {
     let state = system.shutdown_state();
     state.drain.store(DRAINING, Ordering::Release);
     system.stop_all(true);
-    let timeout = Duration::from_millis(system.settings().shutdown_phase_timeout_ms);
+    let timeout = system.settings().shutdown_phase_timeout;
     tokio::select! {
         () = system.when_terminated() => {}
         () = tokio::time::sleep(timeout) => {

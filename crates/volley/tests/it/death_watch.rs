@@ -21,7 +21,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated, ToAnyRef,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, eventually_async, TestProbe};
 
 /// Does nothing; fails on `Fail`.
 struct Target;
@@ -256,16 +256,6 @@ async fn monitor_without_handler_fails_with_death_pact() {
     system.terminate().await;
 }
 
-/// Spawns a child named "child" on request, replying with it.
-struct Parent;
-impl Actor for Parent {
-    type Msg = ReplyTo<ActorRef<TargetMsg>>;
-    fn handle(&mut self, ctx: &mut Context<Self>, r: Self::Msg) -> HandleResult {
-        r.tell(ctx.spawn("child", Props::new(|| Target))?);
-        Ok(())
-    }
-}
-
 /// DeathWatchSpec, "be able to watch a child with the same name after the
 /// old died": the new child is a different actor, and its death is
 /// reported on its own.
@@ -273,19 +263,22 @@ impl Actor for Parent {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_new_child_with_same_name() {
     let system = common::system("dw-same-name").unwrap();
-    let parent = system.spawn("parent", Props::new(|| Parent)).unwrap();
+    // Spawns a child named "child" on request, replying with it.
+    let parent = actor_fn(|ctx, r: ReplyTo<ActorRef<TargetMsg>>| {
+        r.tell(ctx.spawn("child", Props::new(|| Target))?);
+        Ok(())
+    });
+    let parent = system.spawn("parent", parent).unwrap();
     let probe = TestProbe::<()>::new(&system);
     let first = parent.ask(|r| r, T).await.unwrap();
     probe.watch(&first);
     system.stop(&first);
     probe.expect_terminated(&first);
     // The name is free once the parent has handled the child's end.
-    let second = loop {
-        match tokio::time::timeout(T, parent.ask(|r| r, T)).await {
-            Ok(Ok(c)) => break c,
-            _ => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    };
+    let second = eventually_async("the parent to spawn the child again", async || {
+        parent.ask(|r| r, T).await.ok()
+    })
+    .await;
     assert_eq!(second.path(), first.path());
     assert_ne!(second.to_any(), first.to_any());
     probe.watch(&second);

@@ -20,6 +20,7 @@ mod mailbox;
 mod metrics;
 mod remote_seam;
 mod routing;
+mod settings;
 mod soak;
 mod supervision;
 mod system;

@@ -10,7 +10,7 @@ use volley::{
     Actor, ActorError, Context, DispatcherKind, DispatcherSettings, HandleResult, MetricsSettings,
     Props, Settings,
 };
-use volley_testkit::RecordedMetrics;
+use volley_testkit::{actor_fn, RecordedMetrics};
 
 fn enabled() -> Settings {
     Settings {
@@ -129,30 +129,6 @@ fn with_pool(mut settings: Settings) -> Settings {
     settings
 }
 
-/// Tells each of its sleepers to sleep, from one worker: the tasks queue
-/// up on that worker, where the other has to steal them.
-struct FanOut(Vec<volley::ActorRef<u64>>);
-
-impl Actor for FanOut {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) -> HandleResult {
-        for sleeper in &self.0 {
-            sleeper.tell(2);
-        }
-        Ok(())
-    }
-}
-
-struct Sleeper;
-
-impl Actor for Sleeper {
-    type Msg = u64;
-    fn handle(&mut self, _ctx: &mut Context<Self>, ms: u64) -> HandleResult {
-        std::thread::sleep(Duration::from_millis(ms));
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[test]
 fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
@@ -191,15 +167,24 @@ fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
 
     let sleepers: Vec<_> = (0..100)
         .map(|_| {
-            sys.spawn_anonymous(Props::new(|| Sleeper).with_dispatcher("pool"))
+            let sleeper = actor_fn(|_, ms: u64| {
+                std::thread::sleep(Duration::from_millis(ms));
+                Ok(())
+            });
+            sys.spawn_anonymous(sleeper.with_dispatcher("pool"))
                 .unwrap()
         })
         .collect();
+    // Tells each sleeper to sleep, from one worker: the tasks queue up on
+    // that worker, where the other has to steal them.
+    let fan_out = actor_fn(move |_, ()| {
+        for sleeper in &sleepers {
+            sleeper.tell(2);
+        }
+        Ok(())
+    });
     let fan_out = sys
-        .spawn(
-            "fan-out",
-            Props::new(move || FanOut(sleepers.clone())).with_dispatcher("pool"),
-        )
+        .spawn("fan-out", fan_out.with_dispatcher("pool"))
         .unwrap();
     fan_out.tell(());
     eventually("the idle worker stole", || {

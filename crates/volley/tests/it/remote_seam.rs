@@ -17,7 +17,7 @@ use volley::{
     Actor, ActorPath, ActorRef, ActorSystem, AnyRef, Context, HandleResult, Props, TellError,
     Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// What the runtime handed the route, as text.
 struct Recorder {
@@ -124,16 +124,6 @@ impl Actor for Watcher {
     }
 }
 
-struct Idle;
-
-impl Actor for Idle {
-    type Msg = u32;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: u32) -> HandleResult {
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_messages_go_through_the_route_and_its_refusals_reach_the_sender() {
@@ -191,7 +181,7 @@ async fn a_remote_watcher_of_a_local_actor_gets_a_death_notice_through_its_route
     let system = common::system("seam-inbound").unwrap();
     let route = Recorder::new(false);
     let remote_watcher = remote_ref(&system, "far-watcher", 5, route.clone()).to_any();
-    let local = system.spawn("local", Props::new(|| Idle)).unwrap();
+    let local = system.spawn("local", actor_fn(|_, _: u32| Ok(()))).unwrap();
     // What a transport does with a Watch it read for a local actor.
     remote::deliver_system(
         &local.to_any(),
@@ -211,7 +201,9 @@ async fn a_remote_watcher_of_a_local_actor_gets_a_death_notice_through_its_route
 async fn inbound_stop_messages_stop_the_local_actor() {
     let system = common::system("seam-stop").unwrap();
     for msg in [RemoteSystemMsg::Terminate, RemoteSystemMsg::GracefulStop] {
-        let local = system.spawn_anonymous(Props::new(|| Idle)).unwrap();
+        let local = system
+            .spawn_anonymous(actor_fn(|_, _: u32| Ok(())))
+            .unwrap();
         remote::deliver_system(&local.to_any(), msg);
         eventually("the stop", || local.is_terminated());
     }

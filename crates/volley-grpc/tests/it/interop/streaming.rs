@@ -14,10 +14,11 @@
 //! also waits for room (`notify_when_ready`).
 
 use crate::common;
+use common::wait_for;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
@@ -270,17 +271,6 @@ fn assert_zeros(response: &Out, size: usize) {
     assert_eq!(payload.r#type, 0, "COMPRESSABLE");
     assert_eq!(payload.body.len(), size);
     assert!(payload.body.iter().all(|b| *b == 0), "not all zeros");
-}
-
-async fn wait_for(why: &str, mut what: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !what() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out: {why}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 #[tokio::test]

@@ -45,7 +45,7 @@ use volley::{
     Actor, ActorError, ActorRef, AnyRef, AskError, Context, Directive, FailureKind, HandleResult,
     Props, ReplyTo, SpawnError, SupervisorStrategy,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// Answers with what it is sent, or with its own ref.
 struct Inner;
@@ -277,17 +277,6 @@ async fn replies_go_to_the_ref_the_request_carried() {
     system.terminate().await;
 }
 
-/// Answers 5 with "five" and 0 with "null", as the spec's actor does.
-struct Numbers;
-
-impl Actor for Numbers {
-    type Msg = (u32, ReplyTo<&'static str>);
-    fn handle(&mut self, _ctx: &mut Context<Self>, (n, reply): Self::Msg) -> HandleResult {
-        reply.tell(if n == 5 { "five" } else { "null" });
-        Ok(())
-    }
-}
-
 /// ActorRefSpec, "stop when sent a poison pill": requests queued before
 /// the graceful stop are answered, then the actor terminates. Afterwards
 /// its ref says so: an ask fails at once with `RecipientTerminated`,
@@ -298,7 +287,12 @@ async fn a_graceful_stop_answers_what_was_queued_then_terminates() {
     let system = common::system("poison").unwrap();
     let watcher = TestProbe::<()>::new(&system);
     let answers = TestProbe::<&'static str>::new(&system);
-    let r = system.spawn_anonymous(Props::new(|| Numbers)).unwrap();
+    // Answers 5 with "five" and 0 with "null", as the spec's actor does.
+    let numbers = actor_fn(|_, (n, reply): (u32, ReplyTo<&'static str>)| {
+        reply.tell(if n == 5 { "five" } else { "null" });
+        Ok(())
+    });
+    let r = system.spawn_anonymous(numbers).unwrap();
     watcher.watch(&r);
     r.tell((5, answers.actor_ref()));
     r.tell((0, answers.actor_ref()));
@@ -481,19 +475,6 @@ async fn concurrent_spawns_of_one_name_make_one_actor() {
     system.terminate().await;
 }
 
-/// Spawns "duplicate" twice in one handler, failing with the second
-/// spawn's error.
-struct Spawner;
-
-impl Actor for Spawner {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        ctx.spawn("duplicate", Props::new(|| Inner))?;
-        ctx.spawn("duplicate", Props::new(|| Inner))?;
-        Ok(())
-    }
-}
-
 /// LocalActorRefProviderSpec, "only create one instance of an actor from
 /// within the same message invocation": the second spawn of the name is
 /// `DuplicateName`, which (returned with `?`) fails the actor.
@@ -514,7 +495,14 @@ async fn a_second_spawn_of_a_name_in_one_handler_fails() {
             Directive::Resume
         }),
     );
-    let s = common::pekko::child(&sup, Props::new(|| Spawner)).await;
+    // Spawns "duplicate" twice in one handler, failing with the second
+    // spawn's error.
+    let spawner = actor_fn(|ctx, ()| {
+        ctx.spawn("duplicate", Props::new(|| Inner))?;
+        ctx.spawn("duplicate", Props::new(|| Inner))?;
+        Ok(())
+    });
+    let s = common::pekko::child(&sup, spawner).await;
     s.tell(());
     failures.expect_msg("duplicate=true".into());
     failures.expect_no_msg(Duration::from_millis(100));

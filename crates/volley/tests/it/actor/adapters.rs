@@ -9,24 +9,12 @@ use crate::common;
 use std::time::Duration;
 
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// The protocol of a service that knows nothing of its clients.
 #[derive(Debug)]
 enum ServiceMsg {
     Get { n: u32, reply_to: ActorRef<u32> },
-}
-
-struct Service;
-
-impl Actor for Service {
-    type Msg = ServiceMsg;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: ServiceMsg) -> HandleResult {
-        let ServiceMsg::Get { n, reply_to } = msg;
-        reply_to.tell(n * 10);
-        Ok(())
-    }
 }
 
 /// A client whose own protocol wraps the service's replies.
@@ -67,7 +55,11 @@ impl Actor for Client {
 fn client_and_service(system: &ActorSystem) -> (TestProbe<String>, ActorRef<ClientMsg>) {
     let report = TestProbe::<String>::new(system);
     let report_ref = report.actor_ref();
-    let service = system.spawn("service", Props::new(|| Service)).unwrap();
+    let service = actor_fn(|_, ServiceMsg::Get { n, reply_to }| {
+        reply_to.tell(n * 10);
+        Ok(())
+    });
+    let service = system.spawn("service", service).unwrap();
     let client = system
         .spawn(
             "client",

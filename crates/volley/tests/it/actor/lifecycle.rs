@@ -10,7 +10,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, PathError, Props, SpawnError,
     Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// A node of a tree: spawns `depth` levels of one child each, reports its
 /// post_stop.
@@ -191,7 +191,16 @@ async fn names_are_free_again_once_their_actors_terminated() {
     for (i, name) in names.iter().enumerate() {
         let again = system.spawn(name, node(0, &tx));
         if i % 2 == 0 {
-            let again = eventually_ok(|| system.spawn(name, node(0, &tx)), again).await;
+            // A stopped actor's name is freed when its parent handles the
+            // termination, a moment after the actor is marked terminated.
+            let again = match again {
+                Ok(again) => again,
+                Err(_) => {
+                    let what = format!("the name {name} to be free again");
+                    volley_testkit::eventually(&what, || system.spawn(name, node(0, &tx)).ok())
+                        .await
+                }
+            };
             assert_eq!(again.path().name(), name);
         } else {
             assert!(
@@ -203,24 +212,6 @@ async fn names_are_free_again_once_their_actors_terminated() {
         }
     }
     system.terminate().await;
-}
-
-/// `first` if it is `Ok`, else retries `spawn` until it is: a stopped
-/// actor's name is freed when its parent handles the termination, a moment
-/// after the actor itself is marked terminated.
-async fn eventually_ok<T, E: std::fmt::Debug>(
-    mut spawn: impl FnMut() -> Result<T, E>,
-    first: Result<T, E>,
-) -> T {
-    let mut last = first;
-    for _ in 0..500 {
-        match last {
-            Ok(v) => return v,
-            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-        last = spawn();
-    }
-    last.expect("the name never became free")
 }
 
 #[volley_testkit::each_dispatcher]
@@ -401,44 +392,23 @@ async fn unwatch_and_watch_with() {
     system.terminate().await;
 }
 
-struct Pact;
-impl Actor for Pact {
-    type Msg = AnyRef;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: AnyRef) -> HandleResult {
-        ctx.watch(&msg);
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn an_unhandled_terminated_is_a_death_pact() {
     let system = common::system("pact").unwrap();
     let _nodes = TestProbe::<String>::new(&system);
     let ntx = _nodes.actor_ref();
-    let pact = system.spawn("pact", Props::new(|| Pact)).unwrap();
+    let pact = actor_fn(|ctx, target: AnyRef| {
+        ctx.watch(&target);
+        Ok(())
+    });
+    let pact = system.spawn("pact", pact).unwrap();
     let target = system.spawn("target", node(0, &ntx)).unwrap();
     pact.tell(target.to_any());
     target.tell(NodeMsg::StopSelf);
     // The default decider stops an actor that broke its death pact.
     eventually("pact stopped", || pact.is_terminated());
     system.terminate().await;
-}
-
-/// Sends its last words to `to`, then stops.
-struct LastWords {
-    to: ActorRef<WatchMsg>,
-}
-
-impl Actor for LastWords {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        for n in 0..100 {
-            self.to.tell(WatchMsg::Custom(format!("word {n}")));
-        }
-        ctx.stop_self();
-        Ok(())
-    }
 }
 
 /// Holds the watcher's thread so that everything queues up before it runs.
@@ -460,10 +430,16 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
     let watcher = spawn_watcher(&system, &tx);
-    let w2 = watcher.clone();
-    let talker = system
-        .spawn("talker", Props::new(move || LastWords { to: w2.clone() }))
-        .unwrap();
+    let to = watcher.clone();
+    // Sends its last words, then stops.
+    let last_words = actor_fn(move |ctx, ()| {
+        for n in 0..100 {
+            to.tell(WatchMsg::Custom(format!("word {n}")));
+        }
+        ctx.stop_self();
+        Ok(())
+    });
+    let talker = system.spawn("talker", last_words).unwrap();
     watcher.tell(WatchMsg::Watch(talker.to_any()));
     watcher
         .ask(WatchMsg::Ping, Duration::from_secs(5))
@@ -471,16 +447,11 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
         .unwrap();
     // Block the only worker inside a third actor, queue the talker's words
     // and death behind it, then let everything run.
-    struct Blocker;
-    impl Actor for Blocker {
-        type Msg = Hold;
-        fn handle(&mut self, _ctx: &mut Context<Self>, msg: Hold) -> HandleResult {
-            let Hold::Block(rx) = msg;
-            rx.recv_timeout(Duration::from_secs(10)).ok();
-            Ok(())
-        }
-    }
-    let blocker = system.spawn("blocker", Props::new(|| Blocker)).unwrap();
+    let blocker = actor_fn(|_, Hold::Block(rx)| {
+        rx.recv_timeout(Duration::from_secs(10)).ok();
+        Ok(())
+    });
+    let blocker = system.spawn("blocker", blocker).unwrap();
     let (release, gate) = std::sync::mpsc::channel();
     blocker.tell(Hold::Block(gate));
     talker.tell(());
@@ -500,29 +471,16 @@ async fn terminated_comes_after_the_dead_actors_last_messages() {
 async fn system_stop_stops_an_actor_anywhere_in_the_tree() {
     use volley::{ActorRef, ReplyTo};
 
-    struct Leaf;
-    impl Actor for Leaf {
-        type Msg = ();
-        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-            Ok(())
-        }
-    }
     enum Cmd {
         Spawn(ReplyTo<Option<ActorRef<()>>>),
     }
-    struct Branch;
-    impl Actor for Branch {
-        type Msg = Cmd;
-        fn handle(&mut self, ctx: &mut Context<Self>, msg: Cmd) -> HandleResult {
-            match msg {
-                Cmd::Spawn(r) => r.tell(ctx.spawn("leaf", Props::new(|| Leaf)).ok()),
-            }
-            Ok(())
-        }
-    }
 
     let system = common::system("system-stop").unwrap();
-    let branch = system.spawn("branch", Props::new(|| Branch)).unwrap();
+    let branch = actor_fn(|ctx, Cmd::Spawn(r)| {
+        r.tell(ctx.spawn("leaf", actor_fn(|_, ()| Ok(()))).ok());
+        Ok(())
+    });
+    let branch = system.spawn("branch", branch).unwrap();
     let t = std::time::Duration::from_secs(5);
     let leaf = branch.ask(Cmd::Spawn, t).await.unwrap().expect("a leaf");
     let watcher = TestProbe::<()>::new(&system);
@@ -531,14 +489,9 @@ async fn system_stop_stops_an_actor_anywhere_in_the_tree() {
     watcher.expect_terminated(&leaf);
     assert!(!system.stop(&leaf), "already terminated");
     // The name is free again once the parent heard of the end.
-    let mut again = None;
-    for _ in 0..500 {
-        again = branch.ask(Cmd::Spawn, t).await.unwrap();
-        if again.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert!(again.is_some(), "the name stayed taken");
+    volley_testkit::eventually_async("the leaf's name to be free", async || {
+        branch.ask(Cmd::Spawn, t).await.unwrap()
+    })
+    .await;
     system.terminate().await;
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use common::eventually;
 use volley::{Actor, ActorRef, ActorSystem, AskError, Context, DeadLetter, HandleResult, Props};
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 enum Seq {
     Item { sender: usize, n: u64 },
@@ -158,25 +158,17 @@ async fn ask_on_a_dead_actor_is_a_clear_error() {
     system.terminate().await;
 }
 
-struct Sink(ActorRef<String>);
-
-impl Actor for Sink {
-    type Msg = DeadLetter;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: DeadLetter) -> HandleResult {
-        self.0.tell(format!("{} {:?}", msg.recipient, msg.reason));
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn dead_letters_are_counted_and_published() {
     let system = common::system("dl").unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
-    let sink = system
-        .spawn("sink", Props::new(move || Sink(tx.clone())))
-        .unwrap();
+    let sink = actor_fn(move |_, msg: DeadLetter| {
+        tx.tell(format!("{} {:?}", msg.recipient, msg.reason));
+        Ok(())
+    });
+    let sink = system.spawn("sink", sink).unwrap();
     system.event_stream().subscribe(sink);
     let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
     calc.graceful_stop();
@@ -194,14 +186,9 @@ async fn dead_letters_are_counted_and_published() {
 
 /// A reply handle nobody reads.
 fn unused_reply(system: &ActorSystem) -> ActorRef<i64> {
-    struct Nobody;
-    impl Actor for Nobody {
-        type Msg = i64;
-        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: i64) -> HandleResult {
-            Ok(())
-        }
-    }
-    system.spawn_anonymous(Props::new(|| Nobody)).unwrap()
+    system
+        .spawn_anonymous(actor_fn(|_, _: i64| Ok(())))
+        .unwrap()
 }
 
 #[volley_testkit::each_dispatcher]

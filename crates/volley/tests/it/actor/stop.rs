@@ -44,7 +44,7 @@ use volley::{
     Actor, ActorError, ActorRef, AnyRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, eventually_async, FnActor, TestProbe};
 
 /// Reports its hooks and messages; stops itself when told, or from
 /// `pre_start` / `post_restart` when built to.
@@ -131,7 +131,7 @@ impl Actor for Subject {
             Cmd::Stop => ctx.stop_self(),
             Cmd::Fail => return Err(ActorError::new("boom")),
             Cmd::Create(reply) => {
-                ctx.spawn("B", Props::new(|| Idle))?;
+                ctx.spawn("B", idle())?;
                 reply.tell(names(ctx.child("B")));
             }
             Cmd::Child(name, reply) => reply.tell(names(ctx.child(&name))),
@@ -146,13 +146,8 @@ impl Actor for Subject {
 }
 
 /// Does nothing (typed's `Behaviors.empty`).
-struct Idle;
-
-impl Actor for Idle {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
+fn idle() -> Props<FnActor<()>> {
+    actor_fn(|_, ()| Ok(()))
 }
 
 /// StopSpec, "execute the post stop when stopping after setup" (and
@@ -334,7 +329,7 @@ async fn a_failure_decided_stop_runs_post_stop() {
 async fn stop_of_a_non_child_does_nothing() {
     let system = common::system("non-child").unwrap();
     let events = TestProbe::<String>::new(&system);
-    let victim = system.spawn_anonymous(Props::new(|| Idle)).unwrap();
+    let victim = system.spawn_anonymous(idle()).unwrap();
     let a = system
         .spawn_anonymous(Subject::props(&events.actor_ref(), |_| {}))
         .unwrap();
@@ -374,13 +369,10 @@ async fn stopping_a_stopped_child_again_is_harmless() {
     let c = child.clone();
     a.ask(|r| Cmd::StopRef(c, r), T).await.unwrap();
     events.expect_terminated(&child);
-    for _ in 0..500 {
-        if a.ask(Cmd::All, T).await.unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(a.ask(Cmd::All, T).await.unwrap().is_empty());
+    eventually_async("the stopped child to leave the children", async || {
+        a.ask(Cmd::All, T).await.unwrap().is_empty()
+    })
+    .await;
     let c = child.clone();
     assert!(!a.ask(|r| Cmd::StopRef(c, r), T).await.unwrap());
     events.expect_no_msg(Duration::from_millis(100));
@@ -434,7 +426,7 @@ impl Actor for Respawner {
     fn handle(&mut self, ctx: &mut Context<Self>, n: u32) -> HandleResult {
         // On a pool of its own, so that the child's end and its parent's
         // handling of it run on different threads.
-        let props = Props::new(|| Idle).with_dispatcher(BLOCKING);
+        let props = idle().with_dispatcher(BLOCKING);
         let child = ctx.spawn(&format!("c{n}"), props)?;
         // Both orders: a watch that reaches the child after its stop is
         // answered at its end.
@@ -449,7 +441,7 @@ impl Actor for Respawner {
     }
     fn on_terminated(&mut self, ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
         let name = t.actor.path().name().to_string();
-        match ctx.spawn(&name, Props::new(|| Idle)) {
+        match ctx.spawn(&name, idle()) {
             Ok(_) => self.report.tell(format!("respawned {name}")),
             Err(e) => self.report.tell(format!("{e}")),
         }

@@ -17,7 +17,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, Directive, DispatcherSettings, Failure,
     HandleResult, Props, Settings, SupervisorStrategy, Terminated, ToAnyRef,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 fn one_thread_system(name: &str) -> ActorSystem {
     quiet_deliberate_panics();
@@ -86,23 +86,16 @@ async fn finish(system: ActorSystem) {
 /// The dispatcher thread is alive: a fresh actor on it answers.
 async fn dispatcher_still_serves(system: &ActorSystem) {
     let echo = system
-        .spawn_anonymous(Props::new(|| Echo))
+        .spawn_anonymous(actor_fn(|_, (n, reply): (u32, ActorRef<u32>)| {
+            reply.tell(n);
+            Ok(())
+        }))
         .expect("spawn echo");
     let answer = echo
         .ask(|r| (7, r), Duration::from_secs(5))
         .await
         .expect("the dispatcher thread no longer runs actors");
     assert_eq!(answer, 7);
-}
-
-struct Echo;
-
-impl Actor for Echo {
-    type Msg = (u32, ActorRef<u32>);
-    fn handle(&mut self, _ctx: &mut Context<Self>, (n, reply): Self::Msg) -> HandleResult {
-        reply.tell(n);
-        Ok(())
-    }
 }
 
 /// Where a [`Fragile`] panics.

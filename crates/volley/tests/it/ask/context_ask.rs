@@ -36,7 +36,7 @@ use std::time::Duration;
 use volley::{
     Actor, ActorRef, AskError, Context, DeadLetter, Directive, HandleResult, Props, ReplyTo,
 };
-use volley_testkit::{SupervisorProbe, TestProbe};
+use volley_testkit::{actor_fn, SupervisorProbe, TestProbe};
 
 /// Long enough never to be reached by a passing test.
 const LONG: Duration = Duration::from_secs(60);
@@ -405,21 +405,6 @@ enum Ping {
     Three(ActorRef<i32>),
 }
 
-struct Pinger;
-
-impl Actor for Pinger {
-    type Msg = Ping;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Ping) -> HandleResult {
-        match msg {
-            Ping::One(r) => r.tell(Pong1("hello-1")),
-            Ping::Two(r) => r.tell(Pong2("hello-2")),
-            Ping::Three(r) => r.tell(3),
-        }
-        Ok(())
-    }
-}
-
 /// MessageAdapterSpec, "use the right adapter": adapters of different
 /// types each map with their own function. Pinned as volley's difference:
 /// a second adapter for a type replaces nothing, so the first one still
@@ -429,7 +414,15 @@ impl Actor for Pinger {
 async fn each_adapter_maps_with_its_own_function_and_none_is_replaced() {
     let system = common::system("adapter-right-one").unwrap();
     let report = TestProbe::<String>::new(&system);
-    let pinger = system.spawn("ping-pong", Props::new(|| Pinger)).unwrap();
+    let pinger = actor_fn(|_, msg: Ping| {
+        match msg {
+            Ping::One(r) => r.tell(Pong1("hello-1")),
+            Ping::Two(r) => r.tell(Pong2("hello-2")),
+            Ping::Three(r) => r.tell(3),
+        }
+        Ok(())
+    });
+    let pinger = system.spawn("ping-pong", pinger).unwrap();
     client(&system, "snitch", &report, move |ctx| {
         let older = ctx.message_adapter(|p: Pong1| format!("older {}", p.0));
         let one = ctx.message_adapter(|p: Pong1| format!("1 {}", p.0));

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo};
+use volley_testkit::eventually;
 
 /// Answers odd numbers at once; keeps the handles of even ones, and hands
 /// them to the test when it has a place for them.
@@ -144,12 +145,10 @@ async fn an_ask_waiting_when_its_system_terminates_ends_with_system_terminated()
         let actor = actor.clone();
         async move { actor.ask(|r| (4, r), Duration::from_secs(60)).await }
     });
-    let handle = loop {
-        if let Some(h) = out.lock().unwrap().first().cloned() {
-            break h;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let handle = eventually("the actor to hand out the reply handle", || {
+        out.lock().unwrap().first().cloned()
+    })
+    .await;
     system.terminate().await;
     let answer = tokio::time::timeout(Duration::from_secs(20), waiting)
         .await
@@ -170,12 +169,10 @@ async fn an_ask_with_an_unbounded_timeout_gets_its_late_reply() {
         let actor = actor.clone();
         async move { actor.ask(|r| (6, r), Duration::MAX).await }
     });
-    let handle = loop {
-        if let Some(h) = out.lock().unwrap().pop() {
-            break h;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let handle = eventually("the actor to hand out the reply handle", || {
+        out.lock().unwrap().pop()
+    })
+    .await;
     // The reply comes late (the scenario), not a synchronisation.
     tokio::time::sleep(Duration::from_millis(20)).await;
     handle.tell(66);

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use volley::{Actor, ActorSystem, Context, DispatcherKind, HandleResult, Props, ReplyTo, Settings};
+use volley::{ActorSystem, DispatcherKind, Props, ReplyTo, Settings};
+use volley_testkit::{actor_fn, FnActor};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -18,17 +19,12 @@ fn on_app_runtime() -> Settings {
 
 /// Answers the name of the thread it runs on, after checking that it can
 /// spawn on the current runtime (a handler may rely on its runtime).
-struct WhereAmI;
-
-impl Actor for WhereAmI {
-    type Msg = ReplyTo<String>;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, reply_to: ReplyTo<String>) -> HandleResult {
+fn where_am_i() -> Props<FnActor<ReplyTo<String>>> {
+    actor_fn(|_, reply_to: ReplyTo<String>| {
         drop(tokio::spawn(async {}));
-        let name = std::thread::current().name().unwrap_or("").to_string();
-        reply_to.tell(name);
+        reply_to.tell(std::thread::current().name().unwrap_or("").to_string());
         Ok(())
-    }
+    })
 }
 
 /// Tasks of another runtime asking the actor never run it on their own
@@ -49,7 +45,7 @@ fn asks_from_another_runtime_never_run_the_actor_on_its_threads() {
         .unwrap();
     let system =
         ActorSystem::with_runtime("inline-home", on_app_runtime(), home.handle().clone()).unwrap();
-    let actor = system.spawn("where", Props::new(|| WhereAmI)).unwrap();
+    let actor = system.spawn("where", where_am_i()).unwrap();
     // Tasks of the home runtime ask too, so that its threads run the actor
     // (and capture it) while the other runtime's tasks ask.
     let askers: Vec<_> = (0..4)
@@ -86,7 +82,7 @@ fn a_task_asking_in_a_loop_still_lets_the_other_tasks_run() {
         .unwrap();
     let system =
         ActorSystem::with_runtime("inline-coop", on_app_runtime(), rt.handle().clone()).unwrap();
-    let actor = system.spawn("where", Props::new(|| WhereAmI)).unwrap();
+    let actor = system.spawn("where", where_am_i()).unwrap();
     let turns = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
     rt.block_on(async {

@@ -19,7 +19,7 @@ use crate::common;
 use std::time::Duration;
 
 use volley::{Actor, ActorRef, AskError, Context, DeadLetter, HandleResult, Props, ReplyTo};
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -177,18 +177,14 @@ async fn reply_handle_terminates_when_answered() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn second_reply_is_a_dead_letter() {
-    struct Twice;
-    impl Actor for Twice {
-        type Msg = ReplyTo<u32>;
-        fn handle(&mut self, _ctx: &mut Context<Self>, r: ReplyTo<u32>) -> HandleResult {
-            r.tell(1);
-            r.tell(2);
-            Ok(())
-        }
-    }
     let system = common::system("ask-twice").unwrap();
     let dead = TestProbe::<DeadLetter>::on_event_stream(&system);
-    let a = system.spawn("twice", Props::new(|| Twice)).unwrap();
+    let twice = actor_fn(|_, r: ReplyTo<u32>| {
+        r.tell(1);
+        r.tell(2);
+        Ok(())
+    });
+    let a = system.spawn("twice", twice).unwrap();
     assert_eq!(a.ask(|r| r, T).await, Ok(1));
     let letter = dead.receive_msg();
     assert!(letter.message_type.contains("u32"), "{letter:?}");

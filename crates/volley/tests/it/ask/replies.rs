@@ -13,7 +13,7 @@ use std::time::Duration;
 use volley::{
     Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo, Settings,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{eventually, TestProbe};
 
 enum Req {
     /// Replies `n + 1` at once.
@@ -74,13 +74,13 @@ async fn a_reply_after_the_polling_window_wakes_the_ask() {
     system.terminate().await;
 }
 
-/// With the window off (`ask_spin_us = 0`) every ask parks at once and is
+/// With the window off (`ask_spin = "0s"`) every ask parks at once and is
 /// woken by its reply.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asks_without_a_polling_window_are_answered() {
     let settings = Settings {
-        ask_spin_us: 0,
+        ask_spin: Duration::ZERO,
         ..Settings::default()
     };
     let system = common::system_with("ask-park", settings).unwrap();
@@ -159,12 +159,10 @@ async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
         let s = s.clone();
         tokio::spawn(async move { s.ask(Req::Keep, Duration::from_millis(300)).await })
     };
-    let handle = loop {
-        if let Some(h) = handles.lock().unwrap().first().cloned() {
-            break h;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let handle = eventually("the server to hand out the reply handle", || {
+        handles.lock().unwrap().first().cloned()
+    })
+    .await;
     early.watch(&handle);
     assert!(matches!(
         waiting.await.unwrap(),

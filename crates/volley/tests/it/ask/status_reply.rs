@@ -28,7 +28,7 @@ use volley::{
     Actor, ActorRef, AskError, AskStatusError, Context, HandleResult, Props, ReplyTo, StatusError,
     StatusReply,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -145,17 +145,6 @@ async fn a_failed_ask_with_status_stays_an_ask_error() {
     system.terminate().await;
 }
 
-/// Answers each request with the reply it was made with.
-struct Responder(StatusReply<String>);
-
-impl Actor for Responder {
-    type Msg = Request;
-    fn handle(&mut self, _ctx: &mut Context<Self>, Request(reply_to): Request) -> HandleResult {
-        reply_to.tell(self.0.clone());
-        Ok(())
-    }
-}
-
 /// Asks `responder` from its `pre_start` with `ctx.ask_with_status` and
 /// reports what its mapping turned the outcome into.
 struct Asker {
@@ -185,9 +174,12 @@ impl Actor for Asker {
 async fn ctx_ask_answered_with(reply: StatusReply<String>, expected: &str) {
     let system = common::system("ctx-ask-with-status").unwrap();
     let report = TestProbe::<String>::new(&system);
-    let responder = system
-        .spawn("responder", Props::new(move || Responder(reply.clone())))
-        .unwrap();
+    // Answers each request with the reply it was made with.
+    let responder = actor_fn(move |_, Request(reply_to)| {
+        reply_to.tell(reply.clone());
+        Ok(())
+    });
+    let responder = system.spawn("responder", responder).unwrap();
     let report_to = report.actor_ref();
     system
         .spawn(

@@ -21,27 +21,13 @@ use crate::common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, HandleResult, Listing, Props, Registered, ServiceKey,
-};
-use volley_testkit::TestProbe;
+use volley::{ActorRef, ActorSystem, Listing, Registered, ServiceKey};
+use volley_testkit::{actor_fn, TestProbe};
 
 /// The services' protocol: `Stop` stops them, anything else is ignored.
 #[derive(Debug)]
 enum Service {
     Stop,
-}
-
-struct Stoppable;
-
-impl Actor for Stoppable {
-    type Msg = Service;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Service) -> HandleResult {
-        match msg {
-            Service::Stop => ctx.stop_self(),
-        }
-        Ok(())
-    }
 }
 
 fn key_a() -> ServiceKey<Service> {
@@ -53,7 +39,11 @@ fn key_b() -> ServiceKey<Service> {
 }
 
 fn service(system: &ActorSystem) -> ActorRef<Service> {
-    system.spawn_anonymous(Props::new(|| Stoppable)).unwrap()
+    let stoppable = actor_fn(|ctx, Service::Stop| {
+        ctx.stop_self();
+        Ok(())
+    });
+    system.spawn_anonymous(stoppable).unwrap()
 }
 
 fn listing(key: ServiceKey<Service>, services: &[&ActorRef<Service>]) -> Listing<Service> {

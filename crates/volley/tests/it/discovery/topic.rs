@@ -15,7 +15,7 @@ use std::time::Duration;
 use volley::{
     ActorRef, ActorSystem, DeadLetter, DeadLetterReason, Props, Topic, TopicCommand, TopicStats,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{eventually_async, TestProbe};
 
 /// A subscriber that reads and forgets.
 struct Reader;
@@ -33,18 +33,14 @@ fn topic(system: &ActorSystem, name: &str, actor: &str) -> ActorRef<TopicCommand
 
 /// Waits until `topic`'s stats satisfy `want`.
 async fn stats_become(topic: &ActorRef<TopicCommand<String>>, want: impl Fn(TopicStats) -> bool) {
-    let start = std::time::Instant::now();
-    loop {
+    eventually_async("the topic's stats to match", async || {
         let stats = topic
             .ask(TopicCommand::GetTopicStats, Duration::from_secs(1))
             .await
             .unwrap();
-        if want(stats) {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(5), "stats {stats:?}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+        want(stats)
+    })
+    .await;
 }
 
 #[volley_testkit::each_dispatcher]

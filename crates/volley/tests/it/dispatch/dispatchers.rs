@@ -60,7 +60,7 @@ fn one_thread(name: &str, throughput: usize, deadline_ms: Option<u64>) -> Settin
             kind: kind_under_test(),
             threads: 1,
             throughput,
-            throughput_deadline_us: deadline_ms.map(|ms| ms * 1000),
+            throughput_deadline: deadline_ms.map(Duration::from_millis),
             ..DispatcherSettings::default()
         },
     );

@@ -11,7 +11,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, MailboxConfig,
     Overflow, Props, Settings, TellError,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// Blocks its dispatcher thread until released, so mailboxes fill up;
 /// says so when it starts to.
@@ -113,26 +113,6 @@ fn one_thread(throughput: usize) -> Settings {
     }
 }
 
-/// Fills two mailboxes from inside the dispatcher, so that both recorders
-/// sit on the worker's own queue in a known order.
-struct Kick {
-    a: ActorRef<u32>,
-    b: ActorRef<u32>,
-}
-
-impl Actor for Kick {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        for n in 1..=3 {
-            self.a.tell(n);
-        }
-        for n in 1..=3 {
-            self.b.tell(n);
-        }
-        Ok(())
-    }
-}
-
 /// Spawns two recorders on a one-thread dispatcher, has an actor on that
 /// thread queue three messages for each, and returns the first `expect`
 /// messages in the order they were handled, and how many were dropped.
@@ -141,15 +121,18 @@ fn interleaving(system: &ActorSystem, mailbox: MailboxConfig, expect: usize) -> 
     let tx = events.actor_ref();
     let a = spawn_recorder(system, "a", &tx, mailbox);
     let b = spawn_recorder(system, "b", &tx, mailbox);
-    let kick = system
-        .spawn(
-            "kick",
-            Props::new(move || Kick {
-                a: a.clone(),
-                b: b.clone(),
-            }),
-        )
-        .unwrap();
+    // Fills both mailboxes from inside the dispatcher, so that both
+    // recorders sit on the worker's own queue in a known order.
+    let kick = actor_fn(move |_, ()| {
+        for n in 1..=3 {
+            a.tell(n);
+        }
+        for n in 1..=3 {
+            b.tell(n);
+        }
+        Ok(())
+    });
+    let kick = system.spawn("kick", kick).unwrap();
     let before = system.dead_letter_count();
     kick.tell(());
     let order = events.receive_n(expect);
@@ -189,51 +172,37 @@ async fn throughput_batches_messages_per_activation() {
     system.terminate().await;
 }
 
-/// Takes about a millisecond per message.
-struct Sluggish(ActorRef<String>, &'static str);
-
-impl Actor for Sluggish {
-    type Msg = u32;
-    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
-        std::thread::sleep(Duration::from_millis(1));
-        self.0.tell(format!("{}{n}", self.1));
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn throughput_deadline_ends_an_activation_early() {
     // throughput alone would let each actor handle all 20 of its messages
     // in one go; the 1 µs deadline ends every activation after one message.
     let mut settings = one_thread(1000);
-    settings.default_dispatcher.throughput_deadline_us = Some(1);
+    settings.default_dispatcher.throughput_deadline = Some(Duration::from_micros(1));
     let system = common::system_with("deadline", settings).unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
-    let (ta, tb) = (tx.clone(), tx);
-    let a = system
-        .spawn("a", Props::new(move || Sluggish(ta.clone(), "a")))
-        .unwrap();
-    let b = system
-        .spawn("b", Props::new(move || Sluggish(tb.clone(), "b")))
-        .unwrap();
+    // Takes about a millisecond per message.
+    let sluggish = |tag: &'static str| {
+        let to = tx.clone();
+        actor_fn(move |_, n: u32| {
+            std::thread::sleep(Duration::from_millis(1));
+            to.tell(format!("{tag}{n}"));
+            Ok(())
+        })
+    };
+    let a = system.spawn("a", sluggish("a")).unwrap();
+    let b = system.spawn("b", sluggish("b")).unwrap();
     // Queue everything from inside the pool, so both actors wait on the
     // worker's own queue.
-    struct Fill(ActorRef<u32>, ActorRef<u32>);
-    impl Actor for Fill {
-        type Msg = ();
-        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-            for n in 0..20 {
-                self.0.tell(n);
-                self.1.tell(n);
-            }
-            Ok(())
+    let fill = actor_fn(move |_, ()| {
+        for n in 0..20 {
+            a.tell(n);
+            b.tell(n);
         }
-    }
-    let fill = system
-        .spawn("fill", Props::new(move || Fill(a.clone(), b.clone())))
-        .unwrap();
+        Ok(())
+    });
+    let fill = system.spawn("fill", fill).unwrap();
     fill.tell(());
     let order = events.receive_n(40);
     let switches = order
@@ -307,21 +276,6 @@ async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
     system.terminate().await;
 }
 
-/// Answers every request with its number plus one.
-struct Answerer;
-
-impl Actor for Answerer {
-    type Msg = (u32, ActorRef<u32>);
-    fn handle(
-        &mut self,
-        _ctx: &mut Context<Self>,
-        (n, reply): (u32, ActorRef<u32>),
-    ) -> HandleResult {
-        reply.tell(n + 1);
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
@@ -329,7 +283,12 @@ async fn ask_waits_for_room_in_a_full_bounded_mailbox() {
     let answerer = system
         .spawn(
             "answerer",
-            Props::new(|| Answerer).with_mailbox(MailboxConfig::bounded(1, Overflow::DropNewest)),
+            // Answers every request with its number plus one.
+            actor_fn(|_, (n, reply): (u32, ActorRef<u32>)| {
+                reply.tell(n + 1);
+                Ok(())
+            })
+            .with_mailbox(MailboxConfig::bounded(1, Overflow::DropNewest)),
         )
         .unwrap();
     // Block the only worker, then fill the mailbox.

@@ -59,7 +59,7 @@ use volley::{
     Actor, ActorRef, AnyRef, Context, DeadLetter, DeadLetterReason, HandleResult, LifecycleEvent,
     LifecycleKind, MailboxConfig, Overflow, Props, ReplyTo, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 enum Stash {
     /// Stashed; answered "ok" while the actor is not stashing everything.
@@ -413,7 +413,7 @@ async fn a_terminated_into_a_full_mailbox_pushes_nothing_out() {
                 .with_dispatcher(BLOCKING),
         )
         .unwrap();
-    let target = system.spawn_anonymous(Props::new(|| Echo)).unwrap();
+    let target = system.spawn_anonymous(echo()).unwrap();
     holder.tell(Held::Watch(target.to_any()));
     let latch = Latch::new(1);
     holder.tell(Held::Block(latch.clone()));
@@ -438,16 +438,14 @@ async fn a_terminated_into_a_full_mailbox_pushes_nothing_out() {
     system.terminate().await;
 }
 
-struct Echo;
-
-impl Actor for Echo {
-    type Msg = Stash;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Stash) -> HandleResult {
+/// Answers each `Hello` with "echo".
+fn echo() -> Props<FnActor<Stash>> {
+    actor_fn(|_, msg: Stash| {
         if let Stash::Hello(_, reply) = msg {
             reply.tell("echo".into());
         }
         Ok(())
-    }
+    })
 }
 
 /// DeadLetterSupressionSpec, the ordinary message: sent to an actor that
@@ -458,7 +456,7 @@ impl Actor for Echo {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_to_a_dead_actor_is_one_dead_letter_naming_it() {
     let system = common::system("bstash-dead").unwrap();
-    let echo = system.spawn("echo", Props::new(|| Echo)).unwrap();
+    let echo = system.spawn("echo", echo()).unwrap();
     let found = system
         .lookup("/user/echo")
         .unwrap()

@@ -29,7 +29,7 @@ use volley::{
     Actor, ActorError, ActorPath, ActorRef, ConsistentHashing, Context, Directive, HandleResult,
     Props, RandomRouting, ReplyTo, Resizer, Router, RouterMsg, SmallestMailbox, SupervisorStrategy,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -473,18 +473,12 @@ fn resizer_moderate_rampup_adds_at_least_one() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn router_ask_gets_a_routee_reply() {
-    struct Answer;
-    impl Actor for Answer {
-        type Msg = ReplyTo<u32>;
-        fn handle(&mut self, _c: &mut Context<Self>, r: ReplyTo<u32>) -> HandleResult {
-            r.tell(42);
-            Ok(())
-        }
-    }
     let system = common::system("router-ask").unwrap();
-    let router = Router::pool(3, Props::new(|| Answer))
-        .spawn(&system, "a")
-        .unwrap();
+    let answer = actor_fn(|_, r: ReplyTo<u32>| {
+        r.tell(42);
+        Ok(())
+    });
+    let router = Router::pool(3, answer).spawn(&system, "a").unwrap();
     for _ in 0..6 {
         assert_eq!(router.ask(|r| r, T).await.unwrap(), 42);
     }
@@ -522,19 +516,15 @@ async fn resized_pool_does_not_stop_when_routees_stop() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_spawned_by_an_actor_routes_at_once() {
-    struct Owner;
-    impl Actor for Owner {
-        type Msg = ActorRef<ActorPath>;
-        fn handle(&mut self, ctx: &mut Context<Self>, to: ActorRef<ActorPath>) -> HandleResult {
-            let pool = Router::pool(2, Props::new(|| Worker))
-                .spawn_child(ctx, "pool")
-                .map_err(|e| ActorError::new(e.to_string()))?;
-            pool.tell(Work::Who(to));
-            Ok(())
-        }
-    }
     let system = common::system("inline").unwrap();
-    let owner = system.spawn("owner", Props::new(|| Owner)).unwrap();
+    let owner = actor_fn(|ctx, to: ActorRef<ActorPath>| {
+        let pool = Router::pool(2, Props::new(|| Worker))
+            .spawn_child(ctx, "pool")
+            .map_err(|e| ActorError::new(e.to_string()))?;
+        pool.tell(Work::Who(to));
+        Ok(())
+    });
+    let owner = system.spawn("owner", owner).unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
     owner.tell(probe.actor_ref());
     let p = probe.receive_msg();

@@ -17,22 +17,8 @@ use crate::common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, DeadLetter, HandleResult, Props, RoundRobin, Router,
-    ServiceKey,
-};
-use volley_testkit::TestProbe;
-
-/// Reports every number it gets, tagged with its name.
-struct Worker(&'static str, ActorRef<(&'static str, u32)>);
-
-impl Actor for Worker {
-    type Msg = u32;
-    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
-        self.1.tell((self.0, n));
-        Ok(())
-    }
-}
+use volley::{ActorRef, ActorSystem, DeadLetter, RoundRobin, Router, ServiceKey};
+use volley_testkit::{actor_fn, TestProbe};
 
 fn worker(
     system: &ActorSystem,
@@ -40,9 +26,12 @@ fn worker(
     report: &TestProbe<(&'static str, u32)>,
 ) -> ActorRef<u32> {
     let to = report.actor_ref();
-    system
-        .spawn(name, Props::new(move || Worker(name, to.clone())))
-        .unwrap()
+    // Reports every number it gets, tagged with its name.
+    let worker = actor_fn(move |_, n: u32| {
+        to.tell((name, n));
+        Ok(())
+    });
+    system.spawn(name, worker).unwrap()
 }
 
 /// Registers `service` under `key` and waits for the acknowledgement.

@@ -27,7 +27,7 @@ use std::time::Duration;
 use volley::{
     Actor, ActorError, ActorRef, AnyRef, Context, Failure, HandleResult, Props, TimerKey,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 #[derive(Debug)]
 enum M {
@@ -97,15 +97,6 @@ fn failing(system: &volley::ActorSystem) -> (ActorRef<M>, TestProbe<String>) {
     (actor, events)
 }
 
-struct Idle;
-
-impl Actor for Idle {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-}
-
 /// TimersAndSupervisionSpec "pass the unwrapped timer message to
 /// preRestart for non-stash actors".
 #[volley_testkit::each_dispatcher]
@@ -129,7 +120,7 @@ async fn pre_restart_gets_the_timer_message_that_failed() {
 async fn pre_restart_gets_the_watch_with_message_that_failed() {
     let system = common::system("failing-watch-with").unwrap();
     let (actor, events) = failing(&system);
-    let target = system.spawn_anonymous(Props::new(|| Idle)).unwrap();
+    let target = system.spawn_anonymous(actor_fn(|_, ()| Ok(()))).unwrap();
     actor.tell(M::WatchIt(target.to_any()));
     events.expect_msg("watching".to_string());
     system.stop(&target);

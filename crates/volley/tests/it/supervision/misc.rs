@@ -44,17 +44,13 @@ use volley::{
     FailureKind, HandleResult, Props, ReplyTo, Settings, SpawnError, SupervisorStrategy,
     Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 const QUIET: Duration = Duration::from_millis(300);
 
-struct Idle;
-
-impl Actor for Idle {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
+/// Does nothing.
+fn idle() -> Props<FnActor<()>> {
+    actor_fn(|_, ()| Ok(()))
 }
 
 enum WMsg {
@@ -140,7 +136,7 @@ struct WithBob(ActorRef<String>);
 impl Actor for WithBob {
     type Msg = ();
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        ctx.spawn("bob", Props::new(|| Idle))?;
+        ctx.spawn("bob", idle())?;
         self.0.tell("pre_start".into());
         Ok(())
     }
@@ -178,9 +174,9 @@ async fn a_stopping_child_keeps_its_name() {
         .ask(
             |reply: ReplyTo<Result<(), SpawnError>>| {
                 SupMsg::Run(Box::new(move |ctx| {
-                    let kid = ctx.spawn("foo", Props::new(|| Idle)).expect("a kid");
+                    let kid = ctx.spawn("foo", idle()).expect("a kid");
                     ctx.stop(&kid);
-                    reply.tell(ctx.spawn("foo", Props::new(|| Idle)).map(|_| ()));
+                    reply.tell(ctx.spawn("foo", idle()).map(|_| ()));
                 }))
             },
             T,
@@ -201,14 +197,14 @@ struct Replacer(ActorRef<String>, Option<ActorRef<()>>);
 impl Actor for Replacer {
     type Msg = ();
     fn handle(&mut self, ctx: &mut Context<Self>, _engage: ()) -> HandleResult {
-        let kid = ctx.spawn("Robert", Props::new(|| Idle))?;
+        let kid = ctx.spawn("Robert", idle())?;
         ctx.watch(&kid);
         ctx.stop(&kid);
         self.1 = Some(kid);
         Ok(())
     }
     fn on_terminated(&mut self, ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        let new_kid = ctx.spawn(t.actor.path().name(), Props::new(|| Idle))?;
+        let new_kid = ctx.spawn(t.actor.path().name(), idle())?;
         let old = self.1.as_ref().expect("the old kid");
         let same_path = new_kid.path() == old.path();
         let verdict = if new_kid != *old && same_path && !new_kid.is_terminated() {
@@ -348,7 +344,7 @@ impl Actor for FailChild {
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let attempt = self.0.attempts.fetch_add(1, Ordering::SeqCst) + 1;
         if attempt <= 6 && attempt % 3 == 0 {
-            ctx.spawn("workingChild", Props::new(|| Idle))?;
+            ctx.spawn("workingChild", idle())?;
         }
         if attempt < 6 {
             return Err(ActorError::new("creation fails on purpose"));

@@ -45,7 +45,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, Props, ReplyTo,
     SupervisorStrategy, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// A window no test machine lets pass between two crashes.
 const LONG: Duration = Duration::from_secs(60);
@@ -346,15 +346,6 @@ impl fmt::Display for TerminatedForNonWatchedActor {
 
 impl std::error::Error for TerminatedForNonWatchedActor {}
 
-struct Idle;
-
-impl Actor for Idle {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-}
-
 enum Clash {
     PleaseRestart,
     PingMyself,
@@ -373,7 +364,7 @@ struct RestartedActor {
 impl Actor for RestartedActor {
     type Msg = Clash;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let child = ctx.spawn("child", Props::new(|| Idle))?;
+        let child = ctx.spawn("child", actor_fn(|_, ()| Ok(())))?;
         ctx.watch(&child);
         self.child = Some(child);
         Ok(())

@@ -13,7 +13,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, MailboxConfig,
     Overflow, Props, ReplyTo, Router, SpawnError, SupervisorStrategy, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 enum ChildMsg {
     Fail(&'static str),
@@ -386,16 +386,6 @@ fn zero_capacity(system: &volley::ActorSystem) -> Props<PingPong> {
     })
 }
 
-/// The spec's `Creator`: spawns what it is told and fails if it cannot.
-struct Creator;
-impl Actor for Creator {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        ctx.spawn_anonymous(zero_capacity(ctx.system()))?;
-        Ok(())
-    }
-}
-
 /// SupervisorSpec, "log pre-creation check failures" when "creating a
 /// top-level actor", "a normal child actor", "a top-level router" and "a
 /// router": volley checks before creating anything, so the spawn returns
@@ -425,7 +415,12 @@ async fn pre_creation_check_failures_are_reported() {
             Directive::Stop
         }),
     );
-    let creator = child(&top, Props::new(|| Creator)).await;
+    // The spec's `Creator`: spawns what it is told and fails if it cannot.
+    let creator = actor_fn(|ctx, ()| {
+        ctx.spawn_anonymous(zero_capacity(ctx.system()))?;
+        Ok(())
+    });
+    let creator = child(&top, creator).await;
     creator.tell(());
     events.expect_msg("Some(ZeroCapacity)".to_string());
     system.terminate().await;

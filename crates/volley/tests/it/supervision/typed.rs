@@ -43,7 +43,7 @@ use common::pekko::{child, supervisor};
 use common::typed_target::{on_failure, restart_on, Cmd, Exc, Target};
 use volley::{Actor, ActorError, Context, Directive, FailureKind, HandleResult, Props};
 use volley::{ActorRef, SupervisorStrategy};
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, TestProbe};
 
 /// SupervisionSpec, "receive message".
 #[volley_testkit::each_dispatcher]
@@ -395,19 +395,13 @@ async fn a_panicking_factory_fails_initialization() {
 /// `Terminated`: a death pact.
 struct Pact(ActorRef<String>, Option<ActorRef<()>>);
 
-struct StopsOnBoom;
-impl Actor for StopsOnBoom {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _boom: ()) -> HandleResult {
-        ctx.stop_self();
-        Ok(())
-    }
-}
-
 impl Actor for Pact {
     type Msg = &'static str;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let child = ctx.spawn_anonymous(Props::new(|| StopsOnBoom))?;
+        let child = ctx.spawn_anonymous(actor_fn(|ctx, ()| {
+            ctx.stop_self();
+            Ok(())
+        }))?;
         ctx.watch(&child);
         self.1 = Some(child);
         Ok(())

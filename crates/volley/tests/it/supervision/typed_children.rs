@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::pekko::{child, supervisor, with_blocking_pool, Latch, BLOCKING, T};
 use common::typed_target::{restart_on, Cmd, Exc, Target};
 use volley::{Actor, ActorError, ActorRef, Context, HandleResult, Props, SupervisorStrategy};
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 fn backoff() -> SupervisorStrategy {
     let ms = Duration::from_millis(10);
@@ -24,12 +24,8 @@ fn backoff() -> SupervisorStrategy {
 }
 
 /// Does nothing; stopped by the test to produce a `Terminated`.
-struct Another;
-impl Actor for Another {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
+fn another() -> Props<FnActor<()>> {
+    actor_fn(|_, ()| Ok(()))
 }
 
 /// A child whose `post_stop` blocks on `latch`. On a pool of its own: a
@@ -61,9 +57,7 @@ async fn stop_children_when_restarting() {
         let child_tx = child_events.actor_ref();
         let sup = supervisor(&system, strategy);
         let r = child(&sup, Target::props(&tx)).await;
-        let another = system
-            .spawn(&format!("another-{i}"), Props::new(|| Another))
-            .unwrap();
+        let another = system.spawn(&format!("another-{i}"), another()).unwrap();
         r.tell(Cmd::Watch(another.to_any()));
         let slow_stop = Latch::new(1);
         for name in ["child-1", "child-2"] {
@@ -102,7 +96,7 @@ async fn restart_after_stopping_watch_with_children() {
     let child_tx = child_events.actor_ref();
     let sup = supervisor(&system, restart_on(1));
     let r = child(&sup, Target::props(&tx)).await;
-    let another = system.spawn("another", Props::new(|| Another)).unwrap();
+    let another = system.spawn("another", another()).unwrap();
     r.tell(Cmd::WatchWith(another.to_any(), 0));
     let slow_stop = Latch::new(1);
     r.tell(Cmd::CreateChild(

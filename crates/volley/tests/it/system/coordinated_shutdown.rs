@@ -14,10 +14,11 @@ use volley::{
     Actor, ActorSystem, AddTaskError, Context, HandleResult, PhaseFinished, Props, Settings,
     ShutdownReason, ShutdownStarted,
 };
+use volley_testkit::eventually;
 
 fn system(name: &str, phase_timeout_ms: u64) -> ActorSystem {
     let settings = Settings {
-        shutdown_phase_timeout_ms: phase_timeout_ms,
+        shutdown_phase_timeout: Duration::from_millis(phase_timeout_ms),
         ..Settings::default()
     };
     common::system_with(name, settings).unwrap()
@@ -208,9 +209,10 @@ async fn the_reason_is_published_and_hooks_run_last() {
     system
         .coordinated_shutdown()
         .add_task("before-service-unbind", "wait", move || async move {
-            while seen.events().is_empty() {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+            eventually("the listener to handle the event", move || {
+                !seen.events().is_empty()
+            })
+            .await;
         })
         .unwrap();
     tokio::time::timeout(

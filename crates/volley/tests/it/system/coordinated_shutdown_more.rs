@@ -78,7 +78,7 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 fn system(name: &str, phase_timeout_ms: u64) -> ActorSystem {
     let settings = Settings {
-        shutdown_phase_timeout_ms: phase_timeout_ms,
+        shutdown_phase_timeout: Duration::from_millis(phase_timeout_ms),
         ..Settings::default()
     };
     common::system_with(name, settings).unwrap()

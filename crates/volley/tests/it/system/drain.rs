@@ -1,6 +1,6 @@
 //! Shutdown that drains (`Settings::drain_on_shutdown`, on by default):
 //! at `terminate`, each actor handles the messages queued before its stop,
-//! parents before their children, until `shutdown_phase_timeout_ms`; past
+//! parents before their children, until `shutdown_phase_timeout`; past
 //! it whoever is left stops at once and what they had queued becomes
 //! counted dead letters. Pekko has no draining (its actors stop at once,
 //! as with `drain_on_shutdown = false`), so there is no spec to port.
@@ -18,13 +18,14 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, DispatcherKind, DispatcherSettings, HandleResult, Props,
     Settings,
 };
+use volley_testkit::actor_fn;
 
 /// The actors that block their thread run on a pool of their own,
 /// [`BLOCKING`], whatever the default dispatcher's kind under test: on
 /// `app-runtime` they would block the runtime that shutdown runs on.
 fn system(name: &str, phase_timeout_ms: u64, drain: bool) -> ActorSystem {
     let mut settings = Settings {
-        shutdown_phase_timeout_ms: phase_timeout_ms,
+        shutdown_phase_timeout: Duration::from_millis(phase_timeout_ms),
         drain_on_shutdown: drain,
         ..Settings::default()
     };
@@ -199,18 +200,6 @@ async fn parents_drain_before_their_children_and_stop_after_them() {
     assert_eq!(system.dead_letter_count(), 0);
 }
 
-/// Tells itself another message for each one it handles, for ever.
-struct Looper(Arc<AtomicUsize>);
-
-impl Actor for Looper {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        ctx.myself().tell(());
-        Ok(())
-    }
-}
-
 /// An actor that keeps sending to itself cannot hold shutdown: what it
 /// sends after its stop was queued is behind the stop, so it stops there,
 /// long before a drain deadline of ten minutes (the test's bound is 30 s).
@@ -220,9 +209,13 @@ async fn an_actor_sending_to_itself_cannot_hold_shutdown() {
     let system = system("drain-looper", 600_000, true);
     let handled = Arc::new(AtomicUsize::new(0));
     let h = handled.clone();
-    let looper = system
-        .spawn("looper", Props::new(move || Looper(h.clone())))
-        .unwrap();
+    // Tells itself another message for each one it handles, for ever.
+    let looper = actor_fn(move |ctx, ()| {
+        h.fetch_add(1, Ordering::SeqCst);
+        ctx.myself().tell(());
+        Ok(())
+    });
+    let looper = system.spawn("looper", looper).unwrap();
     looper.tell(());
     common::eventually("the looper to loop", || {
         handled.load(Ordering::SeqCst) > 100

@@ -273,7 +273,7 @@ async fn the_cap_abandons_a_stuck_hook_and_skips_the_rest() {
     log_capture::install();
     let settings = Settings {
         // Long enough that "quick" never meets it, even on a loaded machine.
-        shutdown_hooks_timeout_ms: 1000,
+        shutdown_hooks_timeout: Duration::from_secs(1),
         ..Settings::default()
     };
     let name = DispatcherUnderTest::name("hooks-cap");

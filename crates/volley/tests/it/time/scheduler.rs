@@ -43,9 +43,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::pekko::ManualCase as Case;
-use volley::{
-    Actor, ActorRef, Cancellable, Context, HandleResult, Props, Scheduler, SchedulerError,
-};
+use volley::{ActorRef, Cancellable, Scheduler, SchedulerError};
+use volley_testkit::actor_fn;
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -97,17 +96,6 @@ fn counter() -> (Arc<AtomicUsize>, impl FnMut() + Send + Clone + 'static) {
 
 fn count(n: &AtomicUsize) -> usize {
     n.load(Ordering::SeqCst)
-}
-
-/// Forwards what it gets to the probe (the spec's echo actor).
-struct Forward(ActorRef<String>);
-
-impl Actor for Forward {
-    type Msg = String;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: String) -> HandleResult {
-        self.0.tell(msg);
-        Ok(())
-    }
 }
 
 /// "schedule more than once": with a zero initial delay the first send is
@@ -166,7 +154,11 @@ async fn repeating_sends_stop_once_the_target_has_terminated() {
         let probe = case.probe.actor_ref();
         let actor = case
             .system
-            .spawn_anonymous(Props::new(move || Forward(probe.clone())))
+            // Forwards what it gets to the probe (the spec's echo actor).
+            .spawn_anonymous(actor_fn(move |_, msg: String| {
+                probe.tell(msg);
+                Ok(())
+            }))
             .unwrap();
         let task = every(&s, kind, Duration::ZERO, 100 * MS, &actor, "msg").unwrap();
         case.time.advance(Duration::ZERO);
