@@ -31,7 +31,7 @@ use volley::{
     ReplyTo, Routees, Router, RouterRef, RoutingError, RoutingLogic, SelectError, Selection,
     Settings,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -134,16 +134,6 @@ enum Cmd {
     BCast(ActorRef<ActorPath>),
 }
 
-struct Acker;
-impl Actor for Acker {
-    type Msg = Cmd;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Cmd) -> HandleResult {
-        let (Cmd::ReplyWithAck(to) | Cmd::BCast(to)) = msg;
-        to.tell(ctx.path().clone());
-        Ok(())
-    }
-}
-
 /// Round-robin, except that messages matching the predicate go to every
 /// routee (the typed pool's `withBroadcastPredicate`).
 struct BroadcastWhen(fn(&Cmd) -> bool);
@@ -166,7 +156,12 @@ impl RoutingLogic<Cmd> for BroadcastWhen {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broadcast_predicate_sends_matching_messages_to_every_routee() {
     let system = common::system("bcast-predicate").unwrap();
-    let router = Router::pool(4, Props::new(|| Acker))
+    let acker = actor_fn(|ctx, msg: Cmd| {
+        let (Cmd::ReplyWithAck(to) | Cmd::BCast(to)) = msg;
+        to.tell(ctx.path().clone());
+        Ok(())
+    });
+    let router = Router::pool(4, acker)
         .with_logic(BroadcastWhen(|m| matches!(m, Cmd::BCast(_))))
         .spawn(&system, "pool")
         .unwrap();
@@ -216,13 +211,11 @@ async fn a_group_keeps_routing_to_the_rest_when_a_routee_stops() {
 }
 
 /// Reports the name of the thread it runs on.
-struct WhichThread;
-impl Actor for WhichThread {
-    type Msg = ReplyTo<String>;
-    fn handle(&mut self, _ctx: &mut Context<Self>, reply: ReplyTo<String>) -> HandleResult {
+fn which_thread() -> Props<FnActor<ReplyTo<String>>> {
+    actor_fn(|_, reply: ReplyTo<String>| {
         reply.tell(std::thread::current().name().unwrap_or("").to_string());
         Ok(())
-    }
+    })
 }
 
 fn with_blocking_dispatcher() -> Settings {
@@ -244,7 +237,7 @@ fn with_blocking_dispatcher() -> Settings {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_routees_run_on_the_default_dispatcher_unless_props_name_one() {
     let system = common::system_with("default-pool", with_blocking_dispatcher()).unwrap();
-    let pool = Router::pool(1, Props::new(|| WhichThread))
+    let pool = Router::pool(1, which_thread())
         .spawn(&system, "default-pool")
         .unwrap();
     let thread = pool.ask(|r| r, T).await.unwrap();
@@ -261,7 +254,7 @@ async fn pool_routees_run_on_the_default_dispatcher_unless_props_name_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_routees_run_on_the_dispatcher_their_props_name() {
     let system = common::system_with("blocking-pool", with_blocking_dispatcher()).unwrap();
-    let pool = Router::pool(1, Props::new(|| WhichThread).with_dispatcher("blocking"))
+    let pool = Router::pool(1, which_thread().with_dispatcher("blocking"))
         .spawn(&system, "pool-with-blocking-routees")
         .unwrap();
     let thread = pool.ask(|r| r, T).await.unwrap();

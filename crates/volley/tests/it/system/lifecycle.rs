@@ -38,7 +38,7 @@ use std::time::Duration;
 use volley::{
     Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ShutdownReason, SpawnError,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 /// A bound on each wait, so a hang fails instead of stalling the suite.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -49,14 +49,9 @@ async fn within_limit<T>(what: &str, f: impl std::future::Future<Output = T>) ->
         .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
 }
 
-struct Idle;
-
-impl Actor for Idle {
-    type Msg = ();
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
+/// Does nothing.
+fn idle() -> Props<FnActor<()>> {
+    actor_fn(|_, ()| Ok(()))
 }
 
 /// Reports its start and its stop.
@@ -159,7 +154,7 @@ async fn spawning_while_shutting_down_is_refused_for_good_and_all_created_actors
         if attempts == 200 {
             terminate_in_background(&system);
         }
-        match system.spawn_anonymous(Props::new(|| Idle)) {
+        match system.spawn_anonymous(idle()) {
             Ok(actor) => {
                 assert!(!refused, "a spawn succeeded after one was refused");
                 created.push(actor);
@@ -182,7 +177,7 @@ async fn spawning_while_shutting_down_is_refused_for_good_and_all_created_actors
         alive.len()
     );
     assert!(matches!(
-        system.spawn_anonymous(Props::new(|| Idle)),
+        system.spawn_anonymous(idle()),
         Err(SpawnError::ParentTerminating { .. })
     ));
 }
@@ -220,7 +215,7 @@ async fn terminate_stops_a_started_top_level_actor_with_the_terminate_reason() {
 async fn a_system_can_terminate_right_after_it_starts() {
     for round in 0..5 {
         let system = common::system(&format!("as-immediately-{round}")).unwrap();
-        let actor = system.spawn("first", Props::new(|| Idle)).unwrap();
+        let actor = system.spawn("first", idle()).unwrap();
         actor.tell(());
         within_limit("terminate", system.terminate()).await;
         assert!(system.is_terminated());
@@ -241,7 +236,7 @@ async fn terminating_twice_and_concurrently_resolves_every_caller_and_runs_hooks
             ran.fetch_add(1, Ordering::SeqCst);
         })
         .unwrap();
-    system.spawn("a", Props::new(|| Idle)).unwrap();
+    system.spawn("a", idle()).unwrap();
 
     within_limit("three terminates and a waiter", async {
         tokio::join!(
@@ -268,7 +263,7 @@ async fn terminating_twice_and_concurrently_resolves_every_caller_and_runs_hooks
 async fn a_system_has_the_name_it_was_given() {
     let system = common::system("as-name").unwrap();
     assert_eq!(system.name(), "as-name");
-    let actor = system.spawn("a", Props::new(|| Idle)).unwrap();
+    let actor = system.spawn("a", idle()).unwrap();
     assert_eq!(actor.path().to_string(), "volley://as-name/user/a");
     system.terminate().await;
 }
