@@ -58,7 +58,7 @@ pub fn start() -> Result<(ActorSystem, ActorRef<Job>), Box<dyn std::error::Error
     let settings = Settings {
         metrics: MetricsSettings {
             enabled: true,
-            sample_interval_ms: 100,
+            sample_interval: std::time::Duration::from_millis(100),
         },
         ..Settings::default()
     };

@@ -235,6 +235,10 @@ const DISPATCHER_DURATIONS: DurationKeys = DurationKeys::new(&[
     ("idle_spin", "idle_spin_us"),
 ]);
 
+/// `[metrics]`' durations and the deprecated keys they replaced.
+const METRICS_DURATIONS: DurationKeys =
+    DurationKeys::new(&[("sample_interval", "sample_interval_ms")]);
+
 /// A settings file or override that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
@@ -427,10 +431,10 @@ impl Settings {
                 reason: "must be at least 1 ms",
             });
         }
-        if self.metrics.sample_interval_ms < 10 {
+        if self.metrics.sample_interval < Duration::from_millis(10) {
             return Err(SettingsError::OutOfRange {
-                key: "metrics.sample_interval_ms".into(),
-                reason: "must be at least 10",
+                key: "metrics.sample_interval".into(),
+                reason: "must be at least 10 ms",
             });
         }
         if self.ask_spin > Duration::from_millis(10) {
@@ -444,12 +448,15 @@ impl Settings {
 }
 
 /// Rewrites every deprecated duration key of the settings into its key with
-/// units (see the module's doc), at the top level and in each dispatcher's
-/// section.
+/// units (see the module's doc), at the top level, in `[metrics]` and in
+/// each dispatcher's section.
 fn read_duration_keys(
     table: &mut toml::Table,
 ) -> Result<Vec<DeprecatedDurationKey>, DurationKeyError> {
     let mut deprecated = TOP_LEVEL_DURATIONS.read(table, "")?;
+    if let Some(metrics) = table.get_mut("metrics").and_then(toml::Value::as_table_mut) {
+        deprecated.extend(METRICS_DURATIONS.read(metrics, "metrics")?);
+    }
     if let Some(dispatcher) = table
         .get_mut("default_dispatcher")
         .and_then(toml::Value::as_table_mut)
@@ -477,6 +484,7 @@ fn forget_replaced_duration(table: &mut toml::Table, keys: &[String]) {
     };
     let durations = match parents {
         [] => TOP_LEVEL_DURATIONS,
+        [section] if section == "metrics" => METRICS_DURATIONS,
         [section] if section == "default_dispatcher" => DISPATCHER_DURATIONS,
         [section, _] if section == "dispatchers" => DISPATCHER_DURATIONS,
         _ => return,
@@ -537,6 +545,7 @@ mod tests {
         assert_eq!(s.ask_spin, Duration::from_micros(50));
         assert_eq!(s.default_dispatcher.idle_spin, Duration::from_micros(300));
         assert_eq!(s.default_dispatcher.throughput_deadline, None);
+        assert_eq!(s.metrics.sample_interval, Duration::from_secs(1));
         s.validate().unwrap();
     }
 
@@ -648,6 +657,11 @@ mod tests {
                 "[default_dispatcher]\nthroughput_deadline_us = 100",
                 "[default_dispatcher]\nthroughput_deadline = \"100us\"",
                 "default_dispatcher.throughput_deadline_us",
+            ),
+            (
+                "[metrics]\nsample_interval_ms = 250",
+                "[metrics]\nsample_interval = \"250ms\"",
+                "metrics.sample_interval_ms",
             ),
             (
                 "[dispatchers.blocking]\nidle_spin_us = 0",

@@ -127,7 +127,7 @@ pub fn metered() -> Settings {
     Settings {
         metrics: volley::MetricsSettings {
             enabled: true,
-            sample_interval_ms: 20,
+            sample_interval: Duration::from_millis(20),
         },
         ..node_settings()
     }

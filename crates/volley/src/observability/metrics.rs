@@ -9,7 +9,7 @@
 //! letter, an ask's timeout), behind one `Option` check that is all they
 //! cost when off; a pool's workers count messages, activations and steals
 //! in slots of their own (`dispatcher/stats.rs`), and a task samples those
-//! and the gauges every `sample_interval_ms`.
+//! and the gauges every `sample_interval`.
 
 use std::time::Duration;
 
@@ -26,15 +26,16 @@ pub struct MetricsSettings {
     /// Registers and records the metrics. Default false.
     pub enabled: bool,
     /// How often the gauges and the dispatchers' counts are sampled. At
-    /// least 10. Default 1000 ms.
-    pub sample_interval_ms: u64,
+    /// least 10 ms. Default 1 s (`"1s"`).
+    #[serde(with = "humantime_serde")]
+    pub sample_interval: Duration,
 }
 
 impl Default for MetricsSettings {
     fn default() -> Self {
         MetricsSettings {
             enabled: false,
-            sample_interval_ms: 1000,
+            sample_interval: Duration::from_secs(1),
         }
     }
 }

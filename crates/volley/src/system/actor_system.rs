@@ -188,11 +188,8 @@ impl ActorSystem {
         *lock(&system.shared.root) = Some(root);
         let _ = system.shared.user.set(Arc::downgrade(&user));
         if system.shared.metrics.is_some() {
-            let interval = system.shared.settings.metrics.sample_interval_ms;
-            crate::observability::metrics::start_sampler(
-                &system,
-                std::time::Duration::from_millis(interval),
-            );
+            let interval = system.shared.settings.metrics.sample_interval;
+            crate::observability::metrics::start_sampler(&system, interval);
         }
         if system.shared.settings.shutdown_on_sigterm {
             crate::system::coordinated_shutdown::watch_sigterm(&system);

@@ -16,7 +16,7 @@ fn enabled() -> Settings {
     Settings {
         metrics: MetricsSettings {
             enabled: true,
-            sample_interval_ms: 20,
+            sample_interval: Duration::from_millis(20),
         },
         ..Settings::default()
     }
@@ -217,9 +217,9 @@ fn nothing_is_registered_when_metrics_are_off() {
 #[test]
 fn too_short_a_sample_interval_is_refused() {
     let mut settings = enabled();
-    settings.metrics.sample_interval_ms = 1;
+    settings.metrics.sample_interval = Duration::from_millis(1);
     let error = system_with("metrics-bad", settings)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("metrics.sample_interval_ms"), "{error}");
+    assert!(error.contains("metrics.sample_interval"), "{error}");
 }

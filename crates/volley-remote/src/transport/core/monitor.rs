@@ -102,7 +102,7 @@ impl AssociationMetrics {
             imported_ref_bytes: metrics::gauge!("volley_remote_imported_ref_bytes", "system" => system.clone()),
             import_refusals: metrics::counter!("volley_remote_import_refusals_total", "system" => system.clone()),
             system,
-            every: Duration::from_millis(settings.sample_interval_ms),
+            every: settings.sample_interval,
             last: None,
             by_node: HashMap::new(),
         })
