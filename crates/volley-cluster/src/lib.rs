@@ -32,4 +32,4 @@ pub use crate::core::{ClusterCore, Input, Outputs, Refused};
 pub use crate::event::MembershipEvent;
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Packet, TimerAt};
-pub use foca::{Config, Member, State, Timer};
+pub use foca::{Config, Identity, Member, State, Timer};

@@ -132,12 +132,10 @@ impl MembershipView {
 
     /// Records `id`'s liveness and returns its incarnation's previous one.
     fn set(&mut self, id: &NodeId, liveness: Liveness) -> Option<Liveness> {
-        let previous = self
-            .members
+        self.members
             .insert(id.addr(), (id.clone(), liveness))
             .filter(|(known, _)| known.same_incarnation(id))
-            .map(|(_, before)| before);
-        previous
+            .map(|(_, before)| before)
     }
 }
 
