@@ -163,3 +163,7 @@ impl ClusterCore {
             .any(|known| known.id().addr() == addr)
     }
 }
+
+#[cfg(test)]
+#[path = "core_tests.rs"]
+mod tests;

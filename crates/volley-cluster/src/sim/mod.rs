@@ -15,7 +15,7 @@ mod network;
 mod schedule;
 mod trace;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -216,20 +216,25 @@ impl Simulation {
     /// Whether every running node in `group` sees exactly the others of
     /// `group` active, by incarnation (the epoch may differ).
     pub fn group_converged(&self, group: &[Addr]) -> bool {
-        group.iter().all(|addr| {
-            let Some(core) = self.nodes.get(addr) else {
-                return false;
-            };
-            let expected: Vec<&ClusterCore> = group
-                .iter()
-                .filter(|other| *other != addr)
-                .filter_map(|other| self.nodes.get(other))
-                .collect();
-            core.num_members() == expected.len()
-                && expected.iter().all(|other| {
-                    core.members()
-                        .any(|member| member.same_incarnation(other.identity()))
-                })
+        let cores: Option<Vec<&ClusterCore>> =
+            group.iter().map(|addr| self.nodes.get(addr)).collect();
+        let Some(cores) = cores else {
+            return false;
+        };
+        // Counting first keeps the check cheap while the views still grow.
+        if cores
+            .iter()
+            .any(|core| core.num_members() != cores.len() - 1)
+        {
+            return false;
+        }
+        let incarnations: BTreeSet<(&str, u16, u64)> = cores
+            .iter()
+            .map(|core| incarnation(core.identity()))
+            .collect();
+        cores.iter().all(|core| {
+            core.members()
+                .all(|member| incarnations.contains(&incarnation(member)))
         })
     }
 
@@ -312,4 +317,10 @@ impl Simulation {
             Fate::Lost => self.stats.packets_lost += 1,
         }
     }
+}
+
+/// A member's incarnation, the part of its identity that does not change
+/// when foca renews it.
+fn incarnation(id: &NodeId) -> (&str, u16, u64) {
+    (id.host(), id.port(), id.uid())
 }

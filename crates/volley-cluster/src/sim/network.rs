@@ -83,3 +83,49 @@ impl Network {
         self.cut.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn addr(port: u16) -> Addr {
+        (Arc::from("h"), port)
+    }
+
+    #[test]
+    fn a_cut_link_carries_nothing_one_way_until_healed() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut network = Network::new(NetworkConfig::default());
+        network.cut_one_way(addr(1), addr(2));
+        assert_eq!(network.send(&addr(1), &addr(2), &mut rng), Fate::Cut);
+        assert!(matches!(
+            network.send(&addr(2), &addr(1), &mut rng),
+            Fate::Arrives(_)
+        ));
+        network.heal();
+        assert!(matches!(
+            network.send(&addr(1), &addr(2), &mut rng),
+            Fate::Arrives(_)
+        ));
+    }
+
+    #[test]
+    fn delays_stay_within_the_configured_range_and_loss_applies() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let config = NetworkConfig::default();
+        let (min, max) = (config.min_latency, config.max_latency);
+        let mut network = Network::new(config);
+        for _ in 0..100 {
+            match network.send(&addr(1), &addr(2), &mut rng) {
+                Fate::Arrives(delay) => assert!(min <= delay && delay <= max),
+                other => panic!("lossless network: {other:?}"),
+            }
+        }
+        network.config.loss = 1.0;
+        assert_eq!(network.send(&addr(1), &addr(2), &mut rng), Fate::Lost);
+    }
+}

@@ -70,3 +70,45 @@ impl Schedule {
         Some((entry.at, entry.due))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn delivery(tag: u8) -> Due {
+        Due::Delivery {
+            to: (Arc::from("h"), 1),
+            bytes: vec![tag],
+        }
+    }
+
+    #[test]
+    fn entries_come_out_by_time_then_in_the_order_they_went_in() {
+        let mut schedule = Schedule::default();
+        let (early, late) = (Duration::from_millis(1), Duration::from_millis(2));
+        schedule.push(late, delivery(1));
+        schedule.push(early, delivery(2));
+        schedule.push(late, delivery(3));
+        schedule.push(early, delivery(4));
+        let order: Vec<(Duration, Due)> = std::iter::from_fn(|| schedule.pop_until(late)).collect();
+        assert_eq!(
+            order,
+            [
+                (early, delivery(2)),
+                (early, delivery(4)),
+                (late, delivery(1)),
+                (late, delivery(3))
+            ]
+        );
+    }
+
+    #[test]
+    fn nothing_after_the_deadline_comes_out() {
+        let mut schedule = Schedule::default();
+        schedule.push(Duration::from_millis(5), delivery(1));
+        assert_eq!(schedule.pop_until(Duration::from_millis(4)), None);
+        assert!(schedule.pop_until(Duration::from_millis(5)).is_some());
+    }
+}
