@@ -20,7 +20,7 @@ use foca::{Header, Member, Message, State};
 
 use crate::node_id::NodeId;
 
-/// The longest host name the codec carries (DNS names are at most 253).
+/// The longest host name the codec carries (a DNS name fits).
 pub const MAX_HOST_LEN: usize = 255;
 
 /// Bytes of a node id besides its host: length, port, uid, born_ms, epoch.

@@ -33,6 +33,15 @@ fn deliver(outputs: &Outputs, to: &mut ClusterCore) -> Outputs {
     produced
 }
 
+/// Two cores that joined each other, `a` through `b`.
+fn joined_pair(seed: u64) -> (ClusterCore, ClusterCore) {
+    let (mut a, mut b) = (core(1, seed), core(2, seed + 1));
+    let announce = a.handle(NOW, Input::Join(b.identity().clone()));
+    let feed = deliver(&announce, &mut b);
+    deliver(&feed, &mut a);
+    (a, b)
+}
+
 #[test]
 fn two_cores_join_through_their_packets_alone() {
     let (mut a, mut b) = (core(1, 1), core(2, 2));
@@ -57,6 +66,23 @@ fn two_cores_join_through_their_packets_alone() {
 }
 
 #[test]
+fn a_member_that_leaves_shows_as_unreachable() {
+    let (mut a, mut b) = joined_pair(1);
+    let leave = a.handle(NOW, Input::Leave);
+    assert!(leave.refused.is_none());
+    let told = deliver(&leave, &mut b);
+    assert_eq!(
+        told.events,
+        [
+            MembershipEvent::MemberUnreachable {
+                member: a.identity().clone()
+            },
+            MembershipEvent::Alone
+        ]
+    );
+}
+
+#[test]
 fn timers_are_due_at_now_plus_foca_s_delay() {
     let (mut a, mut b) = (core(1, 1), core(2, 2));
     let announce = a.handle(NOW, Input::Join(b.identity().clone()));
@@ -73,12 +99,8 @@ fn timers_are_due_at_now_plus_foca_s_delay() {
 #[test]
 fn the_same_seed_gives_the_same_packets() {
     let run = |seed| {
-        let (mut a, mut b) = (core(1, seed), core(2, seed + 1));
-        let announce = a.handle(NOW, Input::Join(b.identity().clone()));
-        let feed = deliver(&announce, &mut b);
-        deliver(&feed, &mut a);
-        let probe = a.handle(NOW, Input::Gossip);
-        probe.packets
+        let (mut a, _) = joined_pair(seed);
+        a.handle(NOW, Input::Gossip).packets
     };
     assert_eq!(run(5), run(5));
 }

@@ -48,7 +48,7 @@ pub struct SimConfig {
 
 impl SimConfig {
     /// foca's LAN defaults for `members` nodes, a lossless network with
-    /// sub-millisecond to 2 ms delays.
+    /// short delays ([`NetworkConfig::default`]).
     pub fn lan(seed: u64, members: u32) -> Self {
         let members = std::num::NonZeroU32::new(members.max(1)).expect("at least one");
         Self {
@@ -126,7 +126,8 @@ impl Simulation {
     }
 
     /// Stops the node at `addr` at once, as a kill -9 would: its timers
-    /// and the packets still on their way to it are dropped.
+    /// are dropped, and packets on their way to its address reach whatever
+    /// runs there when they arrive (nothing, or a restarted successor).
     pub fn kill(&mut self, addr: &Addr) {
         self.nodes.remove(addr);
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use volley_cluster::sim::{seeds, SimConfig, Simulation};
 use volley_cluster::{Addr, MembershipEvent, NodeId};
 
-use crate::common::{cluster, converge, STEP};
+use crate::common::{cluster, join_all, STEP};
 
 /// How long foca keeps a down member before forgetting it, shortened so
 /// that the test sees the removal.
@@ -18,7 +18,7 @@ fn churn_ends_in_one_view_without_the_old_incarnations() {
         let mut config = SimConfig::lan(seed, 50);
         config.swim.remove_down_after = Some(REMOVE_DOWN_AFTER);
         let (mut sim, addrs) = cluster(config, 50);
-        converge(&mut sim, Duration::from_secs(120));
+        join_all(&mut sim, Duration::from_secs(120));
         let seed_node = sim.node(&addrs[0]).expect("running").identity().clone();
 
         let restarted = &addrs[10..15];

@@ -8,17 +8,17 @@ use std::time::Duration;
 use volley_cluster::sim::{seeds, SimConfig, Simulation};
 use volley_cluster::{Addr, Identity, MembershipEvent};
 
-use crate::common::{cluster, converge, events_of, STEP};
+use crate::common::{cluster, converge, events_of, join_all, STEP};
 
 #[test]
 fn a_partition_splits_the_view_and_a_heal_rejoins_it() {
     for seed in seeds(&[11]) {
         let (mut sim, addrs) = cluster(SimConfig::lan(seed, 50), 50);
-        converge(&mut sim, Duration::from_secs(120));
+        join_all(&mut sim, Duration::from_secs(120));
         let (majority, minority) = addrs.split_at(30);
         sim.partition(&[majority.to_vec(), minority.to_vec()]);
 
-        let split = sim.run_until(Duration::from_secs(60), STEP, |sim| {
+        let split = sim.run_until(Duration::from_secs(120), STEP, |sim| {
             sim.group_converged(majority) && sim.group_converged(minority)
         });
         let split = split.unwrap_or_else(|| panic!("seed {seed}: the view did not split"));
@@ -26,7 +26,7 @@ fn a_partition_splits_the_view_and_a_heal_rejoins_it() {
         assert_unreachable_seen(&sim, minority, majority.len(), seed);
 
         sim.heal();
-        let healed = converge(&mut sim, Duration::from_secs(240));
+        let healed = converge(&mut sim, Duration::from_secs(900));
         eprintln!("seed {seed}: 30/20 split in {split:?}, healed in {healed:?} of virtual time");
         for addr in majority {
             let node = sim.node(addr).expect("running").identity().clone();
