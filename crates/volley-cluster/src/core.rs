@@ -10,7 +10,7 @@ use std::mem;
 use std::time::Duration;
 
 use foca::{Config, Foca, Identity, Member, NoCustomBroadcast, Timer};
-use rand::rngs::StdRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
 
 use crate::codec::ClusterCodec;
@@ -73,7 +73,7 @@ pub struct Outputs {
     pub refused: Option<Refused>,
 }
 
-type SwimFoca = Foca<NodeId, ClusterCodec, StdRng, NoCustomBroadcast>;
+type SwimFoca = Foca<NodeId, ClusterCodec, Xoshiro256PlusPlus, NoCustomBroadcast>;
 
 /// The membership state machine of one node.
 pub struct ClusterCore {
@@ -86,7 +86,7 @@ impl ClusterCore {
     /// A core for `identity`, with foca's `config`, its randomness drawn
     /// from `seed` (the same seed and inputs replay the same run).
     pub fn new(identity: NodeId, config: Config, seed: u64) -> Self {
-        let rng = StdRng::seed_from_u64(seed);
+        let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         Self {
             foca: Foca::new(identity, config, rng, ClusterCodec),
             outbox: Outbox::default(),

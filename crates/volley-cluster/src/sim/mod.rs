@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use foca::{Config, Identity};
-use rand::rngs::StdRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
 
 use crate::core::{ClusterCore, Input, Outputs};
@@ -72,7 +72,7 @@ pub fn seeds(defaults: &[u64]) -> Vec<u64> {
 pub struct Simulation {
     config: SimConfig,
     now: Duration,
-    rng: StdRng,
+    rng: Xoshiro256PlusPlus,
     nodes: BTreeMap<Addr, ClusterCore>,
     network: Network,
     schedule: Schedule,
@@ -85,7 +85,7 @@ impl Simulation {
     pub fn new(config: SimConfig) -> Self {
         Self {
             now: Duration::ZERO,
-            rng: StdRng::seed_from_u64(config.seed),
+            rng: Xoshiro256PlusPlus::seed_from_u64(config.seed),
             nodes: BTreeMap::new(),
             network: Network::new(config.network.clone()),
             schedule: Schedule::default(),

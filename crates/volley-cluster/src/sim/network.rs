@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use rand::rngs::StdRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use rand::RngExt;
 
 use crate::node_id::Addr;
@@ -59,7 +59,7 @@ impl Network {
     }
 
     /// Decides a packet's fate, drawing from the network's own RNG.
-    pub(crate) fn send(&self, from: &Addr, to: &Addr, rng: &mut StdRng) -> Fate {
+    pub(crate) fn send(&self, from: &Addr, to: &Addr, rng: &mut Xoshiro256PlusPlus) -> Fate {
         if self.cut.contains(&(from.clone(), to.clone())) {
             return Fate::Cut;
         }
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn a_cut_link_carries_nothing_one_way_until_healed() {
-        let mut rng = StdRng::seed_from_u64(1);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         let mut network = Network::new(NetworkConfig::default());
         network.cut_one_way(addr(1), addr(2));
         assert_eq!(network.send(&addr(1), &addr(2), &mut rng), Fate::Cut);
@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn delays_stay_within_the_configured_range_and_loss_applies() {
-        let mut rng = StdRng::seed_from_u64(2);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
         let config = NetworkConfig::default();
         let (min, max) = (config.min_latency, config.max_latency);
         let mut network = Network::new(config);

@@ -31,7 +31,7 @@ fn the_same_seed_replays_the_same_trace() {
     for seed in seeds(&[31]) {
         let (first, first_stats) = eventful_run(seed);
         let (second, second_stats) = eventful_run(seed);
-        assert!(first.len() > 20 * 19, "seed {seed}: the run has events");
+        assert!(first.len() > 100, "seed {seed}: the run has events");
         assert_eq!(first, second, "seed {seed}: same trace");
         assert_eq!(first_stats, second_stats, "seed {seed}: same traffic");
         let (other, _) = eventful_run(seed + 1);
