@@ -1,0 +1,190 @@
+use std::num::NonZeroU32;
+
+use foca::{Codec, Header, Message};
+use proptest::prelude::*;
+
+use super::*;
+
+const NOW: Duration = Duration::from_secs(100);
+
+fn config() -> Config {
+    Config::new_lan(NonZeroU32::new(3).expect("non-zero"))
+}
+
+fn core(port: u16, seed: u64) -> ClusterCore {
+    ClusterCore::new(
+        NodeId::new("10.0.0.1", port, u64::from(port), 1),
+        config(),
+        seed,
+    )
+}
+
+/// Hands every packet of `outputs` addressed to `to` over, returning what
+/// `to` produced.
+fn deliver(outputs: &Outputs, to: &mut ClusterCore) -> Outputs {
+    let mut produced = Outputs::default();
+    let recipient = to.identity().clone();
+    for packet in outputs.packets.iter().filter(|p| p.to == recipient) {
+        let mut step = to.handle(NOW, Input::Packet(&packet.bytes));
+        assert!(step.refused.is_none(), "{:?}", step.refused);
+        produced.packets.append(&mut step.packets);
+        produced.events.append(&mut step.events);
+    }
+    produced
+}
+
+/// Two cores that joined each other, `a` through `b`.
+fn joined_pair(seed: u64) -> (ClusterCore, ClusterCore) {
+    let (mut a, mut b) = (core(1, seed), core(2, seed + 1));
+    let announce = a.handle(NOW, Input::Join(b.identity().clone()));
+    let feed = deliver(&announce, &mut b);
+    deliver(&feed, &mut a);
+    (a, b)
+}
+
+#[test]
+fn two_cores_join_through_their_packets_alone() {
+    let (mut a, mut b) = (core(1, 1), core(2, 2));
+    let announce = a.handle(NOW, Input::Join(b.identity().clone()));
+    assert_eq!(announce.packets.len(), 1);
+    let feed = deliver(&announce, &mut b);
+    assert!(feed.events.contains(&MembershipEvent::Joined));
+    assert!(feed.events.contains(&MembershipEvent::MemberUp {
+        member: a.identity().clone()
+    }));
+    let joined = deliver(&feed, &mut a);
+    assert_eq!(
+        joined.events,
+        [
+            MembershipEvent::MemberUp {
+                member: b.identity().clone()
+            },
+            MembershipEvent::Joined
+        ]
+    );
+    assert_eq!(a.members().collect::<Vec<_>>(), [b.identity()]);
+}
+
+#[test]
+fn a_member_that_leaves_shows_as_unreachable() {
+    let (mut a, mut b) = joined_pair(1);
+    let leave = a.handle(NOW, Input::Leave);
+    assert!(leave.refused.is_none());
+    let told = deliver(&leave, &mut b);
+    assert_eq!(
+        told.events,
+        [
+            MembershipEvent::MemberUnreachable {
+                member: a.identity().clone()
+            },
+            MembershipEvent::Alone
+        ]
+    );
+}
+
+#[test]
+fn timers_are_due_at_now_plus_foca_s_delay() {
+    let (mut a, mut b) = (core(1, 1), core(2, 2));
+    let announce = a.handle(NOW, Input::Join(b.identity().clone()));
+    let feed = deliver(&announce, &mut b);
+    let joined = a.handle(NOW, Input::Packet(&feed.packets[0].bytes));
+    let probe = joined
+        .timers
+        .iter()
+        .find(|t| matches!(t.timer, Timer::ProbeRandomMember(_)))
+        .expect("joining arms the probe timer");
+    assert_eq!(probe.at, NOW + config().probe_period);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_packets() {
+    let run = |seed| {
+        let (mut a, _) = joined_pair(seed);
+        a.handle(NOW, Input::Gossip).packets
+    };
+    assert_eq!(run(5), run(5));
+}
+
+#[test]
+fn an_oversized_packet_is_refused() {
+    let mut a = core(1, 1);
+    let bytes = vec![0; config().max_packet_size.get() + 1];
+    let outputs = a.handle(NOW, Input::Packet(&bytes));
+    let refused = outputs.refused.expect("refused");
+    assert!(
+        matches!(refused.source, foca::Error::DataTooBig),
+        "{refused}"
+    );
+    assert_eq!(refused.input, "packet");
+}
+
+#[test]
+fn a_packet_claiming_to_be_from_this_node_is_refused() {
+    let mut a = core(1, 1);
+    let header = Header {
+        src: a.identity().clone(),
+        src_incarnation: 0,
+        dst: a.identity().clone(),
+        message: Message::Ping(1),
+    };
+    let mut bytes = Vec::new();
+    ClusterCodec
+        .encode_header(&header, &mut bytes)
+        .expect("encodes");
+    let refused = a
+        .handle(NOW, Input::Packet(&bytes))
+        .refused
+        .expect("refused");
+    assert!(matches!(refused.source, foca::Error::DataFromOurselves));
+}
+
+#[test]
+fn a_truncated_or_trailing_byte_packet_is_refused() {
+    let mut a = core(1, 1);
+    let header = Header {
+        src: NodeId::new("10.0.0.2", 9, 9, 9),
+        src_incarnation: 0,
+        dst: a.identity().clone(),
+        message: Message::Ping(1),
+    };
+    let mut bytes = Vec::new();
+    ClusterCodec
+        .encode_header(&header, &mut bytes)
+        .expect("encodes");
+    let truncated = a.handle(NOW, Input::Packet(&bytes[..bytes.len() - 1]));
+    assert!(matches!(
+        truncated.refused.expect("refused").source,
+        foca::Error::Decode(_)
+    ));
+    bytes.push(0);
+    let trailing = a.handle(NOW, Input::Packet(&bytes));
+    assert!(matches!(
+        trailing.refused.expect("refused").source,
+        foca::Error::MalformedPacket
+    ));
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_packets_never_panic_the_core(bytes in proptest::collection::vec(any::<u8>(), 0..1500)) {
+        let mut a = core(1, 1);
+        let _ = a.handle(NOW, Input::Packet(&bytes));
+    }
+
+    #[test]
+    fn a_valid_header_with_arbitrary_updates_never_panics_the_core(
+        tail in proptest::collection::vec(any::<u8>(), 0..400),
+    ) {
+        let mut a = core(1, 1);
+        let header = Header {
+            src: NodeId::new("10.0.0.2", 9, 9, 9),
+            src_incarnation: 0,
+            dst: a.identity().clone(),
+            message: Message::Gossip,
+        };
+        let mut bytes = Vec::new();
+        ClusterCodec.encode_header(&header, &mut bytes).expect("encodes");
+        bytes.extend_from_slice(&tail);
+        let _ = a.handle(NOW, Input::Packet(&bytes));
+    }
+}

@@ -1,0 +1,35 @@
+//! volley cluster membership: a sans-IO core on foca (SWIM) and a seeded
+//! simulator to drive it.
+//!
+//! This crate is the first step of `docs/design/cluster.md` (§8, step 4):
+//!
+//! - [`NodeId`] is a member's identity: address, incarnation uid, start
+//!   time and SWIM epoch;
+//! - [`ClusterCodec`] is foca's packet layout for it, little-endian and
+//!   fixed, specified in `docs/reference/cluster.md`;
+//! - [`ClusterCore`] owns foca and is driven by
+//!   [`handle(now, input)`](ClusterCore::handle), which returns packets to
+//!   send, timers to schedule and [`MembershipEvent`]s;
+//! - [`sim`] runs many cores over a virtual clock and a seeded network
+//!   with loss, delay and partitions.
+//!
+//! Nothing here opens a socket yet: carrying the packets over
+//! volley-remote, member status, the leader, convergence and the
+//! split-brain resolver come in later steps.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod codec;
+mod core;
+mod event;
+mod node_id;
+mod outbox;
+pub mod sim;
+mod view;
+
+pub use crate::codec::{ClusterCodec, CodecError, MAX_HOST_LEN};
+pub use crate::core::{ClusterCore, Input, Outputs, Refused};
+pub use crate::event::MembershipEvent;
+pub use crate::node_id::{Addr, NodeId};
+pub use crate::outbox::{Packet, TimerAt};
+pub use foca::{Config, Identity, Member, State, Timer};

@@ -1,0 +1,35 @@
+//! What a simulation records: the membership events every node saw, in
+//! order, and counts of its traffic.
+
+use std::time::Duration;
+
+use crate::event::MembershipEvent;
+use crate::node_id::NodeId;
+
+/// One membership event, where and when it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// The virtual time.
+    pub at: Duration,
+    /// The identity of the node that saw it, at that time.
+    pub node: NodeId,
+    /// What it saw.
+    pub event: MembershipEvent,
+}
+
+/// Traffic counts of a simulation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Packets the nodes sent.
+    pub packets_sent: u64,
+    /// Bytes of those packets.
+    pub bytes_sent: u64,
+    /// Packets dropped on a cut link.
+    pub packets_cut: u64,
+    /// Packets lost at random.
+    pub packets_lost: u64,
+    /// Packets that reached an address where no node ran.
+    pub packets_undeliverable: u64,
+    /// Inputs foca refused (malformed, from a stale identity, ...).
+    pub inputs_refused: u64,
+}

@@ -1,0 +1,9 @@
+//! volley-cluster's integration tests: the membership core driven by the
+//! seeded simulator (design §6.1). Each test runs its fixed seeds; a
+//! failure names its seed, and `VOLLEY_CLUSTER_SEED=<seed>` replays it.
+
+mod churn;
+mod common;
+mod convergence;
+mod partition;
+mod replay;
