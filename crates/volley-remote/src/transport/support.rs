@@ -50,6 +50,24 @@ impl Hasher for FxHasher {
 /// A map keyed by values no peer chooses.
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// Warnings a peer can cause, per call site, at most this many a second.
+pub(crate) const PEER_WARNINGS_PER_SECOND: u32 = 5;
+
+/// `tracing::<level>!` at most [`PEER_WARNINGS_PER_SECOND`] times a second
+/// from this call site: for anything a remote peer can trigger at will.
+macro_rules! log_limited {
+    ($level:ident, $($arg:tt)*) => {{
+        static LIMIT: std::sync::LazyLock<volley::remote::LogLimiter> =
+            std::sync::LazyLock::new(|| {
+                volley::remote::LogLimiter::new($crate::transport::support::PEER_WARNINGS_PER_SECOND)
+            });
+        if LIMIT.allow() {
+            tracing::$level!($($arg)*);
+        }
+    }};
+}
+pub(crate) use log_limited;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,21 +87,3 @@ mod tests {
         assert!((0..1000u64).all(|uid| by_uid[&(uid << 32)] == uid));
     }
 }
-
-/// Warnings a peer can cause, per call site, at most this many a second.
-pub(crate) const PEER_WARNINGS_PER_SECOND: u32 = 5;
-
-/// `tracing::<level>!` at most [`PEER_WARNINGS_PER_SECOND`] times a second
-/// from this call site: for anything a remote peer can trigger at will.
-macro_rules! log_limited {
-    ($level:ident, $($arg:tt)*) => {{
-        static LIMIT: std::sync::LazyLock<volley::remote::LogLimiter> =
-            std::sync::LazyLock::new(|| {
-                volley::remote::LogLimiter::new($crate::transport::support::PEER_WARNINGS_PER_SECOND)
-            });
-        if LIMIT.allow() {
-            tracing::$level!($($arg)*);
-        }
-    }};
-}
-pub(crate) use log_limited;
