@@ -124,14 +124,7 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn settings(first: u64, max: u64) -> RemoteSettings {
-        RemoteSettings {
-            reconnect_backoff: Duration::from_millis(first),
-            reconnect_backoff_max: Duration::from_millis(max),
-            ..RemoteSettings::default()
-        }
-    }
+    use crate::transport::settings::reconnect::reconnect_settings as settings;
 
     #[test]
     fn the_pause_doubles_up_to_the_ceiling_within_the_jitter() {

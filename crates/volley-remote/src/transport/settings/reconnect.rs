@@ -25,17 +25,20 @@ pub(crate) fn jitter(base: Duration, random: u64) -> Duration {
     base.saturating_mul(per_mille as u32) / 1000
 }
 
+/// Settings with a reconnect schedule from `first` to `max` milliseconds,
+/// for the tests of the schedule.
+#[cfg(test)]
+pub(crate) fn reconnect_settings(first: u64, max: u64) -> RemoteSettings {
+    RemoteSettings {
+        reconnect_backoff: Duration::from_millis(first),
+        reconnect_backoff_max: Duration::from_millis(max),
+        ..RemoteSettings::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn settings(first: u64, max: u64) -> RemoteSettings {
-        RemoteSettings {
-            reconnect_backoff: Duration::from_millis(first),
-            reconnect_backoff_max: Duration::from_millis(max),
-            ..RemoteSettings::default()
-        }
-    }
 
     #[test]
     fn jitter_spans_both_sides() {
@@ -48,12 +51,12 @@ mod tests {
     #[test]
     fn the_longest_pause_is_the_ceiling_with_the_most_jitter() {
         assert_eq!(
-            longest_pause(&settings(200, 5000)),
+            longest_pause(&reconnect_settings(200, 5000)),
             Duration::from_millis(6000)
         );
         // A ceiling below the first delay is the first delay.
         assert_eq!(
-            longest_pause(&settings(500, 100)),
+            longest_pause(&reconnect_settings(500, 100)),
             Duration::from_millis(600)
         );
     }
