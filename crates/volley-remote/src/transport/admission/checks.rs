@@ -27,7 +27,7 @@ pub(in crate::transport) fn admit(
 ) -> Result<(), (HandshakeStatus, String)> {
     let Some(origin) = dial_back else {
         // Its messages are delivered; nothing goes back to an address
-        // this node does not dial (`handshake/trust.rs`, `handshake/probe.rs`).
+        // this node does not dial (`handshake/trust.rs`, `admission/probe.rs`).
         return Ok(());
     };
     let association = core.associate(&r.from, origin).map_err(|e| {
@@ -47,7 +47,7 @@ pub(in crate::transport) fn admit(
 /// word: one it has an association with already; else one the trust rules
 /// let it dial back, if listed in `known_peers` or if its claimed address
 /// answers as that incarnation; a node that proved the shared secret on
-/// its word alone (`handshake/proof.rs`).
+/// its word alone (`idle/proof.rs`).
 pub(in crate::transport) async fn dials_back(
     core: &impl AdmissionContext,
     r: &Request,

@@ -297,7 +297,7 @@ impl RemotingCore {
     /// A ref a peer declared on `node`, a third node: reachable if this
     /// node talks to `node` already or may dial it (`handshake/trust.rs`); dialed on
     /// the peer's word alone only with `dial_declared_nodes`, and then
-    /// let go of if `node` never answers (`handshake/proof.rs`).
+    /// let go of if `node` never answers (`idle/proof.rs`).
     fn declared_elsewhere(self: &Arc<Self>, parsed: ActorPath, uid: u64, node: &Address) -> AnyRef {
         let association = self.associations.find(node);
         if !self.trust.may_dial_declared(node, association.is_some()) {

@@ -248,7 +248,7 @@ pub(crate) trait Idleness: IdleContext {
 
     /// Stops the association if its lanes are still as idle as `activity`
     /// says; `why` is `Idle`, or `Unreachable` for one whose address never
-    /// answered (`handshake/proof.rs`), which gets no goodbye.
+    /// answered (`idle/proof.rs`), which gets no goodbye.
     fn retire(
         &self,
         association: &Association,

@@ -4,13 +4,13 @@
 //! Most associations are vouched for: this node's own code named the
 //! address, it is configured (`trust.known_peers`), or the node there
 //! answered the address check as the incarnation that dialed in
-//! (`handshake/probe.rs`). Two kinds are started on a peer's word alone: the dial
+//! (`admission/probe.rs`). Two kinds are started on a peer's word alone: the dial
 //! back of a node that proved the shared secret (its claimed address is
 //! not checked), and a ref a peer declared on a third node, once
 //! something is sent to it, with `trust.dial_declared_nodes`. Such an
 //! association proves its address when one of its lanes completes a
 //! handshake there. One that has not within twice the handshake timeout
-//! is stopped as an idle one is (`idle.rs`), without waiting
+//! is stopped as an idle one is (`idle/`), without waiting
 //! `stop_idle_outbound_after`: its queued messages are counted as dead
 //! letters, `Disassociated` is published with the reason `Unreachable`,
 //! and the table lets go of it. Its lanes no longer redial an address

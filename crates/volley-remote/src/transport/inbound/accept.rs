@@ -161,7 +161,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is
-    // answered (`handshake/probe.rs`). Frames wait in the socket meanwhile.
+    // answered (`admission/probe.rs`). Frames wait in the socket meanwhile.
     let dial_back = dials_back(&**core, &request).await;
     // Past the response, a refusal can only close the connection.
     admit(core, &request, dial_back).map_err(|(_, reason)| InboundError::Refused {

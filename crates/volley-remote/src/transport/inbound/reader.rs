@@ -148,7 +148,7 @@ impl<'c, C: InboundContext> Reader<'c, C> {
 
     /// Takes up an association made for the peer after this connection
     /// started (its address answered a later check,
-    /// `handshake/recheck.rs`): from then on the peer is judged, acked
+    /// `admission/recheck.rs`): from then on the peer is judged, acked
     /// and answered as any node this one dials back.
     fn adopt_association(&mut self) {
         let Some(association) = self.core.associations().find(&self.peer.address) else {
@@ -202,7 +202,7 @@ impl<'c, C: InboundContext> Reader<'c, C> {
     }
 
     /// After a whole buffer: the system-message ack it earned, and traffic
-    /// for idleness (`idle.rs`): anything on the user lanes, on the
+    /// for idleness (`idle/`): anything on the user lanes, on the
     /// control lane anything but heartbeats.
     fn after_buffer(&mut self) {
         let Some(association) = self.peer.association.as_deref() else {

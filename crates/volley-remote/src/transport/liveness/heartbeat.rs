@@ -41,7 +41,7 @@ pub(crate) async fn run_heartbeats(control: Arc<OutboundLane>, core: Arc<impl Li
                     lock(&association.heartbeat_rtt).sent(std::time::Instant::now());
                 }
             }
-            // The association is stopped for idleness (`idle.rs`): its
+            // The association is stopped for idleness (`idle/`): its
             // heartbeats stop with it, unless it was started again.
             Ok(false) => {
                 if core.may_stop_heartbeats(&control) {

@@ -61,7 +61,7 @@ struct PeerState {
     reachable: bool,
     /// The node stopped its association with this one for idleness, and
     /// with it its heartbeats: its silence is not judged until it
-    /// heartbeats again (`idle.rs`).
+    /// heartbeats again (`idle/`).
     paused: bool,
 }
 

@@ -7,7 +7,7 @@
 //! own outbound connections; an inbound connection only reads.
 //!
 //! A route holds its association, so a send finds it with one load and no
-//! lock. An idle association is stopped (`idle.rs`): its connections and
+//! lock. An idle association is stopped (`idle/`): its connections and
 //! tasks end, and the table lets go of it, so it is removed once no ref
 //! points at it any more (see [`Associations`]).
 
@@ -97,7 +97,7 @@ pub(crate) struct Association {
     /// its leaving, not a loss worth an event.
     pub(crate) leaving: AtomicBool,
     /// Which of its tasks run, and whether it is stopped for idleness
-    /// (`idle.rs`). Taken after `control`, never before it.
+    /// (`idle/`). Taken after `control`, never before it.
     pub(crate) tasks: Mutex<Tasks>,
     /// Something but heartbeats arrived from the node since the idleness
     /// check last looked.
@@ -214,7 +214,7 @@ impl Association {
 /// Every association this node has, by remote address.
 ///
 /// The table holds an active association strongly, and a stopped one
-/// (`idle.rs`) only weakly: a stopped association stays alive exactly as
+/// (`idle/`) only weakly: a stopped association stays alive exactly as
 /// long as something still points at it (a route of a ref the application
 /// keeps, an inbound reader), and is found again through the weak entry,
 /// so a node never has two associations to one address. Once nothing

@@ -72,7 +72,7 @@ pub(crate) struct OutboundLane<C = Connection> {
     limit: std::sync::atomic::AtomicUsize,
     /// The node is gone: a refusal is `Unavailable`, not `QueueFull`.
     gone: std::sync::atomic::AtomicBool,
-    /// The association was stopped for idleness (`idle.rs`): a send
+    /// The association was stopped for idleness (`idle/`): a send
     /// starts it again. Changed under the state lock, with `limit`.
     retired: std::sync::atomic::AtomicBool,
     full: AtomicBool,
@@ -113,7 +113,7 @@ struct LaneState<C> {
     /// Bumped whenever the export table is cleared, so ids cached in routes
     /// (`RouteHint::recipient`) under the old numbering are not trusted.
     generation: u32,
-    /// Counts what shows the lane in use, for idleness (`idle.rs`): the
+    /// Counts what shows the lane in use, for idleness (`idle/`): the
     /// buffers taken by a writer on the user lanes (not each message, so
     /// the send path pays nothing), and on the control lane each PDU but
     /// heartbeats.

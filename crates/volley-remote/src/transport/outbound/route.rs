@@ -41,7 +41,7 @@ pub(crate) struct RouteHint<C: OutboundContext> {
     /// and is terminated when that incarnation is gone.
     incarnation: AtomicU64,
     /// Who vouches for the node's address, should this route start its
-    /// association (`handshake/proof.rs`).
+    /// association (`idle/proof.rs`).
     origin: Origin,
 }
 
@@ -128,7 +128,7 @@ impl<C: OutboundContext> RouteHint<C> {
 impl<C: OutboundContext> RouteHint<C> {
     /// The ordinary lane did not take a message: it goes on the large
     /// lane if it is too big, the association is started if it was
-    /// stopped for idleness (`idle.rs`), or the refusal becomes the
+    /// stopped for idleness (`idle/`), or the refusal becomes the
     /// send's error. Out of line, so the common send stays small.
     #[cold]
     #[inline(never)]

@@ -1,5 +1,5 @@
 //! Dialing back a node that dials in (issue 13, item 2): a peer's claimed
-//! address is checked before this node connects to it (`handshake/probe.rs`), or not
+//! address is checked before this node connects to it (`admission/probe.rs`), or not
 //! dialed at all (`trust.connect_back = "verified"`), so made-up addresses
 //! neither redirect the node nor fill its association table.
 

@@ -1,6 +1,6 @@
 //! Which of an association's tasks run, whether it is stopped for
-//! idleness (`idle.rs` stops and starts it), and since when it waits for
-//! proof of its node's address (`handshake/proof.rs`).
+//! idleness (`idle/` stops and starts it), and since when it waits for
+//! proof of its node's address (`idle/proof.rs`).
 
 use std::time::Instant;
 
@@ -25,7 +25,7 @@ pub(crate) struct Tasks {
     /// has passed.
     pub(crate) held_for_quarantine: Option<Instant>,
     /// Since when an association started on a peer's word waits for a
-    /// lane to reach its address (`handshake/proof.rs`); `None` once one has, or
+    /// lane to reach its address (`idle/proof.rs`); `None` once one has, or
     /// for one this node vouched for.
     pub(crate) awaiting_proof: Option<Instant>,
 }

@@ -1,4 +1,4 @@
-//! A lane's part in stopping an idle association (`idle.rs`) and in its
+//! A lane's part in stopping an idle association (`idle/`) and in its
 //! metrics (`metrics.rs`): the counts it keeps under the lock it already
 //! holds, and stopping and starting it again.
 
