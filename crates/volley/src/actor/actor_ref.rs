@@ -36,14 +36,8 @@ pub(crate) trait SystemTarget: Runnable {
     /// Queues a system message; `Some` means the caller must schedule the target.
     fn send_system(&self, msg: SystemMsg) -> Option<&Dispatcher>;
     fn is_terminated(&self) -> bool;
-    /// Approximate number of queued user messages.
-    fn mailbox_len(&self) -> usize;
-    /// True while system messages wait for the target to handle them;
-    /// false for a target that queues none.
-    fn has_system_messages(&self) -> bool {
-        false
-    }
-    /// Queues a graceful stop behind the messages already queued.
+    /// Queues a graceful stop behind the messages already queued (a reply
+    /// handle, which queues nothing, ignores it).
     fn graceful_stop(&self) -> Option<&Dispatcher>;
     /// Fills `out`, an `Option<ActorRef<M>>` for this target's `M`, for
     /// downcasting an [`AnyRef`]; leaves it alone for a target without one
@@ -58,15 +52,33 @@ pub(crate) trait SystemTarget: Runnable {
     fn is_reply_handle(&self) -> bool {
         false
     }
-    /// The child of that name, for lookups by path.
-    fn lookup_child(&self, name: &str) -> Option<AnyRef>;
     /// The remote ref behind this target, if it is one.
     fn as_remote(self: Arc<Self>) -> Option<Arc<RemoteRef>> {
         None
     }
+    /// The queue and children behind this target, for one that has them in
+    /// this process (an actor, an adapter into one, a router); `None` for
+    /// a reply handle or a remote ref.
+    fn local(&self) -> Option<&dyn LocalTarget> {
+        None
+    }
+}
+
+/// What only a target with a queue and children in this process can tell:
+/// kept apart from [`SystemTarget`] so that a reply handle or a remote ref
+/// does not have to answer questions about a mailbox it does not have.
+pub(crate) trait LocalTarget {
+    /// Approximate number of queued user messages.
+    fn mailbox_len(&self) -> usize;
+    /// True while system messages wait for the target to handle them.
+    fn has_system_messages(&self) -> bool {
+        false
+    }
+    /// The child of that name, for lookups by path.
+    fn lookup_child(&self, name: &str) -> Option<AnyRef>;
     /// The dispatcher that runs this target, for one that a dispatcher runs
-    /// (an actor, or an adapter into one); `None` for a reply handle, a
-    /// routed or a remote ref. An `ask` chooses how it waits from it.
+    /// (an actor, or an adapter into one); `None` for a router, whose
+    /// routees run on their own. An `ask` chooses how it waits from it.
     fn dispatcher(&self) -> Option<&Dispatcher> {
         None
     }
@@ -243,7 +255,7 @@ impl<M: Send + 'static> ActorRef<M> {
 
     #[inline]
     pub(crate) fn dispatcher(&self) -> Option<&Dispatcher> {
-        self.target.dispatcher()
+        self.target.local().and_then(LocalTarget::dispatcher)
     }
 
     /// The target itself, for a target that wraps another (an adapter).
@@ -277,7 +289,7 @@ impl<M: Send + 'static> ActorRef<M> {
     /// Approximate count of queued user messages (cheap; for routing hints,
     /// not for decisions that need an exact number).
     pub fn mailbox_len(&self) -> usize {
-        self.target.mailbox_len()
+        self.target.local().map_or(0, LocalTarget::mailbox_len)
     }
 
     /// True while system messages (a stop, a watch, a child's end) are
@@ -286,7 +298,9 @@ impl<M: Send + 'static> ActorRef<M> {
     /// stable API.
     #[doc(hidden)]
     pub fn has_pending_system_messages(&self) -> bool {
-        self.target.has_system_messages()
+        self.target
+            .local()
+            .is_some_and(LocalTarget::has_system_messages)
     }
 
     /// The address of the target object, for identity caches.
@@ -436,7 +450,7 @@ impl AnyRef {
     }
 
     pub(crate) fn lookup_child(&self, name: &str) -> Option<AnyRef> {
-        self.target.lookup_child(name)
+        self.target.local()?.lookup_child(name)
     }
 
     pub(crate) fn send_system(&self, msg: SystemMsg) {

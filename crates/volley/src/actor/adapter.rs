@@ -15,7 +15,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::actor_ref::{ActorRef, LocalTarget, RefTarget, SystemTarget};
 use crate::actor::mailbox::Envelope;
 use crate::actor::path::ActorPath;
 use crate::actor::system_msg::SystemMsg;
@@ -95,10 +95,6 @@ impl<N: Send + 'static, M: Send + 'static> SystemTarget for Adapter<N, M> {
         self.inner.is_terminated()
     }
 
-    fn mailbox_len(&self) -> usize {
-        self.inner.mailbox_len()
-    }
-
     fn graceful_stop(&self) -> Option<&Dispatcher> {
         self.inner.target_ref().graceful_stop()
     }
@@ -113,12 +109,9 @@ impl<N: Send + 'static, M: Send + 'static> SystemTarget for Adapter<N, M> {
         Some(std::any::TypeId::of::<N>())
     }
 
-    fn lookup_child(&self, name: &str) -> Option<AnyRef> {
-        self.inner.target_ref().lookup_child(name)
-    }
-
-    fn dispatcher(&self) -> Option<&Dispatcher> {
-        self.inner.dispatcher()
+    /// The actor's own: an adapter has the actor's queue and children.
+    fn local(&self) -> Option<&dyn LocalTarget> {
+        self.inner.target_ref().local()
     }
 }
 

@@ -271,10 +271,6 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
         !self.exchange.is_waiting()
     }
 
-    fn mailbox_len(&self) -> usize {
-        0
-    }
-
     fn graceful_stop(&self) -> Option<&Dispatcher> {
         None
     }
@@ -291,10 +287,6 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
 
     fn is_reply_handle(&self) -> bool {
         true
-    }
-
-    fn lookup_child(&self, _name: &str) -> Option<AnyRef> {
-        None
     }
 }
 

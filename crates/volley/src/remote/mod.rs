@@ -396,10 +396,6 @@ impl SystemTarget for RemoteRef {
         self.route.is_terminated(self)
     }
 
-    fn mailbox_len(&self) -> usize {
-        0
-    }
-
     fn graceful_stop(&self) -> Option<&Dispatcher> {
         self.route.send_system(self, RemoteSystemMsg::GracefulStop);
         None
@@ -412,10 +408,6 @@ impl SystemTarget for RemoteRef {
     /// Any protocol: the route checks the type when a message is sent, so
     /// [`AnyRef::downcast`] goes through `as_remote` instead.
     fn message_type(&self) -> Option<TypeId> {
-        None
-    }
-
-    fn lookup_child(&self, _name: &str) -> Option<AnyRef> {
         None
     }
 

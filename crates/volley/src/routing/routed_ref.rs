@@ -16,7 +16,7 @@ use super::error::{RoutingError, SelectError};
 use super::logic::{Routees, Selection};
 use super::router_actor::{InternalMsg, RouterMsg};
 use super::shared::{via_actor, RouterShared};
-use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::actor_ref::{ActorRef, AnyRef, LocalTarget, RefTarget, SystemTarget};
 use crate::actor::mailbox::Envelope;
 use crate::actor::path::ActorPath;
 use crate::actor::system_msg::SystemMsg;
@@ -228,12 +228,6 @@ impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {
         self.router.is_terminated()
     }
 
-    /// The routees' queued messages, summed: the load behind the router.
-    fn mailbox_len(&self) -> usize {
-        let snapshot = self.shared.current();
-        snapshot.refs().iter().map(|r| r.mailbox_len()).sum()
-    }
-
     fn graceful_stop(&self) -> Option<&Dispatcher> {
         self.router.graceful_stop();
         None
@@ -249,6 +243,19 @@ impl<M: Send + 'static> SystemTarget for RoutedTarget<M> {
         Some(TypeId::of::<M>())
     }
 
+    fn local(&self) -> Option<&dyn LocalTarget> {
+        Some(self)
+    }
+}
+
+impl<M: Send + 'static> LocalTarget for RoutedTarget<M> {
+    /// The routees' queued messages, summed: the load behind the router.
+    fn mailbox_len(&self) -> usize {
+        let snapshot = self.shared.current();
+        snapshot.refs().iter().map(|r| r.mailbox_len()).sum()
+    }
+
+    /// The router actor's children (a pool's routees).
     fn lookup_child(&self, name: &str) -> Option<AnyRef> {
         self.router.lookup_child(name)
     }

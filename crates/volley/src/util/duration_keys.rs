@@ -113,6 +113,11 @@ impl DurationKeys {
         Ok(deprecated)
     }
 
+    /// Each key with units and the deprecated key it replaced.
+    pub fn pairs(&self) -> &'static [(&'static str, &'static str)] {
+        self.pairs
+    }
+
     /// The key with units that replaced `old_key`, if `old_key` is one of
     /// these deprecated keys.
     pub fn replacement_of(&self, old_key: &str) -> Option<&'static str> {

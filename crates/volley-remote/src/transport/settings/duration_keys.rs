@@ -2,20 +2,18 @@
 //! (`heartbeat_interval = "1s"`, `"200ms"`, `"50us"`) and read by
 //! `humantime-serde`. Each replaced a key that held a whole number of
 //! milliseconds or microseconds (`heartbeat_interval_ms = 1000`); such a
-//! key is still read, with a deprecation warning, so that existing files
-//! keep working.
-//!
-//! This runs on the section's TOML before serde reads it: it rewrites each
-//! deprecated key into its key with units, and checks every key with units
-//! itself, because serde's error for a bad duration does not say which key
-//! held it.
+//! key is still read, with a deprecation warning, by the core's
+//! [`volley::DurationKeys`], the same rules as the core's own settings.
+
+use volley::DurationKeys;
 
 use super::warnings::RemoteSettingsWarning;
+use super::SECTION;
 use crate::transport::settings::RemoteSettingsError;
 
 /// Each duration key (with its table, if any) and the deprecated key it
 /// replaced; the latter's suffix gives its unit.
-const DURATION_KEYS: [(&str, &str); 14] = [
+const DURATION_KEYS: DurationKeys = DurationKeys::new(&[
     ("handshake_timeout", "handshake_timeout_ms"),
     ("reconnect_backoff", "reconnect_backoff_ms"),
     ("reconnect_backoff_max", "reconnect_backoff_max_ms"),
@@ -48,7 +46,7 @@ const DURATION_KEYS: [(&str, &str); 14] = [
     ),
     ("limits.idle_timeout", "limits.idle_timeout_ms"),
     ("tls.refresh_interval", "tls.refresh_interval_ms"),
-];
+]);
 
 /// Rewrites the deprecated duration keys of a `[remote]` section into
 /// their keys with units and checks every duration written with units.
@@ -56,76 +54,15 @@ const DURATION_KEYS: [(&str, &str); 14] = [
 pub(super) fn read_duration_keys(
     section: &mut toml::Value,
 ) -> Result<Vec<RemoteSettingsWarning>, RemoteSettingsError> {
-    let mut deprecated = Vec::new();
-    for (key, old_key) in DURATION_KEYS {
-        // A subsection that is missing or not a table is serde's to report.
-        let Some(table) = table_of(section, key) else {
-            continue;
-        };
-        let (name, old_name) = (last_part(key), last_part(old_key));
-        if let Some(old) = table.remove(old_name) {
-            if table.contains_key(name) {
-                return Err(RemoteSettingsError::BothKeys { old_key, key });
-            }
-            let value = with_units(old_key, &old)?;
-            table.insert(name.to_owned(), toml::Value::String(value.clone()));
-            deprecated.push(RemoteSettingsWarning::DeprecatedKey {
-                old_key,
-                key,
-                value,
-            });
-        }
-        if let Some(value) = table.get(name) {
-            check_duration(key, value)?;
-        }
-    }
-    Ok(deprecated)
-}
-
-/// The table that holds `key`: the section, or its subsection named by
-/// the part of `key` before the dot.
-fn table_of<'a>(section: &'a mut toml::Value, key: &str) -> Option<&'a mut toml::Table> {
-    match key.split_once('.') {
-        None => section.as_table_mut(),
-        Some((subsection, _)) => section.get_mut(subsection)?.as_table_mut(),
-    }
-}
-
-fn last_part(key: &str) -> &str {
-    key.rsplit_once('.').map_or(key, |(_, name)| name)
-}
-
-/// A deprecated key's whole number, written with its unit.
-fn with_units(old_key: &'static str, old: &toml::Value) -> Result<String, RemoteSettingsError> {
-    let (unit, in_full) = if old_key.ends_with("_us") {
-        ("us", "microseconds")
-    } else {
-        ("ms", "milliseconds")
+    // A section that is not a table is serde's to report.
+    let Some(table) = section.as_table_mut() else {
+        return Ok(Vec::new());
     };
-    match old.as_integer() {
-        Some(n) if n >= 0 => Ok(format!("{n}{unit}")),
-        _ => Err(RemoteSettingsError::BadDuration {
-            key: old_key,
-            reason: format!("must be a whole number of {in_full}, not {old}"),
-        }),
-    }
-}
-
-fn check_duration(key: &'static str, value: &toml::Value) -> Result<(), RemoteSettingsError> {
-    let Some(text) = value.as_str() else {
-        return Err(RemoteSettingsError::BadDuration {
-            key,
-            reason: format!(
-                "must be a duration with units, like \"1s\", \"200ms\" or \"50us\", not {value}"
-            ),
-        });
-    };
-    humantime_serde::re::humantime::parse_duration(text)
-        .map(|_| ())
-        .map_err(|e| RemoteSettingsError::BadDuration {
-            key,
-            reason: format!("{text:?} is not a duration: {e}"),
-        })
+    let deprecated = DURATION_KEYS.read(table, SECTION)?;
+    Ok(deprecated
+        .into_iter()
+        .map(RemoteSettingsWarning::DeprecatedKey)
+        .collect())
 }
 
 #[cfg(test)]
@@ -169,7 +106,7 @@ mod tests {
     /// unit, and is reported with both names.
     #[test]
     fn each_deprecated_key_reads_the_same_value_with_a_warning() {
-        for (key, old_key) in DURATION_KEYS {
+        for &(key, old_key) in DURATION_KEYS.pairs() {
             let unit = if old_key.ends_with("_us") { "us" } else { "ms" };
             let old = section_with(old_key, "4000");
             let new = section_with(key, &format!("\"4000{unit}\""));
@@ -179,15 +116,16 @@ mod tests {
             let mut section: toml::Value =
                 toml::from_str::<toml::Table>(&old).unwrap()["remote"].clone();
             let warnings = read_duration_keys(&mut section).unwrap();
-            let warning = RemoteSettingsWarning::DeprecatedKey {
-                old_key,
-                key,
+            let warning = RemoteSettingsWarning::DeprecatedKey(volley::DeprecatedDurationKey {
+                old_key: format!("remote.{old_key}"),
+                key: format!("remote.{key}"),
                 value: format!("4000{unit}"),
-            };
+            });
             assert_eq!(warnings, vec![warning.clone()]);
             let text = warning.to_string();
             assert!(
-                text.contains(old_key) && text.contains(&format!(" {key} = ")),
+                text.contains(&format!("remote.{old_key}"))
+                    && text.contains(&format!(" remote.{key} = ")),
                 "{text}"
             );
         }
@@ -201,11 +139,10 @@ mod tests {
         .unwrap_err();
         assert!(
             matches!(
-                e,
-                RemoteSettingsError::BothKeys {
-                    old_key: "failure_detector.heartbeat_interval_ms",
-                    key: "failure_detector.heartbeat_interval",
-                }
+                &e,
+                RemoteSettingsError::Duration(volley::DurationKeyError::BothKeys { old_key, key })
+                    if old_key == "remote.failure_detector.heartbeat_interval_ms"
+                        && key == "remote.failure_detector.heartbeat_interval"
             ),
             "{e}"
         );
@@ -250,7 +187,8 @@ mod tests {
             let (key_part, value) = line.split_once(" = ").unwrap();
             let e = read(&section_with(key_part, value)).unwrap_err();
             assert!(
-                matches!(e, RemoteSettingsError::BadDuration { key: k, .. } if k == key),
+                matches!(&e, RemoteSettingsError::Duration(volley::DurationKeyError::BadDuration { key: k, .. })
+                    if *k == format!("remote.{key}")),
                 "{line}: {e}"
             );
             assert!(e.to_string().contains(what), "{line}: {e}");

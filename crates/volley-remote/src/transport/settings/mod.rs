@@ -207,15 +207,11 @@ pub enum RemoteSettingsError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A duration that cannot be read.
-    #[error("invalid [remote] setting {key}: {reason}")]
-    BadDuration {
-        /// The key.
-        key: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A deprecated key and the key that replaced it, both given.
+    /// A duration that cannot be read, or given under both its deprecated
+    /// key and the key that replaced it.
+    #[error(transparent)]
+    Duration(#[from] volley::DurationKeyError),
+    /// A removed key and the key that replaced it, both given.
     #[error(
         "invalid [remote] settings: both {old_key} (deprecated) and {key} are set; keep only {key}"
     )]

@@ -39,14 +39,9 @@ pub enum RemoteSettingsWarning {
     /// stop being read in a later release. Only reading settings finds
     /// this one: [`RemoteSettings::warnings`] does not list it, as the
     /// settings do not remember which key their values came from.
-    DeprecatedKey {
-        /// The deprecated key, e.g. `failure_detector.heartbeat_interval_ms`.
-        old_key: &'static str,
-        /// The key that replaced it, e.g. `failure_detector.heartbeat_interval`.
-        key: &'static str,
-        /// The value, written with units, e.g. `1000ms`.
-        value: String,
-    },
+    /// The keys are named in full, e.g.
+    /// `remote.failure_detector.heartbeat_interval_ms`.
+    DeprecatedKey(volley::DeprecatedDurationKey),
 }
 
 impl fmt::Display for RemoteSettingsWarning {
@@ -62,14 +57,7 @@ impl fmt::Display for RemoteSettingsWarning {
             RemoteSettingsWarning::RemovedKey { old_key, instead } => {
                 write!(f, "[remote] setting {old_key} is deprecated: {instead}")
             }
-            RemoteSettingsWarning::DeprecatedKey {
-                old_key,
-                key,
-                value,
-            } => write!(
-                f,
-                "[remote] setting {old_key} is deprecated: write {key} = \"{value}\" instead"
-            ),
+            RemoteSettingsWarning::DeprecatedKey(deprecated) => write!(f, "{deprecated}"),
         }
     }
 }

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::util::locks::lock;
 
-use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
+use crate::actor::actor_ref::{ActorRef, AnyRef, LocalTarget, RefTarget, SystemTarget};
 use crate::actor::children::Children;
 use crate::actor::context::Context;
 use crate::actor::definition::{Actor, Props};
@@ -282,14 +282,6 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
         self.queues.is_terminated()
     }
 
-    fn mailbox_len(&self) -> usize {
-        self.queues.mailbox().len() + self.batched.load(Ordering::Relaxed)
-    }
-
-    fn has_system_messages(&self) -> bool {
-        self.queues.has_system()
-    }
-
     fn graceful_stop(&self) -> Option<&Dispatcher> {
         if let Err(evicted) = self.queues.mailbox().push(Envelope::Poison) {
             self.dead_letter(evicted, DeadLetterReason::MailboxOverflow);
@@ -305,6 +297,21 @@ impl<A: Actor> SystemTarget for ActorCell<A> {
 
     fn message_type(&self) -> Option<TypeId> {
         Some(TypeId::of::<A::Msg>())
+    }
+
+    #[inline]
+    fn local(&self) -> Option<&dyn LocalTarget> {
+        Some(self)
+    }
+}
+
+impl<A: Actor> LocalTarget for ActorCell<A> {
+    fn mailbox_len(&self) -> usize {
+        self.queues.mailbox().len() + self.batched.load(Ordering::Relaxed)
+    }
+
+    fn has_system_messages(&self) -> bool {
+        self.queues.has_system()
     }
 
     fn lookup_child(&self, name: &str) -> Option<AnyRef> {

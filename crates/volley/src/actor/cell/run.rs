@@ -66,7 +66,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
     }
 
     fn depth_sample(&self) -> usize {
-        crate::actor::actor_ref::SystemTarget::mailbox_len(self)
+        crate::actor::actor_ref::LocalTarget::mailbox_len(self)
     }
 }
 
