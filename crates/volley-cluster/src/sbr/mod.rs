@@ -26,7 +26,9 @@ mod strategy;
 pub use decision::{Decision, DoubleIndirectlyConnected};
 pub use member::{SbrMember, SbrStatus};
 pub use partition::{Observation, Partition};
-pub use resolver::{Downing, DowningReason, SbrInput, SplitBrainResolver, TICK_INTERVAL};
+pub use resolver::{
+    Downing, DowningReason, Instability, SbrInput, SplitBrainResolver, TICK_INTERVAL,
+};
 pub use settings::{
     ActiveStrategy, DownAllWhenUnstable, KeepMajoritySettings, KeepOldestSettings, SbrSettings,
     SbrSettingsError, StableAfter, StaticQuorumSettings, MIN_DERIVED_DOWN_ALL_WHEN_UNSTABLE,
@@ -36,5 +38,7 @@ pub use strategy::Strategy;
 
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod resolver_tests;
 #[cfg(test)]
 mod strategy_tests;

@@ -74,12 +74,16 @@ pub struct Downing {
     pub down_self: bool,
 }
 
-/// Reachability changes since the first one that is still unresolved.
+/// The reachability changes since the first one not yet resolved (healed,
+/// downed or removed), for logs and for the down-all limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Instability {
-    first: Duration,
-    latest: Duration,
-    changes: u64,
+pub struct Instability {
+    /// When the first change came.
+    pub first: Duration,
+    /// When the latest change came.
+    pub latest: Duration,
+    /// How many changes came.
+    pub changes: u64,
 }
 
 /// One node's split-brain resolver.
@@ -148,9 +152,15 @@ impl SplitBrainResolver {
         self.view.upsert(member);
         match status {
             SbrStatus::Up | SbrStatus::Exiting => self.restart_stable_wait(now),
-            SbrStatus::Down => self.reachability_changed(now, &node, true),
-            SbrStatus::Joining | SbrStatus::WeaklyUp | SbrStatus::Leaving => {}
+            // As Akka: a downed member counts as a reachability change, and
+            // may be the last unresolved one.
+            SbrStatus::Down if node != self.self_node => {
+                self.view.set_unreachable(&node, true);
+                self.note_reachability_change(now);
+            }
+            _ => {}
         }
+        self.forget_instability_if_settled();
     }
 
     fn member_removed(&mut self, node: NodeId) {
@@ -166,6 +176,10 @@ impl SplitBrainResolver {
         if *node == self.self_node || !self.view.set_unreachable(node, unreachable) {
             return;
         }
+        self.note_reachability_change(now);
+    }
+
+    fn note_reachability_change(&mut self, now: Duration) {
         self.instability = Some(match self.instability {
             None => Instability {
                 first: now,
@@ -194,7 +208,7 @@ impl SplitBrainResolver {
             match self.settings.down_all_when_unstable.margin(stable_after) {
                 // On every node, leader or not, so that all sides give up
                 // as early as possible.
-                Some(margin) if now.saturating_sub(instability.first) > stable_after + margin => {
+                Some(margin) if now.saturating_sub(instability.first) >= stable_after + margin => {
                     return self.act(now, Decision::DownAll, DowningReason::Unstable);
                 }
                 None if now.saturating_sub(instability.latest) > stable_after * 2 => {
@@ -274,9 +288,9 @@ impl SplitBrainResolver {
         self.stable_deadline
     }
 
-    /// When the unresolved reachability changes began, if any.
-    pub fn unstable_since(&self) -> Option<Duration> {
-        self.instability.map(|i| i.first)
+    /// The unresolved reachability changes, if any.
+    pub fn instability(&self) -> Option<Instability> {
+        self.instability
     }
 
     /// The resolver's view of the members.
