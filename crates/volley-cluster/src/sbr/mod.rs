@@ -41,4 +41,10 @@ mod fixtures;
 #[cfg(test)]
 mod resolver_tests;
 #[cfg(test)]
+mod scenario_harness;
+#[cfg(test)]
+mod scenario_tests;
+#[cfg(test)]
+mod settings_tests;
+#[cfg(test)]
 mod strategy_tests;
