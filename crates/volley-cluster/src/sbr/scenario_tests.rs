@@ -107,9 +107,10 @@ fn asymmetric_partition() {
     }
 }
 
-/// An asymmetric link beside a clean split: {a, b, c} | {d, e} and `c`
-/// stops hearing `b`. The majority side downs `b`, `c` (indirectly
-/// connected) and the minority; `a` alone stays.
+/// A broken link beside a clean split: {a, b, c} | {d, e}, and `b` and `c`
+/// stop hearing each other while both still hear `a`. The majority side
+/// downs `b`, `c` (indirectly connected) and the minority; `a` alone stays
+/// (Pekko's "{A, (B, C)} | {D, E} => {A}").
 #[test]
 fn asymmetric_link_beside_a_clean_partition() {
     let mut cluster = Cluster::new(&HOSTS, &settings(ActiveStrategy::KeepMajority));
@@ -150,6 +151,13 @@ fn flapping_link_ends_in_down_all() {
         );
         let last = cluster.decisions.last().expect("a decision");
         assert_eq!(last.downing.reason, DowningReason::Unstable, "{strategy:?}");
+        // The first tick at or past first change + 7 s + 5.25 s.
+        assert_eq!(last.at, secs(14), "{strategy:?}");
+        assert_eq!(
+            cluster.decisions.len(),
+            1,
+            "{strategy:?}: the first to tick downs all"
+        );
     }
 }
 

@@ -371,16 +371,16 @@ fn keep_majority_downs_indirect_connections_and_the_minority_of_a_clean_split() 
     s.assert_downing_side(&s.side2.clone(), &[b(), c(), d(), e()]);
 }
 
-/// KeepMajority "down indirectly connected on minority side, when combined
-/// with clean partition: {A, (B, C)} | {D, E, F, G} => {D, E, F, G}".
-#[test]
-fn keep_majority_downs_a_minority_holding_indirect_connections() {
-    let mut s = keep_majority(None);
+/// {A, (B, C)} | {D, E, F, G}, where the strategy keeps the right side: the
+/// left side downs itself whether or not it saw B and C lose each other,
+/// and the right side downs the left whether or not it saw that.
+fn indirect_connections_on_the_losing_side(mut s: Setup) {
     s.side1 = vec![a(), b(), c()];
     s.side2 = vec![d(), e(), f(), g()];
     s.indirectly_connected = vec![(b(), c()), (c(), b())];
     s.assert_downing_side(&s.side1.clone(), &[a(), b(), c()]);
 
+    // The clean partition came first: the right side never saw it.
     s.indirectly_connected = vec![];
     s.assert_downing_side(&s.side2.clone(), &[a(), b(), c()]);
 
@@ -388,11 +388,9 @@ fn keep_majority_downs_a_minority_holding_indirect_connections() {
     s.assert_downing_side(&s.side2.clone(), &[a(), b(), c()]);
 }
 
-/// KeepMajority "down indirectly connected on majority side, when combined
-/// with clean partition: {A, B, C} | {(D, E), F, G} => {F, G}".
-#[test]
-fn keep_majority_downs_indirect_connections_on_the_majority() {
-    let mut s = keep_majority(None);
+/// {A, B, C} | {(D, E), F, G}, where the strategy keeps the right side:
+/// D and E are downed with the left side, by both sides, once seen.
+fn indirect_connections_on_the_winning_side(mut s: Setup) {
     s.side1 = vec![a(), b(), c()];
     s.side2 = vec![d(), e(), f(), g()];
     s.assert_downing_side(&s.side1.clone(), &[a(), b(), c()]);
@@ -400,6 +398,20 @@ fn keep_majority_downs_indirect_connections_on_the_majority() {
     s.indirectly_connected = vec![(d(), e()), (e(), d())];
     s.assert_downing_side(&s.side1.clone(), &[a(), b(), c(), d(), e()]);
     s.assert_downing_side(&s.side2.clone(), &[a(), b(), c(), d(), e()]);
+}
+
+/// KeepMajority "down indirectly connected on minority side, when combined
+/// with clean partition: {A, (B, C)} | {D, E, F, G} => {D, E, F, G}".
+#[test]
+fn keep_majority_downs_a_minority_holding_indirect_connections() {
+    indirect_connections_on_the_losing_side(keep_majority(None));
+}
+
+/// KeepMajority "down indirectly connected on majority side, when combined
+/// with clean partition: {A, B, C} | {(D, E), F, G} => {F, G}".
+#[test]
+fn keep_majority_downs_indirect_connections_on_the_majority() {
+    indirect_connections_on_the_winning_side(keep_majority(None));
 }
 
 /// KeepMajority "down indirectly connected spanning across a clean
@@ -599,28 +611,14 @@ fn keep_oldest_downs_indirect_connections() {
 /// with clean partition: {A, (B, C)} | {D, E, F, G} => {D, E, F, G}".
 #[test]
 fn keep_oldest_downs_a_younger_side_holding_indirect_connections() {
-    let mut s = keep_oldest(true, None);
-    s.side1 = vec![a(), b(), c()];
-    s.side2 = vec![d(), e(), f(), g()];
-    s.indirectly_connected = vec![(b(), c()), (c(), b())];
-    s.assert_downing_side(&s.side1.clone(), &[a(), b(), c()]);
-    s.indirectly_connected = vec![];
-    s.assert_downing_side(&s.side2.clone(), &[a(), b(), c()]);
-    s.indirectly_connected = vec![(b(), c()), (c(), b())];
-    s.assert_downing_side(&s.side2.clone(), &[a(), b(), c()]);
+    indirect_connections_on_the_losing_side(keep_oldest(true, None));
 }
 
 /// KeepOldest "down indirectly connected on oldest side, when combined with
 /// clean partition: {A, B, C} | {(D, E), F, G} => {F, G}".
 #[test]
 fn keep_oldest_downs_indirect_connections_on_the_oldest_side() {
-    let mut s = keep_oldest(true, None);
-    s.side1 = vec![a(), b(), c()];
-    s.side2 = vec![d(), e(), f(), g()];
-    s.assert_downing_side(&s.side1.clone(), &[a(), b(), c()]);
-    s.indirectly_connected = vec![(d(), e()), (e(), d())];
-    s.assert_downing_side(&s.side1.clone(), &[a(), b(), c(), d(), e()]);
-    s.assert_downing_side(&s.side2.clone(), &[a(), b(), c(), d(), e()]);
+    indirect_connections_on_the_winning_side(keep_oldest(true, None));
 }
 
 /// DownAllNodes "down all" and "down all when any indirectly connected:
