@@ -208,10 +208,13 @@ impl SplitBrainResolver {
             match self.settings.down_all_when_unstable.margin(stable_after) {
                 // On every node, leader or not, so that all sides give up
                 // as early as possible.
-                Some(margin) if now.saturating_sub(instability.first) >= stable_after + margin => {
+                Some(margin)
+                    if now.saturating_sub(instability.first)
+                        >= stable_after.saturating_add(margin) =>
+                {
                     return self.act(now, Decision::DownAll, DowningReason::Unstable);
                 }
-                None if now.saturating_sub(instability.latest) > stable_after * 2 => {
+                None if now.saturating_sub(instability.latest) > stable_after.saturating_mul(2) => {
                     self.instability = None;
                 }
                 _ => {}
@@ -254,7 +257,7 @@ impl SplitBrainResolver {
     }
 
     fn restart_stable_wait(&mut self, now: Duration) {
-        self.stable_deadline = now + self.stable_after();
+        self.stable_deadline = now.saturating_add(self.stable_after());
     }
 
     fn forget_instability_if_settled(&mut self) {

@@ -126,7 +126,7 @@ impl DownAllWhenUnstable {
     pub fn margin(self, stable_after: Duration) -> Option<Duration> {
         match self {
             DownAllWhenUnstable::On => {
-                Some((stable_after * 3 / 4).max(MIN_DERIVED_DOWN_ALL_WHEN_UNSTABLE))
+                Some((stable_after.saturating_mul(3) / 4).max(MIN_DERIVED_DOWN_ALL_WHEN_UNSTABLE))
             }
             DownAllWhenUnstable::Off => None,
             DownAllWhenUnstable::After(d) => Some(d),

@@ -145,3 +145,49 @@ fn errors_say_what_to_fix() {
         "static-quorum needs static_quorum.quorum_size"
     );
 }
+
+/// Extreme values neither overflow nor panic: they only postpone.
+#[test]
+fn extreme_values_saturate() {
+    use crate::node_id::NodeId;
+    use crate::sbr::{Partition, SbrInput, SbrMember, SbrStatus, SplitBrainResolver};
+
+    assert_eq!(
+        DownAllWhenUnstable::On.margin(Duration::MAX),
+        Some(Duration::MAX / 4)
+    );
+    let huge = SbrSettings {
+        stable_after: StableAfter::Fixed(Duration::MAX),
+        down_all_when_unstable: DownAllWhenUnstable::After(Duration::MAX),
+        ..SbrSettings::default()
+    };
+    let me = NodeId::new("a", 1, 0, 0);
+    let other = NodeId::new("b", 1, 0, 0);
+    let mut sbr = SplitBrainResolver::new(me.clone(), huge, Duration::ZERO).expect("valid");
+    let inputs = [
+        SbrInput::Member(SbrMember::new(me, SbrStatus::Up, 1)),
+        SbrInput::Member(SbrMember::new(other.clone(), SbrStatus::Up, 2)),
+        SbrInput::Leader(true),
+        SbrInput::Unreachable(other),
+    ];
+    for input in inputs {
+        assert_eq!(sbr.handle(secs(1), input), None);
+    }
+    assert_eq!(sbr.stable_deadline(), Duration::MAX);
+    assert_eq!(sbr.handle(secs(1_000_000_000), SbrInput::Tick), None);
+    assert_eq!(
+        sbr.handle(
+            Duration::MAX,
+            SbrInput::Reachable(NodeId::new("b", 1, 0, 0))
+        ),
+        None
+    );
+
+    let mut quorum = SbrSettings {
+        active_strategy: ActiveStrategy::StaticQuorum,
+        ..SbrSettings::default()
+    };
+    quorum.static_quorum.quorum_size = Some(usize::MAX);
+    let strategy = quorum.strategy().expect("valid");
+    assert!(!strategy.too_many_for_quorum(&Partition::new()));
+}

@@ -104,5 +104,5 @@ fn static_quorum(view: &Partition, quorum_size: usize, role: Option<&str>) -> De
 }
 
 fn too_many(view: &Partition, quorum_size: usize, role: Option<&str>) -> bool {
-    view.counted(role, Counting::PLAIN).len() > (quorum_size * 2).saturating_sub(1)
+    view.counted(role, Counting::PLAIN).len() > quorum_size.saturating_mul(2).saturating_sub(1)
 }
