@@ -24,6 +24,7 @@ mod core;
 mod event;
 mod node_id;
 mod outbox;
+pub mod sbr;
 pub mod sim;
 mod view;
 
