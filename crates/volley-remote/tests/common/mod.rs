@@ -275,6 +275,20 @@ pub fn quick_detector() -> RemoteSettings {
     }
 }
 
+/// A detector that gives a peer up only after two minutes of silence, for
+/// suites that test order and loss under a flood, not detection: on a
+/// loaded machine a debug build's heartbeats can be late by more than the
+/// default pause, and a quarantine would end the flood half-way.
+pub fn patient_detector() -> RemoteSettings {
+    RemoteSettings {
+        failure_detector: volley_remote::transport::FailureDetectorSettings {
+            acceptable_heartbeat_pause: Duration::from_secs(120),
+            ..Default::default()
+        },
+        ..RemoteSettings::default()
+    }
+}
+
 /// [`quick_detector`] listening on `port`.
 pub fn on_port(port: u16) -> RemoteSettings {
     RemoteSettings {

@@ -26,6 +26,7 @@ use volley::ActorPath;
 use crate::transport::refs::tables::ImportTable;
 
 use crate::serialization::SerializerId;
+use crate::transport::inbound::reader::Reader;
 use crate::transport::inbound::InboundContext;
 use crate::transport::node::{not_delivered, Undeliverable};
 use crate::transport::registry::{DeliverError, InboundType, Payloads};
@@ -36,6 +37,21 @@ use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
 /// message; short enough that the first message of a run waits at most a
 /// few microseconds for the rest to be decoded.
 pub(crate) const RUN_CAP: usize = 64;
+
+impl<C: InboundContext> Reader<'_, C> {
+    /// What a run is delivered with: this connection's state.
+    #[inline]
+    pub(super) fn deliver(&mut self) -> Deliver<'_, C> {
+        Deliver {
+            core: &**self.core,
+            imports: &mut self.imports,
+            types: &mut self.types,
+            peer: &self.peer.address,
+            root: &self.peer.root,
+            reply_route: &self.peer.reply_route,
+        }
+    }
+}
 
 // Each type's staging `Vec` is made for a whole run.
 const _: () = assert!(RUN_CAP == crate::transport::registry::STAGE_CAPACITY);

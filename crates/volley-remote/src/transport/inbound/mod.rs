@@ -2,9 +2,9 @@
 //! what they carry to mailboxes.
 //!
 //! `accept` takes a connection through the accepting half of the
-//! handshake; a `reader` then reads it, sorting each buffer's frames in
-//! one pass (`frames`): user messages go to mailboxes in runs
-//! (`delivery`), every other frame to `control_frames`; `peer` is the
+//! handshake; a `reader` then reads it, each buffer's frames in one pass
+//! (`frames`) into a sink (`sorting`): user messages go to mailboxes in
+//! runs (`delivery`), every other frame to `control_frames`; `peer` is the
 //! reader's view of the node on the other end.
 //! `guard` caps what an inbound connection may cost, `ends` closes the
 //! connections of an incarnation that is gone, and `protocol_error` tells
@@ -19,6 +19,7 @@ pub(crate) mod guard;
 mod peer;
 pub(crate) mod protocol_error;
 pub(crate) mod reader;
+mod sorting;
 
 use std::sync::Arc;
 

@@ -5,10 +5,12 @@
 //!
 //! A [`Reader`] is one connection's state past its handshake. Each of its
 //! steps does one thing: [`Reader::run`] reads until the connection ends;
-//! a pass over one buffer sorts its frames (`frames.rs`) into the reader,
-//! which gathers user messages into runs (`inbound/delivery.rs`) and hands every
-//! other frame to its control handler (`control_frames.rs`); after each
-//! buffer it acknowledges system messages and notes traffic for idleness.
+//! a pass over one buffer (`frames.rs`) hands its frames to a sink
+//! (`sorting.rs`), which gathers user messages into runs
+//! (`delivery.rs`) and hands every other frame to its control handler
+//! (`control_frames.rs`); after each buffer the reader acknowledges system
+//! messages and notes traffic for idleness. A read goes down that chain
+//! and never back into a file it has left.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -20,18 +22,16 @@ use volley::ActorPath;
 
 use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::inbound::accept::InboundError;
-use crate::transport::inbound::delivery::{Deliver, Run, TypeCache};
+use crate::transport::inbound::delivery::TypeCache;
 use crate::transport::inbound::ends::InboundEnds;
 use crate::transport::inbound::ends::{count_what_is_left, Membership};
-use crate::transport::inbound::frames::{read_frames, Flow, FrameSink, Pass, PassError};
+use crate::transport::inbound::frames::{read_frames, Pass, PassError};
 use crate::transport::inbound::guard::IdleWatch;
 use crate::transport::inbound::peer::{Peer, ReaderGuard};
+use crate::transport::inbound::sorting::Sorting;
 use crate::transport::inbound::InboundContext;
-use crate::transport::node::Undeliverable;
 use crate::transport::refs::tables::ImportTable;
-use crate::wire::{
-    Address, Decoder, DecoderConfig, Lane, Pdu, Request, TracedUserMessage, UserMessage,
-};
+use crate::wire::{Address, Decoder, DecoderConfig, Lane};
 
 /// Read buffer size: large enough that one read usually carries hundreds of
 /// small frames.
@@ -43,7 +43,7 @@ pub(crate) struct Reader<'c, C: InboundContext> {
     lane: Lane,
     /// Refs the peer declared on this connection.
     pub(super) imports: ImportTable,
-    types: TypeCache,
+    pub(super) types: TypeCache,
     pub(super) peer: Peer,
     /// Counts the connection among its incarnation's while it lives.
     _counted: Option<ReaderGuard<'c, C>>,
@@ -174,11 +174,7 @@ impl<'c, C: InboundContext> Reader<'c, C> {
         life: &Membership<'c>,
     ) -> Result<Pass, InboundError> {
         let lane = self.lane;
-        let mut sorting = Sorting {
-            reader: self,
-            run: Run::new(),
-            life,
-        };
+        let mut sorting = Sorting::new(self, life);
         read_frames(decoder, lane, buf, &mut sorting).map_err(|e| match e {
             PassError::BadFrame(error) => InboundError::Protocol {
                 peer: self.peer.address.clone(),
@@ -186,19 +182,6 @@ impl<'c, C: InboundContext> Reader<'c, C> {
             },
             PassError::Control(e) => e,
         })
-    }
-
-    /// What a run is delivered with: this connection's state.
-    #[inline]
-    pub(super) fn deliver(&mut self) -> Deliver<'_, C> {
-        Deliver {
-            core: &**self.core,
-            imports: &mut self.imports,
-            types: &mut self.types,
-            peer: &self.peer.address,
-            root: &self.peer.root,
-            reply_route: &self.peer.reply_route,
-        }
     }
 
     /// After a whole buffer: the system-message ack it earned, and traffic
@@ -237,56 +220,5 @@ fn make_room(buf: &mut BytesMut, pass: &Pass) {
     let room = pass.pending_frame_len.unwrap_or(0).max(READ_CHUNK / 4);
     if buf.capacity() - buf.len() < room {
         buf.reserve(room.max(READ_CHUNK));
-    }
-}
-
-/// One pass's sink: the reader, and the run being gathered from the
-/// buffer.
-struct Sorting<'r, 'c, 'buf, C: InboundContext> {
-    reader: &'r mut Reader<'c, C>,
-    run: Run<'buf>,
-    life: &'r Membership<'c>,
-}
-
-impl<'buf, C: InboundContext> FrameSink<'buf> for Sorting<'_, '_, 'buf, C> {
-    type Error = InboundError;
-
-    #[inline]
-    fn message(&mut self, m: UserMessage<'buf>) {
-        let reader = &mut *self.reader;
-        self.run.push(m, || reader.deliver());
-    }
-
-    #[inline]
-    fn request(&mut self, r: Request<'buf>) {
-        self.reader.peer.make_reply_route(self.reader.core);
-        let reader = &mut *self.reader;
-        self.run.push_request(r, || reader.deliver());
-    }
-
-    #[inline]
-    fn end_run(&mut self) {
-        self.run.flush(&mut self.reader.deliver());
-    }
-
-    fn traced(&mut self, t: TracedUserMessage<'buf>) {
-        self.reader.deliver().traced(t);
-    }
-
-    fn control(&mut self, pdu: Pdu<'buf>) -> Result<Flow, InboundError> {
-        self.reader.control(pdu)?;
-        // It may have ended the incarnation (its peer's Disassociate):
-        // what follows it is not delivered.
-        Ok(match self.life.has_ended() {
-            true => Flow::Stop,
-            false => Flow::Go,
-        })
-    }
-
-    fn oversized(&mut self, len: usize, max: usize) {
-        let why = Undeliverable::TooLarge { len, max };
-        self.reader
-            .core
-            .undeliverable(&self.reader.peer.address, why);
     }
 }

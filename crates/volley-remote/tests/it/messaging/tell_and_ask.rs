@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use common::{add, node, remote_ref, spawn_calculator, Calc, T};
+use common::{add, node, patient_detector, remote_ref, spawn_calculator, Calc, T};
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::transport::RemoteSpawnError;
 use volley_remote::RemoteSettings;
@@ -34,8 +34,8 @@ async fn tell_and_ask_across_nodes() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_million_messages_arrive_in_order_and_none_is_lost() {
-    let a = node("alpha", RemoteSettings::default()).await;
-    let b = node("beta", RemoteSettings::default()).await;
+    let a = node("alpha", patient_detector()).await;
+    let b = node("beta", patient_detector()).await;
     spawn_calculator(&b, "calc");
     let calc = remote_ref(&a, &b, "calc");
     const SENDERS: u32 = 4;
@@ -225,13 +225,13 @@ impl Actor for Flooder {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_sent_by_actors_are_flushed_by_their_dispatcher_in_order() {
-    flood_from_an_actor(RemoteSettings::default()).await;
+    flood_from_an_actor(patient_detector()).await;
 }
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_sent_by_actors_arrive_in_order_through_the_writer_task_too() {
-    let mut settings = RemoteSettings::default();
+    let mut settings = patient_detector();
     settings.batching.dispatcher_writes = false;
     flood_from_an_actor(settings).await;
 }
@@ -258,9 +258,10 @@ async fn flood_from_an_actor(settings: RemoteSettings) {
     flooder.tell(());
     // Only then is there room on the lane for the reports asked below:
     // the flood keeps it full, and a tell to a full lane is refused.
-    tokio::time::timeout(Duration::from_secs(60), done.notified())
+    // As long as the last report may take (`expect_all_in_order`).
+    tokio::time::timeout(Duration::from_secs(300), done.notified())
         .await
-        .expect("the flooder sent everything within a minute");
+        .expect("the flooder sent everything within five minutes");
     expect_all_in_order(&calc, TOTAL).await;
     assert_eq!(a.system.dead_letter_count(), 0);
     assert_eq!(b.system.dead_letter_count(), 0);
