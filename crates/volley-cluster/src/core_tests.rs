@@ -91,7 +91,7 @@ fn timers_are_due_at_now_plus_foca_s_delay() {
     let probe = joined
         .timers
         .iter()
-        .find(|t| matches!(t.timer, Timer::ProbeRandomMember(_)))
+        .find(|t| matches!(t.timer, ClusterTimer::Swim(Timer::ProbeRandomMember(_))))
         .expect("joining arms the probe timer");
     assert_eq!(probe.at, NOW + config().probe_period);
 }
@@ -112,7 +112,7 @@ fn an_oversized_packet_is_refused() {
     let outputs = a.handle(NOW, Input::Packet(&bytes));
     let refused = outputs.refused.expect("refused");
     assert!(
-        matches!(refused.source, foca::Error::DataTooBig),
+        matches!(refused.source, RefusedBy::Swim(foca::Error::DataTooBig)),
         "{refused}"
     );
     assert_eq!(refused.input, "packet");
@@ -135,7 +135,10 @@ fn a_packet_claiming_to_be_from_this_node_is_refused() {
         .handle(NOW, Input::Packet(&bytes))
         .refused
         .expect("refused");
-    assert!(matches!(refused.source, foca::Error::DataFromOurselves));
+    assert!(matches!(
+        refused.source,
+        RefusedBy::Swim(foca::Error::DataFromOurselves)
+    ));
 }
 
 #[test]
@@ -154,13 +157,13 @@ fn a_truncated_or_trailing_byte_packet_is_refused() {
     let truncated = a.handle(NOW, Input::Packet(&bytes[..bytes.len() - 1]));
     assert!(matches!(
         truncated.refused.expect("refused").source,
-        foca::Error::Decode(_)
+        RefusedBy::Swim(foca::Error::Decode(_))
     ));
     bytes.push(0);
     let trailing = a.handle(NOW, Input::Packet(&bytes));
     assert!(matches!(
         trailing.refused.expect("refused").source,
-        foca::Error::MalformedPacket
+        RefusedBy::Swim(foca::Error::MalformedPacket)
     ));
 }
 

@@ -22,14 +22,19 @@
 mod codec;
 mod core;
 mod event;
+mod member;
 mod node_id;
 mod outbox;
 pub mod sim;
 mod view;
 
 pub use crate::codec::{ClusterCodec, CodecError, MAX_HOST_LEN};
-pub use crate::core::{ClusterCore, Input, Outputs, Refused};
+pub use crate::core::{ClusterCore, Input, Outputs, Refused, RefusedBy};
 pub use crate::event::MembershipEvent;
+pub use crate::member::{
+    ClusterEvent, ClusterState, MemberRecord, MemberStatus, MemberTable, MembershipConfig,
+    UniqueAddress,
+};
 pub use crate::node_id::{Addr, NodeId};
-pub use crate::outbox::{Packet, TimerAt};
+pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
 pub use foca::{Config, Identity, Member, State, Timer};

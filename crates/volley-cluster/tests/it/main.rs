@@ -5,5 +5,6 @@
 mod churn;
 mod common;
 mod convergence;
+mod membership;
 mod partition;
 mod replay;
