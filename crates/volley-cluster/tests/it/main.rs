@@ -7,4 +7,5 @@ mod common;
 mod convergence;
 mod membership;
 mod partition;
+mod reachability;
 mod replay;
