@@ -26,10 +26,14 @@ impl ClusterCore {
             timer: ClusterTimer::Tick,
         });
         self.join_tick(now)?;
-        self.knowledge
-            .lock()
-            .table
-            .prune(now, self.config.prune_gossip_tombstones_after);
+        {
+            let mut knowledge = self.knowledge.lock();
+            knowledge
+                .table
+                .prune(now, self.config.prune_gossip_tombstones_after);
+            self.unreachable
+                .retain(|member| !knowledge.table.is_removed(member));
+        }
         self.send_digest();
         self.announce_to_unknown()?;
         if now >= self.next_leader_actions {

@@ -18,6 +18,11 @@ impl ClusterCore {
             match swim_event {
                 MembershipEvent::MemberUnreachable { member } => {
                     let member = UniqueAddress::of(member);
+                    if self.knowledge.lock().table.is_removed(&member) {
+                        // A removed member leaving the SWIM group, as it
+                        // should: nothing to track.
+                        continue;
+                    }
                     if self.unreachable.insert(member.clone()) {
                         if let Some(member) = self.live_record(&member) {
                             events.push(ClusterEvent::UnreachableMember { member });

@@ -123,6 +123,29 @@ impl ClusterCore {
             let target = candidates.swap_remove(index);
             self.foca.announce(target, &mut self.outbox)?;
         }
+        self.announce_to_one_unreachable()
+    }
+
+    /// Announces to one random unreachable member that is neither Down nor
+    /// Removed, as Akka keeps heartbeating unreachable nodes: once a link
+    /// heals, the member answers (or is told by foca that it was declared
+    /// down and renews), and the two sides meet again within a tick or so
+    /// instead of at foca's periodic announce to down members.
+    fn announce_to_one_unreachable(&mut self) -> Result<(), RefusedBy> {
+        let candidates: Vec<NodeId> = {
+            let knowledge = self.knowledge.lock();
+            self.unreachable
+                .iter()
+                .filter_map(|member| knowledge.table.get(member))
+                .filter(|record| record.status < crate::member::MemberStatus::Down)
+                .map(|record| record.node.clone())
+                .collect()
+        };
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let target = candidates[self.rng.random_range(0..candidates.len())].clone();
+        self.foca.announce(target, &mut self.outbox)?;
         Ok(())
     }
 }

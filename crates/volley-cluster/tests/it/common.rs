@@ -32,12 +32,14 @@ pub fn cluster(config: SimConfig, members: usize) -> (Simulation, Vec<Addr>) {
 }
 
 /// How long a node waits before it announces itself again to the first
-/// seed while it does not see that seed. foca sends one announce per call
-/// and never retries it, and a seed that hears announces before its own
-/// got through forms an island that foca never merges with the rest (its
-/// periodic announces go only to members it knows). The seed-node logic
-/// of a later step will retry as Akka's `seed-node-timeout` does; the
-/// tests do it by hand until then.
+/// seed while it does not see that seed, in the SWIM-level tests. foca
+/// sends one announce per call and never retries it, and a seed that
+/// hears announces before its own got through forms an island that foca
+/// never merges with the rest (its periodic announces go only to members
+/// it knows). These tests join with `Input::Join` and no cluster is ever
+/// formed (no seed nodes), so the membership's own retry (every
+/// `retry_unsuccessful_join_after`) and its announces to members foca
+/// does not know do not cover it; the membership tests use seed nodes.
 pub const RETRY_JOIN: Duration = Duration::from_secs(5);
 
 /// Runs until every running node sees every other, announcing again

@@ -9,7 +9,7 @@ use std::time::Duration;
 use volley_cluster::sim::{seeds, SimConfig, Simulation};
 use volley_cluster::{Addr, ClusterEvent, Identity, MemberStatus, UniqueAddress};
 
-use crate::common::{all_up, cluster_events_of, run_until, seeded_cluster};
+use crate::common::{all_up, cluster_events_of, run_until, seeded_cluster, STEP};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -41,7 +41,12 @@ fn join_and_report(seed: u64, members: usize) -> (Simulation, Vec<Addr>) {
     let took = run_until(&mut sim, LIMIT, "all Up everywhere", |sim| {
         all_up(sim, &addrs)
     });
-    eprintln!("seed {seed}: {members} members all Up everywhere after {took:?} of virtual time");
+    let swim = sim.run_until(LIMIT, STEP, Simulation::converged);
+    eprintln!(
+        "seed {seed}: {members} members all Up everywhere after {took:?} of virtual time, \
+         every SWIM view whole {:?} later",
+        swim.unwrap_or_else(|| panic!("seed {seed}: the SWIM views never became whole"))
+    );
     (sim, addrs)
 }
 
@@ -55,7 +60,27 @@ fn five_members_join_through_seeds_and_all_see_everyone_up() {
 #[test]
 fn fifty_members_join_through_seeds_and_see_each_transition_once() {
     for seed in seeds(&[4]) {
-        let (sim, addrs) = join_and_report(seed, 50);
+        each_transition_once(seed, 50);
+    }
+}
+
+/// The larger run; `--ignored` runs it (in release).
+#[test]
+#[ignore = "long: 200 members"]
+fn two_hundred_members_join_through_seeds_and_see_each_transition_once() {
+    for seed in seeds(&[7]) {
+        let wall = std::time::Instant::now();
+        each_transition_once(seed, 200);
+        eprintln!(
+            "seed {seed}: 200 members took {:?} of wall time",
+            wall.elapsed()
+        );
+    }
+}
+
+fn each_transition_once(seed: u64, members: usize) {
+    {
+        let (sim, addrs) = join_and_report(seed, members);
         let counts = status_event_counts(&sim);
         for ((observer, member, kind), count) in &counts {
             assert_eq!(
