@@ -70,42 +70,52 @@ fn fifty_members_join_through_seeds_and_see_each_transition_once() {
 fn two_hundred_members_join_through_seeds_and_see_each_transition_once() {
     for seed in seeds(&[7]) {
         let wall = std::time::Instant::now();
-        each_transition_once(seed, 200);
+        let mut sim = each_transition_once(seed, 200);
         eprintln!(
             "seed {seed}: 200 members took {:?} of wall time",
             wall.elapsed()
         );
+        let before = sim.stats();
+        let steady = Duration::from_secs(30);
+        sim.run_for(steady);
+        let after = sim.stats();
+        let per_member_per_s = |n: u64| n as f64 / 200.0 / steady.as_secs_f64();
+        eprintln!(
+            "seed {seed}: then {:.0} B and {:.1} packets per member per s",
+            per_member_per_s(after.bytes_sent - before.bytes_sent),
+            per_member_per_s(after.packets_sent - before.packets_sent),
+        );
     }
 }
 
-fn each_transition_once(seed: u64, members: usize) {
-    {
-        let (sim, addrs) = join_and_report(seed, members);
-        let counts = status_event_counts(&sim);
-        for ((observer, member, kind), count) in &counts {
-            assert_eq!(
-                *count, 1,
-                "seed {seed}: {observer:?} saw {member} {kind} {count} times"
-            );
-        }
-        for node in sim.running() {
-            let ups = counts
-                .keys()
-                .filter(|(observer, _, kind)| *observer == node.addr() && *kind == "up")
-                .count();
-            assert_eq!(ups, addrs.len(), "seed {seed}: {node} saw every member Up");
-            let order: Vec<&ClusterEvent> = cluster_events_of(&sim, &node).collect();
-            assert!(
-                order
-                    .iter()
-                    .all(|e| !matches!(e, ClusterEvent::UnreachableMember { .. })),
-                "seed {seed}: {node} saw no false unreachability"
-            );
-        }
+/// Joins `members` through seeds and checks that every node saw each
+/// member's Joining (if it saw it) and Up exactly once, and no member
+/// unreachable.
+fn each_transition_once(seed: u64, members: usize) -> Simulation {
+    let (sim, addrs) = join_and_report(seed, members);
+    let counts = status_event_counts(&sim);
+    for ((observer, member, kind), count) in &counts {
+        assert_eq!(
+            *count, 1,
+            "seed {seed}: {observer:?} saw {member} {kind} {count} times"
+        );
     }
+    for node in sim.running() {
+        let ups = counts
+            .keys()
+            .filter(|(observer, _, kind)| *observer == node.addr() && *kind == "up")
+            .count();
+        assert_eq!(ups, addrs.len(), "seed {seed}: {node} saw every member Up");
+        assert!(
+            cluster_events_of(&sim, &node)
+                .all(|e| !matches!(e, ClusterEvent::UnreachableMember { .. })),
+            "seed {seed}: {node} saw no false unreachability"
+        );
+    }
+    sim
 }
 
-/// Whether no running node but `except` holds a record of `member`.
+/// Whether no running node holds a record of `member`.
 fn removed_everywhere(sim: &Simulation, member: &UniqueAddress) -> bool {
     sim.running().iter().all(|node| {
         sim.state(&node.addr())

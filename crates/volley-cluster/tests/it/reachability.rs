@@ -90,7 +90,7 @@ fn partition_and_heal(seed: u64, members: usize, majority: usize, heal_limit: Du
 #[test]
 fn a_partition_stops_the_leader_and_a_heal_lets_it_go_on() {
     for seed in seeds(&[11]) {
-        partition_and_heal(seed, 10, 6, Duration::from_secs(300));
+        partition_and_heal(seed, 10, 6, Duration::from_secs(30));
     }
 }
 
