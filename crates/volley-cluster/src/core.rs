@@ -298,7 +298,7 @@ impl ClusterCore {
         if !self.tick_scheduled && self.join != JoinPlan::Idle {
             self.tick_scheduled = true;
             self.outbox.timers.push(TimerAt {
-                at: now + self.config.gossip_interval,
+                at: now.saturating_add(self.config.gossip_interval),
                 timer: ClusterTimer::Tick,
             });
         }

@@ -257,3 +257,12 @@ fn the_first_seed_forms_the_cluster_alone_after_the_seed_node_timeout() {
         .collect();
     assert_eq!(kinds, ["joined", "leader", "up"]);
 }
+
+#[test]
+fn a_clock_at_its_end_does_not_panic_the_core() {
+    let mut a = core(1, 7);
+    let me = a.identity().addr();
+    let outputs = a.handle(Duration::MAX, Input::JoinSeedNodes(vec![me]));
+    assert!(outputs.timers.iter().all(|t| t.at == Duration::MAX));
+    let _ = a.handle(Duration::MAX, Input::Timer(ClusterTimer::Tick));
+}

@@ -53,7 +53,7 @@ impl ClusterCore {
             .filter(|seed| *seed != me)
             .map(announce_target)
             .collect();
-        let form_alone_at = first.then(|| now + self.config.seed_node_timeout);
+        let form_alone_at = first.then(|| now.saturating_add(self.config.seed_node_timeout));
         self.start_join(now, targets, form_alone_at)
     }
 
@@ -74,7 +74,7 @@ impl ClusterCore {
         self.join = JoinPlan::Pending {
             targets,
             form_alone_at,
-            next_retry: now + self.config.retry_unsuccessful_join_after,
+            next_retry: now.saturating_add(self.config.retry_unsuccessful_join_after),
         };
         Ok(())
     }
@@ -102,7 +102,7 @@ impl ClusterCore {
         if now < *next_retry {
             return Ok(());
         }
-        *next_retry = now + self.config.retry_unsuccessful_join_after;
+        *next_retry = now.saturating_add(self.config.retry_unsuccessful_join_after);
         let targets = targets.clone();
         self.announce_all(&targets)
     }

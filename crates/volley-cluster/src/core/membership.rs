@@ -22,7 +22,7 @@ impl ClusterCore {
     /// digest, announces to members foca does not know, leader actions.
     pub(super) fn tick(&mut self, now: Duration) -> Result<(), RefusedBy> {
         self.outbox.timers.push(TimerAt {
-            at: now + self.config.gossip_interval,
+            at: now.saturating_add(self.config.gossip_interval),
             timer: ClusterTimer::Tick,
         });
         self.join_tick(now)?;
@@ -37,7 +37,7 @@ impl ClusterCore {
         self.send_digest();
         self.announce_to_unknown()?;
         if now >= self.next_leader_actions {
-            self.next_leader_actions = now + self.config.leader_actions_interval;
+            self.next_leader_actions = now.saturating_add(self.config.leader_actions_interval);
             self.leader_actions()?;
         }
         Ok(())
