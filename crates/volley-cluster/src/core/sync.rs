@@ -47,7 +47,7 @@ impl ClusterCore {
             knowledge.table.hash() != digest.seen.hash || knowledge.seen_hash() != digest.seen_hash
         };
         if differs {
-            self.send_pages(digest.from, true);
+            self.send_pages(digest.from, true, digest.seen.hash);
         }
         Ok(())
     }
@@ -71,17 +71,23 @@ impl ClusterCore {
                     || knowledge.seen_hash() != page.seen_hash)
         };
         if let (true, Some(from)) = (answer, page.from) {
-            self.send_pages(from, false);
+            self.send_pages(from, false, page.table_hash);
         }
         Ok(())
     }
 
-    fn send_pages(&mut self, to: NodeId, answer_wanted: bool) {
+    /// Sends this node's table to `to`, whose table hash is
+    /// `peer_table_hash`: without the records when the tables are equal
+    /// (only the seen-sets differ, as they do for a while after every
+    /// change), since those are most of the bytes.
+    fn send_pages(&mut self, to: NodeId, answer_wanted: bool, peer_table_hash: u64) {
         let pages = {
             let mut knowledge = self.knowledge.lock();
+            let with_records = knowledge.table.hash() != peer_table_hash;
             pages::pages(
                 &mut knowledge,
                 answer_wanted,
+                with_records,
                 self.config.max_sync_page_bytes,
             )
         };

@@ -10,12 +10,14 @@ const PAGE_HEAD_LEN: usize = 1 + 8 + 8 + 3 * 2 + 2 + crate::codec::MAX_HOST_LEN 
 /// Entries per section, so that each count fits its `u16`.
 const MAX_ENTRIES: usize = u16::MAX as usize;
 
-/// The table, tombstones and seen-set of `knowledge` as pages of at most
-/// `max_bytes` each (a single entry larger than that still gets a page of
-/// its own); the last page is flagged.
+/// The table (its records only `with_records`), tombstones and seen-set
+/// of `knowledge` as pages of at most `max_bytes` each (a single entry
+/// larger than that still gets a page of its own); the last page is
+/// flagged.
 pub(crate) fn pages(
     knowledge: &mut Knowledge,
     answer_wanted: bool,
+    with_records: bool,
     max_bytes: usize,
 ) -> Vec<DataPage> {
     let head = DataPage {
@@ -36,7 +38,8 @@ pub(crate) fn pages(
         }
         *size += len;
     };
-    for record in knowledge.table.records() {
+    let records = knowledge.table.records().filter(|_| with_records);
+    for record in records {
         let entries = page.records.len();
         room(&mut page, &mut size, wire::record_len(record), entries);
         page.records.push(record.clone());
@@ -58,4 +61,47 @@ pub(crate) fn pages(
         last.last = true;
     }
     pages
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::member::MemberRecord;
+    use crate::node_id::NodeId;
+
+    fn knowledge(members: u16) -> Knowledge {
+        let mut knowledge = Knowledge::default();
+        for port in 0..members {
+            let node = NodeId::new("10.0.0.1", port, u64::from(port), 7);
+            knowledge.apply_record(MemberRecord::joining(node, "1".to_owned(), BTreeSet::new()));
+        }
+        knowledge
+    }
+
+    #[test]
+    fn a_table_is_split_into_bounded_pages_the_last_flagged() {
+        let mut knowledge = knowledge(100);
+        let pages = pages(&mut knowledge, true, true, 1024);
+        assert!(pages.len() > 1);
+        let records: usize = pages.iter().map(|page| page.records.len()).sum();
+        assert_eq!(records, 100);
+        let node = NodeId::new("10.0.0.1", 1, 1, 7);
+        for page in &pages {
+            assert!(wire::encode_page(page, &node).len() <= 1024 + PAGE_HEAD_LEN);
+        }
+        let flagged: Vec<bool> = pages.iter().map(|page| page.last).collect();
+        assert_eq!(flagged.iter().filter(|last| **last).count(), 1);
+        assert_eq!(flagged.last(), Some(&true));
+    }
+
+    #[test]
+    fn pages_without_records_carry_only_tombstones_and_the_seen_set() {
+        let mut knowledge = knowledge(10);
+        let pages = pages(&mut knowledge, false, false, 64 * 1024);
+        assert_eq!(pages.len(), 1);
+        assert!(pages[0].records.is_empty());
+        assert_eq!(pages[0].table_hash, knowledge.table.hash());
+    }
 }

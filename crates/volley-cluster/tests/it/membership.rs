@@ -75,16 +75,17 @@ fn two_hundred_members_join_through_seeds_and_see_each_transition_once() {
             "seed {seed}: 200 members took {:?} of wall time",
             wall.elapsed()
         );
-        let before = sim.stats();
-        let steady = Duration::from_secs(30);
-        sim.run_for(steady);
-        let after = sim.stats();
-        let per_member_per_s = |n: u64| n as f64 / 200.0 / steady.as_secs_f64();
-        eprintln!(
-            "seed {seed}: then {:.0} B and {:.1} packets per member per s",
-            per_member_per_s(after.bytes_sent - before.bytes_sent),
-            per_member_per_s(after.packets_sent - before.packets_sent),
-        );
+        let per_member_per_s = |n: u64, time: Duration| n as f64 / 200.0 / time.as_secs_f64();
+        for window in [Duration::from_secs(5), Duration::from_secs(25)] {
+            let before = sim.stats();
+            sim.run_for(window);
+            let after = sim.stats();
+            eprintln!(
+                "seed {seed}: the next {window:?}: {:.0} B and {:.1} packets per member per s",
+                per_member_per_s(after.bytes_sent - before.bytes_sent, window),
+                per_member_per_s(after.packets_sent - before.packets_sent, window),
+            );
+        }
     }
 }
 
