@@ -51,6 +51,21 @@ pub enum CodecError {
     /// A host that is not UTF-8.
     #[error("a node id's host is not UTF-8")]
     HostNotUtf8,
+    /// A string field that is not UTF-8.
+    #[error("cluster packet: {0} is not UTF-8")]
+    NotUtf8(&'static str),
+    /// A member status outside the closed set.
+    #[error("unknown member status {0:#04x}")]
+    UnknownStatus(u8),
+    /// A membership item or sync message tag outside the closed set.
+    #[error("unknown membership item tag {0:#04x}")]
+    UnknownItem(u8),
+    /// A string longer than a `str16` carries.
+    #[error("cluster packet: {0} is longer than 65,535 bytes")]
+    TooLong(&'static str),
+    /// Bytes left over after a whole membership item or sync message.
+    #[error("cluster packet: {0} bytes left over")]
+    TrailingBytes(usize),
     /// A message tag outside the closed set.
     #[error("unknown cluster message tag {0:#04x}")]
     UnknownMessage(u8),
@@ -220,7 +235,7 @@ fn check_host_len(len: usize) -> Result<(), CodecError> {
 
 /// A buffer known to have room for everything about to be written, so an
 /// item is written whole or not at all (foca's rule for a full packet).
-struct Writer<B>(B);
+pub(crate) struct Writer<B>(pub(crate) B);
 
 impl<B: BufMut> Writer<B> {
     fn reserve(buf: B, needed: usize) -> Result<Self, CodecError> {
@@ -231,7 +246,7 @@ impl<B: BufMut> Writer<B> {
         Ok(Self(buf))
     }
 
-    fn node_id(&mut self, id: &NodeId) {
+    pub(crate) fn node_id(&mut self, id: &NodeId) {
         let host = id.host().as_bytes();
         // `node_id_len` checked the length against MAX_HOST_LEN.
         self.0.put_u16_le(host.len() as u16);
@@ -245,7 +260,7 @@ impl<B: BufMut> Writer<B> {
 
 /// Checked reads: every read first compares what it needs with what is
 /// left, since `Buf`'s own getters panic on short input.
-struct Reader<B>(B);
+pub(crate) struct Reader<B>(pub(crate) B);
 
 impl<B: Buf> Reader<B> {
     fn need(&self, what: &'static str, needed: usize) -> Result<(), CodecError> {
@@ -260,22 +275,36 @@ impl<B: Buf> Reader<B> {
         Ok(())
     }
 
-    fn u8(&mut self, what: &'static str) -> Result<u8, CodecError> {
+    pub(crate) fn u8(&mut self, what: &'static str) -> Result<u8, CodecError> {
         self.need(what, 1)?;
         Ok(self.0.get_u8())
     }
 
-    fn u16(&mut self, what: &'static str) -> Result<u16, CodecError> {
+    pub(crate) fn u16(&mut self, what: &'static str) -> Result<u16, CodecError> {
         self.need(what, 2)?;
         Ok(self.0.get_u16_le())
     }
 
-    fn u64(&mut self, what: &'static str) -> Result<u64, CodecError> {
+    pub(crate) fn u64(&mut self, what: &'static str) -> Result<u64, CodecError> {
         self.need(what, 8)?;
         Ok(self.0.get_u64_le())
     }
 
-    fn node_id(&mut self) -> Result<NodeId, CodecError> {
+    pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32, CodecError> {
+        self.need(what, 4)?;
+        Ok(self.0.get_u32_le())
+    }
+
+    /// A `str16`: a `u16` length and that many bytes of UTF-8.
+    pub(crate) fn str16(&mut self, what: &'static str) -> Result<String, CodecError> {
+        let len = usize::from(self.u16(what)?);
+        self.need(what, len)?;
+        let mut bytes = vec![0; len];
+        self.0.copy_to_slice(&mut bytes);
+        String::from_utf8(bytes).map_err(|_| CodecError::NotUtf8(what))
+    }
+
+    pub(crate) fn node_id(&mut self) -> Result<NodeId, CodecError> {
         let len = usize::from(self.u16("host length")?);
         check_host_len(len)?;
         self.need("host", len)?;

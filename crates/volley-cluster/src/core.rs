@@ -1,61 +1,112 @@
 //! `ClusterCore`: the deterministic membership state machine (design §1.4).
 //!
-//! It owns foca and is driven only through [`ClusterCore::handle`]: it
-//! reads no clock (the caller says what time it is), opens no socket (it
-//! returns the packets to send) and draws randomness from a seeded RNG, so
-//! the same inputs at the same times give the same outputs. A tokio driver
-//! and the simulator in [`crate::sim`] are its two callers.
+//! It owns foca and the member table and is driven only through
+//! [`ClusterCore::handle`]: it reads no clock (the caller says what time it
+//! is), opens no socket (it returns the packets to send) and draws
+//! randomness from seeded RNGs, so the same inputs at the same times give
+//! the same outputs. A tokio driver and the simulator in [`crate::sim`] are
+//! its two callers.
 
+mod join;
+mod membership;
+mod reachability;
+mod sync;
+
+use std::collections::BTreeSet;
 use std::mem;
 use std::time::Duration;
 
-use foca::{Config, Foca, Identity, Member, NoCustomBroadcast, Timer};
+use foca::{Config, Foca, Identity, Member, Timer};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
 
-use crate::codec::ClusterCodec;
+use crate::codec::{ClusterCodec, CodecError};
 use crate::event::MembershipEvent;
-use crate::node_id::NodeId;
-use crate::outbox::{Outbox, Packet, TimerAt};
+use crate::member::knowledge::SharedKnowledge;
+use crate::member::{ClusterEvent, MembershipConfig, UniqueAddress};
+use crate::node_id::{Addr, NodeId};
+use crate::outbox::{Channel, ClusterTimer, Outbox, Packet, TimerAt};
 use crate::view::MembershipView;
+
+use self::join::JoinPlan;
 
 /// One thing that happened to the core.
 #[derive(Debug, Clone)]
 pub enum Input<'a> {
-    /// A packet from another member, as it arrived.
+    /// A SWIM packet from another member, as it arrived.
     Packet(&'a [u8]),
+    /// An anti-entropy digest from another member.
+    SyncDigest(&'a [u8]),
+    /// An anti-entropy data page from another member.
+    SyncData(&'a [u8]),
     /// A timer the core asked for earlier ([`TimerAt`]), now due.
-    Timer(Timer<NodeId>),
-    /// Join the cluster through this member (foca's announce).
+    Timer(ClusterTimer),
+    /// Join the cluster through this member (Akka's `Cluster::join`):
+    /// announce to it, again every `retry_unsuccessful_join_after` until
+    /// joined.
     Join(NodeId),
+    /// Join through seed nodes (Akka's `seed-nodes`); the first seed forms
+    /// the cluster alone after `seed_node_timeout` (design §3.3).
+    JoinSeedNodes(Vec<Addr>),
     /// Spread pending updates now, besides foca's periodic gossip.
     Gossip,
-    /// Leave the cluster: declare this node down and tell a few members.
+    /// Leave gracefully: Up to Leaving by this node, then Exiting and
+    /// Removed by the leader, then out of the SWIM group. A node that never
+    /// joined leaves the SWIM group at once.
     Leave,
+    /// Down a member (what the split-brain resolver, or an operator, asks).
+    Down(UniqueAddress),
 }
 
-impl Input<'_> {
+impl<'a> Input<'a> {
+    /// The input for a packet that arrived on `channel`.
+    pub fn received(channel: Channel, bytes: &'a [u8]) -> Self {
+        match channel {
+            Channel::Swim => Input::Packet(bytes),
+            Channel::SyncDigest => Input::SyncDigest(bytes),
+            Channel::SyncData => Input::SyncData(bytes),
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Input::Packet(_) => "packet",
+            Input::SyncDigest(_) => "sync digest",
+            Input::SyncData(_) => "sync data",
             Input::Timer(_) => "timer",
             Input::Join(_) => "join",
+            Input::JoinSeedNodes(_) => "join through seed nodes",
             Input::Gossip => "gossip",
             Input::Leave => "leave",
+            Input::Down(_) => "down",
         }
     }
 }
 
-/// Why foca refused an input.
+/// What refused an input.
+#[derive(Debug, thiserror::Error)]
+pub enum RefusedBy {
+    /// foca (a malformed or oversized packet, a packet from this node
+    /// itself, a bad custom broadcast, ...).
+    #[error(transparent)]
+    Swim(#[from] foca::Error),
+    /// The membership (a malformed anti-entropy message).
+    #[error(transparent)]
+    Membership(#[from] CodecError),
+    /// A `Down` of a member the table does not hold.
+    #[error("no member {0} to down")]
+    UnknownMember(UniqueAddress),
+}
+
+/// Why the core refused an input.
 #[derive(Debug, thiserror::Error)]
 #[error("the membership core refused a {input}: {source}")]
 pub struct Refused {
     /// The kind of input.
     pub input: &'static str,
-    /// foca's reason (a malformed or oversized packet, a packet from this
-    /// node itself, ...).
+    /// The reason.
     #[source]
-    pub source: foca::Error,
+    pub source: RefusedBy,
 }
 
 /// What the core wants done after one input.
@@ -65,32 +116,82 @@ pub struct Outputs {
     pub packets: Vec<Packet>,
     /// Timers to deliver back when due.
     pub timers: Vec<TimerAt>,
-    /// What changed in the membership, in order.
+    /// What changed in the SWIM group, in order.
     pub events: Vec<MembershipEvent>,
-    /// Set when foca refused the input. foca may have acted on part of it
+    /// What changed in the membership, as Akka's cluster events, in order.
+    pub cluster_events: Vec<ClusterEvent>,
+    /// Set when the input was refused. foca may have acted on part of it
     /// first (a packet's updates are applied before its broadcasts are
     /// read), so the outputs above still hold and must still be carried out.
     pub refused: Option<Refused>,
 }
 
-type SwimFoca = Foca<NodeId, ClusterCodec, Xoshiro256PlusPlus, NoCustomBroadcast>;
+type SwimFoca = Foca<NodeId, ClusterCodec, Xoshiro256PlusPlus, SharedKnowledge>;
+
+/// Distinguishes the membership's RNG stream from foca's.
+const MEMBERSHIP_RNG_STREAM: u64 = 0x6d65_6d62_6572_7321;
 
 /// The membership state machine of one node.
 pub struct ClusterCore {
     foca: SwimFoca,
     outbox: Outbox,
     view: MembershipView,
+    config: MembershipConfig,
+    knowledge: SharedKnowledge,
+    rng: Xoshiro256PlusPlus,
+    me: UniqueAddress,
+    /// Members foca holds down (unreachable), by incarnation.
+    unreachable: BTreeSet<UniqueAddress>,
+    join: JoinPlan,
+    /// This node's own Seen version, bumped when its table changes.
+    seen_version: u64,
+    /// The table hash this node last announced as seen.
+    seen_hash: Option<u64>,
+    leader: Option<UniqueAddress>,
+    next_leader_actions: Duration,
+    tick_scheduled: bool,
+    /// Whether this input added membership items to push out at once.
+    push_broadcasts: bool,
+    /// Whether this node has left the SWIM group (removed or downed).
+    left_swim: bool,
 }
 
 impl ClusterCore {
-    /// A core for `identity`, with foca's `config`, its randomness drawn
-    /// from `seed` (the same seed and inputs replay the same run).
+    /// A core for `identity`, with foca's `config` and the default
+    /// membership settings, its randomness drawn from `seed` (the same
+    /// seed and inputs replay the same run).
     pub fn new(identity: NodeId, config: Config, seed: u64) -> Self {
+        Self::with_membership(identity, config, MembershipConfig::default(), seed)
+    }
+
+    /// A core with explicit membership settings.
+    pub fn with_membership(
+        identity: NodeId,
+        swim: Config,
+        config: MembershipConfig,
+        seed: u64,
+    ) -> Self {
+        let knowledge = SharedKnowledge::default();
+        knowledge.lock().prune_after = config.prune_gossip_tombstones_after;
         let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let me = UniqueAddress::of(&identity);
         Self {
-            foca: Foca::new(identity, config, rng, ClusterCodec),
+            foca: Foca::with_custom_broadcast(identity, swim, rng, ClusterCodec, knowledge.clone()),
             outbox: Outbox::default(),
             view: MembershipView::default(),
+            config,
+            knowledge,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ MEMBERSHIP_RNG_STREAM),
+            me,
+            unreachable: BTreeSet::new(),
+            join: JoinPlan::Idle,
+            seen_version: 0,
+            seen_hash: None,
+            leader: None,
+            next_leader_actions: Duration::ZERO,
+            tick_scheduled: false,
+            push_broadcasts: false,
+            left_swim: false,
         }
     }
 
@@ -98,27 +199,46 @@ impl ClusterCore {
     /// call and every [`TimerAt`] uses the same one).
     pub fn handle(&mut self, now: Duration, input: Input<'_>) -> Outputs {
         self.outbox.now = now;
+        self.knowledge.lock().now = now;
         let name = input.name();
         let removal = match &input {
-            Input::Timer(Timer::RemoveDown(member)) => Some(member.clone()),
+            Input::Timer(ClusterTimer::Swim(Timer::RemoveDown(member))) => Some(member.clone()),
             _ => None,
         };
-        let result = match input {
-            Input::Packet(bytes) => self.foca.handle_data(bytes, &mut self.outbox),
-            Input::Timer(timer) => self.foca.handle_timer(timer, &mut self.outbox),
-            Input::Join(via) => self.foca.announce(via, &mut self.outbox),
-            Input::Gossip => self.foca.gossip(&mut self.outbox),
-            Input::Leave => self.foca.leave_cluster(&mut self.outbox),
-        };
+        let result = self.dispatch(now, input);
         let mut outputs = Outputs {
-            packets: mem::take(&mut self.outbox.packets),
-            timers: mem::take(&mut self.outbox.timers),
-            events: Vec::new(),
             refused: result.err().map(|source| Refused {
                 input: name,
                 source,
             }),
+            ..Outputs::default()
         };
+        self.after_input(now, removal, &mut outputs);
+        outputs.packets = mem::take(&mut self.outbox.packets);
+        outputs.timers = mem::take(&mut self.outbox.timers);
+        outputs
+    }
+
+    fn dispatch(&mut self, now: Duration, input: Input<'_>) -> Result<(), RefusedBy> {
+        match input {
+            Input::Packet(bytes) => self.foca.handle_data(bytes, &mut self.outbox)?,
+            Input::SyncDigest(bytes) => self.receive_digest(bytes)?,
+            Input::SyncData(bytes) => self.receive_page(bytes)?,
+            Input::Timer(ClusterTimer::Swim(timer)) => {
+                self.foca.handle_timer(timer, &mut self.outbox)?
+            }
+            Input::Timer(ClusterTimer::Tick) => self.tick(now)?,
+            Input::Join(via) => self.join_via(now, via)?,
+            Input::JoinSeedNodes(seeds) => self.join_seed_nodes(now, seeds)?,
+            Input::Gossip => self.foca.gossip(&mut self.outbox)?,
+            Input::Leave => self.leave()?,
+            Input::Down(member) => self.down(&member)?,
+        }
+        Ok(())
+    }
+
+    /// Turns what foca and the table reported into events, and reacts.
+    fn after_input(&mut self, now: Duration, removal: Option<NodeId>, outputs: &mut Outputs) {
         let notifications = mem::take(&mut self.outbox.notifications);
         self.view.apply(notifications, &mut outputs.events);
         if let Some(member) = removal {
@@ -128,7 +248,13 @@ impl ClusterCore {
             self.view
                 .forget_if_gone(&member, still_known, &mut outputs.events);
         }
-        outputs
+        self.schedule_tick(now);
+        if let Err(refused) = self.settle(&outputs.events, &mut outputs.cluster_events) {
+            outputs.refused.get_or_insert(Refused {
+                input: "membership follow-up",
+                source: refused,
+            });
+        }
     }
 
     /// This node's current identity (its epoch grows when foca renews it).
@@ -156,11 +282,26 @@ impl ClusterCore {
         self.foca.updates_backlog()
     }
 
+    /// Membership items still waiting to be piggybacked (a metric).
+    pub fn broadcast_backlog(&self) -> usize {
+        self.foca.custom_broadcast_backlog()
+    }
+
     fn knows_addr(&self, member: &NodeId) -> bool {
         let addr = member.addr();
         self.foca
             .iter_membership_state()
             .any(|known| known.id().addr() == addr)
+    }
+
+    fn schedule_tick(&mut self, now: Duration) {
+        if !self.tick_scheduled && self.join != JoinPlan::Idle {
+            self.tick_scheduled = true;
+            self.outbox.timers.push(TimerAt {
+                at: now.saturating_add(self.config.gossip_interval),
+                timer: ClusterTimer::Tick,
+            });
+        }
     }
 }
 

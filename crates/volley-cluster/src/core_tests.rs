@@ -91,7 +91,7 @@ fn timers_are_due_at_now_plus_foca_s_delay() {
     let probe = joined
         .timers
         .iter()
-        .find(|t| matches!(t.timer, Timer::ProbeRandomMember(_)))
+        .find(|t| matches!(t.timer, ClusterTimer::Swim(Timer::ProbeRandomMember(_))))
         .expect("joining arms the probe timer");
     assert_eq!(probe.at, NOW + config().probe_period);
 }
@@ -112,7 +112,7 @@ fn an_oversized_packet_is_refused() {
     let outputs = a.handle(NOW, Input::Packet(&bytes));
     let refused = outputs.refused.expect("refused");
     assert!(
-        matches!(refused.source, foca::Error::DataTooBig),
+        matches!(refused.source, RefusedBy::Swim(foca::Error::DataTooBig)),
         "{refused}"
     );
     assert_eq!(refused.input, "packet");
@@ -135,7 +135,10 @@ fn a_packet_claiming_to_be_from_this_node_is_refused() {
         .handle(NOW, Input::Packet(&bytes))
         .refused
         .expect("refused");
-    assert!(matches!(refused.source, foca::Error::DataFromOurselves));
+    assert!(matches!(
+        refused.source,
+        RefusedBy::Swim(foca::Error::DataFromOurselves)
+    ));
 }
 
 #[test]
@@ -154,13 +157,13 @@ fn a_truncated_or_trailing_byte_packet_is_refused() {
     let truncated = a.handle(NOW, Input::Packet(&bytes[..bytes.len() - 1]));
     assert!(matches!(
         truncated.refused.expect("refused").source,
-        foca::Error::Decode(_)
+        RefusedBy::Swim(foca::Error::Decode(_))
     ));
     bytes.push(0);
     let trailing = a.handle(NOW, Input::Packet(&bytes));
     assert!(matches!(
         trailing.refused.expect("refused").source,
-        foca::Error::MalformedPacket
+        RefusedBy::Swim(foca::Error::MalformedPacket)
     ));
 }
 
@@ -187,4 +190,79 @@ proptest! {
         bytes.extend_from_slice(&tail);
         let _ = a.handle(NOW, Input::Packet(&bytes));
     }
+}
+
+#[test]
+fn downing_a_member_the_table_does_not_hold_is_refused() {
+    let mut a = core(1, 7);
+    let stranger = crate::member::UniqueAddress::of(&NodeId::new("10.0.0.9", 9, 9, 1));
+    let refused = a
+        .handle(NOW, Input::Down(stranger.clone()))
+        .refused
+        .expect("refused");
+    assert!(
+        matches!(&refused.source, RefusedBy::UnknownMember(m) if *m == stranger),
+        "{refused}"
+    );
+}
+
+#[test]
+fn malformed_sync_messages_are_refused_with_a_typed_error() {
+    let mut a = core(1, 7);
+    for input in [Input::SyncDigest(&[0, 1]), Input::SyncData(&[])] {
+        let refused = a.handle(NOW, input).refused.expect("refused");
+        assert!(
+            matches!(refused.source, RefusedBy::Membership(_)),
+            "{refused}"
+        );
+    }
+}
+
+#[test]
+fn the_first_seed_forms_the_cluster_alone_after_the_seed_node_timeout() {
+    let mut a = core(1, 7);
+    let me = a.identity().addr();
+    let other: crate::node_id::Addr = (std::sync::Arc::from("10.0.0.2"), 2);
+    let start = a.handle(NOW, Input::JoinSeedNodes(vec![me, other]));
+    assert_eq!(start.packets.len(), 1, "an announce to the other seed");
+    let mut now = NOW;
+    let mut events = Vec::new();
+    let mut ticks = start.timers;
+    while now < NOW + Duration::from_secs(8) {
+        let Some(tick) = ticks
+            .iter()
+            .position(|t| t.timer == ClusterTimer::Tick)
+            .map(|i| ticks.remove(i))
+        else {
+            break;
+        };
+        now = tick.at;
+        let mut out = a.handle(now, Input::Timer(ClusterTimer::Tick));
+        events.append(&mut out.cluster_events);
+        ticks.append(&mut out.timers);
+    }
+    let state = a.state();
+    let me = state.self_member.expect("a member");
+    assert_eq!(me.status, crate::member::MemberStatus::Up, "{events:?}");
+    assert_eq!(me.up_number, 1);
+    assert_eq!(state.leader, Some(me.unique_address()));
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| match e {
+            crate::member::ClusterEvent::MemberJoined { .. } => "joined",
+            crate::member::ClusterEvent::MemberUp { .. } => "up",
+            crate::member::ClusterEvent::LeaderChanged { .. } => "leader",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["joined", "leader", "up"]);
+}
+
+#[test]
+fn a_clock_at_its_end_does_not_panic_the_core() {
+    let mut a = core(1, 7);
+    let me = a.identity().addr();
+    let outputs = a.handle(Duration::MAX, Input::JoinSeedNodes(vec![me]));
+    assert!(outputs.timers.iter().all(|t| t.at == Duration::MAX));
+    let _ = a.handle(Duration::MAX, Input::Timer(ClusterTimer::Tick));
 }

@@ -1,10 +1,9 @@
-//! What the membership core reports: foca's notifications, mapped onto
-//! volley's members (design §1.8, §3.5) as far as foca alone allows.
+//! What the SWIM layer of the core reports: foca's notifications, mapped
+//! onto volley's members (design §1.8, §3.5) as far as foca alone allows.
 //!
-//! foca's `MemberDown` means *unreachable* here, not Akka's Down: only a
-//! split-brain resolver will down a volley member, and it is not built yet.
-//! Member status (Joining, Up, Leaving, ...), the leader and convergence
-//! come with member records in a later step.
+//! foca's `MemberDown` means *unreachable* here, not Akka's Down. Member
+//! status (Joining, Up, Leaving, ...), the leader and Akka's events are
+//! the membership's: [`crate::ClusterEvent`].
 
 use crate::node_id::NodeId;
 

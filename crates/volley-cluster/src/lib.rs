@@ -1,27 +1,31 @@
 //! volley cluster membership: a sans-IO core on foca (SWIM) and a seeded
 //! simulator to drive it.
 //!
-//! This crate is the first step of `docs/design/cluster.md` (§8, step 4):
+//! This crate is steps 4 and 5 of `docs/design/cluster.md` (§8):
 //!
 //! - [`NodeId`] is a member's identity: address, incarnation uid, start
 //!   time and SWIM epoch;
 //! - [`ClusterCodec`] is foca's packet layout for it, little-endian and
 //!   fixed, specified in `docs/reference/cluster.md`;
-//! - [`ClusterCore`] owns foca and is driven by
+//! - [`ClusterCore`] owns foca and the member table and is driven by
 //!   [`handle(now, input)`](ClusterCore::handle), which returns packets to
-//!   send, timers to schedule and [`MembershipEvent`]s;
+//!   send, timers to schedule, SWIM-level [`MembershipEvent`]s and Akka's
+//!   [`ClusterEvent`]s;
+//! - membership as Akka's: [`MemberRecord`]s with a [`MemberStatus`],
+//!   spread as foca custom broadcasts and by anti-entropy, joining through
+//!   seed nodes, the leader and convergence, [`ClusterState`];
 //! - [`sim`] runs many cores over a virtual clock and a seeded network
 //!   with loss, delay and partitions.
 //!
 //! Nothing here opens a socket yet: carrying the packets over
-//! volley-remote, member status, the leader, convergence and the
-//! split-brain resolver come in later steps.
+//! volley-remote and the split-brain resolver come in other steps.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod codec;
 mod core;
 mod event;
+mod member;
 mod node_id;
 mod outbox;
 pub mod sbr;
@@ -29,8 +33,12 @@ pub mod sim;
 mod view;
 
 pub use crate::codec::{ClusterCodec, CodecError, MAX_HOST_LEN};
-pub use crate::core::{ClusterCore, Input, Outputs, Refused};
+pub use crate::core::{ClusterCore, Input, Outputs, Refused, RefusedBy};
 pub use crate::event::MembershipEvent;
+pub use crate::member::{
+    ClusterEvent, ClusterState, MemberRecord, MemberStatus, MemberTable, MembershipConfig,
+    UniqueAddress,
+};
 pub use crate::node_id::{Addr, NodeId};
-pub use crate::outbox::{Packet, TimerAt};
+pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
 pub use foca::{Config, Identity, Member, State, Timer};

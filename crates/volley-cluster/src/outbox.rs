@@ -12,25 +12,61 @@ use foca::{Notification, OwnedNotification, Runtime, Timer};
 
 use crate::node_id::NodeId;
 
-/// A packet foca wants sent.
+/// Which of the core's inputs a packet is for (the channel byte of the
+/// cluster frame, design §2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    /// A foca packet: `Input::Packet`.
+    Swim,
+    /// An anti-entropy digest: `Input::SyncDigest`.
+    SyncDigest,
+    /// An anti-entropy data page: `Input::SyncData`.
+    SyncData,
+}
+
+impl Channel {
+    /// The channel's byte in the cluster frame.
+    pub fn code(self) -> u8 {
+        match self {
+            Channel::Swim => 1,
+            Channel::SyncDigest => 2,
+            Channel::SyncData => 3,
+        }
+    }
+}
+
+/// A packet the core wants sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packet {
     /// The member it is for.
     pub to: NodeId,
-    /// The encoded packet, at most `max_packet_size` bytes.
+    /// The input it is for at the other end.
+    pub channel: Channel,
+    /// The encoded packet (a SWIM one is at most `max_packet_size` bytes,
+    /// a data page at most `max_sync_page_bytes` plus its head).
     pub bytes: Vec<u8>,
 }
 
-/// A timer foca wants delivered back through `Input::Timer` at `at`.
+/// A timer of the core: foca's, or the core's own periodic one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterTimer {
+    /// One of foca's timers.
+    Swim(Timer<NodeId>),
+    /// The membership's periodic work: join retries, anti-entropy, leader
+    /// actions, tombstone pruning (every `gossip_interval`).
+    Tick,
+}
+
+/// A timer the core wants delivered back through `Input::Timer` at `at`.
 ///
 /// Every one must be delivered (late is fine, lost is not): foca's probe
-/// cycle stops on a lost timer.
+/// cycle and the membership's tick stop on a lost timer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimerAt {
     /// When it is due, on the driver's clock.
     pub at: Duration,
     /// What to hand back.
-    pub timer: Timer<NodeId>,
+    pub timer: ClusterTimer,
 }
 
 /// What foca produced during one call.
@@ -42,22 +78,25 @@ pub(crate) struct Outbox {
     pub(crate) notifications: VecDeque<OwnedNotification<NodeId>>,
 }
 
+impl Outbox {
+    pub(crate) fn send(&mut self, to: NodeId, channel: Channel, bytes: Vec<u8>) {
+        self.packets.push(Packet { to, channel, bytes });
+    }
+}
+
 impl Runtime<NodeId> for Outbox {
     fn notify(&mut self, notification: Notification<'_, NodeId>) {
         self.notifications.push_back(notification.to_owned());
     }
 
     fn send_to(&mut self, to: NodeId, data: &[u8]) {
-        self.packets.push(Packet {
-            to,
-            bytes: data.to_vec(),
-        });
+        self.send(to, Channel::Swim, data.to_vec());
     }
 
     fn submit_after(&mut self, timer: Timer<NodeId>, after: Duration) {
         self.timers.push(TimerAt {
             at: self.now.saturating_add(after),
-            timer,
+            timer: ClusterTimer::Swim(timer),
         });
     }
 }

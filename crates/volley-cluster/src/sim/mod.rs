@@ -24,12 +24,14 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
 
 use crate::core::{ClusterCore, Input, Outputs};
+use crate::member::{ClusterState, MembershipConfig, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
+use crate::outbox::Channel;
 
 pub use self::network::NetworkConfig;
 use self::network::{Fate, Network};
 use self::schedule::{Due, Schedule};
-pub use self::trace::{SimStats, TraceEntry};
+pub use self::trace::{ClusterTraceEntry, SimStats, TraceEntry};
 
 /// The wall-clock time the simulation pretends to start at, in ms: each
 /// node's `born_ms` is this plus the virtual time it started.
@@ -42,6 +44,8 @@ pub struct SimConfig {
     pub seed: u64,
     /// foca's configuration, the same for every node.
     pub swim: Config,
+    /// The membership settings, the same for every node.
+    pub membership: MembershipConfig,
     /// How packets travel.
     pub network: NetworkConfig,
 }
@@ -54,6 +58,7 @@ impl SimConfig {
         Self {
             seed,
             swim: Config::new_lan(members),
+            membership: MembershipConfig::default(),
             network: NetworkConfig::default(),
         }
     }
@@ -77,6 +82,7 @@ pub struct Simulation {
     network: Network,
     schedule: Schedule,
     trace: Vec<TraceEntry>,
+    cluster_trace: Vec<ClusterTraceEntry>,
     stats: SimStats,
 }
 
@@ -90,6 +96,7 @@ impl Simulation {
             network: Network::new(config.network.clone()),
             schedule: Schedule::default(),
             trace: Vec::new(),
+            cluster_trace: Vec::new(),
             stats: SimStats::default(),
             config,
         }
@@ -110,7 +117,12 @@ impl Simulation {
     pub fn start_node(&mut self, host: &str, port: u16) -> NodeId {
         let born_ms = EPOCH_MS + u64::try_from(self.now.as_millis()).unwrap_or(u64::MAX);
         let id = NodeId::new(Arc::<str>::from(host), port, self.rng.next_u64(), born_ms);
-        let core = ClusterCore::new(id.clone(), self.config.swim.clone(), self.rng.next_u64());
+        let core = ClusterCore::with_membership(
+            id.clone(),
+            self.config.swim.clone(),
+            self.config.membership.clone(),
+            self.rng.next_u64(),
+        );
         self.nodes.insert(id.addr(), core);
         id
     }
@@ -120,9 +132,26 @@ impl Simulation {
         self.input(addr, Input::Join(via.clone()));
     }
 
-    /// Makes the node at `addr` leave the cluster; it keeps running.
+    /// Makes the node at `addr` join through the seed nodes at `seeds`.
+    pub fn join_seed_nodes(&mut self, addr: &Addr, seeds: &[Addr]) {
+        self.input(addr, Input::JoinSeedNodes(seeds.to_vec()));
+    }
+
+    /// Makes the node at `addr` leave the cluster gracefully (it leaves
+    /// the SWIM group at once if it never became a member); it keeps
+    /// running.
     pub fn leave(&mut self, addr: &Addr) {
         self.input(addr, Input::Leave);
+    }
+
+    /// Makes the node at `addr` down `member`.
+    pub fn down(&mut self, addr: &Addr, member: &UniqueAddress) {
+        self.input(addr, Input::Down(member.clone()));
+    }
+
+    /// The membership as the node at `addr` sees it.
+    pub fn state(&self, addr: &Addr) -> Option<ClusterState> {
+        self.nodes.get(addr).map(ClusterCore::state)
     }
 
     /// Stops the node at `addr` at once, as a kill -9 would: its timers
@@ -250,6 +279,11 @@ impl Simulation {
         &self.trace
     }
 
+    /// Every cluster event so far, in the order they happened.
+    pub fn cluster_trace(&self) -> &[ClusterTraceEntry] {
+        &self.cluster_trace
+    }
+
     /// Traffic counts so far.
     pub fn stats(&self) -> SimStats {
         self.stats
@@ -257,9 +291,9 @@ impl Simulation {
 
     fn dispatch(&mut self, due: Due) {
         match due {
-            Due::Delivery { to, bytes } => {
+            Due::Delivery { to, channel, bytes } => {
                 if self.nodes.contains_key(&to) {
-                    self.input(&to, Input::Packet(&bytes));
+                    self.input(&to, Input::received(channel, &bytes));
                 } else {
                     self.stats.packets_undeliverable += 1;
                 }
@@ -294,6 +328,13 @@ impl Simulation {
                 event,
             });
         }
+        for event in outputs.cluster_events {
+            self.cluster_trace.push(ClusterTraceEntry {
+                at: self.now,
+                node: observer.clone(),
+                event,
+            });
+        }
         for timer in outputs.timers {
             let due = Due::Timer {
                 owner: observer.clone(),
@@ -302,17 +343,17 @@ impl Simulation {
             self.schedule.push(timer.at, due);
         }
         for packet in outputs.packets {
-            self.send(from, packet.to.addr(), packet.bytes);
+            self.send(from, packet.to.addr(), packet.channel, packet.bytes);
         }
     }
 
-    fn send(&mut self, from: &Addr, to: Addr, bytes: Vec<u8>) {
+    fn send(&mut self, from: &Addr, to: Addr, channel: Channel, bytes: Vec<u8>) {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += bytes.len() as u64;
         match self.network.send(from, &to, &mut self.rng) {
             Fate::Arrives(delay) => {
                 self.schedule
-                    .push(self.now + delay, Due::Delivery { to, bytes });
+                    .push(self.now + delay, Due::Delivery { to, channel, bytes });
             }
             Fate::Cut => self.stats.packets_cut += 1,
             Fate::Lost => self.stats.packets_lost += 1,

@@ -4,18 +4,21 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
-use foca::Timer;
-
 use crate::node_id::{Addr, NodeId};
+use crate::outbox::{Channel, ClusterTimer};
 
 /// Something due at a virtual time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Due {
     /// A packet reaches whatever node runs at `to` then.
-    Delivery { to: Addr, bytes: Vec<u8> },
+    Delivery {
+        to: Addr,
+        channel: Channel,
+        bytes: Vec<u8>,
+    },
     /// A timer of the incarnation `owner` (dropped if that incarnation is
     /// no longer running: a killed node's timers die with it).
-    Timer { owner: NodeId, timer: Timer<NodeId> },
+    Timer { owner: NodeId, timer: ClusterTimer },
 }
 
 /// One scheduled entry; its order is its time, then its sequence number.
@@ -80,6 +83,7 @@ mod tests {
     fn delivery(tag: u8) -> Due {
         Due::Delivery {
             to: (Arc::from("h"), 1),
+            channel: Channel::Swim,
             bytes: vec![tag],
         }
     }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::event::MembershipEvent;
+use crate::member::ClusterEvent;
 use crate::node_id::NodeId;
 
 /// One membership event, where and when it happened.
@@ -15,6 +16,17 @@ pub struct TraceEntry {
     pub node: NodeId,
     /// What it saw.
     pub event: MembershipEvent,
+}
+
+/// One cluster event, where and when it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterTraceEntry {
+    /// The virtual time.
+    pub at: Duration,
+    /// The identity of the node that saw it, at that time.
+    pub node: NodeId,
+    /// What it saw.
+    pub event: ClusterEvent,
 }
 
 /// Traffic counts of a simulation.

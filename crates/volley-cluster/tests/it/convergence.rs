@@ -51,8 +51,8 @@ fn fifty_members_converge_through_a_lossy_network() {
 /// The larger run the issue asks figures for; `--ignored` runs it (in
 /// release: it takes minutes in a debug build). A joint start of 1,000
 /// members did not converge within 900 s of virtual time with seed 7
-/// (`docs/reference/cluster.md`), so it is not among the tests until the
-/// join retry and anti-entropy of step 5 exist.
+/// (`docs/reference/cluster.md`) on foca alone; joining through seed
+/// nodes with the membership is `membership::two_hundred_members_...`.
 #[test]
 #[ignore = "long: 200 members"]
 fn hundreds_of_members_converge() {

@@ -5,5 +5,7 @@
 mod churn;
 mod common;
 mod convergence;
+mod membership;
 mod partition;
+mod reachability;
 mod replay;

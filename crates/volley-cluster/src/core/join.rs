@@ -1,0 +1,138 @@
+//! Joining: through seed nodes or one member, retried until the node is a
+//! member (design §3.3).
+//!
+//! foca sends one announce per call and never retries a lost one, and it
+//! answers any announce, so a few nodes that announce to each other form
+//! a SWIM group of their own. Membership is what tells a cluster apart
+//! from such a group: a node becomes a member (adds its Joining record)
+//! only once foca is active and its table holds another member's record,
+//! which only a formed cluster has. Until then it announces again every
+//! `retry_unsuccessful_join_after`; only the first seed forms a cluster
+//! by itself, after `seed_node_timeout`, as Akka's first seed does.
+
+use std::time::Duration;
+
+use foca::Identity;
+
+use super::{ClusterCore, RefusedBy};
+use crate::member::MemberRecord;
+use crate::node_id::{Addr, NodeId};
+
+/// Where the node is in joining.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum JoinPlan {
+    /// Not asked to join.
+    Idle,
+    /// Joining through `targets` (seeds or one member).
+    Pending {
+        targets: Vec<NodeId>,
+        /// Set for the first seed: when it forms the cluster alone.
+        form_alone_at: Option<Duration>,
+        next_retry: Duration,
+    },
+    /// A member (its record is in the table, or was).
+    Joined,
+}
+
+/// An identity to announce to at `addr`: foca accepts an announce by
+/// address, so the uid and the start time are not needed.
+fn announce_target((host, port): Addr) -> NodeId {
+    NodeId::new(host, port, 0, 0)
+}
+
+impl ClusterCore {
+    pub(super) fn join_seed_nodes(
+        &mut self,
+        now: Duration,
+        seeds: Vec<Addr>,
+    ) -> Result<(), RefusedBy> {
+        let me = self.identity().addr();
+        let first = seeds.first() == Some(&me);
+        let targets = seeds
+            .into_iter()
+            .filter(|seed| *seed != me)
+            .map(announce_target)
+            .collect();
+        let form_alone_at = first.then(|| now.saturating_add(self.config.seed_node_timeout));
+        self.start_join(now, targets, form_alone_at)
+    }
+
+    pub(super) fn join_via(&mut self, now: Duration, via: NodeId) -> Result<(), RefusedBy> {
+        self.start_join(now, vec![via], None)
+    }
+
+    fn start_join(
+        &mut self,
+        now: Duration,
+        targets: Vec<NodeId>,
+        form_alone_at: Option<Duration>,
+    ) -> Result<(), RefusedBy> {
+        if self.join == JoinPlan::Joined {
+            return Ok(());
+        }
+        self.announce_all(&targets)?;
+        self.join = JoinPlan::Pending {
+            targets,
+            form_alone_at,
+            next_retry: now.saturating_add(self.config.retry_unsuccessful_join_after),
+        };
+        Ok(())
+    }
+
+    fn announce_all(&mut self, targets: &[NodeId]) -> Result<(), RefusedBy> {
+        for target in targets {
+            self.foca.announce(target.clone(), &mut self.outbox)?;
+        }
+        Ok(())
+    }
+
+    /// The join's share of the periodic tick: retry, or form alone.
+    pub(super) fn join_tick(&mut self, now: Duration) -> Result<(), RefusedBy> {
+        let JoinPlan::Pending {
+            targets,
+            form_alone_at,
+            next_retry,
+        } = &mut self.join
+        else {
+            return Ok(());
+        };
+        if form_alone_at.is_some_and(|at| now >= at) {
+            return self.become_member();
+        }
+        if now < *next_retry {
+            return Ok(());
+        }
+        *next_retry = now.saturating_add(self.config.retry_unsuccessful_join_after);
+        let targets = targets.clone();
+        self.announce_all(&targets)
+    }
+
+    /// Becomes a member once foca is active and a cluster is known.
+    pub(super) fn join_if_cluster_known(&mut self) -> Result<(), RefusedBy> {
+        if !matches!(self.join, JoinPlan::Pending { .. }) || self.foca.num_members() == 0 {
+            return Ok(());
+        }
+        let cluster_known = {
+            let knowledge = self.knowledge.lock();
+            let other = knowledge
+                .table
+                .records()
+                .any(|record| record.unique_address() != self.me);
+            other
+        };
+        if cluster_known {
+            self.become_member()?;
+        }
+        Ok(())
+    }
+
+    fn become_member(&mut self) -> Result<(), RefusedBy> {
+        self.join = JoinPlan::Joined;
+        let record = MemberRecord::joining(
+            self.identity().clone(),
+            self.config.app_version.clone(),
+            self.config.roles.clone(),
+        );
+        self.publish(record)
+    }
+}

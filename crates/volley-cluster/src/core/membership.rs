@@ -1,0 +1,248 @@
+//! The core's membership work: the periodic tick, leader actions, leave
+//! and down, this node's Seen, and turning table changes into events.
+
+use std::mem;
+use std::time::Duration;
+
+use foca::Member;
+
+use super::join::JoinPlan;
+use super::{ClusterCore, RefusedBy};
+use crate::event::MembershipEvent;
+use crate::member::event::status_events;
+use crate::member::knowledge::StatusChange;
+use crate::member::wire::{self, Item, Seen};
+use crate::member::{
+    leader, ClusterEvent, ClusterState, MemberRecord, MemberStatus, UniqueAddress,
+};
+use crate::outbox::{ClusterTimer, TimerAt};
+
+impl ClusterCore {
+    /// Every `gossip_interval`: join retries, tombstone pruning, the
+    /// digest, announces to members foca does not know, leader actions.
+    pub(super) fn tick(&mut self, now: Duration) -> Result<(), RefusedBy> {
+        self.outbox.timers.push(TimerAt {
+            at: now.saturating_add(self.config.gossip_interval),
+            timer: ClusterTimer::Tick,
+        });
+        self.join_tick(now)?;
+        {
+            let mut knowledge = self.knowledge.lock();
+            knowledge
+                .table
+                .prune(now, self.config.prune_gossip_tombstones_after);
+            self.unreachable
+                .retain(|member| !knowledge.table.is_removed(member));
+        }
+        self.send_digest();
+        self.announce_to_unknown()?;
+        if now >= self.next_leader_actions {
+            self.next_leader_actions = now.saturating_add(self.config.leader_actions_interval);
+            self.leader_actions()?;
+        }
+        Ok(())
+    }
+
+    /// The leader's moves, only at convergence (design §3.4).
+    fn leader_actions(&mut self) -> Result<(), RefusedBy> {
+        if self.join != JoinPlan::Joined || self.leader.as_ref() != Some(&self.me) {
+            return Ok(());
+        }
+        let changes = {
+            let mut knowledge = self.knowledge.lock();
+            let hash = knowledge.table.hash();
+            let knowledge = &*knowledge;
+            if !leader::converged(
+                &knowledge.table,
+                &knowledge.seen,
+                &self.unreachable,
+                &self.me,
+                hash,
+            ) {
+                return Ok(());
+            }
+            leader::leader_actions(&knowledge.table, self.config.min_nr_of_members)
+        };
+        for record in changes {
+            self.publish(record)?;
+        }
+        Ok(())
+    }
+
+    /// Applies a record this node decided and spreads it: foca's handler
+    /// merges it into the table when it is added.
+    pub(super) fn publish(&mut self, record: MemberRecord) -> Result<(), RefusedBy> {
+        self.add_item(&Item::Record(record))
+    }
+
+    /// Adds an item to foca's backlog and has it pushed out at once
+    /// (not pushing Seen entries saves a fifth of the burst after a joint
+    /// start but costs the leader a second or two of convergence).
+    fn add_item(&mut self, item: &Item) -> Result<(), RefusedBy> {
+        self.foca.add_broadcast(&wire::encode_item(item))?;
+        self.push_broadcasts = true;
+        Ok(())
+    }
+
+    /// Up (or Joining) to Leaving, by this node.
+    pub(super) fn leave(&mut self) -> Result<(), RefusedBy> {
+        let own = self.knowledge.lock().table.get(&self.me).cloned();
+        match own {
+            Some(record) if record.status < MemberStatus::Leaving => {
+                self.publish(record.with_status(MemberStatus::Leaving))
+            }
+            Some(_) => Ok(()),
+            None => self.leave_swim(),
+        }
+    }
+
+    /// Downs `member`, and tells foca so that it stops probing it.
+    pub(super) fn down(&mut self, member: &UniqueAddress) -> Result<(), RefusedBy> {
+        let record = self.knowledge.lock().table.get(member).cloned();
+        let Some(record) = record else {
+            return Err(RefusedBy::UnknownMember(member.clone()));
+        };
+        if record.status >= MemberStatus::Down {
+            return Ok(());
+        }
+        self.publish(record.with_status(MemberStatus::Down))?;
+        if *member == self.me {
+            return Ok(());
+        }
+        let known = self
+            .members()
+            .find(|id| UniqueAddress::of(id) == *member)
+            .cloned();
+        if let Some(id) = known {
+            self.foca
+                .apply_many(std::iter::once(Member::down(id)), true, &mut self.outbox)?;
+        }
+        Ok(())
+    }
+
+    fn leave_swim(&mut self) -> Result<(), RefusedBy> {
+        if !self.left_swim {
+            self.left_swim = true;
+            self.foca.leave_cluster(&mut self.outbox)?;
+        }
+        Ok(())
+    }
+
+    /// After every input: reachability, joining, this node's Seen, its
+    /// own fate, events, the leader, and pushing new items out.
+    pub(super) fn settle(
+        &mut self,
+        swim_events: &[MembershipEvent],
+        events: &mut Vec<ClusterEvent>,
+    ) -> Result<(), RefusedBy> {
+        let mut reachability = Vec::new();
+        self.track_reachability(swim_events, &mut reachability)?;
+        self.join_if_cluster_known()?;
+        self.announce_seen()?;
+        let changes = mem::take(&mut self.knowledge.lock().changes);
+        self.follow_own_fate(&changes)?;
+        for change in &changes {
+            if change.record.status == MemberStatus::Removed {
+                self.unreachable.remove(&change.record.unique_address());
+            }
+        }
+        events.extend(status_events(changes));
+        events.append(&mut reachability);
+        let leader = {
+            let knowledge = self.knowledge.lock();
+            leader::leader_of(&knowledge.table, &self.unreachable, &self.me)
+        };
+        if leader != self.leader {
+            self.leader = leader.clone();
+            events.push(ClusterEvent::LeaderChanged { leader });
+        }
+        if mem::take(&mut self.push_broadcasts) {
+            self.foca.broadcast(&mut self.outbox)?;
+        }
+        Ok(())
+    }
+
+    /// Tells the others which table this node now holds, when it changed.
+    fn announce_seen(&mut self) -> Result<(), RefusedBy> {
+        if self.join != JoinPlan::Joined {
+            return Ok(());
+        }
+        let hash = self.knowledge.lock().table.hash();
+        if self.seen_hash == Some(hash) {
+            return Ok(());
+        }
+        self.seen_hash = Some(hash);
+        self.seen_version += 1;
+        let seen = Seen {
+            version: self.seen_version,
+            hash,
+        };
+        self.add_item(&Item::Seen {
+            member: self.me.clone(),
+            seen,
+        })
+    }
+
+    /// A node that sees itself Down or Removed leaves the SWIM group.
+    fn follow_own_fate(&mut self, changes: &[StatusChange]) -> Result<(), RefusedBy> {
+        let gone = changes.iter().any(|change| {
+            change.record.unique_address() == self.me && change.record.status >= MemberStatus::Down
+        });
+        if gone {
+            self.leave_swim()?;
+        }
+        Ok(())
+    }
+
+    /// The membership as this node sees it now.
+    pub fn state(&self) -> ClusterState {
+        let mut knowledge = self.knowledge.lock();
+        let hash = knowledge.table.hash();
+        let members: Vec<MemberRecord> = knowledge.table.records().cloned().collect();
+        let unreachable = members
+            .iter()
+            .filter(|record| self.unreachable.contains(&record.unique_address()))
+            .cloned()
+            .collect();
+        let mut seen_by: Vec<UniqueAddress> = knowledge
+            .seen
+            .iter()
+            .filter(|(_, seen)| seen.hash == hash)
+            .map(|(member, _)| member.clone())
+            .collect();
+        if self.seen_hash == Some(hash) && !seen_by.contains(&self.me) {
+            seen_by.push(self.me.clone());
+            seen_by.sort();
+        }
+        ClusterState {
+            self_member: knowledge.table.get(&self.me).cloned(),
+            members,
+            unreachable,
+            leader: self.leader.clone(),
+            seen_by,
+        }
+    }
+
+    /// The leader this node computes.
+    pub fn leader(&self) -> Option<&UniqueAddress> {
+        self.leader.as_ref()
+    }
+
+    /// This node as a member: its address and uid.
+    pub fn unique_address(&self) -> &UniqueAddress {
+        &self.me
+    }
+
+    /// Whether this node sees convergence (what lets its leader act).
+    pub fn converged(&self) -> bool {
+        let mut knowledge = self.knowledge.lock();
+        let hash = knowledge.table.hash();
+        leader::converged(
+            &knowledge.table,
+            &knowledge.seen,
+            &self.unreachable,
+            &self.me,
+            hash,
+        )
+    }
+}

@@ -1,0 +1,157 @@
+//! Anti-entropy (design §3.2): every tick a digest of this node's table
+//! and seen-set to one random active member; a member whose hashes differ
+//! answers with its table in pages, and the first node answers back with
+//! its own if, once merged, its table or seen-set still differs
+//! (push-pull). Custom broadcasts are best effort; this makes the tables
+//! meet for certain, and teaches a node that missed them everything.
+
+use rand::RngExt;
+
+use super::{ClusterCore, RefusedBy};
+use crate::member::pages;
+use crate::member::wire::{self, Digest, Seen};
+use crate::member::UniqueAddress;
+use crate::node_id::NodeId;
+use crate::outbox::Channel;
+
+impl ClusterCore {
+    pub(super) fn send_digest(&mut self) {
+        let count = self.foca.num_members();
+        if count == 0 {
+            return;
+        }
+        let index = self.rng.random_range(0..count);
+        let Some(to) = self.members().nth(index).cloned() else {
+            return;
+        };
+        let digest = {
+            let mut knowledge = self.knowledge.lock();
+            Digest {
+                from: self.identity().clone(),
+                seen: Seen {
+                    version: self.seen_version,
+                    hash: knowledge.table.hash(),
+                },
+                seen_hash: knowledge.seen_hash(),
+            }
+        };
+        self.outbox
+            .send(to, Channel::SyncDigest, wire::encode_digest(&digest));
+    }
+
+    pub(super) fn receive_digest(&mut self, bytes: &[u8]) -> Result<(), RefusedBy> {
+        let digest = wire::decode_digest(bytes)?;
+        let differs = {
+            let mut knowledge = self.knowledge.lock();
+            knowledge.apply_seen(UniqueAddress::of(&digest.from), digest.seen);
+            knowledge.table.hash() != digest.seen.hash || knowledge.seen_hash() != digest.seen_hash
+        };
+        if differs {
+            self.send_pages(digest.from, true, digest.seen.hash);
+        }
+        Ok(())
+    }
+
+    pub(super) fn receive_page(&mut self, bytes: &[u8]) -> Result<(), RefusedBy> {
+        let page = wire::decode_page(bytes)?;
+        let answer = {
+            let mut knowledge = self.knowledge.lock();
+            for record in page.records {
+                knowledge.apply_record(record);
+            }
+            for (member, ago) in page.tombstones {
+                knowledge.apply_tombstone(member, ago);
+            }
+            for (member, seen) in page.seen {
+                knowledge.apply_seen(member, seen);
+            }
+            page.last
+                && page.answer_wanted
+                && (knowledge.table.hash() != page.table_hash
+                    || knowledge.seen_hash() != page.seen_hash)
+        };
+        if let (true, Some(from)) = (answer, page.from) {
+            self.send_pages(from, false, page.table_hash);
+        }
+        Ok(())
+    }
+
+    /// Sends this node's table to `to`, whose table hash is
+    /// `peer_table_hash`: without the records when the tables are equal
+    /// (only the seen-sets differ, as they do for a while after every
+    /// change), since those are most of the bytes.
+    fn send_pages(&mut self, to: NodeId, answer_wanted: bool, peer_table_hash: u64) {
+        let pages = {
+            let mut knowledge = self.knowledge.lock();
+            let with_records = knowledge.table.hash() != peer_table_hash;
+            pages::pages(
+                &mut knowledge,
+                answer_wanted,
+                with_records,
+                self.config.max_sync_page_bytes,
+            )
+        };
+        let from = self.identity().clone();
+        for page in pages {
+            let bytes = wire::encode_page(&page, &from);
+            self.outbox.send(to.clone(), Channel::SyncData, bytes);
+        }
+    }
+
+    /// Announces to a few members the table holds but foca does not know
+    /// (foca never merges two SWIM groups by itself: its periodic
+    /// announces go only to members it knows).
+    pub(super) fn announce_to_unknown(&mut self) -> Result<(), RefusedBy> {
+        let mut candidates: Vec<NodeId> = {
+            let knowledge = self.knowledge.lock();
+            knowledge
+                .table
+                .records()
+                .filter(|record| record.status < crate::member::MemberStatus::Down)
+                .map(|record| record.node.clone())
+                .filter(|node| {
+                    let member = UniqueAddress::of(node);
+                    member != self.me && !self.unreachable.contains(&member)
+                })
+                .collect()
+        };
+        candidates.retain(|node| {
+            !self
+                .foca
+                .iter_membership_state()
+                .any(|known| known.id().same_incarnation(node))
+        });
+        for _ in 0..self.config.announces_to_unknown_per_tick {
+            if candidates.is_empty() {
+                break;
+            }
+            let index = self.rng.random_range(0..candidates.len());
+            let target = candidates.swap_remove(index);
+            self.foca.announce(target, &mut self.outbox)?;
+        }
+        self.announce_to_one_unreachable()
+    }
+
+    /// Announces to one random unreachable member that is neither Down nor
+    /// Removed, as Akka keeps heartbeating unreachable nodes: once a link
+    /// heals, the member answers (or is told by foca that it was declared
+    /// down and renews), and the two sides meet again within a tick or so
+    /// instead of at foca's periodic announce to down members.
+    fn announce_to_one_unreachable(&mut self) -> Result<(), RefusedBy> {
+        let candidates: Vec<NodeId> = {
+            let knowledge = self.knowledge.lock();
+            self.unreachable
+                .iter()
+                .filter_map(|member| knowledge.table.get(member))
+                .filter(|record| record.status < crate::member::MemberStatus::Down)
+                .map(|record| record.node.clone())
+                .collect()
+        };
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let target = candidates[self.rng.random_range(0..candidates.len())].clone();
+        self.foca.announce(target, &mut self.outbox)?;
+        Ok(())
+    }
+}

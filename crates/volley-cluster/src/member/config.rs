@@ -1,0 +1,53 @@
+//! The membership settings, with Akka's names where they fit.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// How membership behaves on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MembershipConfig {
+    /// This node's roles (Akka `roles`).
+    pub roles: BTreeSet<String>,
+    /// This node's application version, dotted (Akka `app-version`).
+    pub app_version: String,
+    /// Joining members are not moved Up before the table holds this many
+    /// members (Akka `min-nr-of-members`).
+    pub min_nr_of_members: usize,
+    /// How often a node sends its digest to one random member, and how
+    /// often the core's own timer runs (Akka `gossip-interval`).
+    pub gossip_interval: Duration,
+    /// How often the leader acts at convergence (Akka
+    /// `leader-actions-interval`); checked on the core's timer.
+    pub leader_actions_interval: Duration,
+    /// The first seed forms the cluster alone when it learnt of none
+    /// within this time (Akka `seed-node-timeout`).
+    pub seed_node_timeout: Duration,
+    /// A node not yet joined announces itself again this often (Akka
+    /// `retry-unsuccessful-join-after`).
+    pub retry_unsuccessful_join_after: Duration,
+    /// Tombstones of removed members are kept this long (Akka
+    /// `prune-gossip-tombstones-after`).
+    pub prune_gossip_tombstones_after: Duration,
+    /// The largest anti-entropy data page, in bytes.
+    pub max_sync_page_bytes: usize,
+    /// How many members the table holds but foca does not know are
+    /// announced to on each run of the core's timer.
+    pub announces_to_unknown_per_tick: usize,
+}
+
+impl Default for MembershipConfig {
+    fn default() -> Self {
+        Self {
+            roles: BTreeSet::new(),
+            app_version: "0.0.0".to_owned(),
+            min_nr_of_members: 1,
+            gossip_interval: Duration::from_secs(1),
+            leader_actions_interval: Duration::from_secs(1),
+            seed_node_timeout: Duration::from_secs(5),
+            retry_unsuccessful_join_after: Duration::from_secs(10),
+            prune_gossip_tombstones_after: Duration::from_secs(24 * 3600),
+            max_sync_page_bytes: 64 * 1024,
+            announces_to_unknown_per_tick: 3,
+        }
+    }
+}

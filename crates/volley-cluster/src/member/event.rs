@@ -1,0 +1,84 @@
+//! Cluster events, named as Akka's `ClusterEvent` (design §3.7).
+
+use super::knowledge::StatusChange;
+use super::record::{MemberRecord, UniqueAddress};
+use super::status::MemberStatus;
+
+/// One change in the membership as this node sees it. Each is reported
+/// once per node per member transition; the status events of one input
+/// come in status order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterEvent {
+    /// A member is Joining.
+    MemberJoined {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// A member is Up.
+    MemberUp {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// A member is Leaving.
+    MemberLeft {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// A member is Exiting.
+    MemberExited {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// A member is Down.
+    MemberDowned {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// A member is Removed.
+    MemberRemoved {
+        /// The member's last record, its status Removed.
+        member: MemberRecord,
+        /// Its status before (Down, Exiting, or an earlier one if this
+        /// node missed steps).
+        previous_status: MemberStatus,
+    },
+    /// A member's failure detector verdict: this node cannot reach it.
+    UnreachableMember {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// An unreachable member is reachable again.
+    ReachableMember {
+        /// The member's record.
+        member: MemberRecord,
+    },
+    /// The leader this node computes changed.
+    LeaderChanged {
+        /// The new leader, if any.
+        leader: Option<UniqueAddress>,
+    },
+}
+
+/// The event for a status change, if the status has one (a member first
+/// heard of as Removed has none).
+pub(crate) fn status_event(change: StatusChange) -> Option<ClusterEvent> {
+    let member = change.record;
+    Some(match member.status {
+        MemberStatus::Joining => ClusterEvent::MemberJoined { member },
+        MemberStatus::Up => ClusterEvent::MemberUp { member },
+        MemberStatus::Leaving => ClusterEvent::MemberLeft { member },
+        MemberStatus::Exiting => ClusterEvent::MemberExited { member },
+        MemberStatus::Down => ClusterEvent::MemberDowned { member },
+        MemberStatus::Removed => ClusterEvent::MemberRemoved {
+            member,
+            previous_status: change.previous?,
+        },
+    })
+}
+
+/// The status events of `changes`, in status order (stable within one
+/// status).
+pub(crate) fn status_events(mut changes: Vec<StatusChange>) -> Vec<ClusterEvent> {
+    changes.sort_by_key(|change| change.record.status);
+    changes.into_iter().filter_map(status_event).collect()
+}

@@ -1,0 +1,183 @@
+//! What a node knows of the membership, shared between the core and the
+//! custom-broadcast handler foca owns.
+//!
+//! foca hands received custom broadcasts to its handler and asks it at
+//! once whether each is new (to keep spreading it) or stale; only the
+//! table can answer, and foca gives no access to its handler afterwards,
+//! so the table lives behind a mutex both hold. It is locked only between
+//! foca calls or inside one, never across one.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use foca::{BroadcastHandler, Invalidates};
+
+use super::record::{MemberRecord, UniqueAddress};
+use super::status::MemberStatus;
+use super::table::{MemberTable, Merged};
+use super::wire::{self, Fnv1a, Item, Seen};
+use crate::codec::CodecError;
+use crate::node_id::NodeId;
+
+/// A member's status changed in this node's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StatusChange {
+    /// The record now (for a removal, the last record with status Removed).
+    pub(crate) record: MemberRecord,
+    /// The status before, `None` for a member new to the table.
+    pub(crate) previous: Option<MemberStatus>,
+}
+
+/// The member table, who has seen which table, and the status changes
+/// not yet turned into events.
+#[derive(Debug, Default)]
+pub(crate) struct Knowledge {
+    pub(crate) now: Duration,
+    pub(crate) prune_after: Duration,
+    pub(crate) table: MemberTable,
+    pub(crate) seen: BTreeMap<UniqueAddress, Seen>,
+    pub(crate) changes: Vec<StatusChange>,
+}
+
+impl Knowledge {
+    /// Merges a record; true if the table changed.
+    pub(crate) fn apply_record(&mut self, record: MemberRecord) -> bool {
+        let merged = self.table.merge(record.clone(), self.now);
+        self.note(merged, record)
+    }
+
+    /// Merges a tombstone removed `ago`; true if the table changed.
+    pub(crate) fn apply_tombstone(&mut self, member: UniqueAddress, ago: Duration) -> bool {
+        let merged = self
+            .table
+            .merge_tombstone(member, ago, self.now, self.prune_after);
+        match merged {
+            Merged::New {
+                previous: Some(previous),
+            } => self.note_removed(previous),
+            Merged::New { previous: None } => true,
+            Merged::Stale => false,
+        }
+    }
+
+    /// Keeps `seen` for `member` if it is newer; true if it was.
+    pub(crate) fn apply_seen(&mut self, member: UniqueAddress, seen: Seen) -> bool {
+        if self.table.is_removed(&member) {
+            return false;
+        }
+        match self.seen.get(&member) {
+            Some(known) if known.version >= seen.version => false,
+            _ => {
+                self.seen.insert(member, seen);
+                true
+            }
+        }
+    }
+
+    /// A hash of the seen-set, for the anti-entropy digest.
+    pub(crate) fn seen_hash(&self) -> u64 {
+        let mut hasher = Fnv1a::default();
+        for (member, seen) in &self.seen {
+            hasher.write(member.host.as_bytes());
+            hasher.write(&member.port.to_le_bytes());
+            hasher.write(&member.uid.to_le_bytes());
+            hasher.write(&seen.version.to_le_bytes());
+        }
+        hasher.finish()
+    }
+
+    fn note(&mut self, merged: Merged, record: MemberRecord) -> bool {
+        let Merged::New { previous } = merged else {
+            return false;
+        };
+        if record.status == MemberStatus::Removed {
+            return match previous {
+                Some(previous) => self.note_removed(previous),
+                None => true,
+            };
+        }
+        let member = record.unique_address();
+        let now = self.table.get(&member).cloned().unwrap_or(record);
+        let previous = previous.map(|previous| previous.status);
+        if previous != Some(now.status) {
+            self.changes.push(StatusChange {
+                record: now,
+                previous,
+            });
+        }
+        true
+    }
+
+    fn note_removed(&mut self, previous: MemberRecord) -> bool {
+        self.seen.remove(&previous.unique_address());
+        self.changes.push(StatusChange {
+            record: previous.with_status(MemberStatus::Removed),
+            previous: Some(previous.status),
+        });
+        true
+    }
+}
+
+/// The core's handle on the shared knowledge.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedKnowledge(Arc<Mutex<Knowledge>>);
+
+impl SharedKnowledge {
+    /// Locks it; a poisoned lock (a panic elsewhere while it was held)
+    /// still gives the data, which every step leaves consistent.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Knowledge> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// What a pending broadcast is about, so that a newer one replaces it in
+/// foca's backlog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ItemKey {
+    Record(UniqueAddress, MemberStatus, u32),
+    Seen(UniqueAddress, u64),
+}
+
+impl Invalidates for ItemKey {
+    fn invalidates(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ItemKey::Record(a, status, up), ItemKey::Record(b, other_status, other_up)) => {
+                a == b && (status, up) >= (other_status, other_up)
+            }
+            (ItemKey::Seen(a, version), ItemKey::Seen(b, other_version)) => {
+                a == b && version >= other_version
+            }
+            _ => false,
+        }
+    }
+}
+
+impl BroadcastHandler<NodeId> for SharedKnowledge {
+    type Key = ItemKey;
+    type Error = CodecError;
+
+    fn receive_item(
+        &mut self,
+        data: &[u8],
+        sender: Option<&NodeId>,
+    ) -> Result<Option<ItemKey>, CodecError> {
+        let item = wire::decode_item(data)?;
+        let mut knowledge = self.lock();
+        let (key, new) = match item {
+            Item::Record(record) => (
+                ItemKey::Record(record.unique_address(), record.status, record.up_number),
+                knowledge.apply_record(record),
+            ),
+            Item::Seen { member, seen } => (
+                ItemKey::Seen(member.clone(), seen.version),
+                knowledge.apply_seen(member, seen),
+            ),
+        };
+        // This node's own items (no sender) are applied before they are
+        // added, and must be spread all the same.
+        Ok((new || sender.is_none()).then_some(key))
+    }
+}

@@ -1,0 +1,128 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::node_id::NodeId;
+
+fn record(port: u16, status: MemberStatus) -> MemberRecord {
+    MemberRecord {
+        node: NodeId::new(Arc::<str>::from("h"), port, u64::from(port), 7),
+        status,
+        up_number: 0,
+        app_version: "0.0.0".to_owned(),
+        roles: Default::default(),
+    }
+}
+
+fn table(records: &[MemberRecord]) -> MemberTable {
+    let mut table = MemberTable::default();
+    for record in records {
+        table.merge(record.clone(), Duration::ZERO);
+    }
+    table
+}
+
+fn member(port: u16) -> UniqueAddress {
+    record(port, MemberStatus::Up).unique_address()
+}
+
+#[test]
+fn the_leader_is_the_first_reachable_up_member_by_address() {
+    let table = table(&[
+        record(1, MemberStatus::Joining),
+        record(2, MemberStatus::Up),
+        record(3, MemberStatus::Up),
+    ]);
+    let none = BTreeSet::new();
+    assert_eq!(leader_of(&table, &none, &member(1)), Some(member(2)));
+    let second_unreachable = BTreeSet::from([member(2)]);
+    assert_eq!(
+        leader_of(&table, &second_unreachable, &member(1)),
+        Some(member(3))
+    );
+    // A node never counts itself unreachable.
+    assert_eq!(
+        leader_of(&table, &second_unreachable, &member(2)),
+        Some(member(2))
+    );
+}
+
+#[test]
+fn without_up_members_the_leader_is_the_first_reachable_one_down_and_exiting_last() {
+    let table = table(&[
+        record(1, MemberStatus::Down),
+        record(2, MemberStatus::Joining),
+    ]);
+    assert_eq!(
+        leader_of(&table, &BTreeSet::new(), &member(2)),
+        Some(member(2))
+    );
+}
+
+#[test]
+fn convergence_needs_every_reachable_up_member_to_have_seen_the_table() {
+    let mut table = table(&[
+        record(1, MemberStatus::Up),
+        record(2, MemberStatus::Up),
+        record(3, MemberStatus::Joining),
+    ]);
+    let hash = table.hash();
+    let mut seen = BTreeMap::new();
+    let none = BTreeSet::new();
+    assert!(!converged(&table, &seen, &none, &member(1), hash));
+    seen.insert(member(2), Seen { version: 1, hash });
+    assert!(converged(&table, &seen, &none, &member(1), hash));
+    // An unreachable member blocks it unless Down or Exiting.
+    let third_unreachable = BTreeSet::from([member(3)]);
+    assert!(!converged(
+        &table,
+        &seen,
+        &third_unreachable,
+        &member(1),
+        hash
+    ));
+    table.merge(record(3, MemberStatus::Down), Duration::ZERO);
+    let hash = table.hash();
+    seen.insert(member(2), Seen { version: 2, hash });
+    assert!(converged(
+        &table,
+        &seen,
+        &third_unreachable,
+        &member(1),
+        hash
+    ));
+}
+
+#[test]
+fn leader_actions_move_each_member_one_step() {
+    let table = table(&[
+        MemberRecord {
+            up_number: 1,
+            ..record(1, MemberStatus::Up)
+        },
+        record(2, MemberStatus::Joining),
+        record(3, MemberStatus::Leaving),
+        record(4, MemberStatus::Exiting),
+        record(5, MemberStatus::Down),
+        record(6, MemberStatus::Joining),
+    ]);
+    let moves: Vec<(u16, MemberStatus, u32)> = leader_actions(&table, 1)
+        .iter()
+        .map(|record| (record.node.port(), record.status, record.up_number))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            (2, MemberStatus::Up, 2),
+            (3, MemberStatus::Exiting, 0),
+            (4, MemberStatus::Removed, 0),
+            (5, MemberStatus::Removed, 0),
+            (6, MemberStatus::Up, 3),
+        ]
+    );
+    let held: Vec<MemberStatus> = leader_actions(&table, 7).iter().map(|r| r.status).collect();
+    assert!(
+        !held.contains(&MemberStatus::Up),
+        "min-nr-of-members holds Joining"
+    );
+}
