@@ -71,6 +71,9 @@ impl<C: InboundContext> Reader<'_, C> {
             // Everything before it on this connection is delivered (`control/flush.rs`).
             Pdu::Flush(f) => core.answer_flush(peer, f.id),
             Pdu::FlushAck(a) => core.flush_acked(peer, a.id),
+            Pdu::Cluster(_) => {
+                log_limited!(warn, peer = %peer, "cluster frame, but this node is in no cluster; ignored");
+            }
             Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) | Pdu::AuthProof(_) => {
                 log_limited!(warn, peer = %peer, "handshake frame after the handshake; ignored");
             }
