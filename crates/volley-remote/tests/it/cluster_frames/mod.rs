@@ -4,6 +4,7 @@
 
 mod receiving;
 mod sending;
+mod traffic;
 
 use std::sync::{Arc, Mutex};
 

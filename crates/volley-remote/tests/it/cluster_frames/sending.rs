@@ -9,7 +9,7 @@ use volley_remote::wire::{Address, ClusterChannel};
 use volley_remote::{AssociationState, RemoteSettings};
 
 use super::{join, send_until_queued};
-use crate::common::{eventually, free_port, node, T};
+use crate::common::{add, eventually, free_port, node, remote_ref, spawn_calculator, T};
 use crate::raw_peer::accept_as;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,5 +126,32 @@ async fn frames_past_the_queue_budget_are_dropped_and_never_quarantine() {
         Some(AssociationState::Active),
         "not quarantined"
     );
+    a.system.terminate().await;
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_to_a_node_that_left_are_dropped() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let b = node("beta", RemoteSettings::default()).await;
+    join(&a, "prod");
+    join(&b, "prod");
+    // A ref a holds keeps its association, down, once b is gone (else
+    // it is removed, and a send would start a new one).
+    spawn_calculator(&b, "calc");
+    let calc = remote_ref(&a, &b, "calc");
+    assert_eq!(add(&calc, 1, 2).await, 3);
+    send_until_queued(&a, &b, b"ping").await;
+    let (to, uid) = (b.remoting.address().clone(), b.remoting.uid());
+    b.system.terminate().await;
+    eventually("b's departure known", || {
+        a.remoting.association_state(&to) == Some(AssociationState::Down)
+    })
+    .await;
+    let sent = a
+        .remoting
+        .send_cluster(&to, uid, ClusterChannel::Swim, b"ping");
+    assert_eq!(sent, Err(ClusterSendError::Down { node: to.clone() }));
+    assert_eq!(a.remoting.cluster_frame_counts().dropped_down, 1);
     a.system.terminate().await;
 }
