@@ -20,9 +20,9 @@ pub(crate) struct Sender<'a> {
 }
 
 /// Hands `frame` to the installed hook, or counts why not: no hook (the
-/// connection is kept, since a node may be in no cluster), a peer not
-/// dialed back (as its system messages are refused), another cluster's
-/// name, or over the connection's `rate` (made on the first frame).
+/// connection is kept, since a node may be in no cluster), over the
+/// connection's `rate` (made on the first frame), a peer not dialed back
+/// (as its system messages are refused), or another cluster's name.
 pub(crate) fn receive(
     core: &(impl ClusterContext + ?Sized),
     from: Sender<'_>,
@@ -36,6 +36,15 @@ pub(crate) fn receive(
         log_limited!(warn, %peer, cluster = frame.cluster, "cluster frame, but this node is in no cluster; ignored");
         return;
     };
+    // First, so that a flood costs a count each, whatever it would be
+    // refused for.
+    let now = Instant::now();
+    let rate = rate.get_or_insert_with(|| InboundRate::new(&core.settings().cluster, now));
+    if !rate.allow(now) {
+        port.counts.refused(Refused::RateLimited);
+        log_limited!(warn, %peer, "cluster frames over remote.cluster.inbound_frames_per_second; dropped");
+        return;
+    }
     if !from.dialed_back {
         port.counts.refused(Refused::NotDialedBack);
         let why = "a cluster frame from a peer this node does not dial back";
@@ -45,13 +54,6 @@ pub(crate) fn receive(
     if frame.cluster != ours {
         port.counts.refused(Refused::ForeignCluster);
         log_limited!(warn, %peer, theirs = frame.cluster, ours, "cluster frame from another cluster; refused");
-        return;
-    }
-    let now = Instant::now();
-    let rate = rate.get_or_insert_with(|| InboundRate::new(&core.settings().cluster, now));
-    if !rate.allow(now) {
-        port.counts.refused(Refused::RateLimited);
-        log_limited!(warn, %peer, "cluster frames over remote.cluster.inbound_frames_per_second; dropped");
         return;
     }
     port.counts.delivered();

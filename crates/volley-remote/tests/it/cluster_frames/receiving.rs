@@ -6,12 +6,14 @@
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
+use tracing::Level;
 use volley_remote::transport::{ClusterHookError, ClusterTransportSettings};
 use volley_remote::wire::{Address, ClusterChannel, DisassociateReason, Lane, Pdu};
 use volley_remote::RemoteSettings;
 
 use super::{cluster_frame, join, send_until_queued, Got, Recorder};
 use crate::common::{eventually, node};
+use crate::log_capture;
 use crate::raw_peer::{closed_within, handshaken_as};
 use crate::wire::protocol_errors::{frames, read_to_end};
 use crate::wire_frames::frame;
@@ -75,18 +77,28 @@ async fn without_a_hook_frames_are_counted_and_the_connection_kept() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_from_another_cluster_is_refused_and_counted() {
+    log_capture::install();
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
-    join(&a, "staging");
-    let on_b = join(&b, "prod");
-    eventually("a foreign frame refused", || {
+    join(&a, "staging-east");
+    let on_b = join(&b, "prod-west");
+    let named_both = || {
+        !log_capture::events(|e| {
+            e.level == Level::WARN
+                && e.text.contains("another cluster")
+                && e.text.contains("theirs=staging-east")
+                && e.text.contains("ours=prod-west")
+        })
+        .is_empty()
+    };
+    eventually("a foreign frame refused, and logged", || {
         let _ = a.remoting.send_cluster(
             b.remoting.address(),
             b.remoting.uid(),
             ClusterChannel::Swim,
             b"ping",
         );
-        b.remoting.cluster_frame_counts().refused_foreign_cluster >= 1
+        b.remoting.cluster_frame_counts().refused_foreign_cluster >= 1 && named_both()
     })
     .await;
     assert!(on_b.got().is_empty(), "{:?}", on_b.got());
