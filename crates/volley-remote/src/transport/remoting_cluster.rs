@@ -43,6 +43,16 @@ impl Remoting {
         send_cluster(&*self.core, to, uid, channel, payload)
     }
 
+    /// The incarnation uid of the node at `node` that this node's
+    /// association has shaken hands with, if any: what `send_cluster`
+    /// needs for a node known by its address alone (a seed node), once a
+    /// first, dropped, frame has made the association.
+    pub fn incarnation_of(&self, node: &Address) -> Option<u64> {
+        let association = self.core.associations.find(node)?;
+        let uid = crate::transport::support::lock(&association.control).uid;
+        uid
+    }
+
     /// What became of this node's cluster frames so far, both ways.
     pub fn cluster_frame_counts(&self) -> ClusterFrameCounts {
         self.core.cluster.counts.snapshot()

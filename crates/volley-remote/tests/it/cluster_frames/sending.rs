@@ -58,8 +58,14 @@ async fn frames_for_another_incarnation_are_dropped() {
     let b = node("beta", RemoteSettings::default()).await;
     join(&a, "prod");
     join(&b, "prod");
+    assert_eq!(a.remoting.incarnation_of(b.remoting.address()), None);
     send_until_queued(&a, &b, b"ping").await;
     let (to, uid) = (b.remoting.address(), b.remoting.uid());
+    assert_eq!(
+        a.remoting.incarnation_of(to),
+        Some(uid),
+        "known once connected"
+    );
     let sent = a
         .remoting
         .send_cluster(to, uid + 1, ClusterChannel::Swim, b"ping");
