@@ -35,6 +35,11 @@ pub const REMOTE_METRIC_NAMES: &[&str] = &[
     "volley_remote_exported_refs",
     "volley_remote_imported_ref_bytes",
     "volley_remote_import_refusals_total",
+    "volley_remote_cluster_frames_in_total",
+    "volley_remote_cluster_frames_ignored_total",
+    "volley_remote_cluster_frames_refused_total",
+    "volley_remote_cluster_frames_out_total",
+    "volley_remote_cluster_sends_dropped_total",
 ];
 
 /// What one association's lanes record per batch a writer takes.

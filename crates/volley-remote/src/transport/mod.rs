@@ -11,6 +11,7 @@
 //! | `handshake/` | who a connection is with: `setup` (the handshake's frames), `auth`, `tls`, `admission`, `trust`, `probe` and `recheck` (the address check), `proof` |
 //! | `liveness/` | whether a node is there: `heartbeat`, `rtt`, `failure_detector`, `reachability`, `incarnations` (which incarnation this node talks to; quarantine) |
 //! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
+//! | `cluster/` | cluster traffic: the hook a cluster installs (`ClusterInbound`), what a reader does with a cluster frame, the datagram send; `remoting_cluster`, their methods on `Remoting` |
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced); `reconnect`; `warnings` |
@@ -19,6 +20,7 @@
 //! `docs/architecture.md` follows one remote tell through these modules.
 
 mod admission;
+mod cluster;
 mod control;
 mod core;
 mod errors;
@@ -35,9 +37,13 @@ mod outbound;
 mod refs;
 mod registry;
 mod remoting;
+mod remoting_cluster;
 mod settings;
 mod support;
 
+pub use cluster::counts::ClusterFrameCounts;
+pub use cluster::hook::{ClusterHookError, ClusterInbound};
+pub use cluster::send_error::ClusterSendError;
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
 pub use metrics::REMOTE_METRIC_NAMES;
@@ -45,6 +51,7 @@ pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};
 pub use settings::RemoteSettingsWarning;
 pub use settings::{
-    register_settings, BatchingSettings, ConnectBack, FailureDetectorSettings, LimitSettings,
-    RemoteSettings, RemoteSettingsError, TlsError, TlsSettings, TrustSettings,
+    register_settings, BatchingSettings, ClusterTransportSettings, ConnectBack,
+    FailureDetectorSettings, LimitSettings, RemoteSettings, RemoteSettingsError, TlsError,
+    TlsSettings, TrustSettings,
 };

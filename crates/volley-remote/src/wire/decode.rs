@@ -5,9 +5,10 @@ use super::error::DecodeError;
 use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
 use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus};
 use super::pdu::{
-    Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader, Pdu, RefDeclaration, RefId,
-    Reply, ReplyHandleDeclaration, Request, SpawnRequest, SpawnResponse, SpawnResult, SystemAck,
-    SystemMessage, TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN,
+    ClusterChannel, ClusterFrame, Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader,
+    Pdu, RefDeclaration, RefId, Reply, ReplyHandleDeclaration, Request, SpawnRequest,
+    SpawnResponse, SpawnResult, SystemAck, SystemMessage, TracedUserMessage, UserMessage,
+    MESSAGE_HEADER_LEN,
 };
 use crate::serialization::SerializerId;
 
@@ -355,6 +356,7 @@ fn decode_pdu<'a>(
             };
             Pdu::SpawnResponse(SpawnResponse { request_id, result })
         }
+        PduKind::Cluster => Pdu::Cluster(cluster_frame(&mut r)?),
         PduKind::UserMessage => return user_message(body),
         PduKind::Request => return request_body(body).map(Pdu::Request),
         PduKind::TracedUserMessage => {
@@ -382,6 +384,26 @@ fn decode_pdu<'a>(
         });
     }
     Ok(pdu)
+}
+
+/// A cluster frame's body: a known channel, a cluster name and a packet,
+/// neither empty.
+fn cluster_frame<'a>(r: &mut Reader<'a>) -> Result<ClusterFrame<'a>, DecodeError> {
+    let channel = ClusterChannel::from_u8(r.u8("channel")?)
+        .ok_or(r.malformed("channel", "unknown cluster channel"))?;
+    let cluster = r.str16("cluster")?;
+    if cluster.is_empty() {
+        return Err(r.malformed("cluster", "cluster name is empty"));
+    }
+    let payload = std::mem::take(&mut r.buf);
+    if payload.is_empty() {
+        return Err(r.malformed("payload", "cluster payload is empty"));
+    }
+    Ok(ClusterFrame {
+        channel,
+        cluster,
+        payload,
+    })
 }
 
 #[inline]

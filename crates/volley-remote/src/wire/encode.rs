@@ -461,6 +461,23 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
                 }
             }
         }
+        Pdu::Cluster(c) => {
+            if c.cluster.is_empty() {
+                return Err(EncodeError::InvalidField {
+                    field: "cluster",
+                    reason: "a cluster name is never empty",
+                });
+            }
+            if c.payload.is_empty() {
+                return Err(EncodeError::InvalidField {
+                    field: "payload",
+                    reason: "a cluster payload is never empty",
+                });
+            }
+            buf.put_u8(c.channel as u8);
+            put_str16(buf, "cluster", c.cluster)?;
+            buf.put_slice(c.payload);
+        }
         // Handled by the caller without a generic body.
         Pdu::Heartbeat
         | Pdu::HeartbeatAck

@@ -139,7 +139,7 @@ impl Preamble {
 ///
 /// Values are grouped by purpose so that a hex dump is readable:
 /// `0x0_` association management, `0x1_` user traffic, `0x2_` reliable
-/// system messages, `0x3_` remote spawn.
+/// system messages, `0x3_` remote spawn, `0x4_` cluster traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum PduKind {
@@ -179,11 +179,13 @@ pub enum PduKind {
     SpawnRequest = 0x30,
     /// [`super::SpawnResponse`].
     SpawnResponse = 0x31,
+    /// [`super::ClusterFrame`].
+    Cluster = 0x40,
 }
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 18] = [
+    pub const ALL: [PduKind; 19] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
@@ -202,6 +204,7 @@ impl PduKind {
         PduKind::FlushAck,
         PduKind::SpawnRequest,
         PduKind::SpawnResponse,
+        PduKind::Cluster,
     ];
 
     /// The kind for a wire value, if it is one.
@@ -225,6 +228,7 @@ impl PduKind {
             0x22 => PduKind::FlushAck,
             0x30 => PduKind::SpawnRequest,
             0x31 => PduKind::SpawnResponse,
+            0x40 => PduKind::Cluster,
             _ => return None,
         })
     }

@@ -25,8 +25,8 @@ pub use handshake::{
     AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus, AUTH_MAC_LEN, AUTH_NONCE_LEN,
 };
 pub use pdu::{
-    Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader, Pdu, RefDeclaration, RefId,
-    Reply, ReplyHandleDeclaration, Request, SpawnRequest, SpawnResponse, SpawnResult, SystemAck,
-    SystemMessage, TracedUserMessage, UserMessage, MESSAGE_HEADER_LEN, REPLY_HEADER_LEN,
-    REQUEST_HEADER_LEN, REQUEST_REPLY_REF, TRACE_CONTEXT_LEN,
+    ClusterChannel, ClusterFrame, Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader,
+    Pdu, RefDeclaration, RefId, Reply, ReplyHandleDeclaration, Request, SpawnRequest,
+    SpawnResponse, SpawnResult, SystemAck, SystemMessage, TracedUserMessage, UserMessage,
+    MESSAGE_HEADER_LEN, REPLY_HEADER_LEN, REQUEST_HEADER_LEN, REQUEST_REPLY_REF, TRACE_CONTEXT_LEN,
 };

@@ -281,6 +281,52 @@ pub struct SpawnResponse<'a> {
     pub result: SpawnResult<'a>,
 }
 
+/// What a [`ClusterFrame`] carries: a closed set, so that a value this
+/// build does not know is a decode error rather than a packet handed to
+/// the wrong decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ClusterChannel {
+    /// A SWIM packet of the membership protocol (foca's own encoding).
+    Swim = 1,
+    /// The digest that starts an anti-entropy exchange.
+    SyncDigest = 2,
+    /// A page of the records an anti-entropy exchange sends.
+    SyncData = 3,
+}
+
+impl ClusterChannel {
+    /// Every channel, in wire-value order.
+    pub const ALL: [ClusterChannel; 3] = [
+        ClusterChannel::Swim,
+        ClusterChannel::SyncDigest,
+        ClusterChannel::SyncData,
+    ];
+
+    /// The channel for a wire value, if it is one.
+    pub fn from_u8(v: u8) -> Option<ClusterChannel> {
+        match v {
+            1 => Some(ClusterChannel::Swim),
+            2 => Some(ClusterChannel::SyncDigest),
+            3 => Some(ClusterChannel::SyncData),
+            _ => None,
+        }
+    }
+}
+
+/// Cluster traffic between two nodes (membership, anti-entropy): opaque
+/// to the transport, which hands the payload to the cluster that this
+/// node belongs to, if it is the one named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterFrame<'a> {
+    /// What the payload is.
+    pub channel: ClusterChannel,
+    /// The name of the cluster the sender belongs to (never empty).
+    pub cluster: &'a str,
+    /// The packet (never empty): the rest of the frame.
+    pub payload: &'a [u8],
+}
+
 /// One decoded (or to-be-encoded) frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pdu<'a> {
@@ -321,6 +367,8 @@ pub enum Pdu<'a> {
     SpawnRequest(SpawnRequest<'a>),
     /// See [`SpawnResponse`].
     SpawnResponse(SpawnResponse<'a>),
+    /// See [`ClusterFrame`].
+    Cluster(ClusterFrame<'a>),
 }
 
 impl Pdu<'_> {
@@ -345,6 +393,7 @@ impl Pdu<'_> {
             Pdu::FlushAck(_) => PduKind::FlushAck,
             Pdu::SpawnRequest(_) => PduKind::SpawnRequest,
             Pdu::SpawnResponse(_) => PduKind::SpawnResponse,
+            Pdu::Cluster(_) => PduKind::Cluster,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! its global tracing subscriber).
 
 mod association;
+mod cluster_frames;
 #[path = "../common/mod.rs"]
 mod common;
 mod deploy;

@@ -11,6 +11,8 @@ use volley::{ActorPath, ActorSystem, AnyRef, DeadLetterReason};
 
 use crate::transport::admission::probe::Probes;
 use crate::transport::admission::AdmissionContext;
+use crate::transport::cluster::port::ClusterPort;
+use crate::transport::cluster::ClusterContext;
 use crate::transport::control::flush::Flushes;
 use crate::transport::control::remote_spawn::SpawnRequests;
 use crate::transport::control::remote_watch::{DeadActors, RemoteWatches};
@@ -213,6 +215,12 @@ impl InboundContext for RemotingCore {
         selection: &mut Option<ActorPath>,
     ) -> Option<AnyRef> {
         RemotingCore::resolve_declared(self, path, uid, peer, peer_association, selection)
+    }
+}
+
+impl ClusterContext for RemotingCore {
+    fn cluster_port(&self) -> &ClusterPort {
+        &self.cluster
     }
 }
 

@@ -88,6 +88,9 @@ pub(crate) struct RemotingCore {
     /// Warnings about failed connections, of all this node's lanes
     /// together (`outbound/writer.rs`).
     pub(crate) connect_warnings: LogLimiter,
+    /// The cluster's hook, if this node is in one, and the counts of
+    /// cluster frames (`cluster/`).
+    pub(crate) cluster: crate::transport::cluster::port::ClusterPort,
 }
 
 impl RemotingCore {
@@ -133,6 +136,7 @@ impl RemotingCore {
             connect_warnings: LogLimiter::new(
                 crate::transport::outbound::writer::CONNECT_WARNINGS_PER_SECOND,
             ),
+            cluster: Default::default(),
         })
     }
 

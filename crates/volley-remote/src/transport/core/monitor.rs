@@ -86,6 +86,7 @@ pub(crate) struct AssociationMetrics {
     associations: Gauge,
     imported_ref_bytes: Gauge,
     import_refusals: Counter,
+    cluster: crate::transport::cluster::counts::ClusterMetrics,
     by_node: HashMap<Address, Handles>,
 }
 
@@ -101,6 +102,7 @@ impl AssociationMetrics {
             associations: metrics::gauge!("volley_remote_associations", "system" => system.clone()),
             imported_ref_bytes: metrics::gauge!("volley_remote_imported_ref_bytes", "system" => system.clone()),
             import_refusals: metrics::counter!("volley_remote_import_refusals_total", "system" => system.clone()),
+            cluster: crate::transport::cluster::counts::ClusterMetrics::new(&system),
             system,
             every: settings.sample_interval,
             last: None,
@@ -121,6 +123,7 @@ impl AssociationMetrics {
         self.imported_ref_bytes
             .set(core.import_meter.bytes() as f64);
         self.import_refusals.absolute(core.import_meter.refusals());
+        self.cluster.record(&core.cluster.counts);
         self.by_node
             .retain(|node, _| all.iter().any(|a| a.remote == *node));
         for association in &all {

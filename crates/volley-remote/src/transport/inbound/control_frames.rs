@@ -1,6 +1,6 @@
 //! Every frame but a user message, as the reader hands it on: ref
-//! declarations, replies, spawns, heartbeats, goodbyes, system messages
-//! and flushes, each to the part of the node that owns it.
+//! declarations, replies, spawns, heartbeats, goodbyes, system messages,
+//! flushes and cluster traffic, each to the part of the node that owns it.
 //!
 //! The run before such a frame is already delivered (`frames.rs`), so a
 //! declaration here never rebinds an id a pending message uses.
@@ -10,6 +10,8 @@ use std::time::Instant;
 use volley::remote::RemoteRef;
 use volley::DeadLetterReason;
 
+use crate::transport::cluster;
+use crate::transport::cluster::receive::Sender;
 use crate::transport::control::flush::UserLaneFlushes;
 use crate::transport::control::remote_spawn;
 use crate::transport::control::remote_watch::NoSuchActor;
@@ -71,6 +73,14 @@ impl<C: InboundContext> Reader<'_, C> {
             // Everything before it on this connection is delivered (`control/flush.rs`).
             Pdu::Flush(f) => core.answer_flush(peer, f.id),
             Pdu::FlushAck(a) => core.flush_acked(peer, a.id),
+            Pdu::Cluster(frame) => {
+                let from = Sender {
+                    address: peer,
+                    uid: self.peer.uid,
+                    dialed_back: self.peer.association.is_some(),
+                };
+                cluster::receive::receive(&**core, from, &mut self.peer.cluster_rate, frame);
+            }
             Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) | Pdu::AuthProof(_) => {
                 log_limited!(warn, peer = %peer, "handshake frame after the handshake; ignored");
             }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use volley::{ActorPath, AnyRef};
 
 use crate::transport::admission::AdmissionContext;
+use crate::transport::cluster::ClusterContext;
 use crate::transport::control::reply_handles::ReplyHandles;
 use crate::transport::control::ControlContext;
 use crate::transport::inbound::ends::InboundLives;
@@ -34,9 +35,9 @@ use crate::transport::refs::tables::import_bytes::ImportMeter;
 use crate::wire::Address;
 
 /// What the receiving side needs of the rest of the transport: it sits
-/// above every other stage (a read can admit, judge, answer and deliver),
-/// and adds its own state and the resolution of what peers declare.
-pub(crate) trait InboundContext: AdmissionContext + ControlContext {
+/// above every other stage (a read can admit, judge, answer, deliver and
+/// hand cluster traffic on), and adds its own state and the resolution of what peers declare.
+pub(crate) trait InboundContext: AdmissionContext + ControlContext + ClusterContext {
     /// The inbound connections of each incarnation (`ends.rs`).
     fn inbound_lives(&self) -> &InboundLives;
     /// What the refs peers declared on the open connections keep.

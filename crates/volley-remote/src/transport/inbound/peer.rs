@@ -6,6 +6,7 @@ use std::sync::Arc;
 use volley::remote::RemoteRoute;
 use volley::ActorPath;
 
+use crate::transport::cluster::rate::InboundRate;
 use crate::transport::control::remote_watch::NoSuchActor;
 use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
@@ -62,6 +63,9 @@ pub(super) struct Peer {
     /// Its failure detector, fed by the heartbeats read here; `None` only
     /// when too many nodes are watched already.
     pub(super) detector: Option<Arc<PeerDetector>>,
+    /// The cluster frames it may still bring now (`cluster/rate.rs`),
+    /// made on its first one.
+    pub(super) cluster_rate: Option<InboundRate>,
 }
 
 impl Peer {
@@ -83,6 +87,7 @@ impl Peer {
             root,
             reply_route: None,
             detector,
+            cluster_rate: None,
         }
     }
 

@@ -143,6 +143,15 @@ pub(crate) enum LaneRefusal {
     Retired,
 }
 
+/// Why a lane did not take a datagram (`send_datagram`).
+#[derive(Debug)]
+pub(crate) enum DatagramRefusal {
+    /// The queue would hold more than the budget; this many bytes wait.
+    OverBudget { queued: usize },
+    /// The frame cannot be encoded (too long for the lane, say).
+    Encode(crate::wire::EncodeError),
+}
+
 impl From<RemoteSendError> for LaneRefusal {
     fn from(e: RemoteSendError) -> Self {
         LaneRefusal::Failed(e)
@@ -341,6 +350,31 @@ impl<C: LaneConnection> OutboundLane<C> {
         self.encoder
             .encode(pdu, &mut st.buf)
             .map_err(|e| RemoteSendError::Serialize(e.to_string()))?;
+        self.unlock_and_kick(st, was_empty, false);
+        Ok(())
+    }
+
+    /// Queues a control PDU with datagram semantics: only if the queue
+    /// then holds at most `budget` bytes (kept below the control queue's
+    /// own bound by the caller), so a frame that may be lost is dropped
+    /// rather than queued, and never makes the queue overflow (which
+    /// quarantines). On a refusal, hands back the bytes already queued.
+    pub(crate) fn send_datagram(
+        self: &Arc<Self>,
+        pdu: &Pdu<'_>,
+        budget: usize,
+    ) -> Result<(), DatagramRefusal> {
+        let mut st = self.state.lock();
+        let queued = st.buf.len();
+        let was_empty = queued == 0;
+        self.encoder
+            .encode(pdu, &mut st.buf)
+            .map_err(DatagramRefusal::Encode)?;
+        if st.buf.len() > budget.min(self.pdu_limit) {
+            st.buf.truncate(queued);
+            return Err(DatagramRefusal::OverBudget { queued });
+        }
+        st.activity += 1;
         self.unlock_and_kick(st, was_empty, false);
         Ok(())
     }

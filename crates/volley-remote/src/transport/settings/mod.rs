@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::wire::{LARGE_MAX_FRAME_LEN, SMALL_MAX_FRAME_LEN};
 
+mod cluster;
 mod duration_keys;
 mod limits;
 pub(crate) mod reconnect;
@@ -14,6 +15,7 @@ mod tls;
 mod trust;
 mod warnings;
 
+pub use cluster::ClusterTransportSettings;
 pub use limits::LimitSettings;
 pub use tls::{TlsError, TlsSettings};
 pub use trust::{ConnectBack, TrustSettings};
@@ -162,6 +164,8 @@ pub struct RemoteSettings {
     pub trust: TrustSettings,
     /// TLS on every connection (`[remote.tls]`).
     pub tls: TlsSettings,
+    /// Bounds of cluster traffic (`[remote.cluster]`).
+    pub cluster: ClusterTransportSettings,
 }
 
 impl Default for RemoteSettings {
@@ -189,6 +193,7 @@ impl Default for RemoteSettings {
             limits: LimitSettings::default(),
             trust: TrustSettings::default(),
             tls: TlsSettings::default(),
+            cluster: ClusterTransportSettings::default(),
         }
     }
 }
@@ -330,6 +335,7 @@ impl RemoteSettings {
             .validate(self.failure_detector.heartbeat_interval)?;
         self.trust.validate()?;
         self.tls.validate()?;
+        self.cluster.validate(self.limits.max_control_queue_bytes)?;
         self.failure_detector.validate()
     }
 }

@@ -589,3 +589,130 @@ fn bad_flushes() {
         "the encoder refuses id 0"
     );
 }
+
+/// A cluster frame's body: channel, cluster name, payload.
+fn cluster_body(channel: u8, cluster: &str, payload: &[u8]) -> Vec<u8> {
+    let mut b = vec![channel];
+    b.extend((cluster.len() as u16).to_le_bytes());
+    b.extend(cluster.as_bytes());
+    b.extend_from_slice(payload);
+    b
+}
+
+#[test]
+fn bad_cluster_frames() {
+    let kind = PduKind::Cluster;
+    assert_eq!(
+        decode_one(&frame(0x40, &cluster_body(1, "prod", b"p"))),
+        Ok(Some(Pdu::Cluster(ClusterFrame {
+            channel: ClusterChannel::Swim,
+            cluster: "prod",
+            payload: b"p",
+        })))
+    );
+    // The channels are a closed set.
+    for channel in [0u8, 4, 0x7f, 0xff] {
+        assert_eq!(
+            decode_one(&frame(0x40, &cluster_body(channel, "prod", b"p"))),
+            Err(DecodeError::Malformed {
+                kind,
+                field: "channel",
+                reason: "unknown cluster channel"
+            }),
+            "channel {channel}"
+        );
+    }
+    assert_eq!(
+        decode_one(&frame(0x40, &cluster_body(1, "", b"p"))),
+        Err(DecodeError::Malformed {
+            kind,
+            field: "cluster",
+            reason: "cluster name is empty"
+        })
+    );
+    assert_eq!(
+        decode_one(&frame(0x40, &cluster_body(2, "prod", b""))),
+        Err(DecodeError::Malformed {
+            kind,
+            field: "payload",
+            reason: "cluster payload is empty"
+        })
+    );
+    assert_eq!(
+        decode_one(&frame(0x40, &[])),
+        Err(DecodeError::Truncated {
+            kind,
+            field: "channel"
+        })
+    );
+    // A head cut anywhere inside the name.
+    let whole = cluster_body(3, "prod", b"");
+    for cut in 1..whole.len() {
+        assert_eq!(
+            decode_one(&frame(0x40, &whole[..cut])),
+            Err(DecodeError::Truncated {
+                kind,
+                field: "cluster"
+            }),
+            "head cut at {cut}"
+        );
+    }
+    assert_eq!(
+        decode_one(&frame(0x40, &[1, 2, 0, 0xff, 0xfe, b'x'])),
+        Err(DecodeError::InvalidUtf8 {
+            kind,
+            field: "cluster"
+        })
+    );
+}
+
+#[test]
+fn cluster_frames_are_bounded_like_other_control_frames() {
+    let encoder = Encoder::for_lane(Lane::Control);
+    let max = SMALL_MAX_FRAME_LEN as usize;
+    let fits = vec![7u8; max - 1 - 1 - 2 - 4];
+    let mut buf = BytesMut::new();
+    let pdu = |payload| {
+        Pdu::Cluster(ClusterFrame {
+            channel: ClusterChannel::SyncData,
+            cluster: "prod",
+            payload,
+        })
+    };
+    encoder.encode(&pdu(&fits), &mut buf).unwrap();
+    assert_eq!(buf.len(), 4 + max);
+    let over = vec![7u8; fits.len() + 1];
+    buf.clear();
+    assert!(matches!(
+        encoder.encode(&pdu(&over), &mut buf),
+        Err(EncodeError::FrameTooLong { .. })
+    ));
+    assert!(buf.is_empty(), "a refused frame leaves nothing behind");
+    // The receiver refuses it from its length alone.
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+    let head = ((max + 1) as u32).to_le_bytes();
+    assert_eq!(
+        decoder.decode_frame(&[&head[..], &[0x40]].concat()),
+        Err(DecodeError::FrameTooLong { len: max + 1, max })
+    );
+    // The encoder refuses what the decoder would.
+    for bad in [
+        ClusterFrame {
+            channel: ClusterChannel::Swim,
+            cluster: "",
+            payload: b"p",
+        },
+        ClusterFrame {
+            channel: ClusterChannel::Swim,
+            cluster: "prod",
+            payload: b"",
+        },
+    ] {
+        buf.clear();
+        assert!(matches!(
+            encoder.encode(&Pdu::Cluster(bad), &mut buf),
+            Err(EncodeError::InvalidField { .. })
+        ));
+        assert!(buf.is_empty());
+    }
+}

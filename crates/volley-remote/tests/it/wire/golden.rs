@@ -435,6 +435,48 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         Some(err),
     ));
 
+    // The payloads are opaque to the frame: what each channel carries is
+    // pinned by volley-cluster's own codec vectors.
+    for (name, channel, payload, what) in [
+        (
+            "cluster_swim",
+            ClusterChannel::Swim,
+            &[0xa1, 0xa2, 0xa3, 0xa4][..],
+            "channel = 1 (SWIM)",
+        ),
+        (
+            "cluster_sync_digest",
+            ClusterChannel::SyncDigest,
+            &[0xb1, 0xb2][..],
+            "channel = 2 (SyncDigest)",
+        ),
+        (
+            "cluster_sync_data",
+            ClusterChannel::SyncData,
+            &[0xc1, 0xc2, 0xc3][..],
+            "channel = 3 (SyncData)",
+        ),
+    ] {
+        let frame = Pdu::Cluster(ClusterFrame {
+            channel,
+            cluster: "prod",
+            payload,
+        });
+        out.push((
+            Vector {
+                name,
+                description: format!("{frame:?}"),
+                bytes: encode(&frame),
+                fields: frame_fields(PduKind::Cluster, &[(what, 1)])
+                    .into_iter()
+                    .chain(str_fields("cluster", "prod"))
+                    .chain([("payload (opaque to the frame)".to_string(), payload.len())])
+                    .collect(),
+            },
+            Some(frame),
+        ));
+    }
+
     out
 }
 

@@ -5,7 +5,7 @@ mod bad_input;
 mod framing;
 mod golden;
 mod golden_hot_path;
-mod protocol_errors;
+pub(crate) mod protocol_errors;
 mod request_frames;
 mod roundtrip;
 mod serialization;

@@ -35,7 +35,7 @@ fn patient() -> RemoteSettings {
 
 /// Everything `s` carries until the node closes it, within `within`;
 /// `None` if it stays open.
-async fn read_to_end(s: &mut TcpStream, within: Duration) -> Option<BytesMut> {
+pub(crate) async fn read_to_end(s: &mut TcpStream, within: Duration) -> Option<BytesMut> {
     let mut buf = BytesMut::new();
     let deadline = tokio::time::Instant::now() + within;
     loop {
@@ -49,7 +49,7 @@ async fn read_to_end(s: &mut TcpStream, within: Duration) -> Option<BytesMut> {
 
 /// The frames in `bytes`, decoded as the control lane's, up to the first
 /// that does not decode.
-fn frames(bytes: &[u8]) -> Vec<Pdu<'_>> {
+pub(crate) fn frames(bytes: &[u8]) -> Vec<Pdu<'_>> {
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
     let mut at = 0;
     let mut out = Vec::new();

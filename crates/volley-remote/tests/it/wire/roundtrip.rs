@@ -28,6 +28,7 @@ enum Owned {
     SpawnReq(u64, u16, String, String, Vec<u8>),
     SpawnOk(u64, String, u64),
     SpawnErr(u64, String),
+    Cluster(ClusterChannel, String, Vec<u8>),
 }
 
 impl Owned {
@@ -120,6 +121,11 @@ impl Owned {
                 request_id: *request_id,
                 result: SpawnResult::Failed { error },
             }),
+            Owned::Cluster(channel, cluster, payload) => Pdu::Cluster(ClusterFrame {
+                channel: *channel,
+                cluster,
+                payload,
+            }),
         }
     }
 }
@@ -207,6 +213,12 @@ fn owned() -> impl Strategy<Value = Owned> {
             .prop_map(|(r, s, k, n, p)| Owned::SpawnReq(r, s, k, n, p)),
         (any::<u64>(), path(), any::<u64>()).prop_map(|(r, p, u)| Owned::SpawnOk(r, p, u)),
         (any::<u64>(), text()).prop_map(|(r, e)| Owned::SpawnErr(r, e)),
+        (
+            proptest::sample::select(ClusterChannel::ALL.to_vec()),
+            "[a-z0-9-]{1,24}",
+            proptest::collection::vec(any::<u8>(), 1..300)
+        )
+            .prop_map(|(c, n, p)| Owned::Cluster(c, n, p)),
     ]
 }
 

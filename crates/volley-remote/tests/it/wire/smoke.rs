@@ -106,6 +106,11 @@ fn corpus() -> Vec<Vec<u8>> {
             request_id: 2,
             result: SpawnResult::Failed { error: "x" },
         }),
+        Pdu::Cluster(ClusterFrame {
+            channel: ClusterChannel::Swim,
+            cluster: "prod",
+            payload: b"swim",
+        }),
     ];
     let encoder = Encoder::new(MAX_FRAME);
     pdus.iter()

@@ -131,6 +131,7 @@ fn may_name_ref_ids(queued: &[u8]) -> bool {
                     | PduKind::FlushAck
                     | PduKind::SpawnRequest
                     | PduKind::SpawnResponse
+                    | PduKind::Cluster
             )
         );
         if !names_none {
