@@ -7,6 +7,7 @@
 
 pub mod ask_floor;
 pub mod ask_local;
+pub mod cluster;
 pub mod failover;
 pub mod grpc;
 pub mod local_pingpong;
@@ -76,6 +77,7 @@ pub const ALL: &[Scenario] = &[
     raw_tcp::SCENARIO,
     router::SCENARIO,
     failover::SCENARIO,
+    cluster::SCENARIO,
     grpc::SCENARIO,
 ];
 

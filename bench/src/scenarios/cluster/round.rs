@@ -1,0 +1,178 @@
+//! One repetition at one cluster size: N fresh members, then the cases in
+//! order on the same cluster: `join`, `receptionist` (register on node 1),
+//! `kill-unreachable` and `kill-removed` (kill -9 of the last node),
+//! `leave` (the node before it leaves gracefully). Each case's time comes
+//! from the nodes' own event lines.
+
+use std::path::Path;
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use super::node::{node_args, Line, NodeProcess};
+use super::view::{now_ms, ClusterView, Seen};
+use super::{Case, Timings};
+
+/// What one repetition measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub case: Case,
+    pub ms: f64,
+    pub false_downs: u64,
+}
+
+/// One repetition's results, and a line for the notes.
+#[derive(Debug, Clone)]
+pub struct RoundOutcome {
+    pub cases: Vec<Measured>,
+    /// Process spawn to the last node's `started` line (JVM and actor
+    /// system start-up, which `join` leaves out).
+    pub startup_ms: f64,
+    /// The first node's `started` line (the settings in force).
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Seed nodes: the first three members.
+const SEEDS: usize = 3;
+
+/// The longest any case may take before the repetition fails (a loaded
+/// 2-core machine starting 7 JVMs is slow).
+const CASE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The members and what they printed.
+struct Cluster {
+    nodes: Vec<NodeProcess>,
+    events: Receiver<Line>,
+    view: ClusterView,
+    /// Where the previous case ended (the window of false downs).
+    mark: f64,
+}
+
+impl Cluster {
+    /// Reads lines until `done` answers, or fails after `CASE_TIMEOUT`.
+    fn wait(
+        &mut self,
+        what: &str,
+        done: impl Fn(&ClusterView) -> Option<f64>,
+    ) -> crate::Result<f64> {
+        let deadline = Instant::now() + CASE_TIMEOUT;
+        loop {
+            if let Some(t) = done(&self.view) {
+                return Ok(t);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok((i, Ok(event))) => self.view.apply(i, event),
+                Ok((i, Err(bad))) => return Err(format!("node {i}: {bad}").into()),
+                Err(_) => {
+                    return Err(format!("{what}: not within {} s", CASE_TIMEOUT.as_secs()).into())
+                }
+            }
+        }
+    }
+
+    /// Ends a case that began at `start` and was complete at `end`.
+    fn measured(&mut self, case: Case, start: f64, end: f64, excused: &[String]) -> Measured {
+        let false_downs = self.view.false_downs(self.mark, end, excused);
+        self.mark = end;
+        Measured {
+            case,
+            ms: end - start,
+            false_downs,
+        }
+    }
+}
+
+/// Runs one repetition with `n` members; node logs go to `log_dir` as
+/// `<prefix>-node<i>.log`.
+pub fn run(
+    jar: &Path,
+    n: usize,
+    timings: &Timings,
+    log_dir: &Path,
+    prefix: &str,
+) -> crate::Result<RoundOutcome> {
+    if n < 3 {
+        return Err("a cluster of at least 3 members is needed (kill, then leave)".into());
+    }
+    let ports = free_ports(n)?;
+    let (tx, rx) = channel();
+    let spawned = now_ms();
+    let mut nodes = Vec::with_capacity(n);
+    for (i, &port) in ports.iter().enumerate() {
+        let args = node_args(port, &ports[..SEEDS.min(n)], timings);
+        let log = log_dir.join(format!("{prefix}-node{i}.log"));
+        nodes.push(NodeProcess::start(jar, i, &args, &log, tx.clone())?);
+    }
+    drop(tx);
+    let mut c = Cluster {
+        nodes,
+        events: rx,
+        view: ClusterView::new(n),
+        mark: spawned,
+    };
+    let result = cases(&mut c, n, spawned);
+    for node in c.nodes.drain(..) {
+        node.stop(Duration::from_secs(10));
+    }
+    result
+}
+
+fn cases(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOutcome> {
+    let all: Vec<usize> = (0..n).collect();
+    let started = c.wait("every node started", |v| v.all_started(&all))?;
+    let members = c.view.addresses(&all).expect("all started");
+    let up: Seen = |v| &v.up;
+    let joined = c.wait("every node sees every node Up", |v| {
+        v.all_seen(&all, &members, up)
+    })?;
+    let mut cases = vec![c.measured(Case::Join, started, joined, &[])];
+
+    let registered = now_ms();
+    c.nodes[1].command("register")?;
+    let listed = c.wait("the service listed on every node", |v| v.all_listed(&all))?;
+    cases.push(c.measured(Case::Receptionist, registered, listed, &[]));
+
+    let victim = n - 1;
+    let survivors: Vec<usize> = (0..victim).collect();
+    let gone = vec![members[victim].clone()];
+    let killed = now_ms();
+    c.nodes[victim].kill()?;
+    let unreachable: Seen = |v| &v.unreachable;
+    let t = c.wait("the killed node Unreachable on every survivor", |v| {
+        v.all_seen(&survivors, &gone, unreachable)
+    })?;
+    cases.push(c.measured(Case::KillUnreachable, killed, t, &gone));
+    let removed: Seen = |v| &v.removed;
+    let t = c.wait("the killed node Removed on every survivor", |v| {
+        v.all_seen(&survivors, &gone, removed)
+    })?;
+    cases.push(c.measured(Case::KillRemoved, killed, t, &gone));
+
+    let leaver = n - 2;
+    let stay: Vec<usize> = (0..leaver).collect();
+    let left = vec![members[leaver].clone(), members[victim].clone()];
+    let asked = now_ms();
+    c.nodes[leaver].command("leave")?;
+    let t = c.wait("the leaving node Removed on every other node", |v| {
+        v.all_seen(&stay, &left[..1], removed)
+    })?;
+    cases.push(c.measured(Case::Leave, asked, t, &left));
+
+    Ok(RoundOutcome {
+        cases,
+        startup_ms: started - spawned,
+        settings: c.view.nodes[0].settings.clone(),
+    })
+}
+
+/// `n` distinct loopback ports that were free a moment ago (all held at
+/// once, so no two are the same).
+fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
+    let listeners = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect()
+}
