@@ -100,6 +100,8 @@ pub struct Cli {
     /// stash,metrics,spans,app-runtime; `none` for none, e.g. under
     /// callgrind).
     /// remote-pingpong: `metrics` adds the recorder's note (not by default).
+    /// cluster: the rounds, `membership` (join, receptionist, kill, leave)
+    /// and `partition` (default both).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
 

@@ -1,5 +1,6 @@
-//! `cluster`: membership under joins, a kill -9 and a graceful leave, and
-//! receptionist propagation, at N = 3, 5, 7 members (one OS process each),
+//! `cluster`: membership under joins, a kill -9, a graceful leave and a
+//! partition, and receptionist propagation, at N = 3, 5, 7 members (one OS
+//! process each),
 //! volley against Pekko Cluster at the same timings. Per repetition a fresh
 //! cluster (see [`round`]); per row the median and the slowest repetition.
 //!
@@ -8,6 +9,7 @@
 //! Pekko's rows are measured alone.
 
 mod node;
+mod relay;
 mod round;
 mod view;
 
@@ -50,15 +52,24 @@ pub enum Case {
     KillRemoved,
     /// `leave` on one member → Removed on every other member.
     Leave,
+    /// The last (N-1)/2 members cut off from the others (relays close the
+    /// links between the sides) → every member of the majority has seen
+    /// every one of the minority Removed (keep-majority).
+    PartitionRemoved,
+    /// The same cut → every member of the minority has shut down (its
+    /// split-brain resolver downed its own side).
+    PartitionMinorityDown,
 }
 
 impl Case {
-    pub const ALL: [Case; 5] = [
+    pub const ALL: [Case; 7] = [
         Case::Join,
         Case::Receptionist,
         Case::KillUnreachable,
         Case::KillRemoved,
         Case::Leave,
+        Case::PartitionRemoved,
+        Case::PartitionMinorityDown,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +79,8 @@ impl Case {
             Case::KillUnreachable => "kill-unreachable",
             Case::KillRemoved => "kill-removed",
             Case::Leave => "leave",
+            Case::PartitionRemoved => "partition-removed",
+            Case::PartitionMinorityDown => "partition-minority-down",
         }
     }
 }
@@ -105,6 +118,10 @@ pub fn stable_after_ms(n: usize) -> u64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Params {
     pub sizes: Vec<usize>,
+    /// Run the membership round (join .. leave).
+    pub membership: bool,
+    /// Run the partition round (members behind relays).
+    pub partition: bool,
     pub repetitions: usize,
     pub heartbeat_ms: u64,
     pub pause_ms: u64,
@@ -120,14 +137,35 @@ impl Params {
         if let Some(n) = sizes.iter().find(|&&n| n < 3) {
             return Err(format!("--nodes {n}: a cluster case needs at least 3 members").into());
         }
+        let rounds = cli
+            .cases
+            .clone()
+            .unwrap_or_else(|| vec!["membership".into(), "partition".into()]);
+        if let Some(other) = rounds
+            .iter()
+            .find(|r| !matches!(r.as_str(), "membership" | "partition"))
+        {
+            return Err(format!("--cases {other}: expected membership and/or partition").into());
+        }
         Ok(Params {
             sizes,
+            membership: rounds.iter().any(|r| r == "membership"),
+            partition: rounds.iter().any(|r| r == "partition"),
             repetitions: cli.runs(),
             // Pekko's defaults; design §1.5 compares volley's SWIM
             // detection with them.
             heartbeat_ms: 1000,
             pause_ms: 3000,
         })
+    }
+
+    /// Whether `case` is in a round this run has.
+    pub fn runs(&self, case: Case) -> bool {
+        if matches!(case, Case::PartitionRemoved | Case::PartitionMinorityDown) {
+            self.partition
+        } else {
+            self.membership
+        }
     }
 
     pub fn timings(&self, n: usize) -> Timings {
@@ -148,7 +186,8 @@ impl Params {
         format!(
             "both systems: heartbeat interval {} ms, acceptable pause {} ms, keep-majority, \
              stable-after {} (Pekko's recommended minimum by size); {} repetition(s) per size, \
-             a fresh cluster each; seeds: the first 3 members",
+             a fresh cluster each (one for the membership cases, one behind relays for the \
+             partition); seeds: the first 3 members",
             self.heartbeat_ms,
             self.pause_ms,
             stable.join(", "),
@@ -167,7 +206,9 @@ fn run(ctx: &Ctx) -> crate::Result<Report<ClusterRow>> {
         Some(PeerSelection::All) => Some(!ctx.cli.no_build),
         Some(PeerSelection::List(l)) => l.contains(&Peer::Pekko).then_some(!ctx.cli.no_build),
     };
-    let rounds = params.sizes.len() * params.repetitions;
+    let rounds = params.sizes.len()
+        * params.repetitions
+        * (usize::from(params.membership) + usize::from(params.partition));
     let progress = Progress::new(rounds as u64);
     progress.note(&format!(
         "load before the run: {}",
@@ -206,25 +247,42 @@ fn run_pekko(
     for &n in &params.sizes {
         let timings = params.timings(n);
         let mut outcomes = Vec::new();
+        let mut partitions: Vec<Vec<round::Measured>> = Vec::new();
+        let mut unknown_links = 0;
         for rep in 0..params.repetitions {
-            progress.start(&format!(
-                "pekko: {n} nodes, repetition {}/{}",
+            let what = format!(
+                "pekko {n} nodes, repetition {}/{}",
                 rep + 1,
                 params.repetitions
-            ));
+            );
             let prefix = format!("pekko-n{n}-r{rep}");
-            let result = round::run(jar, n, &timings, &log_dir, &prefix);
-            progress.done();
-            match result {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(e) => {
-                    progress.note(&format!("pekko {n} nodes, repetition {}: {e}", rep + 1));
-                    notes.push(format!(
-                        "pekko {n} nodes, repetition {} failed: {e}",
-                        rep + 1
-                    ));
+            if params.membership {
+                progress.start(&format!("{what}: membership"));
+                let result = round::run(jar, n, &timings, &log_dir, &prefix);
+                progress.done();
+                match result {
+                    Ok(outcome) => outcomes.push(outcome),
+                    Err(e) => failed(progress, &mut notes, &format!("{what}, membership"), &e),
                 }
             }
+            if params.partition {
+                progress.start(&format!("{what}: partition"));
+                let prefix = format!("{prefix}-partition");
+                let result = round::run_partition(jar, n, &timings, &log_dir, &prefix);
+                progress.done();
+                match result {
+                    Ok((cases, unknown)) => {
+                        unknown_links += unknown;
+                        partitions.push(cases);
+                    }
+                    Err(e) => failed(progress, &mut notes, &format!("{what}, partition"), &e),
+                }
+            }
+        }
+        if params.partition {
+            notes.push(format!(
+                "pekko {n} nodes: relayed connections whose member was not found (never cut): {unknown_links}"
+            ));
         }
         if let Some(first) = outcomes.first() {
             notes.push(format!(
@@ -237,20 +295,30 @@ fn run_pekko(
                 spread(&startup)
             ));
         }
-        rows.extend(summarise(n, &outcomes));
+        let mut measured: Vec<Vec<round::Measured>> =
+            outcomes.into_iter().map(|o| o.cases).collect();
+        measured.extend(partitions);
+        let cases: Vec<Case> = Case::ALL.into_iter().filter(|c| params.runs(*c)).collect();
+        rows.extend(summarise(n, &cases, &measured));
     }
     Ok((rows, notes))
 }
 
+/// A failed repetition: on stderr and in the notes.
+fn failed(progress: &Progress, notes: &mut Vec<String>, what: &str, e: &crate::Error) {
+    progress.note(&format!("{what}: {e}"));
+    notes.push(format!("{what} failed: {e}"));
+}
+
 /// One row per case of the repetitions that measured it; a skipped row
 /// when none did.
-fn summarise(n: usize, outcomes: &[round::RoundOutcome]) -> Vec<Row<ClusterRow>> {
-    Case::ALL
+fn summarise(n: usize, cases: &[Case], rounds: &[Vec<round::Measured>]) -> Vec<Row<ClusterRow>> {
+    cases
         .iter()
         .map(|&case| {
-            let samples: Vec<&round::Measured> = outcomes
+            let samples: Vec<&round::Measured> = rounds
                 .iter()
-                .flat_map(|o| o.cases.iter().filter(|m| m.case == case))
+                .flat_map(|r| r.iter().filter(|m| m.case == case))
                 .collect();
             let ms: Vec<f64> = samples.iter().map(|m| m.ms).collect();
             match median_by(ms.clone(), |&x| x) {
@@ -326,7 +394,15 @@ fn chart(report: &Report<ClusterRow>, path: &Path) -> crate::Result<()> {
                 "join, receptionist, leave",
                 &["join", "receptionist", "leave"],
             ),
-            panel("kill -9", &["kill-unreachable", "kill-removed"]),
+            panel(
+                "kill -9 and partition",
+                &[
+                    "kill-unreachable",
+                    "kill-removed",
+                    "partition-removed",
+                    "partition-minority-down",
+                ],
+            ),
         ],
     )
 }
@@ -345,18 +421,17 @@ mod tests {
 
     #[test]
     fn rows_take_median_max_and_sum_of_false_downs() {
-        let outcome = |join: f64, downs: u64| round::RoundOutcome {
-            cases: vec![round::Measured {
+        let round = |join: f64, downs: u64| {
+            vec![round::Measured {
                 case: Case::Join,
                 ms: join,
                 false_downs: downs,
-            }],
-            startup_ms: 0.0,
-            settings: Default::default(),
+            }]
         };
         let rows = summarise(
             5,
-            &[outcome(300.0, 0), outcome(100.0, 1), outcome(200.0, 0)],
+            &Case::ALL,
+            &[round(300.0, 0), round(100.0, 1), round(200.0, 0)],
         );
         assert_eq!(rows.len(), Case::ALL.len());
         let join = rows[0].metrics().unwrap();

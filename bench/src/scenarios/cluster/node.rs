@@ -86,6 +86,11 @@ impl NodeProcess {
         Ok(())
     }
 
+    /// The process id (the JVM's: `java` execs it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// kill -9.
     pub fn kill(&mut self) -> crate::Result<()> {
         self.child.kill()?;

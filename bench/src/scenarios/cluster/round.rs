@@ -1,14 +1,18 @@
-//! One repetition at one cluster size: N fresh members, then the cases in
-//! order on the same cluster: `join`, `receptionist` (register on node 1),
-//! `kill-unreachable` and `kill-removed` (kill -9 of the last node),
-//! `leave` (the node before it leaves gracefully). Each case's time comes
-//! from the nodes' own event lines.
+//! One repetition at one cluster size. The membership round: N fresh
+//! members, then the cases in order on the same cluster: `join`,
+//! `receptionist` (register on node 1), `kill-unreachable` and
+//! `kill-removed` (kill -9 of the last node), `leave` (the node before it
+//! leaves gracefully). The partition round: N fresh members behind relays,
+//! joined, then the last (N-1)/2 cut off from the others:
+//! `partition-removed` and `partition-minority-down`. Each case's time
+//! comes from the nodes' own event lines.
 
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use super::node::{node_args, Line, NodeProcess};
+use super::relay::Relays;
 use super::view::{now_ms, ClusterView, Seen};
 use super::{Case, Timings};
 
@@ -31,6 +35,13 @@ pub struct RoundOutcome {
     pub settings: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Where the members listen: the ports they advertise and, behind a relay,
+/// the ports they bind.
+struct Ports {
+    canonical: Vec<u16>,
+    bind: Option<Vec<u16>>,
+}
+
 /// Seed nodes: the first three members.
 const SEEDS: usize = 3;
 
@@ -48,6 +59,55 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// Starts `n` members at once; the first three are the seeds.
+    fn start(
+        jar: &Path,
+        ports: &Ports,
+        timings: &Timings,
+        log_dir: &Path,
+        prefix: &str,
+    ) -> crate::Result<Cluster> {
+        let n = ports.canonical.len();
+        let (tx, rx) = channel();
+        let mark = now_ms();
+        let mut nodes = Vec::with_capacity(n);
+        for (i, &port) in ports.canonical.iter().enumerate() {
+            let mut args = node_args(port, &ports.canonical[..SEEDS.min(n)], timings);
+            if let Some(bind) = &ports.bind {
+                args.extend(["--bind-port".to_string(), bind[i].to_string()]);
+            }
+            let log = log_dir.join(format!("{prefix}-node{i}.log"));
+            nodes.push(NodeProcess::start(jar, i, &args, &log, tx.clone())?);
+        }
+        Ok(Cluster {
+            nodes,
+            events: rx,
+            view: ClusterView::new(n),
+            mark,
+        })
+    }
+
+    /// Every member started and sees every member Up: when the last one
+    /// started, when all were Up, and their addresses.
+    fn joined(&mut self) -> crate::Result<(f64, f64, Vec<String>)> {
+        let all: Vec<usize> = (0..self.nodes.len()).collect();
+        let started = self.wait("every node started", |v| v.all_started(&all))?;
+        let members = self.view.addresses(&all).expect("all started");
+        let up: Seen = |v| &v.up;
+        let joined = self.wait("every node sees every node Up", |v| {
+            v.all_seen(&all, &members, up)
+        })?;
+        Ok((started, joined, members))
+    }
+
+    /// Lets every member go (stdin closed), killing what is left after a
+    /// grace period.
+    fn stop(self) {
+        for node in self.nodes {
+            node.stop(Duration::from_secs(10));
+        }
+    }
+
     /// Reads lines until `done` answers, or fails after `CASE_TIMEOUT`.
     fn wait(
         &mut self,
@@ -82,8 +142,8 @@ impl Cluster {
     }
 }
 
-/// Runs one repetition with `n` members; node logs go to `log_dir` as
-/// `<prefix>-node<i>.log`.
+/// Runs the membership round with `n` members; node logs go to `log_dir`
+/// as `<prefix>-node<i>.log`.
 pub fn run(
     jar: &Path,
     n: usize,
@@ -94,37 +154,20 @@ pub fn run(
     if n < 3 {
         return Err("a cluster of at least 3 members is needed (kill, then leave)".into());
     }
-    let ports = free_ports(n)?;
-    let (tx, rx) = channel();
-    let spawned = now_ms();
-    let mut nodes = Vec::with_capacity(n);
-    for (i, &port) in ports.iter().enumerate() {
-        let args = node_args(port, &ports[..SEEDS.min(n)], timings);
-        let log = log_dir.join(format!("{prefix}-node{i}.log"));
-        nodes.push(NodeProcess::start(jar, i, &args, &log, tx.clone())?);
-    }
-    drop(tx);
-    let mut c = Cluster {
-        nodes,
-        events: rx,
-        view: ClusterView::new(n),
-        mark: spawned,
+    let ports = Ports {
+        canonical: free_ports(n)?,
+        bind: None,
     };
-    let result = cases(&mut c, n, spawned);
-    for node in c.nodes.drain(..) {
-        node.stop(Duration::from_secs(10));
-    }
+    let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
+    let spawned = c.mark;
+    let result = membership(&mut c, n, spawned);
+    c.stop();
     result
 }
 
-fn cases(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOutcome> {
+fn membership(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOutcome> {
     let all: Vec<usize> = (0..n).collect();
-    let started = c.wait("every node started", |v| v.all_started(&all))?;
-    let members = c.view.addresses(&all).expect("all started");
-    let up: Seen = |v| &v.up;
-    let joined = c.wait("every node sees every node Up", |v| {
-        v.all_seen(&all, &members, up)
-    })?;
+    let (started, joined, members) = c.joined()?;
     let mut cases = vec![c.measured(Case::Join, started, joined, &[])];
 
     let registered = now_ms();
@@ -163,6 +206,51 @@ fn cases(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOutcome>
         startup_ms: started - spawned,
         settings: c.view.nodes[0].settings.clone(),
     })
+}
+
+/// Runs the partition round with `n` members, each behind a relay; also
+/// returns how many relayed connections could not be told apart (never
+/// cut).
+pub fn run_partition(
+    jar: &Path,
+    n: usize,
+    timings: &Timings,
+    log_dir: &Path,
+    prefix: &str,
+) -> crate::Result<(Vec<Measured>, u64)> {
+    let bind = free_ports(n)?;
+    let relays = Relays::start(&bind)?;
+    let ports = Ports {
+        canonical: relays.ports.clone(),
+        bind: Some(bind),
+    };
+    let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
+    relays.set_pids(c.nodes.iter().map(NodeProcess::pid).collect());
+    let result = partition(&mut c, &relays, n);
+    c.stop();
+    Ok((result?, relays.unknown()))
+}
+
+fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<Vec<Measured>> {
+    let (_, joined, members) = c.joined()?;
+    c.mark = joined;
+    let minority_size = (n - 1) / 2;
+    let majority: Vec<usize> = (0..n - minority_size).collect();
+    let minority: Vec<usize> = (n - minority_size..n).collect();
+    let cut_off: Vec<String> = minority.iter().map(|&i| members[i].clone()).collect();
+    let sides = (0..n).map(|i| u8::from(i >= n - minority_size)).collect();
+    let cut = now_ms();
+    relays.partition(sides);
+    let removed: Seen = |v| &v.removed;
+    let t = c.wait("the minority Removed on every majority node", |v| {
+        v.all_seen(&majority, &cut_off, removed)
+    })?;
+    let mut cases = vec![c.measured(Case::PartitionRemoved, cut, t, &cut_off)];
+    let t = c.wait("every minority node shut down", |v| {
+        v.all_terminated(&minority)
+    })?;
+    cases.push(c.measured(Case::PartitionMinorityDown, cut, t, &cut_off));
+    Ok(cases)
 }
 
 /// `n` distinct loopback ports that were free a moment ago (all held at

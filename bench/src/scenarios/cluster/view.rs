@@ -132,6 +132,11 @@ impl ClusterView {
         }))
     }
 
+    /// When the last of `nodes` stopped.
+    pub fn all_terminated(&self, nodes: &[usize]) -> Option<f64> {
+        latest(nodes.iter().map(|&i| self.nodes[i].terminated_ms))
+    }
+
     /// When every one of `observers` first listed the service.
     pub fn all_listed(&self, observers: &[usize]) -> Option<f64> {
         latest(observers.iter().map(|&i| self.nodes[i].listed_ms))
@@ -234,6 +239,8 @@ mod tests {
         assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.up), Some(31.0));
         assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.removed), None);
         assert_eq!(v.all_listed(&[0, 1]), Some(43.0));
+        assert_eq!(v.all_terminated(&[1]), Some(51.0));
+        assert_eq!(v.all_terminated(&[0, 1]), None);
         assert_eq!(ClusterView::new(1).addresses(&[0]), None);
     }
 

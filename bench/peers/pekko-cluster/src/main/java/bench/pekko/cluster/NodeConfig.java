@@ -25,8 +25,7 @@ final class NodeConfig {
                         // pekko-actor-typed switches Pekko's logging to SLF4J, which has
                         // no backend here; the classic logger writes to System.out,
                         // which Main points at stderr.
-                        "pekko.loggers = [\"org.apache.pekko.event.Logging$DefaultLogger\"]",
-                        "pekko.logging-filter = \"org.apache.pekko.event.DefaultLoggingFilter\"",
+                        "pekko.use-slf4j = off",
                         "pekko.loglevel = INFO",
                         "pekko.stdout-loglevel = WARNING",
                         "pekko.log-dead-letters = off",
