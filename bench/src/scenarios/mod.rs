@@ -160,6 +160,19 @@ impl Ctx {
             .collect()
     }
 
+    /// For a scenario that only Pekko can compare (failover, cluster):
+    /// `None` when `--peers` leaves Pekko out, else `Some(build)`. As in
+    /// the other scenarios, Pekko runs by default when its harness is
+    /// built, and is built first (`build`) when named.
+    pub fn pekko_only(&self) -> Option<bool> {
+        match &self.cli.peers {
+            None => Some(false),
+            Some(PeerSelection::None) => None,
+            Some(PeerSelection::All) => Some(!self.cli.no_build),
+            Some(PeerSelection::List(l)) => l.contains(&Peer::Pekko).then_some(!self.cli.no_build),
+        }
+    }
+
     /// Runs `peer`'s harness `runs` times with the same arguments and
     /// returns, per output line, the run with the median `figure`. A failure
     /// becomes a skipped row (the reason also goes to stderr).

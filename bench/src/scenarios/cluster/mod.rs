@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use super::{Ctx, Scenario};
 use crate::chart::{bars, BarPanel};
-use crate::cli::PeerSelection;
 use crate::measure::median_by;
 use crate::peers::Peer;
 use crate::progress::Progress;
@@ -198,14 +197,7 @@ impl Params {
 
 fn run(ctx: &Ctx) -> crate::Result<Report<ClusterRow>> {
     let params = Params::from_cli(&ctx.cli)?;
-    // As failover: Pekko runs by default when its jar is built, and is
-    // built first when named.
-    let pekko = match &ctx.cli.peers {
-        None => Some(false),
-        Some(PeerSelection::None) => None,
-        Some(PeerSelection::All) => Some(!ctx.cli.no_build),
-        Some(PeerSelection::List(l)) => l.contains(&Peer::Pekko).then_some(!ctx.cli.no_build),
-    };
+    let pekko = ctx.pekko_only();
     let rounds = params.sizes.len()
         * params.repetitions
         * (usize::from(params.membership) + usize::from(params.partition));
