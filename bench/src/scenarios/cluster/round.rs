@@ -95,7 +95,7 @@ impl Cluster {
         let members = self.view.addresses(&all).expect("all started");
         let up: Seen = |v| &v.up;
         let joined = self.wait("every node sees every node Up", |v| {
-            v.all_seen(&all, &members, up)
+            v.all_seen(&all, &members, up, f64::MIN)
         })?;
         Ok((started, joined, members))
     }
@@ -182,12 +182,12 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOut
     c.nodes[victim].kill()?;
     let unreachable: Seen = |v| &v.unreachable;
     let t = c.wait("the killed node Unreachable on every survivor", |v| {
-        v.all_seen(&survivors, &gone, unreachable)
+        v.all_seen(&survivors, &gone, unreachable, killed)
     })?;
     cases.push(c.measured(Case::KillUnreachable, killed, t, &gone));
     let removed: Seen = |v| &v.removed;
     let t = c.wait("the killed node Removed on every survivor", |v| {
-        v.all_seen(&survivors, &gone, removed)
+        v.all_seen(&survivors, &gone, removed, killed)
     })?;
     cases.push(c.measured(Case::KillRemoved, killed, t, &gone));
 
@@ -197,7 +197,7 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOut
     let asked = now_ms();
     c.nodes[leaver].command("leave")?;
     let t = c.wait("the leaving node Removed on every other node", |v| {
-        v.all_seen(&stay, &left[..1], removed)
+        v.all_seen(&stay, &left[..1], removed, asked)
     })?;
     cases.push(c.measured(Case::Leave, asked, t, &left));
 
@@ -243,7 +243,7 @@ fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<Vec<Me
     relays.partition(sides);
     let removed: Seen = |v| &v.removed;
     let t = c.wait("the minority Removed on every majority node", |v| {
-        v.all_seen(&majority, &cut_off, removed)
+        v.all_seen(&majority, &cut_off, removed, cut)
     })?;
     let mut cases = vec![c.measured(Case::PartitionRemoved, cut, t, &cut_off)];
     let t = c.wait("every minority node shut down", |v| {

@@ -1,5 +1,5 @@
 //! What every member printed: its event lines (see bench/peers/README.md,
-//! `cluster`), and per node the first time it saw each member Up,
+//! `cluster`), and per node every time it saw each member become Up,
 //! Unreachable, Down or Removed, when its receptionist first listed the
 //! service, and when it stopped. The timestamps are the nodes' own
 //! (wall-clock epoch ms, one machine), so they compare with the driver's
@@ -50,24 +50,26 @@ impl Event {
     }
 }
 
-/// What one node has seen so far: per member, the first time of each state.
+/// What one node has seen so far: per member, the times it entered each
+/// state (a member can become Unreachable, Reachable and Unreachable
+/// again, as a loaded machine makes it).
 #[derive(Debug, Default, Clone)]
 pub struct NodeView {
     pub address: Option<String>,
     pub started_ms: Option<f64>,
     /// The settings of its `started` line.
     pub settings: Map<String, Value>,
-    pub up: HashMap<String, f64>,
-    pub unreachable: HashMap<String, f64>,
-    pub down: HashMap<String, f64>,
-    pub removed: HashMap<String, f64>,
+    pub up: HashMap<String, Vec<f64>>,
+    pub unreachable: HashMap<String, Vec<f64>>,
+    pub down: HashMap<String, Vec<f64>>,
+    pub removed: HashMap<String, Vec<f64>>,
     /// First listing with at least one service.
     pub listed_ms: Option<f64>,
     pub terminated_ms: Option<f64>,
 }
 
 /// Which of a node's per-member maps a question is about.
-pub type Seen = fn(&NodeView) -> &HashMap<String, f64>;
+pub type Seen = fn(&NodeView) -> &HashMap<String, Vec<f64>>;
 
 /// Every node's view, by node index.
 #[derive(Debug, Default, Clone)]
@@ -82,13 +84,13 @@ impl ClusterView {
         }
     }
 
-    /// Records `event` of node `i` (the first time of each state counts).
+    /// Records `event` of node `i`.
     pub fn apply(&mut self, i: usize, event: Event) {
         let node = &mut self.nodes[i];
         let t = event.t_ms;
-        let first = |map: &mut HashMap<String, f64>, member: Option<String>| {
+        let first = |map: &mut HashMap<String, Vec<f64>>, member: Option<String>| {
             if let Some(m) = member {
-                map.entry(m).or_insert(t);
+                map.entry(m).or_default().push(t);
             }
         };
         match event.event.as_str() {
@@ -123,12 +125,22 @@ impl ClusterView {
         latest(nodes.iter().map(|&i| self.nodes[i].started_ms))
     }
 
-    /// When every one of `observers` had seen every one of `members` in the
-    /// state `seen` picks (the latest of those first times).
-    pub fn all_seen(&self, observers: &[usize], members: &[String], seen: Seen) -> Option<f64> {
+    /// When every one of `observers` had seen every one of `members` enter
+    /// the state `seen` picks at `since` or later (the latest of those
+    /// first times): what happened before the case does not count.
+    pub fn all_seen(
+        &self,
+        observers: &[usize],
+        members: &[String],
+        seen: Seen,
+        since: f64,
+    ) -> Option<f64> {
         latest(observers.iter().flat_map(|&i| {
             let map = seen(&self.nodes[i]);
-            members.iter().map(move |m| map.get(m).copied())
+            members.iter().map(move |m| {
+                map.get(m)
+                    .and_then(|times| times.iter().copied().find(|&t| t >= since))
+            })
         }))
     }
 
@@ -155,8 +167,9 @@ impl ClusterView {
             .iter()
             .filter(|n| n.address.as_ref().is_none_or(|a| !excused.contains(a)));
         for node in observers {
-            for (member, &t) in node.down.iter().chain(&node.removed) {
-                if within(t) && !excused.contains(member) && !wrong.contains(&member) {
+            for (member, times) in node.down.iter().chain(&node.removed) {
+                let in_window = times.iter().any(|&t| within(t));
+                if in_window && !excused.contains(member) && !wrong.contains(&member) {
                     wrong.push(member);
                 }
             }
@@ -235,9 +248,12 @@ mod tests {
         let v = view();
         let members = v.addresses(&[0, 1]).unwrap();
         assert_eq!(v.all_started(&[0, 1]), Some(12.0));
-        // The first Up counts; the repeated one at 40 does not.
-        assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.up), Some(31.0));
-        assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.removed), None);
+        // The first Up since the start counts; the repeated one at 40 does
+        // only when the question starts after 31.
+        assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.up, 0.0), Some(31.0));
+        assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.up, 26.0), None);
+        assert_eq!(v.all_seen(&[1], &members[1..], |n| &n.up, 32.0), Some(40.0));
+        assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.removed, 0.0), None);
         assert_eq!(v.all_listed(&[0, 1]), Some(43.0));
         assert_eq!(v.all_terminated(&[1]), Some(51.0));
         assert_eq!(v.all_terminated(&[0, 1]), None);
