@@ -253,8 +253,18 @@ fn run_pekko(
                 let result = round::run(jar, n, &timings, &log_dir, &prefix);
                 progress.done();
                 match result {
-                    Ok(outcome) => outcomes.push(outcome),
-                    Err(e) => failed(progress, &mut notes, &format!("{what}, membership"), &e),
+                    Ok(outcome) => {
+                        if let Some(why) = &outcome.failure {
+                            failed(progress, &mut notes, &format!("{what}, membership"), why);
+                        }
+                        outcomes.push(outcome);
+                    }
+                    Err(e) => failed(
+                        progress,
+                        &mut notes,
+                        &format!("{what}, membership"),
+                        &e.to_string(),
+                    ),
                 }
             }
             if params.partition {
@@ -263,11 +273,19 @@ fn run_pekko(
                 let result = round::run_partition(jar, n, &timings, &log_dir, &prefix);
                 progress.done();
                 match result {
-                    Ok((cases, unknown)) => {
+                    Ok((cases, failure, unknown)) => {
+                        if let Some(why) = &failure {
+                            failed(progress, &mut notes, &format!("{what}, partition"), why);
+                        }
                         unknown_links += unknown;
                         partitions.push(cases);
                     }
-                    Err(e) => failed(progress, &mut notes, &format!("{what}, partition"), &e),
+                    Err(e) => failed(
+                        progress,
+                        &mut notes,
+                        &format!("{what}, partition"),
+                        &e.to_string(),
+                    ),
                 }
             }
         }
@@ -297,9 +315,9 @@ fn run_pekko(
 }
 
 /// A failed repetition: on stderr and in the notes.
-fn failed(progress: &Progress, notes: &mut Vec<String>, what: &str, e: &crate::Error) {
-    progress.note(&format!("{what}: {e}"));
-    notes.push(format!("{what} failed: {e}"));
+fn failed(progress: &Progress, notes: &mut Vec<String>, what: &str, why: &str) {
+    progress.note(&format!("{what}: {why}"));
+    notes.push(format!("{what} stopped early: {why}"));
 }
 
 /// One row per case of the repetitions that measured it; a skipped row

@@ -33,6 +33,9 @@ pub struct RoundOutcome {
     pub startup_ms: f64,
     /// The first node's `started` line (the settings in force).
     pub settings: serde_json::Map<String, serde_json::Value>,
+    /// Why the round stopped before its last case (the cases before it
+    /// still count).
+    pub failure: Option<String>,
 }
 
 /// Where the members listen: the ports they advertise and, behind a relay,
@@ -56,6 +59,8 @@ struct Cluster {
     view: ClusterView,
     /// Where the previous case ended (the window of false downs).
     mark: f64,
+    /// The cases measured so far.
+    done: Vec<Measured>,
 }
 
 impl Cluster {
@@ -84,6 +89,7 @@ impl Cluster {
             events: rx,
             view: ClusterView::new(n),
             mark,
+            done: Vec::new(),
         })
     }
 
@@ -131,13 +137,26 @@ impl Cluster {
     }
 
     /// Ends a case that began at `start` and was complete at `end`.
-    fn measured(&mut self, case: Case, start: f64, end: f64, excused: &[String]) -> Measured {
+    fn measured(&mut self, case: Case, start: f64, end: f64, excused: &[String]) {
         let false_downs = self.view.false_downs(self.mark, end, excused);
         self.mark = end;
-        Measured {
+        self.done.push(Measured {
             case,
             ms: end - start,
             false_downs,
+        });
+    }
+
+    /// The cases measured, and why the round stopped early if it did;
+    /// `Err` when not even the first case was measured.
+    fn outcome(
+        &mut self,
+        result: crate::Result<()>,
+    ) -> crate::Result<(Vec<Measured>, Option<String>)> {
+        match result {
+            Ok(()) => Ok((std::mem::take(&mut self.done), None)),
+            Err(e) if self.done.is_empty() => Err(e),
+            Err(e) => Ok((std::mem::take(&mut self.done), Some(e.to_string()))),
         }
     }
 }
@@ -160,20 +179,30 @@ pub fn run(
     };
     let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
     let spawned = c.mark;
-    let result = membership(&mut c, n, spawned);
+    let mut startup_ms = 0.0;
+    let result = membership(&mut c, n, spawned, &mut startup_ms);
+    let outcome = c.outcome(result);
+    let settings = c.view.nodes[0].settings.clone();
     c.stop();
-    result
+    let (cases, failure) = outcome?;
+    Ok(RoundOutcome {
+        cases,
+        startup_ms,
+        settings,
+        failure,
+    })
 }
 
-fn membership(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOutcome> {
+fn membership(c: &mut Cluster, n: usize, spawned: f64, startup_ms: &mut f64) -> crate::Result<()> {
     let all: Vec<usize> = (0..n).collect();
     let (started, joined, members) = c.joined()?;
-    let mut cases = vec![c.measured(Case::Join, started, joined, &[])];
+    *startup_ms = started - spawned;
+    c.measured(Case::Join, started, joined, &[]);
 
     let registered = now_ms();
     c.nodes[1].command("register")?;
     let listed = c.wait("the service listed on every node", |v| v.all_listed(&all))?;
-    cases.push(c.measured(Case::Receptionist, registered, listed, &[]));
+    c.measured(Case::Receptionist, registered, listed, &[]);
 
     let victim = n - 1;
     let survivors: Vec<usize> = (0..victim).collect();
@@ -184,12 +213,12 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOut
     let t = c.wait("the killed node Unreachable on every survivor", |v| {
         v.all_seen(&survivors, &gone, unreachable, killed)
     })?;
-    cases.push(c.measured(Case::KillUnreachable, killed, t, &gone));
+    c.measured(Case::KillUnreachable, killed, t, &gone);
     let removed: Seen = |v| &v.removed;
     let t = c.wait("the killed node Removed on every survivor", |v| {
         v.all_seen(&survivors, &gone, removed, killed)
     })?;
-    cases.push(c.measured(Case::KillRemoved, killed, t, &gone));
+    c.measured(Case::KillRemoved, killed, t, &gone);
 
     let leaver = n - 2;
     let stay: Vec<usize> = (0..leaver).collect();
@@ -199,25 +228,20 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64) -> crate::Result<RoundOut
     let t = c.wait("the leaving node Removed on every other node", |v| {
         v.all_seen(&stay, &left[..1], removed, asked)
     })?;
-    cases.push(c.measured(Case::Leave, asked, t, &left));
-
-    Ok(RoundOutcome {
-        cases,
-        startup_ms: started - spawned,
-        settings: c.view.nodes[0].settings.clone(),
-    })
+    c.measured(Case::Leave, asked, t, &left);
+    Ok(())
 }
 
 /// Runs the partition round with `n` members, each behind a relay; also
-/// returns how many relayed connections could not be told apart (never
-/// cut).
+/// returns why it stopped early if it did, and how many relayed
+/// connections could not be told apart (never cut).
 pub fn run_partition(
     jar: &Path,
     n: usize,
     timings: &Timings,
     log_dir: &Path,
     prefix: &str,
-) -> crate::Result<(Vec<Measured>, u64)> {
+) -> crate::Result<(Vec<Measured>, Option<String>, u64)> {
     let bind = free_ports(n)?;
     let relays = Relays::start(&bind)?;
     let ports = Ports {
@@ -227,11 +251,13 @@ pub fn run_partition(
     let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
     relays.set_pids(c.nodes.iter().map(NodeProcess::pid).collect());
     let result = partition(&mut c, &relays, n);
+    let outcome = c.outcome(result);
     c.stop();
-    Ok((result?, relays.unknown()))
+    let (cases, failure) = outcome?;
+    Ok((cases, failure, relays.unknown()))
 }
 
-fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<Vec<Measured>> {
+fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<()> {
     let (_, joined, members) = c.joined()?;
     c.mark = joined;
     let minority_size = (n - 1) / 2;
@@ -245,12 +271,12 @@ fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<Vec<Me
     let t = c.wait("the minority Removed on every majority node", |v| {
         v.all_seen(&majority, &cut_off, removed, cut)
     })?;
-    let mut cases = vec![c.measured(Case::PartitionRemoved, cut, t, &cut_off)];
+    c.measured(Case::PartitionRemoved, cut, t, &cut_off);
     let t = c.wait("every minority node shut down", |v| {
         v.all_terminated(&minority)
     })?;
-    cases.push(c.measured(Case::PartitionMinorityDown, cut, t, &cut_off));
-    Ok(cases)
+    c.measured(Case::PartitionMinorityDown, cut, t, &cut_off);
+    Ok(())
 }
 
 /// `n` distinct loopback ports that were free a moment ago (all held at

@@ -127,7 +127,9 @@ impl ClusterView {
 
     /// When every one of `observers` had seen every one of `members` enter
     /// the state `seen` picks at `since` or later (the latest of those
-    /// first times): what happened before the case does not count.
+    /// first times): what happened before the case does not count. An
+    /// observer that has stopped (downed by mistake: a false down) is not
+    /// waited for.
     pub fn all_seen(
         &self,
         observers: &[usize],
@@ -135,7 +137,15 @@ impl ClusterView {
         seen: Seen,
         since: f64,
     ) -> Option<f64> {
-        latest(observers.iter().flat_map(|&i| {
+        let running: Vec<usize> = observers
+            .iter()
+            .copied()
+            .filter(|&i| self.nodes[i].terminated_ms.is_none())
+            .collect();
+        if running.is_empty() {
+            return None;
+        }
+        latest(running.into_iter().flat_map(|i| {
             let map = seen(&self.nodes[i]);
             members.iter().map(move |m| {
                 map.get(m)
@@ -235,11 +245,16 @@ mod tests {
                 r#"{"t_ms":43,"event":"listing","count":1,"nodes":["a:2"]}"#,
             ),
             (0, r#"{"t_ms":50,"event":"down","member":"a:2"}"#),
-            (1, r#"{"t_ms":51,"event":"terminated","node":"a:2"}"#),
         ];
         for (i, line) in lines {
             v.apply(i, event(line));
         }
+        v
+    }
+
+    /// `view()` after node 1 (a:2) stopped.
+    fn stopped(mut v: ClusterView) -> ClusterView {
+        v.apply(1, event(r#"{"t_ms":51,"event":"terminated","node":"a:2"}"#));
         v
     }
 
@@ -255,21 +270,31 @@ mod tests {
         assert_eq!(v.all_seen(&[1], &members[1..], |n| &n.up, 32.0), Some(40.0));
         assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.removed, 0.0), None);
         assert_eq!(v.all_listed(&[0, 1]), Some(43.0));
+        assert_eq!(v.all_terminated(&[1]), None);
+        // Node 1 stops: only node 0 is waited for; with both stopped, no
+        // one can answer.
+        let mut v = stopped(v);
         assert_eq!(v.all_terminated(&[1]), Some(51.0));
         assert_eq!(v.all_terminated(&[0, 1]), None);
+        assert_eq!(
+            v.all_seen(&[0, 1], &members[..1], |n| &n.up, 0.0),
+            Some(20.0)
+        );
+        v.nodes[0].terminated_ms = Some(60.0);
+        assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.up, 0.0), None);
         assert_eq!(ClusterView::new(1).addresses(&[0]), None);
     }
 
     #[test]
     fn counts_each_wrongly_downed_member_once() {
-        let v = view();
+        let v = stopped(view());
         // a:2 downed by node 0 and stopped: one member.
         assert_eq!(v.false_downs(0.0, 100.0, &[]), 1);
         assert_eq!(v.false_downs(0.0, 100.0, &["a:2".into()]), 0);
         assert_eq!(v.false_downs(0.0, 49.0, &[]), 0);
         assert_eq!(v.false_downs(50.0, 100.0, &[]), 1);
         // What a leaving member reports about the others does not count.
-        let mut v = view();
+        let mut v = stopped(view());
         v.apply(1, event(r#"{"t_ms":60,"event":"removed","member":"a:1"}"#));
         assert_eq!(v.false_downs(55.0, 100.0, &["a:2".into()]), 0);
         assert_eq!(v.false_downs(55.0, 100.0, &[]), 1);
