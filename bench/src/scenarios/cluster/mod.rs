@@ -250,42 +250,22 @@ fn run_pekko(
             let prefix = format!("pekko-n{n}-r{rep}");
             if params.membership {
                 progress.start(&format!("{what}: membership"));
-                let result = round::run(jar, n, &timings, &log_dir, &prefix);
+                let result =
+                    round::run(jar, n, &timings, &log_dir, &prefix).map(|o| (o.clone(), o.failure));
                 progress.done();
-                match result {
-                    Ok(outcome) => {
-                        if let Some(why) = &outcome.failure {
-                            failed(progress, &mut notes, &format!("{what}, membership"), why);
-                        }
-                        outcomes.push(outcome);
-                    }
-                    Err(e) => failed(
-                        progress,
-                        &mut notes,
-                        &format!("{what}, membership"),
-                        &e.to_string(),
-                    ),
-                }
+                let what = format!("{what}, membership");
+                outcomes.extend(keep(progress, &mut notes, &what, result));
             }
             if params.partition {
                 progress.start(&format!("{what}: partition"));
                 let prefix = format!("{prefix}-partition");
-                let result = round::run_partition(jar, n, &timings, &log_dir, &prefix);
+                let result = round::run_partition(jar, n, &timings, &log_dir, &prefix)
+                    .map(|(cases, failure, unknown)| ((cases, unknown), failure));
                 progress.done();
-                match result {
-                    Ok((cases, failure, unknown)) => {
-                        if let Some(why) = &failure {
-                            failed(progress, &mut notes, &format!("{what}, partition"), why);
-                        }
-                        unknown_links += unknown;
-                        partitions.push(cases);
-                    }
-                    Err(e) => failed(
-                        progress,
-                        &mut notes,
-                        &format!("{what}, partition"),
-                        &e.to_string(),
-                    ),
+                let what = format!("{what}, partition");
+                if let Some((cases, unknown)) = keep(progress, &mut notes, &what, result) {
+                    unknown_links += unknown;
+                    partitions.push(cases);
                 }
             }
         }
@@ -314,10 +294,23 @@ fn run_pekko(
     Ok((rows, notes))
 }
 
-/// A failed repetition: on stderr and in the notes.
-fn failed(progress: &Progress, notes: &mut Vec<String>, what: &str, why: &str) {
-    progress.note(&format!("{what}: {why}"));
-    notes.push(format!("{what} stopped early: {why}"));
+/// What a round measured, if anything; why it stopped early (or failed)
+/// goes to stderr and the notes.
+fn keep<T>(
+    progress: &Progress,
+    notes: &mut Vec<String>,
+    what: &str,
+    result: crate::Result<(T, Option<String>)>,
+) -> Option<T> {
+    let (kept, why) = match result {
+        Ok((t, why)) => (Some(t), why),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    if let Some(why) = why {
+        progress.note(&format!("{what}: {why}"));
+        notes.push(format!("{what} stopped early: {why}"));
+    }
+    kept
 }
 
 /// One row per case of the repetitions that measured it; a skipped row
