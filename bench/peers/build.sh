@@ -7,6 +7,9 @@
 #                                                    `cluster` feature changes
 #                                                    local ractor too)
 #   bench/peers/pekko/target/pekko-bench.jar        (Apache Pekko)
+#   bench/peers/pekko-cluster/target/pekko-cluster-bench.jar
+#                                                   (Pekko Cluster, a newer
+#                                                    Pekko: its own project)
 #   bench/peers/pekko-grpc/target/pekko-grpc-bench.jar
 #                                                   (Apache Pekko gRPC; the
 #                                                    grpc scenario also builds
@@ -33,6 +36,8 @@ fi
 if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then
     echo "build.sh: building bench/peers/pekko" >&2
     mvn -q -B -f bench/peers/pekko/pom.xml package -DskipTests
+    echo "build.sh: building bench/peers/pekko-cluster" >&2
+    mvn -q -B -f bench/peers/pekko-cluster/pom.xml package -DskipTests
     echo "build.sh: building bench/peers/pekko-grpc" >&2
     mvn -q -B -f bench/peers/pekko-grpc/pom.xml package -DskipTests
     built=$((built + 1))

@@ -100,14 +100,22 @@ pub struct Cli {
     /// stash,metrics,spans,app-runtime; `none` for none, e.g. under
     /// callgrind).
     /// remote-pingpong: `metrics` adds the recorder's note (not by default).
+    /// cluster: the rounds, `membership` (join, receptionist, kill, leave)
+    /// and `partition` (default both).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
+
+    /// cluster: cluster sizes, members (one process each) (default 3,5,7;
+    /// quick 3).
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    pub nodes: Option<Vec<usize>>,
 
     /// failover: remote actors watched (default 10).
     #[arg(long, value_name = "N")]
     pub watched: Option<usize>,
 
     /// Measured runs per config; the median is reported (default 3, quick 1).
+    /// cluster: repetitions per size (fresh clusters).
     #[arg(long, value_name = "R")]
     pub runs: Option<usize>,
 }
@@ -216,6 +224,8 @@ mod tests {
             Some(vec!["kill".to_string(), "restart".to_string()])
         );
         assert_eq!(cli.watched, Some(3));
+        let cli = parse(&["cluster", "--nodes", "3,5", "--runs", "2"]).unwrap();
+        assert_eq!((cli.runs(), cli.nodes), (2, Some(vec![3, 5])));
         let cli = parse(&["remote-tell"]).unwrap();
         assert!(!cli.two_processes && !cli.no_batching && cli.clients.is_none());
         assert!(parse(&["remote-pingpong", "--clients", "x"]).is_err());

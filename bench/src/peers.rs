@@ -59,6 +59,7 @@ impl Peer {
     pub fn harness_for(self, scenario: &str) -> Harness {
         match (self, scenario) {
             (Peer::Ractor, "remote-pingpong") => Harness::RactorCluster,
+            (Peer::Pekko, "cluster") => Harness::PekkoCluster,
             _ => self.harness(),
         }
     }
@@ -88,6 +89,10 @@ pub enum Harness {
     RactorCluster,
     /// `bench/peers/pekko`: Apache Pekko on the JVM.
     Pekko,
+    /// `bench/peers/pekko-cluster`: Pekko Cluster (a newer Pekko than
+    /// `Pekko`'s, so a project of its own: Pekko refuses mixed module
+    /// versions in one JVM).
+    PekkoCluster,
 }
 
 /// The repository root, found at compile time so the driver works from any
@@ -104,6 +109,7 @@ impl Harness {
         match self {
             Harness::Rust | Harness::RactorCluster => root.join("bench/peers/rust"),
             Harness::Pekko => root.join("bench/peers/pekko"),
+            Harness::PekkoCluster => root.join("bench/peers/pekko-cluster"),
         }
     }
 
@@ -122,12 +128,18 @@ impl Harness {
                 self.target_dir(root).join("release/volley-peers")
             }
             Harness::Pekko => self.dir(root).join("target/pekko-bench.jar"),
+            Harness::PekkoCluster => self.dir(root).join("target/pekko-cluster-bench.jar"),
         }
+    }
+
+    /// Runs on the JVM (needs `java`).
+    fn is_jvm(self) -> bool {
+        matches!(self, Harness::Pekko | Harness::PekkoCluster)
     }
 
     /// Why this harness cannot run even when built (Java missing).
     fn cannot_run(self) -> Option<String> {
-        (self == Harness::Pekko && !on_path("java"))
+        (self.is_jvm() && !on_path("java"))
             .then(|| "java not found on PATH (JDK 17 needed for the Pekko peer)".to_string())
     }
 
@@ -137,7 +149,7 @@ impl Harness {
             Harness::Rust | Harness::RactorCluster => {
                 (!on_path("cargo")).then(|| "cargo not found on PATH".to_string())
             }
-            Harness::Pekko => (!on_path("mvn") || !on_path("java"))
+            Harness::Pekko | Harness::PekkoCluster => (!on_path("mvn") || !on_path("java"))
                 .then(|| "mvn or java not found on PATH (Maven and JDK 17 needed)".to_string()),
         }
     }
@@ -166,7 +178,7 @@ impl Harness {
                     .env_remove("CARGO_TARGET_DIR");
                 c
             }
-            Harness::Pekko => {
+            Harness::Pekko | Harness::PekkoCluster => {
                 let mut c = Command::new("mvn");
                 c.args(["-q", "-B", "-f"])
                     .arg(dir.join("pom.xml"))
@@ -219,7 +231,7 @@ impl Harness {
     fn command(self, root: &Path) -> Command {
         match self {
             Harness::Rust | Harness::RactorCluster => Command::new(self.artifact(root)),
-            Harness::Pekko => {
+            Harness::Pekko | Harness::PekkoCluster => {
                 let mut c = Command::new("java");
                 c.arg("-jar").arg(self.artifact(root));
                 c
@@ -448,6 +460,14 @@ mod tests {
         );
         assert_eq!(Peer::Ractor.harness_for("spawn"), Harness::Rust);
         assert_eq!(Peer::Pekko.harness_for("remote-pingpong"), Harness::Pekko);
+        assert_eq!(Peer::Pekko.harness_for("cluster"), Harness::PekkoCluster);
+        assert!(Harness::PekkoCluster
+            .artifact(&root)
+            .ends_with("bench/peers/pekko-cluster/target/pekko-cluster-bench.jar"));
+        let build = Harness::PekkoCluster.build_command(&root);
+        assert!(build.get_args().any(|a| a
+            .to_string_lossy()
+            .ends_with("bench/peers/pekko-cluster/pom.xml")));
         let build = Harness::RactorCluster.build_command(&root);
         let args: Vec<_> = build.get_args().map(|a| a.to_string_lossy()).collect();
         assert!(

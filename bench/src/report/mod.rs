@@ -7,6 +7,7 @@
 //! says why a system was skipped. The table is a view of the same JSON: its
 //! columns name JSON keys.
 
+pub mod cluster_rows;
 pub mod failover_rows;
 pub mod grpc_rows;
 pub mod remote_rows;

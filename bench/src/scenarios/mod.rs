@@ -7,6 +7,7 @@
 
 pub mod ask_floor;
 pub mod ask_local;
+pub mod cluster;
 pub mod failover;
 pub mod grpc;
 pub mod local_pingpong;
@@ -76,6 +77,7 @@ pub const ALL: &[Scenario] = &[
     raw_tcp::SCENARIO,
     router::SCENARIO,
     failover::SCENARIO,
+    cluster::SCENARIO,
     grpc::SCENARIO,
 ];
 
@@ -156,6 +158,19 @@ impl Ctx {
                 (p, status)
             })
             .collect()
+    }
+
+    /// For a scenario that only Pekko can compare (failover, cluster):
+    /// `None` when `--peers` leaves Pekko out, else `Some(build)`. As in
+    /// the other scenarios, Pekko runs by default when its harness is
+    /// built, and is built first (`build`) when named.
+    pub fn pekko_only(&self) -> Option<bool> {
+        match &self.cli.peers {
+            None => Some(false),
+            Some(PeerSelection::None) => None,
+            Some(PeerSelection::All) => Some(!self.cli.no_build),
+            Some(PeerSelection::List(l)) => l.contains(&Peer::Pekko).then_some(!self.cli.no_build),
+        }
     }
 
     /// Runs `peer`'s harness `runs` times with the same arguments and

@@ -25,7 +25,6 @@ use serde_json::Value;
 
 use super::{Ctx, Scenario};
 use crate::chart::{bars, BarPanel};
-use crate::cli::PeerSelection;
 use crate::peers::{self, Peer};
 use crate::progress::Progress;
 use crate::report::failover_rows::FailoverRow;
@@ -241,14 +240,7 @@ pub struct Outcome {
 fn run(ctx: &Ctx) -> crate::Result<Report<FailoverRow>> {
     let params = Params::from_cli(&ctx.cli)?;
     // Only volley and Pekko: the other peers have no remote death watch.
-    // As in the other scenarios, Pekko runs by default when its jar is
-    // built, and is built first when named.
-    let pekko = match &ctx.cli.peers {
-        None => Some(false),
-        Some(PeerSelection::None) => None,
-        Some(PeerSelection::All) => Some(!ctx.cli.no_build),
-        Some(PeerSelection::List(l)) => l.contains(&Peer::Pekko).then_some(!ctx.cli.no_build),
-    };
+    let pekko = ctx.pekko_only();
     let progress = Progress::new(params.cases.len() as u64 + u64::from(pekko.is_some()));
     progress.note(&format!(
         "load before the run: {}",

@@ -1,0 +1,160 @@
+package bench.pekko.cluster;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.TreeSet;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Leave;
+import org.apache.pekko.cluster.typed.Subscribe;
+
+/**
+ * {@code cluster-node}: one Pekko Cluster member. Joins through the seed
+ * nodes and prints a line for every cluster event it sees and for every
+ * change of the receptionist's listing of {@link #SERVICE}; obeys stdin
+ * commands (see {@link NodeArgs#USAGE}). Lines: {@code started} (own address,
+ * pid, the settings in force), {@code joining}, {@code up}, {@code leaving},
+ * {@code exiting}, {@code down}, {@code removed}, {@code unreachable},
+ * {@code reachable} (each with {@code member}, as host:port), {@code leader}
+ * ({@code member}, null when none), {@code listing} ({@code count},
+ * {@code nodes}: the host:port of each registered service), and
+ * {@code terminated} when the actor system has stopped (after {@code exit},
+ * a completed leave, or a downing of this node).
+ */
+final class ClusterNode {
+    private ClusterNode() {}
+
+    /** The actor system name, the same on every member. */
+    static final String SYSTEM = "cluster-bench";
+
+    /** The receptionist key that {@code register} registers a service under. */
+    static final ServiceKey<String> SERVICE = ServiceKey.create(String.class, "bench-service");
+
+    /** stdin commands, as the guardian receives them. */
+    enum Command { REGISTER, LEAVE }
+
+    static void run(NodeArgs args, EventLine.Sink out) throws IOException {
+        var config = NodeConfig.of(args);
+        ActorSystem<Object> system = ActorSystem.create(
+                Behaviors.setup(ctx -> guardian(ctx, out)), SYSTEM, config);
+        Address self = Cluster.get(system).selfMember().address();
+        out.emit(NodeConfig.settings(EventLine.of("started")
+                .str("node", hostPort(self))
+                .num("pid", ProcessHandle.current().pid()), system.settings().config()));
+        system.getWhenTerminated().thenRun(() -> {
+            out.emit(EventLine.of("terminated").str("node", hostPort(self)));
+            System.exit(0);
+        });
+        readCommands(system);
+        system.terminate();
+    }
+
+    /** Until end of input or {@code exit}; the rest go to the guardian. */
+    private static void readCommands(ActorSystem<Object> system) throws IOException {
+        var in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            switch (line.trim()) {
+                case "register" -> system.tell(Command.REGISTER);
+                case "leave" -> system.tell(Command.LEAVE);
+                case "exit" -> {
+                    return;
+                }
+                case "" -> { }
+                default -> System.err.println("cluster-node: unknown command " + line.trim());
+            }
+        }
+    }
+
+    private static Behavior<Object> guardian(ActorContext<Object> ctx, EventLine.Sink out) {
+        Cluster cluster = Cluster.get(ctx.getSystem());
+        cluster.subscriptions().tell(Subscribe.create(
+                ctx.getSelf().<ClusterEvent.ClusterDomainEvent>narrow(), ClusterEvent.ClusterDomainEvent.class));
+        ctx.getSystem().receptionist().tell(Receptionist.subscribe(
+                SERVICE, ctx.getSelf().<Receptionist.Listing>narrow()));
+        Address self = cluster.selfMember().address();
+        return Behaviors.receive(Object.class)
+                .onMessageEquals(Command.REGISTER, () -> {
+                    ActorRef<String> service = ctx.spawnAnonymous(Behaviors.ignore());
+                    ctx.getSystem().receptionist().tell(Receptionist.register(SERVICE, service));
+                    return Behaviors.same();
+                })
+                .onMessageEquals(Command.LEAVE, () -> {
+                    cluster.manager().tell(Leave.create(self));
+                    return Behaviors.same();
+                })
+                .onMessage(Receptionist.Listing.class, listing -> {
+                    if (listing.isForKey(SERVICE)) {
+                        var nodes = new TreeSet<String>();
+                        for (ActorRef<String> ref : listing.getServiceInstances(SERVICE)) {
+                            Address a = ref.path().address();
+                            nodes.add(a.hasGlobalScope() ? hostPort(a) : hostPort(self));
+                        }
+                        out.emit(EventLine.of("listing").num("count", nodes.size()).strings("nodes", nodes));
+                    }
+                    return Behaviors.same();
+                })
+                .onMessage(ClusterEvent.ClusterDomainEvent.class, e -> {
+                    EventLine line = describe(e);
+                    if (line != null) {
+                        out.emit(line);
+                    }
+                    return Behaviors.same();
+                })
+                .build();
+    }
+
+    /** The line for a cluster event, or null for the ones not reported (internal, seen-by). */
+    private static EventLine describe(ClusterEvent.ClusterDomainEvent e) {
+        if (e instanceof ClusterEvent.LeaderChanged l) {
+            return EventLine.of("leader").str("member", l.getLeader() == null ? null : hostPort(l.getLeader()));
+        }
+        String name;
+        Member member;
+        if (e instanceof ClusterEvent.MemberEvent m) {
+            member = m.member();
+            name = memberEvent(m);
+        } else if (e instanceof ClusterEvent.UnreachableMember u) {
+            member = u.member();
+            name = "unreachable";
+        } else if (e instanceof ClusterEvent.ReachableMember r) {
+            member = r.member();
+            name = "reachable";
+        } else {
+            return null;
+        }
+        return name == null ? null : EventLine.of(name).str("member", hostPort(member.address()));
+    }
+
+    private static String memberEvent(ClusterEvent.MemberEvent m) {
+        if (m instanceof ClusterEvent.MemberJoined) {
+            return "joining";
+        } else if (m instanceof ClusterEvent.MemberUp) {
+            return "up";
+        } else if (m instanceof ClusterEvent.MemberLeft) {
+            return "leaving";
+        } else if (m instanceof ClusterEvent.MemberExited) {
+            return "exiting";
+        } else if (m instanceof ClusterEvent.MemberDowned) {
+            return "down";
+        } else if (m instanceof ClusterEvent.MemberRemoved) {
+            return "removed";
+        }
+        // WeaklyUp and PreparingForShutdown/ReadyForShutdown (off or unused here).
+        return null;
+    }
+
+    private static String hostPort(Address a) {
+        return a.getHost().orElse("?") + ":" + a.getPort().map(String::valueOf).orElse("?");
+    }
+}
