@@ -40,6 +40,7 @@ mod support;
 
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
+pub use liveness::authority::{AuthorityAlreadySet, MemberReport, MembershipAuthority};
 pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};

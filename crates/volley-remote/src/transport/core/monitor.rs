@@ -33,8 +33,9 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
         }
         let now = Instant::now();
         for change in core.reachability.check(now) {
-            if let ReachabilityEvent::Unreachable(node) = change {
-                core.node_unreachable(&node);
+            match change {
+                ReachabilityEvent::Unreachable(node) => core.node_unreachable(&node),
+                ReachabilityEvent::Reachable(node) => core.node_reachable(&node),
             }
         }
         core.stop_idle_associations(now);
