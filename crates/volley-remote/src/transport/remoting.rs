@@ -160,7 +160,8 @@ impl Remoting {
     /// again when its heartbeats resume, `None` if it never connected to
     /// this node, or its association was removed (idle, and referred to
     /// by nothing). A node found unreachable is given up: its incarnation
-    /// is quarantined (docs/reference/remoting.md#failure-detection).
+    /// is quarantined (docs/reference/remoting.md#failure-detection),
+    /// unless the membership authority calls it a member.
     pub fn is_reachable(&self, node: &Address) -> Option<bool> {
         self.core.reachability.is_available(node)
     }

@@ -186,33 +186,65 @@ async fn one_terminated_each(counts: &[Arc<std::sync::atomic::AtomicUsize>]) {
     assert_eq!(told, vec![1, 1]);
 }
 
+/// Node A, whose authority names node B a member, with two watchers of
+/// B's actors, and A's events from then on.
+struct WatchedMember {
+    a: Node,
+    b: Node,
+    _relays: (HoldingRelay, HoldingRelay),
+    counts: Vec<Arc<std::sync::atomic::AtomicUsize>>,
+    events: TestProbe<RemotingEvent>,
+    _reports: TestProbe<Reported>,
+}
+
+/// A [`WatchedMember`] whose A quarantines a member that left `delay`
+/// after its removal.
+async fn watched_member(delay: Duration) -> WatchedMember {
+    let settings = RemoteSettings {
+        quarantine_removed_node_after: delay,
+        ..common::quick_detector()
+    };
+    let (a, relay_a, b, relay_b) = pair(settings).await;
+    let _reports = authority(&a, &[&b]);
+    let counts = watch_two(&a, &b).await;
+    let events = common::record_events(&a);
+    WatchedMember {
+        a,
+        b,
+        _relays: (relay_a, relay_b),
+        counts,
+        events,
+        _reports,
+    }
+}
+
+impl WatchedMember {
+    async fn end(self) {
+        self.a.system.terminate().await;
+        self.b.system.terminate().await;
+    }
+}
+
 /// A member removed as Down: its watchers get `Terminated` once each and
 /// its incarnation is quarantined at once, long before the delay a
 /// member that left would get.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_removed_as_down_is_terminated_once_and_quarantined_at_once() {
-    let settings = RemoteSettings {
-        quarantine_removed_node_after: Duration::from_secs(60),
-        ..common::quick_detector()
-    };
-    let (a, _relay_a, b, _relay_b) = pair(settings).await;
-    let _reports = authority(&a, &[&b]);
-    let counts = watch_two(&a, &b).await;
-    let events = common::record_events(&a);
+    let w = watched_member(Duration::from_secs(60)).await;
+    let (a, b, counts, events) = (&w.a, &w.b, &w.counts, &w.events);
     let (b_address, b_uid) = (b.remoting.address().clone(), b.remoting.uid());
     a.remoting.member_removed(&b_address, b_uid, true);
     events.fish_for_within(
         T,
         |e| matches!(e, RemotingEvent::Quarantined { uid, .. } if *uid == b_uid),
     );
-    one_terminated_each(&counts).await;
+    one_terminated_each(counts).await;
     assert_eq!(
         a.remoting.association_state(&b_address),
         Some(AssociationState::Down)
     );
-    a.system.terminate().await;
-    b.system.terminate().await;
+    w.end().await;
 }
 
 /// A member that left: its watchers get `Terminated` at once, and its
@@ -221,14 +253,8 @@ async fn a_member_removed_as_down_is_terminated_once_and_quarantined_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_that_left_is_quarantined_after_the_delay() {
     let delay = Duration::from_millis(500);
-    let settings = RemoteSettings {
-        quarantine_removed_node_after: delay,
-        ..common::quick_detector()
-    };
-    let (a, _relay_a, b, _relay_b) = pair(settings).await;
-    let _reports = authority(&a, &[&b]);
-    let counts = watch_two(&a, &b).await;
-    let events = common::record_events(&a);
+    let w = watched_member(delay).await;
+    let (a, b, counts, events) = (&w.a, &w.b, &w.counts, &w.events);
     let (b_address, b_uid) = (b.remoting.address().clone(), b.remoting.uid());
     let removed = Instant::now();
     a.remoting.member_removed(&b_address, b_uid, false);
@@ -250,9 +276,8 @@ async fn a_member_that_left_is_quarantined_after_the_delay() {
         ),
         "the watches end first: {seen:?}"
     );
-    one_terminated_each(&counts).await;
-    a.system.terminate().await;
-    b.system.terminate().await;
+    one_terminated_each(counts).await;
+    w.end().await;
 }
 
 /// A member's `Disassociate(Quarantined)`: it quarantined this node. The

@@ -34,8 +34,13 @@ struct Setup {
 /// A fake node with `settings` and an authority whose only member is
 /// `MEMBER`, associated with incarnation `uid` of the peer.
 fn node_with(settings: RemoteSettings, uid: u64) -> Setup {
+    with_members(settings, &[MEMBER], uid)
+}
+
+/// [`node_with`], with the authority's `members`.
+fn with_members(settings: RemoteSettings, members: &[u64], uid: u64) -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let authority = RecordingAuthority::of(&[MEMBER]);
+    let authority = RecordingAuthority::of(members);
     let fake = {
         let _guard = rt.enter();
         Arc::new(FakeNode::with_settings(settings).with_authority(authority.clone()))
@@ -201,23 +206,16 @@ fn a_member_that_quarantined_this_node_is_reported_not_obeyed() {
 
 #[test]
 fn a_new_incarnation_of_a_member_may_be_reported_again() {
-    let s = node(MEMBER);
-    s.fake
-        .peer_left(&s.association, MEMBER, DisassociationReason::Quarantined);
-    s.authority.take_reports();
     // A restart, which the authority counts as the same member.
-    let authority = RecordingAuthority::of(&[MEMBER, MEMBER + 1]);
-    let fake = {
-        let _guard = s._rt.enter();
-        FakeNode::new().with_authority(authority.clone())
-    };
-    let association = fake.associate(&peer(), Origin::Vouched).unwrap();
+    let s = with_members(RemoteSettings::default(), &[MEMBER, MEMBER + 1], MEMBER);
     for uid in [MEMBER, MEMBER + 1] {
-        fake.handshake_seen(&association, uid, Lane::Control)
+        s.fake
+            .handshake_seen(&s.association, uid, Lane::Control)
             .unwrap();
-        fake.peer_left(&association, uid, DisassociationReason::Quarantined);
+        s.fake
+            .peer_left(&s.association, uid, DisassociationReason::Quarantined);
     }
-    let told: Vec<u64> = authority.take_reports().iter().map(|r| r.1).collect();
+    let told: Vec<u64> = s.authority.take_reports().iter().map(|r| r.1).collect();
     assert_eq!(told, vec![MEMBER, MEMBER + 1]);
 }
 
