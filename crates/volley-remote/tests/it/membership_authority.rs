@@ -85,22 +85,35 @@ fn quarantined(events: &[RemotingEvent]) -> Vec<&RemotingEvent> {
     events.iter().filter(gone).collect()
 }
 
-/// Two nodes behind holding relays, associated both ways.
+/// Heartbeats every 50 ms, a node given up after about a second of
+/// silence: patient enough for a loaded machine, quick for a partition.
+fn detector() -> RemoteSettings {
+    let mut settings = common::quick_detector();
+    settings.failure_detector.acceptable_heartbeat_pause = Duration::from_millis(1000);
+    settings
+}
+
+/// Two nodes behind holding relays, not yet associated: a test sets
+/// their authorities first, so that a verdict on the way is a report.
 async fn pair(a_settings: RemoteSettings) -> (Node, HoldingRelay, Node, HoldingRelay) {
     let (a, relay_a) = behind_holding_relay("ma-a", a_settings).await;
-    let (b, relay_b) = behind_holding_relay("ma-b", common::quick_detector()).await;
-    common::spawn_calculator(&a, "calc");
-    common::spawn_calculator(&b, "calc");
+    let (b, relay_b) = behind_holding_relay("ma-b", detector()).await;
+    (a, relay_a, b, relay_b)
+}
+
+/// Associates `a` and `b` both ways.
+async fn associate(a: &Node, b: &Node) {
+    common::spawn_calculator(a, "calc");
+    common::spawn_calculator(b, "calc");
     // Each asks the other: both associations have shaken hands.
     assert_eq!(
-        common::add(&common::remote_ref(&a, &b, "calc"), 1, 2).await,
+        common::add(&common::remote_ref(a, b, "calc"), 1, 2).await,
         3
     );
     assert_eq!(
-        common::add(&common::remote_ref(&b, &a, "calc"), 1, 2).await,
+        common::add(&common::remote_ref(b, a, "calc"), 1, 2).await,
         3
     );
-    (a, relay_a, b, relay_b)
 }
 
 /// The detector's verdict on a member is reported, both ways and at each
@@ -109,10 +122,11 @@ async fn pair(a_settings: RemoteSettings) -> (Node, HoldingRelay, Node, HoldingR
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_member_is_reported_not_quarantined() {
-    let (a, relay_a, b, relay_b) = pair(common::quick_detector()).await;
-    let (a_events, b_events) = (common::record_events(&a), common::record_events(&b));
+    let (a, relay_a, b, relay_b) = pair(detector()).await;
     let a_reports = authority(&a, &[&b]);
     let b_reports = authority(&b, &[&a]);
+    associate(&a, &b).await;
+    let (a_events, b_events) = (common::record_events(&a), common::record_events(&b));
     relay_a.hold(true, true);
     relay_b.hold(true, true);
     await_report(&a_reports, &b, MemberReport::Unreachable);
@@ -142,9 +156,10 @@ async fn an_unreachable_member_is_reported_not_quarantined() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_member_is_quarantined_as_before() {
-    let (a, relay_a, b, relay_b) = pair(common::quick_detector()).await;
-    let a_events = common::record_events(&a);
+    let (a, relay_a, b, relay_b) = pair(detector()).await;
     let a_reports = authority(&a, &[]);
+    associate(&a, &b).await;
+    let a_events = common::record_events(&a);
     relay_a.hold(true, true);
     relay_b.hold(true, true);
     let b_uid = b.remoting.uid();
@@ -202,7 +217,7 @@ struct WatchedMember {
 async fn watched_member(delay: Duration) -> WatchedMember {
     let settings = RemoteSettings {
         quarantine_removed_node_after: delay,
-        ..common::quick_detector()
+        ..detector()
     };
     let (a, relay_a, b, relay_b) = pair(settings).await;
     let _reports = authority(&a, &[&b]);
@@ -290,7 +305,7 @@ async fn a_members_disassociate_quarantined_is_reported_not_obeyed() {
     // with it (nobody listens at its address).
     let port = common::free_port();
     let peer: Address = format!("volley://peer@127.0.0.1:{port}").parse().unwrap();
-    let mut settings = common::quick_detector();
+    let mut settings = detector();
     settings.trust.known_peers = vec![peer.to_string()];
     let a = common::node("ma-told", settings).await;
     let events = common::record_events(&a);
