@@ -179,6 +179,8 @@ fn a_members_control_lane_overflow_is_reported_once_and_the_lane_keeps_refusing(
     overflow_control_lane(&s);
     s.fake.check_control_queue(&s.association);
     assert_eq!(s.authority.take_reports(), vec![], "told already");
+    let lane = s.association.lane(Lane::Control);
+    assert!(lane.refused_frames() >= 2, "each refusal counted");
 
     let s = node_with(small_control_lane(), OTHER);
     overflow_control_lane(&s);
