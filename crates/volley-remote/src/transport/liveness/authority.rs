@@ -13,7 +13,8 @@
 //! control-lane overflow, a peer's refusal), never where messages flow.
 //!
 //! What bounds memory while it decides: the control lane keeps refusing
-//! frames over `limits.max_control_queue_bytes`, the reliable channel
+//! frames over `limits.max_control_queue_bytes` (counted in
+//! `volley_remote_control_refusals_total`), the reliable channel
 //! refuses system messages past `system_message_buffer_size`, and the user
 //! lanes refuse sends over `batching.max_pending_bytes` (dead letters), as
 //! they do for any node.
