@@ -15,6 +15,7 @@ use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::liveness::authority::{MemberReport, Membership, MembershipAuthority};
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
@@ -49,6 +50,7 @@ pub(crate) struct FakeNode {
     associations: Associations,
     reachability: Reachability,
     trust: Trust,
+    membership: Membership,
     asked: Mutex<Vec<Asked>>,
 }
 
@@ -56,7 +58,11 @@ impl FakeNode {
     /// A node named `fake` on 127.0.0.1:2552. Needs a tokio runtime
     /// entered, for the actor system.
     pub(crate) fn new() -> Self {
-        let settings = RemoteSettings::default();
+        Self::with_settings(RemoteSettings::default())
+    }
+
+    /// [`new`](Self::new), with `settings`.
+    pub(crate) fn with_settings(settings: RemoteSettings) -> Self {
         let system = ActorSystem::with_settings("fake", volley::Settings::default())
             .expect("an actor system");
         FakeNode {
@@ -69,9 +75,16 @@ impl FakeNode {
                 std::time::Duration::from_secs(1),
             ),
             trust: Trust::new(&settings.trust, false),
+            membership: Membership::default(),
             settings,
             asked: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Switches the membership authority mode on, with `authority`.
+    pub(crate) fn with_authority(self, authority: Arc<dyn MembershipAuthority>) -> Self {
+        self.membership.set(authority).expect("set once");
+        self
     }
 
     /// What was asked so far, and forgets it.
@@ -203,5 +216,40 @@ impl LivenessContext for FakeNode {
     }
     fn may_stop_heartbeats(&self, _control: &OutboundLane) -> bool {
         true
+    }
+    fn membership_authority(&self) -> Option<&dyn MembershipAuthority> {
+        self.membership.get()
+    }
+}
+
+/// A membership authority whose members are a fixed list of uids, and
+/// which records what it is told.
+#[derive(Default)]
+pub(crate) struct RecordingAuthority {
+    pub(crate) members: Vec<u64>,
+    reports: Mutex<Vec<(Address, u64, MemberReport)>>,
+}
+
+impl RecordingAuthority {
+    /// An authority whose members are the incarnations `members`.
+    pub(crate) fn of(members: &[u64]) -> Arc<Self> {
+        Arc::new(RecordingAuthority {
+            members: members.to_vec(),
+            reports: Mutex::default(),
+        })
+    }
+
+    /// What it was told so far, and forgets it.
+    pub(crate) fn take_reports(&self) -> Vec<(Address, u64, MemberReport)> {
+        std::mem::take(&mut *lock(&self.reports))
+    }
+}
+
+impl MembershipAuthority for RecordingAuthority {
+    fn is_member(&self, _address: &Address, uid: u64) -> bool {
+        self.members.contains(&uid)
+    }
+    fn report(&self, address: &Address, uid: u64, report: MemberReport) {
+        lock(&self.reports).push((address.clone(), uid, report));
     }
 }

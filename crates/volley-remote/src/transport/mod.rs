@@ -46,6 +46,7 @@ pub use cluster::hook::{ClusterHookError, ClusterInbound};
 pub use cluster::send_error::ClusterSendError;
 pub use errors::{RemoteSpawnError, ResolveError, StartError};
 pub use events::{DisassociationReason, RemotingEvent};
+pub use liveness::authority::{AuthorityAlreadySet, MemberReport, MembershipAuthority};
 pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};

@@ -12,6 +12,9 @@ use crate::transport::core::RemotingCore;
 use crate::transport::errors::{RemoteSpawnError, ResolveError, StartError};
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::inbound::accept;
+use crate::transport::liveness::authority::{
+    AuthorityAlreadySet, MemberVerdicts, MembershipAuthority,
+};
 use crate::transport::node::address_of;
 use crate::transport::refs::tables as ref_tables;
 use crate::transport::registry::Registry;
@@ -157,7 +160,8 @@ impl Remoting {
     /// again when its heartbeats resume, `None` if it never connected to
     /// this node, or its association was removed (idle, and referred to
     /// by nothing). A node found unreachable is given up: its incarnation
-    /// is quarantined (docs/reference/remoting.md#failure-detection).
+    /// is quarantined (docs/reference/remoting.md#failure-detection),
+    /// unless the membership authority calls it a member.
     pub fn is_reachable(&self, node: &Address) -> Option<bool> {
         self.core.reachability.is_available(node)
     }
@@ -227,6 +231,31 @@ impl Remoting {
     #[doc(hidden)]
     pub fn incoming_watches(&self, node: &Address) -> usize {
         self.core.remote_watches.incoming_count(node)
+    }
+
+    /// Switches the membership authority mode on: from now on, a verdict
+    /// on an incarnation `authority` calls a member (unreachable, system
+    /// messages overdue, control lane overflow, it quarantined this node)
+    /// is reported to it instead of quarantining, and the member stays
+    /// associated until [`member_removed`](Self::member_removed). Other
+    /// nodes are judged as before. Set once, by volley-cluster
+    /// (docs/reference/remoting.md#membership-authority).
+    pub fn set_membership_authority(
+        &self,
+        authority: Arc<dyn MembershipAuthority>,
+    ) -> Result<(), AuthorityAlreadySet> {
+        self.core.membership.set(authority)
+    }
+
+    /// The membership authority removed incarnation `uid` of the member at
+    /// `node`: every local watch of an actor there gets `Terminated` (once
+    /// each), and the incarnation is quarantined, at once if it was Down
+    /// (`was_down`), else after `quarantine_removed_node_after`. Nothing
+    /// happens for a node this one has no association with.
+    pub fn member_removed(&self, node: &Address, uid: u64, was_down: bool) {
+        if let Some(association) = self.core.associations.find(node) {
+            self.core.member_removed(association, uid, was_down);
+        }
     }
 
     /// Stops at once: stops listening and sending heartbeats, and closes

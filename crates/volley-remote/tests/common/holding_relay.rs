@@ -79,6 +79,21 @@ impl HoldingRelay {
     }
 }
 
+/// A node with `settings`, known to its peers by its relay's port.
+pub async fn behind_holding_relay(
+    name: &str,
+    settings: volley_remote::RemoteSettings,
+) -> (super::Node, HoldingRelay) {
+    let port = super::free_port();
+    let relay = HoldingRelay::start(port).await;
+    let settings = volley_remote::RemoteSettings {
+        port,
+        canonical_port: Some(relay.port),
+        ..settings
+    };
+    (super::node(name, settings).await, relay)
+}
+
 impl Drop for HoldingRelay {
     fn drop(&mut self) {
         for task in self.tasks.lock().unwrap().drain(..) {

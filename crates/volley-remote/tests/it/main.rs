@@ -18,6 +18,7 @@ mod golden_support;
 mod liveness;
 #[path = "../log_capture/mod.rs"]
 mod log_capture;
+mod membership_authority;
 mod messaging;
 mod metrics;
 #[path = "../raw_peer/mod.rs"]

@@ -26,6 +26,7 @@ use volley::{ActorPath, AnyRef};
 
 use crate::transport::control::remote_watch::WatcherProxies;
 use crate::transport::control::ControlContext;
+use crate::transport::liveness::authority::{MemberReport, MemberVerdicts};
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::node::Undeliverable;
 use crate::transport::outbound::association::system_buffers::{
@@ -57,11 +58,13 @@ pub(crate) trait SystemMessages: ControlContext {
         }
         if control.outbox.unacked.len() >= self.settings().system_message_buffer_size {
             drop(control);
-            let why = format!(
-                "{} system messages wait for an ack (system_message_buffer_size)",
-                self.settings().system_message_buffer_size
-            );
-            self.quarantine(association, &why);
+            let report = MemberReport::SystemMessageBufferFull {
+                limit: self.settings().system_message_buffer_size,
+            };
+            // A member's is refused, and the authority told.
+            if !self.reported_to_authority(association, report.clone()) {
+                self.quarantine(association, &report.to_string());
+            }
             return Err(kind);
         }
         control.outbox.next_seq += 1;

@@ -28,6 +28,7 @@ use crate::transport::handshake::HandshakeContext;
 use crate::transport::idle::{IdleContext, Idleness};
 use crate::transport::inbound::ends::{InboundEnds, InboundLives};
 use crate::transport::inbound::InboundContext;
+use crate::transport::liveness::authority::MembershipAuthority;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
@@ -161,6 +162,9 @@ impl LivenessContext for RemotingCore {
     }
     fn may_stop_heartbeats(&self, control: &OutboundLane) -> bool {
         Idleness::heartbeat_may_end(self, control)
+    }
+    fn membership_authority(&self) -> Option<&dyn MembershipAuthority> {
+        self.membership.get()
     }
 }
 

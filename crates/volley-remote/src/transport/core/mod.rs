@@ -65,6 +65,8 @@ pub(crate) struct RemotingCore {
     pub(crate) reply_handles: ReplyHandles,
     pub(crate) spawns: SpawnRequests,
     pub(crate) reachability: Reachability,
+    /// The cluster's membership authority, once set (`liveness/authority.rs`).
+    pub(crate) membership: crate::transport::liveness::authority::Membership,
     pub(crate) remote_watches: RemoteWatches,
     pub(crate) dead_actors: DeadActors,
     /// Flushes of user lanes that death notices wait for (`control/flush.rs`).
@@ -121,6 +123,7 @@ impl RemotingCore {
             reply_handles: ReplyHandles::default(),
             spawns: SpawnRequests::default(),
             reachability,
+            membership: Default::default(),
             remote_watches: RemoteWatches::default(),
             dead_actors: DeadActors::default(),
             flushes: Default::default(),

@@ -33,8 +33,9 @@ pub(crate) async fn run_monitor(core: Arc<RemotingCore>) {
         }
         let now = Instant::now();
         for change in core.reachability.check(now) {
-            if let ReachabilityEvent::Unreachable(node) = change {
-                core.node_unreachable(&node);
+            match change {
+                ReachabilityEvent::Unreachable(node) => core.node_unreachable(&node),
+                ReachabilityEvent::Reachable(node) => core.node_reachable(&node),
             }
         }
         core.stop_idle_associations(now);
@@ -55,6 +56,7 @@ struct Handles {
     queued: Gauge,
     connects: Counter,
     reconnects: Counter,
+    control_refusals: Counter,
     phi: Gauge,
     heartbeat_rtt: Histogram,
     exported_refs: Gauge,
@@ -71,6 +73,7 @@ impl Handles {
             queued: metrics::gauge!("volley_remote_outbound_queue_bytes", &labels),
             connects: metrics::counter!("volley_remote_connects_total", &labels),
             reconnects: metrics::counter!("volley_remote_reconnects_total", &labels),
+            control_refusals: metrics::counter!("volley_remote_control_refusals_total", &labels),
             phi: metrics::gauge!("volley_remote_phi", &labels),
             heartbeat_rtt: metrics::histogram!("volley_remote_heartbeat_rtt_seconds", &labels),
             exported_refs: metrics::gauge!("volley_remote_exported_refs", &labels),
@@ -154,6 +157,8 @@ impl AssociationMetrics {
             handles.frames_out.absolute(out.frames_out);
             handles.connects.absolute(out.connects);
             handles.reconnects.absolute(reconnects);
+            let control = association.lane(crate::wire::Lane::Control);
+            handles.control_refusals.absolute(control.refused_frames());
             handles.queued.set(out.queued_bytes as f64);
             handles.exported_refs.set(out.exported_refs as f64);
             handles

@@ -27,6 +27,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::transport::events::{DisassociationReason, RemotingEvent};
+use crate::transport::liveness::authority::{MemberReport, MemberVerdicts};
 use crate::transport::liveness::LivenessContext;
 use crate::transport::outbound::association::{Association, Refusal};
 use crate::transport::support::lock;
@@ -74,6 +75,7 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
             }
             association.set_down(false);
             association.leaving.store(false, Ordering::Relaxed);
+            control.reported_to_authority = 0;
             self.reachability()
                 .restart(&association.remote, Instant::now());
         }
@@ -101,6 +103,7 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
                 reason: DisassociationReason::Restarted,
             });
             self.address_terminated(association, Some(old), DisassociationReason::Restarted);
+            self.replaced_incarnation(association, old);
         }
         if new_incarnation {
             // The node is there now and judges this one from this contact:
@@ -131,9 +134,22 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
         reason: DisassociationReason,
         quarantine: Option<&str>,
     ) {
+        self.incarnation_down(association, None, reason, quarantine);
+    }
+
+    /// [`node_down`](Self::node_down), only if the node's current
+    /// incarnation is `only` (when given): false, changing nothing, if it
+    /// is another one or the node is down already.
+    fn incarnation_down(
+        &self,
+        association: &Association,
+        only: Option<u64>,
+        reason: DisassociationReason,
+        quarantine: Option<&str>,
+    ) -> bool {
         let mut control = lock(&association.control);
-        if association.is_down() {
-            return;
+        if association.is_down() || only.is_some_and(|uid| control.uid != Some(uid)) {
+            return false;
         }
         association.set_down(true);
         let uid = control.uid;
@@ -175,6 +191,7 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
             tracing::debug!(%remote, count = unacked.len(), "unacknowledged system messages dropped; the watches among them end with the address");
         }
         self.address_terminated(association, uid, reason);
+        true
     }
 
     /// Quarantines the node's current incarnation (the detector fired, or
@@ -183,16 +200,31 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
         self.node_down(association, DisassociationReason::Quarantined, Some(why));
     }
 
-    /// The failure detector gave `node` up.
+    /// The failure detector gave `node` up: a member is reported to the
+    /// membership authority (`authority.rs`), any other node goes down.
     fn node_unreachable(&self, node: &Address) {
         let Some(association) = self.associations().find(node) else {
             return;
         };
+        if self.reported_to_authority(&association, MemberReport::Unreachable) {
+            return;
+        }
         // Its incarnation, if a handshake told it, is quarantined; the
         // events name the detector as the reason.
-        let why = "the failure detector gave it up (no heartbeat within the acceptable pause)";
-        let quarantine = lock(&association.control).uid.is_some().then_some(why);
+        let why = MemberReport::Unreachable.to_string();
+        let quarantine = lock(&association.control)
+            .uid
+            .is_some()
+            .then_some(why.as_str());
         self.node_down(&association, DisassociationReason::Unreachable, quarantine);
+    }
+
+    /// The failure detector hears `node` again: only a member's authority
+    /// is told (any other node was given up at `Unreachable`).
+    fn node_reachable(&self, node: &Address) {
+        if let Some(association) = self.associations().find(node) {
+            self.reported_to_authority(&association, MemberReport::Reachable);
+        }
     }
 
     /// Quarantines every incarnation whose oldest unacknowledged system
@@ -205,11 +237,9 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
                 .outbox
                 .oldest_wait(now)
                 .is_some_and(|waited| waited > limit);
-            if overdue {
-                let why = format!(
-                    "a system message waited over {limit:?} for its ack (give_up_system_message_after)"
-                );
-                self.quarantine(association, &why);
+            let report = MemberReport::SystemMessagesOverdue { limit };
+            if overdue && !self.reported_to_authority(association, report.clone()) {
+                self.quarantine(association, &report.to_string());
             }
         }
     }
@@ -264,7 +294,13 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
 
     /// The node's current incarnation leaves (`Shutdown`) or refuses this
     /// node for good (`Quarantined`: it is quarantined here in turn).
+    /// A member's refusal is reported to the membership authority instead.
     fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
+        if reason == DisassociationReason::Quarantined
+            && self.reported_to_authority(association, MemberReport::QuarantinedThisNode)
+        {
+            return;
+        }
         let quarantine =
             (reason == DisassociationReason::Quarantined).then_some("it quarantined this node");
         self.node_down(association, reason, quarantine);
@@ -297,11 +333,13 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
     fn check_control_queue(&self, association: &Association) {
         let lane = association.lane(crate::wire::Lane::Control);
         if lane.take_overflow() {
-            let why = format!(
-                "its control lane queued over {} bytes it did not read (limits.max_control_queue_bytes)",
-                self.settings().limits.max_control_queue_bytes
-            );
-            self.quarantine(association, &why);
+            let report = MemberReport::ControlQueueOverflow {
+                limit_bytes: self.settings().limits.max_control_queue_bytes,
+            };
+            // A member's lane goes on refusing what exceeds its bound.
+            if !self.reported_to_authority(association, report.clone()) {
+                self.quarantine(association, &report.to_string());
+            }
         }
     }
 }

@@ -3,14 +3,17 @@
 //! `heartbeat` sends, `rtt` times the answers, `failure_detector` is the
 //! phi accrual detector and `reachability` keeps one per node and reports
 //! the unreachable. `incarnations` decides which incarnation of a node
-//! this one talks to, and what ends when one is gone.
+//! this one talks to, and what ends when one is gone; `authority`, once a
+//! cluster set one, decides instead for the cluster's members.
 
+pub(crate) mod authority;
 pub(crate) mod failure_detector;
 pub(crate) mod heartbeat;
 pub(crate) mod incarnations;
 pub(crate) mod reachability;
 pub(crate) mod rtt;
 
+use crate::transport::liveness::authority::MembershipAuthority;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::outbound::OutboundContext;
@@ -30,4 +33,6 @@ pub(crate) trait LivenessContext: OutboundContext {
     /// Whether the heartbeat task of a stopped association may end
     /// (`idle/`).
     fn may_stop_heartbeats(&self, control: &OutboundLane) -> bool;
+    /// Who decides that a member is gone, once set (`authority.rs`).
+    fn membership_authority(&self) -> Option<&dyn MembershipAuthority>;
 }

@@ -130,6 +130,9 @@ pub(crate) struct Control {
     pub(crate) announced: Option<u64>,
     /// System messages to the current incarnation not yet acknowledged.
     pub(crate) outbox: Outbox,
+    /// What was reported of the current incarnation to the membership
+    /// authority, once each (`liveness/authority.rs`).
+    pub(crate) reported_to_authority: u8,
 }
 
 impl Association {
@@ -171,6 +174,7 @@ impl Association {
                 quarantined: HashSet::new(),
                 announced: None,
                 outbox: Outbox::default(),
+                reported_to_authority: 0,
             }),
             inbox: Mutex::new(Inbox::default()),
             readers: Mutex::new(HashMap::new()),

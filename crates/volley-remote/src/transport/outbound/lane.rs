@@ -92,6 +92,10 @@ pub(crate) struct OutboundLane<C = Connection> {
     /// (`limits.max_control_queue_bytes`), and whether one was.
     pdu_limit: usize,
     overflowed: std::sync::atomic::AtomicBool,
+    /// Frames refused for `pdu_limit`, ever: a node quarantined at the
+    /// first refusal counts one, a cluster member whose authority is still
+    /// deciding may count many.
+    refused_frames: std::sync::atomic::AtomicU64,
     /// The association this lane belongs to (`None` for a lane of its
     /// own, in tests): its id names the node a reply to an ask declared
     /// here must come from.
@@ -200,6 +204,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 && batching.dispatcher_writes,
             pdu_limit: usize::MAX,
             overflowed: std::sync::atomic::AtomicBool::new(false),
+            refused_frames: std::sync::atomic::AtomicU64::new(0),
             association_id,
             association: association.unwrap_or_default(),
             meter: None,
@@ -233,6 +238,13 @@ impl<C: LaneConnection> OutboundLane<C> {
             && self
                 .overflowed
                 .swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many frames this lane refused for its bound
+    /// (`limits.max_control_queue_bytes`) so far.
+    pub(crate) fn refused_frames(&self) -> u64 {
+        self.refused_frames
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn is_full(&self) -> bool {
@@ -422,6 +434,8 @@ impl<C: LaneConnection> OutboundLane<C> {
     fn overflow(&self) -> RemoteSendError {
         self.overflowed
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.refused_frames
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         RemoteSendError::QueueFull(format!(
             "{} (control lane over limits.max_control_queue_bytes = {})",
             self.remote, self.pdu_limit

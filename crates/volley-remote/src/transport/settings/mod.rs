@@ -157,6 +157,13 @@ pub struct RemoteSettings {
     /// Default 3 s (Akka Artery's `death-watch-notification-flush-timeout`).
     #[serde(with = "humantime_serde")]
     pub death_watch_notification_flush_timeout: Duration,
+    /// With a membership authority (a cluster), how long after a member
+    /// that left gracefully is removed its incarnation is quarantined:
+    /// time for it to learn of its removal over the association and leave
+    /// by itself. A member removed as Down is quarantined at once. Default
+    /// 5 s (Akka's `quarantine-removed-node-after`).
+    #[serde(with = "humantime_serde")]
+    pub quarantine_removed_node_after: Duration,
     /// How far a peer may make this node grow (`[remote.limits]`).
     pub limits: LimitSettings,
     /// What peers may make this node do (`[remote.trust]`): dialing back,
@@ -190,6 +197,7 @@ impl Default for RemoteSettings {
             stop_idle_outbound_after: Duration::from_secs(5 * 60),
             remove_quarantined_association_after: Duration::from_secs(60 * 60),
             death_watch_notification_flush_timeout: Duration::from_secs(3),
+            quarantine_removed_node_after: Duration::from_secs(5),
             limits: LimitSettings::default(),
             trust: TrustSettings::default(),
             tls: TlsSettings::default(),

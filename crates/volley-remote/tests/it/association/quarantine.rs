@@ -9,7 +9,7 @@ use crate::raw_peer;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use common::holding_relay::HoldingRelay;
+use common::holding_relay::behind_holding_relay;
 use common::{node, Calc, T};
 use raw_peer::hostile;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -267,17 +267,6 @@ enum Partition {
     PeerToJudge,
 }
 
-/// A node known to its peers by its relay's port.
-async fn behind_holding_relay(name: &str) -> (common::Node, HoldingRelay) {
-    let port = common::free_port();
-    let relay = HoldingRelay::start(port).await;
-    let settings = RemoteSettings {
-        canonical_port: Some(relay.port),
-        ..common::on_port(port)
-    };
-    (node(name, settings).await, relay)
-}
-
 /// What A's counter has received from B.
 async fn received(counter: &ActorRef<Calc>) -> u64 {
     let report = counter
@@ -292,8 +281,8 @@ async fn received(counter: &ActorRef<Calc>) -> u64 {
 /// the relays let go of what B sent meanwhile. None of it reaches A's
 /// actor: A ended B's connections at its verdict, while they were waiting.
 async fn nothing_arrives_after_a_partition_verdict(partition: Partition) {
-    let (a, relay_a) = behind_holding_relay("q-judge").await;
-    let (b, relay_b) = behind_holding_relay("q-peer").await;
+    let (a, relay_a) = behind_holding_relay("q-judge", common::quick_detector()).await;
+    let (b, relay_b) = behind_holding_relay("q-peer", common::quick_detector()).await;
     let counter = common::spawn_calculator(&a, "counter");
     let a_events = common::record_events(&a);
     let b_events = common::record_events(&b);
