@@ -27,7 +27,7 @@ async fn a_deprecated_key_starts_remoting_with_one_warning_naming_both_keys() {
     assert!(
         warnings[0]
             .text
-            .contains("write shutdown_flush_timeout = \"1500ms\" instead"),
+            .contains("write remote.shutdown_flush_timeout = \"1500ms\" instead"),
         "{warnings:?}"
     );
     system.terminate().await;
