@@ -488,8 +488,6 @@ async fn watching_itself_is_a_no_op() {
     system.terminate().await;
 }
 
-/// Restarts a failing child at most twice, then stops it.
-
 /// DeathWatchSpec, "notify with a Terminated message once when an Actor is
 /// stopped but not when restarted": two restarts give no `Terminated`, the
 /// third failure (over the limit) stops it and gives exactly one.

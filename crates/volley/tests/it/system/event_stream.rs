@@ -306,15 +306,14 @@ async fn an_actor_subscribed_through_a_message_adapter_gets_dead_letters() {
     system.terminate().await;
 }
 
-/// Subscribes an adapter for `DeadLetter` (whose events it ignores); each
-/// `Hold` waits for its latch; "stop" stops it.
-
 enum Cmd {
     Hold(Latch),
     Text(&'static str),
     Dead,
 }
 
+/// Subscribes an adapter for `DeadLetter` (whose events it ignores); each
+/// `Hold` waits for its latch; "stop" stops it.
 fn stops_while_subscribed() -> Props<FnActor<Cmd>> {
     actor_fn_with((), |_, ctx, msg| {
         match msg {
