@@ -60,6 +60,7 @@
 #![forbid(unsafe_code)]
 
 mod actor_fn;
+mod actor_fn_builder;
 mod dispatcher;
 mod metrics;
 mod pilot;
@@ -70,7 +71,8 @@ mod supervision;
 mod time;
 mod wait;
 
-pub use actor_fn::{actor_fn, FnActor};
+pub use actor_fn::{actor_fn, actor_fn_with, FnActor};
+pub use actor_fn_builder::FnActorBuilder;
 pub use dispatcher::DispatcherUnderTest;
 pub use metrics::RecordedMetrics;
 pub use pilot::AutoPilot;

@@ -3,30 +3,23 @@
 
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, DispatcherKind, HandleResult, Props, Settings,
-};
-use volley_testkit::{ManualTime, TestProbe};
-
-/// Reports `n` after `n` hours, for each `n` it gets.
-struct Later {
-    to: ActorRef<u64>,
-}
+use volley::{ActorRef, ActorSystem, DispatcherKind, Props, Settings};
+use volley_testkit::{actor_fn, FnActor, ManualTime, TestProbe};
 
 enum Msg {
     After(u64),
     Due(u64),
 }
 
-impl Actor for Later {
-    type Msg = Msg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+/// Reports `n` after `n` hours, for each `n` it gets.
+fn later(to: ActorRef<u64>) -> Props<FnActor<Msg>> {
+    actor_fn(move |ctx, msg| {
         match msg {
             Msg::After(n) => ctx.schedule_once(n, Duration::from_secs(3600 * n), Msg::Due(n)),
-            Msg::Due(n) => self.to.tell(n),
+            Msg::Due(n) => to.tell(n),
         }
         Ok(())
-    }
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,9 +33,7 @@ async fn timers_fire_in_deadline_order_on_the_applications_runtime() {
             .unwrap();
     let probe = TestProbe::new(&system);
     let to = probe.actor_ref();
-    let later = system
-        .spawn("later", Props::new(move || Later { to: to.clone() }))
-        .unwrap();
+    let later = system.spawn("later", later(to)).unwrap();
     for n in [3, 1, 2] {
         later.tell(Msg::After(n));
     }

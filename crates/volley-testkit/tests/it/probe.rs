@@ -4,11 +4,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, DeadLetter, DispatcherKind, HandleResult, Props,
-    Settings,
-};
-use volley_testkit::{await_cond, within, FishingOutcome, TestProbe};
+use volley::{ActorRef, ActorSystem, DeadLetter, DispatcherKind, Settings};
+use volley_testkit::{actor_fn, await_cond, within, FishingOutcome, TestProbe};
 
 /// For windows in which nothing is to arrive.
 const SHORT: Duration = Duration::from_millis(50);
@@ -26,26 +23,16 @@ fn systems(name: &str) -> Vec<ActorSystem> {
 }
 
 /// Echoes each number to `to`, doubled, from its own dispatcher thread.
-struct Doubler {
-    to: ActorRef<u32>,
-}
-
-impl Actor for Doubler {
-    type Msg = u32;
-    fn handle(&mut self, ctx: &mut Context<Self>, n: u32) -> HandleResult {
+fn doubler(system: &ActorSystem, probe: &TestProbe<u32>) -> ActorRef<u32> {
+    let to = probe.actor_ref();
+    let doubler = actor_fn(move |ctx, n: u32| {
         if n == 0 {
             ctx.stop_self();
         }
-        self.to.tell(n * 2);
+        to.tell(n * 2);
         Ok(())
-    }
-}
-
-fn doubler(system: &ActorSystem, probe: &TestProbe<u32>) -> ActorRef<u32> {
-    let to = probe.actor_ref();
-    system
-        .spawn_anonymous(Props::new(move || Doubler { to: to.clone() }))
-        .unwrap()
+    });
+    system.spawn_anonymous(doubler).unwrap()
 }
 
 /// The panic text of `f`, which must panic.

@@ -28,9 +28,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ToAnyRef};
+use volley::{ActorRef, ActorSystem, ToAnyRef};
 use volley_testkit::{
-    await_assert, await_assert_within, await_cond, default_timeout, dilated, remaining,
+    actor_fn, await_assert, await_assert_within, await_cond, default_timeout, dilated, remaining,
     remaining_or_default, within, AutoPilot, SupervisorProbe, TestProbe,
 };
 
@@ -70,20 +70,16 @@ fn an_actor_that_stops_on_its_own_timer_later_is_seen_terminated() {
         Arm,
         Fire,
     }
-    struct Delayed;
-    impl Actor for Delayed {
-        type Msg = Cmd;
-        fn handle(&mut self, ctx: &mut Context<Self>, cmd: Cmd) -> HandleResult {
-            match cmd {
-                Cmd::Arm => ctx.schedule_once("stop", Duration::from_millis(300), Cmd::Fire),
-                Cmd::Fire => ctx.stop_self(),
-            }
-            Ok(())
+    let delayed = actor_fn(|ctx, cmd| {
+        match cmd {
+            Cmd::Arm => ctx.schedule_once("stop", Duration::from_millis(300), Cmd::Fire),
+            Cmd::Fire => ctx.stop_self(),
         }
-    }
+        Ok(())
+    });
     let system = ActorSystem::new("stop-later").unwrap();
     let probe = TestProbe::<()>::new(&system);
-    let actor = system.spawn("delayed", Props::new(|| Delayed)).unwrap();
+    let actor = system.spawn("delayed", delayed).unwrap();
     actor.tell(Cmd::Arm);
     probe.expect_terminated_within(ENOUGH, &actor);
     assert!(actor.is_terminated());
@@ -316,17 +312,13 @@ fn two_probes_send_and_answer_each_other() {
 
 #[test]
 fn a_supervising_probe_spawns_children_under_itself_with_the_given_name() {
-    struct Echo;
-    impl Actor for Echo {
-        type Msg = Greet;
-        fn handle(&mut self, _ctx: &mut Context<Self>, g: Greet) -> HandleResult {
-            g.reply_to.tell(g.text);
-            Ok(())
-        }
-    }
+    let echo = actor_fn(|_ctx, g: Greet| {
+        g.reply_to.tell(g.text);
+        Ok(())
+    });
     let system = ActorSystem::new("child-of").unwrap();
     let parent = SupervisorProbe::new(&system);
-    let child = parent.spawn("actorName", Props::new(|| Echo));
+    let child = parent.spawn("actorName", echo);
     assert_eq!(child.path().name(), "actorName");
     let under = format!("{}/actorName", parent.parent().path().elements());
     assert_eq!(child.path().elements(), under);
@@ -404,14 +396,9 @@ fn an_auto_pilot_answers_asks_made_of_the_probe() {
 
 /// An actor that takes strings and does nothing with them.
 fn sink(system: &ActorSystem) -> ActorRef<String> {
-    struct Sink;
-    impl Actor for Sink {
-        type Msg = String;
-        fn handle(&mut self, _ctx: &mut Context<Self>, _: String) -> HandleResult {
-            Ok(())
-        }
-    }
-    system.spawn_anonymous(Props::new(|| Sink)).unwrap()
+    system
+        .spawn_anonymous(actor_fn(|_ctx, _: String| Ok(())))
+        .unwrap()
 }
 
 #[test]
@@ -429,16 +416,9 @@ fn ignored_messages_never_reach_the_test_until_ignoring_ends() {
 
 #[test]
 fn a_watch_made_with_messages_queued_delivers_them_first() {
-    struct Idle;
-    impl Actor for Idle {
-        type Msg = ();
-        fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) -> HandleResult {
-            Ok(())
-        }
-    }
     let system = ActorSystem::new("watch-queued").unwrap();
     let probe = TestProbe::<String>::new(&system);
-    let target = system.spawn_anonymous(Props::new(|| Idle)).unwrap();
+    let target = system.spawn_anonymous(actor_fn(|_ctx, ()| Ok(()))).unwrap();
     system.stop(&target);
     probe.actor_ref().tell("hello".into());
     probe.watch(&target);

@@ -66,6 +66,14 @@ pub fn system_with(
 pub struct Log(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
 
 impl Log {
+    /// An idle actor that pushes "post_stop" here when it stops, so a
+    /// test sees when (and after what) the actors stop.
+    pub fn stopper(&self) -> volley::Props<volley_testkit::FnActor<(), Log>> {
+        volley_testkit::actor_fn_with(self.clone(), |_, _ctx, ()| Ok(()))
+            .on_stop(|log, _ctx| log.push("post_stop"))
+            .props()
+    }
+
     pub fn push(&self, event: impl Into<String>) {
         self.0.lock().unwrap().push(event.into());
     }

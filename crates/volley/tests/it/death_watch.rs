@@ -18,29 +18,26 @@ use std::time::Duration;
 
 use common::pekko::T;
 use volley::{
-    Actor, ActorError, ActorRef, Context, Directive, HandleResult, Props, ReplyTo,
-    SupervisorStrategy, Terminated, ToAnyRef,
+    Actor, ActorError, ActorRef, Context, HandleResult, Props, ReplyTo, SupervisorStrategy,
+    Terminated, ToAnyRef,
 };
-use volley_testkit::{actor_fn, eventually_async, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, eventually_async, FnActor, TestProbe};
 
-/// Does nothing; fails on `Fail`.
-struct Target;
 #[derive(Debug)]
 enum TargetMsg {
     Fail,
     Echo(u32, ActorRef<u32>),
 }
-impl Actor for Target {
-    type Msg = TargetMsg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: TargetMsg) -> HandleResult {
-        match msg {
-            TargetMsg::Fail => Err(ActorError::new("fails on purpose")),
-            TargetMsg::Echo(n, to) => {
-                to.tell(n);
-                Ok(())
-            }
+
+/// Does nothing; fails on `Fail`.
+fn target() -> Props<FnActor<TargetMsg>> {
+    actor_fn(|_ctx, msg| match msg {
+        TargetMsg::Fail => Err(ActorError::new("fails on purpose")),
+        TargetMsg::Echo(n, to) => {
+            to.tell(n);
+            Ok(())
         }
-    }
+    })
 }
 
 /// A watcher driven by commands; reports each `Terminated` (signal or
@@ -91,7 +88,7 @@ async fn sync(w: &ActorRef<WatcherMsg>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_terminated_when_stopped() {
     let system = common::system("dw-stopped").unwrap();
-    let target = system.spawn("t1", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t1", target()).unwrap();
     let probe = TestProbe::<()>::new(&system);
     probe.watch(&target);
     system.stop(&target);
@@ -107,7 +104,7 @@ async fn one_terminated_when_stopped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_terminated_when_already_dead() {
     let system = common::system("dw-dead").unwrap();
-    let target = system.spawn("t2", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t2", target()).unwrap();
     let probe = TestProbe::<()>::new(&system);
     probe.watch(&target);
     system.stop(&target);
@@ -125,7 +122,7 @@ async fn one_terminated_when_already_dead() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_monitors_get_one_terminated() {
     let system = common::system("dw-all").unwrap();
-    let target = system.spawn("t3", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t3", target()).unwrap();
     let watchers: Vec<_> = (0..3).map(|_| watcher(&system)).collect();
     for (w, _) in &watchers {
         w.tell(WatcherMsg::Watch(target.to_any()));
@@ -147,7 +144,7 @@ async fn all_monitors_get_one_terminated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_current_monitors_get_terminated() {
     let system = common::system("dw-current").unwrap();
-    let target = system.spawn("t4", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t4", target()).unwrap();
     let (w1, e1) = watcher(&system);
     let (w2, e2) = watcher(&system);
     let (w3, e3) = watcher(&system);
@@ -174,7 +171,7 @@ async fn only_current_monitors_get_terminated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_once_then_rewatch() {
     let system = common::system("dw-rewatch").unwrap();
-    let target = system.spawn("t5", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t5", target()).unwrap();
     let (w, events) = watcher(&system);
     w.tell(WatcherMsg::Watch(target.to_any()));
     w.tell(WatcherMsg::Watch(target.to_any()));
@@ -188,17 +185,14 @@ async fn terminated_once_then_rewatch() {
     system.terminate().await;
 }
 
-/// Stops any child that fails.
-struct StoppingSupervisor;
-impl Actor for StoppingSupervisor {
-    type Msg = ReplyTo<ActorRef<TargetMsg>>;
-    fn handle(&mut self, ctx: &mut Context<Self>, r: Self::Msg) -> HandleResult {
-        r.tell(ctx.spawn_anonymous(Props::new(|| Target))?);
+/// Spawns a `target` child for each request; supervises with `strategy`.
+fn supervisor(strategy: SupervisorStrategy) -> Props<FnActor<ReplyTo<ActorRef<TargetMsg>>>> {
+    actor_fn_with((), |_, ctx, r: ReplyTo<ActorRef<TargetMsg>>| {
+        r.tell(ctx.spawn_anonymous(target())?);
         Ok(())
-    }
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        SupervisorStrategy::one_for_one().with_decider(|_| Directive::Stop)
-    }
+    })
+    .with_supervisor_strategy(strategy)
+    .props()
 }
 
 /// DeathWatchSpec, "notify with a Terminated message once when an Actor is
@@ -209,7 +203,7 @@ async fn terminated_once_when_stopped_by_failure() {
     common::quiet_deliberate_panics();
     let system = common::system("dw-failure").unwrap();
     let sup = system
-        .spawn("sup", Props::new(|| StoppingSupervisor))
+        .spawn("sup", supervisor(SupervisorStrategy::stopping()))
         .unwrap();
     let child = sup.ask(|r| r, T).await.unwrap();
     let probe = TestProbe::<()>::new(&system);
@@ -223,19 +217,6 @@ async fn terminated_once_when_stopped_by_failure() {
     system.terminate().await;
 }
 
-/// Watches its target and does not handle `Terminated`.
-struct Careless(ActorRef<TargetMsg>);
-impl Actor for Careless {
-    type Msg = ();
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        ctx.watch(&self.0);
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-}
-
 /// DeathWatchSpec, "fail a monitor which does not handle Terminated()":
 /// the unhandled `Terminated` is a death pact failure, which the default
 /// decider answers with Stop, so the monitor terminates too.
@@ -243,11 +224,13 @@ impl Actor for Careless {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn monitor_without_handler_fails_with_death_pact() {
     let system = common::system("dw-pact").unwrap();
-    let target = system.spawn("t6", Props::new(|| Target)).unwrap();
-    let t = target.clone();
-    let careless = system
-        .spawn("careless", Props::new(move || Careless(t.clone())))
-        .unwrap();
+    let target = system.spawn("t6", target()).unwrap();
+    // Watches the target and does not handle `Terminated`.
+    let careless = actor_fn_with(target.clone(), |_, _ctx, ()| Ok(())).on_start(|t, ctx| {
+        ctx.watch(t);
+        Ok(())
+    });
+    let careless = system.spawn("careless", careless.props()).unwrap();
     let probe = TestProbe::<()>::new(&system);
     probe.watch(&careless);
     careless.ask(|r: ReplyTo<()>| drop(r), T).await.ok();
@@ -265,7 +248,7 @@ async fn watch_new_child_with_same_name() {
     let system = common::system("dw-same-name").unwrap();
     // Spawns a child named "child" on request, replying with it.
     let parent = actor_fn(|ctx, r: ReplyTo<ActorRef<TargetMsg>>| {
-        r.tell(ctx.spawn("child", Props::new(|| Target))?);
+        r.tell(ctx.spawn("child", target())?);
         Ok(())
     });
     let parent = system.spawn("parent", parent).unwrap();
@@ -315,7 +298,7 @@ impl Actor for Recipient {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_after_graceful_stop_and_after_its_messages() {
     let system = common::system("dw-poison").unwrap();
-    let target = system.spawn("t7", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t7", target()).unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
     let t = target.clone();
@@ -340,7 +323,7 @@ async fn terminated_after_graceful_stop_and_after_its_messages() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unwatch_before_handling_discards_terminated() {
     let system = common::system("dw-discard").unwrap();
-    let target = system.spawn("t8", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t8", target()).unwrap();
     let (w, events) = watcher(&system);
     w.tell(WatcherMsg::Watch(target.to_any()));
     sync(&w).await;
@@ -364,7 +347,7 @@ async fn watch_with_custom_message() {
     common::quiet_deliberate_panics();
     let system = common::system("dw-watch-with").unwrap();
     let sup = system
-        .spawn("sup", Props::new(|| StoppingSupervisor))
+        .spawn("sup", supervisor(SupervisorStrategy::stopping()))
         .unwrap();
     let child = sup.ask(|r| r, T).await.unwrap();
     let (w, events) = watcher(&system);
@@ -382,7 +365,7 @@ async fn watch_with_custom_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotent_watch_with() {
     let system = common::system("dw-idem").unwrap();
-    let target = system.spawn("t9", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t9", target()).unwrap();
     let (w, events) = watcher(&system);
     w.tell(WatcherMsg::WatchWith(target.to_any(), "custom".into()));
     w.tell(WatcherMsg::WatchWith(target.to_any(), "custom".into()));
@@ -399,7 +382,7 @@ async fn idempotent_watch_with() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_with_after_unwatch() {
     let system = common::system("dw-rewatch-with").unwrap();
-    let target = system.spawn("t10", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t10", target()).unwrap();
     let (w, events) = watcher(&system);
     w.tell(WatcherMsg::Watch(target.to_any()));
     w.tell(WatcherMsg::Unwatch(target.to_any()));
@@ -452,7 +435,7 @@ impl Actor for DoubleWatcher {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_again_with_different_message_replaces_it() {
     let system = common::system("dw-differ").unwrap();
-    let target = system.spawn("t11", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t11", target()).unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
     let t = target.clone();
@@ -505,19 +488,6 @@ async fn watching_itself_is_a_no_op() {
     system.terminate().await;
 }
 
-/// Restarts a failing child at most twice, then stops it.
-struct LimitedSupervisor;
-impl Actor for LimitedSupervisor {
-    type Msg = ReplyTo<ActorRef<TargetMsg>>;
-    fn handle(&mut self, ctx: &mut Context<Self>, r: Self::Msg) -> HandleResult {
-        r.tell(ctx.spawn_anonymous(Props::new(|| Target))?);
-        Ok(())
-    }
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        SupervisorStrategy::one_for_one().with_max_restarts_total(2)
-    }
-}
-
 /// DeathWatchSpec, "notify with a Terminated message once when an Actor is
 /// stopped but not when restarted": two restarts give no `Terminated`, the
 /// third failure (over the limit) stops it and gives exactly one.
@@ -527,7 +497,10 @@ async fn terminated_on_stop_not_on_restart() {
     common::quiet_deliberate_panics();
     let system = common::system("dw-restart").unwrap();
     let sup = system
-        .spawn("sup", Props::new(|| LimitedSupervisor))
+        .spawn(
+            "sup",
+            supervisor(SupervisorStrategy::one_for_one().with_max_restarts_total(2)),
+        )
         .unwrap();
     let child = sup.ask(|r| r, T).await.unwrap();
     let (w, events) = watcher(&system);
@@ -546,39 +519,39 @@ async fn terminated_on_stop_not_on_restart() {
     system.terminate().await;
 }
 
-/// Stashes everything while `stashing`; a `watch_with` message that
-/// arrives meanwhile is stashed and comes back with `unstash_all`.
-struct StashingWatcher(ActorRef<String>, bool);
 enum StashMsg {
     Watch(volley::AnyRef, ReplyTo<()>),
     StartStashing(ReplyTo<()>),
     StopStashing,
     Custom,
 }
-impl Actor for StashingWatcher {
-    type Msg = StashMsg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: StashMsg) -> HandleResult {
+
+/// Stashes everything while `stashing`; a `watch_with` message that
+/// arrives meanwhile is stashed and comes back with `unstash_all`.
+fn stashing_watcher(events: ActorRef<String>) -> Props<FnActor<StashMsg>> {
+    let mut stashing = false;
+    actor_fn(move |ctx, msg| {
         match msg {
             StashMsg::Watch(r, done) => {
                 ctx.watch_with(&r, StashMsg::Custom);
                 done.tell(());
             }
             StashMsg::StartStashing(done) => {
-                self.1 = true;
+                stashing = true;
                 done.tell(());
             }
             StashMsg::StopStashing => {
-                self.1 = false;
+                stashing = false;
                 ctx.unstash_all();
             }
-            m if self.1 => {
-                self.0.tell("stashed".into());
+            m if stashing => {
+                events.tell("stashed".into());
                 ctx.stash(m).map_err(|e| ActorError::new(e.to_string()))?;
             }
-            StashMsg::Custom => self.0.tell("custom".into()),
+            StashMsg::Custom => events.tell("custom".into()),
         }
         Ok(())
-    }
+    })
 }
 
 /// DeathWatchSpec, "stash watchWith termination message correctly"
@@ -588,14 +561,10 @@ impl Actor for StashingWatcher {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_with_message_can_be_stashed() {
     let system = common::system("dw-stash").unwrap();
-    let target = system.spawn("t12", Props::new(|| Target)).unwrap();
+    let target = system.spawn("t12", target()).unwrap();
     let events = TestProbe::<String>::new(&system);
-    let tx = events.actor_ref();
     let w = system
-        .spawn(
-            "stasher",
-            Props::new(move || StashingWatcher(tx.clone(), false)),
-        )
+        .spawn("stasher", stashing_watcher(events.actor_ref()))
         .unwrap();
     let t = target.to_any();
     w.ask(|r| StashMsg::Watch(t, r), T).await.unwrap();

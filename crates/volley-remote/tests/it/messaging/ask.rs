@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, Settings};
 use volley_remote::serialization::PostcardSerializer;
 use volley_remote::{Registry, RemoteSettings, Remoting};
+use volley_testkit::{actor_fn, FnActor};
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,15 +145,6 @@ struct Compact {
     values: Vec<u32>,
 }
 
-struct Collect(std::sync::mpsc::Sender<Compact>);
-impl Actor for Collect {
-    type Msg = Compact;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Compact) -> HandleResult {
-        self.0.send(msg).ok();
-        Ok(())
-    }
-}
-
 async fn postcard_node(name: &str, postcard: bool) -> (ActorSystem, Remoting) {
     let system = ActorSystem::with_settings(name, Settings::default()).unwrap();
     let mut r = Registry::default();
@@ -174,8 +166,11 @@ async fn custom_serializers_plug_in_by_id() {
     let (sb, rb) = postcard_node("beta", true).await;
     let (sc, rc) = postcard_node("gamma", false).await;
     let (tx, rx) = std::sync::mpsc::channel();
-    sb.spawn("collect", Props::new(move || Collect(tx.clone())))
-        .unwrap();
+    let collect = actor_fn(move |_ctx, msg: Compact| {
+        tx.send(msg).ok();
+        Ok(())
+    });
+    sb.spawn("collect", collect).unwrap();
     let collect = ra
         .resolve::<Compact>(&format!("{}/user/collect", rb.address()))
         .unwrap();
@@ -206,15 +201,11 @@ async fn custom_serializers_plug_in_by_id() {
 }
 
 /// Passes every request on, reply handle included, to another actor.
-struct Forwarder {
-    to: ActorRef<Calc>,
-}
-impl Actor for Forwarder {
-    type Msg = Calc;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Calc) -> HandleResult {
-        self.to.tell(msg);
+fn forwarder(to: ActorRef<Calc>) -> Props<FnActor<Calc>> {
+    actor_fn(move |_ctx, msg| {
+        to.tell(msg);
         Ok(())
-    }
+    })
 }
 
 /// Settings that let a request be forwarded to a third node which answers
@@ -238,12 +229,7 @@ async fn a_reply_handle_forwarded_to_a_third_node_still_reaches_the_asker() {
     let c = node("gamma", forwarding_allowed()).await;
     spawn_calculator(&c, "calc");
     let to_c = remote_ref(&b, &c, "calc");
-    b.system
-        .spawn(
-            "forwarder",
-            Props::new(move || Forwarder { to: to_c.clone() }),
-        )
-        .unwrap();
+    b.system.spawn("forwarder", forwarder(to_c)).unwrap();
     let forwarder = remote_ref(&a, &b, "forwarder");
     for i in 0..100 {
         let sum = forwarder
@@ -277,12 +263,7 @@ async fn by_default_a_forwarded_request_cannot_make_the_third_node_dial_the_aske
     let c = node("gamma", RemoteSettings::default()).await;
     spawn_calculator(&c, "calc");
     let to_c = remote_ref(&b, &c, "calc");
-    b.system
-        .spawn(
-            "forwarder",
-            Props::new(move || Forwarder { to: to_c.clone() }),
-        )
-        .unwrap();
+    b.system.spawn("forwarder", forwarder(to_c)).unwrap();
     let forwarder = remote_ref(&a, &b, "forwarder");
     let answer = forwarder
         .ask(

@@ -12,20 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::{node, Calc, T};
 use tokio::io::AsyncReadExt;
-use volley::{Actor, Context, HandleResult, Props, TellError};
+use volley::TellError;
 use volley_remote::wire::{Address, PduKind};
 use volley_remote::RemoteSettings;
-
-/// Takes the replies nobody reads.
-struct Sink;
-
-impl Actor for Sink {
-    type Msg = i64;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: i64) -> HandleResult {
-        Ok(())
-    }
-}
+use volley_testkit::actor_fn;
 
 /// CPU time (user + system) the threads named `name` have used, from
 /// /proc: the test's own runtime, not the other test running meanwhile.
@@ -144,7 +134,10 @@ struct StalledPeer {
 async fn full_lane_to_a_stalled_peer(mut settings: RemoteSettings) -> StalledPeer {
     settings.batching.max_pending_bytes = 64 * 1024;
     let a = node("alpha", settings).await;
-    let sink = a.system.spawn("sink", Props::new(|| Sink)).unwrap();
+    let sink = a
+        .system
+        .spawn("sink", actor_fn(|_ctx, _reply: i64| Ok(())))
+        .unwrap();
     // A small receive buffer on the peer's sockets: the kernel takes
     // little before the lane backs up, and stops taking more soon, so
     // the fill below settles before the failure detector (short in one

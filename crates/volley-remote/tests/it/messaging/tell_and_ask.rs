@@ -10,6 +10,7 @@ use common::{add, node, patient_detector, remote_ref, spawn_calculator, Calc, T}
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::transport::RemoteSpawnError;
 use volley_remote::RemoteSettings;
+use volley_testkit::actor_fn;
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -136,16 +137,13 @@ async fn large_messages_use_the_large_lane_and_oversized_ones_fail_at_the_sender
     b.system.terminate().await;
 }
 
-struct Sink;
-impl Actor for Sink {
-    type Msg = i64;
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: i64) -> HandleResult {
-        Ok(())
-    }
-}
-
 fn reply_probe(n: &common::Node) -> (ActorRef<i64>, ()) {
-    (n.system.spawn_anonymous(Props::new(|| Sink)).unwrap(), ())
+    (
+        n.system
+            .spawn_anonymous(actor_fn(|_ctx, _reply: i64| Ok(())))
+            .unwrap(),
+        (),
+    )
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

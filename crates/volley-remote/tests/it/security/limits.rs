@@ -16,7 +16,7 @@ use raw_peer::{closed_within, connect, handshake_bytes, handshaken_as, rss_bytes
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use volley::{Actor, ActorSystem, Context, HandleResult, Props, Settings};
+use volley::{ActorSystem, Settings};
 use volley_remote::serialization::SerializerId;
 use volley_remote::transport::LimitSettings;
 use volley_remote::wire::{
@@ -24,6 +24,7 @@ use volley_remote::wire::{
     SpawnRequest, PROTOCOL_VERSION,
 };
 use volley_remote::{RemoteSettings, Remoting};
+use volley_testkit::actor_fn;
 
 /// The tests measure the process's resident memory: one at a time, so
 /// that none measures another's allocations.
@@ -36,17 +37,6 @@ const NEST_ID: u32 = 500;
 enum Nest {
     Leaf,
     Node(Box<Nest>),
-}
-
-/// Counts the `Nest` values it receives.
-struct Sink(Arc<AtomicUsize>);
-
-impl Actor for Sink {
-    type Msg = Nest;
-    fn handle(&mut self, _: &mut Context<Self>, _: Nest) -> HandleResult {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
 }
 
 async fn node(name: &str, limits: LimitSettings, tune: impl FnOnce(&mut RemoteSettings)) -> Node {
@@ -231,9 +221,12 @@ async fn a_deeply_nested_payload_is_one_dead_letter_and_the_node_stays_up() {
     let n = node("deep", LimitSettings::default(), |_| {}).await;
     let received = Arc::new(AtomicUsize::new(0));
     let count = received.clone();
-    n.system
-        .spawn("sink", Props::new(move || Sink(count.clone())))
-        .unwrap();
+    // Counts the `Nest` values it receives.
+    let sink = actor_fn(move |_ctx, _: Nest| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    n.system.spawn("sink", sink).unwrap();
     let addr = n.remoting.address().clone();
     let (me, uid) = mallory(5);
     let mut s = handshaken_as(&addr, &me, uid, Lane::Large).await;

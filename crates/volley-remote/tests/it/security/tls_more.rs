@@ -65,10 +65,11 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use volley::{ActorRef, ActorSystem, Props};
 use volley_remote::transport::TlsSettings;
 use volley_remote::{Registry, RemoteSettings, Remoting};
+use volley_testkit::{actor_fn, FnActor};
 
 /// A CA (with its files) in a directory of its own.
 struct Pki {
@@ -151,28 +152,15 @@ enum Echo {
     Me(ActorRef<ActorRef<Echo>>),
 }
 
-struct EchoActor;
-
-impl Actor for EchoActor {
-    type Msg = Echo;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Echo) -> HandleResult {
+/// Answers `Say` with its text and `Me` with its own ref.
+fn echo_actor() -> Props<FnActor<Echo>> {
+    actor_fn(|ctx, msg| {
         match msg {
             Echo::Say(text, to) => to.tell(text),
             Echo::Me(to) => to.tell(ctx.myself()),
         }
         Ok(())
-    }
-}
-
-/// Passes what it gets to the test, in order.
-struct Collect(UnboundedSender<String>);
-
-impl Actor for Collect {
-    type Msg = String;
-    fn handle(&mut self, _ctx: &mut Context<Self>, text: String) -> HandleResult {
-        let _ = self.0.send(text);
-        Ok(())
-    }
+    })
 }
 
 fn registry() -> Registry {
@@ -196,10 +184,12 @@ impl Node {
     /// A collector on this node: its ref, and what it receives.
     fn collector(&self, name: &str) -> (ActorRef<String>, UnboundedReceiver<String>) {
         let (tx, rx) = unbounded_channel();
-        let r = self
-            .system
-            .spawn(name, Props::new(move || Collect(tx.clone())))
-            .unwrap();
+        // Passes what it gets to the test, in order.
+        let collect = actor_fn(move |_ctx, text: String| {
+            let _ = tx.send(text);
+            Ok(())
+        });
+        let r = self.system.spawn(name, collect).unwrap();
         (r, rx)
     }
 }
@@ -257,7 +247,7 @@ async fn warned(to: &Node, needle: &str) {
 
 /// `text` to an echo on `b`, from `a` and back.
 async fn round_trip(a: &Node, b: &Node, text: &str) {
-    b.system.spawn("echo", Props::new(|| EchoActor)).unwrap();
+    b.system.spawn("echo", echo_actor()).unwrap();
     let (reply, mut rx) = a.collector("replies");
     let echo = a.remoting.resolve::<Echo>(&b.path("echo")).unwrap();
     echo.tell(Echo::Say(text.into(), reply));
@@ -292,7 +282,7 @@ async fn tls_delivers_messages_in_order_by_ref_and_by_path() {
     let pki = Pki::new("deliver");
     let a = tls_node("alpha", pki.node("deliver-a", true)).await;
     let b = tls_node("beta", pki.node("deliver-b", true)).await;
-    b.system.spawn("echo", Props::new(|| EchoActor)).unwrap();
+    b.system.spawn("echo", echo_actor()).unwrap();
     let (reply, mut rx) = a.collector("replies");
     let by_path = a.remoting.resolve::<Echo>(&b.path("echo")).unwrap();
     let by_ref = by_path.ask(Echo::Me, T).await.unwrap();
@@ -308,7 +298,7 @@ async fn tls_delivers_large_messages_in_order() {
     let pki = Pki::new("large");
     let a = tls_node("alpha", pki.node("large-a", true)).await;
     let b = tls_node("beta", pki.node("large-b", true)).await;
-    b.system.spawn("large", Props::new(|| EchoActor)).unwrap();
+    b.system.spawn("large", echo_actor()).unwrap();
     let (reply, mut rx) = a.collector("replies");
     let echo = a.remoting.resolve::<Echo>(&b.path("large")).unwrap();
     // Over the 64 KiB threshold: the large lane, both ways.

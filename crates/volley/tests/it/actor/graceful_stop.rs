@@ -12,45 +12,24 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use common::pekko::{with_blocking_pool, BLOCKING, T};
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, HandleResult, LifecycleEvent, LifecycleKind, Props,
-    StopError,
-};
-use volley_testkit::TestProbe;
-
-/// Reports its `post_stop`; `Block` holds its handler until the test
-/// lets go.
-struct Reporter {
-    report: ActorRef<String>,
-}
+use volley::{ActorRef, ActorSystem, LifecycleEvent, LifecycleKind, StopError};
+use volley_testkit::{actor_fn, actor_fn_with, TestProbe};
 
 enum Msg {
     Block(mpsc::Receiver<()>),
 }
 
-impl Actor for Reporter {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
-        match msg {
-            Msg::Block(release) => {
-                self.report.tell("blocked".into());
-                let _ = release.recv_timeout(T);
-            }
-        }
-        Ok(())
-    }
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.report.tell("post_stop".into());
-    }
-}
-
-/// On the blocking pool, so that a blocked handler holds none of the
-/// default dispatcher's threads.
+/// Reports its `post_stop`; `Block` holds its handler until the test
+/// lets go. On the blocking pool, so that a blocked handler holds none of
+/// the default dispatcher's threads.
 fn reporter(system: &volley::ActorSystem, probe: &TestProbe<String>) -> ActorRef<Msg> {
-    let report = probe.actor_ref();
-    let props = Props::new(move || Reporter {
-        report: report.clone(),
-    });
+    let props = actor_fn_with(probe.actor_ref(), |report, _ctx, Msg::Block(release)| {
+        report.tell("blocked".into());
+        let _ = release.recv_timeout(T);
+        Ok(())
+    })
+    .on_stop(|report, _ctx| report.tell("post_stop".into()))
+    .props();
     system
         .spawn_anonymous(props.with_dispatcher(BLOCKING))
         .unwrap()
@@ -60,31 +39,20 @@ fn system(name: &str) -> volley::ActorSystem {
     common::system_with(name, with_blocking_pool(volley::Settings::default())).unwrap()
 }
 
-/// Writes what it handles, and its `post_stop`, straight into a shared
-/// log (a probe's messages would arrive through the probe's own actor,
-/// later than the wait can resolve).
-struct Logger(Arc<Mutex<Vec<&'static str>>>);
-
-impl Actor for Logger {
-    type Msg = &'static str;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: &'static str) -> HandleResult {
-        self.0.lock().unwrap().push(msg);
-        Ok(())
-    }
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.0.lock().unwrap().push("post_stop");
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_stop_and_wait_resolves_after_queued_messages_and_post_stop() {
     let system = system("graceful-stop");
     let log = Arc::new(Mutex::new(Vec::new()));
-    let to = log.clone();
-    let actor = system
-        .spawn_anonymous(Props::new(move || Logger(to.clone())))
-        .unwrap();
+    // Writes what it handles, and its `post_stop`, straight into a shared
+    // log (a probe's messages would arrive through the probe's own actor,
+    // later than the wait can resolve).
+    let logger = actor_fn_with(log.clone(), |log, _ctx, msg| {
+        log.lock().unwrap().push(msg);
+        Ok(())
+    })
+    .on_stop(|log, _ctx| log.lock().unwrap().push("post_stop"));
+    let actor = system.spawn_anonymous(logger.props()).unwrap();
     actor.tell("first");
     actor.tell("second");
     actor.graceful_stop_and_wait(T).await.unwrap();
@@ -165,32 +133,23 @@ async fn terminated_resolves_when_someone_else_stops_the_actor() {
     system.terminate().await;
 }
 
-/// Forwards lifecycle events of actors under `/system` to the test.
-struct SystemEvents(ActorRef<String>);
-
-impl Actor for SystemEvents {
-    type Msg = LifecycleEvent;
-    fn handle(&mut self, _ctx: &mut Context<Self>, e: LifecycleEvent) -> HandleResult {
+/// A probe told of the lifecycle of the actors under `/system` (the
+/// watchers behind the waits).
+fn system_events(system: &ActorSystem) -> TestProbe<String> {
+    let events = TestProbe::<String>::new(system);
+    let to = events.actor_ref();
+    let listener = actor_fn(move |_ctx, e: LifecycleEvent| {
         if e.actor.contains("/system/") {
             let kind = match e.kind {
                 LifecycleKind::Started => "started",
                 LifecycleKind::Stopped => "stopped",
                 LifecycleKind::Restarted => "restarted",
             };
-            self.0.tell(kind.to_string());
+            to.tell(kind.to_string());
         }
         Ok(())
-    }
-}
-
-/// A probe told of the lifecycle of the actors under `/system` (the
-/// watchers behind the waits).
-fn system_events(system: &ActorSystem) -> TestProbe<String> {
-    let events = TestProbe::<String>::new(system);
-    let to = events.actor_ref();
-    let listener = system
-        .spawn_anonymous(Props::new(move || SystemEvents(to.clone())))
-        .unwrap();
+    });
+    let listener = system.spawn_anonymous(listener).unwrap();
     assert!(system.event_stream().subscribe(listener));
     events
 }

@@ -30,13 +30,10 @@
 
 use crate::common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, AskError, Context, DeadLetter, Directive, HandleResult, Props, ReplyTo,
-};
-use volley_testkit::{actor_fn, SupervisorProbe, TestProbe};
+use volley::{ActorRef, AskError, Context, DeadLetter, Directive, Props, ReplyTo};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, SupervisorProbe, TestProbe};
 
 /// Long enough never to be reached by a passing test.
 const LONG: Duration = Duration::from_secs(60);
@@ -55,75 +52,47 @@ enum Svc {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Refused(&'static str);
 
-#[derive(Default)]
-struct Service(Vec<ReplyTo<u32>>);
-
-impl Actor for Service {
-    type Msg = Svc;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Svc) -> HandleResult {
+/// Answers `Echo` and `Status`; holds the `Hold` requests unanswered.
+fn service(system: &volley::ActorSystem, name: &str) -> ActorRef<Svc> {
+    let mut held = Vec::new();
+    let service = actor_fn(move |_ctx, msg| {
         match msg {
             Svc::Echo(n, reply_to) => reply_to.tell(n),
-            Svc::Hold(reply_to) => self.0.push(reply_to),
+            Svc::Hold(reply_to) => held.push(reply_to),
             Svc::Status(true, reply_to) => reply_to.tell(Ok("pong")),
             Svc::Status(false, reply_to) => reply_to.tell(Err(Refused("boho"))),
         }
         Ok(())
-    }
+    });
+    system.spawn(name, service).unwrap()
 }
 
-fn service(system: &volley::ActorSystem, name: &str) -> ActorRef<Svc> {
-    system.spawn(name, Props::new(Service::default)).unwrap()
-}
+/// The client's actor: it counts the messages it has handled.
+type Client = FnActor<String, u32>;
 
-type Setup = Arc<dyn Fn(&mut Context<Client>) + Send + Sync>;
-
-/// The specs' "snitch": runs `setup` when it starts (where Pekko's
-/// `Behaviors.setup` asks or pipes), then reports every message it
-/// handles as `"<its name> #<how many so far>: <message>"`. The count is
-/// the actor's own state: a mapped message that reaches it was handled by
-/// the actor, not next to it.
-struct Client {
-    setup: Setup,
-    report: ActorRef<String>,
-    handled: u32,
-}
-
-impl Actor for Client {
-    type Msg = String;
-
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        (self.setup)(ctx);
-        Ok(())
-    }
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: String) -> HandleResult {
-        self.handled += 1;
-        let name = ctx.path().name().to_string();
-        self.report.tell(format!("{name} #{}: {msg}", self.handled));
-        Ok(())
-    }
-}
-
-/// Spawns a `Client` named `name` that runs `setup`, reporting to `report`.
+/// The specs' "snitch", named `name`: runs `setup` when it starts (where
+/// Pekko's `Behaviors.setup` asks or pipes), then reports every message it
+/// handles to `report` as `"<its name> #<how many so far>: <message>"`.
+/// The count is the actor's own state: a mapped message that reaches it
+/// was handled by the actor, not next to it.
 fn client(
     system: &volley::ActorSystem,
     name: &str,
     report: &TestProbe<String>,
     setup: impl Fn(&mut Context<Client>) + Send + Sync + 'static,
 ) -> ActorRef<String> {
-    let setup: Setup = Arc::new(setup);
     let report = report.actor_ref();
-    system
-        .spawn(
-            name,
-            Props::new(move || Client {
-                setup: setup.clone(),
-                report: report.clone(),
-                handled: 0,
-            }),
-        )
-        .unwrap()
+    let client = actor_fn_with(0, move |handled, ctx, msg: String| {
+        *handled += 1;
+        let name = ctx.path().name().to_string();
+        report.tell(format!("{name} #{handled}: {msg}"));
+        Ok(())
+    })
+    .on_start(move |_, ctx| {
+        setup(ctx);
+        Ok(())
+    });
+    system.spawn(name, client.props()).unwrap()
 }
 
 /// An ask outcome as the client's message.
@@ -180,28 +149,6 @@ async fn a_panic_in_a_ctx_ask_mapping_is_logged_and_the_actor_runs_on() {
     system.terminate().await;
 }
 
-/// Asks `target` with a request function that panics when told "go";
-/// reports everything else with its count, which a restart resets.
-struct MakesNoRequest {
-    target: ActorRef<u32>,
-    report: ActorRef<String>,
-    handled: u32,
-}
-
-impl Actor for MakesNoRequest {
-    type Msg = String;
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: String) -> HandleResult {
-        if msg == "go" {
-            let make = |_: ReplyTo<u32>| -> u32 { panic!("no request (on purpose)") };
-            ctx.ask(&self.target, make, LONG, outcome);
-        }
-        self.handled += 1;
-        self.report.tell(format!("#{}: {msg}", self.handled));
-        Ok(())
-    }
-}
-
 /// The same for the request function, as in Pekko: it runs in the
 /// asking actor's handler, so its panic fails the actor (here restarted
 /// by the default strategy, which resets its count), and nothing is sent.
@@ -213,16 +160,19 @@ async fn a_panic_in_a_ctx_ask_request_function_fails_the_asking_actor() {
     let report = TestProbe::<String>::new(&system);
     let target = TestProbe::<u32>::new(&system);
     let (target_ref, report_ref) = (target.actor_ref(), report.actor_ref());
-    let asker = system
-        .spawn(
-            "asker",
-            Props::new(move || MakesNoRequest {
-                target: target_ref.clone(),
-                report: report_ref.clone(),
-                handled: 0,
-            }),
-        )
-        .unwrap();
+    // Asks `target` with a request function that panics when told "go";
+    // reports everything else with its count, which a restart resets.
+    let mut handled = 0;
+    let asker = actor_fn(move |ctx, msg: String| {
+        if msg == "go" {
+            let make = |_: ReplyTo<u32>| -> u32 { panic!("no request (on purpose)") };
+            ctx.ask(&target_ref, make, LONG, outcome);
+        }
+        handled += 1;
+        report_ref.tell(format!("#{handled}: {msg}"));
+        Ok(())
+    });
+    let asker = system.spawn("asker", asker).unwrap();
     asker.tell("a".to_string());
     report.expect_msg("#1: a".to_string());
     asker.tell("go".to_string());
@@ -462,37 +412,27 @@ async fn an_adapter_downcasts_only_to_the_type_it_adapts() {
     system.terminate().await;
 }
 
-/// The actor of the next case: counts the wrapped replies it handles and
-/// fails on the third.
-struct FailsOnThird {
-    pinger: ActorRef<Svc>,
-    report: ActorRef<String>,
-    count: u32,
-}
-
-impl Actor for FailsOnThird {
-    type Msg = String;
-
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let replies = ctx.message_adapter(|n: u32| format!("hello-{n}"));
-        for n in 1..=5 {
-            self.pinger.tell(Svc::Echo(n, replies.clone()));
-        }
-        Ok(())
-    }
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: String) -> HandleResult {
-        self.count += 1;
-        self.report.tell(format!("{} {msg}", self.count));
-        if self.count == 3 {
+/// The actor of the next case: asks `pinger` for five echoes at start,
+/// counts the wrapped replies it handles and fails on the third.
+fn fails_on_third(pinger: ActorRef<Svc>, report: ActorRef<String>) -> Props<FnActor<String, u32>> {
+    let stopped = report.clone();
+    actor_fn_with(0, move |count, _ctx, msg: String| {
+        *count += 1;
+        report.tell(format!("{count} {msg}"));
+        if *count == 3 {
             return Err("boom (on purpose)".into());
         }
         Ok(())
-    }
-
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.report.tell("stopped".to_string());
-    }
+    })
+    .on_start(move |_, ctx| {
+        let replies = ctx.message_adapter(|n: u32| format!("hello-{n}"));
+        for n in 1..=5 {
+            pinger.tell(Svc::Echo(n, replies.clone()));
+        }
+        Ok(())
+    })
+    .on_stop(move |_, _ctx| stopped.tell("stopped".to_string()))
+    .props()
 }
 
 /// MessageAdapterSpec, "not catch exception thrown after adapter, when
@@ -508,14 +448,7 @@ async fn a_failure_handling_an_adapted_message_is_an_ordinary_failure() {
     let supervisor = SupervisorProbe::new(&system).with_decider(|_| Directive::Stop);
     let pinger = service(&system, "ping-pong");
     let report_ref = report.actor_ref();
-    let snitch = supervisor.spawn(
-        "snitch",
-        Props::new(move || FailsOnThird {
-            pinger: pinger.clone(),
-            report: report_ref.clone(),
-            count: 0,
-        }),
-    );
+    let snitch = supervisor.spawn("snitch", fails_on_third(pinger, report_ref));
     report.expect_msg("1 hello-1".to_string());
     report.expect_msg("2 hello-2".to_string());
     report.expect_msg("3 hello-3".to_string());

@@ -11,7 +11,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, MailboxConfig,
     Overflow, Props, Settings, TellError,
 };
-use volley_testkit::{actor_fn, TestProbe};
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 /// Blocks its dispatcher thread until released, so mailboxes fill up;
 /// says so when it starts to.
@@ -69,17 +69,12 @@ impl Actor for Gate {
     }
 }
 
-struct Recorder {
-    name: &'static str,
-    events: ActorRef<String>,
-}
-
-impl Actor for Recorder {
-    type Msg = u32;
-    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
-        self.events.tell(format!("{}{n}", self.name));
+/// Reports each number it gets, after its name.
+fn recorder(name: &'static str, events: ActorRef<String>) -> Props<FnActor<u32>> {
+    actor_fn(move |_ctx, n: u32| {
+        events.tell(format!("{name}{n}"));
         Ok(())
-    }
+    })
 }
 
 /// A recorder named `name` reporting to `events`, with `mailbox`.
@@ -89,16 +84,8 @@ fn spawn_recorder(
     events: &ActorRef<String>,
     mailbox: MailboxConfig,
 ) -> ActorRef<u32> {
-    let events = events.clone();
     system
-        .spawn(
-            name,
-            Props::new(move || Recorder {
-                name,
-                events: events.clone(),
-            })
-            .with_mailbox(mailbox),
-        )
+        .spawn(name, recorder(name, events.clone()).with_mailbox(mailbox))
         .unwrap()
 }
 
@@ -345,11 +332,7 @@ async fn zero_capacity_is_rejected() {
     let err = system
         .spawn(
             "r",
-            Props::new(move || Recorder {
-                name: "r",
-                events: tx.clone(),
-            })
-            .with_mailbox(MailboxConfig::bounded(0, Overflow::DropNewest)),
+            recorder("r", tx).with_mailbox(MailboxConfig::bounded(0, Overflow::DropNewest)),
         )
         .unwrap_err();
     assert_eq!(err, volley::SpawnError::ZeroCapacity);

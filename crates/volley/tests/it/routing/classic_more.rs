@@ -28,14 +28,13 @@
 use crate::common;
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use volley::{
     Actor, ActorPath, ActorRef, Context, HandleResult, Props, ReplyTo, Router, RouterMsg,
     RouterRef, RoutingError,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn_with, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -294,27 +293,17 @@ async fn tail_chopping_skips_a_routee_that_fails_at_once_without_waiting() {
     system.terminate().await;
 }
 
-/// Runs its closure when it starts (to report about itself).
-struct Starter(Arc<OnStart>);
-
-type OnStart = dyn Fn(&mut Context<Starter>) + Send + Sync;
-
-impl Starter {
-    fn props(on_start: impl Fn(&mut Context<Starter>) + Send + Sync + 'static) -> Props<Starter> {
-        let on_start: Arc<OnStart> = Arc::new(on_start);
-        Props::new(move || Starter(on_start.clone()))
-    }
-}
-
-impl Actor for Starter {
-    type Msg = ();
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        (self.0)(ctx);
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
+/// An idle actor that runs `on_start` when it starts (to report about
+/// itself).
+fn starter(
+    on_start: impl Fn(&mut Context<FnActor<()>>) + Send + Sync + 'static,
+) -> Props<FnActor<()>> {
+    actor_fn_with((), |_, _ctx, ()| Ok(()))
+        .on_start(move |_, ctx| {
+            on_start(ctx);
+            Ok(())
+        })
+        .props()
 }
 
 /// RouteeCreationSpec, "result in visible routees": a routee looking itself
@@ -326,7 +315,7 @@ async fn routees_are_visible_by_path_when_they_start() {
     let system = common::system("visible").unwrap();
     let probe = TestProbe::<Result<(), String>>::new(&system);
     let to = probe.actor_ref();
-    let props = Starter::props(move |ctx| {
+    let props = starter(move |ctx| {
         let path = ctx.path().to_string();
         let found = ctx.system().lookup(&path);
         let me = ctx.myself().to_any();
@@ -347,22 +336,22 @@ enum Relay {
     One,
 }
 
-struct Relayer(ActorRef<ActorPath>);
-
-impl Actor for Relayer {
-    type Msg = Relay;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+/// Sends `One` to its parent, the router, when it starts; reports its
+/// path for each message it gets.
+fn relayer(to: ActorRef<ActorPath>) -> Props<FnActor<Relay>> {
+    actor_fn_with((), move |_, ctx, _msg| {
+        to.tell(ctx.path().clone());
+        Ok(())
+    })
+    .on_start(|_, ctx| {
         let parent = ctx
             .parent()
             .and_then(|p| p.downcast::<RouterMsg<Relay>>())
             .expect("the parent is the router actor");
         parent.tell(RouterMsg::Route(Relay::One));
         Ok(())
-    }
-    fn handle(&mut self, ctx: &mut Context<Self>, _msg: Relay) -> HandleResult {
-        self.0.tell(ctx.path().clone());
-        Ok(())
-    }
+    })
+    .props()
 }
 
 /// RouteeCreationSpec, "allow sending to context.parent": every routee
@@ -377,9 +366,7 @@ async fn routees_may_send_to_their_parent_router_when_they_start() {
     let system = common::system("to-parent").unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
     let to = probe.actor_ref();
-    let _router = Router::pool(N, Props::new(move || Relayer(to.clone())))
-        .spawn(&system, "pool")
-        .unwrap();
+    let _router = Router::pool(N, relayer(to)).spawn(&system, "pool").unwrap();
     assert_eq!(probe.receive_n(N).len(), N);
     probe.expect_no_msg(Duration::from_millis(100));
     system.terminate().await;
@@ -394,7 +381,7 @@ async fn a_pools_routees_are_its_direct_children_one_per_instance() {
     let system = common::system("children").unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
     let to = probe.actor_ref();
-    let props = Starter::props(move |ctx| to.tell(ctx.path().clone()));
+    let props = starter(move |ctx| to.tell(ctx.path().clone()));
     let router = Router::pool(3, props).spawn(&system, "weird").unwrap();
     let paths: HashSet<ActorPath> = probe.receive_n(3).into_iter().collect();
     assert_eq!(paths.len(), 3);

@@ -27,9 +27,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use volley::{
-    Actor, ActorPath, ActorRef, Context, DispatcherKind, DispatcherSettings, HandleResult, Props,
-    ReplyTo, Routees, Router, RouterRef, RoutingError, RoutingLogic, SelectError, Selection,
-    Settings,
+    ActorPath, ActorRef, DispatcherKind, DispatcherSettings, Props, ReplyTo, Routees, Router,
+    RouterRef, RoutingError, RoutingLogic, SelectError, Selection, Settings,
 };
 use volley_testkit::{actor_fn, FnActor, TestProbe};
 
@@ -39,13 +38,12 @@ const T: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 struct Numbered(usize, ActorRef<ActorPath>);
 
-struct Echo;
-impl Actor for Echo {
-    type Msg = Numbered;
-    fn handle(&mut self, ctx: &mut Context<Self>, Numbered(_, to): Numbered) -> HandleResult {
+/// Tells the path of the routee that got it.
+fn echo() -> Props<FnActor<Numbered>> {
+    actor_fn(|ctx, Numbered(_, to)| {
         to.tell(ctx.path().clone());
         Ok(())
-    }
+    })
 }
 
 /// Sends message `n` to routee `n`; refuses numbers past the last routee.
@@ -71,7 +69,7 @@ impl RoutingLogic<Numbered> for ByNumber {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_logic_picks_the_routee_from_the_message() {
     let system = common::system("custom").unwrap();
-    let router = Router::pool(3, Props::new(|| Echo))
+    let router = Router::pool(3, echo())
         .with_logic(ByNumber)
         .spawn(&system, "custom")
         .unwrap();
@@ -102,19 +100,16 @@ async fn a_custom_logic_picks_the_routee_from_the_message() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_spawned_by_an_actor_spreads_over_all_its_routees() {
-    struct Parent;
-    impl Actor for Parent {
-        type Msg = ReplyTo<RouterRef<Numbered>>;
-        fn handle(&mut self, ctx: &mut Context<Self>, reply: Self::Msg) -> HandleResult {
-            let pool = Router::pool(6, Props::new(|| Echo))
-                .spawn_child(ctx, "round")
-                .map_err(|e| volley::ActorError::new(e.to_string()))?;
-            reply.tell(pool);
-            Ok(())
-        }
-    }
+    // Spawns a pool of six as its child.
+    let parent = actor_fn(|ctx, reply: ReplyTo<RouterRef<Numbered>>| {
+        let pool = Router::pool(6, echo())
+            .spawn_child(ctx, "round")
+            .map_err(|e| volley::ActorError::new(e.to_string()))?;
+        reply.tell(pool);
+        Ok(())
+    });
     let system = common::system("child-pool").unwrap();
-    let parent = system.spawn("sys-parent", Props::new(|| Parent)).unwrap();
+    let parent = system.spawn("sys-parent", parent).unwrap();
     let router = parent.ask(|r| r, T).await.unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
     for n in 0..10 {
@@ -183,11 +178,7 @@ async fn a_broadcast_predicate_sends_matching_messages_to_every_routee() {
 async fn a_group_keeps_routing_to_the_rest_when_a_routee_stops() {
     let system = common::system("group-change").unwrap();
     let refs: Vec<_> = (1..=3)
-        .map(|i| {
-            system
-                .spawn(&format!("routee-{i}"), Props::new(|| Echo))
-                .unwrap()
-        })
+        .map(|i| system.spawn(&format!("routee-{i}"), echo()).unwrap())
         .collect();
     let router = Router::group(refs.clone()).spawn(&system, "group").unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);

@@ -10,7 +10,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, Directive, Failure, HandleResult, Props,
     SupervisorStrategy,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn_with, TestProbe};
 
 #[derive(Debug, thiserror::Error)]
 #[error("bad input {0}")]
@@ -72,44 +72,8 @@ impl Actor for Worker {
     }
 }
 
-/// A parent with a configurable strategy that spawns workers on request.
-struct Parent {
-    strategy: SupervisorStrategy,
-    events: ActorRef<String>,
-}
-
 enum ParentMsg {
     Spawn(&'static str, ActorRef<ActorRef<Work>>),
-}
-
-impl Actor for Parent {
-    type Msg = ParentMsg;
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ParentMsg) -> HandleResult {
-        match msg {
-            ParentMsg::Spawn(name, reply) => {
-                let events = self.events.clone();
-                let child = ctx.spawn(
-                    name,
-                    Props::new(move || Worker {
-                        name,
-                        total: 0,
-                        events: events.clone(),
-                    }),
-                )?;
-                reply.tell(child);
-            }
-        }
-        Ok(())
-    }
-
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        self.strategy.clone()
-    }
-
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.events.tell("parent stop".into());
-    }
 }
 
 async fn setup(
@@ -118,16 +82,25 @@ async fn setup(
 ) -> (ActorSystem, ActorRef<ParentMsg>, TestProbe<String>) {
     let system = common::system(name).unwrap();
     let events = TestProbe::<String>::new(&system);
-    let tx = events.actor_ref();
-    let parent = system
-        .spawn(
-            "parent",
-            Props::new(move || Parent {
-                strategy: strategy.clone(),
-                events: tx.clone(),
+    // Spawns workers on request and supervises them with `strategy`.
+    let parent = actor_fn_with(events.actor_ref(), |events, ctx, msg| {
+        let ParentMsg::Spawn(name, reply) = msg;
+        let events = events.clone();
+        let child = ctx.spawn(
+            name,
+            Props::new(move || Worker {
+                name,
+                total: 0,
+                events: events.clone(),
             }),
-        )
-        .unwrap();
+        )?;
+        reply.tell(child);
+        Ok(())
+    })
+    .on_stop(|events, _ctx| events.tell("parent stop".into()))
+    .with_supervisor_strategy(strategy)
+    .props();
+    let parent = system.spawn("parent", parent).unwrap();
     (system, parent, events)
 }
 
@@ -295,23 +268,13 @@ async fn escalate_fails_the_parent() {
     system.terminate().await;
 }
 
-struct FailsToStart;
-
-impl Actor for FailsToStart {
-    type Msg = ();
-    fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        Err("no database".into())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn a_failing_pre_start_stops_the_actor_by_default() {
     let system = common::system("initfail").unwrap();
-    let a = system.spawn("a", Props::new(|| FailsToStart)).unwrap();
+    let fails_to_start =
+        actor_fn_with((), |_, _ctx, ()| Ok(())).on_start(|_, _ctx| Err("no database".into()));
+    let a = system.spawn("a", fails_to_start.props()).unwrap();
     eventually("actor stopped", || a.is_terminated());
     system.terminate().await;
 }

@@ -44,7 +44,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, FailureKind, HandleResult, Props,
     ReplyTo, SupervisorStrategy, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 const QUIET: Duration = Duration::from_millis(300);
 
@@ -53,45 +53,36 @@ const QUIET: Duration = Duration::from_millis(300);
 // own restarts (the spec's `CountDownActor`).
 
 enum CdMsg {
-    Spawn(Props<Cd>, ReplyTo<ActorRef<CdMsg>>),
+    Spawn(Props<FnActor<CdMsg>>, ReplyTo<ActorRef<CdMsg>>),
     Die,
 }
 
-struct Cd {
+fn cd(
     name: &'static str,
-    events: ActorRef<String>,
+    events: &ActorRef<String>,
     strategy: SupervisorStrategy,
-}
-
-fn cd(name: &'static str, events: &ActorRef<String>, strategy: SupervisorStrategy) -> Props<Cd> {
-    let events = events.clone();
-    Props::new(move || Cd {
-        name,
-        events: events.clone(),
-        strategy: strategy.clone(),
-    })
-}
-
-impl Actor for Cd {
-    type Msg = CdMsg;
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        self.strategy.clone()
-    }
-    fn pre_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure, _m: Option<CdMsg>) {}
-    fn post_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        self.events.tell(format!("restarted {}", self.name));
-        Ok(())
-    }
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: CdMsg) -> HandleResult {
+) -> Props<FnActor<CdMsg>> {
+    actor_fn_with((), |_, ctx, msg| {
         match msg {
             CdMsg::Spawn(props, reply) => reply.tell(ctx.spawn_anonymous(props)?),
             CdMsg::Die => return Err(ActorError::new("killed on purpose")),
         }
         Ok(())
-    }
+    })
+    .with_supervisor_strategy(strategy)
+    // Keeps its children on a restart.
+    .on_pre_restart(|_, _ctx, _f| {})
+    .on_restart({
+        let events = events.clone();
+        move |_, _ctx, _f| {
+            events.tell(format!("restarted {name}"));
+            Ok(())
+        }
+    })
+    .props()
 }
 
-async fn spawn_in(parent: &ActorRef<CdMsg>, props: Props<Cd>) -> ActorRef<CdMsg> {
+async fn spawn_in(parent: &ActorRef<CdMsg>, props: Props<FnActor<CdMsg>>) -> ActorRef<CdMsg> {
     parent
         .ask(|r| CdMsg::Spawn(props, r), T)
         .await
@@ -183,21 +174,17 @@ enum RMsg {
     Ping(ReplyTo<&'static str>),
 }
 
-struct Resumer;
-
-impl Actor for Resumer {
-    type Msg = RMsg;
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        SupervisorStrategy::one_for_one().with_decider(|_| Directive::Resume)
-    }
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: RMsg) -> HandleResult {
+fn resumer() -> Props<FnActor<RMsg>> {
+    actor_fn_with((), |_, ctx, msg| {
         match msg {
-            RMsg::Spawn(reply) => reply.tell(ctx.spawn_anonymous(Props::new(|| Resumer))?),
+            RMsg::Spawn(reply) => reply.tell(ctx.spawn_anonymous(resumer())?),
             RMsg::Fail => return Err(ActorError::new("failing on purpose")),
             RMsg::Ping(reply) => reply.tell("pong"),
         }
         Ok(())
-    }
+    })
+    .with_supervisor_strategy(SupervisorStrategy::one_for_one().with_decider(|_| Directive::Resume))
+    .props()
 }
 
 async fn pong(actor: &ActorRef<RMsg>) -> &'static str {
@@ -210,7 +197,7 @@ async fn pong(actor: &ActorRef<RMsg>) -> &'static str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_children_after_resume() {
     let system = common::system("hier-resume").unwrap();
-    let boss = system.spawn("resumer", Props::new(|| Resumer)).unwrap();
+    let boss = system.spawn("resumer", resumer()).unwrap();
     let middle = boss.ask(RMsg::Spawn, T).await.unwrap();
     let worker = middle.ask(RMsg::Spawn, T).await.unwrap();
     assert_eq!(pong(&worker).await, "pong");
@@ -227,23 +214,20 @@ async fn resume_children_after_resume() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_the_child_whose_failure_was_escalated() {
-    struct Counter(u32);
     enum CMsg {
         Add,
         Fail,
         Get(ReplyTo<u32>),
     }
-    impl Actor for Counter {
-        type Msg = CMsg;
-        fn handle(&mut self, _ctx: &mut Context<Self>, msg: CMsg) -> HandleResult {
-            match msg {
-                CMsg::Add => self.0 += 1,
-                CMsg::Fail => return Err(ActorError::new("failing on purpose")),
-                CMsg::Get(reply) => reply.tell(self.0),
-            }
-            Ok(())
+    let mut count = 0;
+    let counter = actor_fn(move |_ctx, msg| {
+        match msg {
+            CMsg::Add => count += 1,
+            CMsg::Fail => return Err(ActorError::new("failing on purpose")),
+            CMsg::Get(reply) => reply.tell(count),
         }
-    }
+        Ok(())
+    });
     let system = common::system("hier-resume-escalated").unwrap();
     let resumer = common::pekko::supervisor(
         &system,
@@ -255,7 +239,7 @@ async fn resume_the_child_whose_failure_was_escalated() {
         Props::new(move || common::pekko::Supervisor(escalating.clone())),
     )
     .await;
-    let worker = child(&middle, Props::new(|| Counter(0))).await;
+    let worker = child(&middle, counter).await;
     worker.tell(CMsg::Add);
     worker.tell(CMsg::Fail);
     worker.tell(CMsg::Add);
@@ -269,41 +253,24 @@ async fn resume_the_child_whose_failure_was_escalated() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_keep_running_while_their_parent_awaits_a_decision() {
-    struct SlowResumer {
-        latch: Latch,
-        events: ActorRef<String>,
-    }
-    impl Actor for SlowResumer {
-        type Msg = RMsg;
-        fn supervisor_strategy(&self) -> SupervisorStrategy {
-            let (latch, events) = (self.latch.clone(), self.events.clone());
-            SupervisorStrategy::one_for_one().with_decider(move |_| {
-                events.tell("deciding".into());
-                latch.wait();
-                Directive::Resume
-            })
-        }
-        fn handle(&mut self, ctx: &mut Context<Self>, msg: RMsg) -> HandleResult {
-            if let RMsg::Spawn(reply) = msg {
-                reply.tell(ctx.spawn_anonymous(Props::new(|| Resumer))?);
-            }
-            Ok(())
-        }
-    }
     let settings = common::pekko::with_blocking_pool(volley::Settings::default());
     let system = common::system_with("hier-slow-resumer", settings).unwrap();
     let events = TestProbe::<String>::new(&system);
     let (latch, tx) = (Latch::new(1), events.actor_ref());
     let release = latch.clone();
+    let slow = actor_fn_with((), |_, ctx, msg| {
+        if let RMsg::Spawn(reply) = msg {
+            reply.tell(ctx.spawn_anonymous(resumer())?);
+        }
+        Ok(())
+    })
+    .with_supervisor_strategy(SupervisorStrategy::one_for_one().with_decider(move |_| {
+        tx.tell("deciding".into());
+        latch.wait();
+        Directive::Resume
+    }));
     let slow = system
-        .spawn(
-            "slowResumer",
-            Props::new(move || SlowResumer {
-                latch: latch.clone(),
-                events: tx.clone(),
-            })
-            .with_dispatcher(BLOCKING),
-        )
+        .spawn("slowResumer", slow.props().with_dispatcher(BLOCKING))
         .unwrap();
     let boss = slow.ask(RMsg::Spawn, T).await.unwrap();
     let middle = boss.ask(RMsg::Spawn, T).await.unwrap();

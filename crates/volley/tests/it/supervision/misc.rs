@@ -40,11 +40,11 @@ use std::time::Duration;
 
 use common::pekko::{child, supervisor, SupMsg, T};
 use volley::{
-    Actor, ActorError, ActorRef, Context, Directive, DispatcherKind, DispatcherSettings, Failure,
+    Actor, ActorError, ActorRef, Context, Directive, DispatcherKind, DispatcherSettings,
     FailureKind, HandleResult, Props, ReplyTo, Settings, SpawnError, SupervisorStrategy,
     Terminated,
 };
-use volley_testkit::{actor_fn, FnActor, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 const QUIET: Duration = Duration::from_millis(300);
 
@@ -58,21 +58,20 @@ enum WMsg {
     Kill,
 }
 
-struct Worker(ActorRef<String>, &'static str);
-
-impl Actor for Worker {
-    type Msg = WMsg;
-    fn post_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        self.0.tell(format!("restarted {}", self.1));
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: WMsg) -> HandleResult {
-        match msg {
-            WMsg::Status(reply) => reply.tell("OK"),
-            WMsg::Kill => return Err(ActorError::new("killed on purpose")),
+/// Reports its restarts; fails on `Kill`.
+fn worker(events: ActorRef<String>, name: &'static str) -> Props<FnActor<WMsg, ActorRef<String>>> {
+    actor_fn_with(events, |_, _ctx, msg| match msg {
+        WMsg::Status(reply) => {
+            reply.tell("OK");
+            Ok(())
         }
+        WMsg::Kill => Err(ActorError::new("killed on purpose")),
+    })
+    .on_restart(move |events, _ctx, _f| {
+        events.tell(format!("restarted {name}"));
         Ok(())
-    }
+    })
+    .props()
 }
 
 /// Four workers on three dispatchers of both kinds are each killed and
@@ -107,8 +106,7 @@ async fn restart_crashing_actors_on_any_dispatcher() {
         ("actor3", None),
         ("actor4", Some("app")),
     ] {
-        let tx = events.actor_ref();
-        let props = Props::new(move || Worker(tx.clone(), name));
+        let props = worker(events.actor_ref(), name);
         let props = match dispatcher {
             Some(d) => props.with_dispatcher(d),
             None => props,
@@ -129,31 +127,22 @@ async fn restart_crashing_actors_on_any_dispatcher() {
     system.terminate().await;
 }
 
-/// Spawns `bob` in `pre_start` and fails on request: the restart's
-/// default hooks stop `bob` and the new instance spawns it again.
-struct WithBob(ActorRef<String>);
-
-impl Actor for WithBob {
-    type Msg = ();
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        ctx.spawn("bob", idle())?;
-        self.0.tell("pre_start".into());
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Err(ActorError::new("weird message, on purpose"))
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn named_children_spawned_at_start_survive_a_restart() {
     let system = common::system("misc-named").unwrap();
     let events = TestProbe::<String>::new(&system);
-    let tx = events.actor_ref();
-    let a = system
-        .spawn_anonymous(Props::new(move || WithBob(tx.clone())))
-        .unwrap();
+    // Spawns `bob` at start and fails on any message: the restart's
+    // default hooks stop `bob` and the new instance spawns it again.
+    let with_bob = actor_fn_with(events.actor_ref(), |_, _ctx, ()| {
+        Err(ActorError::new("weird message, on purpose"))
+    })
+    .on_start(|events, ctx| {
+        ctx.spawn("bob", idle())?;
+        events.tell("pre_start".into());
+        Ok(())
+    });
+    let a = system.spawn_anonymous(with_bob.props()).unwrap();
     a.tell(());
     events.expect_msg("pre_start".to_string());
     events.expect_msg("pre_start".to_string());
@@ -249,7 +238,7 @@ async fn the_decider_knows_the_failing_child() {
         .ask(
             |reply: ReplyTo<ActorRef<WMsg>>| {
                 SupMsg::Run(Box::new(move |ctx| {
-                    let props = Props::new(move || Worker(tx.clone(), "child"));
+                    let props = worker(tx, "child");
                     reply.tell(ctx.spawn("child", props).expect("a child"))
                 }))
             },
@@ -274,26 +263,19 @@ enum TMsg {
 }
 
 /// Reports its path from `pre_restart`, which keeps the children.
-struct Level(ActorRef<String>);
-
-impl Actor for Level {
-    type Msg = TMsg;
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        SupervisorStrategy::one_for_one().with_max_restarts(3, Duration::from_secs(1))
-    }
-    fn pre_restart(&mut self, ctx: &mut Context<Self>, _f: &Failure, _m: Option<TMsg>) {
-        self.0.tell(ctx.path().to_string());
-    }
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: TMsg) -> HandleResult {
-        match msg {
-            TMsg::Spawn(reply) => {
-                let tx = self.0.clone();
-                reply.tell(ctx.spawn_anonymous(Props::new(move || Level(tx.clone())))?);
-            }
-            TMsg::Kill => return Err(ActorError::new("killed on purpose")),
+fn level(events: ActorRef<String>) -> Props<FnActor<TMsg, ActorRef<String>>> {
+    actor_fn_with(events, |events, ctx, msg| match msg {
+        TMsg::Spawn(reply) => {
+            reply.tell(ctx.spawn_anonymous(level(events.clone()))?);
+            Ok(())
         }
-        Ok(())
-    }
+        TMsg::Kill => Err(ActorError::new("killed on purpose")),
+    })
+    .with_supervisor_strategy(
+        SupervisorStrategy::one_for_one().with_max_restarts(3, Duration::from_secs(1)),
+    )
+    .on_pre_restart(|events, ctx, _f| events.tell(ctx.path().to_string()))
+    .props()
 }
 
 /// Killing the middle restarts it, and with it the last, which it kept;
@@ -303,10 +285,7 @@ impl Actor for Level {
 async fn kill_the_middle_actor_of_three() {
     let system = common::system("misc-tree").unwrap();
     let events = TestProbe::<String>::new(&system);
-    let tx = events.actor_ref();
-    let head = system
-        .spawn_anonymous(Props::new(move || Level(tx.clone())))
-        .unwrap();
+    let head = system.spawn_anonymous(level(events.actor_ref())).unwrap();
     let middle = head.ask(TMsg::Spawn, T).await.unwrap();
     let last = middle.ask(TMsg::Spawn, T).await.unwrap();
     middle.tell(TMsg::Kill);
@@ -334,60 +313,32 @@ struct CreationCounts {
     post_restarts: AtomicUsize,
 }
 
+type Request = (&'static str, ReplyTo<String>);
+
 /// Fails to start five times; the third and sixth attempts spawn a child
 /// named `workingChild` first (the sixth can only if the third's was
 /// stopped with its failed instance).
-struct FailChild(Arc<CreationCounts>);
-
-impl Actor for FailChild {
-    type Msg = (&'static str, ReplyTo<String>);
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let attempt = self.0.attempts.fetch_add(1, Ordering::SeqCst) + 1;
+fn fail_child(counts: Arc<CreationCounts>) -> Props<FnActor<Request, Arc<CreationCounts>>> {
+    actor_fn_with(counts, |_, ctx, (text, reply): Request| {
+        reply.tell(format!("{text} {}", ctx.children().len()));
+        Ok(())
+    })
+    .on_start(|counts, ctx| {
+        let attempt = counts.attempts.fetch_add(1, Ordering::SeqCst) + 1;
         if attempt <= 6 && attempt % 3 == 0 {
             ctx.spawn("workingChild", idle())?;
         }
         if attempt < 6 {
             return Err(ActorError::new("creation fails on purpose"));
         }
-        self.0.started.fetch_add(1, Ordering::SeqCst);
+        counts.started.fetch_add(1, Ordering::SeqCst);
         Ok(())
-    }
-    fn post_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        self.0.post_restarts.fetch_add(1, Ordering::SeqCst);
+    })
+    .on_restart(|counts, _ctx, _f| {
+        counts.post_restarts.fetch_add(1, Ordering::SeqCst);
         Ok(())
-    }
-    fn handle(&mut self, ctx: &mut Context<Self>, (text, reply): Self::Msg) -> HandleResult {
-        reply.tell(format!("{text} {}", ctx.children().len()));
-        Ok(())
-    }
-}
-
-struct FailResumer {
-    counts: Arc<CreationCounts>,
-    child: Option<ActorRef<(&'static str, ReplyTo<String>)>>,
-}
-
-impl Actor for FailResumer {
-    type Msg = (&'static str, ReplyTo<String>);
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        let counts = self.counts.clone();
-        SupervisorStrategy::one_for_one().with_decider(move |f| match f.kind {
-            FailureKind::Initialization(_) if counts.attempts.load(Ordering::SeqCst) % 2 == 0 => {
-                Directive::Resume
-            }
-            FailureKind::Initialization(_) => Directive::Restart,
-            _ => Directive::Escalate,
-        })
-    }
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let counts = self.counts.clone();
-        self.child = Some(ctx.spawn("failChild", Props::new(move || FailChild(counts.clone())))?);
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Self::Msg) -> HandleResult {
-        self.child.as_ref().expect("a child").tell(msg);
-        Ok(())
-    }
+    })
+    .props()
 }
 
 /// Six attempts, alternately resumed and restarted, end in one started
@@ -398,16 +349,27 @@ impl Actor for FailResumer {
 async fn failure_in_creation_with_resume_and_restart() {
     let system = common::system("hier-creation").unwrap();
     let counts = Arc::new(CreationCounts::default());
-    let c = counts.clone();
-    let parent = system
-        .spawn(
-            "failResumer",
-            Props::new(move || FailResumer {
-                counts: c.clone(),
-                child: None,
-            }),
-        )
-        .unwrap();
+    let decided = counts.clone();
+    let strategy = SupervisorStrategy::one_for_one().with_decider(move |f| match f.kind {
+        FailureKind::Initialization(_) if decided.attempts.load(Ordering::SeqCst) % 2 == 0 => {
+            Directive::Resume
+        }
+        FailureKind::Initialization(_) => Directive::Restart,
+        _ => Directive::Escalate,
+    });
+    let fail_resumer = actor_fn_with(None, |child: &mut Option<ActorRef<Request>>, _ctx, msg| {
+        child.as_ref().expect("a child").tell(msg);
+        Ok(())
+    })
+    .on_start({
+        let counts = counts.clone();
+        move |child, ctx| {
+            *child = Some(ctx.spawn("failChild", fail_child(counts.clone()))?);
+            Ok(())
+        }
+    })
+    .with_supervisor_strategy(strategy);
+    let parent = system.spawn("failResumer", fail_resumer.props()).unwrap();
     let answer = parent.ask(|r| ("blahonga", r), T).await.unwrap();
     assert_eq!(answer, "blahonga 1");
     assert_eq!(counts.attempts.load(Ordering::SeqCst), 6);

@@ -13,7 +13,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, MailboxConfig,
     Overflow, Props, ReplyTo, Router, SpawnError, SupervisorStrategy, Terminated,
 };
-use volley_testkit::{actor_fn, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 enum ChildMsg {
     Fail(&'static str),
@@ -21,27 +21,23 @@ enum ChildMsg {
 }
 
 /// Reports its hooks; fails with the text it is given.
-struct Child(ActorRef<String>);
-
-impl Actor for Child {
-    type Msg = ChildMsg;
-    fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        self.0.tell("child started".into());
-        Ok(())
-    }
-    fn post_restart(&mut self, _ctx: &mut Context<Self>, _f: &Failure) -> HandleResult {
-        self.0.tell("child restarted".into());
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: ChildMsg) -> HandleResult {
-        match msg {
-            ChildMsg::Fail(why) => Err(ActorError::new(why)),
-            ChildMsg::Ping(r) => {
-                r.tell("child green");
-                Ok(())
-            }
+fn child_actor(events: ActorRef<String>) -> Props<FnActor<ChildMsg, ActorRef<String>>> {
+    actor_fn_with(events, |_, _ctx, msg| match msg {
+        ChildMsg::Fail(why) => Err(ActorError::new(why)),
+        ChildMsg::Ping(r) => {
+            r.tell("child green");
+            Ok(())
         }
-    }
+    })
+    .on_start(|events, _ctx| {
+        events.tell("child started".into());
+        Ok(())
+    })
+    .on_restart(|events, _ctx, _f| {
+        events.tell("child restarted".into());
+        Ok(())
+    })
+    .props()
 }
 
 enum ParentMsg {
@@ -60,8 +56,7 @@ struct KeepingParent {
 impl Actor for KeepingParent {
     type Msg = ParentMsg;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let events = self.events.clone();
-        let child = ctx.spawn("child", Props::new(move || Child(events.clone())))?;
+        let child = ctx.spawn("child", child_actor(self.events.clone()))?;
         self.child = Some(child);
         Ok(())
     }
@@ -169,8 +164,7 @@ struct WatchingParent {
 impl Actor for WatchingParent {
     type Msg = WatchingMsg;
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let events = self.events.clone();
-        let child = ctx.spawn("child", Props::new(move || Child(events.clone())))?;
+        let child = ctx.spawn("child", child_actor(self.events.clone()))?;
         ctx.watch(&child);
         self.child = Some(child);
         Ok(())
@@ -325,26 +319,21 @@ enum GuardMsg {
 
 /// Watches its child with a message of its own, keeps the default
 /// `pre_restart`, and reports every watch message.
-struct Guard(ActorRef<String>);
-
-impl Actor for Guard {
-    type Msg = GuardMsg;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let events = self.0.clone();
-        let child = ctx.spawn("child", Props::new(move || Child(events.clone())))?;
-        ctx.watch_with(&child, GuardMsg::ChildGone("child"));
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: GuardMsg) -> HandleResult {
+fn guard(events: ActorRef<String>) -> Props<FnActor<GuardMsg, ActorRef<String>>> {
+    actor_fn_with(events, |events, _ctx, msg| {
         match msg {
-            GuardMsg::ChildGone(who) => {
-                self.0.tell(format!("{who} gone"));
-            }
+            GuardMsg::ChildGone(who) => events.tell(format!("{who} gone")),
             GuardMsg::Fail => return Err(ActorError::new("guard fails")),
             GuardMsg::Ping(r) => r.tell("green"),
         }
         Ok(())
-    }
+    })
+    .on_start(|events, ctx| {
+        let child = ctx.spawn("child", child_actor(events.clone()))?;
+        ctx.watch_with(&child, GuardMsg::ChildGone("child"));
+        Ok(())
+    })
+    .props()
 }
 
 /// DeathWatchSpec / typed WatchSpec: the children a restart stops (the
@@ -356,10 +345,7 @@ impl Actor for Guard {
 async fn children_stopped_by_a_restart_send_no_watch_message() {
     let system = common::system("watch-with-restart").unwrap();
     let events = TestProbe::<String>::new(&system);
-    let tx = events.actor_ref();
-    let guard = system
-        .spawn("guard", Props::new(move || Guard(tx.clone())))
-        .unwrap();
+    let guard = system.spawn("guard", guard(events.actor_ref())).unwrap();
     events.expect_msg("child started".to_string());
     guard.tell(GuardMsg::Fail);
     // The new instance starts a new child; nothing says the old one went.

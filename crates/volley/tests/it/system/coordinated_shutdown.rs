@@ -10,11 +10,8 @@ use common::Log;
 use std::time::Duration;
 
 use common::quiet_deliberate_panics;
-use volley::{
-    Actor, ActorSystem, AddTaskError, Context, HandleResult, PhaseFinished, Props, Settings,
-    ShutdownReason, ShutdownStarted,
-};
-use volley_testkit::eventually;
+use volley::{ActorSystem, AddTaskError, PhaseFinished, Settings, ShutdownReason, ShutdownStarted};
+use volley_testkit::{actor_fn, eventually};
 
 fn system(name: &str, phase_timeout_ms: u64) -> ActorSystem {
     let settings = Settings {
@@ -38,47 +35,19 @@ async fn terminate(system: &ActorSystem) {
         .expect("terminate() did not complete");
 }
 
-/// Logs its `post_stop`, so tests see when the actors stop.
-struct Stopper(Log);
-
-impl Actor for Stopper {
-    type Msg = ();
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.0.push("post_stop");
-    }
-}
-
 fn spawn_stopper(system: &ActorSystem, log: &Log) {
-    let log = log.clone();
-    system
-        .spawn("stopper", Props::new(move || Stopper(log.clone())))
-        .unwrap();
+    system.spawn("stopper", log.stopper()).unwrap();
 }
 
-/// Forwards every event it gets to the log, formatted.
-struct Listener<E>(Log, std::marker::PhantomData<fn(E)>);
-
-impl<E: std::fmt::Debug + Send + 'static> Actor for Listener<E> {
-    type Msg = E;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: E) -> HandleResult {
-        self.0.push(format!("{msg:?}"));
-        Ok(())
-    }
-}
-
+/// Subscribes an actor that pushes every `E` it gets to the log,
+/// formatted.
 fn listen<E: std::fmt::Debug + Clone + Send + 'static>(system: &ActorSystem, log: &Log) {
     let log = log.clone();
-    let listener = system
-        .spawn_anonymous(Props::new(move || {
-            Listener::<E>(log.clone(), std::marker::PhantomData)
-        }))
-        .unwrap();
+    let listener = actor_fn(move |_ctx, msg: E| {
+        log.push(format!("{msg:?}"));
+        Ok(())
+    });
+    let listener = system.spawn_anonymous(listener).unwrap();
     system.event_stream().subscribe(listener);
 }
 

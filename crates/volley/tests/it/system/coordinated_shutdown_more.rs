@@ -69,9 +69,7 @@ use std::time::Duration;
 
 use common::{quiet_deliberate_panics, Log};
 use volley::coordinated_shutdown::{ACTOR_SYSTEM_TERMINATE, PHASES};
-use volley::{
-    Actor, ActorSystem, AddTaskError, Context, HandleResult, Props, Settings, ShutdownReason,
-};
+use volley::{ActorSystem, AddTaskError, Settings, ShutdownReason};
 
 /// How long a shutdown may take before the test fails instead of hanging.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -97,21 +95,6 @@ async fn terminate(system: &ActorSystem) {
     tokio::time::timeout(LIMIT, system.terminate())
         .await
         .expect("terminate() did not complete");
-}
-
-/// Logs its `post_stop`, so a test sees where the actors stop.
-struct Stopper(Log);
-
-impl Actor for Stopper {
-    type Msg = ();
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.0.push("post_stop");
-    }
 }
 
 /// "have pre-defined phases from config": Pekko's default phases, in
@@ -140,10 +123,7 @@ async fn the_default_phases_are_pekkos_and_run_in_order() {
     assert_eq!(PHASES.last(), Some(&ACTOR_SYSTEM_TERMINATE));
     let system = system("phases", 5_000);
     let log = Log::default();
-    let stopper_log = log.clone();
-    system
-        .spawn("stopper", Props::new(move || Stopper(stopper_log.clone())))
-        .unwrap();
+    system.spawn("stopper", log.stopper()).unwrap();
     for phase in PHASES.iter().rev() {
         add(&system, phase, phase, &log);
     }
@@ -314,10 +294,7 @@ async fn a_task_can_add_to_a_later_phase_not_to_its_own() {
 async fn a_task_can_add_a_hook_to_the_last_phase() {
     let system = system("add-hook", 5_000);
     let log = Log::default();
-    let stopper_log = log.clone();
-    system
-        .spawn("stopper", Props::new(move || Stopper(stopper_log.clone())))
-        .unwrap();
+    system.spawn("stopper", log.stopper()).unwrap();
     let (sys, task_log) = (system.clone(), log.clone());
     system
         .coordinated_shutdown()
@@ -451,15 +428,7 @@ async fn stopping_the_user_guardian_terminates_the_system() {
     let system = system("pekko-cs-guardian", 5_000);
     let log = Log::default();
     add(&system, PHASES[0], "first phase", &log);
-    let actor = system
-        .spawn(
-            "a",
-            Props::new({
-                let log = log.clone();
-                move || Stopper(log.clone())
-            }),
-        )
-        .unwrap();
+    let actor = system.spawn("a", log.stopper()).unwrap();
     let user = system.lookup("/user").unwrap().expect("the user guardian");
     assert!(system.stop(&user));
     tokio::time::timeout(LIMIT, system.when_terminated())

@@ -36,10 +36,10 @@ use std::time::Duration;
 
 use common::pekko::Latch;
 use volley::{
-    Actor, ActorRef, ActorSystem, Context, DeadLetter, DeadLetterReason, DispatcherKind,
-    DispatcherSettings, HandleResult, Props, Settings,
+    ActorRef, ActorSystem, DeadLetter, DeadLetterReason, DispatcherKind, DispatcherSettings, Props,
+    Settings,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 /// How long a probe listens for an event that must not come.
 const QUIET: Duration = Duration::from_millis(200);
@@ -55,15 +55,11 @@ struct Other(u32);
 struct EventObj;
 
 /// Forwards what it gets to a probe.
-struct Forward(ActorRef<M>);
-
-impl Actor for Forward {
-    type Msg = M;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: M) -> HandleResult {
-        self.0.tell(msg);
+fn forward(to: ActorRef<M>) -> Props<FnActor<M>> {
+    actor_fn(move |_ctx, msg| {
+        to.tell(msg);
         Ok(())
-    }
+    })
 }
 
 /// Takes events of two types through two adapters of one actor.
@@ -72,34 +68,23 @@ enum Both {
     Other(Other),
 }
 
-struct BothForward(ActorRef<String>);
-
-impl Actor for BothForward {
-    type Msg = Both;
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Both) -> HandleResult {
-        self.0.tell(match msg {
+fn spawn_both(system: &ActorSystem, to: &TestProbe<String>) -> ActorRef<Both> {
+    let to = to.actor_ref();
+    let both_forward = actor_fn(move |_ctx, msg| {
+        to.tell(match msg {
             Both::M(m) => format!("{m:?}"),
             Both::Other(o) => format!("{o:?}"),
         });
         Ok(())
-    }
-}
-
-fn spawn_both(system: &ActorSystem, to: &TestProbe<String>) -> ActorRef<Both> {
-    let to = to.actor_ref();
-    system
-        .spawn_anonymous(Props::new(move || BothForward(to.clone())))
-        .unwrap()
+    });
+    system.spawn_anonymous(both_forward).unwrap()
 }
 
 /// An actor that is already gone.
 fn terminated_actor(system: &ActorSystem, name: &str) -> ActorRef<M> {
     let sink = TestProbe::<M>::new(system);
     let to = sink.actor_ref();
-    let actor = system
-        .spawn(name, Props::new(move || Forward(to.clone())))
-        .unwrap();
+    let actor = system.spawn(name, forward(to)).unwrap();
     let watcher = TestProbe::<()>::new(system);
     watcher.watch(&actor);
     system.stop(&actor);
@@ -244,9 +229,7 @@ async fn a_terminated_subscriber_is_unsubscribed() {
     let system = common::system("es-terminated").unwrap();
     let forwarded = TestProbe::<M>::new(&system);
     let to = forwarded.actor_ref();
-    let target = system
-        .spawn("to-be-killed", Props::new(move || Forward(to.clone())))
-        .unwrap();
+    let target = system.spawn("to-be-killed", forward(to)).unwrap();
     let other = TestProbe::<M>::on_event_stream(&system);
     let es = system.event_stream();
     assert!(es.subscribe(target.clone()));
@@ -286,36 +269,25 @@ async fn an_actor_that_subscribes_after_terminating_is_not_kept() {
     system.terminate().await;
 }
 
-/// Reports its dead-letter events, taken through a message adapter it
-/// subscribed in `pre_start`, and echoes its own messages.
-struct DeadLetterWatcher(ActorRef<String>);
-
-impl Actor for DeadLetterWatcher {
-    type Msg = String;
-
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let adapter =
-            ctx.message_adapter(|d: DeadLetter| format!("{} {:?}", d.recipient, d.reason));
-        ctx.system().event_stream().subscribe(adapter);
-        Ok(())
-    }
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: String) -> HandleResult {
-        self.0.tell(msg);
-        Ok(())
-    }
-}
-
 /// Typed "be subscribed by message adapter for DeadLetter".
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn an_actor_subscribed_through_a_message_adapter_gets_dead_letters() {
     let system = common::system("es-adapter").unwrap();
     let probe = TestProbe::<String>::new(&system);
-    let to = probe.actor_ref();
-    let watcher = system
-        .spawn("watcher", Props::new(move || DeadLetterWatcher(to.clone())))
-        .unwrap();
+    // Reports its dead-letter events, taken through a message adapter it
+    // subscribed at start, and echoes its own messages.
+    let watcher = actor_fn_with(probe.actor_ref(), |to, _ctx, msg: String| {
+        to.tell(msg);
+        Ok(())
+    })
+    .on_start(|_, ctx| {
+        let adapter =
+            ctx.message_adapter(|d: DeadLetter| format!("{} {:?}", d.recipient, d.reason));
+        ctx.system().event_stream().subscribe(adapter);
+        Ok(())
+    });
+    let watcher = system.spawn("watcher", watcher.props()).unwrap();
     // `pre_start` has run, so the adapter is subscribed.
     watcher.tell("init".into());
     probe.expect_msg("init".to_string());
@@ -334,33 +306,29 @@ async fn an_actor_subscribed_through_a_message_adapter_gets_dead_letters() {
     system.terminate().await;
 }
 
-/// Subscribes an adapter for `DeadLetter` (whose events it ignores); each
-/// `Hold` waits for its latch; "stop" stops it.
-struct StopsWhileSubscribed;
-
 enum Cmd {
     Hold(Latch),
     Text(&'static str),
     Dead,
 }
 
-impl Actor for StopsWhileSubscribed {
-    type Msg = Cmd;
-
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let adapter = ctx.message_adapter(|_: DeadLetter| Cmd::Dead);
-        ctx.system().event_stream().subscribe(adapter);
-        Ok(())
-    }
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Cmd) -> HandleResult {
+/// Subscribes an adapter for `DeadLetter` (whose events it ignores); each
+/// `Hold` waits for its latch; "stop" stops it.
+fn stops_while_subscribed() -> Props<FnActor<Cmd>> {
+    actor_fn_with((), |_, ctx, msg| {
         match msg {
             Cmd::Hold(latch) => latch.wait(),
             Cmd::Text("stop") => ctx.stop_self(),
             Cmd::Text(_) | Cmd::Dead => {}
         }
         Ok(())
-    }
+    })
+    .on_start(|_, ctx| {
+        let adapter = ctx.message_adapter(|_: DeadLetter| Cmd::Dead);
+        ctx.system().event_stream().subscribe(adapter);
+        Ok(())
+    })
+    .props()
 }
 
 /// Typed "not cause infinite loop when stopping subscribed by message
@@ -386,7 +354,7 @@ async fn a_dead_letter_subscriber_stopping_with_queued_messages_does_not_loop() 
     let actor = system
         .spawn(
             "stopper",
-            Props::new(|| StopsWhileSubscribed).with_dispatcher(BLOCKING),
+            stops_while_subscribed().with_dispatcher(BLOCKING),
         )
         .unwrap();
     let latch = Latch::new(1);
@@ -429,9 +397,7 @@ async fn a_publish_inside_a_publish_that_drops_a_stale_subscriber_completes() {
     let system = common::system("es-nested").unwrap();
     let sink = TestProbe::<M>::new(&system);
     let to = sink.actor_ref();
-    let stale = system
-        .spawn("stale", Props::new(move || Forward(to.clone())))
-        .unwrap();
+    let stale = system.spawn("stale", forward(to)).unwrap();
     assert!(system.event_stream().subscribe(stale.clone()));
     let watcher = TestProbe::<()>::new(&system);
     watcher.watch(&stale);

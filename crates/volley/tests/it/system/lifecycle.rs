@@ -35,10 +35,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ShutdownReason, SpawnError,
-};
-use volley_testkit::{actor_fn, FnActor, TestProbe};
+use volley::{ActorRef, ActorSystem, Props, ShutdownReason, SpawnError};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 /// A bound on each wait, so a hang fails instead of stalling the suite.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -55,23 +53,14 @@ fn idle() -> Props<FnActor<()>> {
 }
 
 /// Reports its start and its stop.
-struct Reporter(ActorRef<String>);
-
-impl Actor for Reporter {
-    type Msg = ();
-
-    fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        self.0.tell("started".into());
-        Ok(())
-    }
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
-
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.0.tell("done".into());
-    }
+fn reporter(to: ActorRef<String>) -> Props<FnActor<(), ActorRef<String>>> {
+    actor_fn_with(to, |_, _ctx, ()| Ok(()))
+        .on_start(|to, _ctx| {
+            to.tell("started".into());
+            Ok(())
+        })
+        .on_stop(|to, _ctx| to.tell("done".into()))
+        .props()
 }
 
 /// Starts `terminate` on the system's own runtime, without waiting.
@@ -192,9 +181,7 @@ async fn terminate_stops_a_started_top_level_actor_with_the_terminate_reason() {
     let probes = common::system("as-terminate-probes").unwrap();
     let events = TestProbe::<String>::new(&probes);
     let to = events.actor_ref();
-    system
-        .spawn("guardian", Props::new(move || Reporter(to.clone())))
-        .unwrap();
+    system.spawn("guardian", reporter(to)).unwrap();
     events.expect_msg("started".to_string());
     assert_eq!(system.coordinated_shutdown().reason(), None);
 

@@ -10,43 +10,42 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::eventually;
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
-use volley_testkit::{ManualTime, TestProbe};
+use volley::{ActorRef, ActorSystem, Props, Settings};
+use volley_testkit::{actor_fn_with, FnActor, ManualTime, TestProbe};
 
 #[derive(Clone)]
 enum Msg {
     Tick,
 }
 
-/// Starts one timer in `pre_start`, counts its messages and reports each
-/// to `report`, if given.
-struct Counter {
+/// An actor that starts one timer when it starts, counts its messages and
+/// reports each to `report`, if given.
+fn ticker(
     rate: bool,
     initial: Duration,
     interval: Duration,
     count: Arc<AtomicUsize>,
     report: Option<ActorRef<&'static str>>,
-}
-
-impl Actor for Counter {
-    type Msg = Msg;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        if self.rate {
-            ctx.schedule_at_fixed_rate("t", self.initial, self.interval, Msg::Tick);
+) -> Props<FnActor<Msg>> {
+    actor_fn_with((), move |_, _ctx, Msg::Tick| {
+        count.fetch_add(1, Ordering::SeqCst);
+        if let Some(report) = &report {
+            report.tell(if rate { "rate" } else { "delay" });
+        }
+        Ok(())
+    })
+    .on_start(move |_, ctx| {
+        if rate {
+            ctx.schedule_at_fixed_rate("t", initial, interval, Msg::Tick);
         } else {
-            ctx.schedule_with_fixed_delay("t", self.initial, self.interval, Msg::Tick);
+            ctx.schedule_with_fixed_delay("t", initial, interval, Msg::Tick);
         }
         Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, Msg::Tick: Msg) -> HandleResult {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        if let Some(report) = &self.report {
-            report.tell(if self.rate { "rate" } else { "delay" });
-        }
-        Ok(())
-    }
+    })
+    .props()
 }
 
+/// Spawns a `ticker` with delays in milliseconds; returns its count.
 fn counter(
     system: &ActorSystem,
     name: &str,
@@ -56,19 +55,12 @@ fn counter(
     report: Option<ActorRef<&'static str>>,
 ) -> Arc<AtomicUsize> {
     let count = Arc::new(AtomicUsize::new(0));
-    let c = count.clone();
-    system
-        .spawn(
-            name,
-            Props::new(move || Counter {
-                rate,
-                initial: Duration::from_millis(initial),
-                interval: Duration::from_millis(interval),
-                count: c.clone(),
-                report: report.clone(),
-            }),
-        )
-        .unwrap();
+    let (initial, interval) = (
+        Duration::from_millis(initial),
+        Duration::from_millis(interval),
+    );
+    let props = ticker(rate, initial, interval, count.clone(), report);
+    system.spawn(name, props).unwrap();
     count
 }
 
@@ -170,16 +162,14 @@ async fn an_initial_delay_of_duration_max_never_fires() {
         (&real, false),
     ] {
         let count = Arc::new(AtomicUsize::new(0));
-        let c = count.clone();
-        let actor = system
-            .spawn_anonymous(Props::new(move || Counter {
-                rate,
-                initial: Duration::MAX,
-                interval: Duration::from_millis(1),
-                count: c.clone(),
-                report: None,
-            }))
-            .unwrap();
+        let props = ticker(
+            rate,
+            Duration::MAX,
+            Duration::from_millis(1),
+            count.clone(),
+            None,
+        );
+        let actor = system.spawn_anonymous(props).unwrap();
         counts.push((actor, count));
     }
     time.wait_for_timers(2);
