@@ -28,6 +28,7 @@ mod event;
 mod member;
 mod node_id;
 mod outbox;
+mod runtime;
 pub mod sbr;
 pub mod sim;
 mod view;
@@ -41,4 +42,7 @@ pub use crate::member::{
 };
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
+pub use crate::runtime::{
+    register_settings, Cluster, ClusterError, ClusterSettings, SwimSettings, SECTION,
+};
 pub use foca::{Config, Identity, Member, State, Timer};
