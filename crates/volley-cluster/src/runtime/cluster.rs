@@ -83,7 +83,13 @@ impl Cluster {
             commands: commands.clone(),
         }))?;
         let outgoing = Outgoing::new(remoting.clone(), system.name().to_owned(), shared.clone());
-        let driver = Driver::new(core, outgoing, remoting.clone(), system.clone(), shared.clone());
+        let driver = Driver::new(
+            core,
+            outgoing,
+            remoting.clone(),
+            system.clone(),
+            shared.clone(),
+        );
         system.runtime_handle().spawn(driver.run(frames, requests));
         let stop = commands.clone();
         system

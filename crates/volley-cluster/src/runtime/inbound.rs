@@ -29,7 +29,11 @@ pub(crate) struct InboundHook {
 impl InboundHook {
     /// A hook for the cluster `name` feeding `queue`; `dropped` counts the
     /// frames a full queue refused.
-    pub(crate) fn new(name: String, queue: mpsc::Sender<Received>, dropped: Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(
+        name: String,
+        queue: mpsc::Sender<Received>,
+        dropped: Arc<AtomicU64>,
+    ) -> Self {
         InboundHook {
             name,
             queue,

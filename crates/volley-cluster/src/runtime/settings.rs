@@ -147,7 +147,10 @@ impl ClusterSettings {
         let positive = [
             ("gossip_interval", self.gossip_interval),
             ("leader_actions_interval", self.leader_actions_interval),
-            ("retry_unsuccessful_join_after", self.retry_unsuccessful_join_after),
+            (
+                "retry_unsuccessful_join_after",
+                self.retry_unsuccessful_join_after,
+            ),
             ("swim.probe_period", self.swim.probe_period),
             ("swim.probe_rtt", self.swim.probe_rtt),
         ];

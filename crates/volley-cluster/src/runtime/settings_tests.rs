@@ -46,7 +46,10 @@ fn bad_settings_name_their_key() {
             "[cluster.swim]\nprobe_period = \"100ms\"\nprobe_rtt = \"100ms\"",
             "swim.probe_rtt",
         ),
-        ("[cluster.swim]\nmax_packet_size = 100", "swim.max_packet_size"),
+        (
+            "[cluster.swim]\nmax_packet_size = 100",
+            "swim.max_packet_size",
+        ),
     ];
     for (toml, key) in cases {
         match parse(toml) {
