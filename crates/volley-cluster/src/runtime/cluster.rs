@@ -216,3 +216,23 @@ fn parse_seeds(system: &str, seeds: &[String]) -> Result<Vec<Address>, ClusterEr
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seeds;
+    use crate::runtime::error::ClusterError;
+
+    #[test]
+    fn seed_nodes_must_be_addresses_of_this_system() {
+        let seeds = ["volley://sys@127.0.0.1:2552".to_owned()];
+        assert_eq!(parse_seeds("sys", &seeds).unwrap().len(), 1);
+        assert!(matches!(
+            parse_seeds("other", &seeds),
+            Err(ClusterError::OtherSystem { .. })
+        ));
+        assert!(matches!(
+            parse_seeds("sys", &["127.0.0.1:2552".to_owned()]),
+            Err(ClusterError::BadSeedNode { .. })
+        ));
+    }
+}

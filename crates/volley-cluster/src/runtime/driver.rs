@@ -255,3 +255,7 @@ fn claims_its_connection(frame: &Received) -> bool {
         Err(_) => true,
     }
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;

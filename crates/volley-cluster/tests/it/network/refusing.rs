@@ -1,6 +1,6 @@
 //! A node of another cluster is refused.
 
-use volley_cluster::Cluster;
+use volley_cluster::{Cluster, ClusterError};
 use volley_testkit::{await_cond_within, dilated};
 
 use super::{await_all_up, deadline, nodes, quick, start_clusters, start_nodes};
