@@ -58,5 +58,8 @@ async fn a_node_of_another_cluster_is_refused() {
         "{:?}",
         foreign.state()
     );
+    // A node is in one cluster at most.
+    let again = Cluster::start(&members[0].system, &members[0].remoting, quick("test", &[]));
+    assert!(matches!(again, Err(ClusterError::AlreadyStarted(_))));
     nodes.stop_all().await;
 }
