@@ -79,3 +79,33 @@ impl ClusterInbound for InboundHook {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    use tokio::sync::mpsc;
+    use volley_remote::transport::ClusterInbound;
+    use volley_remote::wire::{Address, ClusterChannel};
+
+    use super::InboundHook;
+    use crate::outbox::Channel;
+
+    #[test]
+    fn a_full_queue_drops_and_counts_without_waiting() {
+        let (queue, mut frames) = mpsc::channel(1);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let hook = InboundHook::new("c".to_owned(), queue, dropped.clone());
+        let from = Address::new("sys", "127.0.0.1", 2552).unwrap();
+        hook.receive(&from, 7, ClusterChannel::SyncDigest, &[1, 2]);
+        hook.receive(&from, 7, ClusterChannel::Swim, &[3]);
+        assert_eq!(dropped.load(Relaxed), 1);
+        let kept = frames.try_recv().unwrap();
+        assert_eq!(
+            (kept.uid, kept.channel, kept.payload),
+            (7, Channel::SyncDigest, vec![1, 2])
+        );
+        assert_eq!(hook.cluster_name(), "c");
+    }
+}

@@ -56,3 +56,35 @@ impl Shared {
         counter.fetch_add(1, Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Shared;
+    use crate::member::{ClusterState, MemberRecord, MemberStatus};
+    use crate::node_id::NodeId;
+
+    #[test]
+    fn a_member_is_its_address_and_incarnation_while_not_removed() {
+        let shared = Shared::default();
+        let record = |port, status| MemberRecord {
+            status,
+            ..MemberRecord::joining(
+                NodeId::new("h", port, port.into(), 0),
+                "0".into(),
+                Default::default(),
+            )
+        };
+        shared.publish(ClusterState {
+            members: vec![
+                record(1, MemberStatus::Up),
+                record(2, MemberStatus::Removed),
+            ],
+            ..ClusterState::default()
+        });
+        assert!(shared.is_member("h", 1, 1));
+        assert!(!shared.is_member("h", 1, 9), "another incarnation");
+        assert!(!shared.is_member("other", 1, 1), "another host");
+        assert!(!shared.is_member("h", 2, 2), "removed");
+        assert_eq!(shared.state().members.len(), 2);
+    }
+}

@@ -34,7 +34,10 @@ async fn two_nodes_form_a_cluster_from_their_settings() {
         members.push((node, cluster, events));
     }
     let first = members[0].0.remoting.address().clone();
-    members[0].1.join_seed_nodes(std::slice::from_ref(&first)).unwrap();
+    members[0]
+        .1
+        .join_seed_nodes(std::slice::from_ref(&first))
+        .unwrap();
     members[1].1.join(&first).unwrap();
     let clusters: Vec<&Cluster> = members.iter().map(|(_, c, _)| c).collect();
     let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
