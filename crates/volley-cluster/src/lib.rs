@@ -1,7 +1,7 @@
 //! volley cluster membership: a sans-IO core on foca (SWIM) and a seeded
 //! simulator to drive it.
 //!
-//! This crate is steps 4 and 5 of `docs/design/cluster.md` (§8):
+//! This crate is steps 4 to 6 and part of 7 of `docs/design/cluster.md` (§8):
 //!
 //! - [`NodeId`] is a member's identity: address, incarnation uid, start
 //!   time and SWIM epoch;
@@ -15,10 +15,12 @@
 //!   spread as foca custom broadcasts and by anti-entropy, joining through
 //!   seed nodes, the leader and convergence, [`ClusterState`];
 //! - [`sim`] runs many cores over a virtual clock and a seeded network
-//!   with loss, delay and partitions.
+//!   with loss, delay and partitions;
+//! - [`Cluster`] runs one node's core on volley-remote (step 7, first
+//!   slice): a driver task, the `[cluster]` settings, events on the
+//!   system's event stream. The core and the simulator do not use it.
 //!
-//! Nothing here opens a socket yet: carrying the packets over
-//! volley-remote and the split-brain resolver come in other steps.
+//! The split-brain resolver ([`sbr`]) is not wired to the runtime yet.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -28,6 +30,7 @@ mod event;
 mod member;
 mod node_id;
 mod outbox;
+mod runtime;
 pub mod sbr;
 pub mod sim;
 mod view;
@@ -41,4 +44,7 @@ pub use crate::member::{
 };
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
+pub use crate::runtime::{
+    register_settings, Cluster, ClusterError, ClusterSettings, SwimSettings, SECTION,
+};
 pub use foca::{Config, Identity, Member, State, Timer};

@@ -1,11 +1,13 @@
 //! volley-cluster's integration tests: the membership core driven by the
 //! seeded simulator (design §6.1). Each test runs its fixed seeds; a
 //! failure names its seed, and `VOLLEY_CLUSTER_SEED=<seed>` replays it.
+//! `network` runs `Cluster` on real nodes over loopback instead.
 
 mod churn;
 mod common;
 mod convergence;
 mod membership;
+mod network;
 mod partition;
 mod reachability;
 mod replay;

@@ -1,0 +1,238 @@
+//! `Cluster`: a node's handle on its cluster membership.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::sync::mpsc;
+use volley::ActorSystem;
+use volley_remote::wire::Address;
+use volley_remote::Remoting;
+
+use crate::core::ClusterCore;
+use crate::member::{ClusterState, UniqueAddress};
+use crate::node_id::NodeId;
+use crate::runtime::authority::Authority;
+use crate::runtime::driver::{Command, Driver};
+use crate::runtime::error::ClusterError;
+use crate::runtime::inbound::InboundHook;
+use crate::runtime::outgoing::Outgoing;
+use crate::runtime::settings::ClusterSettings;
+use crate::runtime::shared::Shared;
+
+/// One node's membership in a cluster, running on its remoting: a driver
+/// task owns the membership core, carries its packets as cluster frames
+/// and publishes its [`ClusterEvent`](crate::ClusterEvent)s on the
+/// system's event stream. Cheap to clone; every clone is the same
+/// membership.
+#[derive(Clone)]
+pub struct Cluster {
+    commands: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
+    self_member: UniqueAddress,
+    system: String,
+}
+
+impl Cluster {
+    /// Starts the cluster of this node with the `[cluster]` section of the
+    /// system's settings, and joins through its seed nodes if it names
+    /// any.
+    pub fn start_from_settings(
+        system: &ActorSystem,
+        remoting: &Remoting,
+    ) -> Result<Cluster, ClusterError> {
+        let settings = ClusterSettings::from_system_settings(system.settings())?;
+        Self::start(system, remoting, settings)
+    }
+
+    /// Starts the cluster of this node with `settings`: installs the
+    /// cluster hook and the membership authority on `remoting` (so a node
+    /// is in one cluster at most), starts the driver task on the system's
+    /// runtime, and joins through the seed nodes if `settings` names any.
+    pub fn start(
+        system: &ActorSystem,
+        remoting: &Remoting,
+        settings: ClusterSettings,
+    ) -> Result<Cluster, ClusterError> {
+        settings.validate()?;
+        if system.is_terminated() {
+            return Err(ClusterError::SystemTerminated);
+        }
+        let seeds = parse_seeds(system.name(), &settings.seed_nodes)?;
+        let identity = identity_of(remoting);
+        let self_member = UniqueAddress::of(&identity);
+        let core = ClusterCore::with_membership(
+            identity,
+            settings.swim(),
+            settings.membership(),
+            remoting.uid(),
+        );
+        let shared = Arc::new(Shared::default());
+        let (frames_in, frames) = mpsc::channel(settings.inbound_queue);
+        // Unbounded: the API's requests and the transport's reports
+        // (once per incarnation, or per reachability change) are few.
+        let (commands, requests) = mpsc::unbounded_channel();
+        let hook = InboundHook::new(
+            settings.name.clone(),
+            frames_in,
+            shared.inbound_dropped.clone(),
+        );
+        remoting.install_cluster_hook(Arc::new(hook))?;
+        remoting.set_membership_authority(Arc::new(Authority {
+            shared: shared.clone(),
+            commands: commands.clone(),
+        }))?;
+        let outgoing = Outgoing::new(remoting.clone(), system.name().to_owned(), shared.clone());
+        let driver = Driver::new(
+            core,
+            outgoing,
+            remoting.clone(),
+            system.clone(),
+            shared.clone(),
+        );
+        system.runtime_handle().spawn(driver.run(frames, requests));
+        let stop = commands.clone();
+        system
+            .add_shutdown_hook("volley-cluster", move || async move {
+                let _stopped = stop.send(Command::Stop);
+            })
+            .map_err(|_| ClusterError::SystemTerminated)?;
+        let cluster = Cluster {
+            commands,
+            shared,
+            self_member,
+            system: system.name().to_owned(),
+        };
+        if !seeds.is_empty() {
+            cluster.request(Command::JoinSeedNodes(seeds))?;
+        }
+        Ok(cluster)
+    }
+
+    /// Joins the cluster through the node at `address` (Akka's
+    /// `Cluster.join`), retrying every `retry_unsuccessful_join_after`
+    /// until this node is a member. Joining through this node's own
+    /// address does not form a cluster: use seed nodes for that.
+    pub fn join(&self, address: &Address) -> Result<(), ClusterError> {
+        self.check_system(address)?;
+        self.request(Command::Join(address.clone()))
+    }
+
+    /// Joins through seed nodes (Akka's `joinSeedNodes`): the first forms
+    /// the cluster alone after `seed_node_timeout` if it is this node.
+    pub fn join_seed_nodes(&self, seeds: &[Address]) -> Result<(), ClusterError> {
+        for seed in seeds {
+            self.check_system(seed)?;
+        }
+        self.request(Command::JoinSeedNodes(seeds.to_vec()))
+    }
+
+    /// Leaves gracefully: this node becomes Leaving, the leader moves it
+    /// to Exiting and Removed; watch the event stream for its
+    /// `MemberRemoved`. The node keeps running.
+    pub fn leave(&self) -> Result<(), ClusterError> {
+        self.request(Command::Leave)
+    }
+
+    /// Downs a member (what an operator or a split-brain resolver asks);
+    /// the leader then removes it.
+    pub fn down(&self, member: UniqueAddress) -> Result<(), ClusterError> {
+        self.request(Command::Down(member))
+    }
+
+    /// The membership as this node sees it (Akka's `CurrentClusterState`),
+    /// as the driver last published it.
+    pub fn state(&self) -> ClusterState {
+        self.shared.state()
+    }
+
+    /// This node as a member.
+    pub fn self_member(&self) -> &UniqueAddress {
+        &self.self_member
+    }
+
+    /// Cluster frames dropped because the driver's inbound queue
+    /// (`inbound_queue`) was full.
+    pub fn inbound_dropped(&self) -> u64 {
+        self.shared.inbound_dropped.load(Relaxed)
+    }
+
+    /// Inputs the membership core refused, and SWIM packets whose sender
+    /// was not their connection's node.
+    pub fn refused_inputs(&self) -> u64 {
+        self.shared.refused_inputs.load(Relaxed)
+    }
+
+    /// Packets the transport did not send (each counted by reason in
+    /// `Remoting::cluster_frame_counts` too).
+    pub fn send_drops(&self) -> u64 {
+        self.shared.send_drops.load(Relaxed)
+    }
+
+    fn request(&self, command: Command) -> Result<(), ClusterError> {
+        self.commands
+            .send(command)
+            .map_err(|_| ClusterError::Stopped)
+    }
+
+    fn check_system(&self, address: &Address) -> Result<(), ClusterError> {
+        if address.system() == self.system {
+            Ok(())
+        } else {
+            Err(ClusterError::OtherSystem {
+                address: address.to_string(),
+                system: self.system.clone(),
+            })
+        }
+    }
+}
+
+/// This node's first identity: its canonical address, its incarnation
+/// uid and its start time (which orders restarts at one address).
+fn identity_of(remoting: &Remoting) -> NodeId {
+    let address = remoting.address();
+    let born_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    NodeId::new(address.host(), address.port(), remoting.uid(), born_ms)
+}
+
+/// The seed nodes as addresses of this system.
+fn parse_seeds(system: &str, seeds: &[String]) -> Result<Vec<Address>, ClusterError> {
+    seeds
+        .iter()
+        .map(|seed| {
+            let address: Address = seed.parse().map_err(|source| ClusterError::BadSeedNode {
+                seed: seed.clone(),
+                source,
+            })?;
+            if address.system() != system {
+                return Err(ClusterError::OtherSystem {
+                    address: seed.clone(),
+                    system: system.to_owned(),
+                });
+            }
+            Ok(address)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seeds;
+    use crate::runtime::error::ClusterError;
+
+    #[test]
+    fn seed_nodes_must_be_addresses_of_this_system() {
+        let seeds = ["volley://sys@127.0.0.1:2552".to_owned()];
+        assert_eq!(parse_seeds("sys", &seeds).unwrap().len(), 1);
+        assert!(matches!(
+            parse_seeds("other", &seeds),
+            Err(ClusterError::OtherSystem { .. })
+        ));
+        assert!(matches!(
+            parse_seeds("sys", &["127.0.0.1:2552".to_owned()]),
+            Err(ClusterError::BadSeedNode { .. })
+        ));
+    }
+}

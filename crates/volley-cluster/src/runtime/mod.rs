@@ -1,0 +1,26 @@
+//! The cluster on the network (design §8 step 7): the glue between the
+//! sans-IO [`ClusterCore`](crate::ClusterCore), volley's actor system and
+//! volley-remote's transport.
+//!
+//! - `cluster`: [`Cluster`], the API (start, join, leave, down, state);
+//! - `driver`: the tokio task that owns the core;
+//! - `inbound`: the transport hook, which only enqueues;
+//! - `outgoing`: the core's packets as datagrams;
+//! - `authority`: the cluster as the transport's membership authority;
+//! - `shared`: what the driver publishes for other threads;
+//! - `timers`: the core's timers on the driver's clock;
+//! - `settings`: the `[cluster]` section; `error`: [`ClusterError`].
+
+mod authority;
+mod cluster;
+mod driver;
+mod error;
+mod inbound;
+mod outgoing;
+mod settings;
+mod shared;
+mod timers;
+
+pub use self::cluster::Cluster;
+pub use self::error::ClusterError;
+pub use self::settings::{register_settings, ClusterSettings, SwimSettings, SECTION};

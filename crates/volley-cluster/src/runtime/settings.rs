@@ -1,0 +1,221 @@
+//! The `[cluster]` section of the actor system's settings: Akka's names,
+//! durations with units (`gossip_interval = "1s"`), and foca's timings in
+//! `[cluster.swim]`.
+
+use std::collections::BTreeSet;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::member::MembershipConfig;
+use crate::runtime::error::ClusterError;
+
+/// The name of this crate's section in the actor system's settings.
+pub const SECTION: &str = "cluster";
+
+/// The cluster size foca's LAN defaults are derived from (its
+/// `max_transmissions` and, unless set, `suspect_to_down_after`).
+const FOCA_BASE_SIZE: u32 = 16;
+
+/// Makes the `[cluster]` section known to `volley::Settings`, so settings
+/// that hold it parse. Idempotent; [`ClusterSettings::from_system_settings`]
+/// calls it too.
+pub fn register_settings() {
+    volley::Settings::register_section(SECTION).expect("`cluster` is not a core settings key");
+}
+
+/// How this node takes part in a cluster (`[cluster]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClusterSettings {
+    /// The cluster's name, carried by every cluster frame: frames naming
+    /// another cluster are refused (counted). Default `"volley"`.
+    pub name: String,
+    /// Addresses to join through (`"volley://system@host:port"`), Akka's
+    /// `seed-nodes`. The first forms the cluster alone after
+    /// `seed_node_timeout` if it is this node. Empty: join by hand
+    /// (`Cluster::join`).
+    pub seed_nodes: Vec<String>,
+    /// This node's roles.
+    pub roles: Vec<String>,
+    /// This node's application version, dotted. Default `"0.0.0"`.
+    pub app_version: String,
+    /// No Joining member moves Up before the cluster holds this many.
+    /// Default 1.
+    pub min_nr_of_members: usize,
+    /// The membership's periodic work: digests, announces, join retries.
+    /// Default 1 s.
+    #[serde(with = "humantime_serde")]
+    pub gossip_interval: Duration,
+    /// How often the leader acts at convergence. Default 1 s.
+    #[serde(with = "humantime_serde")]
+    pub leader_actions_interval: Duration,
+    /// The first seed forms the cluster alone after this. Default 5 s.
+    #[serde(with = "humantime_serde")]
+    pub seed_node_timeout: Duration,
+    /// A node not yet a member announces itself again this often.
+    /// Default 10 s.
+    #[serde(with = "humantime_serde")]
+    pub retry_unsuccessful_join_after: Duration,
+    /// Removed members' tombstones are kept this long. Default 24 h.
+    #[serde(with = "humantime_serde")]
+    pub prune_gossip_tombstones_after: Duration,
+    /// Cluster frames waiting for the driver task; past it a frame is
+    /// dropped and counted (`Cluster::inbound_dropped`). Default 1024.
+    pub inbound_queue: usize,
+    /// foca's (SWIM's) timings.
+    pub swim: SwimSettings,
+}
+
+/// foca's timings (`[cluster.swim]`), foca's names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwimSettings {
+    /// How often a member probes another. Default 1 s.
+    #[serde(with = "humantime_serde")]
+    pub probe_period: Duration,
+    /// How long a probe waits for its ack before asking others to probe.
+    /// Below `probe_period`. Default 500 ms.
+    #[serde(with = "humantime_serde")]
+    pub probe_rtt: Duration,
+    /// How many members are asked to probe indirectly. Default 3.
+    pub num_indirect_probes: usize,
+    /// How long a suspect member has to refute before it is declared down
+    /// (unreachable). Absent: foca's LAN rule for 16 members.
+    #[serde(with = "humantime_serde")]
+    pub suspect_to_down_after: Option<Duration>,
+    /// How long foca remembers a down member. Default 24 h.
+    #[serde(with = "humantime_serde")]
+    pub remove_down_after: Duration,
+    /// The largest SWIM packet, 512 to 65,535 bytes. Default 1400.
+    pub max_packet_size: usize,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        let membership = MembershipConfig::default();
+        ClusterSettings {
+            name: "volley".to_owned(),
+            seed_nodes: Vec::new(),
+            roles: Vec::new(),
+            app_version: membership.app_version,
+            min_nr_of_members: membership.min_nr_of_members,
+            gossip_interval: membership.gossip_interval,
+            leader_actions_interval: membership.leader_actions_interval,
+            seed_node_timeout: membership.seed_node_timeout,
+            retry_unsuccessful_join_after: membership.retry_unsuccessful_join_after,
+            prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
+            inbound_queue: 1024,
+            swim: SwimSettings::default(),
+        }
+    }
+}
+
+impl Default for SwimSettings {
+    fn default() -> Self {
+        SwimSettings {
+            probe_period: Duration::from_secs(1),
+            probe_rtt: Duration::from_millis(500),
+            num_indirect_probes: 3,
+            suspect_to_down_after: None,
+            remove_down_after: Duration::from_secs(24 * 3600),
+            max_packet_size: 1400,
+        }
+    }
+}
+
+impl ClusterSettings {
+    /// Reads the `[cluster]` section of the system's settings (defaults
+    /// when absent), validated.
+    pub fn from_system_settings(settings: &volley::Settings) -> Result<Self, ClusterError> {
+        register_settings();
+        let parsed: ClusterSettings = match settings.extensions.get(SECTION) {
+            None => ClusterSettings::default(),
+            Some(value) => value
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| ClusterError::InvalidSettings(e.to_string()))?,
+        };
+        parsed.validate()?;
+        Ok(parsed)
+    }
+
+    /// Checks what the types do not.
+    pub fn validate(&self) -> Result<(), ClusterError> {
+        let out_of_range = |key, reason| Err(ClusterError::OutOfRange { key, reason });
+        let positive = [
+            ("gossip_interval", self.gossip_interval),
+            ("leader_actions_interval", self.leader_actions_interval),
+            (
+                "retry_unsuccessful_join_after",
+                self.retry_unsuccessful_join_after,
+            ),
+            ("swim.probe_period", self.swim.probe_period),
+            ("swim.probe_rtt", self.swim.probe_rtt),
+        ];
+        if let Some((key, _)) = positive.iter().find(|(_, d)| d.is_zero()) {
+            return out_of_range(key, "must be above zero");
+        }
+        if self.name.is_empty() || self.name.len() > usize::from(u16::MAX) {
+            return out_of_range("name", "must be 1 to 65,535 bytes");
+        }
+        if self.min_nr_of_members == 0 {
+            return out_of_range("min_nr_of_members", "must be at least 1");
+        }
+        if self.inbound_queue == 0 {
+            return out_of_range("inbound_queue", "must be at least 1");
+        }
+        if self.swim.probe_rtt >= self.swim.probe_period {
+            return out_of_range("swim.probe_rtt", "must be below swim.probe_period");
+        }
+        if self.swim.num_indirect_probes == 0 {
+            return out_of_range("swim.num_indirect_probes", "must be at least 1");
+        }
+        if !(512..=65_535).contains(&self.swim.max_packet_size) {
+            return out_of_range("swim.max_packet_size", "must be 512 to 65,535 bytes");
+        }
+        if self.swim.suspect_to_down_after.is_some_and(|d| d.is_zero()) {
+            return out_of_range("swim.suspect_to_down_after", "must be above zero");
+        }
+        Ok(())
+    }
+
+    /// The membership settings of the core.
+    pub(crate) fn membership(&self) -> MembershipConfig {
+        MembershipConfig {
+            roles: self.roles.iter().cloned().collect::<BTreeSet<_>>(),
+            app_version: self.app_version.clone(),
+            min_nr_of_members: self.min_nr_of_members,
+            gossip_interval: self.gossip_interval,
+            leader_actions_interval: self.leader_actions_interval,
+            seed_node_timeout: self.seed_node_timeout,
+            retry_unsuccessful_join_after: self.retry_unsuccessful_join_after,
+            prune_gossip_tombstones_after: self.prune_gossip_tombstones_after,
+            ..MembershipConfig::default()
+        }
+    }
+
+    /// foca's settings: its LAN defaults with the timings set here.
+    pub(crate) fn swim(&self) -> foca::Config {
+        let base_size = NonZeroU32::new(FOCA_BASE_SIZE).expect("non-zero");
+        let mut config = foca::Config::new_lan(base_size);
+        let swim = &self.swim;
+        config.probe_period = swim.probe_period;
+        config.probe_rtt = swim.probe_rtt;
+        // Both checked non-zero by `validate`; the fallbacks are foca's.
+        config.num_indirect_probes =
+            NonZeroUsize::new(swim.num_indirect_probes).unwrap_or(config.num_indirect_probes);
+        config.max_packet_size =
+            NonZeroUsize::new(swim.max_packet_size).unwrap_or(config.max_packet_size);
+        if let Some(after) = swim.suspect_to_down_after {
+            config.suspect_to_down_after = after;
+        }
+        config.remove_down_after = Some(swim.remove_down_after);
+        config
+    }
+}
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod tests;

@@ -1,0 +1,59 @@
+//! A graceful leave, seen from the nodes that stay.
+
+use std::time::Duration;
+
+use volley::ActorRef;
+use volley_cluster::{ClusterEvent, MemberStatus};
+use volley_testkit::{actor_fn, await_cond_within, FishingOutcome, TestProbe};
+
+use super::{deadline, formed, nodes};
+
+/// The third of three nodes leaves: the others see it Leaving, Exiting
+/// and Removed (from Exiting), keep each other Up, and a watch of an
+/// actor on it from another node ends with exactly one `Terminated`, as
+/// the cluster removes the member (`Remoting::member_removed`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_leaves_is_removed_and_its_watches_end_once() {
+    let mut nodes = nodes();
+    let (members, clusters, probes) = formed(&mut nodes, 3).await;
+    let (stays, leaver) = (&members[0], &members[2]);
+    leaver
+        .system
+        .spawn("target", actor_fn(|_ctx, _n: u32| Ok(())))
+        .expect("spawned");
+    let target: ActorRef<u32> = stays.remote_ref(leaver, "target");
+    let watcher = TestProbe::<u32>::new(&stays.system);
+    watcher.watch(&target);
+    await_cond_within(deadline(), "the watch is in place on the leaver", || {
+        leaver.remoting.incoming_watches(stays.remoting.address()) == 1
+    });
+
+    let gone = clusters[2].self_member().clone();
+    clusters[2].leave().expect("the cluster runs");
+    for probe in &probes[..2] {
+        probe.fish_for_within(deadline(), |event| match event {
+            ClusterEvent::MemberRemoved {
+                member,
+                previous_status,
+            } if member.unique_address() == gone => {
+                assert_eq!(*previous_status, MemberStatus::Exiting);
+                FishingOutcome::Complete
+            }
+            _ => FishingOutcome::Continue,
+        });
+    }
+    watcher.expect_terminated_within(deadline(), &target);
+    for cluster in &clusters[..2] {
+        let state = cluster.state();
+        assert!(
+            state.members.iter().all(|m| m.unique_address() != gone),
+            "{state:?}"
+        );
+        assert_eq!(state.members.len(), 2, "{state:?}");
+    }
+    // The leaver's own goodbye, when its system stops, must not end the
+    // watch a second time.
+    leaver.stop().await;
+    watcher.expect_no_msg(Duration::from_millis(500));
+    nodes.stop_all().await;
+}

@@ -1,0 +1,65 @@
+//! A node of another cluster is refused.
+
+use volley_cluster::{Cluster, ClusterError};
+use volley_testkit::{await_cond_within, dilated};
+
+use super::{await_all_up, deadline, nodes, quick, start_clusters, start_nodes};
+
+/// A node whose `[cluster] name` differs joins through a member: the
+/// member refuses its frames (counted as foreign) and the cluster never
+/// holds it; the node stays out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_of_another_cluster_is_refused() {
+    let mut nodes = nodes();
+    let members = start_nodes(&mut nodes, 2).await;
+    let clusters: Vec<_> = start_clusters(&members)
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect();
+    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
+    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
+
+    let stranger = start_nodes(&mut nodes, 1).await.remove(0);
+    let foreign = Cluster::start(
+        &stranger.system,
+        &stranger.remoting,
+        quick("other", &[&members[0]]),
+    )
+    .expect("a cluster starts");
+    await_cond_within(deadline(), "the member refused a foreign frame", || {
+        members[0]
+            .remoting
+            .cluster_frame_counts()
+            .refused_foreign_cluster
+            > 0
+    });
+    // Its join retries keep coming and keep being refused.
+    let refused = members[0]
+        .remoting
+        .cluster_frame_counts()
+        .refused_foreign_cluster;
+    await_cond_within(
+        dilated(std::time::Duration::from_secs(10)),
+        "a retried join is refused too",
+        || {
+            members[0]
+                .remoting
+                .cluster_frame_counts()
+                .refused_foreign_cluster
+                > refused
+        },
+    );
+    for cluster in &clusters {
+        let state = cluster.state();
+        assert_eq!(state.members.len(), 2, "{state:?}");
+    }
+    assert!(
+        foreign.state().self_member.is_none(),
+        "{:?}",
+        foreign.state()
+    );
+    // A node is in one cluster at most.
+    let again = Cluster::start(&members[0].system, &members[0].remoting, quick("test", &[]));
+    assert!(matches!(again, Err(ClusterError::AlreadyStarted(_))));
+    nodes.stop_all().await;
+}
