@@ -6,11 +6,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::{eventually, quiet_deliberate_panics, system_with};
-use volley::{
-    Actor, ActorError, Context, DispatcherKind, DispatcherSettings, HandleResult, MetricsSettings,
-    Props, Settings,
-};
-use volley_testkit::{actor_fn, RecordedMetrics};
+use volley::{ActorError, DispatcherKind, DispatcherSettings, MetricsSettings, Props, Settings};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, RecordedMetrics};
 
 fn enabled() -> Settings {
     Settings {
@@ -30,22 +27,18 @@ enum Msg {
     Hold(volley::ReplyTo<()>),
 }
 
-#[derive(Default)]
-struct Flaky(Vec<volley::ReplyTo<()>>);
-
-impl Actor for Flaky {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
-        match msg {
-            Msg::Fail => Err(ActorError::new("failed on purpose")),
-            Msg::Panic => panic!("panicked on purpose"),
-            Msg::Ignore => Ok(()),
-            Msg::Hold(reply) => {
-                self.0.push(reply);
-                Ok(())
-            }
+/// Fails, panics, ignores or holds the reply handle, as told.
+fn flaky() -> Props<FnActor<Msg, Vec<volley::ReplyTo<()>>>> {
+    actor_fn_with(Vec::new(), |held, _ctx, msg: Msg| match msg {
+        Msg::Fail => Err(ActorError::new("failed on purpose")),
+        Msg::Panic => panic!("panicked on purpose"),
+        Msg::Ignore => Ok(()),
+        Msg::Hold(reply) => {
+            held.push(reply);
+            Ok(())
         }
-    }
+    })
+    .props()
 }
 
 #[volley_testkit::each_dispatcher]
@@ -56,7 +49,7 @@ fn failures_restarts_stops_dead_letters_and_ask_timeouts_are_counted() {
     let name = volley_testkit::DispatcherUnderTest::name("metrics-counted");
     let sys = system_with(&name, enabled()).unwrap();
     let s = &format!("system={name}");
-    let flaky = sys.spawn("flaky", Props::new(Flaky::default)).unwrap();
+    let flaky = sys.spawn("flaky", flaky()).unwrap();
     flaky.tell(Msg::Fail);
     flaky.tell(Msg::Panic);
     eventually("two restarts counted", || {
@@ -136,9 +129,7 @@ fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
     let sys = system_with("metrics-pool", with_pool(enabled())).unwrap();
     let labels = "dispatcher=pool,system=metrics-pool";
     let counter = |name: &str| r.counter(name, labels).unwrap_or(0);
-    let flaky = sys
-        .spawn("flaky", Props::new(Flaky::default).with_dispatcher("pool"))
-        .unwrap();
+    let flaky = sys.spawn("flaky", flaky().with_dispatcher("pool")).unwrap();
     // One actor's messages, sent faster than it runs: some activations
     // handle several, and the first one sampled saw a backlog.
     for _ in 0..1000 {
@@ -201,9 +192,7 @@ fn a_pool_counts_messages_activations_and_steals_and_samples_mailbox_depth() {
 fn nothing_is_registered_when_metrics_are_off() {
     let r = RecordedMetrics::install();
     let sys = system_with("metrics-off", with_pool(Settings::default())).unwrap();
-    let flaky = sys
-        .spawn("flaky", Props::new(Flaky::default).with_dispatcher("pool"))
-        .unwrap();
+    let flaky = sys.spawn("flaky", flaky().with_dispatcher("pool")).unwrap();
     flaky.tell(Msg::Fail);
     for _ in 0..100 {
         flaky.tell(Msg::Ignore);

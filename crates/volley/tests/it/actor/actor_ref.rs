@@ -45,7 +45,7 @@ use volley::{
     Actor, ActorError, ActorRef, AnyRef, AskError, Context, Directive, FailureKind, HandleResult,
     Props, ReplyTo, SpawnError, SupervisorStrategy,
 };
-use volley_testkit::{actor_fn, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 /// Answers with what it is sent, or with its own ref.
 struct Inner;
@@ -151,13 +151,6 @@ async fn an_actor_holding_another_ref_keeps_the_two_apart() {
     system.terminate().await;
 }
 
-/// The spec's `ReplyActor`: answers simple requests at once; a complex
-/// one goes through a worker child.
-#[derive(Default)]
-struct Server {
-    waiting: Option<ReplyTo<&'static str>>,
-}
-
 enum ServerMsg {
     Simple(ReplyTo<&'static str>),
     /// Remembered here; a worker reports back, then the answer goes out.
@@ -174,11 +167,8 @@ enum WorkerMsg {
     ReplyTo(ReplyTo<&'static str>),
 }
 
-struct Worker;
-
-impl Actor for Worker {
-    type Msg = WorkerMsg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: WorkerMsg) -> HandleResult {
+fn worker() -> Props<FnActor<WorkerMsg>> {
+    actor_fn(|ctx, msg: WorkerMsg| {
         match msg {
             WorkerMsg::Work(server) => {
                 server.tell(ServerMsg::WorkDone);
@@ -187,61 +177,38 @@ impl Actor for Worker {
             WorkerMsg::ReplyTo(client) => client.tell("complexReply"),
         }
         Ok(())
-    }
+    })
 }
 
-impl Actor for Server {
-    type Msg = ServerMsg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ServerMsg) -> HandleResult {
+/// The spec's `ReplyActor`: answers simple requests at once; a complex
+/// one goes through a worker child.
+fn server() -> Props<FnActor<ServerMsg, Option<ReplyTo<&'static str>>>> {
+    actor_fn_with(None, |waiting, ctx, msg: ServerMsg| {
         match msg {
             ServerMsg::Simple(client) => client.tell("simpleReply"),
             ServerMsg::Complex(client) => {
-                self.waiting = Some(client);
-                let worker = ctx.spawn_anonymous(Props::new(|| Worker))?;
+                *waiting = Some(client);
+                let worker = ctx.spawn_anonymous(worker())?;
                 worker.tell(WorkerMsg::Work(ctx.myself()));
             }
             ServerMsg::Complex2(client) => {
-                let worker = ctx.spawn_anonymous(Props::new(|| Worker))?;
+                let worker = ctx.spawn_anonymous(worker())?;
                 worker.tell(WorkerMsg::ReplyTo(client));
             }
             ServerMsg::WorkDone => {
-                if let Some(client) = self.waiting.take() {
+                if let Some(client) = waiting.take() {
                     client.tell("complexReply");
                 }
             }
         }
         Ok(())
-    }
-}
-
-/// The spec's `SenderActor`: sends requests naming itself as the one to
-/// answer, and reports each answer.
-struct Client {
-    server: ActorRef<ServerMsg>,
-    report: ActorRef<&'static str>,
+    })
+    .props()
 }
 
 enum ClientMsg {
     Send(&'static str),
     Answer(&'static str),
-}
-
-impl Actor for Client {
-    type Msg = ClientMsg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ClientMsg) -> HandleResult {
-        match msg {
-            ClientMsg::Send(kind) => {
-                let me = ctx.message_adapter(ClientMsg::Answer);
-                self.server.tell(match kind {
-                    "complex" => ServerMsg::Complex(me),
-                    "complex2" => ServerMsg::Complex2(me),
-                    _ => ServerMsg::Simple(me),
-                });
-            }
-            ClientMsg::Answer(a) => self.report.tell(a),
-        }
-        Ok(())
-    }
 }
 
 /// ActorRefSpec, "support reply via sender": volley has no implicit
@@ -252,14 +219,25 @@ impl Actor for Client {
 async fn replies_go_to_the_ref_the_request_carried() {
     let system = common::system("reply-via").unwrap();
     let answers = TestProbe::<&'static str>::new(&system);
-    let server = system.spawn_anonymous(Props::new(Server::default)).unwrap();
+    let server = system.spawn_anonymous(server()).unwrap();
     let (s, report) = (server.clone(), answers.actor_ref());
-    let client = system
-        .spawn_anonymous(Props::new(move || Client {
-            server: s.clone(),
-            report: report.clone(),
-        }))
-        .unwrap();
+    // The spec's `SenderActor`: sends requests naming itself as the one to
+    // answer, and reports each answer.
+    let client = actor_fn(move |ctx, msg: ClientMsg| {
+        match msg {
+            ClientMsg::Send(kind) => {
+                let me = ctx.message_adapter(ClientMsg::Answer);
+                s.tell(match kind {
+                    "complex" => ServerMsg::Complex(me),
+                    "complex2" => ServerMsg::Complex2(me),
+                    _ => ServerMsg::Simple(me),
+                });
+            }
+            ClientMsg::Answer(a) => report.tell(a),
+        }
+        Ok(())
+    });
+    let client = system.spawn_anonymous(client).unwrap();
     for first in ["complex", "complex2"] {
         for kind in [first, "simple", "simple", "simple"] {
             client.tell(ClientMsg::Send(kind));

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
+use volley::{ActorRef, ActorSystem};
 use volley_testkit::{actor_fn, TestProbe};
 
 /// The protocol of a service that knows nothing of its clients.
@@ -25,32 +25,6 @@ enum ClientMsg {
     Plain(&'static str),
 }
 
-struct Client {
-    service: ActorRef<ServiceMsg>,
-    report: ActorRef<String>,
-}
-
-impl Actor for Client {
-    type Msg = ClientMsg;
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ClientMsg) -> HandleResult {
-        match msg {
-            ClientMsg::Start(count) => {
-                let replies = ctx.message_adapter(ClientMsg::Wrapped);
-                for n in 1..=count {
-                    self.service.tell(ServiceMsg::Get {
-                        n,
-                        reply_to: replies.clone(),
-                    });
-                }
-            }
-            ClientMsg::Wrapped(v) => self.report.tell(format!("reply {v}")),
-            ClientMsg::Plain(s) => self.report.tell(format!("plain {s}")),
-        }
-        Ok(())
-    }
-}
-
 /// A service and a client of it whose reports go to the returned probe.
 fn client_and_service(system: &ActorSystem) -> (TestProbe<String>, ActorRef<ClientMsg>) {
     let report = TestProbe::<String>::new(system);
@@ -60,15 +34,24 @@ fn client_and_service(system: &ActorSystem) -> (TestProbe<String>, ActorRef<Clie
         Ok(())
     });
     let service = system.spawn("service", service).unwrap();
-    let client = system
-        .spawn(
-            "client",
-            Props::new(move || Client {
-                service: service.clone(),
-                report: report_ref.clone(),
-            }),
-        )
-        .unwrap();
+    // Asks the service through a message adapter; reports what comes.
+    let client = actor_fn(move |ctx, msg: ClientMsg| {
+        match msg {
+            ClientMsg::Start(count) => {
+                let replies = ctx.message_adapter(ClientMsg::Wrapped);
+                for n in 1..=count {
+                    service.tell(ServiceMsg::Get {
+                        n,
+                        reply_to: replies.clone(),
+                    });
+                }
+            }
+            ClientMsg::Wrapped(v) => report_ref.tell(format!("reply {v}")),
+            ClientMsg::Plain(s) => report_ref.tell(format!("plain {s}")),
+        }
+        Ok(())
+    });
+    let client = system.spawn("client", client).unwrap();
     (report, client)
 }
 

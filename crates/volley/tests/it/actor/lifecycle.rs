@@ -10,7 +10,7 @@ use volley::{
     Actor, ActorRef, ActorSystem, AnyRef, Context, HandleResult, PathError, Props, SpawnError,
     Terminated,
 };
-use volley_testkit::{actor_fn, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, TestProbe};
 
 /// A node of a tree: spawns `depth` levels of one child each, reports its
 /// post_stop.
@@ -255,29 +255,18 @@ enum Slow {
     Work(u32),
 }
 
-struct Collector(ActorRef<String>);
-
-impl Actor for Collector {
-    type Msg = Slow;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Slow) -> HandleResult {
-        let Slow::Work(n) = msg;
-        self.0.tell(format!("work {n}"));
-        Ok(())
-    }
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.0.tell("stopped".into());
-    }
-}
-
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn graceful_stop_runs_after_queued_messages() {
     let system = common::system("graceful").unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
-    let c = system
-        .spawn("c", Props::new(move || Collector(tx.clone())))
-        .unwrap();
+    let collector = actor_fn_with(tx, |to, _ctx, Slow::Work(n)| {
+        to.tell(format!("work {n}"));
+        Ok(())
+    })
+    .on_stop(|to, _ctx| to.tell("stopped".into()));
+    let c = system.spawn("c", collector.props()).unwrap();
     for n in 0..5 {
         c.tell(Slow::Work(n));
     }

@@ -5,38 +5,12 @@ use crate::common;
 use std::time::Duration;
 
 use common::eventually;
-use volley::{Actor, ActorRef, ActorSystem, AskError, Context, DeadLetter, HandleResult, Props};
-use volley_testkit::{actor_fn, TestProbe};
+use volley::{ActorRef, ActorSystem, AskError, DeadLetter, Props};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 enum Seq {
     Item { sender: usize, n: u64 },
     Report(ActorRef<Vec<u64>>),
-}
-
-/// Checks that each sender's numbers arrive in order.
-struct OrderChecker {
-    next: Vec<u64>,
-    violations: u64,
-}
-
-impl Actor for OrderChecker {
-    type Msg = Seq;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Seq) -> HandleResult {
-        match msg {
-            Seq::Item { sender, n } => {
-                if self.next[sender] != n {
-                    self.violations += 1;
-                }
-                self.next[sender] = n + 1;
-            }
-            Seq::Report(to) => {
-                let mut out = self.next.clone();
-                out.push(self.violations);
-                to.tell(out);
-            }
-        }
-        Ok(())
-    }
 }
 
 #[volley_testkit::each_dispatcher]
@@ -45,15 +19,26 @@ async fn messages_from_one_sender_arrive_in_order() {
     let system = common::system("order").unwrap();
     const SENDERS: usize = 4;
     const PER_SENDER: u64 = 50_000;
-    let checker = system
-        .spawn(
-            "checker",
-            Props::new(|| OrderChecker {
-                next: vec![0; SENDERS],
-                violations: 0,
-            }),
-        )
-        .unwrap();
+    // Checks that each sender's numbers arrive in order: the number next
+    // expected from each sender, and the violations seen.
+    let expected = (vec![0; SENDERS], 0u64);
+    let checker = actor_fn_with(expected, |(next, violations), _ctx, msg: Seq| {
+        match msg {
+            Seq::Item { sender, n } => {
+                if next[sender] != n {
+                    *violations += 1;
+                }
+                next[sender] = n + 1;
+            }
+            Seq::Report(to) => {
+                let mut out = next.clone();
+                out.push(*violations);
+                to.tell(out);
+            }
+        }
+        Ok(())
+    });
+    let checker = system.spawn("checker", checker.props()).unwrap();
     let threads: Vec<_> = (0..SENDERS)
         .map(|sender| {
             let c = checker.clone();
@@ -82,11 +67,8 @@ enum Calc {
     Slow(ActorRef<i64>),
 }
 
-struct Calculator;
-
-impl Actor for Calculator {
-    type Msg = Calc;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Calc) -> HandleResult {
+fn calculator() -> Props<FnActor<Calc>> {
+    actor_fn(|ctx, msg: Calc| {
         match msg {
             Calc::Add(a, b, reply) => reply.tell(a + b),
             Calc::Ignore(reply) => {
@@ -100,14 +82,14 @@ impl Actor for Calculator {
             }
         }
         Ok(())
-    }
+    })
 }
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn ask_gets_the_reply() {
     let system = common::system("ask").unwrap();
-    let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
+    let calc = system.spawn("calc", calculator()).unwrap();
     let sum = calc
         .ask(|r| Calc::Add(40, 2, r), Duration::from_secs(5))
         .await;
@@ -119,7 +101,7 @@ async fn ask_gets_the_reply() {
 #[tokio::test]
 async fn ask_times_out_and_a_late_reply_is_a_dead_letter() {
     let system = common::system("ask-timeout").unwrap();
-    let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
+    let calc = system.spawn("calc", calculator()).unwrap();
     let err = calc
         .ask(Calc::Ignore, Duration::from_millis(50))
         .await
@@ -144,7 +126,7 @@ async fn ask_times_out_and_a_late_reply_is_a_dead_letter() {
 #[tokio::test]
 async fn ask_on_a_dead_actor_is_a_clear_error() {
     let system = common::system("ask-dead").unwrap();
-    let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
+    let calc = system.spawn("calc", calculator()).unwrap();
     calc.graceful_stop();
     eventually("calc stopped", || calc.is_terminated());
     let err = calc
@@ -170,7 +152,7 @@ async fn dead_letters_are_counted_and_published() {
     });
     let sink = system.spawn("sink", sink).unwrap();
     system.event_stream().subscribe(sink);
-    let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
+    let calc = system.spawn("calc", calculator()).unwrap();
     calc.graceful_stop();
     eventually("calc stopped", || calc.is_terminated());
     let before = system.dead_letter_count();
@@ -195,7 +177,7 @@ fn unused_reply(system: &ActorSystem) -> ActorRef<i64> {
 #[tokio::test]
 async fn pipe_to_delivers_the_future_output_as_a_message() {
     let system = common::system("pipe").unwrap();
-    let calc = system.spawn("calc", Props::new(|| Calculator)).unwrap();
+    let calc = system.spawn("calc", calculator()).unwrap();
     let v = calc.ask(Calc::Slow, Duration::from_secs(5)).await;
     assert_eq!(v, Ok(2));
     system.terminate().await;
@@ -205,8 +187,8 @@ async fn pipe_to_delivers_the_future_output_as_a_message() {
 #[tokio::test]
 async fn refs_compare_hash_and_display() {
     let system = common::system("refs").unwrap();
-    let a = system.spawn("a", Props::new(|| Calculator)).unwrap();
-    let b = system.spawn("b", Props::new(|| Calculator)).unwrap();
+    let a = system.spawn("a", calculator()).unwrap();
+    let b = system.spawn("b", calculator()).unwrap();
     let a2 = a.clone();
     assert_eq!(a, a2);
     assert_ne!(a, b);

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
+use volley::{ActorRef, ActorSystem, Props};
+use volley_testkit::{actor_fn_with, FnActor};
 
 enum Msg {
     Panic,
@@ -13,25 +14,21 @@ enum Msg {
     Get(ActorRef<u64>),
 }
 
-struct Victim {
-    restarts: Arc<AtomicU64>,
-    count: u64,
-}
-
-impl Actor for Victim {
-    type Msg = Msg;
-    fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        self.restarts.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+/// Counts its starts in `starts` and the `Count`s its incarnation got.
+fn counting(starts: Arc<AtomicU64>) -> Props<FnActor<Msg, u64>> {
+    actor_fn_with(0, |count, _ctx, msg: Msg| {
         match msg {
             Msg::Panic => panic!("on purpose"),
-            Msg::Count => self.count += 1,
-            Msg::Get(r) => r.tell(self.count),
+            Msg::Count => *count += 1,
+            Msg::Get(r) => r.tell(*count),
         }
         Ok(())
-    }
+    })
+    .on_start(move |_, _ctx| {
+        starts.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    })
+    .props()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
@@ -41,24 +38,8 @@ async fn a_hundred_thousand_panics_leave_siblings_alone() {
     let system = ActorSystem::new("panics").unwrap();
     let starts = Arc::new(AtomicU64::new(0));
     let s1 = starts.clone();
-    let victim = system
-        .spawn(
-            "victim",
-            Props::new(move || Victim {
-                restarts: s1.clone(),
-                count: 0,
-            }),
-        )
-        .unwrap();
-    let sibling = system
-        .spawn(
-            "sibling",
-            Props::new(|| Victim {
-                restarts: Arc::new(AtomicU64::new(0)),
-                count: 0,
-            }),
-        )
-        .unwrap();
+    let victim = system.spawn("victim", counting(s1)).unwrap();
+    let sibling = system.spawn("sibling", counting(Arc::default())).unwrap();
     for _ in 0..PANICS {
         victim.tell(Msg::Panic);
         sibling.tell(Msg::Count);

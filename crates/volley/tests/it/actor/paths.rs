@@ -29,16 +29,11 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
 use std::time::Duration;
 
 use volley::{
-    Actor, ActorPath, ActorRef, ActorSystem, AnyRef, Context, HandleResult, PathError, Props,
-    ReplyTo, SpawnError, SystemError,
+    ActorPath, ActorRef, ActorSystem, AnyRef, PathError, Props, ReplyTo, SpawnError, SystemError,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
-
-/// ActorSelectionSpec's `Node`: makes children, looks paths up from inside
-/// its handler, and answers pings with its path.
-struct Node;
 
 enum NodeMsg {
     Create(String, ReplyTo<Result<AnyRef, SpawnError>>),
@@ -48,13 +43,13 @@ enum NodeMsg {
     Ping(ReplyTo<String>),
 }
 
-impl Actor for Node {
-    type Msg = NodeMsg;
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: NodeMsg) -> HandleResult {
+/// ActorSelectionSpec's `Node`: makes children, looks paths up from inside
+/// its handler, and answers pings with its path.
+fn node() -> Props<FnActor<NodeMsg>> {
+    actor_fn(|ctx, msg: NodeMsg| {
         match msg {
             NodeMsg::Create(name, reply) => {
-                reply.tell(ctx.spawn(&name, Props::new(|| Node)).map(|c| c.to_any()))
+                reply.tell(ctx.spawn(&name, node()).map(|c| c.to_any()))
             }
             NodeMsg::Lookup(path, reply) => reply.tell(ctx.system().lookup(&path)),
             NodeMsg::HasChild(name, reply) => reply.tell(ctx.child(&name).is_some()),
@@ -62,7 +57,7 @@ impl Actor for Node {
             NodeMsg::Ping(reply) => reply.tell(ctx.path().elements().to_string()),
         }
         Ok(())
-    }
+    })
 }
 
 /// The spec's fixture: `/user/c1`, `/user/c2` and `/user/c2/c21`.
@@ -76,8 +71,8 @@ struct Tree {
 impl Tree {
     async fn new(name: &str) -> Tree {
         let system = common::system(name).unwrap();
-        let c1 = system.spawn("c1", Props::new(|| Node)).unwrap();
-        let c2 = system.spawn("c2", Props::new(|| Node)).unwrap();
+        let c1 = system.spawn("c1", node()).unwrap();
+        let c2 = system.spawn("c2", node()).unwrap();
         let c21 = c2.ask(|r| NodeMsg::Create("c21".into(), r), T).await;
         let c21 = c21.unwrap().unwrap().downcast::<NodeMsg>().unwrap();
         Tree {
@@ -157,7 +152,7 @@ fn an_address_alone_parses_as_the_root_path_of_its_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_paths_are_errors_not_panics() {
     let system = common::system("malformed").unwrap();
-    let a = system.spawn("a", Props::new(|| Node)).unwrap();
+    let a = system.spawn("a", node()).unwrap();
     let display = a.to_string(); // `path#uid`: not a path
     let bad = [
         "",
@@ -213,7 +208,7 @@ fn system_names_that_would_make_ambiguous_paths_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paths_display_as_scheme_system_and_elements() {
     let system = common::system("mysys").unwrap();
-    let foo = system.spawn("foo", Props::new(|| Node)).unwrap();
+    let foo = system.spawn("foo", node()).unwrap();
     let bar = foo.ask(|r| NodeMsg::Create("bar".into(), r), T).await;
     let bar = bar.unwrap().unwrap();
     let root = system.lookup("/").unwrap().unwrap();
@@ -257,7 +252,7 @@ async fn a_path_without_its_system_is_its_elements() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_name_is_refused_with_the_reason() {
     let tree = Tree::new("empty-name").await;
-    let err = tree.system.spawn("", Props::new(|| Node)).unwrap_err();
+    let err = tree.system.spawn("", node()).unwrap_err();
     assert!(matches!(err, SpawnError::InvalidName { .. }), "{err:?}");
     assert!(err.to_string().contains("must not be empty"), "{err}");
     let from_actor = tree.c1.ask(|r| NodeMsg::Create(String::new(), r), T);
@@ -272,7 +267,7 @@ async fn an_empty_name_is_refused_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_path_takes_an_authority_and_a_remote_one_keeps_its_own() {
     let system = common::system("mysys").unwrap();
-    let foo = system.spawn("foo", Props::new(|| Node)).unwrap();
+    let foo = system.spawn("foo", node()).unwrap();
     let root = system.lookup("/").unwrap().unwrap();
     let user = system.lookup("/user").unwrap().unwrap();
     for host in ["aaa", "bb", "cccc"] {
@@ -296,9 +291,7 @@ async fn a_local_path_takes_an_authority_and_a_remote_one_keeps_its_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_given_as_a_name_is_refused() {
     let system = common::system("mysys").unwrap();
-    let err = system
-        .spawn("/user/boom/*", Props::new(|| Node))
-        .unwrap_err();
+    let err = system.spawn("/user/boom/*", node()).unwrap_err();
     assert!(matches!(err, SpawnError::InvalidName { .. }), "{err:?}");
     let star = ActorPath::parse("volley://mysys/user/boom/*").unwrap();
     assert_eq!(star.name(), "*");
@@ -313,16 +306,16 @@ async fn a_path_given_as_a_name_is_refused() {
 async fn a_url_encoded_name_is_a_valid_name() {
     let system = common::system("encoded").unwrap();
     let name = "volley%3A%2F%2FClusterSystem%40127.0.0.1%3A7355";
-    let a = system.spawn(name, Props::new(|| Node)).unwrap();
+    let a = system.spawn(name, node()).unwrap();
     assert_eq!(a.path().name(), name);
     let found = system.lookup(&format!("/user/{name}")).unwrap();
     assert_eq!(found.unwrap(), a);
     let parsed = ActorPath::parse(&a.path().to_string()).unwrap();
     assert_eq!(&parsed, a.path());
     // '$' inside a name is fine; '%' must start an encoded byte.
-    assert!(system.spawn("a$b", Props::new(|| Node)).is_ok());
+    assert!(system.spawn("a$b", node()).is_ok());
     for bad in ["100%", "%2", "%g0"] {
-        let err = system.spawn(bad, Props::new(|| Node)).unwrap_err();
+        let err = system.spawn(bad, node()).unwrap_err();
         assert!(matches!(err, SpawnError::InvalidName { .. }), "{bad}");
     }
     system.terminate().await;
@@ -363,7 +356,7 @@ async fn the_system_finds_actors_by_their_root_anchored_path() {
 async fn a_new_actor_at_a_dead_actors_path_is_a_different_ref() {
     let system = common::system("incarnation").unwrap();
     let probe = TestProbe::<()>::new(&system);
-    let a1 = system.spawn("abcdefg", Props::new(|| Node)).unwrap();
+    let a1 = system.spawn("abcdefg", node()).unwrap();
     probe.watch(&a1);
     a1.graceful_stop();
     probe.expect_terminated(&a1);
@@ -371,7 +364,7 @@ async fn a_new_actor_at_a_dead_actors_path_is_a_different_ref() {
     // The name is freed when the guardian hears of the end.
     let mut a2 = None;
     common::eventually("the name to be free", || {
-        a2 = system.spawn("abcdefg", Props::new(|| Node)).ok();
+        a2 = system.spawn("abcdefg", node()).ok();
         a2.is_some()
     });
     let a2 = a2.unwrap();
@@ -565,7 +558,7 @@ async fn a_ref_resolved_from_its_path_is_the_same_ref() {
 async fn the_path_of_a_dead_actor_resolves_to_nobody() {
     let system = common::system("dead-ref").unwrap();
     let probe = TestProbe::<()>::new(&system);
-    let r = system.spawn("non-existing", Props::new(|| Node)).unwrap();
+    let r = system.spawn("non-existing", node()).unwrap();
     let path = r.path().to_string();
     assert!(system.lookup(&path).unwrap().is_some());
     system.stop(&r);
@@ -603,7 +596,7 @@ async fn an_actor_can_check_whether_it_has_a_child_of_a_name() {
 async fn a_path_of_another_system_does_not_resolve_here() {
     let sys1 = common::system("sys1").unwrap();
     let sys2 = common::system("sys2").unwrap();
-    let ref1 = sys1.spawn("ref1", Props::new(|| Node)).unwrap();
+    let ref1 = sys1.spawn("ref1", node()).unwrap();
     let path = ref1.path().to_string();
     assert!(path.starts_with("volley://sys1/"), "{path}");
     assert_eq!(sys1.lookup(&path).unwrap().unwrap(), ref1);

@@ -9,53 +9,41 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo};
-use volley_testkit::eventually;
-
-/// Answers odd numbers at once; keeps the handles of even ones, and hands
-/// them to the test when it has a place for them.
-#[derive(Default)]
-struct OddOnly {
-    kept: Vec<ReplyTo<u64>>,
-    out: Option<Kept>,
-}
-
-impl Actor for OddOnly {
-    type Msg = (u64, ReplyTo<u64>);
-
-    fn handle(&mut self, _ctx: &mut Context<Self>, (n, reply_to): Self::Msg) -> HandleResult {
-        if n % 2 == 1 {
-            reply_to.tell(n);
-        } else {
-            if let Some(out) = &self.out {
-                out.lock().unwrap().push(reply_to.clone());
-            }
-            self.kept.push(reply_to);
-        }
-        Ok(())
-    }
-}
-
-fn odd_only(system: &ActorSystem) -> ActorRef<(u64, ReplyTo<u64>)> {
-    system
-        .spawn_anonymous(Props::new(OddOnly::default))
-        .unwrap()
-}
+use volley::{ActorRef, ActorSystem, AskError, ReplyTo};
+use volley_testkit::{actor_fn_with, eventually};
 
 /// The handles the actor keeps.
 type Kept = Arc<Mutex<Vec<ReplyTo<u64>>>>;
 
-/// An `OddOnly` that hands the handles it keeps to the test.
+/// Answers odd numbers at once; keeps the handles of even ones, and hands
+/// them to the test when it has a place for them (`out`).
+fn spawn_odd_only(system: &ActorSystem, out: Option<Kept>) -> ActorRef<(u64, ReplyTo<u64>)> {
+    let kept = Vec::<ReplyTo<u64>>::new();
+    let odd_only = actor_fn_with(
+        kept,
+        move |kept, _ctx, (n, reply_to): (u64, ReplyTo<u64>)| {
+            if n % 2 == 1 {
+                reply_to.tell(n);
+            } else {
+                if let Some(out) = &out {
+                    out.lock().unwrap().push(reply_to.clone());
+                }
+                kept.push(reply_to);
+            }
+            Ok(())
+        },
+    );
+    system.spawn_anonymous(odd_only.props()).unwrap()
+}
+
+fn odd_only(system: &ActorSystem) -> ActorRef<(u64, ReplyTo<u64>)> {
+    spawn_odd_only(system, None)
+}
+
+/// An odd-only actor that hands the handles it keeps to the test.
 fn odd_only_handing_out(system: &ActorSystem) -> (ActorRef<(u64, ReplyTo<u64>)>, Kept) {
     let out = Kept::default();
-    let kept = out.clone();
-    let actor = system
-        .spawn_anonymous(Props::new(move || OddOnly {
-            kept: Vec::new(),
-            out: Some(kept.clone()),
-        }))
-        .unwrap();
-    (actor, out)
+    (spawn_odd_only(system, Some(out.clone())), out)
 }
 
 /// 400 tasks ask, the even ones with timeouts spread over 20–220 ms; the

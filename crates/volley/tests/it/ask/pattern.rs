@@ -18,8 +18,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use volley::{Actor, ActorRef, AskError, Context, DeadLetter, HandleResult, Props, ReplyTo};
-use volley_testkit::{actor_fn, TestProbe};
+use volley::{ActorRef, AskError, DeadLetter, ReplyTo};
+use volley_testkit::{actor_fn, actor_fn_with, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -34,27 +34,22 @@ enum Msg {
     Ignore(ReplyTo<u32>),
 }
 
-#[derive(Default)]
-struct Server(Vec<ReplyTo<u32>>);
-impl Actor for Server {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+fn server(system: &volley::ActorSystem, name: &str) -> ActorRef<Msg> {
+    let held = Vec::<ReplyTo<u32>>::new();
+    let server = actor_fn_with(held, |held, _ctx, msg: Msg| {
         match msg {
             Msg::Echo(n, r) => r.tell(n),
-            Msg::Hold(r) => self.0.push(r),
+            Msg::Hold(r) => held.push(r),
             Msg::Release(n) => {
-                for r in self.0.drain(..) {
+                for r in held.drain(..) {
                     r.tell(n);
                 }
             }
             Msg::Ignore(r) => drop(r),
         }
         Ok(())
-    }
-}
-
-fn server(system: &volley::ActorSystem, name: &str) -> ActorRef<Msg> {
-    system.spawn(name, Props::new(Server::default)).unwrap()
+    });
+    system.spawn(name, server.props()).unwrap()
 }
 
 /// typed AskSpec, "must succeed when the actor is alive": the reply

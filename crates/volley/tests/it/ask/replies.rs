@@ -10,10 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo, Settings,
-};
-use volley_testkit::{eventually, TestProbe};
+use volley::{ActorRef, ActorSystem, AskError, ReplyTo, Settings};
+use volley_testkit::{actor_fn, actor_fn_with, eventually, TestProbe};
 
 enum Req {
     /// Replies `n + 1` at once.
@@ -28,17 +26,13 @@ enum Req {
     Due(u64, ReplyTo<u64>),
 }
 
-#[derive(Default)]
-struct Server {
-    kept: Vec<ReplyTo<u64>>,
-    /// Handles handed to the test, to be watched.
-    handles: Option<Arc<Mutex<Vec<ReplyTo<u64>>>>>,
-}
+/// The handles a server hands to the test, to be watched.
+type Handles = Arc<Mutex<Vec<ReplyTo<u64>>>>;
 
-impl Actor for Server {
-    type Msg = Req;
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Req) -> HandleResult {
+/// Serves `Req`; hands the handles it keeps to `handles` when given.
+fn spawn_server(system: &ActorSystem, handles: Option<Handles>) -> ActorRef<Req> {
+    let kept = Vec::<ReplyTo<u64>>::new();
+    let server = actor_fn_with(kept, move |kept, ctx, msg: Req| {
         match msg {
             Req::Inc(n, r) => r.tell(n + 1),
             Req::Later(n, ms, r) => {
@@ -46,19 +40,20 @@ impl Actor for Server {
             }
             Req::Due(n, r) => r.tell(n),
             Req::Keep(r) => {
-                if let Some(handles) = &self.handles {
+                if let Some(handles) = &handles {
                     handles.lock().unwrap().push(r.clone());
                 }
-                self.kept.push(r);
+                kept.push(r);
             }
             Req::Drop(r) => drop(r),
         }
         Ok(())
-    }
+    });
+    system.spawn_anonymous(server.props()).unwrap()
 }
 
 fn server(system: &ActorSystem) -> ActorRef<Req> {
-    system.spawn_anonymous(Props::new(Server::default)).unwrap()
+    spawn_server(system, None)
 }
 
 /// A reply after the polling window: the ask parks, is woken, and gets it.
@@ -143,16 +138,8 @@ async fn concurrent_asks_from_many_tasks_each_get_their_own_reply() {
 #[tokio::test]
 async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
     let system = common::system("ask-watch").unwrap();
-    let handles = Arc::new(Mutex::new(Vec::new()));
-    let s = {
-        let handles = handles.clone();
-        system
-            .spawn_anonymous(Props::new(move || Server {
-                kept: Vec::new(),
-                handles: Some(handles.clone()),
-            }))
-            .unwrap()
-    };
+    let handles = Handles::default();
+    let s = spawn_server(&system, Some(handles.clone()));
     let early = TestProbe::<()>::new(&system);
     // Watched while the ask waits: told when it times out.
     let waiting = {
@@ -175,24 +162,6 @@ async fn the_reply_handle_of_a_timed_out_ask_is_terminated_for_its_watchers() {
     system.terminate().await;
 }
 
-/// Blocks its thread on a gate, then answers.
-/// Answers 7 once the gate opens; counts the requests it has taken.
-struct Gated(Arc<(Mutex<bool>, std::sync::Condvar)>, Arc<AtomicUsize>);
-
-impl Actor for Gated {
-    type Msg = ReplyTo<u64>;
-    fn handle(&mut self, _ctx: &mut Context<Self>, reply_to: ReplyTo<u64>) -> HandleResult {
-        self.1.fetch_add(1, Ordering::SeqCst);
-        let (open, cv) = &*self.0;
-        let mut open = open.lock().unwrap();
-        while !*open {
-            open = cv.wait(open).unwrap();
-        }
-        reply_to.tell(7);
-        Ok(())
-    }
-}
-
 /// `try_ask` refuses at once when the bounded mailbox is full, where
 /// `ask` waits for room; both get their answer once there is room.
 #[volley_testkit::each_dispatcher]
@@ -204,15 +173,25 @@ async fn try_ask_refuses_a_full_mailbox_at_once() {
     let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
     let taken = Arc::new(AtomicUsize::new(0));
     let (g, counted) = (gate.clone(), taken.clone());
+    // Counts the requests it has taken, blocks its thread until the gate
+    // opens, then answers 7.
+    let gated = actor_fn(move |_ctx, reply_to: ReplyTo<u64>| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let (open, cv) = &*g;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = cv.wait(open).unwrap();
+        }
+        reply_to.tell(7);
+        Ok(())
+    });
     let actor = system
         .spawn(
             "gated",
-            Props::new(move || Gated(g.clone(), counted.clone())).with_mailbox(
-                volley::MailboxConfig::Bounded {
-                    capacity: 1,
-                    overflow: volley::Overflow::DropNewest,
-                },
-            ),
+            gated.with_mailbox(volley::MailboxConfig::Bounded {
+                capacity: 1,
+                overflow: volley::Overflow::DropNewest,
+            }),
         )
         .unwrap();
     let t = Duration::from_secs(10);

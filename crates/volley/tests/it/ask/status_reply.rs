@@ -24,11 +24,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, AskError, AskStatusError, Context, HandleResult, Props, ReplyTo, StatusError,
-    StatusReply,
-};
-use volley_testkit::{actor_fn, TestProbe};
+use volley::{AskError, AskStatusError, ReplyTo, StatusError, StatusReply};
+use volley_testkit::{actor_fn, actor_fn_with, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -145,32 +142,6 @@ async fn a_failed_ask_with_status_stays_an_ask_error() {
     system.terminate().await;
 }
 
-/// Asks `responder` from its `pre_start` with `ctx.ask_with_status` and
-/// reports what its mapping turned the outcome into.
-struct Asker {
-    responder: ActorRef<Request>,
-    report: ActorRef<String>,
-}
-
-impl Actor for Asker {
-    type Msg = String;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        ctx.ask_with_status(&self.responder, Request, T, |outcome| match outcome {
-            Ok(value) => format!("ok: {value}"),
-            Err(AskStatusError::Error(e)) => match e.downcast_ref::<TestException>() {
-                Some(custom) => format!("custom error: {custom:?}"),
-                None => format!("error text: {e}"),
-            },
-            Err(AskStatusError::Ask(e)) => format!("ask failed: {e}"),
-        });
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: String) -> HandleResult {
-        self.report.tell(msg);
-        Ok(())
-    }
-}
-
 async fn ctx_ask_answered_with(reply: StatusReply<String>, expected: &str) {
     let system = common::system("ctx-ask-with-status").unwrap();
     let report = TestProbe::<String>::new(&system);
@@ -180,16 +151,24 @@ async fn ctx_ask_answered_with(reply: StatusReply<String>, expected: &str) {
         Ok(())
     });
     let responder = system.spawn("responder", responder).unwrap();
-    let report_to = report.actor_ref();
-    system
-        .spawn(
-            "asker",
-            Props::new(move || Asker {
-                responder: responder.clone(),
-                report: report_to.clone(),
-            }),
-        )
-        .unwrap();
+    // Asks `responder` as it starts, with `ctx.ask_with_status`, and
+    // reports what its mapping turned the outcome into.
+    let asker = actor_fn_with(report.actor_ref(), |report, _ctx, msg: String| {
+        report.tell(msg);
+        Ok(())
+    })
+    .on_start(move |_, ctx| {
+        ctx.ask_with_status(&responder, Request, T, |outcome| match outcome {
+            Ok(value) => format!("ok: {value}"),
+            Err(AskStatusError::Error(e)) => match e.downcast_ref::<TestException>() {
+                Some(custom) => format!("custom error: {custom:?}"),
+                None => format!("error text: {e}"),
+            },
+            Err(AskStatusError::Ask(e)) => format!("ask failed: {e}"),
+        });
+        Ok(())
+    });
+    system.spawn("asker", asker.props()).unwrap();
     report.expect_msg(expected.to_string());
     system.terminate().await;
 }

@@ -12,9 +12,10 @@ use std::time::Duration;
 use common::breaker::State::{HalfOpen, Open};
 use common::breaker::{self, Breaker, Ev, MS};
 use volley::{
-    Actor, ActorRef, AskError, CircuitBreaker, CircuitBreakerError as CbError,
-    CircuitBreakerSettings, CircuitBreakerSettingsError, Context, HandleResult, Props, ReplyTo,
+    AskError, CircuitBreaker, CircuitBreakerError as CbError, CircuitBreakerSettings,
+    CircuitBreakerSettingsError, ReplyTo,
 };
+use volley_testkit::{actor_fn, actor_fn_with};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -139,22 +140,6 @@ enum Backend {
     SetDown(bool),
 }
 
-struct BackendActor {
-    down: bool,
-}
-
-impl Actor for BackendActor {
-    type Msg = Backend;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Backend) -> HandleResult {
-        match msg {
-            Backend::Get(reply) if self.down => reply.tell(Err("backend down".into())),
-            Backend::Get(reply) => reply.tell(Ok(42)),
-            Backend::SetDown(down) => self.down = down,
-        }
-        Ok(())
-    }
-}
-
 type Answer = Result<u32, CbError<String>>;
 
 /// Fronts the backend through a breaker: `Sync` calls a synchronous
@@ -166,17 +151,24 @@ enum Front {
     Done(ReplyTo<Answer>, Answer),
 }
 
-struct FrontActor {
-    breaker: CircuitBreaker,
-    backend: ActorRef<Backend>,
-}
-
-impl Actor for FrontActor {
-    type Msg = Front;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Front) -> HandleResult {
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actors_call_through_the_breaker_from_their_handlers() {
+    let b = Breaker::new("cb-actors", CircuitBreakerSettings::new(2, T, T));
+    let backend = actor_fn_with(false, |down, _ctx, msg: Backend| {
+        match msg {
+            Backend::Get(reply) if *down => reply.tell(Err("backend down".into())),
+            Backend::Get(reply) => reply.tell(Ok(42)),
+            Backend::SetDown(now_down) => *down = now_down,
+        }
+        Ok(())
+    });
+    let backend = b.system.spawn("backend", backend.props()).unwrap();
+    let (breaker, be) = (b.cb.clone(), backend.clone());
+    let front = actor_fn(move |ctx, msg: Front| {
         match msg {
             Front::Sync(ok, reply) => {
-                let r = self.breaker.with_sync_call(|| {
+                let r = breaker.with_sync_call(|| {
                     if ok {
                         Ok(1)
                     } else {
@@ -185,9 +177,9 @@ impl Actor for FrontActor {
                 });
                 reply.tell(r);
             }
-            Front::Ask(reply) => match self.breaker.permit() {
+            Front::Ask(reply) => match breaker.permit() {
                 Err(open) => reply.tell(Err(open.into())),
-                Ok(permit) => ctx.ask(&self.backend, Backend::Get, T, move |r| {
+                Ok(permit) => ctx.ask(&be, Backend::Get, T, move |r| {
                     let r = r.map_err(|e: AskError| e.to_string()).and_then(|r| r);
                     Front::Done(reply, permit.finish(r))
                 }),
@@ -195,28 +187,8 @@ impl Actor for FrontActor {
             Front::Done(reply, answer) => reply.tell(answer),
         }
         Ok(())
-    }
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn actors_call_through_the_breaker_from_their_handlers() {
-    let b = Breaker::new("cb-actors", CircuitBreakerSettings::new(2, T, T));
-    let backend = b
-        .system
-        .spawn("backend", Props::new(|| BackendActor { down: false }))
-        .unwrap();
-    let (breaker, be) = (b.cb.clone(), backend.clone());
-    let front = b
-        .system
-        .spawn(
-            "front",
-            Props::new(move || FrontActor {
-                breaker: breaker.clone(),
-                backend: be.clone(),
-            }),
-        )
-        .unwrap();
+    });
+    let front = b.system.spawn("front", front).unwrap();
     let ask = |m: fn(ReplyTo<Answer>) -> Front| front.ask(m, T);
     assert_eq!(ask(Front::Ask).await.unwrap(), Ok(42));
     assert_eq!(front.ask(|r| Front::Sync(true, r), T).await.unwrap(), Ok(1));

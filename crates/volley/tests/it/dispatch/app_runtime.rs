@@ -6,10 +6,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorRef, ActorSystem, Context, DispatcherKind, DispatcherSettings, HandleResult, Props,
-    ReplyTo, Settings,
-};
+use volley::{ActorRef, ActorSystem, DispatcherKind, DispatcherSettings, Props, ReplyTo, Settings};
+use volley_testkit::{actor_fn_with, FnActor};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -37,26 +35,21 @@ enum Msg {
     Fail,
 }
 
-#[derive(Default)]
-struct Recorder {
-    seen: Vec<u64>,
-}
-
-impl Actor for Recorder {
-    type Msg = Msg;
-
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+/// Records the numbers it gets; tells where it runs and what it has.
+fn recorder() -> Props<FnActor<Msg, Vec<u64>>> {
+    actor_fn_with(Vec::new(), |seen, ctx, msg: Msg| {
         match msg {
             Msg::Where(r) => {
                 let name = std::thread::current().name().unwrap_or("").to_string();
-                r.tell((name, self.seen.clone()));
+                r.tell((name, seen.clone()));
             }
-            Msg::Add(n) => self.seen.push(n),
+            Msg::Add(n) => seen.push(n),
             Msg::Spin => ctx.myself().tell(Msg::Spin),
             Msg::Fail => panic!("failing on purpose"),
         }
         Ok(())
-    }
+    })
+    .props()
 }
 
 async fn where_and_seen(actor: &ActorRef<Msg>) -> (String, Vec<u64>) {
@@ -69,9 +62,7 @@ async fn where_and_seen(actor: &ActorRef<Msg>) -> (String, Vec<u64>) {
 fn actors_run_on_the_application_runtime_in_order() {
     let rt = app_runtime(2);
     let system = ActorSystem::with_runtime("app", on_app_runtime(), rt.handle().clone()).unwrap();
-    let actor = system
-        .spawn("recorder", Props::new(Recorder::default))
-        .unwrap();
+    let actor = system.spawn("recorder", recorder()).unwrap();
     rt.block_on(async {
         for n in 0..10_000 {
             actor.tell(Msg::Add(n));
@@ -89,10 +80,8 @@ fn actors_run_on_the_application_runtime_in_order() {
 fn a_busy_actor_does_not_starve_the_others_on_one_thread() {
     let rt = app_runtime(1);
     let system = ActorSystem::with_runtime("fair", on_app_runtime(), rt.handle().clone()).unwrap();
-    let busy = system.spawn("busy", Props::new(Recorder::default)).unwrap();
-    let other = system
-        .spawn("other", Props::new(Recorder::default))
-        .unwrap();
+    let busy = system.spawn("busy", recorder()).unwrap();
+    let other = system.spawn("other", recorder()).unwrap();
     rt.block_on(async {
         busy.tell(Msg::Spin);
         let (_, seen) = where_and_seen(&other).await;
@@ -110,9 +99,7 @@ fn supervision_restarts_a_failed_actor() {
     let rt = app_runtime(2);
     let system =
         ActorSystem::with_runtime("supervised", on_app_runtime(), rt.handle().clone()).unwrap();
-    let actor = system
-        .spawn("recorder", Props::new(Recorder::default))
-        .unwrap();
+    let actor = system.spawn("recorder", recorder()).unwrap();
     rt.block_on(async {
         actor.tell(Msg::Add(1));
         actor.tell(Msg::Fail);
@@ -139,14 +126,9 @@ fn actors_on_the_pool_and_on_the_runtime_talk_to_each_other() {
     );
     let system = ActorSystem::with_runtime("mixed", settings, rt.handle().clone()).unwrap();
     let on_runtime = system
-        .spawn(
-            "on-runtime",
-            Props::new(Recorder::default).with_dispatcher("app"),
-        )
+        .spawn("on-runtime", recorder().with_dispatcher("app"))
         .unwrap();
-    let on_pool = system
-        .spawn("on-pool", Props::new(Recorder::default))
-        .unwrap();
+    let on_pool = system.spawn("on-pool", recorder()).unwrap();
     rt.block_on(async {
         on_runtime.tell(Msg::Add(7));
         on_pool.tell(Msg::Add(8));
@@ -176,9 +158,7 @@ fn terminating_the_system_leaves_the_runtime_running() {
 #[test]
 fn without_an_application_runtime_the_systems_own_runtime_runs_them() {
     let system = ActorSystem::with_settings("own", on_app_runtime()).unwrap();
-    let actor = system
-        .spawn("recorder", Props::new(Recorder::default))
-        .unwrap();
+    let actor = system.spawn("recorder", recorder()).unwrap();
     let rt = app_runtime(1);
     rt.block_on(async {
         let (thread, _) = where_and_seen(&actor).await;

@@ -36,10 +36,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use volley::{
-    Actor, ActorError, Context, DispatcherKind, DispatcherSettings, HandleResult, Props, ReplyTo,
-    Settings,
-};
+use volley::{ActorError, DispatcherKind, DispatcherSettings, Props, ReplyTo, Settings};
+use volley_testkit::{actor_fn, FnActor};
 
 /// The kind the tests' dispatchers have: the kind under test.
 fn kind_under_test() -> DispatcherKind {
@@ -116,21 +114,28 @@ enum Msg {
     Fail,
 }
 
+fn subject(
+    name: &'static str,
+    log: &Log,
+    works: &Arc<AtomicBool>,
+    pinged: &Latch,
+) -> Props<FnActor<Msg>> {
+    subject_clearing(name, log, works, pinged, false)
+}
+
 /// An actor that logs what it handles under `name`. A `Ping` counts
 /// down `pinged` while the shared flag `works` holds, and clears the flag
 /// instead if `clears` (the spec's slow actor in the deadline case); the
 /// saboteur clears it too.
-struct Subject {
+fn subject_clearing(
     name: &'static str,
-    log: Log,
-    works: Arc<AtomicBool>,
-    pinged: Latch,
+    log: &Log,
+    works: &Arc<AtomicBool>,
+    pinged: &Latch,
     clears: bool,
-}
-
-impl Actor for Subject {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+) -> Props<FnActor<Msg>> {
+    let (log, works, pinged) = (log.clone(), works.clone(), pinged.clone());
+    actor_fn(move |_ctx, msg: Msg| {
         match msg {
             Msg::Hog(reply, release, ready) => {
                 if let Some(reply) = reply {
@@ -140,52 +145,26 @@ impl Actor for Subject {
                     ready.count_down();
                 }
                 assert!(release.wait_for(T), "never released");
-                self.log.push("hog");
+                log.push("hog");
             }
-            Msg::Ping if self.clears => {
-                self.log.push(self.name);
-                self.works.store(false, Ordering::SeqCst);
+            Msg::Ping if clears => {
+                log.push(name);
+                works.store(false, Ordering::SeqCst);
             }
             Msg::Ping => {
-                self.log.push(self.name);
-                if self.works.load(Ordering::SeqCst) {
-                    self.pinged.count_down();
+                log.push(name);
+                if works.load(Ordering::SeqCst) {
+                    pinged.count_down();
                 }
             }
             Msg::Sabotage => {
-                self.log.push("sabotage");
-                self.works.store(false, Ordering::SeqCst);
+                log.push("sabotage");
+                works.store(false, Ordering::SeqCst);
             }
             Msg::Hello(reply) => reply.tell("World"),
             Msg::Fail => return Err(ActorError::new("fails on purpose")),
         }
         Ok(())
-    }
-}
-
-fn subject(
-    name: &'static str,
-    log: &Log,
-    works: &Arc<AtomicBool>,
-    pinged: &Latch,
-) -> Props<Subject> {
-    subject_clearing(name, log, works, pinged, false)
-}
-
-fn subject_clearing(
-    name: &'static str,
-    log: &Log,
-    works: &Arc<AtomicBool>,
-    pinged: &Latch,
-    clears: bool,
-) -> Props<Subject> {
-    let (log, works, pinged) = (log.clone(), works.clone(), pinged.clone());
-    Props::new(move || Subject {
-        name,
-        log: log.clone(),
-        works: works.clone(),
-        pinged: pinged.clone(),
-        clears,
     })
 }
 

@@ -59,7 +59,7 @@ use volley::{
     Actor, ActorRef, AnyRef, Context, DeadLetter, DeadLetterReason, HandleResult, LifecycleEvent,
     LifecycleKind, MailboxConfig, Overflow, Props, ReplyTo, Terminated,
 };
-use volley_testkit::{actor_fn, FnActor, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 enum Stash {
     /// Stashed; answered "ok" while the actor is not stashing everything.
@@ -223,30 +223,6 @@ enum Gate {
     Open,
 }
 
-/// Stashes work until opened, then unstashes it.
-struct Gated {
-    open: bool,
-    events: ActorRef<String>,
-}
-
-impl Actor for Gated {
-    type Msg = Gate;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Gate) -> HandleResult {
-        match msg {
-            Gate::Work(n) if !self.open => ctx.stash(Gate::Work(n))?,
-            Gate::Work(n) => self.events.tell(format!("work {n}")),
-            Gate::Open => {
-                self.open = true;
-                ctx.unstash_all();
-            }
-        }
-        Ok(())
-    }
-    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.events.tell("stopped".into());
-    }
-}
-
 /// Unstashed messages are handled before a graceful stop that was queued
 /// behind the message that unstashed them (as Pekko's `unstashAll`
 /// prepends them to a mailbox holding a `PoisonPill`).
@@ -257,14 +233,24 @@ async fn unstashed_messages_go_ahead_of_a_queued_graceful_stop() {
     let dead = TestProbe::<DeadLetter>::on_event_stream(&system);
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
+    // Stashes work until opened, then unstashes it.
+    let gated = actor_fn_with(false, move |open, ctx, msg: Gate| {
+        match msg {
+            Gate::Work(n) if !*open => ctx.stash(Gate::Work(n))?,
+            Gate::Work(n) => tx.tell(format!("work {n}")),
+            Gate::Open => {
+                *open = true;
+                ctx.unstash_all();
+            }
+        }
+        Ok(())
+    });
+    let to = events.actor_ref();
+    let gated = gated
+        .on_stop(move |_, _ctx| to.tell("stopped".into()))
+        .props();
     let gated = system
-        .spawn_anonymous(
-            Props::new(move || Gated {
-                open: false,
-                events: tx.clone(),
-            })
-            .with_mailbox(MailboxConfig::bounded(4, Overflow::DropNewest)),
-        )
+        .spawn_anonymous(gated.with_mailbox(MailboxConfig::bounded(4, Overflow::DropNewest)))
         .unwrap();
     for n in 1..=3 {
         gated.tell(Gate::Work(n));

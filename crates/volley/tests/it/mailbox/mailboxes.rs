@@ -50,10 +50,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use volley::{
-    Actor, ActorRef, ActorSystem, Context, DeadLetter, DeadLetterReason, HandleResult,
-    MailboxConfig, Overflow, Props, ReplyTo, Settings, TellError,
+    ActorRef, ActorSystem, DeadLetter, DeadLetterReason, MailboxConfig, Overflow, Props, ReplyTo,
+    Settings, TellError,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn_with, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -91,19 +91,19 @@ enum Msg {
     Report(ReplyTo<Vec<u64>>),
 }
 
-#[derive(Default)]
-struct Recorder(Vec<u64>);
+/// Records the items it gets; hands them over (emptied) on `Report`.
+type Recorder = FnActor<Msg, Vec<u64>>;
 
-impl Actor for Recorder {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+fn recorder() -> Props<Recorder> {
+    actor_fn_with(Vec::new(), |recorded, _ctx, msg: Msg| {
         match msg {
             Msg::Block(gate) => gate.block(),
-            Msg::Item(n) => self.0.push(n),
-            Msg::Report(reply) => reply.tell(std::mem::take(&mut self.0)),
+            Msg::Item(n) => recorded.push(n),
+            Msg::Report(reply) => reply.tell(std::mem::take(recorded)),
         }
         Ok(())
-    }
+    })
+    .props()
 }
 
 /// A system whose actors can block one thread and still leave one: on
@@ -147,8 +147,7 @@ async fn report(actor: &ActorRef<Msg>) -> Vec<u64> {
 async fn a_bounded_mailbox_of_ten_takes_ten_and_dead_letters_the_eleventh() {
     let system = system("bounded-10");
     let dead = TestProbe::<DeadLetter>::on_event_stream(&system);
-    let props = Props::new(Recorder::default)
-        .with_mailbox(MailboxConfig::bounded(10, Overflow::DropNewest));
+    let props = recorder().with_mailbox(MailboxConfig::bounded(10, Overflow::DropNewest));
     let (actor, gate) = blocked(&system, props);
     for n in 1..=10 {
         actor.tell(Msg::Item(n));
@@ -177,7 +176,7 @@ async fn the_message_count_follows_the_queue() {
         MailboxConfig::Unbounded,
         MailboxConfig::bounded(1000, Overflow::DropNewest),
     ] {
-        let (actor, gate) = blocked(&system, Props::new(Recorder::default).with_mailbox(mailbox));
+        let (actor, gate) = blocked(&system, recorder().with_mailbox(mailbox));
         assert_eq!(actor.mailbox_len(), IN_HAND, "{mailbox:?}");
         for n in 1..=100 {
             actor.tell(Msg::Item(n));
@@ -221,7 +220,7 @@ async fn every_message_from_concurrent_senders_is_handled_once() {
     ];
     for bounded in [false, true] {
         for (name, order) in cases {
-            let mut props = order(Props::new(Recorder::default));
+            let mut props = order(recorder());
             if bounded {
                 props = props.with_mailbox(MailboxConfig::bounded(10_000, Overflow::DropNewest));
             }
@@ -286,8 +285,7 @@ async fn every_message_from_concurrent_senders_is_handled_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_bounded_mailbox_drops_what_does_not_fit() {
     let system = system("drop-half");
-    let props = Props::new(Recorder::default)
-        .with_mailbox(MailboxConfig::bounded(10, Overflow::DropNewest));
+    let props = recorder().with_mailbox(MailboxConfig::bounded(10, Overflow::DropNewest));
     let (actor, gate) = blocked(&system, props);
     let before = system.dead_letter_count();
     for range in [1..=10u64, 11..=20] {
@@ -310,7 +308,7 @@ async fn a_full_bounded_mailbox_drops_what_does_not_fit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_mailbox_is_unbounded() {
     let system = system("default-unbounded");
-    let (actor, gate) = blocked(&system, Props::new(Recorder::default));
+    let (actor, gate) = blocked(&system, recorder());
     let before = system.dead_letter_count();
     for n in 0..10_000 {
         actor.tell(Msg::Item(n));
@@ -334,7 +332,7 @@ async fn a_bounded_mailbox_on_the_props_is_bounded() {
     let system = system("bounded-props");
     let bound = MailboxConfig::bounded(1000, Overflow::DropNewest);
     for control_aware in [false, true] {
-        let mut props = Props::new(Recorder::default).with_mailbox(bound);
+        let mut props = recorder().with_mailbox(bound);
         if control_aware {
             props = props.with_control_aware_mailbox(|m| matches!(m, Msg::Item(0)));
         }
@@ -365,8 +363,7 @@ async fn a_bounded_mailbox_on_the_props_is_bounded() {
 async fn the_capacity_of_a_bounded_mailbox_is_the_one_given() {
     let system = system("capacity-2");
     let dead = TestProbe::<DeadLetter>::on_event_stream(&system);
-    let props =
-        Props::new(Recorder::default).with_mailbox(MailboxConfig::bounded(2, Overflow::DropNewest));
+    let props = recorder().with_mailbox(MailboxConfig::bounded(2, Overflow::DropNewest));
     let (actor, gate) = blocked(&system, props);
     actor.tell(Msg::Item(2));
     actor.tell(Msg::Item(3));
@@ -388,22 +385,6 @@ async fn the_capacity_of_a_bounded_mailbox_is_the_one_given() {
 async fn pathological_ping_pong_loses_nothing() {
     /// The ball carries who threw it, so each throws it back.
     struct Ball(ActorRef<Ball>);
-    struct Player {
-        left: u64,
-        done: ActorRef<&'static str>,
-    }
-    impl Actor for Player {
-        type Msg = Ball;
-        fn handle(&mut self, ctx: &mut Context<Self>, Ball(other): Ball) -> HandleResult {
-            self.left -= 1;
-            other.tell(Ball(ctx.myself()));
-            if self.left == 0 {
-                self.done.tell("done");
-                ctx.stop_self();
-            }
-            Ok(())
-        }
-    }
     for mailbox in [
         MailboxConfig::Unbounded,
         MailboxConfig::bounded(1, Overflow::DropNewest),
@@ -414,16 +395,18 @@ async fn pathological_ping_pong_loses_nothing() {
         let done = TestProbe::<&'static str>::new(&system);
         let player = |name: &str| {
             let done = done.actor_ref();
-            system
-                .spawn(
-                    name,
-                    Props::new(move || Player {
-                        left: 100_000,
-                        done: done.clone(),
-                    })
-                    .with_mailbox(mailbox),
-                )
-                .unwrap()
+            // Throws the ball back until it has done so `left` times.
+            let player = actor_fn_with(100_000u64, move |left, ctx, Ball(other)| {
+                *left -= 1;
+                other.tell(Ball(ctx.myself()));
+                if *left == 0 {
+                    done.tell("done");
+                    ctx.stop_self();
+                }
+                Ok(())
+            });
+            let player = player.props().with_mailbox(mailbox);
+            system.spawn(name, player).unwrap()
         };
         let (a, b) = (player("a"), player("b"));
         let before = system.dead_letter_count();

@@ -6,10 +6,9 @@
 
 use crate::common;
 
-use std::sync::mpsc::Sender;
-
 use common::system;
-use volley::{Actor, Context, HandleResult, MailboxConfig, Overflow, Props};
+use volley::{MailboxConfig, Overflow, Props};
+use volley_testkit::{actor_fn_with, FnActor};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Msg {
@@ -23,29 +22,7 @@ enum Msg {
 }
 
 /// Records what it handles; reports the record on `Result`.
-struct Recorder {
-    seen: Vec<Msg>,
-    report: Sender<Vec<Msg>>,
-}
-
-impl Actor for Recorder {
-    type Msg = Msg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
-        match msg {
-            Msg::Start(msgs) => {
-                for m in msgs {
-                    ctx.myself().tell(m);
-                }
-                ctx.myself().tell(Msg::Result);
-            }
-            Msg::Result => {
-                let _ = self.report.send(std::mem::take(&mut self.seen));
-            }
-            other => self.seen.push(other),
-        }
-        Ok(())
-    }
-}
+type Recorder = FnActor<Msg, Vec<Msg>>;
 
 /// Runs `msgs` through a `Recorder` spawned with `props`' mailbox.
 fn handled_order(
@@ -54,16 +31,23 @@ fn handled_order(
     msgs: Vec<Msg>,
 ) -> Vec<Msg> {
     let sys = system(name).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let recorder = sys
-        .spawn(
-            "recorder",
-            props(Props::new(move || Recorder {
-                seen: Vec::new(),
-                report: tx.clone(),
-            })),
-        )
-        .unwrap();
+    let (report, rx) = std::sync::mpsc::channel();
+    let recorder = actor_fn_with(Vec::new(), move |seen, ctx, msg: Msg| {
+        match msg {
+            Msg::Start(msgs) => {
+                for m in msgs {
+                    ctx.myself().tell(m);
+                }
+                ctx.myself().tell(Msg::Result);
+            }
+            Msg::Result => {
+                let _ = report.send(std::mem::take(seen));
+            }
+            other => seen.push(other),
+        }
+        Ok(())
+    });
+    let recorder = sys.spawn("recorder", props(recorder.props())).unwrap();
     recorder.tell(Msg::Start(msgs));
     rx.recv_timeout(std::time::Duration::from_secs(10))
         .expect("the recorder reports")

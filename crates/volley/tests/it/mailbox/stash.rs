@@ -6,8 +6,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::eventually;
-use volley::{Actor, ActorError, ActorRef, Context, HandleResult, Props};
-use volley_testkit::TestProbe;
+use volley::{ActorError, ActorRef, Props};
+use volley_testkit::{actor_fn_with, FnActor, TestProbe};
 
 enum Msg {
     /// Handled when open, stashed when closed.
@@ -21,28 +21,23 @@ enum Msg {
 }
 
 /// Stashes work while closed; reports what it handles.
-struct Gate {
-    events: ActorRef<String>,
-    open: bool,
-}
-
-impl Actor for Gate {
-    type Msg = Msg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+fn gate(events: &ActorRef<String>) -> Props<FnActor<Msg, bool>> {
+    let events = events.clone();
+    actor_fn_with(false, move |open, ctx, msg: Msg| {
         match msg {
-            Msg::Work(n) if !self.open => ctx.stash(Msg::Work(n))?,
+            Msg::Work(n) if !*open => ctx.stash(Msg::Work(n))?,
             Msg::Work(n) => {
-                self.events.tell(format!("work {n}"));
+                events.tell(format!("work {n}"));
             }
             Msg::Open => {
-                self.open = true;
+                *open = true;
                 let n = ctx.unstash_all();
-                self.events.tell(format!("unstashed {n}"));
+                events.tell(format!("unstashed {n}"));
             }
             Msg::Release(n) => {
-                self.open = true;
+                *open = true;
                 let released = ctx.unstash(n);
-                self.events.tell(format!(
+                events.tell(format!(
                     "released {released} of {}",
                     released + ctx.stash_len()
                 ));
@@ -52,15 +47,8 @@ impl Actor for Gate {
             Msg::Fail => return Err(ActorError::new("failing on purpose")),
         }
         Ok(())
-    }
-}
-
-fn gate(events: &ActorRef<String>) -> Props<Gate> {
-    let events = events.clone();
-    Props::new(move || Gate {
-        events: events.clone(),
-        open: false,
     })
+    .props()
 }
 
 /// ActorWithStashSpec "re-receive unstashed messages": stashed messages

@@ -39,31 +39,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, HandleResult, Props,
     SupervisorStrategy,
 };
-use volley_testkit::TestProbe;
-
-/// Pekko's `ActorWithProtocol`: while closed it stashes everything but
-/// "open" and "done"; while open it writes, and stashes everything but
-/// "write" and "close". Each change of state hands the stash back.
-struct Protocol {
-    to: ActorRef<String>,
-    open: bool,
-}
-
-impl Actor for Protocol {
-    type Msg = &'static str;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: &'static str) -> HandleResult {
-        match (self.open, msg) {
-            (false, "open") | (true, "close") => {
-                self.open = !self.open;
-                ctx.unstash_all();
-            }
-            (false, "done") => self.to.tell(format!("done, {} stashed", ctx.stash_len())),
-            (true, "write") => self.to.tell("write".into()),
-            _ => ctx.stash(msg)?,
-        }
-        Ok(())
-    }
-}
+use volley_testkit::{actor_fn_with, TestProbe};
 
 /// "support protocols": the second "open", stashed while open, is handled
 /// once closed again, so the last "write" is written, not stashed.
@@ -73,15 +49,22 @@ async fn a_protocol_of_stash_and_unstash_across_states_handles_everything() {
     let system = common::system("pstash-protocol").unwrap();
     let probe = TestProbe::<String>::new(&system);
     let to = probe.actor_ref();
-    let a = system
-        .spawn(
-            "a",
-            Props::new(move || Protocol {
-                to: to.clone(),
-                open: false,
-            }),
-        )
-        .unwrap();
+    // Pekko's `ActorWithProtocol`: while closed it stashes everything but
+    // "open" and "done"; while open it writes, and stashes everything but
+    // "write" and "close". Each change of state hands the stash back.
+    let protocol = actor_fn_with(false, move |open, ctx, msg: &'static str| {
+        match (*open, msg) {
+            (false, "open") | (true, "close") => {
+                *open = !*open;
+                ctx.unstash_all();
+            }
+            (false, "done") => to.tell(format!("done, {} stashed", ctx.stash_len())),
+            (true, "write") => to.tell("write".into()),
+            _ => ctx.stash(msg)?,
+        }
+        Ok(())
+    });
+    let a = system.spawn("a", protocol.props()).unwrap();
     for msg in ["open", "write", "open", "close", "write", "close", "done"] {
         a.tell(msg);
     }
@@ -90,33 +73,7 @@ async fn a_protocol_of_stash_and_unstash_across_states_handles_everything() {
     system.terminate().await;
 }
 
-/// Watches a child with `watch_with`, stops it, and stashes and unstashes
-/// the termination the first time it sees it.
-struct Watcher {
-    to: ActorRef<String>,
-    stashed: bool,
-}
-
 struct ChildTerminated;
-
-impl Actor for Watcher {
-    type Msg = ChildTerminated;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let watched = ctx.spawn("watched", Props::new(FewAtATime::default))?;
-        ctx.watch_with(&watched, ChildTerminated);
-        ctx.stop(&watched);
-        Ok(())
-    }
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ChildTerminated) -> HandleResult {
-        if !self.stashed {
-            self.stashed = true;
-            ctx.stash(msg)?;
-            ctx.unstash_all();
-        }
-        self.to.tell("terminated".into());
-        Ok(())
-    }
-}
 
 /// "re-receive unstashed Terminated messages": a termination delivered as
 /// a message can be stashed and comes back like any other.
@@ -126,15 +83,24 @@ async fn a_stashed_termination_message_is_received_again() {
     let system = common::system("pstash-terminated").unwrap();
     let probe = TestProbe::<String>::new(&system);
     let to = probe.actor_ref();
-    system
-        .spawn(
-            "a",
-            Props::new(move || Watcher {
-                to: to.clone(),
-                stashed: false,
-            }),
-        )
-        .unwrap();
+    // Watches a child with `watch_with`, stops it, and stashes and
+    // unstashes the termination the first time it sees it.
+    let watcher = actor_fn_with(false, move |stashed, ctx, msg: ChildTerminated| {
+        if !*stashed {
+            *stashed = true;
+            ctx.stash(msg)?;
+            ctx.unstash_all();
+        }
+        to.tell("terminated".into());
+        Ok(())
+    })
+    .on_start(|_, ctx| {
+        let watched = ctx.spawn("watched", Props::new(FewAtATime::default))?;
+        ctx.watch_with(&watched, ChildTerminated);
+        ctx.stop(&watched);
+        Ok(())
+    });
+    system.spawn("a", watcher.props()).unwrap();
     expect_all(&probe, "terminated terminated");
     probe.expect_no_msg(Duration::from_millis(100));
     system.terminate().await;

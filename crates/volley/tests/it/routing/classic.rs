@@ -26,10 +26,10 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use volley::{
-    Actor, ActorError, ActorPath, ActorRef, ConsistentHashing, Context, Directive, HandleResult,
-    Props, RandomRouting, ReplyTo, Resizer, Router, RouterMsg, SmallestMailbox, SupervisorStrategy,
+    ActorError, ActorPath, ActorRef, ConsistentHashing, Directive, Props, RandomRouting, ReplyTo,
+    Resizer, Router, RouterMsg, SmallestMailbox, SupervisorStrategy,
 };
-use volley_testkit::{actor_fn, TestProbe};
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -45,10 +45,8 @@ enum Work {
     Keyed(u32, ActorRef<(u32, ActorPath)>),
 }
 
-struct Worker;
-impl Actor for Worker {
-    type Msg = Work;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Work) -> HandleResult {
+fn worker() -> Props<FnActor<Work>> {
+    actor_fn(|ctx, msg: Work| {
         match msg {
             Work::Who(to) => to.tell(ctx.path().clone()),
             Work::Block(b) => {
@@ -58,7 +56,7 @@ impl Actor for Worker {
             Work::Keyed(k, to) => to.tell((k, ctx.path().clone())),
         }
         Ok(())
-    }
+    })
 }
 
 fn counts(paths: Vec<ActorPath>) -> HashMap<ActorPath, usize> {
@@ -75,9 +73,7 @@ fn counts(paths: Vec<ActorPath>) -> HashMap<ActorPath, usize> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn round_robin_pool_shares_evenly() {
     let system = common::system("rr-pool").unwrap();
-    let router = Router::pool(5, Props::new(|| Worker))
-        .spawn(&system, "rr")
-        .unwrap();
+    let router = Router::pool(5, worker()).spawn(&system, "rr").unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
     for _ in 0..50 {
         router.tell(Work::Who(probe.actor_ref()));
@@ -95,11 +91,7 @@ async fn round_robin_pool_shares_evenly() {
 async fn round_robin_group_shares_evenly() {
     let system = common::system("rr-group").unwrap();
     let refs: Vec<_> = (0..3)
-        .map(|i| {
-            system
-                .spawn(&format!("w{i}"), Props::new(|| Worker))
-                .unwrap()
-        })
+        .map(|i| system.spawn(&format!("w{i}"), worker()).unwrap())
         .collect();
     let router = Router::group(refs).spawn(&system, "rr").unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
@@ -118,9 +110,7 @@ async fn round_robin_group_shares_evenly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_pool_stops_routees() {
     let system = common::system("rr-shutdown").unwrap();
-    let router = Router::pool(4, Props::new(|| Worker))
-        .spawn(&system, "rr")
-        .unwrap();
+    let router = Router::pool(4, worker()).spawn(&system, "rr").unwrap();
     let routees = router.current_routees(T).await.unwrap();
     assert_eq!(routees.len(), 4);
     let probes: Vec<_> = routees
@@ -147,9 +137,7 @@ async fn stopping_pool_stops_routees() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_routees_are_evicted_then_pool_stops() {
     let system = common::system("rr-evict").unwrap();
-    let router = Router::pool(2, Props::new(|| Worker))
-        .spawn(&system, "rr")
-        .unwrap();
+    let router = Router::pool(2, worker()).spawn(&system, "rr").unwrap();
     let routees = router.current_routees(T).await.unwrap();
     let probe = TestProbe::<()>::new(&system);
     probe.watch(&router.to_any());
@@ -171,7 +159,7 @@ async fn terminated_routees_are_evicted_then_pool_stops() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_without_routees_keeps_running() {
     let system = common::system("rr-group-empty").unwrap();
-    let w = system.spawn("w", Props::new(|| Worker)).unwrap();
+    let w = system.spawn("w", worker()).unwrap();
     let router = Router::group(vec![w.clone()]).spawn(&system, "g").unwrap();
     let probe = TestProbe::<()>::new(&system);
     probe.watch(&router.to_any());
@@ -189,7 +177,7 @@ async fn group_without_routees_keeps_running() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_pool_spreads() {
     let system = common::system("random").unwrap();
-    let router = Router::pool(3, Props::new(|| Worker))
+    let router = Router::pool(3, worker())
         .with_logic(RandomRouting::new())
         .spawn(&system, "rnd")
         .unwrap();
@@ -210,7 +198,7 @@ async fn random_pool_spreads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broadcast_message_reaches_every_routee() {
     let system = common::system("broadcast-msg").unwrap();
-    let router = Router::pool(4, Props::new(|| Worker))
+    let router = Router::pool(4, worker())
         .with_logic(RandomRouting::new())
         .spawn(&system, "rnd")
         .unwrap();
@@ -229,11 +217,7 @@ async fn broadcast_message_reaches_every_routee() {
 async fn broadcast_logic_sends_each_message_to_all() {
     let system = common::system("broadcast").unwrap();
     let refs: Vec<_> = (0..3)
-        .map(|i| {
-            system
-                .spawn(&format!("b{i}"), Props::new(|| Worker))
-                .unwrap()
-        })
+        .map(|i| system.spawn(&format!("b{i}"), worker()).unwrap())
         .collect();
     let router = Router::group(refs)
         .with_logic(volley::BroadcastRouting::new())
@@ -256,8 +240,8 @@ async fn broadcast_logic_sends_each_message_to_all() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn smallest_mailbox_avoids_the_backed_up_routee() {
     let system = volley::ActorSystem::new("smallest").unwrap();
-    let busy = system.spawn("busy", Props::new(|| Worker)).unwrap();
-    let idle = system.spawn("idle", Props::new(|| Worker)).unwrap();
+    let busy = system.spawn("busy", worker()).unwrap();
+    let idle = system.spawn("idle", worker()).unwrap();
     let gate = Arc::new(Barrier::new(2));
     let probe = TestProbe::<ActorPath>::new(&system);
     busy.tell(Work::Block(gate.clone()));
@@ -289,7 +273,7 @@ async fn smallest_mailbox_avoids_the_backed_up_routee() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consistent_hashing_same_key_same_routee() {
     let system = common::system("hashing").unwrap();
-    let router = Router::pool(3, Props::new(|| Worker))
+    let router = Router::pool(3, worker())
         .with_logic(ConsistentHashing::new(|m: &Work| match m {
             Work::Keyed(k, _) => Some(*k),
             _ => None,
@@ -318,7 +302,7 @@ async fn consistent_hashing_same_key_same_routee() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consistent_hashing_without_key_is_refused() {
     let system = common::system("hashing-nokey").unwrap();
-    let router = Router::pool(2, Props::new(|| Worker))
+    let router = Router::pool(2, worker())
         .with_logic(ConsistentHashing::new(|m: &Work| match m {
             Work::Keyed(k, _) => Some(*k),
             _ => None,
@@ -340,9 +324,7 @@ async fn consistent_hashing_without_key_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn management_messages() {
     let system = common::system("manage").unwrap();
-    let router = Router::pool(3, Props::new(|| Worker))
-        .spawn(&system, "m")
-        .unwrap();
+    let router = Router::pool(3, worker()).spawn(&system, "m").unwrap();
     let routees = router.current_routees(T).await.unwrap();
     assert_eq!(routees.len(), 3);
     let probe = TestProbe::<()>::new(&system);
@@ -351,7 +333,7 @@ async fn management_messages() {
         .tell(RouterMsg::RemoveRoutee(routees[0].clone()));
     probe.expect_terminated(&routees[0]);
     assert_eq!(router.current_routees(T).await.unwrap().len(), 2);
-    let extra = system.spawn("extra", Props::new(|| Worker)).unwrap();
+    let extra = system.spawn("extra", worker()).unwrap();
     router.control().tell(RouterMsg::AddRoutee(extra.clone()));
     let now = router.current_routees(T).await.unwrap();
     assert_eq!(now.len(), 3);
@@ -370,7 +352,7 @@ async fn management_messages() {
 async fn supplied_supervisor_strategy_applies_to_routees() {
     common::quiet_deliberate_panics();
     let system = common::system("strategy").unwrap();
-    let router = Router::pool(2, Props::new(|| Worker))
+    let router = Router::pool(2, worker())
         .with_supervisor_strategy(
             SupervisorStrategy::one_for_one().with_decider(|_| Directive::Stop),
         )
@@ -392,9 +374,7 @@ async fn supplied_supervisor_strategy_applies_to_routees() {
 async fn default_strategy_restarts_the_routee() {
     common::quiet_deliberate_panics();
     let system = common::system("default-strategy").unwrap();
-    let router = Router::pool(2, Props::new(|| Worker))
-        .spawn(&system, "d")
-        .unwrap();
+    let router = Router::pool(2, worker()).spawn(&system, "d").unwrap();
     let routees = router.current_routees(T).await.unwrap();
     let probe = TestProbe::<ActorPath>::new(&system);
     let watcher = TestProbe::<()>::new(&system);
@@ -424,7 +404,7 @@ async fn resizer_initial_size_within_bounds() {
     );
     assert_eq!(r.capacity_delta(&[0]), 1);
     let system = common::system("resizer-initial").unwrap();
-    let router = Router::pool(1, Props::new(|| Worker))
+    let router = Router::pool(1, worker())
         .with_resizer(Resizer::new(2, 3).with_interval(Duration::from_secs(3600)))
         .spawn(&system, "r")
         .unwrap();
@@ -492,7 +472,7 @@ async fn router_ask_gets_a_routee_reply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resized_pool_does_not_stop_when_routees_stop() {
     let system = common::system("resizer-stays").unwrap();
-    let router = Router::pool(2, Props::new(|| Worker))
+    let router = Router::pool(2, worker())
         .with_resizer(Resizer::new(2, 2).with_interval(Duration::from_millis(200)))
         .spawn(&system, "r")
         .unwrap();
@@ -518,7 +498,7 @@ async fn resized_pool_does_not_stop_when_routees_stop() {
 async fn pool_spawned_by_an_actor_routes_at_once() {
     let system = common::system("inline").unwrap();
     let owner = actor_fn(|ctx, to: ActorRef<ActorPath>| {
-        let pool = Router::pool(2, Props::new(|| Worker))
+        let pool = Router::pool(2, worker())
             .spawn_child(ctx, "pool")
             .map_err(|e| ActorError::new(e.to_string()))?;
         pool.tell(Work::Who(to));

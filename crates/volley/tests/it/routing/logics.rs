@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use common::eventually;
 use volley::{
-    Actor, ActorRef, ActorSystem, BroadcastRouting, ConsistentHashing, Context, HandleResult,
-    Props, RandomRouting, Router, RouterRef, RoutingError, SmallestMailbox, SupervisorStrategy,
+    ActorRef, ActorSystem, BroadcastRouting, ConsistentHashing, Props, RandomRouting, Router,
+    RouterRef, RoutingError, SmallestMailbox, SupervisorStrategy,
 };
+use volley_testkit::{actor_fn_with, FnActor};
 
 const T: Duration = Duration::from_secs(5);
 
@@ -49,33 +50,32 @@ impl Gate {
     }
 }
 
-/// Notes what it gets; a `mute` worker keeps `Who` requests unanswered.
-#[derive(Default)]
-struct Worker {
-    noted: Vec<u64>,
-    mute: bool,
-    unanswered: Vec<ActorRef<String>>,
-}
+/// What a worker noted, and the `Who` requests it left unanswered.
+type Kept = (Vec<u64>, Vec<ActorRef<String>>);
 
-impl Actor for Worker {
-    type Msg = Work;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Work) -> HandleResult {
-        match msg {
-            Work::Note(n) => self.noted.push(n),
-            Work::Noted(reply) => reply.tell(self.noted.clone()),
-            Work::Who(_, reply) if !self.mute => reply.tell(ctx.path().name().to_string()),
-            Work::Who(_, reply) => self.unanswered.push(reply),
-            Work::Block(gate) => {
-                gate.entered.store(true, Ordering::Release);
-                while !gate.open.load(Ordering::Acquire) {
-                    std::thread::sleep(Duration::from_millis(1));
+/// Notes what it gets; a `mute` worker keeps `Who` requests unanswered.
+fn worker(mute: bool) -> Props<FnActor<Work, Kept>> {
+    actor_fn_with(
+        Kept::default(),
+        move |(noted, unanswered), ctx, msg: Work| {
+            match msg {
+                Work::Note(n) => noted.push(n),
+                Work::Noted(reply) => reply.tell(noted.clone()),
+                Work::Who(_, reply) if !mute => reply.tell(ctx.path().name().to_string()),
+                Work::Who(_, reply) => unanswered.push(reply),
+                Work::Block(gate) => {
+                    gate.entered.store(true, Ordering::Release);
+                    while !gate.open.load(Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                 }
+                Work::StopYourself => ctx.stop_self(),
+                Work::Fail => return Err("asked to fail".into()),
             }
-            Work::StopYourself => ctx.stop_self(),
-            Work::Fail => return Err("asked to fail".into()),
-        }
-        Ok(())
-    }
+            Ok(())
+        },
+    )
+    .props()
 }
 
 fn key_of(msg: &Work) -> Option<u64> {
@@ -93,11 +93,7 @@ async fn noted(routee: &ActorRef<Work>) -> Vec<u64> {
 /// Spawns `n` workers under /user named w0, w1, …
 fn workers(system: &ActorSystem, n: usize) -> Vec<ActorRef<Work>> {
     (0..n)
-        .map(|i| {
-            system
-                .spawn(&format!("w{i}"), Props::new(Worker::default))
-                .unwrap()
-        })
+        .map(|i| system.spawn(&format!("w{i}"), worker(false)).unwrap())
         .collect()
 }
 
@@ -109,7 +105,7 @@ async fn ready(router: &RouterRef<Work>) -> Vec<ActorRef<Work>> {
 #[tokio::test]
 async fn round_robin_pool_spreads_evenly_and_keeps_per_sender_order() {
     let system = common::system("rr").unwrap();
-    let router = Router::pool(3, Props::new(Worker::default))
+    let router = Router::pool(3, worker(false))
         .spawn(&system, "pool")
         .unwrap();
     // Sent before the routees exist: these pass through the router actor.
@@ -138,7 +134,7 @@ async fn round_robin_pool_spreads_evenly_and_keeps_per_sender_order() {
 #[tokio::test]
 async fn random_routing_reaches_every_routee() {
     let system = common::system("random").unwrap();
-    let router = Router::pool(3, Props::new(Worker::default))
+    let router = Router::pool(3, worker(false))
         .with_logic(RandomRouting::new())
         .spawn(&system, "pool")
         .unwrap();
@@ -160,14 +156,12 @@ async fn random_routing_reaches_every_routee() {
 #[tokio::test]
 async fn broadcast_logic_and_broadcast_envelope_reach_all() {
     let system = common::system("bcast").unwrap();
-    let everyone = Router::pool(3, Props::new(Worker::default))
+    let everyone = Router::pool(3, worker(false))
         .with_logic(BroadcastRouting::new())
         .spawn(&system, "everyone")
         .unwrap();
     everyone.tell(Work::Note(1));
-    let rr = Router::pool(2, Props::new(Worker::default))
-        .spawn(&system, "rr")
-        .unwrap();
+    let rr = Router::pool(2, worker(false)).spawn(&system, "rr").unwrap();
     rr.broadcast(Work::Note(7));
     for r in ready(&everyone).await {
         assert_eq!(noted(&r).await, vec![1]);
@@ -222,7 +216,7 @@ async fn consistent_hashing_is_sticky_and_removal_moves_only_the_removed_keys() 
 #[tokio::test]
 async fn consistent_hash_message_without_key_is_an_error_not_a_panic() {
     let system = common::system("nokey").unwrap();
-    let router = Router::pool(2, Props::new(Worker::default))
+    let router = Router::pool(2, worker(false))
         .with_logic(ConsistentHashing::new(key_of))
         .spawn(&system, "hash")
         .unwrap();
@@ -287,7 +281,7 @@ async fn smallest_mailbox_avoids_the_backlogged_routee() {
 async fn router_with_no_routees_errors_on_ask_and_dead_letters_on_tell() {
     let system = common::system("empty").unwrap();
     let group: RouterRef<Work> = Router::group(Vec::new()).spawn(&system, "group").unwrap();
-    let pool = Router::pool(0, Props::new(Worker::default))
+    let pool = Router::pool(0, worker(false))
         .spawn(&system, "pool")
         .unwrap();
     for router in [&group, &pool] {
@@ -323,7 +317,7 @@ async fn router_with_no_routees_errors_on_ask_and_dead_letters_on_tell() {
 #[tokio::test]
 async fn terminated_routees_leave_the_pool_and_the_pool_stops_when_empty() {
     let system = common::system("shrink").unwrap();
-    let router = Router::pool(3, Props::new(Worker::default))
+    let router = Router::pool(3, worker(false))
         .spawn(&system, "pool")
         .unwrap();
     let routees = ready(&router).await;
@@ -357,7 +351,7 @@ async fn terminated_routees_leave_the_pool_and_the_pool_stops_when_empty() {
 #[tokio::test]
 async fn the_pool_supervises_its_routees_with_its_own_strategy() {
     let system = common::system("supervise").unwrap();
-    let router = Router::pool(2, Props::new(Worker::default))
+    let router = Router::pool(2, worker(false))
         .with_supervisor_strategy(SupervisorStrategy::one_for_one().with_max_restarts_total(1))
         .spawn(&system, "pool")
         .unwrap();
@@ -377,13 +371,11 @@ async fn the_pool_supervises_its_routees_with_its_own_strategy() {
 #[tokio::test]
 async fn management_messages_add_remove_and_adjust() {
     let system = common::system("manage").unwrap();
-    let router = Router::pool(1, Props::new(Worker::default))
+    let router = Router::pool(1, worker(false))
         .spawn(&system, "pool")
         .unwrap();
     let first = ready(&router).await;
-    let outsider = system
-        .spawn("outsider", Props::new(Worker::default))
-        .unwrap();
+    let outsider = system.spawn("outsider", worker(false)).unwrap();
     router.add_routee(outsider.clone());
     router.adjust_pool_size(2);
     let all = ready(&router).await;
@@ -406,11 +398,7 @@ async fn scatter_gather_answers_with_the_first_reply() {
     let system = common::system("scatter").unwrap();
     let mut group = Vec::new();
     for (i, mute) in [true, false, true].into_iter().enumerate() {
-        let props = Props::new(move || Worker {
-            mute,
-            ..Worker::default()
-        });
-        group.push(system.spawn(&format!("w{i}"), props).unwrap());
+        group.push(system.spawn(&format!("w{i}"), worker(mute)).unwrap());
     }
     let router = Router::group(group).spawn(&system, "scatter").unwrap();
     let who = router.scatter_gather(|r| Work::Who(0, r), T).await.unwrap();
@@ -427,11 +415,7 @@ async fn scatter_gather_answers_with_the_first_reply() {
 #[tokio::test]
 async fn scatter_gather_and_tail_chopping_time_out_when_nobody_answers() {
     let system = common::system("silent").unwrap();
-    let mute = || Worker {
-        mute: true,
-        ..Worker::default()
-    };
-    let router = Router::pool(2, Props::new(mute))
+    let router = Router::pool(2, worker(true))
         .spawn(&system, "pool")
         .unwrap();
     let short = Duration::from_millis(50);
@@ -456,7 +440,7 @@ async fn scatter_gather_and_tail_chopping_time_out_when_nobody_answers() {
 #[tokio::test]
 async fn a_pool_shrunk_below_one_routee_stays_and_grows_again() {
     let system = common::system("shrink-below-one").unwrap();
-    let router = Router::pool(2, Props::new(Worker::default))
+    let router = Router::pool(2, worker(false))
         .spawn(&system, "pool")
         .unwrap();
     let before = ready(&router).await;

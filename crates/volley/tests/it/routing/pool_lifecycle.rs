@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::eventually;
-use volley::{Actor, ActorRef, Context, HandleResult, Props, Resizer, Router, RouterRef};
-use volley_testkit::TestProbe;
+use volley::{ActorRef, Props, Resizer, Router, RouterRef};
+use volley_testkit::{actor_fn, actor_fn_with, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(5);
 
@@ -25,17 +25,11 @@ enum Work {
     Block(Arc<Gate>),
 }
 
-#[derive(Default)]
-struct Worker {
-    noted: Vec<u64>,
-}
-
-impl Actor for Worker {
-    type Msg = Work;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Work) -> HandleResult {
+fn worker() -> Props<FnActor<Work, Vec<u64>>> {
+    actor_fn_with(Vec::new(), |noted, _ctx, msg: Work| {
         match msg {
-            Work::Note(n) => self.noted.push(n),
-            Work::Noted(reply) => reply.tell(self.noted.clone()),
+            Work::Note(n) => noted.push(n),
+            Work::Noted(reply) => reply.tell(noted.clone()),
             Work::Block(gate) => {
                 gate.entered.store(true, Ordering::Release);
                 while !gate.open.load(Ordering::Acquire) {
@@ -44,7 +38,8 @@ impl Actor for Worker {
             }
         }
         Ok(())
-    }
+    })
+    .props()
 }
 
 #[volley_testkit::each_dispatcher]
@@ -54,7 +49,7 @@ async fn resizer_grows_under_pressure_and_shrinks_when_idle() {
     // `routers::smallest_mailbox_avoids_the_backlogged_routee`).
     let system = volley::ActorSystem::new("resize").unwrap();
     let resizer = Resizer::new(1, 3).with_interval(Duration::from_millis(10));
-    let router = Router::pool(1, Props::new(Worker::default))
+    let router = Router::pool(1, worker())
         .with_resizer(resizer)
         .spawn(&system, "elastic")
         .unwrap();
@@ -74,31 +69,20 @@ async fn resizer_grows_under_pressure_and_shrinks_when_idle() {
     system.terminate().await;
 }
 
-struct Parent;
-
 enum ParentMsg {
     MakePool(ActorRef<RouterRef<Work>>),
-}
-
-impl Actor for Parent {
-    type Msg = ParentMsg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ParentMsg) -> HandleResult {
-        match msg {
-            ParentMsg::MakePool(reply) => {
-                let router =
-                    Router::pool(3, Props::new(Worker::default)).spawn_child(ctx, "pool")?;
-                reply.tell(router);
-            }
-        }
-        Ok(())
-    }
 }
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test]
 async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() {
     let system = common::system("parent").unwrap();
-    let parent = system.spawn("parent", Props::new(|| Parent)).unwrap();
+    // Makes a pool of its own on request.
+    let parent = actor_fn(|ctx, ParentMsg::MakePool(reply)| {
+        reply.tell(Router::pool(3, worker()).spawn_child(ctx, "pool")?);
+        Ok(())
+    });
+    let parent = system.spawn("parent", parent).unwrap();
     let router = parent.ask(ParentMsg::MakePool, T).await.unwrap();
     let routees = router.current_routees(T).await.unwrap();
     assert_eq!(routees.len(), 3);
@@ -125,9 +109,7 @@ async fn stopping_the_parent_stops_router_and_routees_and_watchers_hear_of_it() 
 #[tokio::test]
 async fn graceful_stop_of_the_router_stops_its_routees() {
     let system = common::system("graceful").unwrap();
-    let router = Router::pool(2, Props::new(Worker::default))
-        .spawn(&system, "pool")
-        .unwrap();
+    let router = Router::pool(2, worker()).spawn(&system, "pool").unwrap();
     let routees = router.current_routees(T).await.unwrap();
     router.to_actor_ref().graceful_stop();
     eventually("router stopped", || router.is_terminated());
@@ -139,9 +121,7 @@ async fn graceful_stop_of_the_router_stops_its_routees() {
 #[tokio::test]
 async fn many_senders_route_concurrently_without_loss_or_reordering() {
     let system = common::system("fast").unwrap();
-    let router = Router::pool(4, Props::new(Worker::default))
-        .spawn(&system, "pool")
-        .unwrap();
+    let router = Router::pool(4, worker()).spawn(&system, "pool").unwrap();
     const SENDERS: u64 = 4;
     const EACH: u64 = 2000;
     let threads: Vec<_> = (0..SENDERS)

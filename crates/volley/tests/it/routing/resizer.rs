@@ -31,18 +31,14 @@ use crate::common;
 
 use std::time::Duration;
 
-use volley::{Actor, Context, HandleResult, Props, Resizer, Router, RouterRef};
-use volley_testkit::TestProbe;
+use volley::{Props, Resizer, Router, RouterRef};
+use volley_testkit::{actor_fn, FnActor, TestProbe};
 
 const T: Duration = Duration::from_secs(10);
 
-struct Worker;
-
-impl Actor for Worker {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: ()) -> HandleResult {
-        Ok(())
-    }
+/// A routee that does nothing.
+fn worker() -> Props<FnActor<()>> {
+    actor_fn(|_ctx, ()| Ok(()))
 }
 
 fn still(lower: usize, upper: usize) -> Resizer {
@@ -62,7 +58,7 @@ async fn size(router: &RouterRef<()>) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adjusting_a_resized_pool_stops_at_the_upper_bound() {
     let system = common::system("resize-clamp-up").unwrap();
-    let router = Router::pool(0, Props::new(|| Worker))
+    let router = Router::pool(0, worker())
         .with_resizer(still(2, 5))
         .spawn(&system, "pool")
         .unwrap();
@@ -81,7 +77,7 @@ async fn adjusting_a_resized_pool_stops_at_the_upper_bound() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adjusting_a_resized_pool_stops_at_the_lower_bound() {
     let system = common::system("resize-clamp-down").unwrap();
-    let router = Router::pool(0, Props::new(|| Worker))
+    let router = Router::pool(0, worker())
         .with_resizer(still(2, 5))
         .spawn(&system, "pool")
         .unwrap();
@@ -109,11 +105,11 @@ async fn adjusting_a_resized_pool_stops_at_the_lower_bound() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_is_cut_short_at_the_bound_never_reversed() {
     let system = common::system("resize-no-reverse").unwrap();
-    let router = Router::pool(3, Props::new(|| Worker))
+    let router = Router::pool(3, worker())
         .with_resizer(still(2, 3))
         .spawn(&system, "pool")
         .unwrap();
-    let extra = system.spawn("extra", Props::new(|| Worker)).unwrap();
+    let extra = system.spawn("extra", worker()).unwrap();
     router.add_routee(extra.clone());
     assert_eq!(size(&router).await, 4);
     router.adjust_pool_size(1);

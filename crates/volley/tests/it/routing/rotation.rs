@@ -9,7 +9,8 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
-use volley::{Actor, ActorRef, Context, HandleResult, Props, Router, RouterRef, SmallestMailbox};
+use volley::{ActorRef, Props, Router, RouterRef, SmallestMailbox};
+use volley_testkit::{actor_fn_with, FnActor};
 
 const T: Duration = Duration::from_secs(5);
 
@@ -19,20 +20,16 @@ enum Msg {
     Got(ActorRef<Vec<(usize, u64)>>),
 }
 
-#[derive(Default)]
-struct Recorder {
-    got: Vec<(usize, u64)>,
-}
-
-impl Actor for Recorder {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) -> HandleResult {
+/// Keeps what came, and hands it over (emptied) on `Got`.
+fn recorder() -> Props<FnActor<Msg, Vec<(usize, u64)>>> {
+    actor_fn_with(Vec::new(), |got, _ctx, msg: Msg| {
         match msg {
-            Msg::From { from, n } => self.got.push((from, n)),
-            Msg::Got(reply) => reply.tell(std::mem::take(&mut self.got)),
+            Msg::From { from, n } => got.push((from, n)),
+            Msg::Got(reply) => reply.tell(std::mem::take(got)),
         }
         Ok(())
-    }
+    })
+    .props()
 }
 
 /// What each routee got since the last call, by routee index.
@@ -88,9 +85,7 @@ async fn per_sender_counts(routees: &[ActorRef<Msg>], total: usize) -> Vec<HashM
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_concurrent_sender_visits_every_routee_evenly() {
     let system = common::system("rr-senders").unwrap();
-    let router = Router::pool(4, Props::new(Recorder::default))
-        .spawn(&system, "pool")
-        .unwrap();
+    let router = Router::pool(4, recorder()).spawn(&system, "pool").unwrap();
     let routees = router.current_routees(T).await.unwrap();
     let (senders, per_sender) = (3, 4_000);
     send_from_threads(&router, senders, per_sender);
@@ -114,12 +109,8 @@ async fn each_concurrent_sender_visits_every_routee_evenly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_sender_keeps_a_rotation_per_router() {
     let system = common::system("rr-two").unwrap();
-    let a = Router::pool(2, Props::new(Recorder::default))
-        .spawn(&system, "a")
-        .unwrap();
-    let b = Router::pool(2, Props::new(Recorder::default))
-        .spawn(&system, "b")
-        .unwrap();
+    let a = Router::pool(2, recorder()).spawn(&system, "a").unwrap();
+    let b = Router::pool(2, recorder()).spawn(&system, "b").unwrap();
     let (ra, rb) = (
         a.current_routees(T).await.unwrap(),
         b.current_routees(T).await.unwrap(),
@@ -141,7 +132,7 @@ async fn one_sender_keeps_a_rotation_per_router() {
 #[tokio::test]
 async fn smallest_mailbox_ties_rotate() {
     let system = common::system("sm-ties").unwrap();
-    let router = Router::pool(3, Props::new(Recorder::default))
+    let router = Router::pool(3, recorder())
         .with_logic(SmallestMailbox::new())
         .spawn(&system, "pool")
         .unwrap();
@@ -175,11 +166,7 @@ async fn smallest_mailbox_ties_rotate() {
 async fn a_removed_routee_gets_nothing_once_the_removal_is_observed() {
     let system = common::system("rr-remove").unwrap();
     let routees: Vec<_> = (0..3)
-        .map(|i| {
-            system
-                .spawn(&format!("r{i}"), Props::new(Recorder::default))
-                .unwrap()
-        })
+        .map(|i| system.spawn(&format!("r{i}"), recorder()).unwrap())
         .collect();
     let router = Router::group(routees.clone())
         .spawn(&system, "group")
@@ -255,7 +242,7 @@ async fn a_router_of_routers_rotates_at_each_level() {
     let system = common::system("rr-nested").unwrap();
     let inner: Vec<_> = (0..2)
         .map(|i| {
-            Router::pool(2, Props::new(Recorder::default))
+            Router::pool(2, recorder())
                 .spawn(&system, &format!("inner{i}"))
                 .unwrap()
         })
@@ -284,9 +271,7 @@ async fn a_router_of_routers_rotates_at_each_level() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_routing_to_itself_routes_again_on_the_same_thread() {
     let system = common::system("rr-self").unwrap();
-    let recorder = system
-        .spawn_anonymous(Props::new(Recorder::default))
-        .unwrap();
+    let recorder = system.spawn_anonymous(recorder()).unwrap();
     let group = Router::group(vec![recorder.clone()])
         .spawn(&system, "self-group")
         .unwrap();

@@ -28,7 +28,7 @@ use volley::{
     Actor, ActorError, ActorRef, Context, Directive, Failure, FailureKind, HandleResult, Props,
     ReplyTo, SupervisorStrategy, Terminated,
 };
-use volley_testkit::TestProbe;
+use volley_testkit::{actor_fn_with, TestProbe};
 
 const WINDOW: Duration = Duration::from_secs(5);
 
@@ -464,43 +464,6 @@ async fn attempt_restart_when_exception_during_restart() {
     system.terminate().await;
 }
 
-/// Fails at creation unless it is not the first (`cnt == 0`).
-struct InitChild(usize);
-impl Actor for InitChild {
-    type Msg = ReplyTo<&'static str>;
-    fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        if self.0 == 0 {
-            return Err(ActorError::new("deliberate test failure"));
-        }
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, reply: Self::Msg) -> HandleResult {
-        reply.tell("pong");
-        Ok(())
-    }
-}
-
-struct InitParent(Option<ActorRef<ReplyTo<&'static str>>>);
-impl Actor for InitParent {
-    type Msg = ReplyTo<&'static str>;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let cnt = Arc::new(AtomicUsize::new(0));
-        let props = Props::new(move || InitChild(cnt.fetch_add(1, Ordering::SeqCst)));
-        self.0 = Some(ctx.spawn("child", props)?);
-        Ok(())
-    }
-    fn supervisor_strategy(&self) -> SupervisorStrategy {
-        SupervisorStrategy::one_for_one().with_decider(|f| match f.kind {
-            FailureKind::Initialization(_) => Directive::Restart,
-            _ => Directive::Stop,
-        })
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, reply: Self::Msg) -> HandleResult {
-        self.0.as_ref().expect("a child").tell(reply);
-        Ok(())
-    }
-}
-
 /// SupervisorSpec, "supervise exceptions on child actor initialize": a
 /// restart after a failed `pre_start` creates a new instance, and the
 /// message sent meanwhile is handled by it.
@@ -508,9 +471,33 @@ impl Actor for InitParent {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn supervise_exceptions_on_child_initialize() {
     let system = common::system("sup-child-init").unwrap();
-    let parent = system
-        .spawn("parent", Props::new(|| InitParent(None)))
-        .unwrap();
+    // Its child fails at creation the first time only.
+    let created = Arc::new(AtomicUsize::new(0));
+    let init_child = actor_fn_with((), |_, _ctx, reply: ReplyTo<&'static str>| {
+        reply.tell("pong");
+        Ok(())
+    })
+    .on_start(
+        move |_, _ctx| match created.fetch_add(1, Ordering::SeqCst) {
+            0 => Err(ActorError::new("deliberate test failure")),
+            _ => Ok(()),
+        },
+    )
+    .props();
+    let restart_on_init = SupervisorStrategy::one_for_one().with_decider(|f| match f.kind {
+        FailureKind::Initialization(_) => Directive::Restart,
+        _ => Directive::Stop,
+    });
+    let parent = actor_fn_with(None, |child: &mut Option<ActorRef<_>>, _ctx, reply| {
+        child.as_ref().expect("a child").tell(reply);
+        Ok(())
+    })
+    .on_start(move |child, ctx| {
+        *child = Some(ctx.spawn("child", init_child.clone())?);
+        Ok(())
+    })
+    .with_supervisor_strategy(restart_on_init);
+    let parent = system.spawn("parent", parent.props()).unwrap();
     assert_eq!(parent.ask(|r| r, T).await.unwrap(), "pong");
     system.terminate().await;
 }

@@ -43,7 +43,7 @@ use common::pekko::{child, supervisor};
 use common::typed_target::{on_failure, restart_on, Cmd, Exc, Target};
 use volley::{Actor, ActorError, Context, Directive, FailureKind, HandleResult, Props};
 use volley::{ActorRef, SupervisorStrategy};
-use volley_testkit::{actor_fn, TestProbe};
+use volley_testkit::{actor_fn, actor_fn_with, TestProbe};
 
 /// SupervisionSpec, "receive message".
 #[volley_testkit::each_dispatcher]
@@ -391,32 +391,6 @@ async fn a_panicking_factory_fails_initialization() {
     system.terminate().await;
 }
 
-/// Watches a child that stops itself on "boom" and does not handle its
-/// `Terminated`: a death pact.
-struct Pact(ActorRef<String>, Option<ActorRef<()>>);
-
-impl Actor for Pact {
-    type Msg = &'static str;
-    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        let child = ctx.spawn_anonymous(actor_fn(|ctx, ()| {
-            ctx.stop_self();
-            Ok(())
-        }))?;
-        ctx.watch(&child);
-        self.1 = Some(child);
-        Ok(())
-    }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: &'static str) -> HandleResult {
-        match msg {
-            "boom" => self.1.as_ref().expect("a child").tell(()),
-            _ => {
-                self.0.tell("pong".into());
-            }
-        }
-        Ok(())
-    }
-}
-
 /// SupervisionSpec, "be able to recover from a DeathPactException": a
 /// decider that restarts on a death pact brings the watcher back.
 #[volley_testkit::each_dispatcher]
@@ -434,7 +408,28 @@ async fn recover_from_a_death_pact() {
         Directive::Restart
     });
     let sup = supervisor(&system, strategy);
-    let r = child(&sup, Props::new(move || Pact(tx.clone(), None))).await;
+    // Watches a child that stops itself on "boom" and does not handle its
+    // `Terminated`: a death pact.
+    let pact = actor_fn_with(
+        None::<ActorRef<()>>,
+        move |child, _ctx, msg: &'static str| {
+            match msg {
+                "boom" => child.as_ref().expect("a child").tell(()),
+                _ => tx.tell("pong".into()),
+            }
+            Ok(())
+        },
+    )
+    .on_start(|child, ctx| {
+        let stopping = ctx.spawn_anonymous(actor_fn(|ctx, ()| {
+            ctx.stop_self();
+            Ok(())
+        }))?;
+        ctx.watch(&stopping);
+        *child = Some(stopping);
+        Ok(())
+    });
+    let r = child(&sup, pact.props()).await;
     r.tell("boom");
     pacts.expect_msg("death pact".to_string());
     r.tell("ping");
@@ -512,23 +507,6 @@ async fn stopped_stays_stopped_under_every_strategy() {
     system.terminate().await;
 }
 
-/// Pipes a future whose mapping panics ("future-boom"), or answers.
-struct Adapter(ActorRef<String>);
-impl Actor for Adapter {
-    type Msg = &'static str;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: &'static str) -> HandleResult {
-        match msg {
-            "future-boom" => ctx.pipe_to(async { 1 }, |_: i32| -> &'static str {
-                panic!("thrown in adapter (on purpose)")
-            }),
-            other => {
-                self.0.tell(other.to_string());
-            }
-        }
-        Ok(())
-    }
-}
-
 /// SupervisionSpec, "apply supervision to adapter function", pinned as
 /// volley's documented difference: `pipe_to`'s mapping runs outside the
 /// actor, so its panic does not restart the actor; it is logged at error
@@ -541,9 +519,17 @@ async fn a_panic_in_pipe_to_mapping_is_logged() {
     let system = common::system("ts-adapter").unwrap();
     let events = TestProbe::<String>::new(&system);
     let tx = events.actor_ref();
-    let r = system
-        .spawn("adapter", Props::new(move || Adapter(tx.clone())))
-        .unwrap();
+    // Pipes a future whose mapping panics ("future-boom"), or answers.
+    let adapter = actor_fn(move |ctx, msg: &'static str| {
+        match msg {
+            "future-boom" => ctx.pipe_to(async { 1 }, |_: i32| -> &'static str {
+                panic!("thrown in adapter (on purpose)")
+            }),
+            other => tx.tell(other.to_string()),
+        }
+        Ok(())
+    });
+    let r = system.spawn("adapter", adapter).unwrap();
     r.tell("future-boom");
     common::eventually("the mapping's panic to be logged", || {
         !common::log_capture::logged(&["pipe_to's mapping panicked", "ts-adapter"]).is_empty()

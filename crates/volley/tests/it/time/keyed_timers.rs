@@ -9,8 +9,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings};
-use volley_testkit::{ManualTime, TestProbe};
+use volley::{ActorRef, ActorSystem, Props, Settings};
+use volley_testkit::{actor_fn, FnActor, ManualTime, TestProbe};
 
 #[derive(Clone)]
 enum Tick {
@@ -26,13 +26,9 @@ enum Tick {
     Active,
 }
 
-struct Ticker {
-    to: ActorRef<String>,
-}
-
-impl Actor for Ticker {
-    type Msg = Tick;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: Tick) -> HandleResult {
+/// Starts, cancels and reports its timers as told, to `to`.
+fn ticker(to: ActorRef<String>) -> Props<FnActor<Tick>> {
+    actor_fn(move |ctx, msg: Tick| {
         match msg {
             Tick::StartOnce(key, delay) => ctx.schedule_once(key, delay, Tick::Fired(key)),
             Tick::StartRepeat(key, interval) => {
@@ -41,14 +37,14 @@ impl Actor for Ticker {
             Tick::Cancel(key) => {
                 ctx.cancel_timer(key);
             }
-            Tick::Fired(key) => self.to.tell(format!("fired {key}")),
+            Tick::Fired(key) => to.tell(format!("fired {key}")),
             Tick::Fail => return Err("failing on purpose".into()),
             Tick::StopMe => ctx.stop_self(),
-            Tick::Sync => self.to.tell("synced".into()),
-            Tick::Active => self.to.tell(format!("active {}", ctx.is_timer_active("t"))),
+            Tick::Sync => to.tell("synced".into()),
+            Tick::Active => to.tell(format!("active {}", ctx.is_timer_active("t"))),
         }
         Ok(())
-    }
+    })
 }
 
 fn secs(s: u64) -> Duration {
@@ -68,9 +64,7 @@ impl Case {
         let system = common::system_with(name, time.settings(Settings::default())).unwrap();
         let probe = TestProbe::new(&system);
         let to = probe.actor_ref();
-        let ticker = system
-            .spawn("ticker", Props::new(move || Ticker { to: to.clone() }))
-            .unwrap();
+        let ticker = system.spawn("ticker", ticker(to)).unwrap();
         Case {
             time,
             system,
@@ -185,9 +179,7 @@ async fn on_real_time_timers_fire_too() {
     let system = common::system("timers-real").unwrap();
     let probe = TestProbe::new(&system);
     let to = probe.actor_ref();
-    let ticker = system
-        .spawn("ticker", Props::new(move || Ticker { to: to.clone() }))
-        .unwrap();
+    let ticker = system.spawn("ticker", ticker(to)).unwrap();
     ticker.tell(Tick::StartOnce("once", Duration::from_millis(10)));
     probe.expect_msg("fired once".into());
     ticker.tell(Tick::StartRepeat("rep", Duration::from_millis(10)));
