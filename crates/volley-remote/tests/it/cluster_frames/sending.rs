@@ -5,11 +5,13 @@
 
 use tokio::net::TcpListener;
 use volley_remote::transport::ClusterSendError;
-use volley_remote::wire::{Address, ClusterChannel};
+use volley_remote::wire::{Address, ClusterChannel, Lane};
 use volley_remote::{AssociationState, RemoteSettings};
 
 use super::{join, send_until_queued};
-use crate::common::{add, eventually, free_port, node, remote_ref, spawn_calculator, T};
+use crate::common::{
+    add, eventually, free_port, node, patient_detector, remote_ref, spawn_calculator, T,
+};
 use crate::raw_peer::accept_as;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,16 +92,28 @@ async fn frames_for_another_incarnation_are_dropped() {
 /// `limits.max_control_queue_bytes`: the peer is not quarantined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_past_the_queue_budget_are_dropped_and_never_quarantine() {
-    let a = node("alpha", RemoteSettings::default()).await;
+    // The deaf peer never heartbeats: a patient detector keeps a loaded
+    // machine's slow loop from quarantining it for silence.
+    let a = node("alpha", patient_detector()).await;
     join(&a, "prod");
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let deaf: Address = format!("volley://deaf@127.0.0.1:{port}").parse().unwrap();
-    // Answers the control lane's handshake as incarnation 11, then keeps
-    // the connection without reading it.
+    // Answers every lane's handshake as incarnation 11 until the control
+    // lane's (the lanes dial in no set order), then keeps the connections
+    // without reading them.
     let answer = {
         let deaf = deaf.clone();
-        tokio::spawn(async move { accept_as(&listener, &deaf).await })
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            loop {
+                let (lane, stream, _) = accept_as(&listener, &deaf).await;
+                held.push(stream);
+                if lane == Lane::Control {
+                    return held;
+                }
+            }
+        })
     };
     let payload = vec![0x5a; 60 * 1024];
     let send = || {
