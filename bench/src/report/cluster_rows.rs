@@ -41,6 +41,44 @@ impl Metrics for ClusterRow {
     }
 }
 
+/// `cluster-sim`: one simulated cluster size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterSimRow {
+    /// Simulated members.
+    pub members: u64,
+    /// Virtual time from the joins to every member seeing every member Up.
+    pub converge_ms: f64,
+    /// Bytes each member sent, on average, until then.
+    pub join_bytes_per_member: f64,
+    /// Bytes per member per second once the cluster is quiet.
+    pub steady_bytes_per_member_per_s: f64,
+    /// Packets per member per second once the cluster is quiet.
+    pub steady_packets_per_member_per_s: f64,
+    /// What the simulation cost in wall time (the simulator's cost).
+    pub wall_ms: f64,
+}
+
+impl Metrics for ClusterSimRow {
+    fn columns() -> Vec<Column> {
+        vec![
+            col("members", "members", Fmt::Plain),
+            col("converge_ms", "all Up ms (virtual)", Fmt::Round),
+            col("join_bytes_per_member", "join B/member", Fmt::Round),
+            col(
+                "steady_bytes_per_member_per_s",
+                "quiet B/member/s",
+                Fmt::Round,
+            ),
+            col(
+                "steady_packets_per_member_per_s",
+                "quiet packets/member/s",
+                Fmt::Round,
+            ),
+            col("wall_ms", "wall ms", Fmt::Round),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

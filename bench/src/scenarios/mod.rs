@@ -8,6 +8,7 @@
 pub mod ask_floor;
 pub mod ask_local;
 pub mod cluster;
+pub mod cluster_sim;
 pub mod failover;
 pub mod grpc;
 pub mod local_pingpong;
@@ -78,6 +79,7 @@ pub const ALL: &[Scenario] = &[
     router::SCENARIO,
     failover::SCENARIO,
     cluster::SCENARIO,
+    cluster_sim::SCENARIO,
     grpc::SCENARIO,
 ];
 
