@@ -9,7 +9,9 @@ use volley_remote::wire::{Address, ClusterChannel};
 use volley_remote::{AssociationState, RemoteSettings};
 
 use super::{join, send_until_queued};
-use crate::common::{add, eventually, free_port, node, remote_ref, spawn_calculator, T};
+use crate::common::{
+    add, eventually, free_port, node, patient_detector, remote_ref, spawn_calculator, T,
+};
 use crate::raw_peer::accept_as;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,7 +92,9 @@ async fn frames_for_another_incarnation_are_dropped() {
 /// `limits.max_control_queue_bytes`: the peer is not quarantined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_past_the_queue_budget_are_dropped_and_never_quarantine() {
-    let a = node("alpha", RemoteSettings::default()).await;
+    // The deaf peer never heartbeats: a patient detector keeps a loaded
+    // machine's slow loop from quarantining it for silence.
+    let a = node("alpha", patient_detector()).await;
     join(&a, "prod");
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
