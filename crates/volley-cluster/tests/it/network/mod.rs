@@ -3,6 +3,7 @@
 //! that each test takes a few seconds. Every wait has a deadline; none
 //! sleeps.
 
+mod bad_packets;
 mod forming;
 mod leaving;
 mod refusing;

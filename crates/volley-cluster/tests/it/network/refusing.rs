@@ -10,6 +10,7 @@ use super::{await_all_up, deadline, nodes, quick, start_clusters, start_nodes};
 /// holds it; the node stays out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_of_another_cluster_is_refused() {
+    crate::log_capture::install();
     let mut nodes = nodes();
     let members = start_nodes(&mut nodes, 2).await;
     let clusters: Vec<_> = start_clusters(&members)
@@ -33,6 +34,7 @@ async fn a_node_of_another_cluster_is_refused() {
             .refused_foreign_cluster
             > 0
     });
+    super::bad_packets::assert_logged("cluster frame from another cluster; refused");
     // Its join retries keep coming and keep being refused.
     let refused = members[0]
         .remoting
