@@ -166,19 +166,29 @@ impl ProcessCluster {
             .collect()
     }
 
-    /// Sends `line` to node `i` and waits for its `OK`.
+    /// Sends `line` to node `i` and waits for its `OK`; panics at an `ERR`.
     pub fn command(&mut self, i: usize, line: &str) {
-        let before = self.reports(i, "OK ").len();
+        let run = self.run(i);
+        let answers = |lines: Vec<String>| -> Vec<String> {
+            let answer = |l: &String| l.starts_with("OK ") || l.starts_with("ERR ");
+            lines.into_iter().filter(answer).collect()
+        };
+        let before = answers(self.transcript.reports(run)).len();
         self.nodes[i]
             .as_mut()
             .unwrap_or_else(|| panic!("node {i} is not running"))
             .command(line);
-        let run = self.run(i);
         self.transcript
             .await_that(step(), &format!("node {i} to obey {line:?}"), |lines| {
-                let answered = lines.iter().filter(|l| l.run == run && !l.log);
-                answered.filter(|l| l.text.starts_with("OK ")).count() > before
+                let own = lines.iter().filter(|l| l.run == run && !l.log);
+                own.filter(|l| l.text.starts_with("OK ") || l.text.starts_with("ERR "))
+                    .count()
+                    > before
             });
+        let answer = answers(self.transcript.reports(run)).swap_remove(before);
+        if answer.starts_with("ERR ") {
+            panic!("node {i} refused {line:?}: {answer}\n{}", self.tail());
+        }
     }
 
     /// Sends `line` to node `i` until its last report starting with
@@ -221,6 +231,29 @@ impl ProcessCluster {
                 self.transcript.tail()
             );
         }
+    }
+
+    /// Node `i`'s resident memory, KiB (`VmRSS`).
+    pub fn resident_kib(&self, i: usize) -> u64 {
+        let pid = self.nodes[i]
+            .as_ref()
+            .unwrap_or_else(|| panic!("node {i} is not running"))
+            .pid();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("linux");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status")
+    }
+
+    /// Node `i`'s last answer that starts with `prefix`, as numbers.
+    pub fn numbers(&self, i: usize, prefix: &str) -> Vec<u64> {
+        let last = self.reports(i, prefix).pop().unwrap_or_default();
+        last.split_whitespace()
+            .skip(1)
+            .filter_map(|n| n.parse().ok())
+            .collect()
     }
 
     /// kill -9 of node `i`.

@@ -10,6 +10,7 @@
 
 mod cluster;
 mod config;
+mod flooding;
 mod forming;
 mod killing;
 mod leaving;

@@ -44,6 +44,12 @@ enum Command {
     /// `watched-by <port>`: answered with `WATCHED <n>`, the watches that
     /// node has of actors here.
     WatchedBy(u16),
+    /// `flood <port> <n>`: sends that node `n` malformed SWIM packets of
+    /// 1 KiB, answered with `FLOODED <sent> <dropped at this end>`.
+    Flood(u16, u64),
+    /// `counts`: answered with `COUNTS <refused inputs> <inbound queue
+    /// drops> <frames refused over the inbound rate> <frames delivered>`.
+    Counts,
     /// `exit`: terminates the system and the process.
     Exit,
 }
@@ -62,6 +68,8 @@ impl Command {
             ["send", port, n] => Command::Send(port.parse().ok()?, n.parse().ok()?),
             ["count"] => Command::Count,
             ["watched-by", port] => Command::WatchedBy(port.parse().ok()?),
+            ["flood", port, n] => Command::Flood(port.parse().ok()?, n.parse().ok()?),
+            ["counts"] => Command::Counts,
             ["exit"] => Command::Exit,
             _ => return None,
         })
@@ -221,12 +229,40 @@ impl Node {
                     .map_err(|e| format!("{e:?}"));
                 watches.map(|n| say(&format!("WATCHED {n}")))
             }
+            Command::Flood(port, n) => self.flood(port, n),
+            Command::Counts => {
+                let frames = self.remoting.cluster_frame_counts();
+                say(&format!(
+                    "COUNTS {} {} {} {}",
+                    self.cluster.refused_inputs(),
+                    self.cluster.inbound_dropped(),
+                    frames.refused_rate_limited,
+                    frames.delivered
+                ));
+                Ok(())
+            }
             Command::Exit => Ok(()),
         };
         match outcome {
             Ok(()) => say(&format!("OK {done}")),
             Err(e) => say(&format!("ERR {done}: {e}")),
         }
+    }
+
+    fn flood(&self, port: u16, n: u64) -> Result<(), String> {
+        let to: volley_remote::wire::Address =
+            address(port).parse().map_err(|e| format!("{e:?}"))?;
+        let uid = self
+            .remoting
+            .incarnation_of(&to)
+            .ok_or_else(|| format!("no association with {to}"))?;
+        let garbage = [0xA5u8; 1024];
+        let swim = volley_remote::wire::ClusterChannel::Swim;
+        let sent = (0..n)
+            .filter(|_| self.remoting.send_cluster(&to, uid, swim, &garbage).is_ok())
+            .count() as u64;
+        say(&format!("FLOODED {sent} {}", n - sent));
+        Ok(())
     }
 
     fn sink_at(&self, port: u16) -> Result<ActorRef<u64>, String> {
