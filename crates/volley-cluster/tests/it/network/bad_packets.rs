@@ -11,9 +11,9 @@ use volley_remote::transport::ClusterInbound;
 use volley_remote::wire::{Address, ClusterChannel};
 use volley_testkit::actor_fn;
 use volley_testkit::await_cond_within;
-use volley_testkit::remote::Node;
+use volley_testkit::remote::{Node, Nodes};
 
-use super::{await_all_up, deadline, formed, nodes, start_nodes};
+use super::{all_up, deadline, formed, nodes, start_nodes};
 use crate::log_capture;
 
 /// A hook that makes a plain node able to send cluster frames of the
@@ -28,11 +28,22 @@ impl ClusterInbound for Sender {
     fn receive(&self, _: &Address, _: u64, _: ClusterChannel, _: &[u8]) {}
 }
 
-/// A node outside the cluster that sends cluster frames to `member`,
-/// which dials it back (as it would a node that joins), so its frames
-/// reach the cluster rather than being refused by the transport.
-async fn stranger(nodes: &mut volley_testkit::remote::Nodes, member: &Node) -> Node {
-    let stranger = start_nodes(nodes, 1).await.remove(0);
+/// Two members, and a node outside the cluster that sends cluster frames
+/// to the first, which dials it back (as it would a node that joins), so
+/// its frames reach the cluster rather than being refused by the
+/// transport.
+struct Scene {
+    nodes: Nodes,
+    members: Vec<Node>,
+    clusters: Vec<Cluster>,
+    stranger: Node,
+}
+
+async fn scene() -> Scene {
+    log_capture::install();
+    let mut nodes = nodes();
+    let (members, clusters, _probes) = formed(&mut nodes, 2).await;
+    let stranger = start_nodes(&mut nodes, 1).await.remove(0);
     stranger
         .remoting
         .install_cluster_hook(Arc::new(Sender))
@@ -41,28 +52,37 @@ async fn stranger(nodes: &mut volley_testkit::remote::Nodes, member: &Node) -> N
         .system
         .spawn("target", actor_fn(|_ctx, _n: u32| Ok(())))
         .expect("spawned");
-    member.remote_ref::<u32>(&stranger, "target").tell(1);
-    stranger
+    members[0].remote_ref::<u32>(&stranger, "target").tell(1);
+    Scene {
+        nodes,
+        members,
+        clusters,
+        stranger,
+    }
 }
 
-/// Sends `payload` from `from` to `to` until `to`'s cluster has refused
-/// one more input than before (the first sends may go before the
-/// association is up).
-fn refused_once_more(
-    from: &Node,
-    to: &Node,
-    cluster: &Cluster,
-    channel: ClusterChannel,
-    payload: &[u8],
-) {
-    let before = cluster.refused_inputs();
-    let uid = to.remoting.uid();
-    await_cond_within(deadline(), &format!("a refused {channel:?} packet"), || {
-        let _sent = from
-            .remoting
-            .send_cluster(to.remoting.address(), uid, channel, payload);
-        cluster.refused_inputs() > before
-    });
+impl Scene {
+    /// Sends `payload` from the stranger to the first member until its
+    /// cluster has refused one more input than before (the first sends
+    /// may go before the association is up).
+    fn refused_once_more(&self, channel: ClusterChannel, payload: &[u8]) {
+        let (to, cluster) = (&self.members[0], &self.clusters[0]);
+        let before = cluster.refused_inputs();
+        let uid = to.remoting.uid();
+        await_cond_within(deadline(), &format!("a refused {channel:?} packet"), || {
+            let _sent =
+                self.stranger
+                    .remoting
+                    .send_cluster(to.remoting.address(), uid, channel, payload);
+            cluster.refused_inputs() > before
+        });
+    }
+
+    /// The members still see each other Up; nobody else is a member.
+    async fn whole(mut self) {
+        all_up(&self.clusters);
+        self.nodes.stop_all().await;
+    }
 }
 
 /// A SWIM packet (an announce to `to`) from a node with `identity`.
@@ -95,66 +115,39 @@ const GARBAGE: [u8; 64] = [0xA5; 64];
 /// members stay Up and the cluster stays whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_packets_on_each_channel_are_refused() {
-    log_capture::install();
-    let mut nodes = nodes();
-    let (members, clusters, _probes) = formed(&mut nodes, 2).await;
-    let stranger = stranger(&mut nodes, &members[0]).await;
+    let scene = scene().await;
     for channel in [
         ClusterChannel::Swim,
         ClusterChannel::SyncDigest,
         ClusterChannel::SyncData,
     ] {
-        refused_once_more(&stranger, &members[0], &clusters[0], channel, &GARBAGE);
+        scene.refused_once_more(channel, &GARBAGE);
     }
     assert_logged("cluster input refused");
-    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
-    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
-    nodes.stop_all().await;
+    scene.whole().await;
 }
 
 /// A SWIM packet far over `max_packet_size` (a real one, padded) is
 /// refused and counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_swim_packet_is_refused() {
-    log_capture::install();
-    let mut nodes = nodes();
-    let (members, clusters, _probes) = formed(&mut nodes, 2).await;
-    let stranger = stranger(&mut nodes, &members[0]).await;
-    let mut packet = swim_packet(identity_of(&stranger), &members[0]);
+    let scene = scene().await;
+    let mut packet = swim_packet(identity_of(&scene.stranger), &scene.members[0]);
     packet.resize(32 * 1024, 0);
-    refused_once_more(
-        &stranger,
-        &members[0],
-        &clusters[0],
-        ClusterChannel::Swim,
-        &packet,
-    );
+    scene.refused_once_more(ClusterChannel::Swim, &packet);
     assert_logged("cluster input refused");
-    assert_eq!(clusters[0].state().members.len(), 2);
-    nodes.stop_all().await;
+    scene.whole().await;
 }
 
 /// A node that sends a SWIM packet naming another member as its sender is
 /// refused: the member it claims to be stays as it was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_packet_claiming_another_members_address_is_refused() {
-    log_capture::install();
-    let mut nodes = nodes();
-    let (members, clusters, _probes) = formed(&mut nodes, 2).await;
-    let stranger = stranger(&mut nodes, &members[0]).await;
-    let claimed = swim_packet(identity_of(&members[1]), &members[0]);
-    refused_once_more(
-        &stranger,
-        &members[0],
-        &clusters[0],
-        ClusterChannel::Swim,
-        &claimed,
-    );
+    let scene = scene().await;
+    let claimed = swim_packet(identity_of(&scene.members[1]), &scene.members[0]);
+    scene.refused_once_more(ClusterChannel::Swim, &claimed);
     assert_logged("is not its connection's node");
-    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
-    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
-    assert_eq!(clusters[0].state().members.len(), 2);
-    nodes.stop_all().await;
+    scene.whole().await;
 }
 
 /// Panics unless some log line at INFO or above contains `needle`.

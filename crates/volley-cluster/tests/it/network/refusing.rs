@@ -5,7 +5,7 @@ use volley_cluster::{Cluster, ClusterError};
 use volley_remote::RemoteSettings;
 use volley_testkit::{await_cond_within, dilated};
 
-use super::{await_all_up, deadline, nodes, quick, start_clusters, start_nodes, SYSTEM};
+use super::{deadline, form, formed, nodes, quick, start_nodes, SYSTEM};
 
 /// A node whose `[cluster] name` differs joins through a member: the
 /// member refuses its frames (counted as foreign) and the cluster never
@@ -14,14 +14,7 @@ use super::{await_all_up, deadline, nodes, quick, start_clusters, start_nodes, S
 async fn a_node_of_another_cluster_is_refused() {
     crate::log_capture::install();
     let mut nodes = nodes();
-    let members = start_nodes(&mut nodes, 2).await;
-    let clusters: Vec<_> = start_clusters(&members)
-        .into_iter()
-        .map(|(c, _)| c)
-        .collect();
-    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
-    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
-
+    let (members, clusters, _probes) = formed(&mut nodes, 2).await;
     let stranger = start_nodes(&mut nodes, 1).await.remove(0);
     let foreign = Cluster::start(
         &stranger.system,
@@ -83,13 +76,7 @@ async fn a_node_with_another_secret_is_refused() {
                 .await,
         );
     }
-    let clusters: Vec<_> = start_clusters(&members)
-        .into_iter()
-        .map(|(c, _)| c)
-        .collect();
-    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
-    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
-
+    let (clusters, _probes) = form(&members);
     let stranger = nodes
         .start_with(SYSTEM, Settings::default(), with_secret("theirs"))
         .await;

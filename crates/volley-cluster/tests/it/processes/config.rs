@@ -80,17 +80,8 @@ impl NodeConfig {
     /// The network tests' quick timings, with this node's seeds and
     /// suspicion window.
     pub fn cluster(&self) -> ClusterSettings {
-        let mut settings = ClusterSettings {
-            name: self.cluster.clone(),
-            seed_nodes: self.seeds.iter().map(|p| address(*p)).collect(),
-            gossip_interval: Duration::from_millis(100),
-            leader_actions_interval: Duration::from_millis(100),
-            seed_node_timeout: Duration::from_millis(500),
-            retry_unsuccessful_join_after: Duration::from_millis(500),
-            ..ClusterSettings::default()
-        };
-        settings.swim.probe_period = Duration::from_millis(300);
-        settings.swim.probe_rtt = Duration::from_millis(150);
+        let seeds = self.seeds.iter().map(|p| address(*p)).collect();
+        let mut settings = crate::network::quick_with_seeds(&self.cluster, seeds);
         settings.swim.suspect_to_down_after = Some(Duration::from_millis(self.suspect_ms));
         settings
     }
