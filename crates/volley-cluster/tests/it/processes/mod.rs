@@ -8,6 +8,7 @@
 //! The cases take turns (`serial`): each starts several processes whose
 //! failure detectors must not starve one another on a small machine.
 
+mod blocking;
 mod cluster;
 mod config;
 mod flooding;
