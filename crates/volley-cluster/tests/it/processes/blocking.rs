@@ -21,12 +21,5 @@ fn a_node_cut_off_by_the_relays_is_unreachable_then_reachable_after_the_heal() {
     cluster.await_seen(&[0, 1], "Unreachable", &cut);
     cluster.relays.heal();
     cluster.await_seen(&[0, 1], "Reachable", &cut);
-    for i in 0..3 {
-        let downed = cluster.reports(i, "EVENT Downed");
-        assert!(
-            downed.is_empty(),
-            "node {i}: {downed:?}\n{}",
-            cluster.tail()
-        );
-    }
+    cluster.assert_nobody_downed();
 }

@@ -292,6 +292,14 @@ impl ProcessCluster {
         assert!(exited, "node {i} did not exit\n{}", self.transcript.tail());
     }
 
+    /// Panics if any live node has seen a member Downed.
+    pub fn assert_nobody_downed(&self) {
+        for i in self.live() {
+            let downed = self.reports(i, "EVENT Downed");
+            assert!(downed.is_empty(), "node {i}: {downed:?}\n{}", self.tail());
+        }
+    }
+
     /// Every node's last lines, for a failure message.
     pub fn tail(&self) -> String {
         self.transcript.tail()
