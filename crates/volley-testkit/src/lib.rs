@@ -14,6 +14,9 @@
 //!   and receive timeouts without a single sleep.
 //! - [`SupervisorProbe`]: a supervising parent that records each child's
 //!   failures, restarts and stops.
+//! - [`relay::Relays`]: a TCP relay in front of each member of a
+//!   multi-process test, with a mode per directed link: pass, drop, delay
+//!   or a one-way block.
 //!
 //! A failed expectation panics with what arrived instead (or that nothing
 //! did), so it fails the test like an `assert!`.
@@ -65,6 +68,7 @@ mod dispatcher;
 mod metrics;
 mod pilot;
 mod probe;
+pub mod relay;
 #[cfg(feature = "remote")]
 pub mod remote;
 mod supervision;

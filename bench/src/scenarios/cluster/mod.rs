@@ -9,7 +9,6 @@
 //! Pekko's rows are measured alone.
 
 mod node;
-mod relay;
 mod round;
 mod view;
 

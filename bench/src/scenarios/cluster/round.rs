@@ -12,9 +12,9 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use super::node::{node_args, Line, NodeProcess};
-use super::relay::Relays;
 use super::view::{now_ms, ClusterView, Seen};
 use super::{Case, Timings};
+use volley_testkit::relay::Relays;
 
 /// What one repetition measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -245,7 +245,7 @@ pub fn run_partition(
     let bind = free_ports(n)?;
     let relays = Relays::start(&bind)?;
     let ports = Ports {
-        canonical: relays.ports.clone(),
+        canonical: relays.ports().to_vec(),
         bind: Some(bind),
     };
     let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
@@ -264,9 +264,9 @@ fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<()> {
     let majority: Vec<usize> = (0..n - minority_size).collect();
     let minority: Vec<usize> = (n - minority_size..n).collect();
     let cut_off: Vec<String> = minority.iter().map(|&i| members[i].clone()).collect();
-    let sides = (0..n).map(|i| u8::from(i >= n - minority_size)).collect();
+    let sides: Vec<u8> = (0..n).map(|i| u8::from(i >= n - minority_size)).collect();
     let cut = now_ms();
-    relays.partition(sides);
+    relays.partition(&sides);
     let removed: Seen = |v| &v.removed;
     let t = c.wait("the minority Removed on every majority node", |v| {
         v.all_seen(&majority, &cut_off, removed, cut)

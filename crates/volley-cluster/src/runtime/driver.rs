@@ -131,7 +131,9 @@ impl Driver {
         if frame.channel == Channel::Swim && !claims_its_connection(&frame) {
             // A member claiming another's address (design §2.2).
             Shared::count(&self.shared.refused_inputs);
-            tracing::debug!(from = %frame.from, "SWIM packet whose sender is not its connection's node");
+            if refusal_logged() {
+                tracing::warn!(from = %frame.from, "cluster input refused: a SWIM packet whose sender is not its connection's node");
+            }
             return;
         }
         self.handle(Input::received(frame.channel, &frame.payload));
@@ -201,7 +203,9 @@ impl Driver {
         } = outputs;
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
-            tracing::debug!(%refused, "cluster input refused");
+            if refusal_logged() {
+                tracing::warn!(%refused, "cluster input refused");
+            }
         }
         self.outgoing.send(packets);
         self.timers.add(timers);
@@ -239,6 +243,14 @@ impl Driver {
 /// The core's address of a node.
 fn addr_of(address: &Address) -> Addr {
     (Arc::from(address.host()), address.port())
+}
+
+/// Whether a refused input may be logged now: a peer can send bad input
+/// by the million, so at most a few lines a second are (each is counted).
+fn refusal_logged() -> bool {
+    static LIMIT: std::sync::LazyLock<volley::remote::LogLimiter> =
+        std::sync::LazyLock::new(|| volley::remote::LogLimiter::new(5));
+    LIMIT.allow()
 }
 
 /// Whether a SWIM packet's sender is the node and incarnation its

@@ -79,13 +79,23 @@ impl Outgoing {
     }
 
     /// Makes the association (this first send is dropped) and keeps the
-    /// packet until the incarnation is known.
+    /// packet until the incarnation is known. A newer packet for the same
+    /// node and channel replaces the held one, which counts as dropped,
+    /// and keeps its deadline: a node that never shakes hands (down, or
+    /// with another secret) is given up even while joins retry.
     fn hold(&mut self, to: Address, channel: Channel, bytes: Vec<u8>) {
         let _connecting = self
             .remoting
             .send_cluster(&to, 0, wire_channel(channel), &bytes);
-        self.held
-            .insert((to, channel), (Instant::now() + HOLD_FOR, bytes));
+        let key = (to, channel);
+        let until = match self.held.remove(&key) {
+            Some((until, _replaced)) => {
+                Shared::count(&self.shared.send_drops);
+                until
+            }
+            None => Instant::now() + HOLD_FOR,
+        };
+        self.held.insert(key, (until, bytes));
     }
 
     /// Whether packets are held (the driver then retries them every

@@ -3,6 +3,7 @@
 //! that each test takes a few seconds. Every wait has a deadline; none
 //! sleeps.
 
+mod bad_packets;
 mod forming;
 mod leaving;
 mod refusing;
@@ -35,12 +36,15 @@ pub fn nodes() -> Nodes {
 /// Timings a few times faster than the defaults, yet patient enough
 /// that a loaded machine does not see false suspicions.
 pub fn quick(name: &str, seeds: &[&Node]) -> ClusterSettings {
+    let seeds = seeds.iter().map(|n| n.remoting.address().to_string());
+    quick_with_seeds(name, seeds.collect())
+}
+
+/// [`quick`] with the seed nodes' addresses (the process cases' too).
+pub fn quick_with_seeds(name: &str, seed_nodes: Vec<String>) -> ClusterSettings {
     let mut settings = ClusterSettings {
         name: name.to_owned(),
-        seed_nodes: seeds
-            .iter()
-            .map(|n| n.remoting.address().to_string())
-            .collect(),
+        seed_nodes,
         gossip_interval: Duration::from_millis(100),
         leader_actions_interval: Duration::from_millis(100),
         seed_node_timeout: Duration::from_millis(500),
@@ -105,14 +109,25 @@ pub fn await_all_up(clusters: &[&Cluster], members: &[UniqueAddress]) {
     );
 }
 
-/// Forms a cluster of `count` nodes and waits until all are Up.
+/// Waits until every one of `clusters` sees all of them Up.
+pub fn all_up(clusters: &[Cluster]) {
+    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
+    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
+}
+
+/// Forms a cluster of `members` and waits until all are Up.
+pub fn form(members: &[Node]) -> (Vec<Cluster>, Vec<TestProbe<ClusterEvent>>) {
+    let (clusters, probes): (Vec<_>, Vec<_>) = start_clusters(members).into_iter().unzip();
+    all_up(&clusters);
+    (clusters, probes)
+}
+
+/// Forms a cluster of `count` new nodes and waits until all are Up.
 pub async fn formed(
     nodes: &mut Nodes,
     count: usize,
 ) -> (Vec<Node>, Vec<Cluster>, Vec<TestProbe<ClusterEvent>>) {
     let members = start_nodes(nodes, count).await;
-    let (clusters, probes): (Vec<_>, Vec<_>) = start_clusters(&members).into_iter().unzip();
-    let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
-    await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
+    let (clusters, probes) = form(&members);
     (members, clusters, probes)
 }

@@ -1,0 +1,93 @@
+//! How a node process starts: its ports, seeds and cluster settings, in
+//! one environment variable from the test to the child.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use volley_cluster::ClusterSettings;
+use volley_remote::RemoteSettings;
+
+/// Set in a node process: its [`NodeConfig`], encoded.
+pub const NODE_ENV: &str = "VOLLEY_CLUSTER_NODE";
+
+/// The system name every node shares.
+pub const SYSTEM: &str = "cluster";
+
+/// One node's configuration.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Where the node listens.
+    pub bind: u16,
+    /// What it advertises: its relay's port.
+    pub port: u16,
+    /// The advertised ports of its seed nodes.
+    pub seeds: Vec<u16>,
+    /// `[cluster] name`.
+    pub cluster: String,
+    /// `[remote] secret`.
+    pub secret: Option<String>,
+    /// `[cluster.swim] suspect_to_down_after`.
+    pub suspect_ms: u64,
+}
+
+impl NodeConfig {
+    pub fn encode(&self) -> String {
+        let seeds: Vec<String> = self.seeds.iter().map(u16::to_string).collect();
+        let mut s = format!(
+            "bind={};port={};seeds={};cluster={};suspect={}",
+            self.bind,
+            self.port,
+            seeds.join(","),
+            self.cluster,
+            self.suspect_ms
+        );
+        if let Some(secret) = &self.secret {
+            s.push_str(&format!(";secret={secret}"));
+        }
+        s
+    }
+
+    pub fn decode(s: &str) -> Self {
+        let kv: HashMap<&str, &str> = s.split(';').filter_map(|p| p.split_once('=')).collect();
+        let number = |key: &str| kv[key].parse().expect("a number");
+        NodeConfig {
+            bind: number("bind") as u16,
+            port: number("port") as u16,
+            seeds: kv["seeds"]
+                .split(',')
+                .filter(|p| !p.is_empty())
+                .map(|p| p.parse().expect("a port"))
+                .collect(),
+            cluster: kv["cluster"].to_owned(),
+            secret: kv.get("secret").map(|s| (*s).to_owned()),
+            suspect_ms: number("suspect"),
+        }
+    }
+
+    /// Listens on `bind`, advertises `port`, reconnects soon after a peer
+    /// restarts.
+    pub fn remote(&self) -> RemoteSettings {
+        RemoteSettings {
+            port: self.bind,
+            canonical_port: Some(self.port),
+            secret: self.secret.clone(),
+            reconnect_backoff: Duration::from_millis(50),
+            reconnect_backoff_max: Duration::from_millis(400),
+            ..RemoteSettings::default()
+        }
+    }
+
+    /// The network tests' quick timings, with this node's seeds and
+    /// suspicion window.
+    pub fn cluster(&self) -> ClusterSettings {
+        let seeds = self.seeds.iter().map(|p| address(*p)).collect();
+        let mut settings = crate::network::quick_with_seeds(&self.cluster, seeds);
+        settings.swim.suspect_to_down_after = Some(Duration::from_millis(self.suspect_ms));
+        settings
+    }
+}
+
+/// The address of the node that advertises `port`.
+pub fn address(port: u16) -> String {
+    format!("volley://{SYSTEM}@127.0.0.1:{port}")
+}

@@ -1,0 +1,94 @@
+//! Every line the node processes printed, in arrival order, each tagged
+//! with the process that printed it: what the tests wait on, and what a
+//! failure message shows.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// One line of one process (`run` counts the processes started, so a
+/// restarted node's lines are told apart from its old incarnation's).
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub run: usize,
+    /// A log line (stderr) rather than the node's report (stdout).
+    pub log: bool,
+    pub text: String,
+}
+
+#[derive(Default)]
+pub struct Transcript {
+    lines: Mutex<Vec<Line>>,
+    grew: Condvar,
+    /// Names of the runs, by run: `node 2` or `node 2 (restarted)`.
+    names: Mutex<Vec<String>>,
+}
+
+/// How many of each process's last lines a failure shows.
+const SHOWN: usize = 40;
+
+impl Transcript {
+    pub fn new_run(&self, name: String) -> usize {
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        names.push(name);
+        names.len() - 1
+    }
+
+    pub fn push(&self, line: Line) {
+        self.lines().push(line);
+        self.grew.notify_all();
+    }
+
+    fn lines(&self) -> MutexGuard<'_, Vec<Line>> {
+        self.lines.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The reports (stdout lines) of `run` so far.
+    pub fn reports(&self, run: usize) -> Vec<String> {
+        self.lines()
+            .iter()
+            .filter(|l| l.run == run && !l.log)
+            .map(|l| l.text.clone())
+            .collect()
+    }
+
+    /// Waits until `done` holds of the lines, for at most `limit`; panics
+    /// with `what` and every process's last lines past it.
+    pub fn await_that(&self, limit: Duration, what: &str, mut done: impl FnMut(&[Line]) -> bool) {
+        let deadline = Instant::now() + limit;
+        let mut lines = self.lines();
+        while !done(&lines) {
+            let now = Instant::now();
+            if now >= deadline {
+                drop(lines);
+                panic!(
+                    "timed out after {limit:?} waiting for {what}\n{}",
+                    self.tail()
+                );
+            }
+            lines = self
+                .grew
+                .wait_timeout(lines, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Each process's last lines, for a failure message.
+    pub fn tail(&self) -> String {
+        let names = self.names.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let lines = self.lines();
+        let mut out = String::new();
+        for (run, name) in names.iter().enumerate() {
+            let own: Vec<&Line> = lines.iter().filter(|l| l.run == run).collect();
+            out.push_str(&format!(
+                "--- {name}: last {} lines\n",
+                SHOWN.min(own.len())
+            ));
+            for line in own.iter().skip(own.len().saturating_sub(SHOWN)) {
+                let tag = if line.log { "log" } else { "out" };
+                out.push_str(&format!("  {tag}| {}\n", line.text));
+            }
+        }
+        out
+    }
+}

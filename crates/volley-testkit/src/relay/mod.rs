@@ -1,0 +1,276 @@
+//! A TCP relay in front of every member of a multi-process test, for
+//! partitions and slow links (Jepsen's and Pekko's multi-node `blackhole`,
+//! on loopback). Each member advertises its relay's port as its address
+//! (volley's `canonical_port`, Artery's `canonical.port`) and listens on
+//! another; every connection to the member goes through its relay.
+//!
+//! The relay learns which member dialled a connection from the kernel
+//! (`owner`), so each directed link — the bytes that member `from` sends to
+//! member `to`, on any connection between them — has a [`LinkMode`] of its
+//! own. A connection whose dialler is not found is relayed and never
+//! judged ([`Relays::unknown`] counts them).
+//!
+//! ```no_run
+//! use volley_testkit::relay::{LinkMode, Relays};
+//!
+//! // Members 0, 1 and 2 listen on these ports; they advertise `relays.ports()`.
+//! let relays = Relays::start(&[7001, 7002, 7003]).unwrap();
+//! # let pids = vec![1, 2, 3];
+//! relays.set_pids(pids); // before the members dial each other
+//! relays.set_link(0, 1, LinkMode::Block); // 0's bytes to 1 are held
+//! relays.partition(&[0, 0, 1]); // 2 is cut off from 0 and 1
+//! relays.heal(); // every link passes again
+//! ```
+
+mod owner;
+mod pump;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// What happens to the bytes of one directed link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkMode {
+    /// Relayed at once.
+    #[default]
+    Pass,
+    /// Every connection that carries the link is closed, and new ones are
+    /// closed as they are accepted: both ends see their connection fail,
+    /// as with a network that rejects them. A connection carries both
+    /// directions, so it closes for its other direction too.
+    Drop,
+    /// Each chunk is relayed this long after it arrived, in order.
+    Delay(Duration),
+    /// One-way black hole: the bytes are held (TCP's back-pressure stops
+    /// the sender once the buffers fill) and flow again, none lost, when
+    /// the link is set back to `Pass`. The other direction keeps flowing.
+    Block,
+}
+
+/// A directed link: bytes from member `.0` to member `.1`.
+type Link = (usize, usize);
+
+/// A relayed connection, kept to close it when its link drops.
+struct Open {
+    id: u64,
+    /// The dialling member, if found.
+    from: Option<usize>,
+    to: usize,
+    streams: [TcpStream; 2],
+}
+
+#[derive(Default)]
+struct State {
+    /// Each member's process id, by index.
+    pids: Vec<u32>,
+    /// Links not in `Pass`.
+    links: HashMap<Link, LinkMode>,
+    open: Vec<Open>,
+    next_id: u64,
+}
+
+impl State {
+    fn mode(&self, link: Option<Link>) -> LinkMode {
+        link.and_then(|l| self.links.get(&l).copied())
+            .unwrap_or_default()
+    }
+
+    /// Whether a connection dialled by `from` to `to` carries a dropped link.
+    fn drops(&self, from: Option<usize>, to: usize) -> bool {
+        from.is_some_and(|from| {
+            self.mode(Some((from, to))) == LinkMode::Drop
+                || self.mode(Some((to, from))) == LinkMode::Drop
+        })
+    }
+
+    fn close_dropped(&mut self) {
+        let (cut, keep): (Vec<Open>, Vec<Open>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|o| self.drops(o.from, o.to));
+        self.open = keep;
+        for open in cut {
+            close(&open.streams);
+        }
+    }
+}
+
+fn close(streams: &[TcpStream]) {
+    for s in streams {
+        let _ = s.shutdown(Shutdown::Both);
+    }
+}
+
+/// What the accepting and relaying threads share with [`Relays`].
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled at every change of a link's mode.
+    changed: Condvar,
+    unknown: AtomicU64,
+    stopped: AtomicBool,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A relay thread that panicked leaves consistent data behind.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The relays of one group of members, one per member on a loopback port
+/// of its own; stopped (every relayed connection closed) when dropped.
+pub struct Relays {
+    shared: Arc<Shared>,
+    ports: Vec<u16>,
+}
+
+impl Relays {
+    /// One relay per member, member `i` listening on 127.0.0.1:`targets[i]`.
+    pub fn start(targets: &[u16]) -> io::Result<Relays> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            unknown: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        });
+        let mut ports = Vec::new();
+        for (to, &target) in targets.iter().enumerate() {
+            let listener = TcpListener::bind("127.0.0.1:0")?;
+            ports.push(listener.local_addr()?.port());
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("relay-accept-{to}"))
+                .spawn(move || accept(listener, to, target, &shared))?;
+        }
+        Ok(Relays { shared, ports })
+    }
+
+    /// The relays' ports, by member: what the members advertise.
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
+    }
+
+    /// The members' process ids, by index; set before they dial each
+    /// other, or their connections are not found.
+    pub fn set_pids(&self, pids: Vec<u32>) {
+        self.shared.state().pids = pids;
+    }
+
+    /// Member `member` runs as process `pid` now (a restart).
+    pub fn set_pid(&self, member: usize, pid: u32) {
+        let mut state = self.shared.state();
+        if state.pids.len() <= member {
+            state.pids.resize(member + 1, 0);
+        }
+        state.pids[member] = pid;
+    }
+
+    /// Sets the mode of the link from member `from` to member `to`.
+    pub fn set_link(&self, from: usize, to: usize, mode: LinkMode) {
+        let mut state = self.shared.state();
+        if mode == LinkMode::Pass {
+            state.links.remove(&(from, to));
+        } else {
+            state.links.insert((from, to), mode);
+        }
+        state.close_dropped();
+        self.shared.changed.notify_all();
+    }
+
+    /// The mode of the link from `from` to `to`.
+    pub fn link(&self, from: usize, to: usize) -> LinkMode {
+        self.shared.state().mode(Some((from, to)))
+    }
+
+    /// Drops every link between members on different `sides` (indexed by
+    /// member), both ways; links within a side are left as they are.
+    pub fn partition(&self, sides: &[u8]) {
+        for (a, side_a) in sides.iter().enumerate() {
+            for (b, side_b) in sides.iter().enumerate() {
+                if side_a != side_b {
+                    self.set_link(a, b, LinkMode::Drop);
+                }
+            }
+        }
+    }
+
+    /// Every link passes again.
+    pub fn heal(&self) {
+        self.shared.state().links.clear();
+        self.shared.changed.notify_all();
+    }
+
+    /// Connections whose dialling member was not found (relayed, never
+    /// judged).
+    pub fn unknown(&self) -> u64 {
+        self.shared.unknown.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Relays {
+    fn drop(&mut self) {
+        self.shared.stopped.store(true, Ordering::SeqCst);
+        let mut state = self.shared.state();
+        for open in state.open.drain(..) {
+            close(&open.streams);
+        }
+        state.links.clear();
+        self.shared.changed.notify_all();
+        drop(state);
+        // Wakes each accepting thread, which then sees `stopped`.
+        for port in &self.ports {
+            let _ = TcpStream::connect(("127.0.0.1", *port));
+        }
+    }
+}
+
+fn accept(listener: TcpListener, to: usize, target: u16, shared: &Arc<Shared>) {
+    let relay_port = listener.local_addr().map_or(0, |a| a.port());
+    for inbound in listener.incoming() {
+        if shared.stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        let Ok(inbound) = inbound else { continue };
+        let dialled_from = inbound.peer_addr().map_or(0, |a| a.port());
+        let pids = shared.state().pids.clone();
+        let from = owner::owner(dialled_from, relay_port, &pids);
+        if from.is_none() {
+            shared.unknown.fetch_add(1, Ordering::Relaxed);
+        }
+        // Refused before the member is dialled, so it sees nothing.
+        if shared.state().drops(from, to) {
+            close(&[inbound]);
+            continue;
+        }
+        // A member that is not listening (stopped, killed) refuses.
+        let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)) else {
+            close(&[inbound]);
+            continue;
+        };
+        let (Ok(in2), Ok(out2)) = (inbound.try_clone(), outbound.try_clone()) else {
+            continue;
+        };
+        let id = {
+            // Judged under the lock that `set_link` takes, so no drop
+            // slips between the check and the registration.
+            let mut state = shared.state();
+            if state.drops(from, to) {
+                close(&[inbound, outbound]);
+                continue;
+            }
+            let id = state.next_id;
+            state.next_id += 1;
+            state.open.push(Open {
+                id,
+                from,
+                to,
+                streams: [in2, out2],
+            });
+            id
+        };
+        pump::relay(shared.clone(), id, inbound, outbound, from, to);
+    }
+}

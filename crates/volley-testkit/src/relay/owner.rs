@@ -1,0 +1,64 @@
+//! Which member dialled a relayed connection. A connection says whose it
+//! is only inside the protocol, so the relay asks the kernel: the dialling
+//! socket's inode (`/proc/net/tcp`, `/proc/net/tcp6`) and which member's
+//! process holds it (`/proc/<pid>/fd`). All members run on this machine.
+
+/// Which of the processes `pids` holds the socket connected from
+/// `local_port` to `remote_port` on the loopback; `None` when none does
+/// (or outside Linux).
+pub(crate) fn owner(local_port: u16, remote_port: u16, pids: &[u32]) -> Option<usize> {
+    let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .find_map(|table| {
+            let text = std::fs::read_to_string(table).ok()?;
+            socket_inode(&text, local_port, remote_port)
+        })?;
+    let link = format!("socket:[{inode}]");
+    pids.iter().position(|pid| {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.map_while(Result::ok).any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == link.as_str())
+            })
+        })
+    })
+}
+
+/// The inode of the socket from `local_port` to `remote_port` in a
+/// `/proc/net/tcp` or `tcp6` table (addresses as hex `ADDR:PORT`).
+pub(crate) fn socket_inode(table: &str, local_port: u16, remote_port: u16) -> Option<u64> {
+    let port = |field: &str| u16::from_str_radix(field.rsplit(':').next()?, 16).ok();
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (local, remote, inode) = (f.get(1)?, f.get(2)?, f.get(9)?);
+        (port(local) == Some(local_port) && port(remote) == Some(remote_port))
+            .then(|| inode.parse().ok())
+            .flatten()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn finds_the_socket_in_a_proc_table() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+           0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1\n\
+           1: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2222 1\n";
+        assert_eq!(socket_inode(table, 0xC350, 0x1F90), Some(2222));
+        assert_eq!(socket_inode(table, 0x1F90, 0xC350), None);
+    }
+
+    #[test]
+    fn finds_which_process_dialled() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_server, from) = listener.accept().unwrap();
+        let me = std::process::id();
+        let relay = listener.local_addr().unwrap().port();
+        assert_eq!(owner(from.port(), relay, &[1, me]), Some(1));
+        assert_eq!(owner(from.port(), relay, &[1]), None);
+        drop(client);
+    }
+}
