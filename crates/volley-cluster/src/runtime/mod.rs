@@ -9,7 +9,8 @@
 //! - `authority`: the cluster as the transport's membership authority;
 //! - `shared`: what the driver publishes for other threads;
 //! - `timers`: the core's timers on the driver's clock;
-//! - `settings`: the `[cluster]` section; `error`: [`ClusterError`].
+//! - `settings`: the `[cluster]` section, `sbr_section` its
+//!   `[cluster.split_brain_resolver]`; `error`: [`ClusterError`].
 
 mod authority;
 mod cluster;
@@ -17,10 +18,14 @@ mod driver;
 mod error;
 mod inbound;
 mod outgoing;
+mod sbr_section;
 mod settings;
 mod shared;
 mod timers;
 
 pub use self::cluster::Cluster;
 pub use self::error::ClusterError;
+pub use self::sbr_section::{
+    KeepOldestSection, RoleSection, SplitBrainResolverSection, StaticQuorumSection,
+};
 pub use self::settings::{register_settings, ClusterSettings, SwimSettings, SECTION};

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::member::MembershipConfig;
 use crate::runtime::error::ClusterError;
+use crate::runtime::sbr_section::SplitBrainResolverSection;
 
 /// The name of this crate's section in the actor system's settings.
 pub const SECTION: &str = "cluster";
@@ -66,6 +67,9 @@ pub struct ClusterSettings {
     pub inbound_queue: usize,
     /// foca's (SWIM's) timings.
     pub swim: SwimSettings,
+    /// The split-brain resolver (`[cluster.split_brain_resolver]`).
+    /// Default: keep-majority, `stable_after` by cluster size.
+    pub split_brain_resolver: SplitBrainResolverSection,
 }
 
 /// foca's timings (`[cluster.swim]`), foca's names.
@@ -108,6 +112,7 @@ impl Default for ClusterSettings {
             prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
             inbound_queue: 1024,
             swim: SwimSettings::default(),
+            split_brain_resolver: SplitBrainResolverSection::default(),
         }
     }
 }
@@ -178,6 +183,7 @@ impl ClusterSettings {
         if self.swim.suspect_to_down_after.is_some_and(|d| d.is_zero()) {
             return out_of_range("swim.suspect_to_down_after", "must be above zero");
         }
+        self.split_brain_resolver.settings()?;
         Ok(())
     }
 
@@ -192,6 +198,8 @@ impl ClusterSettings {
             seed_node_timeout: self.seed_node_timeout,
             retry_unsuccessful_join_after: self.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: self.prune_gossip_tombstones_after,
+            // Checked by `validate`; refused settings run no resolver.
+            split_brain_resolver: self.split_brain_resolver.settings().ok().flatten(),
             ..MembershipConfig::default()
         }
     }

@@ -6,6 +6,7 @@
 mod churn;
 mod common;
 mod convergence;
+mod downing;
 mod membership;
 mod network;
 mod partition;

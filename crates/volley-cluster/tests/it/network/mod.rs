@@ -3,6 +3,7 @@
 //! that each test takes a few seconds. Every wait has a deadline; none
 //! sleeps.
 
+mod downing;
 mod forming;
 mod leaving;
 mod refusing;
@@ -22,6 +23,10 @@ pub const SYSTEM: &str = "cluster";
 pub fn deadline() -> Duration {
     dilated(Duration::from_secs(20))
 }
+
+/// The resolver's wait in these tests: short, since detection itself
+/// takes `suspect_to_down_after` (5 s).
+pub const STABLE_AFTER: Duration = Duration::from_secs(1);
 
 /// Nodes whose registry knows the one message the tests send.
 pub fn nodes() -> Nodes {
@@ -50,6 +55,7 @@ pub fn quick(name: &str, seeds: &[&Node]) -> ClusterSettings {
     settings.swim.probe_period = Duration::from_millis(300);
     settings.swim.probe_rtt = Duration::from_millis(150);
     settings.swim.suspect_to_down_after = Some(Duration::from_secs(5));
+    settings.split_brain_resolver.stable_after = Some(STABLE_AFTER);
     settings
 }
 
