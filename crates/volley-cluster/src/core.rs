@@ -58,6 +58,9 @@ pub enum Input<'a> {
     Leave,
     /// Down a member (what the split-brain resolver, or an operator, asks).
     Down(UniqueAddress),
+    /// This node stops: it leaves the SWIM group now, whatever its status
+    /// (the last cluster phase of a coordinated shutdown, design §3.6).
+    Shutdown,
 }
 
 impl<'a> Input<'a> {
@@ -81,6 +84,7 @@ impl<'a> Input<'a> {
             Input::Gossip => "gossip",
             Input::Leave => "leave",
             Input::Down(_) => "down",
+            Input::Shutdown => "shutdown",
         }
     }
 }
@@ -245,6 +249,7 @@ impl ClusterCore {
             Input::Gossip => self.foca.gossip(&mut self.outbox)?,
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
+            Input::Shutdown => self.leave_swim()?,
         }
         Ok(())
     }

@@ -127,7 +127,7 @@ impl ClusterCore {
         Ok(true)
     }
 
-    fn leave_swim(&mut self) -> Result<(), RefusedBy> {
+    pub(super) fn leave_swim(&mut self) -> Result<(), RefusedBy> {
         if !self.left_swim {
             self.left_swim = true;
             self.foca.leave_cluster(&mut self.outbox)?;

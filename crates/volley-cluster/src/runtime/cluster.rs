@@ -17,6 +17,7 @@ use crate::runtime::driver::{Command, Driver};
 use crate::runtime::error::ClusterError;
 use crate::runtime::inbound::InboundHook;
 use crate::runtime::outgoing::Outgoing;
+use crate::runtime::phases::add_cluster_phases;
 use crate::runtime::settings::ClusterSettings;
 use crate::runtime::shared::Shared;
 
@@ -89,8 +90,10 @@ impl Cluster {
             remoting.clone(),
             system.clone(),
             shared.clone(),
+            settings.run_coordinated_shutdown_when_down,
         );
         system.runtime_handle().spawn(driver.run(frames, requests));
+        add_cluster_phases(system, remoting, commands.clone(), shared.clone())?;
         let stop = commands.clone();
         system
             .add_shutdown_hook("volley-cluster", move || async move {

@@ -21,6 +21,7 @@ use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::runtime::inbound::Received;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
+use crate::runtime::phases::shut_down_downed;
 use crate::runtime::shared::Shared;
 use crate::runtime::timers::Timers;
 
@@ -40,6 +41,9 @@ pub(crate) enum Command {
         uid: u64,
         report: MemberReport,
     },
+    /// The last cluster phase of coordinated shutdown: leave the SWIM
+    /// group, then stop.
+    Shutdown,
     /// The system terminates: stop.
     Stop,
 }
@@ -53,6 +57,10 @@ pub(crate) struct Driver {
     system: ActorSystem,
     shared: Arc<Shared>,
     started: Instant,
+    /// Run coordinated shutdown when this node sees itself downed.
+    shutdown_when_down: bool,
+    /// Whether that shutdown has begun.
+    downed: bool,
 }
 
 impl Driver {
@@ -62,6 +70,7 @@ impl Driver {
         remoting: Remoting,
         system: ActorSystem,
         shared: Arc<Shared>,
+        shutdown_when_down: bool,
     ) -> Self {
         Driver {
             core,
@@ -71,6 +80,8 @@ impl Driver {
             system,
             shared,
             started: Instant::now(),
+            shutdown_when_down,
+            downed: false,
         }
     }
 
@@ -95,11 +106,16 @@ impl Driver {
                 },
                 command = commands.recv() => match command {
                     Some(Command::Stop) | None => break,
+                    Some(Command::Shutdown) => {
+                        self.handle(Input::Shutdown);
+                        break;
+                    }
                     Some(command) => self.command(command),
                 },
                 () = tokio::time::sleep_until(wake) => self.wake_up(),
             }
         }
+        self.shared.mark_stopped();
         tracing::debug!(node = %self.core.unique_address(), "cluster driver stopped");
     }
 
@@ -154,7 +170,7 @@ impl Driver {
                 uid,
                 report,
             } => self.reported(&address, uid, report),
-            Command::Stop => {}
+            Command::Shutdown | Command::Stop => {}
         }
     }
 
@@ -211,7 +227,35 @@ impl Driver {
         self.shared.publish(self.core.state());
         for event in cluster_events {
             self.end_removed(&event);
+            self.shut_down_if_downed(&event);
             self.system.event_stream().publish(event);
+        }
+    }
+
+    /// This node downed (or removed without having left) runs the
+    /// system's coordinated shutdown, once, unless the settings say not.
+    fn shut_down_if_downed(&mut self, event: &ClusterEvent) {
+        let downed = match event {
+            ClusterEvent::MemberDowned { member } => {
+                member.unique_address() == *self.core.unique_address()
+            }
+            ClusterEvent::MemberRemoved {
+                member,
+                previous_status,
+            } => {
+                member.unique_address() == *self.core.unique_address()
+                    && *previous_status < MemberStatus::Leaving
+            }
+            _ => false,
+        };
+        if downed && !self.downed {
+            self.downed = true;
+            if self.shutdown_when_down {
+                tracing::warn!(node = %self.core.unique_address(), "this node was downed: coordinated shutdown");
+                shut_down_downed(&self.system);
+            } else {
+                tracing::warn!(node = %self.core.unique_address(), "this node was downed; it keeps running (run_coordinated_shutdown_when_down = false)");
+            }
         }
     }
 

@@ -7,6 +7,7 @@
 //! - `inbound`: the transport hook, which only enqueues;
 //! - `outgoing`: the core's packets as datagrams;
 //! - `authority`: the cluster as the transport's membership authority;
+//! - `phases`: the coordinated-shutdown phases, and shutdown when downed;
 //! - `shared`: what the driver publishes for other threads;
 //! - `timers`: the core's timers on the driver's clock;
 //! - `settings`: the `[cluster]` section, `sbr_section` its
@@ -18,6 +19,7 @@ mod driver;
 mod error;
 mod inbound;
 mod outgoing;
+mod phases;
 mod sbr_section;
 mod settings;
 mod shared;

@@ -65,6 +65,10 @@ pub struct ClusterSettings {
     /// Cluster frames waiting for the driver task; past it a frame is
     /// dropped and counted (`Cluster::inbound_dropped`). Default 1024.
     pub inbound_queue: usize,
+    /// Run the system's coordinated shutdown (reason `ClusterDowning`)
+    /// when this node sees itself downed, as Akka's
+    /// `run-coordinated-shutdown-when-down`. Default true.
+    pub run_coordinated_shutdown_when_down: bool,
     /// foca's (SWIM's) timings.
     pub swim: SwimSettings,
     /// The split-brain resolver (`[cluster.split_brain_resolver]`).
@@ -111,6 +115,7 @@ impl Default for ClusterSettings {
             retry_unsuccessful_join_after: membership.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
             inbound_queue: 1024,
+            run_coordinated_shutdown_when_down: true,
             swim: SwimSettings::default(),
             split_brain_resolver: SplitBrainResolverSection::default(),
         }

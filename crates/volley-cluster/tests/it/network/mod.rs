@@ -7,6 +7,7 @@ mod downing;
 mod forming;
 mod leaving;
 mod refusing;
+mod shutdown;
 
 use std::time::Duration;
 
