@@ -49,6 +49,6 @@ pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
 pub use crate::runtime::{
     register_settings, Cluster, ClusterError, ClusterSettings, KeepOldestSection, RoleSection,
-    SplitBrainResolverSection, StaticQuorumSection, SwimSettings, SECTION,
+    SplitBrainResolverSection, StaticQuorumSection, SwimSettings, CLUSTER_METRIC_NAMES, SECTION,
 };
 pub use foca::{Config, Identity, Member, State, Timer};

@@ -172,6 +172,24 @@ impl Cluster {
         self.shared.send_drops.load(Relaxed)
     }
 
+    /// Bytes of cluster packets (SWIM and anti-entropy) the transport
+    /// took to send (`volley_cluster_gossip_bytes_out_total`).
+    pub fn gossip_bytes_sent(&self) -> u64 {
+        self.shared.gossip_bytes_out.load(Relaxed)
+    }
+
+    /// Bytes of cluster packets the driver received
+    /// (`volley_cluster_gossip_bytes_in_total`).
+    pub fn gossip_bytes_received(&self) -> u64 {
+        self.shared.gossip_bytes_in.load(Relaxed)
+    }
+
+    /// Decisions of the split-brain resolver this node carried out
+    /// (`volley_cluster_sbr_decisions_total`).
+    pub fn sbr_decisions(&self) -> u64 {
+        self.shared.sbr_decisions.load(Relaxed)
+    }
+
     fn request(&self, command: Command) -> Result<(), ClusterError> {
         self.commands
             .send(command)

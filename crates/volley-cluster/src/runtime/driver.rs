@@ -20,6 +20,7 @@ use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::runtime::inbound::Received;
+use crate::runtime::metrics::ClusterMetrics;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
 use crate::runtime::phases::shut_down_downed;
 use crate::runtime::shared::Shared;
@@ -61,6 +62,8 @@ pub(crate) struct Driver {
     shutdown_when_down: bool,
     /// Whether that shutdown has begun.
     downed: bool,
+    /// The `volley_cluster_*` metrics, when the system records metrics.
+    metrics: Option<ClusterMetrics>,
 }
 
 impl Driver {
@@ -72,7 +75,9 @@ impl Driver {
         shared: Arc<Shared>,
         shutdown_when_down: bool,
     ) -> Self {
+        let metrics = ClusterMetrics::when_enabled(&system, remoting.address().to_string());
         Driver {
+            metrics,
             core,
             timers: Timers::default(),
             outgoing,
@@ -96,7 +101,7 @@ impl Driver {
         mut inbound: mpsc::Receiver<Received>,
         mut commands: mpsc::UnboundedReceiver<Command>,
     ) {
-        self.shared.publish(self.core.state());
+        self.publish_state();
         loop {
             let wake = tokio::time::Instant::from_std(self.next_wake());
             tokio::select! {
@@ -140,10 +145,20 @@ impl Driver {
         }
         // Seen sets and the like change without an event; a timer's
         // pace (a few a second) keeps the published state fresh.
-        self.shared.publish(self.core.state());
+        self.publish_state();
+    }
+
+    /// Publishes the core's state for the handles and the metrics.
+    fn publish_state(&self) {
+        let state = self.core.state();
+        if let Some(metrics) = &self.metrics {
+            metrics.record(&state, &self.shared);
+        }
+        self.shared.publish(state);
     }
 
     fn received(&mut self, frame: Received) {
+        Shared::add(&self.shared.gossip_bytes_in, frame.payload.len());
         if frame.channel == Channel::Swim && !claims_its_connection(&frame) {
             // A member claiming another's address (design §2.2).
             Shared::count(&self.shared.refused_inputs);
@@ -213,8 +228,15 @@ impl Driver {
             timers,
             cluster_events,
             refused,
+            downings,
             ..
         } = outputs;
+        for downing in &downings {
+            Shared::count(&self.shared.sbr_decisions);
+            if let Some(metrics) = &self.metrics {
+                metrics.decided(downing);
+            }
+        }
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
             tracing::debug!(%refused, "cluster input refused");
@@ -224,7 +246,7 @@ impl Driver {
         if cluster_events.is_empty() {
             return;
         }
-        self.shared.publish(self.core.state());
+        self.publish_state();
         for event in cluster_events {
             self.end_removed(&event);
             self.shut_down_if_downed(&event);

@@ -33,6 +33,12 @@ pub(crate) struct Shared {
     pub(crate) refused_inputs: AtomicU64,
     /// Packets the transport did not send (counted by reason there too).
     pub(crate) send_drops: AtomicU64,
+    /// Bytes of the cluster packets the transport took, and of those the
+    /// driver received.
+    pub(crate) gossip_bytes_out: AtomicU64,
+    pub(crate) gossip_bytes_in: AtomicU64,
+    /// Decisions of the split-brain resolver this node carried out.
+    pub(crate) sbr_decisions: AtomicU64,
 }
 
 impl Default for Shared {
@@ -44,6 +50,9 @@ impl Default for Shared {
             inbound_dropped: Arc::default(),
             refused_inputs: AtomicU64::default(),
             send_drops: AtomicU64::default(),
+            gossip_bytes_out: AtomicU64::default(),
+            gossip_bytes_in: AtomicU64::default(),
+            sbr_decisions: AtomicU64::default(),
         }
     }
 }
@@ -95,7 +104,11 @@ impl Shared {
     }
 
     pub(crate) fn count(counter: &AtomicU64) {
-        counter.fetch_add(1, Relaxed);
+        Self::add(counter, 1);
+    }
+
+    pub(crate) fn add(counter: &AtomicU64, amount: usize) {
+        counter.fetch_add(u64::try_from(amount).unwrap_or(u64::MAX), Relaxed);
     }
 }
 

@@ -6,6 +6,7 @@
 mod downing;
 mod forming;
 mod leaving;
+mod metrics;
 mod refusing;
 mod shutdown;
 
