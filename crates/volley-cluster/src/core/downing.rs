@@ -151,3 +151,65 @@ impl ClusterCore {
         self.resolver.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{resolver_for, sbr_input};
+    use crate::member::{ClusterEvent, MemberRecord, MemberStatus, UniqueAddress};
+    use crate::node_id::NodeId;
+    use crate::sbr::{SbrInput, SbrSettings, SbrStatus};
+
+    fn record(epoch: u16, status: MemberStatus) -> MemberRecord {
+        let node = NodeId::with_epoch("h", 1, 7, 1234, epoch);
+        MemberRecord {
+            status,
+            up_number: 3,
+            ..MemberRecord::joining(node, "1.0".into(), ["r".to_owned()].into())
+        }
+    }
+
+    #[test]
+    fn a_member_keeps_one_key_whatever_its_swim_epoch() {
+        let me = UniqueAddress::of(&NodeId::new("h", 9, 9, 0));
+        let key = |event: &ClusterEvent| match sbr_input(event, &me) {
+            Some(SbrInput::Member(member)) => (member.node, member.status, member.up_number),
+            other => panic!("{other:?}"),
+        };
+        let first = key(&ClusterEvent::MemberUp {
+            member: record(0, MemberStatus::Up),
+        });
+        let renewed = key(&ClusterEvent::MemberDowned {
+            member: record(5, MemberStatus::Down),
+        });
+        assert_eq!(first.0, renewed.0);
+        assert_eq!((first.1, renewed.1), (SbrStatus::Up, SbrStatus::Down));
+        assert_eq!(first.2, 3);
+        let removed = ClusterEvent::MemberRemoved {
+            member: record(2, MemberStatus::Removed),
+            previous_status: MemberStatus::Down,
+        };
+        assert_eq!(sbr_input(&removed, &me), Some(SbrInput::Removed(first.0)));
+    }
+
+    #[test]
+    fn only_this_node_as_leader_makes_it_responsible() {
+        let me = UniqueAddress::of(&NodeId::new("h", 9, 9, 0));
+        let other = UniqueAddress::of(&NodeId::new("h", 1, 7, 0));
+        let leader = |leader| sbr_input(&ClusterEvent::LeaderChanged { leader }, &me);
+        assert_eq!(leader(Some(me.clone())), Some(SbrInput::Leader(true)));
+        assert_eq!(leader(Some(other)), Some(SbrInput::Leader(false)));
+        assert_eq!(leader(None), Some(SbrInput::Leader(false)));
+    }
+
+    #[test]
+    fn refused_settings_run_no_resolver() {
+        let me = UniqueAddress::of(&NodeId::new("h", 9, 9, 0));
+        assert!(resolver_for(&me, None).is_none());
+        assert!(resolver_for(&me, Some(SbrSettings::default())).is_some());
+        let no_quorum = SbrSettings {
+            active_strategy: crate::sbr::ActiveStrategy::StaticQuorum,
+            ..SbrSettings::default()
+        };
+        assert!(resolver_for(&me, Some(no_quorum)).is_none());
+    }
+}

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use volley::ActorRef;
-use volley_cluster::{ClusterEvent, MemberStatus};
+use volley_cluster::MemberStatus;
 use volley_testkit::remote::Node;
-use volley_testkit::{actor_fn, await_cond_within, FishingOutcome, TestProbe};
+use volley_testkit::{actor_fn, await_cond_within, TestProbe};
 
-use super::{deadline, formed, nodes};
+use super::{deadline, expect_removed, formed, nodes};
 
 /// Watches the actor `name` on `on` from `from`, once the watch is in
 /// place there.
@@ -39,16 +39,7 @@ async fn a_silent_member_is_downed_by_the_resolver_and_its_watches_end_once() {
 
     members[2].remoting.shutdown();
     for probe in &probes[..2] {
-        probe.fish_for_within(deadline(), |event| match event {
-            ClusterEvent::MemberRemoved {
-                member,
-                previous_status,
-            } if member.unique_address() == gone => {
-                assert_eq!(*previous_status, MemberStatus::Down);
-                FishingOutcome::Complete
-            }
-            _ => FishingOutcome::Continue,
-        });
+        expect_removed(probe, &gone, MemberStatus::Down);
     }
     watcher.expect_terminated_within(deadline(), &target);
     for cluster in &clusters[..2] {

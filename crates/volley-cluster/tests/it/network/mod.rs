@@ -16,7 +16,7 @@ use volley::Settings;
 use volley_cluster::{Cluster, ClusterEvent, ClusterSettings, MemberStatus, UniqueAddress};
 use volley_remote::{Registry, RemoteSettings};
 use volley_testkit::remote::{Node, Nodes};
-use volley_testkit::{await_cond_within, dilated, TestProbe};
+use volley_testkit::{await_cond_within, dilated, FishingOutcome, TestProbe};
 
 /// The system name every member shares (an address names its system).
 pub const SYSTEM: &str = "cluster";
@@ -123,4 +123,19 @@ pub async fn formed(
     let addresses: Vec<_> = clusters.iter().map(|c| c.self_member().clone()).collect();
     await_all_up(&clusters.iter().collect::<Vec<_>>(), &addresses);
     (members, clusters, probes)
+}
+
+/// Waits until `probe` sees the member `gone` Removed, and checks the
+/// status it was removed from.
+pub fn expect_removed(probe: &TestProbe<ClusterEvent>, gone: &UniqueAddress, from: MemberStatus) {
+    probe.fish_for_within(deadline(), |event| match event {
+        ClusterEvent::MemberRemoved {
+            member,
+            previous_status,
+        } if member.unique_address() == *gone => {
+            assert_eq!(*previous_status, from, "{gone} removed from");
+            FishingOutcome::Complete
+        }
+        _ => FishingOutcome::Continue,
+    });
 }
