@@ -7,6 +7,7 @@
 //! the same outputs. A tokio driver and the simulator in [`crate::sim`] are
 //! its two callers.
 
+mod downing;
 mod join;
 mod membership;
 mod reachability;
@@ -26,6 +27,7 @@ use crate::member::knowledge::SharedKnowledge;
 use crate::member::{ClusterEvent, MembershipConfig, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::{Channel, ClusterTimer, Outbox, Packet, TimerAt};
+use crate::sbr::{Downing, SplitBrainResolver};
 use crate::view::MembershipView;
 
 use self::join::JoinPlan;
@@ -56,6 +58,9 @@ pub enum Input<'a> {
     Leave,
     /// Down a member (what the split-brain resolver, or an operator, asks).
     Down(UniqueAddress),
+    /// This node stops: it leaves the SWIM group now, whatever its status
+    /// (the last cluster phase of a coordinated shutdown, design §3.6).
+    Shutdown,
 }
 
 impl<'a> Input<'a> {
@@ -79,6 +84,7 @@ impl<'a> Input<'a> {
             Input::Gossip => "gossip",
             Input::Leave => "leave",
             Input::Down(_) => "down",
+            Input::Shutdown => "shutdown",
         }
     }
 }
@@ -120,6 +126,9 @@ pub struct Outputs {
     pub events: Vec<MembershipEvent>,
     /// What changed in the membership, as Akka's cluster events, in order.
     pub cluster_events: Vec<ClusterEvent>,
+    /// What the split-brain resolver decided, already carried out (the
+    /// Downs are among `cluster_events`); for logs and metrics.
+    pub downings: Vec<Downing>,
     /// Set when the input was refused. foca may have acted on part of it
     /// first (a packet's updates are applied before its broadcasts are
     /// read), so the outputs above still hold and must still be carried out.
@@ -154,6 +163,10 @@ pub struct ClusterCore {
     push_broadcasts: bool,
     /// Whether this node has left the SWIM group (removed or downed).
     left_swim: bool,
+    /// The split-brain resolver, when the settings hold one.
+    resolver: Option<SplitBrainResolver>,
+    /// Whether the core ticked in this input (the resolver's tick).
+    sbr_tick_due: bool,
 }
 
 impl ClusterCore {
@@ -175,6 +188,7 @@ impl ClusterCore {
         knowledge.lock().prune_after = config.prune_gossip_tombstones_after;
         let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let me = UniqueAddress::of(&identity);
+        let resolver = downing::resolver_for(&me, config.split_brain_resolver.clone());
         Self {
             foca: Foca::with_custom_broadcast(identity, swim, rng, ClusterCodec, knowledge.clone()),
             outbox: Outbox::default(),
@@ -192,6 +206,8 @@ impl ClusterCore {
             tick_scheduled: false,
             push_broadcasts: false,
             left_swim: false,
+            resolver,
+            sbr_tick_due: false,
         }
     }
 
@@ -233,6 +249,7 @@ impl ClusterCore {
             Input::Gossip => self.foca.gossip(&mut self.outbox)?,
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
+            Input::Shutdown => self.leave_swim()?,
         }
         Ok(())
     }
@@ -255,6 +272,7 @@ impl ClusterCore {
                 source: refused,
             });
         }
+        self.resolve_split_brain(now, outputs);
     }
 
     /// This node's current identity (its epoch grows when foca renews it).

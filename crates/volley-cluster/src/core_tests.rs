@@ -83,6 +83,19 @@ fn a_member_that_leaves_shows_as_unreachable() {
 }
 
 #[test]
+fn a_node_that_shuts_down_leaves_the_swim_group_once() {
+    let (mut a, mut b) = joined_pair(2);
+    let shutdown = a.handle(NOW, Input::Shutdown);
+    assert!(shutdown.refused.is_none());
+    let told = deliver(&shutdown, &mut b);
+    assert!(told.events.contains(&MembershipEvent::MemberUnreachable {
+        member: a.identity().clone()
+    }));
+    let again = a.handle(NOW, Input::Shutdown);
+    assert!(again.refused.is_none() && again.packets.is_empty());
+}
+
+#[test]
 fn timers_are_due_at_now_plus_foca_s_delay() {
     let (mut a, mut b) = (core(1, 1), core(2, 2));
     let announce = a.handle(NOW, Input::Join(b.identity().clone()));

@@ -20,7 +20,10 @@
 //!   slice): a driver task, the `[cluster]` settings, events on the
 //!   system's event stream. The core and the simulator do not use it.
 //!
-//! The split-brain resolver ([`sbr`]) is not wired to the runtime yet.
+//! The split-brain resolver ([`sbr`]) runs in the core when its settings
+//! hold one (`MembershipConfig::split_brain_resolver`; on by default on
+//! the network, `[cluster.split_brain_resolver]`): it downs what stays
+//! unreachable, and only the leader of each side acts.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -45,6 +48,7 @@ pub use crate::member::{
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
 pub use crate::runtime::{
-    register_settings, Cluster, ClusterError, ClusterSettings, SwimSettings, SECTION,
+    register_settings, Cluster, ClusterError, ClusterSettings, KeepOldestSection, RoleSection,
+    SplitBrainResolverSection, StaticQuorumSection, SwimSettings, CLUSTER_METRIC_NAMES, SECTION,
 };
 pub use foca::{Config, Identity, Member, State, Timer};

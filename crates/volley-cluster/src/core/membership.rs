@@ -25,6 +25,7 @@ impl ClusterCore {
             at: now.saturating_add(self.config.gossip_interval),
             timer: ClusterTimer::Tick,
         });
+        self.sbr_tick_due = true;
         self.join_tick(now)?;
         {
             let mut knowledge = self.knowledge.lock();
@@ -98,15 +99,7 @@ impl ClusterCore {
 
     /// Downs `member`, and tells foca so that it stops probing it.
     pub(super) fn down(&mut self, member: &UniqueAddress) -> Result<(), RefusedBy> {
-        let record = self.knowledge.lock().table.get(member).cloned();
-        let Some(record) = record else {
-            return Err(RefusedBy::UnknownMember(member.clone()));
-        };
-        if record.status >= MemberStatus::Down {
-            return Ok(());
-        }
-        self.publish(record.with_status(MemberStatus::Down))?;
-        if *member == self.me {
+        if !self.mark_down(member)? || *member == self.me {
             return Ok(());
         }
         let known = self
@@ -120,7 +113,21 @@ impl ClusterCore {
         Ok(())
     }
 
-    fn leave_swim(&mut self) -> Result<(), RefusedBy> {
+    /// Marks `member` Down in the table and spreads it; false when it was
+    /// Down or Removed already.
+    pub(super) fn mark_down(&mut self, member: &UniqueAddress) -> Result<bool, RefusedBy> {
+        let record = self.knowledge.lock().table.get(member).cloned();
+        let Some(record) = record else {
+            return Err(RefusedBy::UnknownMember(member.clone()));
+        };
+        if record.status >= MemberStatus::Down {
+            return Ok(false);
+        }
+        self.publish(record.with_status(MemberStatus::Down))?;
+        Ok(true)
+    }
+
+    pub(super) fn leave_swim(&mut self) -> Result<(), RefusedBy> {
         if !self.left_swim {
             self.left_swim = true;
             self.foca.leave_cluster(&mut self.outbox)?;

@@ -3,6 +3,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::sbr::SbrSettings;
+
 /// How membership behaves on one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MembershipConfig {
@@ -33,6 +35,11 @@ pub struct MembershipConfig {
     /// How many members the table holds but foca does not know are
     /// announced to on each run of the core's timer.
     pub announces_to_unknown_per_tick: usize,
+    /// The split-brain resolver that downs unreachable members (design
+    /// §4); `None`: none, only `Input::Down` downs a member. The core's
+    /// default is `None` (the simulator's tests of membership alone);
+    /// the runtime's `[cluster]` default is keep-majority.
+    pub split_brain_resolver: Option<SbrSettings>,
 }
 
 impl Default for MembershipConfig {
@@ -48,6 +55,7 @@ impl Default for MembershipConfig {
             prune_gossip_tombstones_after: Duration::from_secs(24 * 3600),
             max_sync_page_bytes: 64 * 1024,
             announces_to_unknown_per_tick: 3,
+            split_brain_resolver: None,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::runtime::driver::{Command, Driver};
 use crate::runtime::error::ClusterError;
 use crate::runtime::inbound::InboundHook;
 use crate::runtime::outgoing::Outgoing;
+use crate::runtime::phases::add_cluster_phases;
 use crate::runtime::settings::ClusterSettings;
 use crate::runtime::shared::Shared;
 
@@ -89,8 +90,10 @@ impl Cluster {
             remoting.clone(),
             system.clone(),
             shared.clone(),
+            settings.run_coordinated_shutdown_when_down,
         );
         system.runtime_handle().spawn(driver.run(frames, requests));
+        add_cluster_phases(system, remoting, commands.clone(), shared.clone())?;
         let stop = commands.clone();
         system
             .add_shutdown_hook("volley-cluster", move || async move {
@@ -167,6 +170,24 @@ impl Cluster {
     /// `Remoting::cluster_frame_counts` too).
     pub fn send_drops(&self) -> u64 {
         self.shared.send_drops.load(Relaxed)
+    }
+
+    /// Bytes of cluster packets (SWIM and anti-entropy) the transport
+    /// took to send (`volley_cluster_gossip_bytes_out_total`).
+    pub fn gossip_bytes_sent(&self) -> u64 {
+        self.shared.gossip_bytes_out.load(Relaxed)
+    }
+
+    /// Bytes of cluster packets the driver received
+    /// (`volley_cluster_gossip_bytes_in_total`).
+    pub fn gossip_bytes_received(&self) -> u64 {
+        self.shared.gossip_bytes_in.load(Relaxed)
+    }
+
+    /// Decisions of the split-brain resolver this node carried out
+    /// (`volley_cluster_sbr_decisions_total`).
+    pub fn sbr_decisions(&self) -> u64 {
+        self.shared.sbr_decisions.load(Relaxed)
     }
 
     fn request(&self, command: Command) -> Result<(), ClusterError> {

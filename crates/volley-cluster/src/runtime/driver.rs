@@ -20,7 +20,9 @@ use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::runtime::inbound::Received;
+use crate::runtime::metrics::ClusterMetrics;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
+use crate::runtime::phases::shut_down_downed;
 use crate::runtime::shared::Shared;
 use crate::runtime::timers::Timers;
 
@@ -40,6 +42,9 @@ pub(crate) enum Command {
         uid: u64,
         report: MemberReport,
     },
+    /// The last cluster phase of coordinated shutdown: leave the SWIM
+    /// group, then stop.
+    Shutdown,
     /// The system terminates: stop.
     Stop,
 }
@@ -53,6 +58,12 @@ pub(crate) struct Driver {
     system: ActorSystem,
     shared: Arc<Shared>,
     started: Instant,
+    /// Run coordinated shutdown when this node sees itself downed.
+    shutdown_when_down: bool,
+    /// Whether that shutdown has begun.
+    downed: bool,
+    /// The `volley_cluster_*` metrics, when the system records metrics.
+    metrics: Option<ClusterMetrics>,
 }
 
 impl Driver {
@@ -62,8 +73,11 @@ impl Driver {
         remoting: Remoting,
         system: ActorSystem,
         shared: Arc<Shared>,
+        shutdown_when_down: bool,
     ) -> Self {
+        let metrics = ClusterMetrics::when_enabled(&system, remoting.address().to_string());
         Driver {
+            metrics,
             core,
             timers: Timers::default(),
             outgoing,
@@ -71,6 +85,8 @@ impl Driver {
             system,
             shared,
             started: Instant::now(),
+            shutdown_when_down,
+            downed: false,
         }
     }
 
@@ -85,7 +101,7 @@ impl Driver {
         mut inbound: mpsc::Receiver<Received>,
         mut commands: mpsc::UnboundedReceiver<Command>,
     ) {
-        self.shared.publish(self.core.state());
+        self.publish_state();
         loop {
             let wake = tokio::time::Instant::from_std(self.next_wake());
             tokio::select! {
@@ -95,11 +111,16 @@ impl Driver {
                 },
                 command = commands.recv() => match command {
                     Some(Command::Stop) | None => break,
+                    Some(Command::Shutdown) => {
+                        self.handle(Input::Shutdown);
+                        break;
+                    }
                     Some(command) => self.command(command),
                 },
                 () = tokio::time::sleep_until(wake) => self.wake_up(),
             }
         }
+        self.shared.mark_stopped();
         tracing::debug!(node = %self.core.unique_address(), "cluster driver stopped");
     }
 
@@ -124,10 +145,20 @@ impl Driver {
         }
         // Seen sets and the like change without an event; a timer's
         // pace (a few a second) keeps the published state fresh.
-        self.shared.publish(self.core.state());
+        self.publish_state();
+    }
+
+    /// Publishes the core's state for the handles and the metrics.
+    fn publish_state(&self) {
+        let state = self.core.state();
+        if let Some(metrics) = &self.metrics {
+            metrics.record(&state, &self.shared);
+        }
+        self.shared.publish(state);
     }
 
     fn received(&mut self, frame: Received) {
+        Shared::add(&self.shared.gossip_bytes_in, frame.payload.len());
         if frame.channel == Channel::Swim && !claims_its_connection(&frame) {
             // A member claiming another's address (design §2.2).
             Shared::count(&self.shared.refused_inputs);
@@ -156,7 +187,7 @@ impl Driver {
                 uid,
                 report,
             } => self.reported(&address, uid, report),
-            Command::Stop => {}
+            Command::Shutdown | Command::Stop => {}
         }
     }
 
@@ -199,8 +230,15 @@ impl Driver {
             timers,
             cluster_events,
             refused,
+            downings,
             ..
         } = outputs;
+        for downing in &downings {
+            Shared::count(&self.shared.sbr_decisions);
+            if let Some(metrics) = &self.metrics {
+                metrics.decided(downing);
+            }
+        }
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
             if refusal_logged() {
@@ -212,10 +250,38 @@ impl Driver {
         if cluster_events.is_empty() {
             return;
         }
-        self.shared.publish(self.core.state());
+        self.publish_state();
         for event in cluster_events {
             self.end_removed(&event);
+            self.shut_down_if_downed(&event);
             self.system.event_stream().publish(event);
+        }
+    }
+
+    /// This node downed (or removed without having left) runs the
+    /// system's coordinated shutdown, once, unless the settings say not.
+    fn shut_down_if_downed(&mut self, event: &ClusterEvent) {
+        let downed = match event {
+            ClusterEvent::MemberDowned { member } => {
+                member.unique_address() == *self.core.unique_address()
+            }
+            ClusterEvent::MemberRemoved {
+                member,
+                previous_status,
+            } => {
+                member.unique_address() == *self.core.unique_address()
+                    && *previous_status < MemberStatus::Leaving
+            }
+            _ => false,
+        };
+        if downed && !self.downed {
+            self.downed = true;
+            if self.shutdown_when_down {
+                tracing::warn!(node = %self.core.unique_address(), "this node was downed: coordinated shutdown");
+                shut_down_downed(&self.system);
+            } else {
+                tracing::warn!(node = %self.core.unique_address(), "this node was downed; it keeps running (run_coordinated_shutdown_when_down = false)");
+            }
         }
     }
 

@@ -3,6 +3,8 @@
 use volley_remote::transport::{AuthorityAlreadySet, ClusterHookError};
 use volley_remote::wire::AddressError;
 
+use crate::sbr::SbrSettingsError;
+
 /// What went wrong with the cluster of a node.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -18,6 +20,10 @@ pub enum ClusterError {
         /// What it must be.
         reason: &'static str,
     },
+    /// `[cluster.split_brain_resolver]` names an unknown strategy, or
+    /// lacks what its strategy needs.
+    #[error("[cluster.split_brain_resolver]: {0}")]
+    SplitBrainResolver(#[from] SbrSettingsError),
     /// A seed node is not an address (`volley://system@host:port`).
     #[error("seed node {seed:?} is not an address: {source}")]
     BadSeedNode {

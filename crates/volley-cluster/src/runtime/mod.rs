@@ -7,20 +7,30 @@
 //! - `inbound`: the transport hook, which only enqueues;
 //! - `outgoing`: the core's packets as datagrams;
 //! - `authority`: the cluster as the transport's membership authority;
-//! - `shared`: what the driver publishes for other threads;
+//! - `phases`: the coordinated-shutdown phases, and shutdown when downed;
+//! - `shared`: what the driver publishes for other threads; `metrics`:
+//!   the `volley_cluster_*` metrics;
 //! - `timers`: the core's timers on the driver's clock;
-//! - `settings`: the `[cluster]` section; `error`: [`ClusterError`].
+//! - `settings`: the `[cluster]` section, `sbr_section` its
+//!   `[cluster.split_brain_resolver]`; `error`: [`ClusterError`].
 
 mod authority;
 mod cluster;
 mod driver;
 mod error;
 mod inbound;
+mod metrics;
 mod outgoing;
+mod phases;
+mod sbr_section;
 mod settings;
 mod shared;
 mod timers;
 
 pub use self::cluster::Cluster;
 pub use self::error::ClusterError;
+pub use self::metrics::CLUSTER_METRIC_NAMES;
+pub use self::sbr_section::{
+    KeepOldestSection, RoleSection, SplitBrainResolverSection, StaticQuorumSection,
+};
 pub use self::settings::{register_settings, ClusterSettings, SwimSettings, SECTION};

@@ -68,10 +68,13 @@ impl Outgoing {
     }
 
     fn send_one(&self, to: &Address, uid: u64, channel: Channel, bytes: &[u8]) {
-        if let Err(dropped) = self
+        let sent = self
             .remoting
-            .send_cluster(to, uid, wire_channel(channel), bytes)
-        {
+            .send_cluster(to, uid, wire_channel(channel), bytes);
+        if sent.is_ok() {
+            Shared::add(&self.shared.gossip_bytes_out, bytes.len());
+        }
+        if let Err(dropped) = sent {
             // Counted by reason in the transport too; SWIM tolerates loss.
             Shared::count(&self.shared.send_drops);
             tracing::trace!(%to, %dropped, "cluster packet not sent");

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::member::MembershipConfig;
 use crate::runtime::error::ClusterError;
+use crate::runtime::sbr_section::SplitBrainResolverSection;
 
 /// The name of this crate's section in the actor system's settings.
 pub const SECTION: &str = "cluster";
@@ -64,8 +65,15 @@ pub struct ClusterSettings {
     /// Cluster frames waiting for the driver task; past it a frame is
     /// dropped and counted (`Cluster::inbound_dropped`). Default 1024.
     pub inbound_queue: usize,
+    /// Run the system's coordinated shutdown (reason `ClusterDowning`)
+    /// when this node sees itself downed, as Akka's
+    /// `run-coordinated-shutdown-when-down`. Default true.
+    pub run_coordinated_shutdown_when_down: bool,
     /// foca's (SWIM's) timings.
     pub swim: SwimSettings,
+    /// The split-brain resolver (`[cluster.split_brain_resolver]`).
+    /// Default: keep-majority, `stable_after` by cluster size.
+    pub split_brain_resolver: SplitBrainResolverSection,
 }
 
 /// foca's timings (`[cluster.swim]`), foca's names.
@@ -107,7 +115,9 @@ impl Default for ClusterSettings {
             retry_unsuccessful_join_after: membership.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
             inbound_queue: 1024,
+            run_coordinated_shutdown_when_down: true,
             swim: SwimSettings::default(),
+            split_brain_resolver: SplitBrainResolverSection::default(),
         }
     }
 }
@@ -178,6 +188,7 @@ impl ClusterSettings {
         if self.swim.suspect_to_down_after.is_some_and(|d| d.is_zero()) {
             return out_of_range("swim.suspect_to_down_after", "must be above zero");
         }
+        self.split_brain_resolver.settings()?;
         Ok(())
     }
 
@@ -192,6 +203,8 @@ impl ClusterSettings {
             seed_node_timeout: self.seed_node_timeout,
             retry_unsuccessful_join_after: self.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: self.prune_gossip_tombstones_after,
+            // Checked by `validate`; refused settings run no resolver.
+            split_brain_resolver: self.split_brain_resolver.settings().ok().flatten(),
             ..MembershipConfig::default()
         }
     }

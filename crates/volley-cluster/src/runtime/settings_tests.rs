@@ -62,3 +62,53 @@ fn bad_settings_name_their_key() {
         Err(ClusterError::InvalidSettings(_))
     ));
 }
+
+#[test]
+fn the_split_brain_resolver_is_keep_majority_by_default_and_can_be_set_or_turned_off() {
+    use crate::sbr::{ActiveStrategy, DownAllWhenUnstable, StableAfter};
+    let default = parse("")
+        .unwrap()
+        .membership()
+        .split_brain_resolver
+        .unwrap();
+    assert_eq!(default.active_strategy, ActiveStrategy::KeepMajority);
+    assert_eq!(default.stable_after, StableAfter::BySize);
+    let s = parse(
+        "[cluster.split_brain_resolver]\nactive_strategy = \"static-quorum\"\n\
+         stable_after = \"2s\"\ndown_all_when_unstable = \"1500ms\"\n\
+         [cluster.split_brain_resolver.static_quorum]\nquorum_size = 3\nrole = \"backend\"\n",
+    )
+    .unwrap();
+    let sbr = s.membership().split_brain_resolver.unwrap();
+    assert_eq!(sbr.active_strategy, ActiveStrategy::StaticQuorum);
+    assert_eq!(sbr.stable_after, StableAfter::Fixed(Duration::from_secs(2)));
+    assert_eq!(
+        sbr.down_all_when_unstable,
+        DownAllWhenUnstable::After(Duration::from_millis(1500))
+    );
+    assert_eq!(sbr.static_quorum.quorum_size, Some(3));
+    let off = parse("[cluster.split_brain_resolver]\nactive_strategy = \"off\"").unwrap();
+    assert_eq!(off.membership().split_brain_resolver, None);
+}
+
+#[test]
+fn bad_split_brain_resolver_settings_are_typed_errors() {
+    for toml in [
+        "[cluster.split_brain_resolver]\nactive_strategy = \"keep-youngest\"",
+        "[cluster.split_brain_resolver]\nactive_strategy = \"lease-majority\"",
+        "[cluster.split_brain_resolver]\nactive_strategy = \"static-quorum\"",
+    ] {
+        assert!(
+            matches!(parse(toml), Err(ClusterError::SplitBrainResolver(_))),
+            "{toml}"
+        );
+    }
+    assert!(matches!(
+        parse("[cluster.split_brain_resolver]\ndown_all_when_unstable = \"soon\""),
+        Err(ClusterError::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        parse("[cluster.split_brain_resolver]\nstable_after = 3"),
+        Err(ClusterError::InvalidSettings(_))
+    ));
+}

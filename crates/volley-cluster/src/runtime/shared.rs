@@ -5,12 +5,25 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use tokio::sync::watch;
+
 use crate::member::{ClusterState, MemberStatus};
 
+/// This node's own status as the driver last published it, and whether
+/// the driver has stopped: what the shutdown phases wait on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SelfView {
+    /// This node's status in its own table; `None` before it joined (or
+    /// once its record is gone).
+    pub(crate) status: Option<MemberStatus>,
+    /// The driver task has stopped.
+    pub(crate) stopped: bool,
+}
+
 /// Shared between the driver (the only writer) and the handles.
-#[derive(Default)]
 pub(crate) struct Shared {
     state: Mutex<ClusterState>,
+    self_view: watch::Sender<SelfView>,
     /// The members the table holds (Removed ones excluded), by uid, with
     /// their address: what `MembershipAuthority::is_member` answers from.
     members: RwLock<HashMap<u64, (String, u16)>>,
@@ -20,6 +33,28 @@ pub(crate) struct Shared {
     pub(crate) refused_inputs: AtomicU64,
     /// Packets the transport did not send (counted by reason there too).
     pub(crate) send_drops: AtomicU64,
+    /// Bytes of the cluster packets the transport took, and of those the
+    /// driver received.
+    pub(crate) gossip_bytes_out: AtomicU64,
+    pub(crate) gossip_bytes_in: AtomicU64,
+    /// Decisions of the split-brain resolver this node carried out.
+    pub(crate) sbr_decisions: AtomicU64,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            state: Mutex::default(),
+            self_view: watch::Sender::new(SelfView::default()),
+            members: RwLock::default(),
+            inbound_dropped: Arc::default(),
+            refused_inputs: AtomicU64::default(),
+            send_drops: AtomicU64::default(),
+            gossip_bytes_out: AtomicU64::default(),
+            gossip_bytes_in: AtomicU64::default(),
+            sbr_decisions: AtomicU64::default(),
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -49,11 +84,31 @@ impl Shared {
             .map(|m| (m.node.uid(), (m.node.host().to_owned(), m.node.port())))
             .collect();
         *self.members.write().unwrap_or_else(PoisonError::into_inner) = members;
+        let status = state.self_member.as_ref().map(|m| m.status);
+        self.self_view.send_if_modified(|view| {
+            let changed = view.status != status;
+            view.status = status;
+            changed
+        });
         *lock(&self.state) = state;
     }
 
+    /// Watches this node's own status and the driver's end.
+    pub(crate) fn self_view(&self) -> watch::Receiver<SelfView> {
+        self.self_view.subscribe()
+    }
+
+    /// The driver has stopped.
+    pub(crate) fn mark_stopped(&self) {
+        self.self_view.send_modify(|view| view.stopped = true);
+    }
+
     pub(crate) fn count(counter: &AtomicU64) {
-        counter.fetch_add(1, Relaxed);
+        Self::add(counter, 1);
+    }
+
+    pub(crate) fn add(counter: &AtomicU64, amount: usize) {
+        counter.fetch_add(u64::try_from(amount).unwrap_or(u64::MAX), Relaxed);
     }
 }
 

@@ -31,7 +31,7 @@ use crate::outbox::Channel;
 pub use self::network::NetworkConfig;
 use self::network::{Fate, Network};
 use self::schedule::{Due, Schedule};
-pub use self::trace::{ClusterTraceEntry, SimStats, TraceEntry};
+pub use self::trace::{ClusterTraceEntry, DowningTraceEntry, SimStats, TraceEntry};
 
 /// The wall-clock time the simulation pretends to start at, in ms: each
 /// node's `born_ms` is this plus the virtual time it started.
@@ -83,6 +83,7 @@ pub struct Simulation {
     schedule: Schedule,
     trace: Vec<TraceEntry>,
     cluster_trace: Vec<ClusterTraceEntry>,
+    downing_trace: Vec<DowningTraceEntry>,
     stats: SimStats,
 }
 
@@ -97,6 +98,7 @@ impl Simulation {
             schedule: Schedule::default(),
             trace: Vec::new(),
             cluster_trace: Vec::new(),
+            downing_trace: Vec::new(),
             stats: SimStats::default(),
             config,
         }
@@ -284,6 +286,11 @@ impl Simulation {
         &self.cluster_trace
     }
 
+    /// Every split-brain resolver decision so far, in order.
+    pub fn downing_trace(&self) -> &[DowningTraceEntry] {
+        &self.downing_trace
+    }
+
     /// Traffic counts so far.
     pub fn stats(&self) -> SimStats {
         self.stats
@@ -333,6 +340,13 @@ impl Simulation {
                 at: self.now,
                 node: observer.clone(),
                 event,
+            });
+        }
+        for downing in outputs.downings {
+            self.downing_trace.push(DowningTraceEntry {
+                at: self.now,
+                node: observer.clone(),
+                downing,
             });
         }
         for timer in outputs.timers {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::event::MembershipEvent;
 use crate::member::ClusterEvent;
 use crate::node_id::NodeId;
+use crate::sbr::Downing;
 
 /// One membership event, where and when it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +28,17 @@ pub struct ClusterTraceEntry {
     pub node: NodeId,
     /// What it saw.
     pub event: ClusterEvent,
+}
+
+/// One decision of a node's split-brain resolver, when it was taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DowningTraceEntry {
+    /// The virtual time.
+    pub at: Duration,
+    /// The identity of the node that decided, at that time.
+    pub node: NodeId,
+    /// What it decided (and carried out).
+    pub downing: Downing,
 }
 
 /// Traffic counts of a simulation.

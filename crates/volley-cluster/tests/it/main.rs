@@ -9,6 +9,7 @@ mod churn;
 mod common;
 mod convergence;
 mod log_capture;
+mod downing;
 mod membership;
 mod network;
 mod partition;

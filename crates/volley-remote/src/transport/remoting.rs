@@ -266,6 +266,13 @@ impl Remoting {
     pub fn shutdown(&self) {
         let _aborted = self.core.shut_down();
     }
+
+    /// Whether [`Remoting::shutdown`] (or `terminate`) has stopped this
+    /// remoting: a cluster member then skips the waits of its graceful
+    /// leave, which nobody could answer.
+    pub fn is_shut_down(&self) -> bool {
+        self.core.is_shut_down()
+    }
 }
 
 /// What an association (this node's outbound side towards one node) is

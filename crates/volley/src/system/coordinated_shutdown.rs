@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use crate::system::actor_system::ActorSystem;
 use crate::util::locks::lock;
 
-/// Akka's default phases, in the order they run. `cluster-*` run empty
-/// today; they are kept so a cluster extension has its places.
+/// Akka's default phases, in the order they run. `cluster-*` are
+/// volley-cluster's (a member leaves gracefully there) and run empty on a
+/// node in no cluster.
 /// `actor-system-terminate` is where the actors drain and stop; its tasks
 /// are the shutdown hooks (`ActorSystem::add_shutdown_hook`), which run
 /// after the last actor has stopped. Remoting flushes and leaves there, as
@@ -50,6 +51,9 @@ pub enum ShutdownReason {
     GuardianStopped,
     /// The application gave its own reason to `CoordinatedShutdown::run`.
     User(String),
+    /// This node's cluster member was downed (by the split-brain resolver
+    /// or by hand): Akka's `ClusterDowningReason`.
+    ClusterDowning,
 }
 
 /// Published on the event stream when coordinated shutdown begins.

@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use volley::ActorRef;
-use volley_cluster::{ClusterEvent, MemberStatus};
-use volley_testkit::{actor_fn, await_cond_within, FishingOutcome, TestProbe};
+use volley_cluster::MemberStatus;
+use volley_testkit::{actor_fn, await_cond_within, TestProbe};
 
-use super::{deadline, formed, nodes};
+use super::{deadline, expect_removed, formed, nodes};
 
 /// The third of three nodes leaves: the others see it Leaving, Exiting
 /// and Removed (from Exiting), keep each other Up, and a watch of an
@@ -31,16 +31,7 @@ async fn a_member_that_leaves_is_removed_and_its_watches_end_once() {
     let gone = clusters[2].self_member().clone();
     clusters[2].leave().expect("the cluster runs");
     for probe in &probes[..2] {
-        probe.fish_for_within(deadline(), |event| match event {
-            ClusterEvent::MemberRemoved {
-                member,
-                previous_status,
-            } if member.unique_address() == gone => {
-                assert_eq!(*previous_status, MemberStatus::Exiting);
-                FishingOutcome::Complete
-            }
-            _ => FishingOutcome::Continue,
-        });
+        expect_removed(probe, &gone, MemberStatus::Exiting);
     }
     watcher.expect_terminated_within(deadline(), &target);
     for cluster in &clusters[..2] {

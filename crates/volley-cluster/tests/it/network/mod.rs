@@ -4,9 +4,12 @@
 //! sleeps.
 
 mod bad_packets;
+mod downing;
 mod forming;
 mod leaving;
+mod metrics;
 mod refusing;
+mod shutdown;
 
 use std::time::Duration;
 
@@ -14,7 +17,7 @@ use volley::Settings;
 use volley_cluster::{Cluster, ClusterEvent, ClusterSettings, MemberStatus, UniqueAddress};
 use volley_remote::{Registry, RemoteSettings};
 use volley_testkit::remote::{Node, Nodes};
-use volley_testkit::{await_cond_within, dilated, TestProbe};
+use volley_testkit::{await_cond_within, dilated, FishingOutcome, TestProbe};
 
 /// The system name every member shares (an address names its system).
 pub const SYSTEM: &str = "cluster";
@@ -23,6 +26,10 @@ pub const SYSTEM: &str = "cluster";
 pub fn deadline() -> Duration {
     dilated(Duration::from_secs(20))
 }
+
+/// The resolver's wait in these tests: short, since detection itself
+/// takes `suspect_to_down_after` (5 s).
+pub const STABLE_AFTER: Duration = Duration::from_secs(1);
 
 /// Nodes whose registry knows the one message the tests send.
 pub fn nodes() -> Nodes {
@@ -54,6 +61,7 @@ pub fn quick_with_seeds(name: &str, seed_nodes: Vec<String>) -> ClusterSettings 
     settings.swim.probe_period = Duration::from_millis(300);
     settings.swim.probe_rtt = Duration::from_millis(150);
     settings.swim.suspect_to_down_after = Some(Duration::from_secs(5));
+    settings.split_brain_resolver.stable_after = Some(STABLE_AFTER);
     settings
 }
 
@@ -130,4 +138,19 @@ pub async fn formed(
     let members = start_nodes(nodes, count).await;
     let (clusters, probes) = form(&members);
     (members, clusters, probes)
+}
+
+/// Waits until `probe` sees the member `gone` Removed, and checks the
+/// status it was removed from.
+pub fn expect_removed(probe: &TestProbe<ClusterEvent>, gone: &UniqueAddress, from: MemberStatus) {
+    probe.fish_for_within(deadline(), |event| match event {
+        ClusterEvent::MemberRemoved {
+            member,
+            previous_status,
+        } if member.unique_address() == *gone => {
+            assert_eq!(*previous_status, from, "{gone} removed from");
+            FishingOutcome::Complete
+        }
+        _ => FishingOutcome::Continue,
+    });
 }
