@@ -8,8 +8,8 @@
 mod churn;
 mod common;
 mod convergence;
-mod log_capture;
 mod downing;
+mod log_capture;
 mod membership;
 mod network;
 mod partition;

@@ -10,6 +10,9 @@ use volley_remote::RemoteSettings;
 /// Set in a node process: its [`NodeConfig`], encoded.
 pub const NODE_ENV: &str = "VOLLEY_CLUSTER_NODE";
 
+/// The resolver's `stable_after` for the process cases.
+pub const STABLE_AFTER: Duration = Duration::from_secs(5);
+
 /// The system name every node shares.
 pub const SYSTEM: &str = "cluster";
 
@@ -83,6 +86,12 @@ impl NodeConfig {
         let seeds = self.seeds.iter().map(|p| address(*p)).collect();
         let mut settings = crate::network::quick_with_seeds(&self.cluster, seeds);
         settings.swim.suspect_to_down_after = Some(Duration::from_millis(self.suspect_ms));
+        // Longer than the spread of one partition's detections: a side
+        // that decides while it has seen only some of the other side
+        // unreachable takes itself for the majority and downs them, and
+        // both sides live on. In-process tests partition nobody, so their
+        // 1 s is enough there.
+        settings.split_brain_resolver.stable_after = Some(STABLE_AFTER);
         settings
     }
 }

@@ -1,7 +1,9 @@
 //! The node program: this test binary run again as one cluster member
 //! (`--ignored --exact processes::cluster_node` with [`NODE_ENV`] set).
 //! It prints `SELF <host>:<port>#<uid>`, one `EVENT <kind> <member>` line
-//! per cluster event and one line per answered command on stdout, logs on
+//! per cluster event, `SHUTDOWN <reason>` when coordinated shutdown begins,
+//! `TERMINATED` once the system has terminated (by itself too: a downed
+//! node does), and one line per answered command on stdout, logs on
 //! stderr, and reads commands from stdin (see [`Command`]). It exits when
 //! stdin closes, so a test that dies leaves no node behind.
 
@@ -11,7 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings, Terminated};
+use volley::{
+    Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings, ShutdownStarted,
+    Terminated,
+};
 use volley_cluster::{Cluster, ClusterEvent, UniqueAddress};
 use volley_remote::{Registry, Remoting};
 
@@ -123,6 +128,17 @@ pub fn describe(event: &ClusterEvent) -> String {
     format!("{kind} {}", member.unique_address())
 }
 
+/// Prints `SHUTDOWN <reason>` when coordinated shutdown begins.
+struct ShutdownPrinter;
+
+impl Actor for ShutdownPrinter {
+    type Msg = ShutdownStarted;
+    fn handle(&mut self, _ctx: &mut Context<Self>, started: ShutdownStarted) -> HandleResult {
+        say(&format!("SHUTDOWN {:?}", started.reason));
+        Ok(())
+    }
+}
+
 /// Watches the sinks it is given; prints `TERMINATED <path>` for each end.
 struct Watcher;
 
@@ -193,6 +209,15 @@ async fn start(config: &NodeConfig) -> Node {
         .spawn_anonymous(Props::new(|| EventPrinter))
         .expect("the printer");
     system.event_stream().subscribe(printer);
+    let shutdown = system
+        .spawn_anonymous(Props::new(|| ShutdownPrinter))
+        .expect("the shutdown printer");
+    system.event_stream().subscribe(shutdown);
+    let terminated = system.clone();
+    tokio::spawn(async move {
+        terminated.when_terminated().await;
+        say("TERMINATED");
+    });
     let watcher = system
         .spawn_anonymous(Props::new(|| Watcher))
         .expect("the watcher");
