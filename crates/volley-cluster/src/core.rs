@@ -10,6 +10,7 @@
 mod join;
 mod membership;
 mod reachability;
+mod services;
 mod sync;
 
 use std::collections::BTreeSet;
@@ -26,6 +27,7 @@ use crate::member::knowledge::SharedKnowledge;
 use crate::member::{ClusterEvent, MembershipConfig, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::{Channel, ClusterTimer, Outbox, Packet, TimerAt};
+use crate::receptionist::{ServiceChange, ServiceEntry, ServiceRefused, ServiceRegistry};
 use crate::view::MembershipView;
 
 use self::join::JoinPlan;
@@ -56,6 +58,14 @@ pub enum Input<'a> {
     Leave,
     /// Down a member (what the split-brain resolver, or an operator, asks).
     Down(UniqueAddress),
+    /// One of this node's services was registered (or, with `registered`
+    /// false, left): the cluster receptionist replicates it.
+    Service {
+        /// The service.
+        entry: ServiceEntry,
+        /// Registered or gone.
+        registered: bool,
+    },
 }
 
 impl<'a> Input<'a> {
@@ -79,6 +89,7 @@ impl<'a> Input<'a> {
             Input::Gossip => "gossip",
             Input::Leave => "leave",
             Input::Down(_) => "down",
+            Input::Service { .. } => "service registration",
         }
     }
 }
@@ -93,6 +104,9 @@ pub enum RefusedBy {
     /// The membership (a malformed anti-entropy message).
     #[error(transparent)]
     Membership(#[from] CodecError),
+    /// A registration beyond the cluster receptionist's bounds.
+    #[error(transparent)]
+    Services(#[from] ServiceRefused),
     /// A `Down` of a member the table does not hold.
     #[error("no member {0} to down")]
     UnknownMember(UniqueAddress),
@@ -120,6 +134,8 @@ pub struct Outputs {
     pub events: Vec<MembershipEvent>,
     /// What changed in the membership, as Akka's cluster events, in order.
     pub cluster_events: Vec<ClusterEvent>,
+    /// Other members' services that appeared or left, in order.
+    pub service_changes: Vec<ServiceChange>,
     /// Set when the input was refused. foca may have acted on part of it
     /// first (a packet's updates are applied before its broadcasts are
     /// read), so the outputs above still hold and must still be carried out.
@@ -172,9 +188,14 @@ impl ClusterCore {
         seed: u64,
     ) -> Self {
         let knowledge = SharedKnowledge::default();
-        knowledge.lock().prune_after = config.prune_gossip_tombstones_after;
-        let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let me = UniqueAddress::of(&identity);
+        {
+            let mut knowledge = knowledge.lock();
+            knowledge.prune_after = config.prune_gossip_tombstones_after;
+            knowledge.service_bounds = config.service_bounds;
+            knowledge.services = ServiceRegistry::new(me.clone());
+        }
+        let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         Self {
             foca: Foca::with_custom_broadcast(identity, swim, rng, ClusterCodec, knowledge.clone()),
             outbox: Outbox::default(),
@@ -216,6 +237,7 @@ impl ClusterCore {
         self.after_input(now, removal, &mut outputs);
         outputs.packets = mem::take(&mut self.outbox.packets);
         outputs.timers = mem::take(&mut self.outbox.timers);
+        outputs.service_changes = self.knowledge.lock().services.take_changes();
         outputs
     }
 
@@ -233,6 +255,7 @@ impl ClusterCore {
             Input::Gossip => self.foca.gossip(&mut self.outbox)?,
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
+            Input::Service { entry, registered } => self.update_local_service(entry, registered)?,
         }
         Ok(())
     }

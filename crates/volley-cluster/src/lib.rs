@@ -30,6 +30,7 @@ mod event;
 mod member;
 mod node_id;
 mod outbox;
+mod receptionist;
 mod runtime;
 pub mod sbr;
 pub mod sim;
@@ -44,6 +45,9 @@ pub use crate::member::{
 };
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
+pub use crate::receptionist::{
+    OwnerSet, ServiceBounds, ServiceChange, ServiceEntry, ServiceRefused, ServiceRegistry,
+};
 pub use crate::runtime::{
     register_settings, Cluster, ClusterError, ClusterSettings, SwimSettings, SECTION,
 };

@@ -33,6 +33,8 @@ pub struct MembershipConfig {
     /// How many members the table holds but foca does not know are
     /// announced to on each run of the core's timer.
     pub announces_to_unknown_per_tick: usize,
+    /// The cluster receptionist's limits on each member's services.
+    pub service_bounds: crate::receptionist::ServiceBounds,
 }
 
 impl Default for MembershipConfig {
@@ -48,6 +50,7 @@ impl Default for MembershipConfig {
             prune_gossip_tombstones_after: Duration::from_secs(24 * 3600),
             max_sync_page_bytes: 64 * 1024,
             announces_to_unknown_per_tick: 3,
+            service_bounds: crate::receptionist::ServiceBounds::default(),
         }
     }
 }
