@@ -300,6 +300,11 @@ impl ClusterCore {
         self.foca.iter_membership_state()
     }
 
+    /// The cluster receptionist's registry as this node holds it.
+    pub fn services(&self) -> ServiceRegistry {
+        self.knowledge.lock().services.clone()
+    }
+
     /// Updates still waiting to be piggybacked on packets (a metric).
     pub fn updates_backlog(&self) -> usize {
         self.foca.updates_backlog()

@@ -11,3 +11,4 @@ mod network;
 mod partition;
 mod reachability;
 mod replay;
+mod services;
