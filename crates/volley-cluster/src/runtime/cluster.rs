@@ -12,6 +12,7 @@ use volley_remote::Remoting;
 use crate::core::ClusterCore;
 use crate::member::{ClusterState, UniqueAddress};
 use crate::node_id::NodeId;
+use crate::receptionist::mirror::LocalServices;
 use crate::runtime::authority::Authority;
 use crate::runtime::driver::{Command, Driver};
 use crate::runtime::error::ClusterError;
@@ -91,6 +92,8 @@ impl Cluster {
             shared.clone(),
         );
         system.runtime_handle().spawn(driver.run(frames, requests));
+        LocalServices::observe(system, remoting, commands.clone())
+            .map_err(|_| ClusterError::SystemTerminated)?;
         let stop = commands.clone();
         system
             .add_shutdown_hook("volley-cluster", move || async move {

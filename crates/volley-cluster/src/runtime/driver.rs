@@ -19,6 +19,8 @@ use crate::core::{ClusterCore, Input, Outputs};
 use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
+use crate::receptionist::mirror::ServiceMirror;
+use crate::receptionist::ServiceEntry;
 use crate::runtime::inbound::Received;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
 use crate::runtime::shared::Shared;
@@ -40,6 +42,12 @@ pub(crate) enum Command {
         uid: u64,
         report: MemberReport,
     },
+    /// One of this node's services was registered or left (the cluster
+    /// receptionist).
+    Service {
+        entry: ServiceEntry,
+        registered: bool,
+    },
     /// The system terminates: stop.
     Stop,
 }
@@ -53,6 +61,7 @@ pub(crate) struct Driver {
     system: ActorSystem,
     shared: Arc<Shared>,
     started: Instant,
+    services: ServiceMirror,
 }
 
 impl Driver {
@@ -64,6 +73,7 @@ impl Driver {
         shared: Arc<Shared>,
     ) -> Self {
         Driver {
+            services: ServiceMirror::new(&remoting, &system),
             core,
             timers: Timers::default(),
             outgoing,
@@ -154,6 +164,9 @@ impl Driver {
                 uid,
                 report,
             } => self.reported(&address, uid, report),
+            Command::Service { entry, registered } => {
+                self.handle(Input::Service { entry, registered })
+            }
             Command::Stop => {}
         }
     }
@@ -196,9 +209,11 @@ impl Driver {
             packets,
             timers,
             cluster_events,
+            service_changes,
             refused,
             ..
         } = outputs;
+        self.services.apply(service_changes);
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
             tracing::debug!(%refused, "cluster input refused");

@@ -22,5 +22,6 @@ mod shared;
 mod timers;
 
 pub use self::cluster::Cluster;
+pub(crate) use self::driver::Command;
 pub use self::error::ClusterError;
 pub use self::settings::{register_settings, ClusterSettings, SwimSettings, SECTION};

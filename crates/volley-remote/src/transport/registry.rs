@@ -83,6 +83,9 @@ pub(crate) struct InboundType {
     pub(crate) deliver_run: DeliverRunFn,
     /// Decode and deliver one message that came with a trace context.
     pub(crate) deliver_traced: DeliverTracedFn,
+    /// Register a remote ref under a service key of this protocol in a
+    /// receptionist (the cluster receptionist's entries from other nodes).
+    pub(crate) mirror: volley::MirrorFn,
 }
 
 /// Registrations, built before the transport starts.
@@ -369,6 +372,7 @@ impl Registry {
                 deliver_to: deliver_to::<M, S>,
                 deliver_run: deliver_run::<M, S>,
                 deliver_traced: deliver_traced::<M, S>,
+                mirror: volley::mirror_fn::<M>(),
             },
         );
         Ok(())

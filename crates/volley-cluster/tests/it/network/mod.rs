@@ -5,6 +5,7 @@
 
 mod forming;
 mod leaving;
+mod receptionist;
 mod refusing;
 
 use std::time::Duration;
