@@ -3,7 +3,7 @@
 //! listing when it is deregistered, when its actor stops and when its
 //! member leaves the cluster.
 
-use volley::{ActorRef, ActorSystem, Listing, ServiceKey};
+use volley::{ActorRef, ActorSystem, Listing, RoundRobin, Router, ServiceKey};
 use volley_testkit::{actor_fn, FishingOutcome, TestProbe};
 
 use super::{deadline, formed, nodes};
@@ -159,5 +159,62 @@ async fn a_key_whose_protocol_is_not_remotable_stays_local() {
         listings.iter().all(|listing| listing.services.is_empty()),
         "a non-remotable service was listed on another node"
     );
+    nodes.stop_all().await;
+}
+
+/// `Router::group_of(key)` on A routes to a routee on every member, round
+/// robin; with `prefer_local_routees` it keeps to A's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_router_over_a_key_routes_to_routees_on_every_member() {
+    let mut nodes = nodes();
+    let (members, _clusters, _probes) = formed(&mut nodes, 3).await;
+    let (report, sink) = members[0].probe::<u32>();
+    let sink_path = sink.path().name().to_owned();
+    for (index, node) in members.iter().enumerate() {
+        let to_sink: ActorRef<u32> = if index == 0 {
+            sink.clone()
+        } else {
+            node.remote_ref(&members[0], &sink_path)
+        };
+        let routee = node
+            .system
+            .spawn(
+                &format!("r{index}"),
+                actor_fn(move |_ctx, _n: u32| {
+                    to_sink.tell(index as u32);
+                    Ok(())
+                }),
+            )
+            .expect("spawned");
+        node.system
+            .receptionist()
+            .expect("a receptionist")
+            .register(&key(), &routee);
+    }
+    expect_listing(&subscribed(&members[0].system), &["r0", "r1", "r2"]);
+
+    let router = Router::group_of(key())
+        .with_logic(RoundRobin::new())
+        .spawn(&members[0].system, "router")
+        .expect("spawned");
+    for n in 0..6 {
+        router.tell(n);
+    }
+    let mut tally = [0; 3];
+    for _ in 0..6 {
+        tally[report.receive_msg_within(deadline()) as usize] += 1;
+    }
+    assert_eq!(tally, [2, 2, 2]);
+
+    let local = Router::group_of(key())
+        .prefer_local_routees()
+        .spawn(&members[0].system, "local-router")
+        .expect("spawned");
+    for n in 0..6 {
+        local.tell(n);
+    }
+    for _ in 0..6 {
+        assert_eq!(report.receive_msg_within(deadline()), 0);
+    }
     nodes.stop_all().await;
 }
