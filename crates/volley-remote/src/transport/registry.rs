@@ -378,6 +378,18 @@ impl Registry {
         Ok(())
     }
 
+    /// Registers the commands of topics of messages `M` under `id` (with
+    /// [`TopicSerializer`](crate::serialization::TopicSerializer)), so
+    /// that a topic's instances on other nodes, listed by a cluster
+    /// receptionist, pass its publications on. Every node must register it
+    /// under the same id.
+    pub fn register_topic<M>(&mut self, id: u32) -> Result<(), RegistryError>
+    where
+        M: Serialize + DeserializeOwned + Clone + Send + 'static,
+    {
+        self.register_with::<volley::TopicCommand<M>, crate::serialization::TopicSerializer<M>>(id)
+    }
+
     /// Lets remote nodes spawn actors of kind `kind` here, built by `make`
     /// from the arguments they send (when `remote_spawn` is enabled).
     pub fn spawnable<A, P>(

@@ -7,6 +7,7 @@ mod forming;
 mod leaving;
 mod receptionist;
 mod refusing;
+mod topics;
 
 use std::time::Duration;
 
