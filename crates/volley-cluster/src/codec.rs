@@ -72,6 +72,9 @@ pub enum CodecError {
     /// A member state outside the closed set.
     #[error("unknown member state {0:#04x}")]
     UnknownState(u8),
+    /// A member's set of services beyond the cluster receptionist's bounds.
+    #[error(transparent)]
+    ServiceBounds(#[from] crate::receptionist::ServiceRefused),
     /// The output buffer cannot take the whole item; nothing was written.
     #[error("cluster packet buffer full: {needed} bytes needed, {remaining} left")]
     BufferFull {

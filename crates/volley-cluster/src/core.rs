@@ -11,6 +11,7 @@ mod downing;
 mod join;
 mod membership;
 mod reachability;
+mod services;
 mod sync;
 
 use std::collections::BTreeSet;
@@ -27,6 +28,7 @@ use crate::member::knowledge::SharedKnowledge;
 use crate::member::{ClusterEvent, MembershipConfig, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::{Channel, ClusterTimer, Outbox, Packet, TimerAt};
+use crate::receptionist::{ServiceChange, ServiceEntry, ServiceRefused, ServiceRegistry};
 use crate::sbr::{Downing, SplitBrainResolver};
 use crate::view::MembershipView;
 
@@ -61,6 +63,14 @@ pub enum Input<'a> {
     /// This node stops: it leaves the SWIM group now, whatever its status
     /// (the last cluster phase of a coordinated shutdown, design §3.6).
     Shutdown,
+    /// One of this node's services was registered (or, with `registered`
+    /// false, left): the cluster receptionist replicates it.
+    Service {
+        /// The service.
+        entry: ServiceEntry,
+        /// Registered or gone.
+        registered: bool,
+    },
 }
 
 impl<'a> Input<'a> {
@@ -85,6 +95,7 @@ impl<'a> Input<'a> {
             Input::Leave => "leave",
             Input::Down(_) => "down",
             Input::Shutdown => "shutdown",
+            Input::Service { .. } => "service registration",
         }
     }
 }
@@ -99,6 +110,9 @@ pub enum RefusedBy {
     /// The membership (a malformed anti-entropy message).
     #[error(transparent)]
     Membership(#[from] CodecError),
+    /// A registration beyond the cluster receptionist's bounds.
+    #[error(transparent)]
+    Services(#[from] ServiceRefused),
     /// A `Down` of a member the table does not hold.
     #[error("no member {0} to down")]
     UnknownMember(UniqueAddress),
@@ -129,6 +143,8 @@ pub struct Outputs {
     /// What the split-brain resolver decided, already carried out (the
     /// Downs are among `cluster_events`); for logs and metrics.
     pub downings: Vec<Downing>,
+    /// Other members' services that appeared or left, in order.
+    pub service_changes: Vec<ServiceChange>,
     /// Set when the input was refused. foca may have acted on part of it
     /// first (a packet's updates are applied before its broadcasts are
     /// read), so the outputs above still hold and must still be carried out.
@@ -185,9 +201,14 @@ impl ClusterCore {
         seed: u64,
     ) -> Self {
         let knowledge = SharedKnowledge::default();
-        knowledge.lock().prune_after = config.prune_gossip_tombstones_after;
-        let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let me = UniqueAddress::of(&identity);
+        {
+            let mut knowledge = knowledge.lock();
+            knowledge.prune_after = config.prune_gossip_tombstones_after;
+            knowledge.service_bounds = config.service_bounds;
+            knowledge.services = ServiceRegistry::new(me.clone());
+        }
+        let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let resolver = downing::resolver_for(&me, config.split_brain_resolver.clone());
         Self {
             foca: Foca::with_custom_broadcast(identity, swim, rng, ClusterCodec, knowledge.clone()),
@@ -232,6 +253,7 @@ impl ClusterCore {
         self.after_input(now, removal, &mut outputs);
         outputs.packets = mem::take(&mut self.outbox.packets);
         outputs.timers = mem::take(&mut self.outbox.timers);
+        outputs.service_changes = self.knowledge.lock().services.take_changes();
         outputs
     }
 
@@ -250,6 +272,7 @@ impl ClusterCore {
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
             Input::Shutdown => self.leave_swim()?,
+            Input::Service { entry, registered } => self.update_local_service(entry, registered)?,
         }
         Ok(())
     }
@@ -293,6 +316,11 @@ impl ClusterCore {
     /// Every member foca remembers, down ones included, with its state.
     pub fn membership_state(&self) -> impl Iterator<Item = &Member<NodeId>> {
         self.foca.iter_membership_state()
+    }
+
+    /// The cluster receptionist's registry as this node holds it.
+    pub fn services(&self) -> ServiceRegistry {
+        self.knowledge.lock().services.clone()
     }
 
     /// Updates still waiting to be piggybacked on packets (a metric).

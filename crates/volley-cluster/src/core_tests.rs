@@ -279,3 +279,65 @@ fn a_clock_at_its_end_does_not_panic_the_core() {
     assert!(outputs.timers.iter().all(|t| t.at == Duration::MAX));
     let _ = a.handle(Duration::MAX, Input::Timer(ClusterTimer::Tick));
 }
+
+fn service(n: u64, path_len: usize) -> ServiceEntry {
+    ServiceEntry {
+        key: std::sync::Arc::from("workers"),
+        wire_type_id: 7,
+        path: std::sync::Arc::from(
+            format!("volley://s@10.0.0.1:1/user/{}", "w".repeat(path_len)).as_str(),
+        ),
+        uid: n,
+    }
+}
+
+#[test]
+fn a_local_registration_beyond_the_bounds_is_refused_and_changes_nothing() {
+    let bounds = crate::receptionist::ServiceBounds {
+        max_entries_per_member: 1,
+        ..Default::default()
+    };
+    let membership = MembershipConfig {
+        service_bounds: bounds,
+        ..MembershipConfig::default()
+    };
+    let identity = NodeId::new("10.0.0.1", 1, 1, 1);
+    let mut core = ClusterCore::with_membership(identity, config(), membership, 5);
+    let me = core.unique_address().clone();
+    let first = core.handle(
+        NOW,
+        Input::Service {
+            entry: service(1, 1),
+            registered: true,
+        },
+    );
+    assert!(first.refused.is_none(), "{:?}", first.refused);
+    let second = core.handle(
+        NOW,
+        Input::Service {
+            entry: service(2, 1),
+            registered: true,
+        },
+    );
+    assert!(matches!(
+        second.refused,
+        Some(Refused {
+            source: RefusedBy::Services(ServiceRefused::TooManyEntries { max: 1, .. }),
+            ..
+        })
+    ));
+    let too_long = core.handle(
+        NOW,
+        Input::Service {
+            entry: service(3, 2000),
+            registered: false,
+        },
+    );
+    assert!(
+        too_long.refused.is_none(),
+        "removing what is not held changes nothing"
+    );
+    let held = core.services().get(&me).cloned().expect("own set");
+    assert_eq!(held.version, 1);
+    assert_eq!(held.entries.len(), 1);
+}

@@ -33,6 +33,7 @@ mod event;
 mod member;
 mod node_id;
 mod outbox;
+mod receptionist;
 mod runtime;
 pub mod sbr;
 pub mod sim;
@@ -47,6 +48,9 @@ pub use crate::member::{
 };
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};
+pub use crate::receptionist::{
+    OwnerSet, ServiceBounds, ServiceChange, ServiceEntry, ServiceRefused, ServiceRegistry,
+};
 pub use crate::runtime::{
     register_settings, Cluster, ClusterError, ClusterSettings, KeepOldestSection, RoleSection,
     SplitBrainResolverSection, StaticQuorumSection, SwimSettings, CLUSTER_METRIC_NAMES, SECTION,

@@ -14,8 +14,10 @@ use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer};
 use serde::Serialize;
 
 mod depth;
+mod topic;
 
 pub use depth::{with_decode_limits, DEFAULT_MAX_COLLECTION_BYTES, DEFAULT_MAX_DEPTH};
+pub use topic::TopicSerializer;
 
 /// The seed the serde serializers decode with: `T`, within this thread's
 /// decode limits (`depth.rs`).

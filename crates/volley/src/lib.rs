@@ -68,6 +68,7 @@ pub use circuit_breaker::{
     CallPermit, CircuitBreaker, CircuitBreakerError, CircuitBreakerOpen, CircuitBreakerSettings,
     CircuitBreakerSettingsError,
 };
+pub use discovery::observer::{mirror_fn, MirrorFn, ServiceObserver, ServiceRegistration};
 pub use discovery::receptionist::{Deregistered, Listing, Receptionist, Registered, ServiceKey};
 pub use discovery::topic::{Topic, TopicActor, TopicCommand, TopicInternal, TopicStats};
 pub use dispatcher::batch_end;

@@ -2,6 +2,7 @@
 //! application code and checks what it does.
 
 mod backoff_db;
+mod cluster_workers;
 #[path = "../common/mod.rs"]
 mod common;
 mod greeter;

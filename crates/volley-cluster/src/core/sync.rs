@@ -8,11 +8,18 @@
 use rand::RngExt;
 
 use super::{ClusterCore, RefusedBy};
+use crate::codec::CodecError;
 use crate::member::pages;
 use crate::member::wire::{self, Digest, Seen};
 use crate::member::UniqueAddress;
 use crate::node_id::NodeId;
 use crate::outbox::Channel;
+
+/// What the other side of an anti-entropy exchange holds.
+struct PeerHashes {
+    table: u64,
+    services: u64,
+}
 
 impl ClusterCore {
     pub(super) fn send_digest(&mut self) {
@@ -33,6 +40,7 @@ impl ClusterCore {
                     hash: knowledge.table.hash(),
                 },
                 seen_hash: knowledge.seen_hash(),
+                services_hash: knowledge.services.hash(),
             }
         };
         self.outbox
@@ -44,10 +52,16 @@ impl ClusterCore {
         let differs = {
             let mut knowledge = self.knowledge.lock();
             knowledge.apply_seen(UniqueAddress::of(&digest.from), digest.seen);
-            knowledge.table.hash() != digest.seen.hash || knowledge.seen_hash() != digest.seen_hash
+            knowledge.table.hash() != digest.seen.hash
+                || knowledge.seen_hash() != digest.seen_hash
+                || knowledge.services.hash() != digest.services_hash
         };
         if differs {
-            self.send_pages(digest.from, true, digest.seen.hash);
+            let peer = PeerHashes {
+                table: digest.seen.hash,
+                services: digest.services_hash,
+            };
+            self.send_pages(digest.from, true, peer);
         }
         Ok(())
     }
@@ -65,29 +79,47 @@ impl ClusterCore {
             for (member, seen) in page.seen {
                 knowledge.apply_seen(member, seen);
             }
+            let mut refused = None;
+            for (owner, set) in page.services {
+                if let Err(error) = knowledge.apply_services(&owner, set) {
+                    refused = Some(error);
+                }
+            }
+            if let Some(error) = refused {
+                return Err(CodecError::from(error).into());
+            }
             page.last
                 && page.answer_wanted
                 && (knowledge.table.hash() != page.table_hash
-                    || knowledge.seen_hash() != page.seen_hash)
+                    || knowledge.seen_hash() != page.seen_hash
+                    || knowledge.services.hash() != page.services_hash)
         };
         if let (true, Some(from)) = (answer, page.from) {
-            self.send_pages(from, false, page.table_hash);
+            let peer = PeerHashes {
+                table: page.table_hash,
+                services: page.services_hash,
+            };
+            self.send_pages(from, false, peer);
         }
         Ok(())
     }
 
-    /// Sends this node's table to `to`, whose table hash is
-    /// `peer_table_hash`: without the records when the tables are equal
-    /// (only the seen-sets differ, as they do for a while after every
-    /// change), since those are most of the bytes.
-    fn send_pages(&mut self, to: NodeId, answer_wanted: bool, peer_table_hash: u64) {
+    /// Sends this node's table to `to`, whose hashes are `peer`: without
+    /// the records when the tables are equal (only the seen-sets differ, as
+    /// they do for a while after every change), since those are most of the
+    /// bytes, and without the service registry when the registries are
+    /// equal.
+    fn send_pages(&mut self, to: NodeId, answer_wanted: bool, peer: PeerHashes) {
         let pages = {
             let mut knowledge = self.knowledge.lock();
-            let with_records = knowledge.table.hash() != peer_table_hash;
+            let sections = pages::Sections {
+                records: knowledge.table.hash() != peer.table,
+                services: knowledge.services.hash() != peer.services,
+            };
             pages::pages(
                 &mut knowledge,
                 answer_wanted,
-                with_records,
+                sections,
                 self.config.max_sync_page_bytes,
             )
         };

@@ -40,6 +40,8 @@ pub struct MembershipConfig {
     /// default is `None` (the simulator's tests of membership alone);
     /// the runtime's `[cluster]` default is keep-majority.
     pub split_brain_resolver: Option<SbrSettings>,
+    /// The cluster receptionist's limits on each member's services.
+    pub service_bounds: crate::receptionist::ServiceBounds,
 }
 
 impl Default for MembershipConfig {
@@ -56,6 +58,7 @@ impl Default for MembershipConfig {
             max_sync_page_bytes: 64 * 1024,
             announces_to_unknown_per_tick: 3,
             split_brain_resolver: None,
+            service_bounds: crate::receptionist::ServiceBounds::default(),
         }
     }
 }

@@ -19,6 +19,7 @@ use super::table::{MemberTable, Merged};
 use super::wire::{self, Fnv1a, Item, Seen};
 use crate::codec::CodecError;
 use crate::node_id::NodeId;
+use crate::receptionist::{OwnerSet, ServiceBounds, ServiceRefused, ServiceRegistry};
 
 /// A member's status changed in this node's table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +39,9 @@ pub(crate) struct Knowledge {
     pub(crate) table: MemberTable,
     pub(crate) seen: BTreeMap<UniqueAddress, Seen>,
     pub(crate) changes: Vec<StatusChange>,
+    /// The cluster receptionist's registry, whose owners are members.
+    pub(crate) services: ServiceRegistry,
+    pub(crate) service_bounds: ServiceBounds,
 }
 
 impl Knowledge {
@@ -73,6 +77,23 @@ impl Knowledge {
                 true
             }
         }
+    }
+
+    /// Merges `owner`'s set of services; true if it was newer. The set of
+    /// a member removed (tombstoned) or not yet known is dropped as stale:
+    /// owners are members, which bounds the registry, and anti-entropy
+    /// brings the set again once the member is known.
+    pub(crate) fn apply_services(
+        &mut self,
+        owner: &UniqueAddress,
+        set: OwnerSet,
+    ) -> Result<bool, ServiceRefused> {
+        let known = self.services.is_me(owner) || self.table.get(owner).is_some();
+        if !known || self.table.is_removed(owner) {
+            return Ok(false);
+        }
+        self.service_bounds.check_set(&set)?;
+        Ok(self.services.merge(owner, set))
     }
 
     /// A hash of the seen-set, for the anti-entropy digest.
@@ -111,6 +132,7 @@ impl Knowledge {
 
     fn note_removed(&mut self, previous: MemberRecord) -> bool {
         self.seen.remove(&previous.unique_address());
+        self.services.remove_owner(&previous.unique_address());
         self.changes.push(StatusChange {
             record: previous.with_status(MemberStatus::Removed),
             previous: Some(previous.status),
@@ -139,6 +161,7 @@ impl SharedKnowledge {
 pub(crate) enum ItemKey {
     Record(UniqueAddress, MemberStatus, u32),
     Seen(UniqueAddress, u64),
+    Services(UniqueAddress, u64),
 }
 
 impl Invalidates for ItemKey {
@@ -147,7 +170,8 @@ impl Invalidates for ItemKey {
             (ItemKey::Record(a, status, up), ItemKey::Record(b, other_status, other_up)) => {
                 a == b && (status, up) >= (other_status, other_up)
             }
-            (ItemKey::Seen(a, version), ItemKey::Seen(b, other_version)) => {
+            (ItemKey::Seen(a, version), ItemKey::Seen(b, other_version))
+            | (ItemKey::Services(a, version), ItemKey::Services(b, other_version)) => {
                 a == b && version >= other_version
             }
             _ => false,
@@ -174,6 +198,10 @@ impl BroadcastHandler<NodeId> for SharedKnowledge {
             Item::Seen { member, seen } => (
                 ItemKey::Seen(member.clone(), seen.version),
                 knowledge.apply_seen(member, seen),
+            ),
+            Item::Services { owner, set } => (
+                ItemKey::Services(owner.clone(), set.version),
+                knowledge.apply_services(&owner, set)?,
             ),
         };
         // This node's own items (no sender) are applied before they are

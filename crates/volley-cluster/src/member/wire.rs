@@ -12,10 +12,13 @@ use super::record::{MemberRecord, UniqueAddress};
 use super::status::MemberStatus;
 use crate::codec::{CodecError, Reader, Writer};
 use crate::node_id::NodeId;
+use crate::receptionist::wire::{put_owner_set, read_owner_set};
+use crate::receptionist::OwnerSet;
 
 /// Item tags: what a custom broadcast carries.
 const ITEM_RECORD: u8 = 0x01;
 const ITEM_SEEN: u8 = 0x02;
+const ITEM_SERVICES: u8 = 0x03;
 
 /// Flags of a data page.
 const PAGE_ANSWER_WANTED: u8 = 0x01;
@@ -36,6 +39,8 @@ pub(crate) enum Item {
     Record(MemberRecord),
     /// The table a member has seen.
     Seen { member: UniqueAddress, seen: Seen },
+    /// A member's registered services (the cluster receptionist).
+    Services { owner: UniqueAddress, set: OwnerSet },
 }
 
 /// Anti-entropy, first message: the sender's table and seen-set hashes.
@@ -46,6 +51,8 @@ pub(crate) struct Digest {
     pub(crate) seen: Seen,
     /// A hash of the sender's seen-set.
     pub(crate) seen_hash: u64,
+    /// A hash of the sender's service registry (its owners' versions).
+    pub(crate) services_hash: u64,
 }
 
 /// Anti-entropy, the answer: one page of the sender's table.
@@ -65,6 +72,10 @@ pub(crate) struct DataPage {
     /// Removed members and how long ago they were removed.
     pub(crate) tombstones: Vec<(UniqueAddress, Duration)>,
     pub(crate) seen: Vec<(UniqueAddress, Seen)>,
+    /// The hash of the sender's whole service registry.
+    pub(crate) services_hash: u64,
+    /// Owner sets of the service registry.
+    pub(crate) services: Vec<(UniqueAddress, OwnerSet)>,
 }
 
 /// FNV-1a, 64 bits: a hash that is the same on every build and platform.
@@ -92,7 +103,7 @@ impl Fnv1a {
 /// A `str16`; a string longer than a `u16` length allows is cut at a
 /// character boundary (a role or version that long is a configuration
 /// mistake, and cutting keeps every node's bytes and hashes equal).
-fn put_str16(out: &mut Vec<u8>, text: &str) {
+pub(crate) fn put_str16(out: &mut Vec<u8>, text: &str) {
     let mut end = text.len().min(usize::from(u16::MAX));
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -101,7 +112,7 @@ fn put_str16(out: &mut Vec<u8>, text: &str) {
     out.put_slice(&text.as_bytes()[..end]);
 }
 
-fn put_member(out: &mut Vec<u8>, member: &UniqueAddress) {
+pub(crate) fn put_member(out: &mut Vec<u8>, member: &UniqueAddress) {
     put_str16(out, &member.host);
     out.put_u16_le(member.port);
     out.put_u64_le(member.uid);
@@ -138,6 +149,10 @@ pub(crate) fn encode_item(item: &Item) -> Vec<u8> {
             put_member(&mut out, member);
             put_seen(&mut out, *seen);
         }
+        Item::Services { owner, set } => {
+            out.put_u8(ITEM_SERVICES);
+            put_owner_set(&mut out, owner, set);
+        }
     }
     out
 }
@@ -147,6 +162,7 @@ pub(crate) fn encode_digest(digest: &Digest) -> Vec<u8> {
     Writer(&mut out).node_id(&digest.from);
     put_seen(&mut out, digest.seen);
     out.put_u64_le(digest.seen_hash);
+    out.put_u64_le(digest.services_hash);
     out
 }
 
@@ -164,6 +180,7 @@ pub(crate) fn encode_page(page: &DataPage, from: &NodeId) -> Vec<u8> {
     out.put_u8(flags);
     out.put_u64_le(page.table_hash);
     out.put_u64_le(page.seen_hash);
+    out.put_u64_le(page.services_hash);
     out.put_u16_le(page.records.len() as u16);
     for record in &page.records {
         put_record(&mut out, record);
@@ -177,6 +194,10 @@ pub(crate) fn encode_page(page: &DataPage, from: &NodeId) -> Vec<u8> {
     for (member, seen) in &page.seen {
         put_member(&mut out, member);
         put_seen(&mut out, *seen);
+    }
+    out.put_u16_le(page.services.len() as u16);
+    for (owner, set) in &page.services {
+        put_owner_set(&mut out, owner, set);
     }
     out
 }
@@ -192,7 +213,7 @@ pub(crate) fn member_len(member: &UniqueAddress) -> usize {
     2 + member.host.len() + 2 + 8
 }
 
-type Read<'a> = Reader<&'a [u8]>;
+pub(crate) type Read<'a> = Reader<&'a [u8]>;
 
 fn finish<T>(reader: Read<'_>, value: T) -> Result<T, CodecError> {
     match reader.0.len() {
@@ -201,7 +222,7 @@ fn finish<T>(reader: Read<'_>, value: T) -> Result<T, CodecError> {
     }
 }
 
-fn read_member(reader: &mut Read<'_>) -> Result<UniqueAddress, CodecError> {
+pub(crate) fn read_member(reader: &mut Read<'_>) -> Result<UniqueAddress, CodecError> {
     let host = reader.str16("member host")?;
     if host.is_empty() {
         return Err(CodecError::EmptyHost);
@@ -248,6 +269,10 @@ pub(crate) fn decode_item(bytes: &[u8]) -> Result<Item, CodecError> {
             member: read_member(&mut reader)?,
             seen: read_seen(&mut reader)?,
         },
+        ITEM_SERVICES => {
+            let (owner, set) = read_owner_set(&mut reader)?;
+            Item::Services { owner, set }
+        }
         other => return Err(CodecError::UnknownItem(other)),
     };
     finish(reader, item)
@@ -259,6 +284,7 @@ pub(crate) fn decode_digest(bytes: &[u8]) -> Result<Digest, CodecError> {
         from: reader.node_id()?,
         seen: read_seen(&mut reader)?,
         seen_hash: reader.u64("seen-set hash")?,
+        services_hash: reader.u64("services hash")?,
     };
     finish(reader, digest)
 }
@@ -273,6 +299,7 @@ pub(crate) fn decode_page(bytes: &[u8]) -> Result<DataPage, CodecError> {
         last: flags & PAGE_LAST != 0,
         table_hash: reader.u64("table hash")?,
         seen_hash: reader.u64("seen-set hash")?,
+        services_hash: reader.u64("services hash")?,
         ..DataPage::default()
     };
     for _ in 0..reader.u16("record count")? {
@@ -286,6 +313,9 @@ pub(crate) fn decode_page(bytes: &[u8]) -> Result<DataPage, CodecError> {
     for _ in 0..reader.u16("seen count")? {
         let member = read_member(&mut reader)?;
         page.seen.push((member, read_seen(&mut reader)?));
+    }
+    for _ in 0..reader.u16("owner set count")? {
+        page.services.push(read_owner_set(&mut reader)?);
     }
     finish(reader, page)
 }

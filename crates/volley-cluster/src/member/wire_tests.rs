@@ -18,6 +18,19 @@ fn member() -> UniqueAddress {
     UniqueAddress::of(&record().node)
 }
 
+fn services() -> OwnerSet {
+    let entry = crate::receptionist::ServiceEntry {
+        key: Arc::from("workers"),
+        wire_type_id: 70,
+        path: Arc::from("volley://sys@10.0.0.1:2552/user/w"),
+        uid: 5,
+    };
+    OwnerSet {
+        version: 2,
+        entries: BTreeSet::from([entry]),
+    }
+}
+
 #[test]
 fn items_round_trip() {
     let items = [
@@ -28,6 +41,10 @@ fn items_round_trip() {
                 version: 9,
                 hash: 0xfeed,
             },
+        },
+        Item::Services {
+            owner: member(),
+            set: services(),
         },
     ];
     for item in items {
@@ -44,6 +61,7 @@ fn digests_and_pages_round_trip() {
             hash: 2,
         },
         seen_hash: 3,
+        services_hash: 8,
     };
     assert_eq!(decode_digest(&encode_digest(&digest)), Ok(digest));
     let page = DataPage {
@@ -61,6 +79,8 @@ fn digests_and_pages_round_trip() {
                 hash: 7,
             },
         )],
+        services_hash: 9,
+        services: vec![(member(), services())],
     };
     assert_eq!(decode_page(&encode_page(&page, &record().node)), Ok(page));
 }

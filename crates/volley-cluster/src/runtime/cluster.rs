@@ -12,6 +12,7 @@ use volley_remote::Remoting;
 use crate::core::ClusterCore;
 use crate::member::{ClusterState, UniqueAddress};
 use crate::node_id::NodeId;
+use crate::receptionist::mirror::LocalServices;
 use crate::runtime::authority::Authority;
 use crate::runtime::driver::{Command, Driver};
 use crate::runtime::error::ClusterError;
@@ -94,6 +95,8 @@ impl Cluster {
         );
         system.runtime_handle().spawn(driver.run(frames, requests));
         add_cluster_phases(system, remoting, commands.clone(), shared.clone())?;
+        LocalServices::observe(system, remoting, commands.clone())
+            .map_err(|_| ClusterError::SystemTerminated)?;
         let stop = commands.clone();
         system
             .add_shutdown_hook("volley-cluster", move || async move {

@@ -19,6 +19,8 @@ use crate::core::{ClusterCore, Input, Outputs};
 use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
+use crate::receptionist::mirror::ServiceMirror;
+use crate::receptionist::ServiceEntry;
 use crate::runtime::inbound::Received;
 use crate::runtime::metrics::ClusterMetrics;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
@@ -45,6 +47,12 @@ pub(crate) enum Command {
     /// The last cluster phase of coordinated shutdown: leave the SWIM
     /// group, then stop.
     Shutdown,
+    /// One of this node's services was registered or left (the cluster
+    /// receptionist).
+    Service {
+        entry: ServiceEntry,
+        registered: bool,
+    },
     /// The system terminates: stop.
     Stop,
 }
@@ -64,6 +72,7 @@ pub(crate) struct Driver {
     downed: bool,
     /// The `volley_cluster_*` metrics, when the system records metrics.
     metrics: Option<ClusterMetrics>,
+    services: ServiceMirror,
 }
 
 impl Driver {
@@ -78,6 +87,7 @@ impl Driver {
         let metrics = ClusterMetrics::when_enabled(&system, remoting.address().to_string());
         Driver {
             metrics,
+            services: ServiceMirror::new(&remoting, &system),
             core,
             timers: Timers::default(),
             outgoing,
@@ -187,6 +197,9 @@ impl Driver {
                 uid,
                 report,
             } => self.reported(&address, uid, report),
+            Command::Service { entry, registered } => {
+                self.handle(Input::Service { entry, registered })
+            }
             Command::Shutdown | Command::Stop => {}
         }
     }
@@ -229,6 +242,7 @@ impl Driver {
             packets,
             timers,
             cluster_events,
+            service_changes,
             refused,
             downings,
             ..
@@ -239,6 +253,7 @@ impl Driver {
                 metrics.decided(downing);
             }
         }
+        self.services.apply(service_changes);
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
             if refusal_logged() {

@@ -28,6 +28,7 @@ mod shared;
 mod timers;
 
 pub use self::cluster::Cluster;
+pub(crate) use self::driver::Command;
 pub use self::error::ClusterError;
 pub use self::metrics::CLUSTER_METRIC_NAMES;
 pub use self::sbr_section::{

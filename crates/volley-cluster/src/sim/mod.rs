@@ -27,6 +27,7 @@ use crate::core::{ClusterCore, Input, Outputs};
 use crate::member::{ClusterState, MembershipConfig, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
+use crate::receptionist::ServiceEntry;
 
 pub use self::network::NetworkConfig;
 use self::network::{Fate, Network};
@@ -144,6 +145,12 @@ impl Simulation {
     /// running.
     pub fn leave(&mut self, addr: &Addr) {
         self.input(addr, Input::Leave);
+    }
+
+    /// Registers (or, with `registered` false, removes) one of the
+    /// services of the node at `addr` in the cluster receptionist.
+    pub fn register_service(&mut self, addr: &Addr, entry: ServiceEntry, registered: bool) {
+        self.input(addr, Input::Service { entry, registered });
     }
 
     /// Makes the node at `addr` down `member`.

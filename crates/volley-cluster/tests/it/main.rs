@@ -16,3 +16,4 @@ mod partition;
 mod processes;
 mod reachability;
 mod replay;
+mod services;

@@ -11,7 +11,7 @@
 //! | `handshake/` | who a connection is with: `setup` (the handshake's frames), `auth`, `tls`, `admission`, `trust`, `probe` and `recheck` (the address check), `proof` |
 //! | `liveness/` | whether a node is there: `heartbeat`, `rtt`, `failure_detector`, `reachability`, `incarnations` (which incarnation this node talks to; quarantine) |
 //! | `control/` | besides user messages: `system_messages` (exactly once, in order), `remote_watch`, `flush`, `remote_spawn`, `reply_handles` |
-//! | `cluster/` | cluster traffic: the hook a cluster installs (`ClusterInbound`), what a reader does with a cluster frame, the datagram send; `remoting_cluster`, their methods on `Remoting` |
+//! | `cluster/` | cluster traffic: the hook a cluster installs (`ClusterInbound`), what a reader does with a cluster frame, the datagram send; `remoting_cluster`, their methods on `Remoting`; `remoting_services`, the cluster receptionist's (wire type ids of protocols, mirrored remote services) |
 //! | `refs/` | refs inside messages: `tables` (per-connection export/import tables), `id_slots` |
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced); `reconnect`; `warnings` |
@@ -38,6 +38,7 @@ mod refs;
 mod registry;
 mod remoting;
 mod remoting_cluster;
+mod remoting_services;
 mod settings;
 mod support;
 
@@ -50,6 +51,7 @@ pub use liveness::authority::{AuthorityAlreadySet, MemberReport, MembershipAutho
 pub use metrics::REMOTE_METRIC_NAMES;
 pub use registry::{Registry, RegistryError};
 pub use remoting::{AssociationState, Remoting};
+pub use remoting_services::{MirrorServiceError, MirroredService};
 pub use settings::RemoteSettingsWarning;
 pub use settings::{
     register_settings, BatchingSettings, ClusterTransportSettings, ConnectBack,

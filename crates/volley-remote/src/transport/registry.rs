@@ -83,6 +83,9 @@ pub(crate) struct InboundType {
     pub(crate) deliver_run: DeliverRunFn,
     /// Decode and deliver one message that came with a trace context.
     pub(crate) deliver_traced: DeliverTracedFn,
+    /// Register a remote ref under a service key of this protocol in a
+    /// receptionist (the cluster receptionist's entries from other nodes).
+    pub(crate) mirror: volley::MirrorFn,
 }
 
 /// Registrations, built before the transport starts.
@@ -369,9 +372,22 @@ impl Registry {
                 deliver_to: deliver_to::<M, S>,
                 deliver_run: deliver_run::<M, S>,
                 deliver_traced: deliver_traced::<M, S>,
+                mirror: volley::mirror_fn::<M>(),
             },
         );
         Ok(())
+    }
+
+    /// Registers the commands of topics of messages `M` under `id` (with
+    /// [`TopicSerializer`](crate::serialization::TopicSerializer)), so
+    /// that a topic's instances on other nodes, listed by a cluster
+    /// receptionist, pass its publications on. Every node must register it
+    /// under the same id.
+    pub fn register_topic<M>(&mut self, id: u32) -> Result<(), RegistryError>
+    where
+        M: Serialize + DeserializeOwned + Clone + Send + 'static,
+    {
+        self.register_with::<volley::TopicCommand<M>, crate::serialization::TopicSerializer<M>>(id)
     }
 
     /// Lets remote nodes spawn actors of kind `kind` here, built by `make`

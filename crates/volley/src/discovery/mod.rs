@@ -7,5 +7,6 @@
 //! nothing below them imports from here (routing's keyed groups follow a
 //! receptionist listing, the system spawns the receptionist on first use).
 
+pub(crate) mod observer;
 pub(crate) mod receptionist;
 pub(crate) mod topic;

@@ -10,8 +10,10 @@
 //! subscriber that terminates is forgotten. A remote ref can be
 //! registered like a local one (remote death watch removes it).
 //!
-//! This is the local receptionist; a cluster receptionist would replicate
-//! the same registry between nodes behind the same API.
+//! This is the local receptionist; a cluster receptionist replicates it
+//! between nodes behind the same API, through [`Receptionist::observe`]
+//! (this node's changes out) and remote refs registered here (the other
+//! nodes' services in).
 
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
@@ -21,6 +23,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::observer::{ServiceObserver, ServiceRegistration};
 use crate::actor::actor_ref::{ActorRef, AnyRef};
 use crate::actor::context::Context;
 use crate::actor::definition::{Actor, HandleResult, Props, Terminated};
@@ -185,6 +188,7 @@ impl Receptionist {
             if entry.services.insert(service.clone()) {
                 ctx.watch(&service);
                 entry.notify();
+                registry.observed(&key, &service, true);
             }
             if let Some(reply_to) = reply_to {
                 reply_to.tell(Registered { key, service });
@@ -219,6 +223,7 @@ impl Receptionist {
             let entry = registry.entry(&key);
             if entry.services.remove(&service) {
                 entry.notify();
+                registry.observed(&key, &service, false);
                 let service = service.to_any();
                 if !registry.holds(&service) {
                     ctx.unwatch(&service);
@@ -295,6 +300,26 @@ impl Receptionist {
         });
     }
 
+    /// Tells `observer` of every service registered now (as registrations)
+    /// and of every change from now on: a cluster receptionist's hook. A
+    /// second observer replaces the first.
+    pub fn observe(&self, observer: Arc<dyn ServiceObserver>) {
+        self.run(move |registry, _| {
+            for ((protocol, key_id), entry) in &registry.entries {
+                for service in entry.services() {
+                    observer.service_changed(ServiceRegistration {
+                        key_id: key_id.clone(),
+                        protocol: *protocol,
+                        protocol_name: entry.protocol_name(),
+                        service,
+                        registered: true,
+                    });
+                }
+            }
+            registry.observer = Some(observer);
+        });
+    }
+
     fn run(&self, f: impl FnOnce(&mut Registry, &mut Context<ReceptionistActor>) + Send + 'static) {
         self.actor.tell(Command(Box::new(f)));
     }
@@ -327,6 +352,8 @@ impl ActorSystem {
 #[derive(Default)]
 pub(crate) struct Registry {
     entries: HashMap<(TypeId, Arc<str>), Box<dyn Entry>>,
+    /// A cluster receptionist's hook, if one runs.
+    observer: Option<Arc<dyn ServiceObserver>>,
 }
 
 impl Registry {
@@ -362,6 +389,24 @@ impl Registry {
         })
     }
 
+    /// Tells the observer, if any, that `service` joined or left `key`.
+    fn observed<M: Send + 'static>(
+        &self,
+        key: &ServiceKey<M>,
+        service: &ActorRef<M>,
+        registered: bool,
+    ) {
+        if let Some(observer) = &self.observer {
+            observer.service_changed(ServiceRegistration {
+                key_id: key.id.clone(),
+                protocol: TypeId::of::<M>(),
+                protocol_name: std::any::type_name::<M>(),
+                service: service.to_any(),
+                registered,
+            });
+        }
+    }
+
     /// Drops the entries that hold nothing any more.
     fn prune(&mut self) {
         self.entries.retain(|_, e| !e.is_empty());
@@ -380,9 +425,12 @@ trait Entry: Send {
     /// No service and no subscriber.
     fn is_empty(&self) -> bool;
     /// Forgets `actor`, which terminated; tells the subscribers if it was a
-    /// service.
-    fn forget(&mut self, actor: &AnyRef);
+    /// service, and returns whether it was.
+    fn forget(&mut self, actor: &AnyRef) -> bool;
     fn holds(&self, actor: &AnyRef) -> bool;
+    /// The services, their protocol erased.
+    fn services(&self) -> Vec<AnyRef>;
+    fn protocol_name(&self) -> &'static str;
 }
 
 struct Typed<M: Send + 'static> {
@@ -419,13 +467,23 @@ impl<M: Send + 'static> Entry for Typed<M> {
         self.services.is_empty() && self.subscribers.is_empty()
     }
 
-    fn forget(&mut self, actor: &AnyRef) {
+    fn forget(&mut self, actor: &AnyRef) -> bool {
         self.subscribers.retain(|s| s != actor);
         let before = self.services.len();
         self.services.retain(|s| s != actor);
-        if self.services.len() != before {
+        let was_service = self.services.len() != before;
+        if was_service {
             self.notify();
         }
+        was_service
+    }
+
+    fn services(&self) -> Vec<AnyRef> {
+        self.services.iter().map(ActorRef::to_any).collect()
+    }
+
+    fn protocol_name(&self) -> &'static str {
+        std::any::type_name::<M>()
     }
 
     fn holds(&self, actor: &AnyRef) -> bool {
@@ -445,10 +503,20 @@ impl Actor for ReceptionistActor {
     }
 
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
-        for entry in self.0.entries.values_mut() {
-            entry.forget(&t.actor);
+        let registry = &mut self.0;
+        for ((protocol, key_id), entry) in registry.entries.iter_mut() {
+            let was_service = entry.forget(&t.actor);
+            if let (true, Some(observer)) = (was_service, &registry.observer) {
+                observer.service_changed(ServiceRegistration {
+                    key_id: key_id.clone(),
+                    protocol: *protocol,
+                    protocol_name: entry.protocol_name(),
+                    service: t.actor.clone(),
+                    registered: false,
+                });
+            }
         }
-        self.0.prune();
+        registry.prune();
         Ok(())
     }
 }

@@ -1,4 +1,7 @@
-//! Publish and subscribe within a node: Akka Typed's `Topic`.
+//! Publish and subscribe: Akka Typed's `Topic`, across nodes once a
+//! cluster receptionist lists the instances of other nodes and the
+//! topic's commands are registered for remoting (volley-remote's
+//! `Registry::register_topic`).
 //!
 //! A topic is an actor; subscribers are plain `ActorRef<M>`s. Several
 //! topic actors of one name and message type form one topic: each keeps
@@ -32,6 +35,29 @@ pub enum TopicCommand<M: Clone + Send + 'static> {
     GetTopicStats(ReplyTo<TopicStats>),
     /// Traffic between a topic's instances; cannot be built outside volley.
     Internal(TopicInternal<M>),
+}
+
+impl<M: Clone + Send + 'static> TopicCommand<M> {
+    /// What of this command crosses nodes, for a remoting serializer: the
+    /// message of a publish (`false`) or of a copy one instance relays to
+    /// another (`true`). Subscriptions, stats requests and listings hold
+    /// local refs and have none.
+    pub fn remote_parts(&self) -> Option<(bool, &M)> {
+        match self {
+            TopicCommand::Publish(msg) => Some((false, msg)),
+            TopicCommand::Internal(TopicInternal(Between::Published(msg))) => Some((true, msg)),
+            _ => None,
+        }
+    }
+
+    /// The command [`TopicCommand::remote_parts`] came from.
+    pub fn from_remote_parts(relayed: bool, msg: M) -> Self {
+        if relayed {
+            TopicCommand::Internal(TopicInternal(Between::Published(msg)))
+        } else {
+            TopicCommand::Publish(msg)
+        }
+    }
 }
 
 /// Traffic between a topic's instances (see [`TopicCommand::Internal`]).

@@ -8,8 +8,10 @@ mod downing;
 mod forming;
 mod leaving;
 mod metrics;
+mod receptionist;
 mod refusing;
 mod shutdown;
+mod topics;
 
 use std::time::Duration;
 

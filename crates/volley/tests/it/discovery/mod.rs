@@ -1,4 +1,5 @@
 //! Finding actors: the receptionist and topics.
 
+mod observer;
 mod receptionist;
 mod topic;

@@ -1,0 +1,220 @@
+//! The cluster receptionist on the network: a service registered on one
+//! member is listed on every other as a remote ref, and leaves every
+//! listing when it is deregistered, when its actor stops and when its
+//! member leaves the cluster.
+
+use volley::{ActorRef, ActorSystem, Listing, RoundRobin, Router, ServiceKey};
+use volley_testkit::{actor_fn, FishingOutcome, TestProbe};
+
+use super::{deadline, formed, nodes};
+
+fn key() -> ServiceKey<u32> {
+    ServiceKey::new("workers")
+}
+
+/// A probe subscribed to `key()`'s listings on `system`.
+fn subscribed(system: &ActorSystem) -> TestProbe<Listing<u32>> {
+    let probe = TestProbe::new(system);
+    system
+        .receptionist()
+        .expect("a receptionist")
+        .subscribe(&key(), probe.actor_ref());
+    probe
+}
+
+/// Waits for a listing of exactly the services whose paths end with
+/// `names` (in any order).
+fn expect_listing(probe: &TestProbe<Listing<u32>>, names: &[&str]) {
+    probe.fish_for_within(deadline(), |listing| {
+        let mut listed: Vec<String> = listing
+            .services
+            .iter()
+            .map(|service| service.path().name().to_owned())
+            .collect();
+        listed.sort();
+        let mut wanted: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        wanted.sort();
+        if listed == wanted {
+            FishingOutcome::Complete
+        } else {
+            FishingOutcome::Continue
+        }
+    });
+}
+
+fn worker(system: &ActorSystem, name: &str) -> ActorRef<u32> {
+    system
+        .spawn(name, actor_fn(|_ctx, _n: u32| Ok(())))
+        .expect("spawned")
+}
+
+/// Registered on A: listed on B and C as a remote ref that reaches the
+/// actor; deregistered on A: gone on B and C; registered again and
+/// stopped: gone again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_is_listed_on_every_member_until_deregistered_or_stopped() {
+    let mut nodes = nodes();
+    let (members, _clusters, _probes) = formed(&mut nodes, 3).await;
+    let others: Vec<_> = members[1..].iter().map(|n| subscribed(&n.system)).collect();
+    for probe in &others {
+        expect_listing(probe, &[]);
+    }
+    let (reached, reached_ref) = members[0].probe::<u32>();
+    let forward = reached_ref.clone();
+    let service = members[0]
+        .system
+        .spawn(
+            "w",
+            actor_fn(move |_ctx, n: u32| {
+                forward.tell(n);
+                Ok(())
+            }),
+        )
+        .expect("spawned");
+    let receptionist = members[0].system.receptionist().expect("a receptionist");
+    receptionist.register(&key(), &service);
+    for probe in &others {
+        expect_listing(probe, &["w"]);
+    }
+    let listed = members[1]
+        .system
+        .receptionist()
+        .expect("a receptionist")
+        .lookup(&key(), deadline())
+        .await
+        .expect("a listing");
+    for remote in &listed.services {
+        remote.tell(7);
+    }
+    reached.expect_msg_within(deadline(), 7);
+
+    receptionist.deregister(&key(), &service);
+    for probe in &others {
+        expect_listing(probe, &[]);
+    }
+    let second = worker(&members[0].system, "w2");
+    receptionist.register(&key(), &second);
+    for probe in &others {
+        expect_listing(probe, &["w2"]);
+    }
+    members[0].system.stop(&second);
+    for probe in &others {
+        expect_listing(probe, &[]);
+    }
+    nodes.stop_all().await;
+}
+
+/// A member that leaves takes its services out of the others' listings;
+/// services of the members that stay are kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_leaves_takes_its_services_out_of_every_listing() {
+    let mut nodes = nodes();
+    let (members, clusters, _probes) = formed(&mut nodes, 3).await;
+    let stays = subscribed(&members[0].system);
+    for (node, name) in members.iter().zip(["a", "b", "c"]).skip(1) {
+        let service = worker(&node.system, name);
+        node.system
+            .receptionist()
+            .expect("a receptionist")
+            .register(&key(), &service);
+    }
+    expect_listing(&stays, &["b", "c"]);
+    clusters[2].leave().expect("the cluster runs");
+    expect_listing(&stays, &["b"]);
+    nodes.stop_all().await;
+}
+
+/// A key whose protocol is not registered for remoting stays on its node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_whose_protocol_is_not_remotable_stays_local() {
+    let mut nodes = nodes();
+    let (members, _clusters, _probes) = formed(&mut nodes, 2).await;
+    let local_key = ServiceKey::<String>::new("local-only");
+    let remote_listings = TestProbe::<Listing<String>>::new(&members[1].system);
+    members[1]
+        .system
+        .receptionist()
+        .expect("a receptionist")
+        .subscribe(&local_key, remote_listings.actor_ref());
+    let service = members[0]
+        .system
+        .spawn("s", actor_fn(|_ctx, _s: String| Ok(())))
+        .expect("spawned");
+    members[0]
+        .system
+        .receptionist()
+        .expect("a receptionist")
+        .register(&local_key, &service);
+    // A remotable registration made after it, as a marker: once it is
+    // listed on the other node, the first one would have been too.
+    let marker = worker(&members[0].system, "marker");
+    members[0]
+        .system
+        .receptionist()
+        .expect("a receptionist")
+        .register(&key(), &marker);
+    expect_listing(&subscribed(&members[1].system), &["marker"]);
+    let listings = remote_listings.receive_while(std::time::Duration::from_millis(200), |_| true);
+    assert!(
+        listings.iter().all(|listing| listing.services.is_empty()),
+        "a non-remotable service was listed on another node"
+    );
+    nodes.stop_all().await;
+}
+
+/// `Router::group_of(key)` on A routes to a routee on every member, round
+/// robin; with `prefer_local_routees` it keeps to A's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_router_over_a_key_routes_to_routees_on_every_member() {
+    let mut nodes = nodes();
+    let (members, _clusters, _probes) = formed(&mut nodes, 3).await;
+    let (report, sink) = members[0].probe::<u32>();
+    let sink_path = sink.path().name().to_owned();
+    for (index, node) in members.iter().enumerate() {
+        let to_sink: ActorRef<u32> = if index == 0 {
+            sink.clone()
+        } else {
+            node.remote_ref(&members[0], &sink_path)
+        };
+        let routee = node
+            .system
+            .spawn(
+                &format!("r{index}"),
+                actor_fn(move |_ctx, _n: u32| {
+                    to_sink.tell(index as u32);
+                    Ok(())
+                }),
+            )
+            .expect("spawned");
+        node.system
+            .receptionist()
+            .expect("a receptionist")
+            .register(&key(), &routee);
+    }
+    expect_listing(&subscribed(&members[0].system), &["r0", "r1", "r2"]);
+
+    let router = Router::group_of(key())
+        .with_logic(RoundRobin::new())
+        .spawn(&members[0].system, "router")
+        .expect("spawned");
+    for n in 0..6 {
+        router.tell(n);
+    }
+    let mut tally = [0; 3];
+    for _ in 0..6 {
+        tally[report.receive_msg_within(deadline()) as usize] += 1;
+    }
+    assert_eq!(tally, [2, 2, 2]);
+
+    let local = Router::group_of(key())
+        .prefer_local_routees()
+        .spawn(&members[0].system, "local-router")
+        .expect("spawned");
+    for n in 0..6 {
+        local.tell(n);
+    }
+    for _ in 0..6 {
+        assert_eq!(report.receive_msg_within(deadline()), 0);
+    }
+    nodes.stop_all().await;
+}
