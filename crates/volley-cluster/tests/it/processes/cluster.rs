@@ -54,6 +54,7 @@ impl ProcessCluster {
                     cluster: "test".to_owned(),
                     secret: None,
                     suspect_ms: 2000,
+                    resolver: true,
                 };
                 tweak(i, &mut config);
                 config

@@ -31,18 +31,21 @@ pub struct NodeConfig {
     pub secret: Option<String>,
     /// `[cluster.swim] suspect_to_down_after`.
     pub suspect_ms: u64,
+    /// Whether the split-brain resolver runs (keep-majority), else `off`.
+    pub resolver: bool,
 }
 
 impl NodeConfig {
     pub fn encode(&self) -> String {
         let seeds: Vec<String> = self.seeds.iter().map(u16::to_string).collect();
         let mut s = format!(
-            "bind={};port={};seeds={};cluster={};suspect={}",
+            "bind={};port={};seeds={};cluster={};suspect={};resolver={}",
             self.bind,
             self.port,
             seeds.join(","),
             self.cluster,
-            self.suspect_ms
+            self.suspect_ms,
+            self.resolver
         );
         if let Some(secret) = &self.secret {
             s.push_str(&format!(";secret={secret}"));
@@ -64,6 +67,7 @@ impl NodeConfig {
             cluster: kv["cluster"].to_owned(),
             secret: kv.get("secret").map(|s| (*s).to_owned()),
             suspect_ms: number("suspect"),
+            resolver: kv["resolver"] == "true",
         }
     }
 
@@ -92,6 +96,9 @@ impl NodeConfig {
         // both sides live on. In-process tests partition nobody, so their
         // 1 s is enough there.
         settings.split_brain_resolver.stable_after = Some(STABLE_AFTER);
+        if !self.resolver {
+            settings.split_brain_resolver.active_strategy = "off".to_owned();
+        }
         settings
     }
 }
