@@ -34,7 +34,7 @@ type Serve = fn(&[String]) -> Result<()>;
 fn main() -> ExitCode {
     // Hidden subcommands: the other process of a two-process scenario.
     let args: Vec<String> = std::env::args().collect();
-    let hidden: [(&str, Serve); 3] = [
+    let hidden: [(&str, Serve); 4] = [
         // The server half of `--two-processes` (remote scenarios).
         (
             scenarios::remote_common::SERVER_COMMAND,
@@ -44,6 +44,11 @@ fn main() -> ExitCode {
         (
             scenarios::failover::NODE_COMMAND,
             scenarios::failover::serve,
+        ),
+        // A volley member of `cluster`.
+        (
+            scenarios::cluster::volley_member::NODE_COMMAND,
+            scenarios::cluster::volley_member::serve,
         ),
         // The servers `grpc` loads.
         (

@@ -1,16 +1,15 @@
 //! `cluster`: membership under joins, a kill -9, a graceful leave and a
 //! partition, and receptionist propagation, at N = 3, 5, 7 members (one OS
-//! process each),
-//! volley against Pekko Cluster at the same timings. Per repetition a fresh
-//! cluster (see [`round`]); per row the median and the slowest repetition.
-//!
-//! volley's side waits for a node program the bench can start (the one
-//! the process tests use lives in volley-cluster's test suite); until
-//! then its row says so and Pekko's rows are measured alone.
+//! process each), volley against Pekko Cluster at the same timings. Per
+//! repetition a fresh cluster (see [`round`]); per row the median and the
+//! slowest repetition. One driver measures both systems: each member is a
+//! process printing the same event lines (volley's is this binary's
+//! hidden `cluster-node`, [`volley_member`]).
 
 mod node;
 mod round;
 mod view;
+pub mod volley_member;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +22,7 @@ use crate::peers::Peer;
 use crate::progress::Progress;
 use crate::report::cluster_rows::ClusterRow;
 use crate::report::{measured, Report, Row};
+use node::Program;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "cluster",
@@ -30,10 +30,6 @@ pub const SCENARIO: Scenario = Scenario {
         "cluster membership: join, kill -9, leave, receptionist at 3/5/7 nodes, vs Pekko Cluster",
     run: |ctx| Ok(Box::new(run(ctx)?)),
 };
-
-/// Why volley has no rows yet.
-const VOLLEY_NOT_YET: &str =
-    "volley's members are not started by the bench yet (its node program is the test suite's)";
 
 /// A measured case, in the order a repetition runs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +178,8 @@ impl Params {
             .map(|&n| format!("{} ms at {n}", stable_after_ms(n)))
             .collect();
         format!(
-            "both systems: heartbeat interval {} ms, acceptable pause {} ms, keep-majority, \
+            "both systems: heartbeat interval {} ms, acceptable pause {} ms (volley: SWIM's \
+             probe_period and suspect_to_down_after), keep-majority, \
              stable-after {} (Pekko's recommended minimum by size); {} repetition(s) per size, \
              a fresh cluster each (one for the membership cases, one behind relays for the \
              partition); seeds: the first 3 members",
@@ -197,7 +194,9 @@ impl Params {
 fn run(ctx: &Ctx) -> crate::Result<Report<ClusterRow>> {
     let params = Params::from_cli(&ctx.cli)?;
     let pekko = ctx.pekko_only();
-    let rounds = params.sizes.len()
+    let systems = 1 + usize::from(pekko.is_some());
+    let rounds = systems
+        * params.sizes.len()
         * params.repetitions
         * (usize::from(params.membership) + usize::from(params.partition));
     let progress = Progress::new(rounds as u64);
@@ -206,8 +205,15 @@ fn run(ctx: &Ctx) -> crate::Result<Report<ClusterRow>> {
         super::remote_common::load()
     ));
     let mut report = Report::new(SCENARIO.name, chart);
-    report.rows.push(Row::skipped("volley", VOLLEY_NOT_YET));
     report.notes.push(params.describe());
+    let log_dir = log_dir()?;
+    report
+        .notes
+        .push(format!("node logs: {}", log_dir.display()));
+    let volley = Program::volley()?;
+    let (rows, notes) = run_system(&volley, &params, &log_dir, &progress)?;
+    report.rows.extend(rows);
+    report.notes.extend(notes);
     let harness = Peer::Pekko.harness_for(SCENARIO.name);
     match pekko.map(|build| harness.ensure(&ctx.root, build, &progress)) {
         None => progress.note("not running pekko (--peers does not name it)"),
@@ -216,25 +222,30 @@ fn run(ctx: &Ctx) -> crate::Result<Report<ClusterRow>> {
             report.rows.push(Row::skipped("pekko", &why));
         }
         Some(Ok(())) => {
-            let jar = harness.artifact(&ctx.root);
-            let (rows, notes) = run_pekko(&jar, &params, &progress)?;
+            let program = Program::pekko(&harness.artifact(&ctx.root));
+            let (rows, notes) = run_system(&program, &params, &log_dir, &progress)?;
             report.rows.extend(rows);
             report.notes.extend(notes);
         }
     }
+    progress.note(&format!(
+        "load after the run: {}",
+        super::remote_common::load()
+    ));
     progress.finish();
     Ok(report)
 }
 
-/// Every size and repetition on Pekko: its rows and notes.
-fn run_pekko(
-    jar: &Path,
+/// Every size and repetition of one system: its rows and notes.
+fn run_system(
+    program: &Program,
     params: &Params,
+    log_dir: &Path,
     progress: &Progress,
 ) -> crate::Result<(Vec<Row<ClusterRow>>, Vec<String>)> {
-    let log_dir = log_dir()?;
+    let system = program.system;
     let mut rows = Vec::new();
-    let mut notes = vec![format!("pekko node logs: {}", log_dir.display())];
+    let mut notes = Vec::new();
     for &n in &params.sizes {
         let timings = params.timings(n);
         let mut outcomes = Vec::new();
@@ -242,15 +253,15 @@ fn run_pekko(
         let mut unknown_links = 0;
         for rep in 0..params.repetitions {
             let what = format!(
-                "pekko {n} nodes, repetition {}/{}",
+                "{system} {n} nodes, repetition {}/{}",
                 rep + 1,
                 params.repetitions
             );
-            let prefix = format!("pekko-n{n}-r{rep}");
+            let prefix = format!("{system}-n{n}-r{rep}");
             if params.membership {
                 progress.start(&format!("{what}: membership"));
-                let result =
-                    round::run(jar, n, &timings, &log_dir, &prefix).map(|o| (o.clone(), o.failure));
+                let result = round::run(program, n, &timings, log_dir, &prefix)
+                    .map(|o| (o.clone(), o.failure));
                 progress.done();
                 let what = format!("{what}, membership");
                 outcomes.extend(keep(progress, &mut notes, &what, result));
@@ -258,7 +269,7 @@ fn run_pekko(
             if params.partition {
                 progress.start(&format!("{what}: partition"));
                 let prefix = format!("{prefix}-partition");
-                let result = round::run_partition(jar, n, &timings, &log_dir, &prefix)
+                let result = round::run_partition(program, n, &timings, log_dir, &prefix)
                     .map(|(cases, failure, unknown)| ((cases, unknown), failure));
                 progress.done();
                 let what = format!("{what}, partition");
@@ -270,17 +281,17 @@ fn run_pekko(
         }
         if params.partition {
             notes.push(format!(
-                "pekko {n} nodes: relayed connections whose member was not found (never cut): {unknown_links}"
+                "{system} {n} nodes: relayed connections whose member was not found (never cut): {unknown_links}"
             ));
         }
         if let Some(first) = outcomes.first() {
             notes.push(format!(
-                "pekko settings in force: {}",
+                "{system} settings in force: {}",
                 settings_line(&first.settings)
             ));
             let startup: Vec<f64> = outcomes.iter().map(|o| o.startup_ms).collect();
             notes.push(format!(
-                "pekko {n} nodes: process spawn to the last actor system started (not in join): {}",
+                "{system} {n} nodes: process spawn to the last node started (not in join): {}",
                 spread(&startup)
             ));
         }
@@ -288,7 +299,7 @@ fn run_pekko(
             outcomes.into_iter().map(|o| o.cases).collect();
         measured.extend(partitions);
         let cases: Vec<Case> = Case::ALL.into_iter().filter(|c| params.runs(*c)).collect();
-        rows.extend(summarise(n, &cases, &measured));
+        rows.extend(summarise(system, n, &cases, &measured));
     }
     Ok((rows, notes))
 }
@@ -314,7 +325,12 @@ fn keep<T>(
 
 /// One row per case of the repetitions that measured it; a skipped row
 /// when none did.
-fn summarise(n: usize, cases: &[Case], rounds: &[Vec<round::Measured>]) -> Vec<Row<ClusterRow>> {
+fn summarise(
+    system: &str,
+    n: usize,
+    cases: &[Case],
+    rounds: &[Vec<round::Measured>],
+) -> Vec<Row<ClusterRow>> {
     cases
         .iter()
         .map(|&case| {
@@ -325,11 +341,11 @@ fn summarise(n: usize, cases: &[Case], rounds: &[Vec<round::Measured>]) -> Vec<R
             let ms: Vec<f64> = samples.iter().map(|m| m.ms).collect();
             match median_by(ms.clone(), |&x| x) {
                 None => Row::skipped(
-                    "pekko",
+                    system,
                     &format!("{n} nodes {}: no repetition got this far", case.name()),
                 ),
                 Some(p50) => Row::measured(
-                    "pekko",
+                    system,
                     ClusterRow {
                         nodes: n as u64,
                         case: case.name().to_string(),
@@ -431,6 +447,7 @@ mod tests {
             }]
         };
         let rows = summarise(
+            "volley",
             5,
             &Case::ALL,
             &[round(300.0, 0), round(100.0, 1), round(200.0, 0)],

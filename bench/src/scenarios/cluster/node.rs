@@ -1,11 +1,11 @@
-//! One member as the driver sees it: a `cluster-node` JVM of the Pekko
-//! Cluster peer (`bench/peers/pekko-cluster`), its stdin for commands,
-//! its event lines forwarded to the driver's channel, its stderr in a log
-//! file.
+//! One member as the driver sees it: a `cluster-node` process (a JVM of
+//! the Pekko Cluster peer, `bench/peers/pekko-cluster`, or this binary's
+//! own volley member), its stdin for commands, its event lines forwarded
+//! to the driver's channel, its stderr in a log file.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -20,6 +20,40 @@ pub type Line = (usize, Result<Event, String>);
 pub struct NodeProcess {
     child: Child,
     stdin: Option<ChildStdin>,
+}
+
+/// How to start one member of a system: a program and the arguments
+/// before the node's own.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The system's name in the rows: `volley` or `pekko`.
+    pub system: &'static str,
+    pub command: PathBuf,
+    pub leading: Vec<String>,
+}
+
+impl Program {
+    /// `java -jar <jar> cluster-node`.
+    pub fn pekko(jar: &Path) -> Program {
+        Program {
+            system: "pekko",
+            command: "java".into(),
+            leading: vec![
+                "-jar".into(),
+                jar.display().to_string(),
+                "cluster-node".into(),
+            ],
+        }
+    }
+
+    /// This binary's `cluster-node`.
+    pub fn volley() -> std::io::Result<Program> {
+        Ok(Program {
+            system: "volley",
+            command: std::env::current_exe()?,
+            leading: vec![super::volley_member::NODE_COMMAND.into()],
+        })
+    }
 }
 
 /// The command for node `port` joining through `seeds` (all on
@@ -39,25 +73,23 @@ pub fn node_args(port: u16, seeds: &[u16], timings: &Timings) -> Vec<String> {
 }
 
 impl NodeProcess {
-    /// Starts `java -jar <jar> cluster-node ...` as node `index`; its lines
-    /// go to `events`, its stderr to `log`.
+    /// Starts `program` as node `index`; its lines go to `events`, its
+    /// stderr to `log`.
     pub fn start(
-        jar: &Path,
+        program: &Program,
         index: usize,
         args: &[String],
         log: &Path,
         events: Sender<Line>,
     ) -> crate::Result<NodeProcess> {
-        let mut child = Command::new("java")
-            .arg("-jar")
-            .arg(jar)
-            .arg("cluster-node")
+        let mut child = Command::new(&program.command)
+            .args(&program.leading)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(File::create(log)?)
             .spawn()
-            .map_err(|e| format!("cannot start java: {e}"))?;
+            .map_err(|e| format!("cannot start {}: {e}", program.command.display()))?;
         let stdout = child.stdout.take().expect("piped");
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -86,7 +118,7 @@ impl NodeProcess {
         Ok(())
     }
 
-    /// The process id (the JVM's: `java` execs it).
+    /// The process id (for a JVM, the JVM's: `java` execs it).
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use super::node::{node_args, Line, NodeProcess};
+use super::node::{node_args, Line, NodeProcess, Program};
 use super::view::{now_ms, ClusterView, Seen};
 use super::{Case, Timings};
 use volley_testkit::relay::Relays;
@@ -66,7 +66,7 @@ struct Cluster {
 impl Cluster {
     /// Starts `n` members at once; the first three are the seeds.
     fn start(
-        jar: &Path,
+        program: &Program,
         ports: &Ports,
         timings: &Timings,
         log_dir: &Path,
@@ -82,7 +82,7 @@ impl Cluster {
                 args.extend(["--bind-port".to_string(), bind[i].to_string()]);
             }
             let log = log_dir.join(format!("{prefix}-node{i}.log"));
-            nodes.push(NodeProcess::start(jar, i, &args, &log, tx.clone())?);
+            nodes.push(NodeProcess::start(program, i, &args, &log, tx.clone())?);
         }
         Ok(Cluster {
             nodes,
@@ -164,7 +164,7 @@ impl Cluster {
 /// Runs the membership round with `n` members; node logs go to `log_dir`
 /// as `<prefix>-node<i>.log`.
 pub fn run(
-    jar: &Path,
+    program: &Program,
     n: usize,
     timings: &Timings,
     log_dir: &Path,
@@ -177,7 +177,7 @@ pub fn run(
         canonical: free_ports(n)?,
         bind: None,
     };
-    let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
+    let mut c = Cluster::start(program, &ports, timings, log_dir, prefix)?;
     let spawned = c.mark;
     let mut startup_ms = 0.0;
     let result = membership(&mut c, n, spawned, &mut startup_ms);
@@ -236,7 +236,7 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64, startup_ms: &mut f64) -> 
 /// returns why it stopped early if it did, and how many relayed
 /// connections could not be told apart (never cut).
 pub fn run_partition(
-    jar: &Path,
+    program: &Program,
     n: usize,
     timings: &Timings,
     log_dir: &Path,
@@ -248,7 +248,7 @@ pub fn run_partition(
         canonical: relays.ports().to_vec(),
         bind: Some(bind),
     };
-    let mut c = Cluster::start(jar, &ports, timings, log_dir, prefix)?;
+    let mut c = Cluster::start(program, &ports, timings, log_dir, prefix)?;
     relays.set_pids(c.nodes.iter().map(NodeProcess::pid).collect());
     let result = partition(&mut c, &relays, n);
     let outcome = c.outcome(result);

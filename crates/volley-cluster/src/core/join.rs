@@ -8,14 +8,24 @@
 //! only once foca is active and its table holds another member's record,
 //! which only a formed cluster has. Until then it announces again every
 //! `retry_unsuccessful_join_after`; only the first seed forms a cluster
-//! by itself, after `seed_node_timeout`, as Akka's first seed does.
+//! by itself, as Akka's first seed does: at once when it is the only
+//! seed, as soon as every other seed has said it is not a member either
+//! (Akka's `InitJoinNack`), or after `seed_node_timeout`.
+//!
+//! foca has no such question, so the membership's digest answers it: a
+//! node that is not yet a member sends its digest to each join target
+//! foca holds at every tick, and the digest of a node without a cluster
+//! carries the hash of an empty table. A member that gets one answers
+//! with its table, which teaches the joiner the cluster at once.
 
 use std::time::Duration;
 
 use foca::Identity;
 
+use std::collections::BTreeSet;
+
 use super::{ClusterCore, RefusedBy};
-use crate::member::MemberRecord;
+use crate::member::{MemberRecord, MemberTable};
 use crate::node_id::{Addr, NodeId};
 
 /// Where the node is in joining.
@@ -29,6 +39,9 @@ pub(super) enum JoinPlan {
         /// Set for the first seed: when it forms the cluster alone.
         form_alone_at: Option<Duration>,
         next_retry: Duration,
+        /// The first seed's: the targets whose digest said they are not
+        /// members either.
+        not_members: BTreeSet<Addr>,
     },
     /// A member (its record is in the table, or was).
     Joined,
@@ -48,11 +61,16 @@ impl ClusterCore {
     ) -> Result<(), RefusedBy> {
         let me = self.identity().addr();
         let first = seeds.first() == Some(&me);
-        let targets = seeds
+        let targets: Vec<NodeId> = seeds
             .into_iter()
             .filter(|seed| *seed != me)
             .map(announce_target)
             .collect();
+        if first && targets.is_empty() {
+            // The only seed: nobody else could hold a cluster.
+            self.start_join(now, targets, Some(now))?;
+            return self.join_tick(now);
+        }
         let form_alone_at = first.then(|| now.saturating_add(self.config.seed_node_timeout));
         self.start_join(now, targets, form_alone_at)
     }
@@ -75,6 +93,7 @@ impl ClusterCore {
             targets,
             form_alone_at,
             next_retry: now.saturating_add(self.config.retry_unsuccessful_join_after),
+            not_members: BTreeSet::new(),
         };
         Ok(())
     }
@@ -86,12 +105,13 @@ impl ClusterCore {
         Ok(())
     }
 
-    /// The join's share of the periodic tick: retry, or form alone.
+    /// The join's share of the periodic tick: the digest to the targets
+    /// foca holds, then a retry, or forming alone.
     pub(super) fn join_tick(&mut self, now: Duration) -> Result<(), RefusedBy> {
         let JoinPlan::Pending {
             targets,
             form_alone_at,
-            next_retry,
+            ..
         } = &mut self.join
         else {
             return Ok(());
@@ -99,6 +119,23 @@ impl ClusterCore {
         if form_alone_at.is_some_and(|at| now >= at) {
             return self.become_member();
         }
+        let wanted: Vec<Addr> = targets.iter().map(NodeId::addr).collect();
+        let held: Vec<NodeId> = self
+            .members()
+            .filter(|m| wanted.contains(&m.addr()))
+            .cloned()
+            .collect();
+        for target in held {
+            self.send_digest_to(target);
+        }
+        let JoinPlan::Pending {
+            next_retry,
+            targets,
+            ..
+        } = &mut self.join
+        else {
+            return Ok(());
+        };
         if now < *next_retry {
             return Ok(());
         }
@@ -122,6 +159,36 @@ impl ClusterCore {
         };
         if cluster_known {
             self.become_member()?;
+        }
+        Ok(())
+    }
+
+    /// A digest reached the first seed while it waits: `from` is not a
+    /// member when its table is empty. Forms the cluster once every other
+    /// seed has said so.
+    pub(super) fn note_join_answer(
+        &mut self,
+        from: &NodeId,
+        table_hash: u64,
+    ) -> Result<(), RefusedBy> {
+        let JoinPlan::Pending {
+            targets,
+            form_alone_at: Some(_),
+            not_members,
+            ..
+        } = &mut self.join
+        else {
+            return Ok(());
+        };
+        if table_hash != MemberTable::default().hash() {
+            return Ok(());
+        }
+        let addr = from.addr();
+        if targets.iter().any(|t| t.addr() == addr) {
+            not_members.insert(addr);
+        }
+        if targets.iter().all(|t| not_members.contains(&t.addr())) {
+            return self.become_member();
         }
         Ok(())
     }

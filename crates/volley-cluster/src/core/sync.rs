@@ -28,9 +28,13 @@ impl ClusterCore {
             return;
         }
         let index = self.rng.random_range(0..count);
-        let Some(to) = self.members().nth(index).cloned() else {
-            return;
-        };
+        let to = self.members().nth(index).cloned();
+        if let Some(to) = to {
+            self.send_digest_to(to);
+        }
+    }
+
+    pub(super) fn send_digest_to(&mut self, to: NodeId) {
         let digest = {
             let mut knowledge = self.knowledge.lock();
             Digest {
@@ -49,6 +53,7 @@ impl ClusterCore {
 
     pub(super) fn receive_digest(&mut self, bytes: &[u8]) -> Result<(), RefusedBy> {
         let digest = wire::decode_digest(bytes)?;
+        self.note_join_answer(&digest.from, digest.seen.hash)?;
         let differs = {
             let mut knowledge = self.knowledge.lock();
             knowledge.apply_seen(UniqueAddress::of(&digest.from), digest.seen);

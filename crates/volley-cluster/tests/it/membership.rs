@@ -268,3 +268,30 @@ fn joining_members_wait_for_min_nr_of_members() {
         run_until(&mut sim, LIMIT, "all five Up", |sim| all_up(sim, &all));
     }
 }
+
+/// Akka's first seed joins itself as soon as every other seed has said it
+/// is not a member (`InitJoinNack`), not only after `seed-node-timeout`
+/// (Pekko `InitialMembersOfNewClusterSpec`, `JoinSeedNodeSpec`); a node
+/// that is its only seed forms the cluster at once.
+#[test]
+fn seeds_started_together_form_the_cluster_before_the_seed_node_timeout() {
+    for seed in seeds(&[11, 12, 13]) {
+        let config = SimConfig::lan(seed, 3);
+        let timeout = config.membership.seed_node_timeout;
+        let (mut sim, addrs) = seeded_cluster(config, 3);
+        let took = run_until(&mut sim, LIMIT, "all Up everywhere", |sim| {
+            all_up(sim, &addrs)
+        });
+        assert!(
+            took < timeout,
+            "seed {seed}: all Up after {took:?}, not before the seed node timeout {timeout:?}"
+        );
+    }
+    let config = SimConfig::lan(14, 1);
+    let timeout = config.membership.seed_node_timeout;
+    let (mut sim, addrs) = seeded_cluster(config, 1);
+    let took = run_until(&mut sim, LIMIT, "the only seed Up", |sim| {
+        all_up(sim, &addrs)
+    });
+    assert!(took < timeout, "the only seed Up after {took:?}");
+}
