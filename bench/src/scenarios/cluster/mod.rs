@@ -251,6 +251,7 @@ fn run_system(
         let mut outcomes = Vec::new();
         let mut partitions: Vec<Vec<round::Measured>> = Vec::new();
         let mut unknown_links = 0;
+        let mut traffic: Vec<f64> = Vec::new();
         for rep in 0..params.repetitions {
             let what = format!(
                 "{system} {n} nodes, repetition {}/{}",
@@ -270,18 +271,26 @@ fn run_system(
                 progress.start(&format!("{what}: partition"));
                 let prefix = format!("{prefix}-partition");
                 let result = round::run_partition(program, n, &timings, log_dir, &prefix)
-                    .map(|(cases, failure, unknown)| ((cases, unknown), failure));
+                    .map(|o| (o.clone(), o.failure));
                 progress.done();
                 let what = format!("{what}, partition");
-                if let Some((cases, unknown)) = keep(progress, &mut notes, &what, result) {
-                    unknown_links += unknown;
-                    partitions.push(cases);
+                if let Some(o) = keep(progress, &mut notes, &what, result) {
+                    unknown_links += o.unknown_links;
+                    traffic.extend(o.bytes_per_member_s);
+                    partitions.push(o.cases);
                 }
             }
         }
         if params.partition {
             notes.push(format!(
                 "{system} {n} nodes: relayed connections whose member was not found (never cut): {unknown_links}"
+            ));
+        }
+        if let Some(p50) = median_by(traffic.clone(), |&x| x) {
+            notes.push(format!(
+                "{system} {n} nodes: traffic at rest, every byte between the members over {} s after the join (relays of the partition round): {p50:.0} B per member per second (median of {})",
+                round::QUIET.as_secs(),
+                traffic.len()
             ));
         }
         if let Some(first) = outcomes.first() {

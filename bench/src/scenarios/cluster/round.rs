@@ -232,16 +232,30 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64, startup_ms: &mut f64) -> 
     Ok(())
 }
 
-/// Runs the partition round with `n` members, each behind a relay; also
-/// returns why it stopped early if it did, and how many relayed
-/// connections could not be told apart (never cut).
+/// What the partition round measured.
+#[derive(Debug, Clone)]
+pub struct PartitionOutcome {
+    pub cases: Vec<Measured>,
+    /// Why the round stopped before its last case.
+    pub failure: Option<String>,
+    /// Relayed connections whose member was not found (never cut).
+    pub unknown_links: u64,
+    /// Bytes between the members at rest, per member per second: all the
+    /// relays carried over [`QUIET`] once the cluster had joined.
+    pub bytes_per_member_s: Option<f64>,
+}
+
+/// The window over which traffic at rest is measured.
+pub const QUIET: Duration = Duration::from_secs(10);
+
+/// Runs the partition round with `n` members, each behind a relay.
 pub fn run_partition(
     program: &Program,
     n: usize,
     timings: &Timings,
     log_dir: &Path,
     prefix: &str,
-) -> crate::Result<(Vec<Measured>, Option<String>, u64)> {
+) -> crate::Result<PartitionOutcome> {
     let bind = free_ports(n)?;
     let relays = Relays::start(&bind)?;
     let ports = Ports {
@@ -250,16 +264,33 @@ pub fn run_partition(
     };
     let mut c = Cluster::start(program, &ports, timings, log_dir, prefix)?;
     relays.set_pids(c.nodes.iter().map(NodeProcess::pid).collect());
-    let result = partition(&mut c, &relays, n);
+    let mut traffic = None;
+    let result = partition(&mut c, &relays, n, &mut traffic);
     let outcome = c.outcome(result);
     c.stop();
     let (cases, failure) = outcome?;
-    Ok((cases, failure, relays.unknown()))
+    Ok(PartitionOutcome {
+        cases,
+        failure,
+        unknown_links: relays.unknown(),
+        bytes_per_member_s: traffic,
+    })
 }
 
-fn partition(c: &mut Cluster, relays: &Relays, n: usize) -> crate::Result<()> {
+fn partition(
+    c: &mut Cluster,
+    relays: &Relays,
+    n: usize,
+    traffic: &mut Option<f64>,
+) -> crate::Result<()> {
     let (_, joined, members) = c.joined()?;
     c.mark = joined;
+    let before = relays.relayed_bytes();
+    // Time passing is the measurement: the members' lines wait in the
+    // channel, stamped by the members.
+    std::thread::sleep(QUIET);
+    let bytes = relays.relayed_bytes() - before;
+    *traffic = Some(bytes as f64 / n as f64 / QUIET.as_secs_f64());
     let minority_size = (n - 1) / 2;
     let majority: Vec<usize> = (0..n - minority_size).collect();
     let minority: Vec<usize> = (n - minority_size..n).collect();

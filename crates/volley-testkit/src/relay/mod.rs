@@ -110,6 +110,8 @@ struct Shared {
     /// Signalled at every change of a link's mode.
     changed: Condvar,
     unknown: AtomicU64,
+    /// Bytes written on, both directions of every connection.
+    relayed: AtomicU64,
     stopped: AtomicBool,
 }
 
@@ -134,6 +136,7 @@ impl Relays {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             unknown: AtomicU64::new(0),
+            relayed: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         });
         let mut ports = Vec::new();
@@ -207,6 +210,13 @@ impl Relays {
     /// judged).
     pub fn unknown(&self) -> u64 {
         self.shared.unknown.load(Ordering::Relaxed)
+    }
+
+    /// Every byte relayed so far, both directions of every connection:
+    /// each connection between members runs through the relay of the
+    /// member dialled, so this is all the traffic between them.
+    pub fn relayed_bytes(&self) -> u64 {
+        self.shared.relayed.load(Ordering::Relaxed)
     }
 }
 

@@ -78,6 +78,9 @@ fn write_in_turn(
         if !await_turn(shared, link, arrived) || dst.write_all(&bytes).is_err() {
             return;
         }
+        shared
+            .relayed
+            .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -6,8 +6,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use volley_testkit::dilated;
 use volley_testkit::relay::{LinkMode, Relays};
+use volley_testkit::{await_cond, dilated};
 
 /// Member 1's listener, the relays, and one connection from member 0 (this
 /// process) to member 1: the dialling end and member 1's end.
@@ -79,6 +79,8 @@ fn a_passing_link_relays_both_ways_and_knows_its_dialler() {
     assert_eq!(receive(&mut l.at_member, 4), b"ping");
     send(&mut l.at_member, b"pong");
     assert_eq!(receive(&mut l.dial, 4), b"pong");
+    // Counted just after each write: both directions, once.
+    await_cond("8 bytes counted", || l.relays.relayed_bytes() == 8);
     assert_eq!(l.relays.unknown(), 0);
     assert_eq!(l.relays.link(0, 1), LinkMode::Pass);
 }
