@@ -361,7 +361,7 @@ fn summarise(
                         ms_p50: round1(p50),
                         ms_max: round1(ms.iter().copied().fold(f64::MIN, f64::max)),
                         false_downs: samples.iter().map(|m| m.false_downs).sum(),
-                        lost_messages: None,
+                        lost_messages: samples.iter().filter_map(|m| m.lost).reduce(|a, b| a + b),
                     },
                 ),
             }
@@ -453,6 +453,7 @@ mod tests {
                 case: Case::Join,
                 ms: join,
                 false_downs: downs,
+                lost: Some(downs * 2),
             }]
         };
         let rows = summarise(
@@ -464,8 +465,13 @@ mod tests {
         assert_eq!(rows.len(), Case::ALL.len());
         let join = rows[0].metrics().unwrap();
         assert_eq!(
-            (join.ms_p50, join.ms_max, join.false_downs),
-            (200.0, 300.0, 1)
+            (
+                join.ms_p50,
+                join.ms_max,
+                join.false_downs,
+                join.lost_messages
+            ),
+            (200.0, 300.0, 1, Some(2))
         );
         assert_eq!(join.nodes, 5);
         assert!(rows[1].is_skipped());

@@ -22,6 +22,9 @@ pub struct Measured {
     pub case: Case,
     pub ms: f64,
     pub false_downs: u64,
+    /// Numbers a survivor streamed to another during the case that never
+    /// arrived; `None` where no stream ran.
+    pub lost: Option<u64>,
 }
 
 /// One repetition's results, and a line for the notes.
@@ -44,6 +47,10 @@ struct Ports {
     canonical: Vec<u16>,
     bind: Option<Vec<u16>>,
 }
+
+/// How long numbers still in flight when a stream stops may take to
+/// arrive before they count as lost.
+const DELIVERY: Duration = Duration::from_secs(5);
 
 /// Seed nodes: the first three members.
 const SEEDS: usize = 3;
@@ -144,7 +151,51 @@ impl Cluster {
             case,
             ms: end - start,
             false_downs,
+            lost: None,
         });
+    }
+
+    /// Starts node `from` streaming numbers to node `to`'s sink.
+    fn stream(&mut self, from: usize, to: &str) -> crate::Result<()> {
+        self.nodes[from].command(&format!("stream {to}"))
+    }
+
+    /// Stops `from`'s stream and counts what `to` never got: asks `to`
+    /// until it has every number or [`DELIVERY`] has passed since the
+    /// stream stopped.
+    fn stream_lost(&mut self, from: usize, to: usize) -> crate::Result<u64> {
+        let asked = now_ms();
+        self.nodes[from].command("stop")?;
+        let sent = self.wait("the stream's count", |v| {
+            v.nodes[from]
+                .sent
+                .filter(|(t, _)| *t >= asked)
+                .map(|(_, n)| n as f64)
+        })? as u64;
+        let deadline = Instant::now() + DELIVERY;
+        loop {
+            let asked = now_ms();
+            self.nodes[to].command("received")?;
+            let received = self.wait("the sink's count", |v| {
+                v.nodes[to]
+                    .received
+                    .filter(|(t, _)| *t >= asked)
+                    .map(|(_, n)| n as f64)
+            })? as u64;
+            if received >= sent || Instant::now() >= deadline {
+                return Ok(sent.saturating_sub(received));
+            }
+            // Polling a count that is still rising; time passing is what
+            // the deadline measures.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Sets `lost` on the cases measured since `from` (an index in `done`).
+    fn set_lost(&mut self, from: usize, lost: u64) {
+        for measured in &mut self.done[from..] {
+            measured.lost = Some(lost);
+        }
     }
 
     /// The cases measured, and why the round stopped early if it did;
@@ -207,6 +258,8 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64, startup_ms: &mut f64) -> 
     let victim = n - 1;
     let survivors: Vec<usize> = (0..victim).collect();
     let gone = vec![members[victim].clone()];
+    c.stream(0, &members[1])?;
+    let streamed_from = c.done.len();
     let killed = now_ms();
     c.nodes[victim].kill()?;
     let unreachable: Seen = |v| &v.unreachable;
@@ -219,6 +272,8 @@ fn membership(c: &mut Cluster, n: usize, spawned: f64, startup_ms: &mut f64) -> 
         v.all_seen(&survivors, &gone, removed, killed)
     })?;
     c.measured(Case::KillRemoved, killed, t, &gone);
+    let lost = c.stream_lost(0, 1)?;
+    c.set_lost(streamed_from, lost);
 
     let leaver = n - 2;
     let stay: Vec<usize> = (0..leaver).collect();
@@ -296,6 +351,8 @@ fn partition(
     let minority: Vec<usize> = (n - minority_size..n).collect();
     let cut_off: Vec<String> = minority.iter().map(|&i| members[i].clone()).collect();
     let sides: Vec<u8> = (0..n).map(|i| u8::from(i >= n - minority_size)).collect();
+    c.stream(0, &members[1])?;
+    let streamed_from = c.done.len();
     let cut = now_ms();
     relays.partition(&sides);
     let removed: Seen = |v| &v.removed;
@@ -307,6 +364,8 @@ fn partition(
         v.all_terminated(&minority)
     })?;
     c.measured(Case::PartitionMinorityDown, cut, t, &cut_off);
+    let lost = c.stream_lost(0, 1)?;
+    c.set_lost(streamed_from, lost);
     Ok(())
 }
 

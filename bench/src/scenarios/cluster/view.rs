@@ -66,6 +66,11 @@ pub struct NodeView {
     /// First listing with at least one service.
     pub listed_ms: Option<f64>,
     pub terminated_ms: Option<f64>,
+    /// The last `sent` line: when, and how many numbers its stream sent.
+    pub sent: Option<(f64, u64)>,
+    /// The last `received` line: when, and how many distinct numbers its
+    /// sink got.
+    pub received: Option<(f64, u64)>,
 }
 
 /// Which of a node's per-member maps a question is about.
@@ -107,6 +112,8 @@ impl ClusterView {
                 node.listed_ms.get_or_insert(t);
             }
             "terminated" => node.terminated_ms = Some(t),
+            "sent" => node.sent = event.count.map(|c| (t, c)),
+            "received" => node.received = event.count.map(|c| (t, c)),
             // joining, leaving, exiting, reachable, leader, empty listings.
             _ => {}
         }
@@ -245,6 +252,8 @@ mod tests {
                 r#"{"t_ms":43,"event":"listing","count":1,"nodes":["a:2"]}"#,
             ),
             (0, r#"{"t_ms":50,"event":"down","member":"a:2"}"#),
+            (0, r#"{"t_ms":50.5,"event":"sent","count":7}"#),
+            (1, r#"{"t_ms":50.6,"event":"received","count":6}"#),
         ];
         for (i, line) in lines {
             v.apply(i, event(line));
@@ -270,6 +279,8 @@ mod tests {
         assert_eq!(v.all_seen(&[1], &members[1..], |n| &n.up, 32.0), Some(40.0));
         assert_eq!(v.all_seen(&[0, 1], &members, |n| &n.removed, 0.0), None);
         assert_eq!(v.all_listed(&[0, 1]), Some(43.0));
+        assert_eq!(v.nodes[0].sent, Some((50.5, 7)));
+        assert_eq!(v.nodes[1].received, Some((50.6, 6)));
         assert_eq!(v.all_terminated(&[1]), None);
         // Node 1 stops: only node 0 is waited for; with both stopped, no
         // one can answer.

@@ -10,12 +10,16 @@
 //! the same names on both sides. `probe_rtt` stays at its default, half
 //! the probe period.
 
+use std::collections::HashSet;
 use std::io::{BufRead, Write};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use volley::{Actor, ActorSystem, Context, HandleResult, Listing, Props, ServiceKey, Settings};
+use volley::{
+    Actor, ActorRef, ActorSystem, Context, HandleResult, Listing, Props, ServiceKey, Settings,
+};
 use volley_cluster::{Cluster, ClusterEvent, ClusterSettings, MemberRecord};
 use volley_remote::{Registry, RemoteSettings, Remoting};
 
@@ -29,6 +33,12 @@ const SYSTEM: &str = "cluster-bench";
 
 /// The wire id of the service's message type.
 const SERVICE_TYPE_ID: u32 = 1;
+
+/// The wire id of a stream's numbers.
+const NUMBER_TYPE_ID: u32 = 2;
+
+/// How often a stream sends its next number (as the Pekko peer's).
+const STREAM_EVERY: Duration = Duration::from_millis(5);
 
 /// The receptionist key `register` registers a service under.
 fn service_key() -> ServiceKey<String> {
@@ -211,6 +221,19 @@ impl Actor for ListingPrinter {
     }
 }
 
+/// Keeps the distinct numbers it is sent: `/user/sink`, where streams go.
+struct Sink(Arc<Mutex<HashSet<u64>>>);
+
+impl Actor for Sink {
+    type Msg = u64;
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: u64) -> HandleResult {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.insert(n);
+        }
+        Ok(())
+    }
+}
+
 /// Ignores what it is sent: the registered service.
 struct Ignore;
 
@@ -230,8 +253,8 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let (system, cluster) = rt.block_on(start(&args))?;
-    let watched = system.clone();
+    let member = rt.block_on(start(&args))?;
+    let watched = member.system.clone();
     let own = format!("127.0.0.1:{}", args.port);
     rt.spawn(async move {
         watched.when_terminated().await;
@@ -240,28 +263,75 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
         emit("terminated", fields);
         std::process::exit(0);
     });
+    let mut stream: Option<tokio::task::JoinHandle<()>> = None;
+    let sent = Arc::new(AtomicU64::new(0));
     for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-        match line.trim() {
-            "register" => register(&system)?,
-            "leave" => {
-                if let Err(e) = cluster.leave() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["register"] => register(&member.system)?,
+            ["leave"] => {
+                if let Err(e) = member.cluster.leave() {
                     eprintln!("{NODE_COMMAND}: leave refused: {e}");
                 }
             }
-            "exit" => break,
-            "" => {}
-            other => eprintln!("{NODE_COMMAND}: unknown command {other}"),
+            ["stream", host_port] => {
+                let to = member
+                    .remoting
+                    .resolve::<u64>(&format!("volley://{SYSTEM}@{host_port}/user/sink"))?;
+                sent.store(0, Ordering::SeqCst);
+                let _enter = rt.enter();
+                stream = Some(tokio::spawn(send_numbers(to, sent.clone())));
+            }
+            ["stop"] => {
+                if let Some(task) = stream.take() {
+                    task.abort();
+                    let _ = rt.block_on(task);
+                }
+                emit("sent", count_field(sent.load(Ordering::SeqCst)));
+            }
+            ["received"] => {
+                let count = member.received.lock().map_or(0, |seen| seen.len() as u64);
+                emit("received", count_field(count));
+            }
+            ["exit"] => break,
+            [] => {}
+            _ => eprintln!("{NODE_COMMAND}: unknown command {line}"),
         }
     }
-    rt.block_on(system.terminate());
+    rt.block_on(member.system.terminate());
     // The terminated line and the exit come from the task above.
     rt.block_on(std::future::pending::<()>());
     Ok(())
 }
 
+/// Tells `to` 0, 1, 2, ... every [`STREAM_EVERY`], counting in `sent`.
+async fn send_numbers(to: ActorRef<u64>, sent: Arc<AtomicU64>) {
+    let mut every = tokio::time::interval(STREAM_EVERY);
+    loop {
+        every.tick().await;
+        to.tell(sent.load(Ordering::SeqCst));
+        sent.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn count_field(count: u64) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("count".into(), json!(count));
+    fields
+}
+
+/// A running member: what its commands act on.
+struct Member {
+    system: ActorSystem,
+    remoting: Remoting,
+    cluster: Cluster,
+    /// The distinct numbers `/user/sink` got.
+    received: Arc<Mutex<HashSet<u64>>>,
+}
+
 /// Starts the system, its remoting and cluster, and the printers; prints
 /// `started`.
-async fn start(args: &Args) -> crate::Result<(ActorSystem, Cluster)> {
+async fn start(args: &Args) -> crate::Result<Member> {
     let settings = Settings {
         io_threads: 1,
         ..Settings::default()
@@ -269,6 +339,10 @@ async fn start(args: &Args) -> crate::Result<(ActorSystem, Cluster)> {
     let system = ActorSystem::with_settings(SYSTEM, settings)?;
     let mut registry = Registry::default();
     registry.register::<String>(SERVICE_TYPE_ID)?;
+    registry.register::<u64>(NUMBER_TYPE_ID)?;
+    let received = Arc::new(Mutex::new(HashSet::new()));
+    let seen = received.clone();
+    system.spawn("sink", Props::new(move || Sink(seen.clone())))?;
     let remoting = Remoting::start_with(&system, registry, args.remote()).await?;
     let printer = system.spawn_anonymous(Props::new(|| EventPrinter))?;
     system.event_stream().subscribe(printer);
@@ -285,7 +359,12 @@ async fn start(args: &Args) -> crate::Result<(ActorSystem, Cluster)> {
     fields.extend(settings_fields(&settings));
     let cluster = Cluster::start(&system, &remoting, settings)?;
     emit("started", fields);
-    Ok((system, cluster))
+    Ok(Member {
+        system,
+        remoting,
+        cluster,
+        received,
+    })
 }
 
 /// Spawns a service and registers it under [`service_key`].

@@ -4,9 +4,13 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.TreeSet;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -30,7 +34,9 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * ({@code member}, null when none), {@code listing} ({@code count},
  * {@code nodes}: the host:port of each registered service), and
  * {@code terminated} when the actor system has stopped (after {@code exit},
- * a completed leave, or a downing of this node).
+ * a completed leave, or a downing of this node), {@code sent} ({@code count})
+ * after {@code stop}, {@code received} ({@code count}: distinct numbers the
+ * sink got) after {@code received}.
  */
 final class ClusterNode {
     private ClusterNode() {}
@@ -42,7 +48,13 @@ final class ClusterNode {
     static final ServiceKey<String> SERVICE = ServiceKey.create(String.class, "bench-service");
 
     /** stdin commands, as the guardian receives them. */
-    enum Command { REGISTER, LEAVE }
+    enum Command { REGISTER, LEAVE, STOP, RECEIVED, TICK }
+
+    /** {@code stream HOST:PORT}: numbers to that member's sink until {@code stop}. */
+    record StreamTo(String hostPort) {}
+
+    /** How often a stream sends its next number. */
+    static final Duration STREAM_EVERY = Duration.ofMillis(5);
 
     static void run(NodeArgs args, EventLine.Sink out) throws IOException {
         var config = NodeConfig.of(args);
@@ -67,22 +79,50 @@ final class ClusterNode {
             switch (line.trim()) {
                 case "register" -> system.tell(Command.REGISTER);
                 case "leave" -> system.tell(Command.LEAVE);
+                case "stop" -> system.tell(Command.STOP);
+                case "received" -> system.tell(Command.RECEIVED);
                 case "exit" -> {
                     return;
                 }
                 case "" -> { }
-                default -> System.err.println("cluster-node: unknown command " + line.trim());
+                default -> {
+                    if (line.trim().startsWith("stream ")) {
+                        system.tell(new StreamTo(line.trim().substring("stream ".length()).trim()));
+                    } else {
+                        System.err.println("cluster-node: unknown command " + line.trim());
+                    }
+                }
             }
         }
     }
 
     private static Behavior<Object> guardian(ActorContext<Object> ctx, EventLine.Sink out) {
+        return Behaviors.withTimers(timers -> guardian(ctx, out, timers));
+    }
+
+    /** What the guardian's stream has sent: where, and how many numbers. */
+    private static final class Stream {
+        ActorRef<Long> to;
+        long sent;
+    }
+
+    private static Behavior<Object> guardian(
+            ActorContext<Object> ctx, EventLine.Sink out,
+            org.apache.pekko.actor.typed.javadsl.TimerScheduler<Object> timers) {
         Cluster cluster = Cluster.get(ctx.getSystem());
         cluster.subscriptions().tell(Subscribe.create(
                 ctx.getSelf().<ClusterEvent.ClusterDomainEvent>narrow(), ClusterEvent.ClusterDomainEvent.class));
         ctx.getSystem().receptionist().tell(Receptionist.subscribe(
                 SERVICE, ctx.getSelf().<Receptionist.Listing>narrow()));
         Address self = cluster.selfMember().address();
+        Set<Long> received = new HashSet<>();
+        ctx.spawn(Behaviors.receive(Long.class).onAnyMessage(n -> {
+            synchronized (received) {
+                received.add(n);
+            }
+            return Behaviors.same();
+        }).build(), "sink");
+        Stream stream = new Stream();
         return Behaviors.receive(Object.class)
                 .onMessageEquals(Command.REGISTER, () -> {
                     ActorRef<String> service = ctx.spawnAnonymous(Behaviors.ignore());
@@ -91,6 +131,34 @@ final class ClusterNode {
                 })
                 .onMessageEquals(Command.LEAVE, () -> {
                     cluster.manager().tell(Leave.create(self));
+                    return Behaviors.same();
+                })
+                .onMessage(StreamTo.class, to -> {
+                    String path = "pekko://" + SYSTEM + "@" + to.hostPort() + "/user/sink";
+                    stream.to = ActorRefResolver.get(ctx.getSystem()).resolveActorRef(path);
+                    stream.sent = 0;
+                    timers.startTimerAtFixedRate(Command.TICK, STREAM_EVERY);
+                    return Behaviors.same();
+                })
+                .onMessageEquals(Command.TICK, () -> {
+                    if (stream.to != null) {
+                        stream.to.tell(stream.sent);
+                        stream.sent++;
+                    }
+                    return Behaviors.same();
+                })
+                .onMessageEquals(Command.STOP, () -> {
+                    timers.cancel(Command.TICK);
+                    stream.to = null;
+                    out.emit(EventLine.of("sent").num("count", stream.sent));
+                    return Behaviors.same();
+                })
+                .onMessageEquals(Command.RECEIVED, () -> {
+                    int count;
+                    synchronized (received) {
+                        count = received.size();
+                    }
+                    out.emit(EventLine.of("received").num("count", count));
                     return Behaviors.same();
                 })
                 .onMessage(Receptionist.Listing.class, listing -> {

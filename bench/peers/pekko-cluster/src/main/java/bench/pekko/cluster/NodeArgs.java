@@ -13,7 +13,8 @@ final class NodeArgs {
             "  --bind-port    the port Artery listens on (default: --port); differs when a",
             "                 relay sits in front of this node",
             "  --seeds        the seed nodes, all on 127.0.0.1's system " + ClusterNode.SYSTEM,
-            "stdin, one command per line: register | leave | exit (end of input = exit)",
+            "stdin, one command per line: register | leave | stream HOST:PORT | stop | received",
+            "           | exit (end of input = exit)",
             "stdout: one JSON object per line per cluster event (see bench/peers/README.md)");
 
     int port;
