@@ -165,3 +165,36 @@ fn a_crashed_member_is_downed_after_stable_after_and_removed() {
         );
     }
 }
+
+/// A link cut one way only: SWIM's indirect probes reach the member
+/// through the others, so nobody is suspected, nobody is downed, and the
+/// resolver, which would down both ends as indirectly connected (Akka),
+/// has nothing to decide (docs/reference/split-brain-resolver.md).
+#[test]
+fn a_link_cut_one_way_is_bridged_by_indirect_probes_and_downs_nobody() {
+    for seed in seeds(&[35, 36]) {
+        let (mut sim, addrs) = five_up(seed);
+        let cut_before = sim.stats().packets_cut;
+        sim.cut_one_way(&addrs[0], &addrs[1]);
+        // Time passing is the test: detection, then `stable_after`, twice.
+        sim.run_for(STABLE_AFTER * 4);
+        assert!(
+            sim.stats().packets_cut > cut_before,
+            "seed {seed}: the cut dropped nothing"
+        );
+        assert!(all_up(&sim, &addrs), "seed {seed}: not all Up everywhere");
+        for node in sim.running() {
+            let trouble: Vec<&ClusterEvent> = cluster_events_of(&sim, &node)
+                .filter(|e| {
+                    matches!(
+                        e,
+                        ClusterEvent::UnreachableMember { .. }
+                            | ClusterEvent::MemberDowned { .. }
+                            | ClusterEvent::MemberRemoved { .. }
+                    )
+                })
+                .collect();
+            assert!(trouble.is_empty(), "seed {seed}: {node:?} saw {trouble:?}");
+        }
+    }
+}
