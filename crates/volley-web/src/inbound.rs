@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
 use crate::service::Failure;
-use crate::session::Session;
+use crate::session::{Session, SessionMsg};
 
 /// Handles one frame after the `hello`. Never blocks: an ask runs in a
 /// task of its own and its answer is queued when it comes.
@@ -102,9 +102,10 @@ fn ask(
     tokio::spawn(async move {
         let result = answer.await;
         session.open_asks.fetch_sub(1, Ordering::AcqRel);
-        match result {
-            Ok(msg) => session.push(|seq| ServerFrame::Reply { seq, id, msg }),
-            Err(failure) => session.fail(Some(id), failure),
+        // Through the actor's mailbox: what the service pushed before it
+        // replied reaches the client before the reply.
+        if let Some(actor) = session.actor.get() {
+            actor.tell(SessionMsg::Answered { id, result });
         }
     });
 }

@@ -27,6 +27,11 @@ pub(crate) enum SessionMsg {
         to: Arc<str>,
         msg: Result<Value, String>,
     },
+    /// The answer to the client's ask `id`.
+    Answered {
+        id: u64,
+        result: Result<Value, Failure>,
+    },
     /// A message published on a topic the client subscribed to.
     Publish {
         topic: Arc<str>,
@@ -161,6 +166,10 @@ impl Actor for SessionActor {
                     ctx.stop_self();
                 }
             }
+            SessionMsg::Answered { id, result } => match result {
+                Ok(msg) => self.session.push(|seq| ServerFrame::Reply { seq, id, msg }),
+                Err(failure) => self.session.fail(Some(id), failure),
+            },
             SessionMsg::DropConnection => self.session.outbox.drop_connection(),
             SessionMsg::Close(closing) => {
                 self.session.outbox.close(closing);
