@@ -98,6 +98,17 @@ fn ask(
             return session.fail(Some(id), failure);
         }
     };
+    // Polled once here, the ask is sent now: asks and tells reach their
+    // services in the order of the client's frames.
+    let mut answer = answer;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if let std::task::Poll::Ready(result) = answer.as_mut().poll(&mut cx) {
+        session.open_asks.fetch_sub(1, Ordering::AcqRel);
+        if let Some(actor) = session.actor.get() {
+            actor.tell(SessionMsg::Answered { id, result });
+        }
+        return;
+    }
     let session = session.clone();
     tokio::spawn(async move {
         let result = answer.await;

@@ -146,3 +146,20 @@ async fn closing_the_gateway_closes_sessions_with_1001() {
     volley_testkit::eventually("the session ends", || server.gateway.session_count() == 0).await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_reach_their_service_in_the_order_of_the_frames() {
+    let server = Server::start(WebSettings::default()).await;
+    let (mut ws, _) = server.client().await;
+    for id in 1..=20 {
+        ws.send(json!({"t": "ask", "id": id, "service": "counter", "msg": {"add": 1}}))
+            .await;
+    }
+    let mut values = vec![0; 21];
+    for _ in 1..=20 {
+        let reply = ws.next().await;
+        values[reply["id"].as_u64().unwrap() as usize] = reply["msg"].as_i64().unwrap();
+    }
+    assert_eq!(values, (0..=20).collect::<Vec<i64>>());
+    server.stop().await;
+}
