@@ -67,9 +67,6 @@ pub struct WebSettings {
     /// Asks a session may have waiting at once; one more is answered
     /// `overloaded`. Default 256.
     pub max_open_asks: usize,
-    /// Client frames queued for a session actor before the connection
-    /// stops reading from its socket (back-pressure). Default 256.
-    pub inbound_queue: usize,
     /// Sessions open at once; one more is refused (close 1013, or 503).
     /// Default 10 000.
     pub max_sessions: usize,
@@ -91,7 +88,6 @@ impl Default for WebSettings {
             default_ask_timeout: Duration::from_secs(10),
             max_ask_timeout: Duration::from_secs(60),
             max_open_asks: 256,
-            inbound_queue: 256,
             max_sessions: 10_000,
             origins: Origins::SameHost,
         }
