@@ -133,8 +133,8 @@ fn subscribe(session: &Session, topic: String) {
         .subscriptions
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if !subscriptions.contains_key(&topic) {
-        let subscription = entry.subscribe(actor, Arc::from(topic.as_str()));
-        subscriptions.insert(topic, subscription);
+    if let std::collections::hash_map::Entry::Vacant(vacant) = subscriptions.entry(topic) {
+        let name = Arc::from(vacant.key().as_str());
+        vacant.insert(entry.subscribe(actor, name));
     }
 }

@@ -46,11 +46,12 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
 }
 
 /// The body, at most `max_frame` bytes.
-async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Response> {
+async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
     let max = gateway.inner.settings.max_frame;
-    axum::body::to_bytes(body, max).await.map_err(|_| {
-        let text = format!("the body is larger than max_frame ({max} bytes)");
-        (StatusCode::PAYLOAD_TOO_LARGE, text).into_response()
+    axum::body::to_bytes(body, max).await.map_err(|_| Refusal {
+        code: close::TOO_LARGE,
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        text: format!("the body is larger than max_frame ({max} bytes)"),
     })
 }
 
@@ -58,13 +59,13 @@ fn session_of(
     gateway: &WebGateway,
     headers: &HeaderMap,
     query: &PollQuery,
-) -> Result<Arc<Session>, Response> {
-    check_origin(&gateway.inner.settings.origins, headers).map_err(refused)?;
+) -> Result<Arc<Session>, Refusal> {
+    check_origin(&gateway.inner.settings.origins, headers)?;
     let id = query.session.as_deref().unwrap_or("");
     gateway
         .inner
         .session(id)
-        .ok_or_else(|| refused(Refusal::unknown_session(id)))
+        .ok_or_else(|| Refusal::unknown_session(id))
 }
 
 /// `POST /lp/open?enc=json`, body the `hello`.
@@ -82,7 +83,7 @@ pub(crate) async fn open(
     }
     let body = match read_body(&gateway, body).await {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(refusal) => return refused(refusal),
     };
     let hello = match crate::frame::decode(Encoding::Json, &body) {
         Ok(hello) => hello,
@@ -130,11 +131,11 @@ pub(crate) async fn send(
 ) -> Response {
     let session = match session_of(&gateway, &headers, &query) {
         Ok(session) => session,
-        Err(response) => return response,
+        Err(refusal) => return refused(refusal),
     };
     let body = match read_body(&gateway, body).await {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(refusal) => return refused(refusal),
     };
     let frames: Vec<serde_json::Value> = match serde_json::from_slice(&body) {
         Ok(frames) => frames,
@@ -162,7 +163,7 @@ pub(crate) async fn recv(
 ) -> Response {
     let session = match session_of(&gateway, &headers, &query) {
         Ok(session) => session,
-        Err(response) => return response,
+        Err(refusal) => return refused(refusal),
     };
     let (generation, waker) = session.outbox.attach(query.ack);
     let deadline = tokio::time::Instant::now() + gateway.inner.settings.poll_timeout;
@@ -216,7 +217,7 @@ pub(crate) async fn close(
 ) -> Response {
     let session = match session_of(&gateway, &headers, &query) {
         Ok(session) => session,
-        Err(response) => return response,
+        Err(refusal) => return refused(refusal),
     };
     if let Some(actor) = session.actor.get() {
         actor.tell(SessionMsg::Close(Closing {

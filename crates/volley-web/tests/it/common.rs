@@ -59,17 +59,27 @@ impl Actor for Counter {
     type Msg = (Call<Cmd>, ReplyTo<Reply<i64>>);
 
     fn handle(&mut self, _: &mut Context<Self>, (call, reply_to): Self::Msg) -> HandleResult {
-        match call.msg {
-            Cmd::Get => {}
-            Cmd::Add(n) => self.value += n,
-            Cmd::Push(msg) => call.client.inbox::<Value>().tell(msg),
-            Cmd::Drop => call.client.drop_connection(),
-            Cmd::Never => return Ok(self.unanswered.push(reply_to)),
-            Cmd::Fail => {
-                return Ok(reply_to.tell(Err(ServiceError::new("nope", "failed on purpose"))))
+        let answer = match call.msg {
+            Cmd::Get => Ok(self.value),
+            Cmd::Add(n) => {
+                self.value += n;
+                Ok(self.value)
             }
-        }
-        reply_to.tell(Ok(self.value));
+            Cmd::Push(msg) => {
+                call.client.inbox::<Value>().tell(msg);
+                Ok(self.value)
+            }
+            Cmd::Drop => {
+                call.client.drop_connection();
+                Ok(self.value)
+            }
+            Cmd::Never => {
+                self.unanswered.push(reply_to);
+                return Ok(());
+            }
+            Cmd::Fail => Err(ServiceError::new("nope", "failed on purpose")),
+        };
+        reply_to.tell(answer);
         Ok(())
     }
 }
