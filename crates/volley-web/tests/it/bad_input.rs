@@ -183,3 +183,17 @@ async fn origins_not_allowed_are_closed_with_4403() {
     ws.hello(json!({"t": "hello", "v": 1})).await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_json_is_a_bad_frame() {
+    let server = Server::start(WebSettings::default()).await;
+    let (mut ws, _) = server.client().await;
+    let deep = format!(
+        r#"{{"t":"tell","service":"log","msg":{}{}}}"#,
+        "[".repeat(30_000),
+        "]".repeat(30_000)
+    );
+    ws.send_text(&deep).await;
+    assert_eq!(ws.next().await["code"], "bad_frame");
+    server.stop().await;
+}
