@@ -6,6 +6,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -15,7 +16,7 @@ use serde::Serialize;
 use volley::{ActorRef, ActorSystem, Props, ReplyTo, TopicCommand};
 
 use crate::auth::{AuthHook, AuthRequest, Refusal};
-use crate::frame::{close, Encoding};
+use crate::frame::{close, ClientFrame, Encoding, ServerFrame, PROTOCOL_VERSION};
 use crate::outbox::{Closing, Outbox};
 use crate::service::{AskService, Call, Reply, Service, TellService};
 use crate::session::{Session, SessionActor, SessionMsg};
@@ -65,6 +66,29 @@ impl Inner {
 
     pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
         self.sessions().get(id).cloned()
+    }
+}
+
+/// A session opened (or resumed) by a `hello`.
+pub(crate) struct Opened {
+    pub(crate) session: Arc<Session>,
+    pub(crate) resumed: bool,
+    /// Where a resumed session's frames start again.
+    pub(crate) last_seq: Option<u64>,
+    max_frame: usize,
+}
+
+impl Opened {
+    /// The `welcome`; `heartbeat`: how often the client hears from the
+    /// server (pings, or the poll timeout).
+    pub(crate) fn welcome(&self, heartbeat: Duration) -> ServerFrame {
+        ServerFrame::Welcome {
+            v: PROTOCOL_VERSION,
+            session: self.session.id.to_string(),
+            resumed: self.resumed,
+            heartbeat_ms: heartbeat.as_millis() as u64,
+            max_frame: self.max_frame,
+        }
     }
 }
 
@@ -264,17 +288,20 @@ impl WebGateway {
     /// Opens a session for `hello`, or resumes the one it names.
     pub(crate) fn open(
         &self,
-        hello: &crate::frame::ClientFrame,
+        hello: &ClientFrame,
         headers: &HeaderMap,
         encoding: Encoding,
-    ) -> Result<(Arc<Session>, bool), Refusal> {
-        let crate::frame::ClientFrame::Hello {
-            v, token, resume, ..
+    ) -> Result<Opened, Refusal> {
+        let ClientFrame::Hello {
+            v,
+            token,
+            resume,
+            last_seq,
         } = hello
         else {
             return Err(Refusal::protocol("the first frame must be hello"));
         };
-        if *v != crate::frame::PROTOCOL_VERSION {
+        if *v != PROTOCOL_VERSION {
             return Err(Refusal::protocol(format!(
                 "protocol version {v} is not spoken here (1 is)"
             )));
@@ -303,9 +330,19 @@ impl WebGateway {
                     "a session resumes in the encoding it began with",
                 ));
             }
-            return Ok((session, true));
+            return Ok(Opened {
+                session,
+                resumed: true,
+                last_seq: Some(last_seq.unwrap_or(0)),
+                max_frame: self.inner.settings.max_frame,
+            });
         }
-        Ok((self.new_session(identity, encoding)?, false))
+        Ok(Opened {
+            session: self.new_session(identity, encoding)?,
+            resumed: false,
+            last_seq: None,
+            max_frame: self.inner.settings.max_frame,
+        })
     }
 
     fn new_session(
