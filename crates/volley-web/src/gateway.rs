@@ -43,6 +43,8 @@ pub(crate) struct Stats {
     /// Frames dropped from a full queue after they were sent (no longer
     /// resendable, probably delivered).
     pub(crate) dropped_sent: AtomicU64,
+    /// Sessions opened so far: numbers the session actors.
+    pub(crate) sessions_opened: AtomicU64,
 }
 
 pub(crate) struct Inner {
@@ -307,11 +309,16 @@ impl WebGateway {
             )));
         }
         let identity = match &self.inner.auth {
-            Some(hook) => hook(&AuthRequest {
-                token: token.as_deref(),
-                headers,
-            })
-            .map_err(Refusal::unauthorized)?,
+            Some(hook) => {
+                let request = AuthRequest {
+                    token: token.as_deref(),
+                    headers,
+                };
+                // The application's code: a panic refuses, it ends nothing.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&request)))
+                    .map_err(|_| Refusal::internal("the auth hook panicked"))?
+                    .map_err(Refusal::unauthorized)?
+            }
             None => None,
         };
         let identity: Option<Arc<str>> = identity.map(Arc::from);
@@ -372,7 +379,18 @@ impl WebGateway {
         let props = Props::new(move || SessionActor {
             session: for_actor.clone(),
         });
-        match self.inner.system.spawn(&format!("web-session-{id}"), props) {
+        // Named by a counter, not by the id: paths are logged, and the id is
+        // what resumes the session.
+        let number = self
+            .inner
+            .stats
+            .sessions_opened
+            .fetch_add(1, Ordering::Relaxed);
+        match self
+            .inner
+            .system
+            .spawn(&format!("web-session-{number}"), props)
+        {
             Ok(actor) => {
                 let _ = session.actor.set(actor);
                 Ok(session)

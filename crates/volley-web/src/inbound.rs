@@ -1,8 +1,11 @@
 //! What a session does with each client frame, whatever the transport.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures_util::FutureExt;
 
 use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
 use crate::service::Failure;
@@ -45,6 +48,20 @@ pub(crate) fn handle(session: &Arc<Session>, frame: ClientFrame) {
     }
 }
 
+/// Runs a service's code (its message type's `Deserialize`, its `make`):
+/// a panic there answers `internal` instead of ending the connection.
+fn guarded<T>(service: &str, run: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    std::panic::catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err(panicked(service)))
+}
+
+fn panicked(service: &str) -> Failure {
+    tracing::error!(service, "a web service's code panicked");
+    Failure::new(
+        ErrorCode::Internal,
+        format!("the service {service:?} panicked"),
+    )
+}
+
 fn unknown_service(service: &str) -> Failure {
     Failure::new(
         ErrorCode::UnknownService,
@@ -61,7 +78,7 @@ fn tell(session: &Session, service: &str, msg: serde_json::Value) -> Result<(), 
     let client = session
         .client()
         .ok_or_else(|| Failure::new(ErrorCode::Internal, "session starting"))?;
-    target.tell(msg, client)
+    guarded(service, || target.tell(msg, client))
 }
 
 fn ask(
@@ -91,18 +108,24 @@ fn ask(
         let text = format!("more than {} asks open", settings.max_open_asks);
         return session.fail(Some(id), Failure::new(ErrorCode::Overloaded, text));
     }
-    let answer = match target.ask(msg, client, timeout) {
+    let answer = match guarded(service, || target.ask(msg, client, timeout)) {
         Ok(answer) => answer,
         Err(failure) => {
             session.open_asks.fetch_sub(1, Ordering::AcqRel);
             return session.fail(Some(id), failure);
         }
     };
+    let name = service.to_string();
+    let mut answer = Box::pin(async move {
+        AssertUnwindSafe(answer)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| Err(panicked(&name)))
+    });
     // Polled once here, the ask is sent now: asks and tells reach their
     // services in the order of the client's frames.
-    let mut answer = answer;
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if let std::task::Poll::Ready(result) = answer.as_mut().poll(&mut cx) {
+    if let std::task::Poll::Ready(result) = std::future::Future::poll(answer.as_mut(), &mut cx) {
         session.open_asks.fetch_sub(1, Ordering::AcqRel);
         if let Some(actor) = session.actor.get() {
             actor.tell(SessionMsg::Answered { id, result });

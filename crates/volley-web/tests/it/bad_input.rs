@@ -197,3 +197,35 @@ async fn deeply_nested_json_is_a_bad_frame() {
     assert_eq!(ws.next().await["code"], "bad_frame");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_that_panics_answers_internal_and_the_session_goes_on() {
+    let server = Server::start(WebSettings::default()).await;
+    let (mut ws, _) = server.client().await;
+    ws.send(json!({"t": "tell", "service": "panicky", "msg": "x"}))
+        .await;
+    assert_eq!(ws.next().await["code"], "internal");
+    ws.send(json!({"t": "ask", "id": 1, "service": "panicky_ask", "msg": "x"}))
+        .await;
+    let error = ws.next().await;
+    assert_eq!(
+        (error["id"].clone(), error["code"].clone()),
+        (json!(1), json!("internal"))
+    );
+    ws.send(json!({"t": "ask", "id": 2, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(ws.next().await["t"], "reply");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_hook_that_panics_refuses_with_1011() {
+    let server = Server::start_with(WebSettings::default(), |builder| {
+        builder.auth(|_| panic!("on purpose"))
+    })
+    .await;
+    let mut ws = server.connect("").await;
+    ws.send(json!({"t": "hello", "v": 1})).await;
+    assert_eq!(ws.closed().await.0, 1011);
+    server.stop().await;
+}

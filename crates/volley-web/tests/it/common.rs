@@ -159,7 +159,19 @@ impl Server {
             .spawn("news", Topic::props::<String>("news"))
             .unwrap();
         let builder = WebGateway::builder(&system, settings)
-            .ask_service("counter", counter, |call, reply_to| (call, reply_to))
+            .ask_service("counter", counter.clone(), |call, reply_to| {
+                (call, reply_to)
+            })
+            .unwrap()
+            .ask_service(
+                "panicky_ask",
+                counter,
+                |_: Call<String>, _: ReplyTo<Reply<i64>>| panic!("on purpose"),
+            )
+            .unwrap()
+            .tell_service("panicky", log.clone(), |_: Call<String>| {
+                panic!("on purpose")
+            })
             .unwrap()
             .tell_service("log", log, |call| call)
             .unwrap()
