@@ -291,6 +291,17 @@ impl Ws {
         }
     }
 
+    /// Reads until the connection ends, with a close frame or without.
+    pub async fn ended(&mut self) {
+        loop {
+            let next = tokio::time::timeout(patience(), self.stream.next()).await;
+            match next.expect("the connection ends in time") {
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
     /// Closes with `code`.
     pub async fn close(mut self, code: u16) {
         let frame = CloseFrame {
