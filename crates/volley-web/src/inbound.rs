@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
-use crate::service::Failure;
+use crate::service::{AskFuture, Failure};
 use crate::session::{Session, SessionMsg};
 
 /// Handles one frame after the `hello`. Never blocks: an ask runs in a
@@ -115,6 +115,13 @@ fn ask(
             return session.fail(Some(id), failure);
         }
     };
+    send_ask(session, id, service, answer);
+}
+
+/// Sends the ask now (its first poll sends it: asks and tells reach their
+/// services in the order of the client's frames), and hands its answer to
+/// the session actor when it comes.
+fn send_ask(session: &Arc<Session>, id: u64, service: &str, answer: AskFuture) {
     let name = service.to_string();
     let mut answer = Box::pin(async move {
         AssertUnwindSafe(answer)
@@ -122,26 +129,24 @@ fn ask(
             .await
             .unwrap_or_else(|_| Err(panicked(&name)))
     });
-    // Polled once here, the ask is sent now: asks and tells reach their
-    // services in the order of the client's frames.
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     if let std::task::Poll::Ready(result) = std::future::Future::poll(answer.as_mut(), &mut cx) {
-        session.open_asks.fetch_sub(1, Ordering::AcqRel);
-        if let Some(actor) = session.actor.get() {
-            actor.tell(SessionMsg::Answered { id, result });
-        }
-        return;
+        return answered(session, id, result);
     }
     let session = session.clone();
     tokio::spawn(async move {
         let result = answer.await;
-        session.open_asks.fetch_sub(1, Ordering::AcqRel);
-        // Through the actor's mailbox: what the service pushed before it
-        // replied reaches the client before the reply.
-        if let Some(actor) = session.actor.get() {
-            actor.tell(SessionMsg::Answered { id, result });
-        }
+        answered(&session, id, result);
     });
+}
+
+/// Through the actor's mailbox: what the service pushed before it replied
+/// reaches the client before the reply.
+fn answered(session: &Session, id: u64, result: Result<serde_json::Value, Failure>) {
+    session.open_asks.fetch_sub(1, Ordering::AcqRel);
+    if let Some(actor) = session.actor.get() {
+        actor.tell(SessionMsg::Answered { id, result });
+    }
 }
 
 fn subscribe(session: &Session, topic: String) {
