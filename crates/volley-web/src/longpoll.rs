@@ -1,0 +1,187 @@
+//! The long-poll transport, for networks that block WebSockets: the same
+//! frames and the same session actor, JSON only.
+//!
+//! `open` posts the `hello` and gets the `welcome`; `send` posts a JSON
+//! array of frames; `recv` is held until frames are ready or the poll
+//! timeout passes, and its `ack` names the last frame the client has
+//! (the frames after it are sent again: a lost response loses nothing);
+//! `close` ends the session. Between two `recv`s the session waits as a
+//! dropped WebSocket's does, for the resume grace period.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderMap, StatusCode};
+use serde::Deserialize;
+
+use crate::auth::{check_origin, Refusal};
+use crate::frame::{close, encode, ClientFrame, Encoding, ErrorCode};
+use crate::gateway::WebGateway;
+use crate::outbox::{Closing, Taken};
+use crate::service::Failure;
+use crate::session::{Session, SessionMsg};
+
+/// The query of the long-poll routes.
+#[derive(Debug, Deserialize)]
+pub(crate) struct PollQuery {
+    enc: Option<String>,
+    session: Option<String>,
+    ack: Option<u64>,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        (self.status, self.text).into_response()
+    }
+}
+
+fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The body, at most `max_frame` bytes.
+async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
+    let max = gateway.inner.settings.max_frame;
+    axum::body::to_bytes(body, max).await.map_err(|_| Refusal {
+        code: close::TOO_LARGE,
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        text: format!("the body is larger than max_frame ({max} bytes)"),
+    })
+}
+
+fn session_of(
+    gateway: &WebGateway,
+    headers: &HeaderMap,
+    query: &PollQuery,
+) -> Result<Arc<Session>, Refusal> {
+    check_origin(&gateway.inner.settings.origins, headers)?;
+    let id = query.session.as_deref().unwrap_or("");
+    gateway
+        .inner
+        .session(id)
+        .ok_or_else(|| Refusal::unknown_session(id))
+}
+
+/// `POST /lp/open?enc=json`, body the `hello`.
+pub(crate) async fn open(
+    State(gateway): State<WebGateway>,
+    Query(query): Query<PollQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Refusal> {
+    check_origin(&gateway.inner.settings.origins, &headers)?;
+    if Encoding::from_query(query.enc.as_deref()) != Some(Encoding::Json) {
+        return Err(Refusal::protocol("long-poll speaks enc=json only"));
+    }
+    let body = read_body(&gateway, body).await?;
+    let hello = crate::frame::decode(Encoding::Json, &body)
+        .map_err(|e| Refusal::protocol(format!("the body must be hello: {e}")))?;
+    let opened = gateway.open(&hello, &headers, Encoding::Json)?;
+    // Attached and let go at once: the grace period runs until a recv.
+    let (generation, _) = opened.session.outbox.attach(opened.last_seq);
+    opened.session.detach(generation, false);
+    let welcome = opened.welcome(gateway.inner.settings.poll_timeout);
+    Ok(json(
+        StatusCode::OK,
+        encode(Encoding::Json, &welcome).to_vec(),
+    ))
+}
+
+/// `POST /lp/send?session=<id>`, body a JSON array of frames.
+pub(crate) async fn send(
+    State(gateway): State<WebGateway>,
+    Query(query): Query<PollQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Refusal> {
+    let session = session_of(&gateway, &headers, &query)?;
+    let body = read_body(&gateway, body).await?;
+    let frames: Vec<serde_json::Value> = serde_json::from_slice(&body).map_err(|e| {
+        let text = format!("the body must be a JSON array of frames: {e}");
+        session.fail(None, Failure::new(ErrorCode::BadFrame, text.clone()));
+        Refusal::protocol(text)
+    })?;
+    for frame in frames {
+        match serde_json::from_value::<ClientFrame>(frame) {
+            Ok(frame) => crate::inbound::handle(&session, frame),
+            Err(e) => session.fail(None, Failure::new(ErrorCode::BadFrame, e.to_string())),
+        }
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `GET /lp/recv?session=<id>&ack=<n>`: the frames after `ack`, held
+/// until there are some or the poll timeout passes.
+pub(crate) async fn recv(
+    State(gateway): State<WebGateway>,
+    Query(query): Query<PollQuery>,
+    headers: HeaderMap,
+) -> Result<Response, Refusal> {
+    let session = session_of(&gateway, &headers, &query)?;
+    let (generation, waker) = session.outbox.attach(query.ack);
+    let deadline = tokio::time::Instant::now() + gateway.inner.settings.poll_timeout;
+    let response = loop {
+        match session.outbox.take(generation) {
+            Taken::Frames(frames) if !frames.is_empty() => {
+                break json(StatusCode::OK, join(&frames))
+            }
+            Taken::Frames(_) => {}
+            Taken::Replaced | Taken::Dropped => break json(StatusCode::OK, b"[]".to_vec()),
+            Taken::Closed(closing) => break closed(&closing),
+        }
+        if tokio::time::timeout_at(deadline, waker.notified())
+            .await
+            .is_err()
+        {
+            break json(StatusCode::OK, b"[]".to_vec());
+        }
+    };
+    session.detach(generation, false);
+    Ok(response)
+}
+
+/// A JSON array of the frames, which are JSON each.
+fn join(frames: &[Bytes]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(frames.iter().map(|f| f.len() + 1).sum::<usize>() + 2);
+    body.push(b'[');
+    for (i, frame) in frames.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(frame);
+    }
+    body.push(b']');
+    body
+}
+
+fn closed(closing: &Closing) -> Response {
+    let status = match closing.code {
+        close::SLOW_CONSUMER => StatusCode::TOO_MANY_REQUESTS,
+        _ => StatusCode::GONE,
+    };
+    (status, closing.reason.clone()).into_response()
+}
+
+/// `POST /lp/close?session=<id>`: ends the session for good.
+pub(crate) async fn close(
+    State(gateway): State<WebGateway>,
+    Query(query): Query<PollQuery>,
+    headers: HeaderMap,
+) -> Result<Response, Refusal> {
+    let session = session_of(&gateway, &headers, &query)?;
+    if let Some(actor) = session.actor.get() {
+        actor.tell(SessionMsg::Close(Closing {
+            code: 1000,
+            reason: "closed by the client".into(),
+        }));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
