@@ -84,6 +84,7 @@ export class Client {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private handshakeTimer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
+  private everWelcomed = false;
   private nextAskId = 0;
   private settleReady!: (error?: VolleyError) => void;
 
@@ -97,7 +98,7 @@ export class Client {
     });
     this.ready.catch(() => {});
     const connectTimer = setTimeout(() => {
-      if (this.session === undefined) this.fail(new VolleyError("timeout", `no welcome within ${this.opts.connectTimeoutMs} ms`));
+      if (!this.everWelcomed) this.fail(new VolleyError("timeout", `no welcome within ${this.opts.connectTimeoutMs} ms`));
     }, this.opts.connectTimeoutMs);
     this.ready.then(() => clearTimeout(connectTimer), () => clearTimeout(connectTimer));
     this.openConnection();
@@ -231,7 +232,8 @@ export class Client {
   private welcomed(frame: WelcomeFrame): void {
     this.clearHandshakeTimer();
     if (!frame.resumed) this.lastSeq = 0;
-    const reconnected = this.session !== undefined;
+    const reconnected = this.everWelcomed;
+    this.everWelcomed = true;
     this.session = frame.session;
     this.stateNow = "open";
     this.attempt = 0;
@@ -245,16 +247,22 @@ export class Client {
   }
 
   private lost(info: CloseInfo): void {
+    const wasOpen = this.stateNow === "open";
     this.detach();
     if (this.stateNow === "closed") return;
-    if (FATAL_CLOSE_CODES.has(info.code)) {
+    if (FATAL_CLOSE_CODES.has(info.code) || (info.code === 4400 && this.session === undefined)) {
       return this.fail(new VolleyError("refused", `the server refused the connection (${info.code} ${info.reason})`));
+    }
+    if (info.code === 4400 && !wasOpen) {
+      // The gateway refuses a session it can no longer resume: start a new one.
+      this.session = undefined;
+      this.lastSeq = 0;
     }
     if (!info.reached && this.kind === "websocket" && this.opts.transport === "auto") {
       // WebSockets blocked on the way: use long-poll from now on, at once.
       this.kind = "longpoll";
       this.events.emit("reconnecting", { attempt: this.attempt, delayMs: 0, code: info.code, reason: info.reason });
-      this.stateNow = this.session === undefined ? "connecting" : "reconnecting";
+      this.stateNow = this.everWelcomed ? "reconnecting" : "connecting";
       return this.openConnection();
     }
     const r = this.opts.reconnect;
@@ -262,7 +270,7 @@ export class Client {
       return this.fail(new VolleyError("closed", `connection lost (${info.code} ${info.reason})`));
     }
     const delayMs = backoffDelay(this.attempt++, r);
-    this.stateNow = this.session === undefined ? "connecting" : "reconnecting";
+    this.stateNow = this.everWelcomed ? "reconnecting" : "connecting";
     this.events.emit("reconnecting", { attempt: this.attempt, delayMs, code: info.code, reason: info.reason });
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;

@@ -269,3 +269,26 @@ test("connect gives up after connectTimeoutMs without a welcome", async () => {
   const server = fakeServer();
   await assert.rejects(connect("http://gw.test", { connectionFactory: server.factory, connectTimeoutMs: 20 }), (e) => e.code === "timeout");
 });
+
+test("a resume the gateway refuses (4400 before the welcome) is followed by a fresh session", async () => {
+  const { server, client, conn } = await open();
+  client.subscribe("t", () => {});
+  conn.deliver({ t: "pub", seq: 1, topic: "t", msg: 1 });
+  conn.drop();
+  const conn2 = await waitFor(() => server.connections.length === 2 && server.last());
+  assert.equal(conn2.hello.resume, "s1");
+  conn2.drop(4400, "session cannot be resumed");
+  const conn3 = await waitFor(() => server.connections.length === 3 && server.last());
+  assert.deepEqual(conn3.hello, { t: "hello", v: 1 });
+  conn3.welcome("s2", false);
+  assert.deepEqual(conn3.sentOf("sub"), [{ t: "sub", topic: "t" }]);
+  assert.equal(client.sessionId, "s2");
+  client.close();
+});
+
+test("a 4400 on the first hello is a refusal", async () => {
+  const server = fakeServer();
+  const pending = connect("http://gw.test", { connectionFactory: server.factory, ...fast });
+  server.last().drop(4400, "bad hello");
+  await assert.rejects(pending, (e) => e.code === "refused");
+});
