@@ -5,5 +5,7 @@ import { spawnSync } from "node:child_process";
 
 const major = Number(process.versions.node.split(".")[0]);
 const flags = major < 22 ? ["--experimental-websocket"] : [];
-const result = spawnSync(process.execPath, [...flags, "--test", ...process.argv.slice(2)], { stdio: "inherit" });
+// A hung test fails after three minutes instead of holding CI.
+const timeout = ["--test-timeout=180000"];
+const result = spawnSync(process.execPath, [...flags, "--test", ...timeout, ...process.argv.slice(2)], { stdio: "inherit" });
 process.exit(result.status ?? 1);

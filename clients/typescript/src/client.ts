@@ -85,6 +85,7 @@ export class Client {
   private handshakeTimer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private everWelcomed = false;
+  private webSocketOpened = false;
   private nextAskId = 0;
   private settleReady!: (error?: VolleyError) => void;
 
@@ -237,6 +238,7 @@ export class Client {
     this.session = frame.session;
     this.stateNow = "open";
     this.attempt = 0;
+    if (this.kind === "websocket") this.webSocketOpened = true;
     for (const topic of this.topics.keys()) this.sendControl({ t: "sub", topic });
     this.resendAsks();
     this.outbox.attach(this.conn);
@@ -258,8 +260,10 @@ export class Client {
       this.session = undefined;
       this.lastSeq = 0;
     }
-    if (!info.reached && this.kind === "websocket" && this.opts.transport === "auto") {
-      // WebSockets blocked on the way: use long-poll from now on, at once.
+    if (!info.reached && this.kind === "websocket" && this.opts.transport === "auto" && !this.webSocketOpened) {
+      // No WebSocket has ever opened (blocked on the way, or none in the
+      // runtime): use long-poll from now on, at once. Once one has opened,
+      // a failed attempt is an outage, and the client stays on WebSocket.
       this.kind = "longpoll";
       this.events.emit("reconnecting", { attempt: this.attempt, delayMs: 0, code: info.code, reason: info.reason });
       this.stateNow = this.everWelcomed ? "reconnecting" : "connecting";

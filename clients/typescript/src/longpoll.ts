@@ -48,7 +48,7 @@ export class LongPollConnection implements Connection {
   }
 
   private async open(hello: HelloFrame): Promise<void> {
-    const frames = await this.request(`/lp/open?enc=json`, { method: "POST", body: JSON.stringify(hello) });
+    const frames = await this.request(`/lp/open?enc=json`, { method: "POST", body: JSON.stringify(hello) }, true);
     if (!frames) return;
     this.reached = true;
     const welcome = frames[0];
@@ -101,7 +101,7 @@ export class LongPollConnection implements Connection {
   }
 
   /** One HTTP exchange; the frames of its answer (none for 204), or null once the connection is over. */
-  private async request(pathAndQuery: string, init: RequestInit): Promise<ServerFrame[] | null> {
+  private async request(pathAndQuery: string, init: RequestInit, opening = false): Promise<ServerFrame[] | null> {
     if (this.ended) return null;
     let response: Response;
     try {
@@ -117,7 +117,9 @@ export class LongPollConnection implements Connection {
     }
     if (!response.ok) {
       const text = await response.text().catch(() => "");
-      this.end({ code: closeCodeForStatus(response.status), reason: text || `HTTP ${response.status}`, reached: true });
+      // A 404 at open refuses a resume (the session is gone), as close 4400 does on a WebSocket.
+      const code = opening && response.status === 404 ? 4400 : closeCodeForStatus(response.status);
+      this.end({ code, reason: text || `HTTP ${response.status}`, reached: true });
       return null;
     }
     if (response.status === 204) return [];

@@ -292,3 +292,13 @@ test("a 4400 on the first hello is a refusal", async () => {
   server.last().drop(4400, "bad hello");
   await assert.rejects(pending, (e) => e.code === "refused");
 });
+
+test("once a WebSocket has opened, a failed attempt is an outage: the client stays on WebSocket", async () => {
+  const { server, client, conn } = await open();
+  conn.drop(1006, "gone", true);
+  const conn2 = await waitFor(() => server.connections.length === 2 && server.last());
+  conn2.drop(1006, "unreachable", false);
+  const conn3 = await waitFor(() => server.connections.length === 3 && server.last());
+  assert.equal(conn3.target.kind, "websocket");
+  client.close();
+});

@@ -80,3 +80,24 @@ test("long-poll: 401 at open is a refusal", async () => {
   gw.status = 401;
   await assert.rejects(connect("http://gw.test", { transport: "longpoll", fetch: gw.fetch }), (e) => e.code === "refused");
 });
+
+test("long-poll: a resume refused with 404 at open starts a fresh session", async () => {
+  const gw = fakeGateway();
+  const client = await connect("http://gw.test", { transport: "longpoll", fetch: (u, i) => gw.fetch(u, i), reconnect: { initialDelayMs: 1, maxDelayMs: 2 } });
+  const realFetch = gw.fetch;
+  let refused = 0;
+  gw.fetch = async (url, init) => {
+    if (new URL(url).pathname.endsWith("/lp/open") && JSON.parse(init.body).resume && refused++ === 0) {
+      gw.opens.push(JSON.parse(init.body));
+      return new Response("no session", { status: 404 });
+    }
+    return realFetch(url, init);
+  };
+  const waiting = await waitFor(() => gw.waiting);
+  gw.waiting = null;
+  waiting(new Response("unknown session", { status: 404 }));
+  await waitFor(() => gw.opens.length === 3, 5000, "a third open");
+  assert.equal(gw.opens[1].resume, "lp1");
+  assert.deepEqual(gw.opens[2], { t: "hello", v: 1 });
+  client.close();
+});
