@@ -9,3 +9,4 @@ pub mod otel_app;
 pub mod prometheus_app;
 pub mod stash_inventory_app;
 pub mod streaming_greeter_app;
+pub mod web_counter_app;

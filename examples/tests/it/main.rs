@@ -12,3 +12,4 @@ mod otel;
 mod prometheus;
 mod stash_inventory;
 mod streaming_greeter;
+mod web_counter;

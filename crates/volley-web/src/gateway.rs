@@ -1,0 +1,349 @@
+//! The gateway: services and topics by name, the sessions open, and the
+//! HTTP routes that serve them.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use axum::routing::{get, post};
+use axum::Router;
+use http::HeaderMap;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use volley::{ActorRef, ActorSystem, Props, ReplyTo, TopicCommand};
+
+use crate::auth::{AuthHook, AuthRequest, Refusal};
+use crate::frame::{close, Encoding};
+use crate::outbox::{Closing, Outbox};
+use crate::service::{AskService, Call, Reply, Service, TellService};
+use crate::session::{Session, SessionActor, SessionMsg};
+use crate::settings::WebSettings;
+use crate::topic::{TypedTopic, WebTopic};
+
+/// A service or topic could not be added.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WebGatewayError {
+    /// The name is empty.
+    #[error("a service or topic name must not be empty")]
+    EmptyName,
+    /// A service of that name was added before.
+    #[error("the service {0} is added twice")]
+    DuplicateService(String),
+    /// A topic of that name was added before.
+    #[error("the topic {0} is added twice")]
+    DuplicateTopic(String),
+}
+
+/// Counters of what the gateway dropped or refused, beyond dead letters.
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    /// Frames dropped from a full queue after they were sent (no longer
+    /// resendable, probably delivered).
+    pub(crate) dropped_sent: AtomicU64,
+}
+
+pub(crate) struct Inner {
+    pub(crate) system: ActorSystem,
+    pub(crate) settings: WebSettings,
+    pub(crate) services: HashMap<String, Box<dyn Service>>,
+    pub(crate) topics: HashMap<String, Box<dyn WebTopic>>,
+    pub(crate) auth: Option<AuthHook>,
+    pub(crate) sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    pub(crate) stats: Stats,
+}
+
+impl Inner {
+    pub(crate) fn sessions(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn forget(&self, id: &str) {
+        self.sessions().remove(id);
+    }
+
+    pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions().get(id).cloned()
+    }
+}
+
+/// Builds a [`WebGateway`].
+pub struct WebGatewayBuilder {
+    system: ActorSystem,
+    settings: WebSettings,
+    services: HashMap<String, Box<dyn Service>>,
+    topics: HashMap<String, Box<dyn WebTopic>>,
+    auth: Option<AuthHook>,
+}
+
+impl WebGatewayBuilder {
+    fn add_service(
+        mut self,
+        name: &str,
+        service: Box<dyn Service>,
+    ) -> Result<Self, WebGatewayError> {
+        if name.is_empty() {
+            return Err(WebGatewayError::EmptyName);
+        }
+        if self.services.contains_key(name) {
+            return Err(WebGatewayError::DuplicateService(name.to_string()));
+        }
+        self.services.insert(name.to_string(), service);
+        Ok(self)
+    }
+
+    /// Adds the service `name`, which takes tells: each client message is
+    /// decoded as `M` and told to `target` as `make(call)`.
+    pub fn tell_service<M, T, F>(
+        self,
+        name: &str,
+        target: ActorRef<T>,
+        make: F,
+    ) -> Result<Self, WebGatewayError>
+    where
+        M: DeserializeOwned + Send + 'static,
+        T: Send + 'static,
+        F: Fn(Call<M>) -> T + Send + Sync + 'static,
+    {
+        let service = TellService {
+            target,
+            make,
+            types: PhantomData,
+        };
+        self.add_service(name, Box::new(service))
+    }
+
+    /// Adds the service `name`, which answers asks: each client message is
+    /// decoded as `M` and `target` asked `make(call, reply_to)`; it
+    /// replies `Ok(r)` (a `reply` frame) or `Err(ServiceError)` (an
+    /// `error` frame with the service's code).
+    pub fn ask_service<M, R, T, F>(
+        self,
+        name: &str,
+        target: ActorRef<T>,
+        make: F,
+    ) -> Result<Self, WebGatewayError>
+    where
+        M: DeserializeOwned + Send + 'static,
+        R: Serialize + Send + 'static,
+        T: Send + 'static,
+        F: Fn(Call<M>, ReplyTo<Reply<R>>) -> T + Send + Sync + 'static,
+    {
+        let service = AskService {
+            target,
+            make: Arc::new(make),
+            types: PhantomData,
+        };
+        self.add_service(name, Box::new(service))
+    }
+
+    /// Lets clients subscribe to the volley topic `topic` as `name`.
+    pub fn topic<M>(
+        mut self,
+        name: &str,
+        topic: ActorRef<TopicCommand<M>>,
+    ) -> Result<Self, WebGatewayError>
+    where
+        M: Clone + Serialize + Send + 'static,
+    {
+        if name.is_empty() {
+            return Err(WebGatewayError::EmptyName);
+        }
+        if self.topics.contains_key(name) {
+            return Err(WebGatewayError::DuplicateTopic(name.to_string()));
+        }
+        self.topics
+            .insert(name.to_string(), Box::new(TypedTopic { topic }));
+        Ok(self)
+    }
+
+    /// Checks each client that opens or resumes a session: `hook` gets the
+    /// `hello`'s token and the HTTP request's headers (cookies included),
+    /// and answers the client's identity (handed to services in
+    /// [`ClientRef::identity`](crate::ClientRef::identity)) or refuses.
+    pub fn auth(
+        mut self,
+        hook: impl Fn(&AuthRequest<'_>) -> Result<Option<String>, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.auth = Some(Arc::new(hook));
+        self
+    }
+
+    /// The gateway.
+    pub fn build(self) -> WebGateway {
+        WebGateway {
+            inner: Arc::new(Inner {
+                system: self.system,
+                settings: self.settings,
+                services: self.services,
+                topics: self.topics,
+                auth: self.auth,
+                sessions: Mutex::new(HashMap::new()),
+                stats: Stats::default(),
+            }),
+        }
+    }
+}
+
+/// Serves actors to browsers and JavaScript programs over WebSockets and
+/// HTTP long-poll (docs/web.md).
+#[derive(Clone)]
+pub struct WebGateway {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl WebGateway {
+    /// A builder of a gateway whose sessions are actors of `system`.
+    pub fn builder(system: &ActorSystem, settings: WebSettings) -> WebGatewayBuilder {
+        WebGatewayBuilder {
+            system: system.clone(),
+            settings,
+            services: HashMap::new(),
+            topics: HashMap::new(),
+            auth: None,
+        }
+    }
+
+    /// The gateway's routes, to mount in an application's router (e.g.
+    /// `app.nest("/volley", gateway.router())`): `/ws`, `/lp/open`,
+    /// `/lp/send`, `/lp/recv`, `/lp/close`.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/ws", get(crate::ws::upgrade))
+            .route("/lp/open", post(crate::longpoll::open))
+            .route("/lp/send", post(crate::longpoll::send))
+            .route("/lp/recv", get(crate::longpoll::recv))
+            .route("/lp/close", post(crate::longpoll::close))
+            .with_state(self.clone())
+    }
+
+    /// Serves the gateway's routes alone on `listener` until `shutdown`
+    /// resolves; then closes every session (1001) and returns.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let gateway = self.clone();
+        let shutdown = async move {
+            shutdown.await;
+            gateway.close_all();
+        };
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+
+    /// Ends every session: their WebSockets close with 1001.
+    pub fn close_all(&self) {
+        let sessions: Vec<_> = self.inner.sessions().values().cloned().collect();
+        for session in sessions {
+            let closing = Closing {
+                code: close::GOING_AWAY,
+                reason: "the server is shutting down".into(),
+            };
+            session.outbox.close(closing.clone());
+            if let Some(actor) = session.actor.get() {
+                actor.tell(SessionMsg::Close(closing));
+            }
+        }
+    }
+
+    /// Sessions open (connected, or waiting to be resumed).
+    pub fn session_count(&self) -> usize {
+        self.inner.sessions().len()
+    }
+
+    /// Frames dropped from full queues after they had been sent (frames
+    /// dropped before are dead letters).
+    pub fn dropped_sent_frames(&self) -> u64 {
+        self.inner.stats.dropped_sent.load(Ordering::Relaxed)
+    }
+
+    /// Opens a session for `hello`, or resumes the one it names.
+    pub(crate) fn open(
+        &self,
+        hello: &crate::frame::ClientFrame,
+        headers: &HeaderMap,
+        encoding: Encoding,
+    ) -> Result<(Arc<Session>, bool), Refusal> {
+        let crate::frame::ClientFrame::Hello {
+            v, token, resume, ..
+        } = hello
+        else {
+            return Err(Refusal::protocol("the first frame must be hello"));
+        };
+        if *v != crate::frame::PROTOCOL_VERSION {
+            return Err(Refusal::protocol(format!(
+                "protocol version {v} is not spoken here (1 is)"
+            )));
+        }
+        let identity = match &self.inner.auth {
+            Some(hook) => hook(&AuthRequest {
+                token: token.as_deref(),
+                headers,
+            })
+            .map_err(Refusal::unauthorized)?,
+            None => None,
+        };
+        let identity: Option<Arc<str>> = identity.map(Arc::from);
+        if let Some(id) = resume {
+            let session = self
+                .inner
+                .session(id)
+                .ok_or_else(|| Refusal::unknown_session(id))?;
+            if session.identity != identity {
+                return Err(Refusal::unauthorized(
+                    "the session belongs to another identity".into(),
+                ));
+            }
+            if session.outbox.encoding() != encoding {
+                return Err(Refusal::protocol(
+                    "a session resumes in the encoding it began with",
+                ));
+            }
+            return Ok((session, true));
+        }
+        Ok((self.new_session(identity, encoding)?, false))
+    }
+
+    fn new_session(
+        &self,
+        identity: Option<Arc<str>>,
+        encoding: Encoding,
+    ) -> Result<Arc<Session>, Refusal> {
+        let settings = &self.inner.settings;
+        let id: Arc<str> = Arc::from(crate::auth::session_id().map_err(Refusal::internal)?);
+        let session = Arc::new(Session {
+            id: id.clone(),
+            identity,
+            outbox: Outbox::new(encoding, settings.max_queued, settings.slow_consumer),
+            gateway: self.inner.clone(),
+            subscriptions: Mutex::new(HashMap::new()),
+            open_asks: Default::default(),
+            actor: OnceLock::new(),
+        });
+        {
+            let mut sessions = self.inner.sessions();
+            if sessions.len() >= settings.max_sessions {
+                return Err(Refusal::busy());
+            }
+            sessions.insert(id.clone(), session.clone());
+        }
+        let for_actor = session.clone();
+        let props = Props::new(move || SessionActor {
+            session: for_actor.clone(),
+        });
+        match self.inner.system.spawn(&format!("web-session-{id}"), props) {
+            Ok(actor) => {
+                let _ = session.actor.set(actor);
+                Ok(session)
+            }
+            Err(e) => {
+                self.inner.forget(&id);
+                Err(Refusal::internal(e.to_string()))
+            }
+        }
+    }
+}

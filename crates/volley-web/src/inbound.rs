@@ -1,0 +1,140 @@
+//! What a session does with each client frame, whatever the transport.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
+use crate::service::Failure;
+use crate::session::{Session, SessionMsg};
+
+/// Handles one frame after the `hello`. Never blocks: an ask runs in a
+/// task of its own and its answer is queued when it comes.
+pub(crate) fn handle(session: &Arc<Session>, frame: ClientFrame) {
+    match frame {
+        ClientFrame::Hello { .. } => session.fail(
+            None,
+            Failure::new(ErrorCode::BadFrame, "hello is the first frame only"),
+        ),
+        ClientFrame::Tell { service, msg } => {
+            if let Err(failure) = tell(session, &service, msg) {
+                session.fail(None, failure);
+            }
+        }
+        ClientFrame::Ask {
+            id,
+            service,
+            msg,
+            timeout_ms,
+        } => ask(session, id, &service, msg, timeout_ms),
+        ClientFrame::Sub { topic } => subscribe(session, topic),
+        ClientFrame::Unsub { topic } => {
+            let removed = session
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&topic);
+            if let Some(subscription) = removed {
+                subscription.cancel();
+            }
+        }
+        ClientFrame::Ack { seq } => session.outbox.ack(seq),
+        ClientFrame::Ping { n } => session.outbox.push_control(&ServerFrame::Pong { n }),
+        // The transport notes that the client answered; nothing else to do.
+        ClientFrame::Pong { .. } => {}
+    }
+}
+
+fn unknown_service(service: &str) -> Failure {
+    Failure::new(
+        ErrorCode::UnknownService,
+        format!("no service named {service:?}"),
+    )
+}
+
+fn tell(session: &Session, service: &str, msg: serde_json::Value) -> Result<(), Failure> {
+    let target = session
+        .gateway
+        .services
+        .get(service)
+        .ok_or_else(|| unknown_service(service))?;
+    let client = session
+        .client()
+        .ok_or_else(|| Failure::new(ErrorCode::Internal, "session starting"))?;
+    target.tell(msg, client)
+}
+
+fn ask(
+    session: &Arc<Session>,
+    id: u64,
+    service: &str,
+    msg: serde_json::Value,
+    timeout_ms: Option<u64>,
+) {
+    let settings = &session.gateway.settings;
+    let Some(target) = session.gateway.services.get(service) else {
+        return session.fail(Some(id), unknown_service(service));
+    };
+    let Some(client) = session.client() else {
+        return session.fail(
+            Some(id),
+            Failure::new(ErrorCode::Internal, "session starting"),
+        );
+    };
+    let timeout = timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(settings.default_ask_timeout)
+        .min(settings.max_ask_timeout);
+    let open = session.open_asks.fetch_add(1, Ordering::AcqRel);
+    if open >= settings.max_open_asks {
+        session.open_asks.fetch_sub(1, Ordering::AcqRel);
+        let text = format!("more than {} asks open", settings.max_open_asks);
+        return session.fail(Some(id), Failure::new(ErrorCode::Overloaded, text));
+    }
+    let answer = match target.ask(msg, client, timeout) {
+        Ok(answer) => answer,
+        Err(failure) => {
+            session.open_asks.fetch_sub(1, Ordering::AcqRel);
+            return session.fail(Some(id), failure);
+        }
+    };
+    // Polled once here, the ask is sent now: asks and tells reach their
+    // services in the order of the client's frames.
+    let mut answer = answer;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if let std::task::Poll::Ready(result) = answer.as_mut().poll(&mut cx) {
+        session.open_asks.fetch_sub(1, Ordering::AcqRel);
+        if let Some(actor) = session.actor.get() {
+            actor.tell(SessionMsg::Answered { id, result });
+        }
+        return;
+    }
+    let session = session.clone();
+    tokio::spawn(async move {
+        let result = answer.await;
+        session.open_asks.fetch_sub(1, Ordering::AcqRel);
+        // Through the actor's mailbox: what the service pushed before it
+        // replied reaches the client before the reply.
+        if let Some(actor) = session.actor.get() {
+            actor.tell(SessionMsg::Answered { id, result });
+        }
+    });
+}
+
+fn subscribe(session: &Session, topic: String) {
+    let Some(entry) = session.gateway.topics.get(&topic) else {
+        let text = format!("no topic named {topic:?}");
+        return session.fail(None, Failure::new(ErrorCode::UnknownTopic, text));
+    };
+    let Some(actor) = session.actor.get() else {
+        return;
+    };
+    let mut subscriptions = session
+        .subscriptions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if !subscriptions.contains_key(&topic) {
+        let subscription = entry.subscribe(actor, Arc::from(topic.as_str()));
+        subscriptions.insert(topic, subscription);
+    }
+}

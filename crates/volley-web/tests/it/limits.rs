@@ -1,0 +1,147 @@
+//! Bounds and timeouts: slow consumers, idle and silent clients, too many
+//! asks or sessions. Nothing grows without bound.
+
+use std::time::Duration;
+
+use serde_json::json;
+use volley_web::{SlowConsumer, WebSettings};
+
+use crate::common::Server;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_acknowledges_is_closed_with_4429_under_policy_close() {
+    let settings = WebSettings {
+        max_queued: 4,
+        slow_consumer: SlowConsumer::Close,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let (mut ws, _) = server.client().await;
+    for id in 0..5 {
+        ws.send(json!({"t": "ask", "id": id, "service": "counter", "msg": "get"}))
+            .await;
+    }
+    let (code, reason) = ws.closed().await;
+    assert_eq!(code, 4429, "{reason}");
+    volley_testkit::eventually("the session ends", || server.gateway.session_count() == 0).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_frames_free_the_queue() {
+    let settings = WebSettings {
+        max_queued: 2,
+        slow_consumer: SlowConsumer::Close,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let (mut ws, _) = server.client().await;
+    for id in 1..=10 {
+        ws.send(json!({"t": "ask", "id": id, "service": "counter", "msg": "get"}))
+            .await;
+        let reply = ws.next().await;
+        assert_eq!(reply["seq"], id);
+        ws.send(json!({"t": "ack", "seq": id})).await;
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_oldest_counts_every_frame_it_drops() {
+    let settings = WebSettings {
+        max_queued: 4,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let dead_before = server.system.dead_letter_count();
+    let (mut ws, _) = server.client().await;
+    ws.send(json!({"t": "sub", "topic": "news"})).await;
+    server.subscribers(1).await;
+    for n in 0..10 {
+        server
+            .news
+            .tell(volley::TopicCommand::Publish(n.to_string()));
+    }
+    // Published in order, the last is never dropped; every other one
+    // arrives, or is counted (a dead letter if it was dropped unsent).
+    let mut received = 0;
+    loop {
+        let frame = ws.next().await;
+        received += 1;
+        if frame["msg"] == "9" {
+            break;
+        }
+    }
+    let gateway = server.gateway.clone();
+    let system = server.system.clone();
+    volley_testkit::eventually("every frame is accounted for", || {
+        let dead = system.dead_letter_count() - dead_before;
+        gateway.dropped_sent_frames() + dead == 6 && received + dead == 10
+    })
+    .await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_client_is_closed_with_4408() {
+    let settings = WebSettings {
+        idle_timeout: Duration::from_millis(100),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let (mut ws, _) = server.client().await;
+    let (code, reason) = ws.closed().await;
+    assert_eq!(code, 4408);
+    assert!(reason.contains("idle"), "{reason}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_ping_closes_with_4408() {
+    let settings = WebSettings {
+        ping_interval: Duration::from_millis(20),
+        ping_timeout: Duration::from_millis(100),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let (mut ws, _) = server.client().await;
+    assert_eq!(ws.next().await["t"], "ping");
+    let (code, reason) = ws.closed().await;
+    assert_eq!(code, 4408);
+    assert!(reason.contains("pong"), "{reason}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_open_asks_are_overloaded() {
+    let settings = WebSettings {
+        max_open_asks: 2,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let (mut ws, _) = server.client().await;
+    for id in 0..3 {
+        ws.send(json!({"t": "ask", "id": id, "service": "counter", "msg": "never"}))
+            .await;
+    }
+    let error = ws.next().await;
+    assert_eq!(
+        (error["id"].clone(), error["code"].clone()),
+        (json!(2), json!("overloaded"))
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_max_sessions_are_refused_with_1013() {
+    let settings = WebSettings {
+        max_sessions: 1,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let (_first, _) = server.client().await;
+    let mut second = server.connect("").await;
+    second.send(json!({"t": "hello", "v": 1})).await;
+    assert_eq!(second.closed().await.0, 1013);
+    server.stop().await;
+}

@@ -1,0 +1,178 @@
+//! The long-poll transport, through the gateway's router: the same
+//! session actor, frames as JSON arrays.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+use volley_web::WebSettings;
+
+use crate::common::{Event, Server};
+
+async fn call(
+    router: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Value,
+) -> (StatusCode, Vec<u8>) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, bytes.to_vec())
+}
+
+async fn open(router: &axum::Router) -> String {
+    let (status, body) = call(
+        router,
+        Method::POST,
+        "/lp/open",
+        json!({"t": "hello", "v": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let welcome: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(welcome["t"], "welcome");
+    welcome["session"].as_str().unwrap().to_string()
+}
+
+async fn recv(router: &axum::Router, session: &str, ack: u64) -> Vec<Value> {
+    let uri = format!("/lp/recv?session={session}&ack={ack}");
+    let (status, body) = call(router, Method::GET, &uri, Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_over_long_poll_are_answered_and_resent_until_acknowledged() {
+    let server = Server::start(WebSettings::default()).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let send = format!("/lp/send?session={session}");
+    let frames = json!([
+        {"t": "ask", "id": 1, "service": "counter", "msg": {"add": 3}},
+        {"t": "ask", "id": 2, "service": "counter", "msg": {"push": "hey"}},
+    ]);
+    assert_eq!(
+        call(&router, Method::POST, &send, frames).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let mut got = Vec::new();
+    let mut acked = 0;
+    while got.len() < 3 {
+        acked = got.len() as u64;
+        got.extend(recv(&router, &session, acked).await);
+    }
+    let seqs: Vec<_> = got.iter().map(|f| f["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert!(
+        got.iter().any(|f| f["t"] == "push" && f["msg"] == "hey"),
+        "{got:?}"
+    );
+    // The last response lost on the way: polling again with the same ack
+    // sends its frames again.
+    let again = recv(&router, &session, acked).await;
+    assert_eq!(again, got[acked as usize..].to_vec());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_poll_answers_an_empty_array_after_the_poll_timeout() {
+    let settings = WebSettings {
+        poll_timeout: Duration::from_millis(50),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    assert_eq!(recv(&router, &session, 0).await, Vec::<Value>::new());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_http_statuses() {
+    let settings = WebSettings {
+        max_frame: 256,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let router = server.gateway.router();
+    let (status, _) = call(&router, Method::GET, "/lp/recv?session=nope", Value::Null).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = call(&router, Method::POST, "/lp/open", json!({"t": "tell"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let big = json!({"t": "hello", "v": 1, "token": "x".repeat(1000)});
+    let (status, _) = call(&router, Method::POST, "/lp/open", big).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let session = open(&router).await;
+    let send = format!("/lp/send?session={session}");
+    let (status, _) = call(&router, Method::POST, &send, json!({"not": "an array"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let frames = json!([{"t": "bogus"}, {"t": "tell", "service": "nobody", "msg": 1}]);
+    assert_eq!(
+        call(&router, Method::POST, &send, frames).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        got.extend(recv(&router, &session, 0).await);
+        got.dedup();
+    }
+    let codes: Vec<_> = got.iter().map(|f| f["code"].clone()).collect();
+    assert_eq!(
+        codes,
+        [
+            json!("bad_frame"),
+            json!("bad_frame"),
+            json!("unknown_service")
+        ]
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_long_poll_session_ends_it_for_its_watchers() {
+    let mut server = Server::start(WebSettings::default()).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let send = format!("/lp/send?session={session}");
+    let frames = json!([{"t": "tell", "service": "watch", "msg": null}]);
+    call(&router, Method::POST, &send, frames).await;
+    assert_eq!(server.event().await, Event::Watching(session.clone()));
+    let close = format!("/lp/close?session={session}");
+    assert_eq!(
+        call(&router, Method::POST, &close, Value::Null).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(server.event().await, Event::Terminated);
+    let (status, _) = call(
+        &router,
+        Method::GET,
+        &format!("/lp/recv?session={session}"),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_session_without_polls_ends_after_the_grace_period() {
+    let settings = WebSettings {
+        resume_grace: Duration::from_millis(100),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let router = server.gateway.router();
+    open(&router).await;
+    assert_eq!(server.gateway.session_count(), 1);
+    volley_testkit::eventually("the session ends", || server.gateway.session_count() == 0).await;
+    server.stop().await;
+}
