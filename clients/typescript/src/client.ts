@@ -3,7 +3,7 @@
 // the asks that have no answer yet, acknowledges server frames, and sends
 // heartbeats.
 
-import { FATAL_CLOSE_CODES, type CloseInfo, type Connection, type ConnectionTarget, type TransportKind } from "./connection.js";
+import { FATAL_CLOSE_CODES, SESSION_ENDED_CODES, type CloseInfo, type Connection, type ConnectionTarget, type TransportKind } from "./connection.js";
 import { VolleyError } from "./errors.js";
 import { Events, type ClientEvents } from "./events.js";
 import { PROTOCOL_VERSION, type ClientFrame, type HelloFrame, type PingFrame, type PongFrame, type ServerFrame, type WelcomeFrame } from "./frames.js";
@@ -255,8 +255,9 @@ export class Client {
     if (FATAL_CLOSE_CODES.has(info.code) || (info.code === 4400 && this.session === undefined)) {
       return this.fail(new VolleyError("refused", `the server refused the connection (${info.code} ${info.reason})`));
     }
-    if (info.code === 4400 && !wasOpen) {
-      // The gateway refuses a session it can no longer resume: start a new one.
+    if ((info.code === 4400 && !wasOpen) || SESSION_ENDED_CODES.has(info.code)) {
+      // The gateway ended the session, or refuses one it can no longer
+      // resume: the next connection starts a new one.
       this.session = undefined;
       this.lastSeq = 0;
     }

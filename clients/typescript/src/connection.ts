@@ -36,5 +36,12 @@ export interface ConnectionTarget {
 
 export type ConnectionFactory = (target: ConnectionTarget) => Connection;
 
-/** Close codes after which reconnecting would be refused the same way. */
-export const FATAL_CLOSE_CODES: ReadonlySet<number> = new Set([4401, 4403]);
+/**
+ * Close codes after which reconnecting would be refused the same way
+ * (auth, origin), or would steal the session from the connection that
+ * resumed it (4409).
+ */
+export const FATAL_CLOSE_CODES: ReadonlySet<number> = new Set([4401, 4403, 4409]);
+
+/** Close codes by which the server says the session has ended: the next connection starts a new one. */
+export const SESSION_ENDED_CODES: ReadonlySet<number> = new Set([1000, 1001, 4429]);

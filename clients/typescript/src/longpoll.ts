@@ -15,6 +15,7 @@ function closeCodeForStatus(status: number): number {
     case 401: return 4401;
     case 403: return 4403;
     case 404: return 4404;
+    case 410: return 1000; // the session has ended
     case 413: return 1009;
     case 429: return 4429;
     default: return 1011;

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { connect } from "../../dist/index.js";
-import { nextEvent, waitFor } from "../support/fake.mjs";
+import { waitFor } from "../support/fake.mjs";
 import { startCounterServer } from "../support/server.mjs";
 
 let server;
@@ -39,6 +39,43 @@ for (const [name, options] of [
       } finally {
         a.close();
         b.close();
+      }
+    });
+
+    test("a push from the service reaches the client actor inbox", async () => {
+      const c = await connect(server.url, { ...options, ...fast });
+      try {
+        const inbox = [];
+        c.actor((msg) => inbox.push(msg));
+        await c.service("counter").ask({ push: { hello: "from the server" } });
+        // The gateway sends a push before the reply that follows it.
+        assert.deepEqual(inbox, [{ hello: "from the server" }]);
+      } finally {
+        c.close();
+      }
+    });
+
+    test("after the server drops the connection the session is resumed and still works", async () => {
+      const c = await connect(server.url, { ...options, ...fast });
+      const watcher = await connect(server.url, { ...options, ...fast });
+      try {
+        const seen = [];
+        c.subscribe("counter", (msg) => seen.push(msg));
+        const session = c.sessionId;
+        const before = await c.service("counter").ask("get");
+        await c.service("counter").ask("drop");
+        if (options.transport !== "longpoll") {
+          // A WebSocket closes with 1012 and the client resumes; a long-poll
+          // session just polls again.
+          await waitFor(() => c.stats.reconnects >= 1 && c.state === "open", 10000, "a resumed session");
+        }
+        assert.equal(c.sessionId, session);
+        const value = await watcher.service("counter").ask({ add: 1 });
+        assert.ok(value > before);
+        await waitFor(() => seen.includes(value), 5000, `a publication of ${value} after the resume`);
+      } finally {
+        c.close();
+        watcher.close();
       }
     });
 

@@ -302,3 +302,21 @@ test("once a WebSocket has opened, a failed attempt is an outage: the client sta
   assert.equal(conn3.target.kind, "websocket");
   client.close();
 });
+
+test("a session the server ended (1000, 1001, 4429) is not resumed: the next hello opens a new one", async () => {
+  for (const code of [1000, 1001, 4429]) {
+    const { server, client, conn } = await open();
+    conn.drop(code, "ended");
+    const conn2 = await waitFor(() => server.connections.length === 2 && server.last());
+    assert.deepEqual(conn2.hello, { t: "hello", v: 1 }, `after ${code}`);
+    client.close();
+  }
+});
+
+test("4409 (another connection resumed the session) ends this client", async () => {
+  const { server, client, conn } = await open();
+  const closed = nextEvent(client, "close");
+  conn.drop(4409, "resumed elsewhere");
+  assert.equal((await closed).error.code, "refused");
+  assert.equal(server.connections.length, 1);
+});
