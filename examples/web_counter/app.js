@@ -12,7 +12,7 @@ const logEl = document.getElementById("log");
 const buttons = [...document.querySelectorAll("button[data-add]")];
 
 // What the page has seen, read by the browser test (clients/typescript/test/browser).
-const seen = { values: [], published: [], pushes: [], opens: [], reconnects: 0, state: "connecting" };
+const seen = { values: [], answers: [], published: [], pushes: [], opens: [], reconnects: 0, state: "connecting" };
 window.counterPage = seen;
 
 function log(text) {
@@ -61,18 +61,28 @@ client.subscribe("counter", (msg) => {
 });
 client.actor((msg) => {
   seen.pushes.push(msg);
-  log(`push to inbox: ${JSON.stringify(msg)}`);
+  log(`push to inbox: ${typeof msg === "object" && msg !== null && "note" in msg ? msg.note : JSON.stringify(msg)}`);
 });
 
 for (const b of buttons) {
   b.addEventListener("click", async () => {
     try {
-      show(await counter.ask({ add: Number(b.dataset.add) }));
+      const value = await counter.ask({ add: Number(b.dataset.add) });
+      seen.answers.push(value);
+      show(value);
     } catch (e) {
       log(`add failed: ${e.message}`);
     }
   });
 }
+
+let pushes = 0;
+document.getElementById("push").addEventListener("click", () =>
+  counter.ask({ push: { note: `hello from the server (${++pushes})` } }).catch((e) => log(`push failed: ${e.message}`)),
+);
+document.getElementById("drop").addEventListener("click", () =>
+  counter.ask("drop").catch((e) => log(`drop failed: ${e.message}`)),
+);
 
 setStatus("open", `connected (${client.transport}, session ${client.sessionId.slice(0, 8)})`);
 show(await counter.ask("get"));

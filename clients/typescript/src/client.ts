@@ -43,6 +43,8 @@ interface PendingAsk {
   service: string;
   msg: unknown;
   deadline: number;
+  /** The connection it was last written on (0: none yet). */
+  writtenOn: number;
   resolve: (value: unknown) => void;
   reject: (error: VolleyError) => void;
   timer: ReturnType<typeof setTimeout>;
@@ -85,6 +87,10 @@ export class Client {
   private handshakeTimer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private everWelcomed = false;
+  /** Numbers the connections, so that an ask knows which one it went out on. */
+  private connectionNumber = 0;
+  /** The ping after a resume whose pong releases the resending of asks. */
+  private resendAfterPong: number | null = null;
   private webSocketOpened = false;
   private nextAskId = 0;
   private settleReady!: (error?: VolleyError) => void;
@@ -147,7 +153,7 @@ export class Client {
     const id = this.allocateAskId();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.settleAsk(id, new VolleyError("timeout", `no reply from ${service} within ${timeout} ms`)), timeout);
-      this.asks.set(id, { service, msg, deadline: Date.now() + timeout, resolve, reject, timer });
+      this.asks.set(id, { service, msg, deadline: Date.now() + timeout, writtenOn: 0, resolve, reject, timer });
       this.queueAsk(id, false).catch((e: VolleyError) => this.settleAsk(id, e));
     });
   }
@@ -196,6 +202,8 @@ export class Client {
     };
     const conn = this.createConnection(target);
     this.conn = conn;
+    this.connectionNumber++;
+    this.resendAfterPong = null;
     conn.onframe = (frame) => {
       if (this.conn === conn) this.receive(frame);
     };
@@ -240,8 +248,9 @@ export class Client {
     this.attempt = 0;
     if (this.kind === "websocket") this.webSocketOpened = true;
     for (const topic of this.topics.keys()) this.sendControl({ t: "sub", topic });
-    this.resendAsks();
     this.outbox.attach(this.conn);
+    if (frame.resumed) this.resendAfterReplay();
+    else this.resendAsks();
     this.startHeartbeat(frame.heartbeat_ms);
     if (reconnected) this.stats.reconnects++;
     this.events.emit("open", { session: frame.session, resumed: frame.resumed, transport: this.kind });
@@ -324,6 +333,10 @@ export class Client {
       if (frame.t === "error") return this.lost({ code: 4400, reason: `${frame.code}: ${frame.text ?? ""}`, reached: true });
     }
     if (frame.t === "ping") return this.sendControl({ t: "pong", n: frame.n });
+    if (frame.t === "pong" && frame.n === this.resendAfterPong) {
+      this.resendAfterPong = null;
+      return this.resendAsks();
+    }
     if (frame.t === "pong" || frame.t === "welcome") return;
     if (!this.sequenced(frame.seq)) return;
     this.dispatch(frame);
@@ -387,6 +400,7 @@ export class Client {
     return this.outbox.push(
       () => {
         const ask = this.asks.get(id)!;
+        ask.writtenOn = this.connectionNumber;
         const remaining = Math.max(1, Math.round(ask.deadline - Date.now()));
         return { t: "ask", id, service: ask.service, msg: ask.msg, timeout_ms: remaining };
       },
@@ -394,9 +408,26 @@ export class Client {
     );
   }
 
-  /** After a reconnect, every ask without an answer goes out again (at least once), ahead of queued sends. */
+  /**
+   * A resumed session first gets again the frames the server held past
+   * `last_seq`, replies included, and answers a ping only after them (it
+   * sends in order). So the client pings, and resends only the asks still
+   * without an answer when the pong comes: those the server never
+   * answered. This spares most repeats; an ask the server got and is
+   * still working on is repeated all the same (at least once).
+   */
+  private resendAfterReplay(): void {
+    this.resendAfterPong = ++this.pingCounter;
+    this.sendControl({ t: "ping", n: this.resendAfterPong });
+  }
+
+  /** Every ask without an answer, written on an earlier connection, goes out again (at least once), ahead of queued sends. */
   private resendAsks(): void {
-    const ids = [...this.asks.keys()].filter((id) => !this.outbox.has(id)).reverse();
+    const current = this.connectionNumber;
+    const ids = [...this.asks.entries()]
+      .filter(([id, ask]) => ask.writtenOn !== current && !this.outbox.has(id))
+      .map(([id]) => id)
+      .reverse();
     for (const id of ids) this.queueAsk(id, true).catch((e: VolleyError) => this.settleAsk(id, e));
   }
 

@@ -116,13 +116,14 @@ test("the client answers server pings and acknowledges every 32 frames", async (
   client.close();
 });
 
-test("after a drop the client resumes with last_seq, re-subscribes, resends unanswered asks and drops duplicates", async () => {
+test("after a drop the client resumes with last_seq, re-subscribes, drops duplicates, and resends the asks the replay did not answer", async () => {
   const { server, client, conn } = await open();
   const pubs = [];
-  client.subscribe("counter", (m) => pubs.push(m));
+  client.subscribe("counter", (msg) => pubs.push(msg));
   const answered = client.service("counter").ask("add 1");
-  const open2 = client.service("counter").ask("add 2");
-  const asks = await waitFor(() => conn.sentOf("ask").length === 2 && conn.sentOf("ask"));
+  const unanswered = client.service("counter").ask("add 2");
+  const answeredInReplay = client.service("counter").ask("add 3");
+  const asks = await waitFor(() => conn.sentOf("ask").length === 3 && conn.sentOf("ask"));
   conn.deliver({ t: "reply", seq: 1, id: asks[0].id, msg: 1 });
   conn.deliver({ t: "pub", seq: 2, topic: "counter", msg: 1 });
   assert.equal(await answered, 1);
@@ -137,16 +138,52 @@ test("after a drop the client resumes with last_seq, re-subscribes, resends unan
   conn2.welcome("s1", true);
   assert.deepEqual(await opened, { session: "s1", resumed: true, transport: "websocket" });
   assert.deepEqual(conn2.sentOf("sub"), [{ t: "sub", topic: "counter" }]);
+  // Nothing is resent before the server's replay has come in: the client pings first.
+  const [barrier] = conn2.sentOf("ping");
+  assert.ok(barrier);
+  assert.equal(conn2.sentOf("ask").length, 0);
+  // The replay: what the server held past last_seq; the client skips what it had.
+  conn2.deliver({ t: "pub", seq: 2, topic: "counter", msg: 1 });
+  conn2.deliver({ t: "reply", seq: 3, id: asks[2].id, msg: 4 });
+  conn2.deliver({ t: "pong", n: barrier.n });
+  assert.equal(await answeredInReplay, 4);
   const resent = await waitFor(() => conn2.sentOf("ask").length && conn2.sentOf("ask"));
   assert.deepEqual(resent.map((a) => [a.id, a.msg]), [[asks[1].id, "add 2"]]);
-  // The server resends what it held past last_seq, and the client skips what it had.
-  conn2.deliver({ t: "pub", seq: 2, topic: "counter", msg: 1 });
-  conn2.deliver({ t: "reply", seq: 3, id: asks[1].id, msg: 3 });
-  conn2.deliver({ t: "reply", seq: 4, id: asks[1].id, msg: 3 });
-  assert.equal(await open2, 3);
+  conn2.deliver({ t: "reply", seq: 4, id: asks[1].id, msg: 6 });
+  conn2.deliver({ t: "reply", seq: 5, id: asks[1].id, msg: 6 });
+  assert.equal(await unanswered, 6);
   assert.deepEqual(pubs, [1]);
   assert.equal(client.stats.duplicates, 1);
   assert.equal(client.stats.reconnects, 1);
+  client.close();
+});
+
+test("asks made after a resume are not resent when the resume's pong comes", async () => {
+  const { server, client, conn } = await open();
+  conn.drop();
+  const conn2 = await waitFor(() => server.connections.length === 2 && server.last());
+  conn2.welcome("s1", true);
+  const fresh = client.service("counter").ask("get");
+  await waitFor(() => conn2.sentOf("ask").length === 1);
+  conn2.deliver({ t: "pong", n: conn2.sentOf("ping")[0].n });
+  await new Promise((r) => setTimeout(r, 20)); // time passing is what is tested: no second copy goes out
+  assert.equal(conn2.sentOf("ask").length, 1);
+  conn2.deliver({ t: "reply", seq: 1, id: conn2.sentOf("ask")[0].id, msg: 0 });
+  assert.equal(await fresh, 0);
+  client.close();
+});
+
+test("a new session (resumed false) gets the open asks at once", async () => {
+  const { server, client, conn } = await open();
+  const pending = client.service("counter").ask("get");
+  await waitFor(() => conn.sentOf("ask").length === 1);
+  conn.drop();
+  const conn2 = await waitFor(() => server.connections.length === 2 && server.last());
+  conn2.welcome("s2", false);
+  const [ask] = await waitFor(() => conn2.sentOf("ask").length && conn2.sentOf("ask"));
+  assert.equal(conn2.sentOf("ping").length, 0);
+  conn2.deliver({ t: "reply", seq: 1, id: ask.id, msg: 9 });
+  assert.equal(await pending, 9);
   client.close();
 });
 
