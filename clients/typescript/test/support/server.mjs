@@ -39,7 +39,12 @@ export async function startCounterServer(extraArgs = []) {
   return {
     port,
     url,
+    /** Sends a signal to the server (SIGSTOP freezes it: a dead peer that closes nothing). */
+    signal(sig) {
+      child.kill(sig);
+    },
     async stop() {
+      child.kill("SIGCONT");
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
     },
