@@ -170,11 +170,20 @@ pub enum ServerFrame {
 #[error("{0}")]
 pub struct BadFrame(pub String);
 
+/// How deeply a MessagePack frame may nest. rmp-serde's own limit (1024)
+/// overflows a task's stack once serde buffers the internally tagged
+/// frame; JSON stops at serde_json's limit of 128.
+const MAX_MSGPACK_DEPTH: usize = 128;
+
 /// Reads one client frame.
 pub fn decode(encoding: Encoding, bytes: &[u8]) -> Result<ClientFrame, BadFrame> {
     match encoding {
         Encoding::Json => serde_json::from_slice(bytes).map_err(|e| BadFrame(e.to_string())),
-        Encoding::MsgPack => rmp_serde::from_slice(bytes).map_err(|e| BadFrame(e.to_string())),
+        Encoding::MsgPack => {
+            let mut deserializer = rmp_serde::Deserializer::from_read_ref(bytes);
+            deserializer.set_max_depth(MAX_MSGPACK_DEPTH);
+            ClientFrame::deserialize(&mut deserializer).map_err(|e| BadFrame(e.to_string()))
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -15,7 +16,7 @@ use serde::Serialize;
 use volley::{ActorRef, ActorSystem, Props, ReplyTo, TopicCommand};
 
 use crate::auth::{AuthHook, AuthRequest, Refusal};
-use crate::frame::{close, Encoding};
+use crate::frame::{close, ClientFrame, Encoding, ServerFrame, PROTOCOL_VERSION};
 use crate::outbox::{Closing, Outbox};
 use crate::service::{AskService, Call, Reply, Service, TellService};
 use crate::session::{Session, SessionActor, SessionMsg};
@@ -42,6 +43,8 @@ pub(crate) struct Stats {
     /// Frames dropped from a full queue after they were sent (no longer
     /// resendable, probably delivered).
     pub(crate) dropped_sent: AtomicU64,
+    /// Sessions opened so far: numbers the session actors.
+    pub(crate) sessions_opened: AtomicU64,
 }
 
 pub(crate) struct Inner {
@@ -65,6 +68,29 @@ impl Inner {
 
     pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
         self.sessions().get(id).cloned()
+    }
+}
+
+/// A session opened (or resumed) by a `hello`.
+pub(crate) struct Opened {
+    pub(crate) session: Arc<Session>,
+    pub(crate) resumed: bool,
+    /// Where a resumed session's frames start again.
+    pub(crate) last_seq: Option<u64>,
+    max_frame: usize,
+}
+
+impl Opened {
+    /// The `welcome`; `heartbeat`: how often the client hears from the
+    /// server (pings, or the poll timeout).
+    pub(crate) fn welcome(&self, heartbeat: Duration) -> ServerFrame {
+        ServerFrame::Welcome {
+            v: PROTOCOL_VERSION,
+            session: self.session.id.to_string(),
+            resumed: self.resumed,
+            heartbeat_ms: heartbeat.as_millis() as u64,
+            max_frame: self.max_frame,
+        }
     }
 }
 
@@ -264,27 +290,35 @@ impl WebGateway {
     /// Opens a session for `hello`, or resumes the one it names.
     pub(crate) fn open(
         &self,
-        hello: &crate::frame::ClientFrame,
+        hello: &ClientFrame,
         headers: &HeaderMap,
         encoding: Encoding,
-    ) -> Result<(Arc<Session>, bool), Refusal> {
-        let crate::frame::ClientFrame::Hello {
-            v, token, resume, ..
+    ) -> Result<Opened, Refusal> {
+        let ClientFrame::Hello {
+            v,
+            token,
+            resume,
+            last_seq,
         } = hello
         else {
             return Err(Refusal::protocol("the first frame must be hello"));
         };
-        if *v != crate::frame::PROTOCOL_VERSION {
+        if *v != PROTOCOL_VERSION {
             return Err(Refusal::protocol(format!(
                 "protocol version {v} is not spoken here (1 is)"
             )));
         }
         let identity = match &self.inner.auth {
-            Some(hook) => hook(&AuthRequest {
-                token: token.as_deref(),
-                headers,
-            })
-            .map_err(Refusal::unauthorized)?,
+            Some(hook) => {
+                let request = AuthRequest {
+                    token: token.as_deref(),
+                    headers,
+                };
+                // The application's code: a panic refuses, it ends nothing.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&request)))
+                    .map_err(|_| Refusal::internal("the auth hook panicked"))?
+                    .map_err(Refusal::unauthorized)?
+            }
             None => None,
         };
         let identity: Option<Arc<str>> = identity.map(Arc::from);
@@ -303,9 +337,19 @@ impl WebGateway {
                     "a session resumes in the encoding it began with",
                 ));
             }
-            return Ok((session, true));
+            return Ok(Opened {
+                session,
+                resumed: true,
+                last_seq: Some(last_seq.unwrap_or(0)),
+                max_frame: self.inner.settings.max_frame,
+            });
         }
-        Ok((self.new_session(identity, encoding)?, false))
+        Ok(Opened {
+            session: self.new_session(identity, encoding)?,
+            resumed: false,
+            last_seq: None,
+            max_frame: self.inner.settings.max_frame,
+        })
     }
 
     fn new_session(
@@ -335,7 +379,18 @@ impl WebGateway {
         let props = Props::new(move || SessionActor {
             session: for_actor.clone(),
         });
-        match self.inner.system.spawn(&format!("web-session-{id}"), props) {
+        // Named by a counter, not by the id: paths are logged, and the id is
+        // what resumes the session.
+        let number = self
+            .inner
+            .stats
+            .sessions_opened
+            .fetch_add(1, Ordering::Relaxed);
+        match self
+            .inner
+            .system
+            .spawn(&format!("web-session-{number}"), props)
+        {
             Ok(actor) => {
                 let _ = session.actor.set(actor);
                 Ok(session)

@@ -1,11 +1,14 @@
 //! What a session does with each client frame, whatever the transport.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
+
 use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
-use crate::service::Failure;
+use crate::service::{AskFuture, Failure};
 use crate::session::{Session, SessionMsg};
 
 /// Handles one frame after the `hello`. Never blocks: an ask runs in a
@@ -45,6 +48,20 @@ pub(crate) fn handle(session: &Arc<Session>, frame: ClientFrame) {
     }
 }
 
+/// Runs a service's code (its message type's `Deserialize`, its `make`):
+/// a panic there answers `internal` instead of ending the connection.
+fn guarded<T>(service: &str, run: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    std::panic::catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err(panicked(service)))
+}
+
+fn panicked(service: &str) -> Failure {
+    tracing::error!(service, "a web service's code panicked");
+    Failure::new(
+        ErrorCode::Internal,
+        format!("the service {service:?} panicked"),
+    )
+}
+
 fn unknown_service(service: &str) -> Failure {
     Failure::new(
         ErrorCode::UnknownService,
@@ -61,7 +78,7 @@ fn tell(session: &Session, service: &str, msg: serde_json::Value) -> Result<(), 
     let client = session
         .client()
         .ok_or_else(|| Failure::new(ErrorCode::Internal, "session starting"))?;
-    target.tell(msg, client)
+    guarded(service, || target.tell(msg, client))
 }
 
 fn ask(
@@ -91,34 +108,45 @@ fn ask(
         let text = format!("more than {} asks open", settings.max_open_asks);
         return session.fail(Some(id), Failure::new(ErrorCode::Overloaded, text));
     }
-    let answer = match target.ask(msg, client, timeout) {
+    let answer = match guarded(service, || target.ask(msg, client, timeout)) {
         Ok(answer) => answer,
         Err(failure) => {
             session.open_asks.fetch_sub(1, Ordering::AcqRel);
             return session.fail(Some(id), failure);
         }
     };
-    // Polled once here, the ask is sent now: asks and tells reach their
-    // services in the order of the client's frames.
-    let mut answer = answer;
+    send_ask(session, id, service, answer);
+}
+
+/// Sends the ask now (its first poll sends it: asks and tells reach their
+/// services in the order of the client's frames), and hands its answer to
+/// the session actor when it comes.
+fn send_ask(session: &Arc<Session>, id: u64, service: &str, answer: AskFuture) {
+    let name = service.to_string();
+    let mut answer = Box::pin(async move {
+        AssertUnwindSafe(answer)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| Err(panicked(&name)))
+    });
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if let std::task::Poll::Ready(result) = answer.as_mut().poll(&mut cx) {
-        session.open_asks.fetch_sub(1, Ordering::AcqRel);
-        if let Some(actor) = session.actor.get() {
-            actor.tell(SessionMsg::Answered { id, result });
-        }
-        return;
+    if let std::task::Poll::Ready(result) = std::future::Future::poll(answer.as_mut(), &mut cx) {
+        return answered(session, id, result);
     }
     let session = session.clone();
     tokio::spawn(async move {
         let result = answer.await;
-        session.open_asks.fetch_sub(1, Ordering::AcqRel);
-        // Through the actor's mailbox: what the service pushed before it
-        // replied reaches the client before the reply.
-        if let Some(actor) = session.actor.get() {
-            actor.tell(SessionMsg::Answered { id, result });
-        }
+        answered(&session, id, result);
     });
+}
+
+/// Through the actor's mailbox: what the service pushed before it replied
+/// reaches the client before the reply.
+fn answered(session: &Session, id: u64, result: Result<serde_json::Value, Failure>) {
+    session.open_asks.fetch_sub(1, Ordering::AcqRel);
+    if let Some(actor) = session.actor.get() {
+        actor.tell(SessionMsg::Answered { id, result });
+    }
 }
 
 fn subscribe(session: &Session, topic: String) {
@@ -133,8 +161,8 @@ fn subscribe(session: &Session, topic: String) {
         .subscriptions
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if !subscriptions.contains_key(&topic) {
-        let subscription = entry.subscribe(actor, Arc::from(topic.as_str()));
-        subscriptions.insert(topic, subscription);
+    if let std::collections::hash_map::Entry::Vacant(vacant) = subscriptions.entry(topic) {
+        let name = Arc::from(vacant.key().as_str());
+        vacant.insert(entry.subscribe(actor, name));
     }
 }

@@ -17,7 +17,7 @@ use http::{header, HeaderMap, StatusCode};
 use serde::Deserialize;
 
 use crate::auth::{check_origin, Refusal};
-use crate::frame::{close, encode, ClientFrame, Encoding, ErrorCode, ServerFrame};
+use crate::frame::{close, encode, ClientFrame, Encoding, ErrorCode};
 use crate::gateway::WebGateway;
 use crate::outbox::{Closing, Taken};
 use crate::service::Failure;
@@ -31,8 +31,10 @@ pub(crate) struct PollQuery {
     ack: Option<u64>,
 }
 
-fn refused(refusal: Refusal) -> Response {
-    (refusal.status, refusal.text).into_response()
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        (self.status, self.text).into_response()
+    }
 }
 
 fn json(status: StatusCode, body: Vec<u8>) -> Response {
@@ -46,11 +48,12 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
 }
 
 /// The body, at most `max_frame` bytes.
-async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Response> {
+async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
     let max = gateway.inner.settings.max_frame;
-    axum::body::to_bytes(body, max).await.map_err(|_| {
-        let text = format!("the body is larger than max_frame ({max} bytes)");
-        (StatusCode::PAYLOAD_TOO_LARGE, text).into_response()
+    axum::body::to_bytes(body, max).await.map_err(|_| Refusal {
+        code: close::TOO_LARGE,
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        text: format!("the body is larger than max_frame ({max} bytes)"),
     })
 }
 
@@ -58,13 +61,13 @@ fn session_of(
     gateway: &WebGateway,
     headers: &HeaderMap,
     query: &PollQuery,
-) -> Result<Arc<Session>, Response> {
-    check_origin(&gateway.inner.settings.origins, headers).map_err(refused)?;
+) -> Result<Arc<Session>, Refusal> {
+    check_origin(&gateway.inner.settings.origins, headers)?;
     let id = query.session.as_deref().unwrap_or("");
     gateway
         .inner
         .session(id)
-        .ok_or_else(|| refused(Refusal::unknown_session(id)))
+        .ok_or_else(|| Refusal::unknown_session(id))
 }
 
 /// `POST /lp/open?enc=json`, body the `hello`.
@@ -73,52 +76,23 @@ pub(crate) async fn open(
     Query(query): Query<PollQuery>,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    if let Err(refusal) = check_origin(&gateway.inner.settings.origins, &headers) {
-        return refused(refusal);
-    }
+) -> Result<Response, Refusal> {
+    check_origin(&gateway.inner.settings.origins, &headers)?;
     if Encoding::from_query(query.enc.as_deref()) != Some(Encoding::Json) {
-        return refused(Refusal::protocol("long-poll speaks enc=json only"));
+        return Err(Refusal::protocol("long-poll speaks enc=json only"));
     }
-    let body = match read_body(&gateway, body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let hello = match crate::frame::decode(Encoding::Json, &body) {
-        Ok(hello) => hello,
-        Err(e) => return refused(Refusal::protocol(format!("the body must be hello: {e}"))),
-    };
-    let (session, resumed) = match gateway.open(&hello, &headers, Encoding::Json) {
-        Ok(opened) => opened,
-        Err(refusal) => return refused(refusal),
-    };
-    let last_seq = match hello {
-        ClientFrame::Hello { last_seq, .. } if resumed => Some(last_seq.unwrap_or(0)),
-        _ => None,
-    };
+    let body = read_body(&gateway, body).await?;
+    let hello = crate::frame::decode(Encoding::Json, &body)
+        .map_err(|e| Refusal::protocol(format!("the body must be hello: {e}")))?;
+    let opened = gateway.open(&hello, &headers, Encoding::Json)?;
     // Attached and let go at once: the grace period runs until a recv.
-    let (generation, _) = session.outbox.attach(last_seq);
-    detach(&session, generation);
-    let settings = &gateway.inner.settings;
-    let welcome = ServerFrame::Welcome {
-        v: crate::frame::PROTOCOL_VERSION,
-        session: session.id.to_string(),
-        resumed,
-        heartbeat_ms: settings.poll_timeout.as_millis() as u64,
-        max_frame: settings.max_frame,
-    };
-    json(StatusCode::OK, encode(Encoding::Json, &welcome).to_vec())
-}
-
-fn detach(session: &Session, generation: u64) {
-    if session.outbox.detach(generation) {
-        if let Some(actor) = session.actor.get() {
-            actor.tell(SessionMsg::Detached {
-                generation,
-                for_good: false,
-            });
-        }
-    }
+    let (generation, _) = opened.session.outbox.attach(opened.last_seq);
+    opened.session.detach(generation, false);
+    let welcome = opened.welcome(gateway.inner.settings.poll_timeout);
+    Ok(json(
+        StatusCode::OK,
+        encode(Encoding::Json, &welcome).to_vec(),
+    ))
 }
 
 /// `POST /lp/send?session=<id>`, body a JSON array of frames.
@@ -127,30 +101,21 @@ pub(crate) async fn send(
     Query(query): Query<PollQuery>,
     headers: HeaderMap,
     body: Body,
-) -> Response {
-    let session = match session_of(&gateway, &headers, &query) {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let body = match read_body(&gateway, body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let frames: Vec<serde_json::Value> = match serde_json::from_slice(&body) {
-        Ok(frames) => frames,
-        Err(e) => {
-            let text = format!("the body must be a JSON array of frames: {e}");
-            session.fail(None, Failure::new(ErrorCode::BadFrame, text.clone()));
-            return (StatusCode::BAD_REQUEST, text).into_response();
-        }
-    };
+) -> Result<Response, Refusal> {
+    let session = session_of(&gateway, &headers, &query)?;
+    let body = read_body(&gateway, body).await?;
+    let frames: Vec<serde_json::Value> = serde_json::from_slice(&body).map_err(|e| {
+        let text = format!("the body must be a JSON array of frames: {e}");
+        session.fail(None, Failure::new(ErrorCode::BadFrame, text.clone()));
+        Refusal::protocol(text)
+    })?;
     for frame in frames {
         match serde_json::from_value::<ClientFrame>(frame) {
             Ok(frame) => crate::inbound::handle(&session, frame),
             Err(e) => session.fail(None, Failure::new(ErrorCode::BadFrame, e.to_string())),
         }
     }
-    StatusCode::NO_CONTENT.into_response()
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `GET /lp/recv?session=<id>&ack=<n>`: the frames after `ack`, held
@@ -159,11 +124,8 @@ pub(crate) async fn recv(
     State(gateway): State<WebGateway>,
     Query(query): Query<PollQuery>,
     headers: HeaderMap,
-) -> Response {
-    let session = match session_of(&gateway, &headers, &query) {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
+) -> Result<Response, Refusal> {
+    let session = session_of(&gateway, &headers, &query)?;
     let (generation, waker) = session.outbox.attach(query.ack);
     let deadline = tokio::time::Instant::now() + gateway.inner.settings.poll_timeout;
     let response = loop {
@@ -182,8 +144,8 @@ pub(crate) async fn recv(
             break json(StatusCode::OK, b"[]".to_vec());
         }
     };
-    detach(&session, generation);
-    response
+    session.detach(generation, false);
+    Ok(response)
 }
 
 /// A JSON array of the frames, which are JSON each.
@@ -213,16 +175,13 @@ pub(crate) async fn close(
     State(gateway): State<WebGateway>,
     Query(query): Query<PollQuery>,
     headers: HeaderMap,
-) -> Response {
-    let session = match session_of(&gateway, &headers, &query) {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
+) -> Result<Response, Refusal> {
+    let session = session_of(&gateway, &headers, &query)?;
     if let Some(actor) = session.actor.get() {
         actor.tell(SessionMsg::Close(Closing {
             code: 1000,
             reason: "closed by the client".into(),
         }));
     }
-    StatusCode::NO_CONTENT.into_response()
+    Ok(StatusCode::NO_CONTENT.into_response())
 }

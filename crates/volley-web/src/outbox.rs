@@ -109,7 +109,8 @@ impl Outbox {
     pub(crate) fn push(&self, make: impl FnOnce(u64) -> ServerFrame) -> Pushed {
         let mut state = self.lock();
         if state.closing.is_some() {
-            return Pushed::Queued;
+            // The session is ending: nobody will send it.
+            return Pushed::DroppedUnsent;
         }
         let full = state.held.len() >= self.max_queued;
         if full && self.policy == SlowConsumer::Close {

@@ -93,6 +93,19 @@ impl Session {
         }
     }
 
+    /// The connection of `generation` has gone: unless another took over,
+    /// the actor ends the session (`for_good`) or starts the grace period.
+    pub(crate) fn detach(&self, generation: u64, for_good: bool) {
+        if self.outbox.detach(generation) {
+            if let Some(actor) = self.actor.get() {
+                actor.tell(SessionMsg::Detached {
+                    generation,
+                    for_good,
+                });
+            }
+        }
+    }
+
     /// Sends an `error` frame.
     pub(crate) fn fail(&self, id: Option<u64>, failure: Failure) {
         self.push(|seq| ServerFrame::Error {

@@ -21,10 +21,10 @@ use tokio::time::Instant;
 
 use crate::auth::{check_origin, Refusal};
 use crate::frame::{close, decode, encode, ClientFrame, Encoding, ErrorCode, ServerFrame};
-use crate::gateway::WebGateway;
+use crate::gateway::{Opened, WebGateway};
 use crate::outbox::Taken;
 use crate::service::Failure;
-use crate::session::{Session, SessionMsg};
+use crate::session::Session;
 
 type Sink = SplitSink<WebSocket, Message>;
 
@@ -55,35 +55,13 @@ async fn connection(
     enc: Option<String>,
 ) {
     let (mut sink, mut stream) = socket.split();
-    let encoding = Encoding::from_query(enc.as_deref());
-    let checked = check_origin(&gateway.inner.settings.origins, &headers).and_then(|()| {
-        encoding.ok_or_else(|| Refusal::protocol(format!("unknown encoding {enc:?}")))
-    });
-    let encoding = match checked {
-        Ok(encoding) => encoding,
+    let (opened, encoding) = match handshake(&gateway, &mut stream, &headers, enc).await {
+        Ok(done) => done,
         Err(refusal) => return send_close(&mut sink, refusal.code, &refusal.text).await,
     };
-    let hello = match read_hello(&gateway, &mut stream, encoding).await {
-        Ok(hello) => hello,
-        Err(refusal) => return send_close(&mut sink, refusal.code, &refusal.text).await,
-    };
-    let (session, resumed) = match gateway.open(&hello, &headers, encoding) {
-        Ok(opened) => opened,
-        Err(refusal) => return send_close(&mut sink, refusal.code, &refusal.text).await,
-    };
-    let last_seq = match hello {
-        ClientFrame::Hello { last_seq, .. } if resumed => Some(last_seq.unwrap_or(0)),
-        _ => None,
-    };
-    let (generation, waker) = session.outbox.attach(last_seq);
-    let settings = &gateway.inner.settings;
-    let welcome = ServerFrame::Welcome {
-        v: crate::frame::PROTOCOL_VERSION,
-        session: session.id.to_string(),
-        resumed,
-        heartbeat_ms: settings.ping_interval.as_millis() as u64,
-        max_frame: settings.max_frame,
-    };
+    let session = opened.session.clone();
+    let (generation, waker) = session.outbox.attach(opened.last_seq);
+    let welcome = opened.welcome(gateway.inner.settings.ping_interval);
     let mut connection = Connection {
         gateway: &gateway,
         session: &session,
@@ -95,14 +73,22 @@ async fn connection(
         Ok(()) => connection.run(waker, stream).await,
         Err(()) => false,
     };
-    if session.outbox.detach(generation) {
-        if let Some(actor) = session.actor.get() {
-            actor.tell(SessionMsg::Detached {
-                generation,
-                for_good,
-            });
-        }
-    }
+    session.detach(generation, for_good);
+}
+
+/// Checks the origin and the encoding, reads the `hello`, and opens or
+/// resumes its session.
+async fn handshake(
+    gateway: &WebGateway,
+    stream: &mut SplitStream<WebSocket>,
+    headers: &HeaderMap,
+    enc: Option<String>,
+) -> Result<(Opened, Encoding), Refusal> {
+    check_origin(&gateway.inner.settings.origins, headers)?;
+    let encoding = Encoding::from_query(enc.as_deref())
+        .ok_or_else(|| Refusal::protocol(format!("unknown encoding {enc:?}")))?;
+    let hello = read_hello(gateway, stream, encoding).await?;
+    Ok((gateway.open(&hello, headers, encoding)?, encoding))
 }
 
 /// The first frame: a `hello`, within the idle timeout.

@@ -105,6 +105,16 @@ async fn an_oversized_frame_closes_with_1009() {
     let (code, reason) = ws.closed().await;
     assert_eq!(code, 1009, "{reason}");
     assert!(reason.contains("max_frame"), "{reason}");
+    // Past the WebSocket library's own bound (twice max_frame) the
+    // connection just ends; the server goes on.
+    let (mut huge, _) = server.client().await;
+    let huge_text = json!({"t": "tell", "service": "log", "msg": "y".repeat(10_000)}).to_string();
+    huge.send_text(&huge_text).await;
+    huge.ended().await;
+    let (mut next, _) = server.client().await;
+    next.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(next.next().await["t"], "reply");
     server.stop().await;
 }
 
@@ -181,5 +191,51 @@ async fn origins_not_allowed_are_closed_with_4403() {
     let same_host = format!("http://{}", server.addr);
     let mut ws = with_origin(&server, &same_host).await;
     ws.hello(json!({"t": "hello", "v": 1})).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_json_is_a_bad_frame() {
+    let server = Server::start(WebSettings::default()).await;
+    let (mut ws, _) = server.client().await;
+    let deep = format!(
+        r#"{{"t":"tell","service":"log","msg":{}{}}}"#,
+        "[".repeat(30_000),
+        "]".repeat(30_000)
+    );
+    ws.send_text(&deep).await;
+    assert_eq!(ws.next().await["code"], "bad_frame");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_that_panics_answers_internal_and_the_session_goes_on() {
+    let server = Server::start(WebSettings::default()).await;
+    let (mut ws, _) = server.client().await;
+    ws.send(json!({"t": "tell", "service": "panicky", "msg": "x"}))
+        .await;
+    assert_eq!(ws.next().await["code"], "internal");
+    ws.send(json!({"t": "ask", "id": 1, "service": "panicky_ask", "msg": "x"}))
+        .await;
+    let error = ws.next().await;
+    assert_eq!(
+        (error["id"].clone(), error["code"].clone()),
+        (json!(1), json!("internal"))
+    );
+    ws.send(json!({"t": "ask", "id": 2, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(ws.next().await["t"], "reply");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_hook_that_panics_refuses_with_1011() {
+    let server = Server::start_with(WebSettings::default(), |builder| {
+        builder.auth(|_| panic!("on purpose"))
+    })
+    .await;
+    let mut ws = server.connect("").await;
+    ws.send(json!({"t": "hello", "v": 1})).await;
+    assert_eq!(ws.closed().await.0, 1011);
     server.stop().await;
 }

@@ -59,17 +59,27 @@ impl Actor for Counter {
     type Msg = (Call<Cmd>, ReplyTo<Reply<i64>>);
 
     fn handle(&mut self, _: &mut Context<Self>, (call, reply_to): Self::Msg) -> HandleResult {
-        match call.msg {
-            Cmd::Get => {}
-            Cmd::Add(n) => self.value += n,
-            Cmd::Push(msg) => call.client.inbox::<Value>().tell(msg),
-            Cmd::Drop => call.client.drop_connection(),
-            Cmd::Never => return Ok(self.unanswered.push(reply_to)),
-            Cmd::Fail => {
-                return Ok(reply_to.tell(Err(ServiceError::new("nope", "failed on purpose"))))
+        let answer = match call.msg {
+            Cmd::Get => Ok(self.value),
+            Cmd::Add(n) => {
+                self.value += n;
+                Ok(self.value)
             }
-        }
-        reply_to.tell(Ok(self.value));
+            Cmd::Push(msg) => {
+                call.client.inbox::<Value>().tell(msg);
+                Ok(self.value)
+            }
+            Cmd::Drop => {
+                call.client.drop_connection();
+                Ok(self.value)
+            }
+            Cmd::Never => {
+                self.unanswered.push(reply_to);
+                return Ok(());
+            }
+            Cmd::Fail => Err(ServiceError::new("nope", "failed on purpose")),
+        };
+        reply_to.tell(answer);
         Ok(())
     }
 }
@@ -149,7 +159,19 @@ impl Server {
             .spawn("news", Topic::props::<String>("news"))
             .unwrap();
         let builder = WebGateway::builder(&system, settings)
-            .ask_service("counter", counter, |call, reply_to| (call, reply_to))
+            .ask_service("counter", counter.clone(), |call, reply_to| {
+                (call, reply_to)
+            })
+            .unwrap()
+            .ask_service(
+                "panicky_ask",
+                counter,
+                |_: Call<String>, _: ReplyTo<Reply<i64>>| panic!("on purpose"),
+            )
+            .unwrap()
+            .tell_service("panicky", log.clone(), |_: Call<String>| {
+                panic!("on purpose")
+            })
             .unwrap()
             .tell_service("log", log, |call| call)
             .unwrap()
@@ -265,6 +287,17 @@ impl Ws {
             if let Message::Close(frame) = self.message().await {
                 let frame = frame.expect("a close frame with a code");
                 return (u16::from(frame.code), frame.reason.to_string());
+            }
+        }
+    }
+
+    /// Reads until the connection ends, with a close frame or without.
+    pub async fn ended(&mut self) {
+        loop {
+            let next = tokio::time::timeout(patience(), self.stream.next()).await;
+            match next.expect("the connection ends in time") {
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(_)) => continue,
             }
         }
     }

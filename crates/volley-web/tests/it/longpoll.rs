@@ -18,11 +18,21 @@ async fn call(
     uri: &str,
     body: Value,
 ) -> (StatusCode, Vec<u8>) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .body(Body::from(body.to_string()))
-        .unwrap();
+    call_with(router, method, uri, body, &[]).await
+}
+
+async fn call_with(
+    router: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Value,
+    headers: &[(&str, &str)],
+) -> (StatusCode, Vec<u8>) {
+    let mut request = Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(Body::from(body.to_string())).unwrap();
     let response = router.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
@@ -122,8 +132,8 @@ async fn bad_requests_get_http_statuses() {
     );
     let mut got = Vec::new();
     while got.len() < 3 {
-        got.extend(recv(&router, &session, 0).await);
-        got.dedup();
+        let acked = got.len() as u64;
+        got.extend(recv(&router, &session, acked).await);
     }
     let codes: Vec<_> = got.iter().map(|f| f["code"].clone()).collect();
     assert_eq!(
@@ -174,5 +184,31 @@ async fn a_long_poll_session_without_polls_ends_after_the_grace_period() {
     open(&router).await;
     assert_eq!(server.gateway.session_count(), 1);
     volley_testkit::eventually("the session ends", || server.gateway.session_count() == 0).await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_poll_checks_the_auth_hook_and_the_origin() {
+    let server = Server::start_with(WebSettings::default(), |builder| {
+        builder.auth(|request| match request.headers.get("authorization") {
+            Some(value) if value == "Bearer good" => Ok(Some("carol".into())),
+            _ => Err("no".into()),
+        })
+    })
+    .await;
+    let router = server.gateway.router();
+    let hello = json!({"t": "hello", "v": 1});
+    let refused = call(&router, Method::POST, "/lp/open", hello.clone()).await;
+    assert_eq!(refused.0, StatusCode::UNAUTHORIZED);
+    let good = [("authorization", "Bearer good")];
+    let opened = call_with(&router, Method::POST, "/lp/open", hello.clone(), &good).await;
+    assert_eq!(opened.0, StatusCode::OK);
+    let elsewhere = [
+        ("authorization", "Bearer good"),
+        ("origin", "https://evil.example"),
+        ("host", "app.example"),
+    ];
+    let forbidden = call_with(&router, Method::POST, "/lp/open", hello, &elsewhere).await;
+    assert_eq!(forbidden.0, StatusCode::FORBIDDEN);
     server.stop().await;
 }

@@ -163,3 +163,47 @@ async fn asks_reach_their_service_in_the_order_of_the_frames() {
     assert_eq!(values, (0..=20).collect::<Vec<i64>>());
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_serves_through_its_actor_ref() {
+    struct Echo;
+    impl volley::Actor for Echo {
+        type Msg = (
+            volley_web::Call<String>,
+            volley::ReplyTo<volley_web::Reply<String>>,
+        );
+        fn handle(
+            &mut self,
+            _: &mut volley::Context<Self>,
+            (call, reply_to): Self::Msg,
+        ) -> volley::HandleResult {
+            reply_to.tell(Ok(call.msg));
+            Ok(())
+        }
+    }
+    let server = Server::start(WebSettings::default()).await;
+    let pool = volley::Router::pool(3, volley::Props::new(|| Echo))
+        .spawn(&server.system, "echoes")
+        .unwrap();
+    let gateway = volley_web::WebGateway::builder(&server.system, WebSettings::default())
+        .ask_service("echo", pool.to_actor_ref(), |call, reply_to| {
+            (call, reply_to)
+        })
+        .unwrap()
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+    let url = format!("ws://{addr}/ws");
+    let request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url)
+            .unwrap();
+    let mut ws = crate::common::Ws::open(request).await;
+    ws.hello(json!({"t": "hello", "v": 1})).await;
+    for id in 0..3 {
+        ws.send(json!({"t": "ask", "id": id, "service": "echo", "msg": format!("m{id}")}))
+            .await;
+        assert_eq!(ws.next().await["msg"], format!("m{id}"));
+    }
+    server.stop().await;
+}
