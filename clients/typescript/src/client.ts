@@ -240,6 +240,7 @@ export class Client {
 
   private welcomed(frame: WelcomeFrame): void {
     this.clearHandshakeTimer();
+    if (this.conn) this.conn.maxFrame = frame.max_frame ?? 0;
     if (!frame.resumed) this.lastSeq = 0;
     const reconnected = this.everWelcomed;
     this.everWelcomed = true;

@@ -46,7 +46,22 @@ export function codecFor(encoding: Encoding): Codec {
   return encoding === "msgpack" ? msgpackCodec : jsonCodec;
 }
 
-/** The size a sent message takes on the wire, for back-pressure accounting. */
+const utf8 = new TextEncoder();
+
+/** The bytes a message takes on the wire (UTF-8 for text). */
 export function encodedSize(data: string | Uint8Array): number {
-  return typeof data === "string" ? data.length : data.byteLength;
+  return typeof data === "string" ? utf8.encode(data).byteLength : data.byteLength;
+}
+
+/**
+ * Refuses a message the server would refuse: over its `max_frame` it
+ * closes the connection (1009), and a client that resent the frame after
+ * resuming would be closed again, forever.
+ */
+export function checkFrameSize(data: string | Uint8Array, maxFrame: number): void {
+  if (maxFrame <= 0) return;
+  // A UTF-8 character takes at most 3 bytes per UTF-16 unit: most frames need no count.
+  if (typeof data === "string" && data.length * 3 <= maxFrame) return;
+  const size = encodedSize(data);
+  if (size > maxFrame) throw new VolleyError("too_large", `a frame of ${size} bytes is over the server's max_frame of ${maxFrame}`);
 }

@@ -18,7 +18,10 @@ export interface CloseInfo {
 export interface Connection {
   /** Connects and sends the hello; every frame received goes to `onframe`, the end to `onclose` (once). */
   start(hello: HelloFrame): void;
+  /** Writes a frame; throws a `too_large` VolleyError for a frame over `maxFrame`, sending nothing. */
   send(frame: ClientFrame): void;
+  /** The largest frame the server takes, from its welcome (0 until then: unchecked). */
+  maxFrame: number;
   /** Bytes handed to the transport and not yet written out. */
   readonly bufferedAmount: number;
   /** Closes without a further `onclose`. `final` ends the server's session for good. */

@@ -3,6 +3,7 @@
 // in batches POSTed to `lp/send`, and a GET on `lp/recv` held open by the
 // server brings frames in. JSON only.
 
+import { checkFrameSize, encodedSize } from "./codec.js";
 import type { CloseInfo, Connection, ConnectionTarget } from "./connection.js";
 import { isFrame, type ClientFrame, type HelloFrame, type ServerFrame } from "./frames.js";
 
@@ -25,6 +26,7 @@ function closeCodeForStatus(status: number): number {
 export class LongPollConnection implements Connection {
   onframe: (frame: ServerFrame) => void = () => {};
   onclose: (info: CloseInfo) => void = () => {};
+  maxFrame = 0;
   private session = "";
   private lastSeq = 0;
   private outbox: string[] = [];
@@ -80,6 +82,8 @@ export class LongPollConnection implements Connection {
 
   send(frame: ClientFrame): void {
     const text = JSON.stringify(frame);
+    // The body of lp/send is an array: its brackets count too.
+    checkFrameSize(text, this.maxFrame > 0 ? this.maxFrame - 2 : 0);
     this.outbox.push(text);
     this.outboxBytes += text.length;
     // Frames sent in the same tick go out in one request.
@@ -88,10 +92,9 @@ export class LongPollConnection implements Connection {
 
   private flush(): void {
     if (this.sending || this.ended || !this.session || this.outbox.length === 0) return;
-    const batch = this.outbox;
-    this.outbox = [];
-    this.inflightBytes = this.outboxBytes;
-    this.outboxBytes = 0;
+    const batch = this.takeBatch();
+    this.inflightBytes = batch.reduce((n, t) => n + t.length, 0);
+    this.outboxBytes -= this.inflightBytes;
     this.sending = true;
     const body = `[${batch.join(",")}]`;
     void this.request(`/lp/send?session=${encodeURIComponent(this.session)}`, { method: "POST", body }).then((ok) => {
@@ -99,6 +102,20 @@ export class LongPollConnection implements Connection {
       this.inflightBytes = 0;
       if (ok) this.flush();
     });
+  }
+
+  /** The frames of the next lp/send: as many as fit in one body of at most `maxFrame` bytes (one at least). */
+  private takeBatch(): string[] {
+    if (this.maxFrame <= 0) return this.outbox.splice(0);
+    let size = 2;
+    let count = 0;
+    for (const text of this.outbox) {
+      const more = (count > 0 ? 1 : 0) + encodedSize(text);
+      if (count > 0 && size + more > this.maxFrame) break;
+      size += more;
+      count++;
+    }
+    return this.outbox.splice(0, count);
   }
 
   /** One HTTP exchange; the frames of its answer (none for 204), or null once the connection is over. */

@@ -1,7 +1,7 @@
 // The WebSocket transport: one protocol frame per WebSocket message, text
 // for JSON, binary for MessagePack.
 
-import { codecFor } from "./codec.js";
+import { checkFrameSize, codecFor } from "./codec.js";
 import type { CloseInfo, Connection, ConnectionTarget } from "./connection.js";
 import { VolleyError } from "./errors.js";
 import type { ClientFrame, HelloFrame, ServerFrame } from "./frames.js";
@@ -26,6 +26,7 @@ export function webSocketUrl(target: ConnectionTarget): string {
 export class WebSocketConnection implements Connection {
   onframe: (frame: ServerFrame) => void = () => {};
   onclose: (info: CloseInfo) => void = () => {};
+  maxFrame = 0;
   private socket: WebSocketLike | null = null;
   private reached = false;
   private ended = false;
@@ -77,7 +78,9 @@ export class WebSocketConnection implements Connection {
   }
 
   send(frame: ClientFrame): void {
-    this.socket?.send(this.codec.encode(frame));
+    const data = this.codec.encode(frame);
+    checkFrameSize(data, this.maxFrame);
+    this.socket?.send(data);
   }
 
   close(final: boolean): void {

@@ -7,6 +7,7 @@ export class FakeConnection {
     this.sent = [];
     this.hello = null;
     this.bufferedAmount = 0;
+    this.maxFrame = 0;
     this.closed = null;
     this.onframe = () => {};
     this.onclose = () => {};
@@ -16,7 +17,9 @@ export class FakeConnection {
   }
   send(frame) {
     // Encode as the real transport would, so an unencodable frame fails here too.
-    this.sent.push(JSON.parse(JSON.stringify(frame)));
+    const text = JSON.stringify(frame);
+    if (this.maxFrame > 0 && text.length > this.maxFrame) throw Object.assign(new Error("too large"), { code: "too_large" });
+    this.sent.push(JSON.parse(text));
   }
   close(final) {
     this.closed = { final };

@@ -101,3 +101,22 @@ test("long-poll: a resume refused with 404 at open starts a fresh session", asyn
   assert.deepEqual(gw.opens[2], { t: "hello", v: 1 });
   client.close();
 });
+
+test("long-poll: sends are split into bodies within max_frame", async () => {
+  const gw = fakeGateway();
+  const fetchWithLimit = async (url, init) => {
+    const r = await gw.fetch(url, init);
+    if (new URL(url).pathname.endsWith("/lp/open")) {
+      return new Response(JSON.stringify({ t: "welcome", v: 1, session: "lp1", resumed: false, heartbeat_ms: 15000, max_frame: 120 }), { status: 200 });
+    }
+    return r;
+  };
+  const client = await connect("http://gw.test", { transport: "longpoll", fetch: fetchWithLimit });
+  const tells = Array.from({ length: 4 }, (_, i) => client.service("log").tell(`${i}`.repeat(30)));
+  await Promise.all(tells);
+  await waitFor(() => gw.sends.flatMap((s) => s.frames).length === 4, 5000, "four frames sent");
+  assert.ok(gw.sends.length >= 2);
+  for (const s of gw.sends) assert.ok(JSON.stringify(s.frames).length <= 120);
+  await assert.rejects(client.service("log").tell("x".repeat(200)), (e) => e.code === "too_large");
+  client.close();
+});

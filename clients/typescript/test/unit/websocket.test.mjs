@@ -90,3 +90,18 @@ test("websocket: a drop closes the old socket with a non-final code", async () =
   assert.notEqual(ws.closedWith.code, 1000);
   client.close();
 });
+
+test("websocket: a frame over the server's max_frame is refused with too_large and never sent", async () => {
+  const { FakeWebSocket, sockets } = fakeWebSocketClass();
+  const pending = connect("http://gw.test", { WebSocket: FakeWebSocket });
+  const ws = await waitFor(() => sockets[0]?.sent.length && sockets[0]);
+  ws.serverSends(JSON.stringify({ t: "welcome", v: 1, session: "w1", resumed: false, heartbeat_ms: 15000, max_frame: 200 }));
+  const client = await pending;
+  await assert.rejects(client.service("counter").ask("é".repeat(150)), (e) => e.code === "too_large");
+  await assert.rejects(client.service("counter").tell("x".repeat(300)), (e) => e.code === "too_large");
+  assert.equal(ws.sent.length, 1);
+  await client.service("counter").tell("small");
+  assert.equal(ws.sent.length, 2);
+  assert.equal(client.state, "open");
+  client.close();
+});
