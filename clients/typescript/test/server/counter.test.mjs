@@ -79,11 +79,15 @@ for (const [name, options] of [
       }
     });
 
-    test("the server's errors reach the ask: unknown service, bad message", async () => {
+    test("the server's errors reach the ask: unknown service, bad message; too large is refused at the client", async () => {
       const c = await connect(server.url, { ...options, ...fast });
       try {
         await assert.rejects(c.service("nope").ask("get"), (e) => e.code === "unknown_service");
         await assert.rejects(c.service("counter").ask({ frobnicate: true }), (e) => e.code === "bad_message");
+        // Over the gateway's max_frame (64 KiB): refused before sending; the session goes on.
+        await assert.rejects(c.service("counter").ask({ push: "x".repeat(70 * 1024) }), (e) => e.code === "too_large");
+        assert.equal(typeof (await c.service("counter").ask("get")), "number");
+        assert.equal(c.stats.reconnects, 0);
       } finally {
         c.close();
       }
