@@ -1,6 +1,6 @@
 // The client in a real browser: Debian's chromium, headless, on the
 // web_counter example's page, served by the real gateway. Two tabs share
-// the counter; a third uses long-poll.
+// the counter; a third uses long-poll, a fourth MessagePack.
 //
 // The screenshot goes to docs/images/web_counter.png when
 // VOLLEY_SCREENSHOT=1 (to refresh the docs' picture), else to a temporary
@@ -45,13 +45,14 @@ test("two tabs share the counter live: ask, topic, push, and a reconnect after t
   const b = await openTab();
   const lp = await openTab("?transport=longpoll");
   assert.equal(await lp.evaluate(() => window.counterPage.client.transport), "longpoll");
+  const packed = await openTab("?enc=msgpack");
 
   // Ask: tab A adds 10 and gets the new value as its answer.
   const start = (await seen(a)).values.at(-1);
   await a.click("button[data-add='10']");
   await a.waitForFunction((v) => window.counterPage.answers.includes(v), start + 10);
   // Topic: tab B and the long-poll tab see it published, and show it.
-  for (const tab of [b, lp]) {
+  for (const tab of [b, lp, packed]) {
     await tab.waitForFunction((v) => window.counterPage.published.includes(v), start + 10);
   }
   assert.equal(await b.textContent("#value"), String(start + 10));
@@ -80,5 +81,5 @@ test("two tabs share the counter live: ask, topic, push, and a reconnect after t
   await a.setViewportSize({ width: 760, height: 600 });
   await a.screenshot({ path: shot, fullPage: true });
 
-  for (const tab of [a, b, lp]) assert.deepEqual(tab.errors, []);
+  for (const tab of [a, b, lp, packed]) assert.deepEqual(tab.errors, []);
 });
