@@ -1,0 +1,11 @@
+export { connect, Client } from "./client.js";
+export type { AskOptions, ClientState, ClientStats, Handler, ServiceRef } from "./client.js";
+export type { ClientEvents } from "./events.js";
+export type { ConnectOptions, ReconnectOptions } from "./options.js";
+export { backoffDelay } from "./options.js";
+export { VolleyError } from "./errors.js";
+export type { ErrorCode } from "./errors.js";
+export type { CloseInfo, Connection, ConnectionFactory, ConnectionTarget, TransportKind } from "./connection.js";
+export type { ClientFrame, ServerFrame } from "./frames.js";
+export { encodeMsgpack, decodeMsgpack } from "./msgpack.js";
+export type { Encoding } from "./codec.js";
