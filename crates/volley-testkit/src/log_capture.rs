@@ -183,7 +183,10 @@ mod tests {
         let texts: Vec<_> = kept.iter().map(|e| e.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["kept test=capture-levels n=3", "kept too test=capture-levels"]
+            [
+                "kept test=capture-levels n=3",
+                "kept too test=capture-levels"
+            ]
         );
         assert_eq!(kept[1].level, Level::WARN);
         let lines = lines_with("kept too");

@@ -140,9 +140,8 @@ impl ServiceMirror {
     pub(crate) fn reachability(&self, event: &ClusterEvent) {
         let (member, reachable) = match event {
             ClusterEvent::UnreachableMember { member } => (member, false),
-            ClusterEvent::ReachableMember { member } | ClusterEvent::MemberRemoved { member, .. } => {
-                (member, true)
-            }
+            ClusterEvent::ReachableMember { member }
+            | ClusterEvent::MemberRemoved { member, .. } => (member, true),
             _ => return,
         };
         if let Some(receptionist) = &self.receptionist {

@@ -116,7 +116,9 @@ async fn an_unreachable_nodes_services_leave_the_reachable_listing_until_it_is_b
     receptionist.subscribe(&key(), listings.actor_ref());
     receptionist.register(&key(), &far);
     receptionist.register(&key(), &near);
-    let all = [far.clone(), near.clone()].into_iter().collect::<HashSet<_>>();
+    let all = [far.clone(), near.clone()]
+        .into_iter()
+        .collect::<HashSet<_>>();
     let both = |l: &Listing<Calc>| l.services == all && l.all_services == all;
     listings.fish_for_within(T, |l| {
         if both(l) {
@@ -133,7 +135,10 @@ async fn an_unreachable_nodes_services_leave_the_reachable_listing_until_it_is_b
     assert_eq!(listing.all_services, all);
     assert!(!listing.services_were_added_or_removed);
     let looked_up = receptionist.lookup(&key(), T).await.unwrap();
-    assert_eq!((looked_up.services.len(), looked_up.all_services.len()), (1, 2));
+    assert_eq!(
+        (looked_up.services.len(), looked_up.all_services.len()),
+        (1, 2)
+    );
 
     receptionist.set_reachable(&b_authority, true);
     let listing = listings.receive_msg_within(T);
