@@ -13,7 +13,7 @@
 //! watcher's detector before it comes back.
 
 mod common;
-mod log_capture;
+use volley_testkit::log_capture;
 mod peer_process;
 mod raw_peer;
 

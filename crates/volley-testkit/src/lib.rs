@@ -17,6 +17,8 @@
 //! - [`relay::Relays`]: a TCP relay in front of each member of a
 //!   multi-process test, with a mode per directed link: pass, drop, delay
 //!   or a one-way block.
+//! - [`log_capture`]: a process-wide `tracing` subscriber that keeps the
+//!   events, for tests that check what was logged.
 //!
 //! A failed expectation panics with what arrived instead (or that nothing
 //! did), so it fails the test like an `assert!`.
@@ -65,6 +67,7 @@
 mod actor_fn;
 mod actor_fn_builder;
 mod dispatcher;
+pub mod log_capture;
 mod metrics;
 mod pilot;
 mod probe;

@@ -15,6 +15,7 @@ use volley_remote::transport::MirroredService;
 use volley_remote::Remoting;
 
 use super::entry::{ServiceChange, ServiceEntry};
+use crate::member::ClusterEvent;
 use crate::runtime::Command;
 
 /// Hands this node's own registrations to the driver.
@@ -127,6 +128,25 @@ impl ServiceMirror {
                     "a member's service cannot be listed here: {error}"
                 );
             }
+        }
+    }
+
+    /// Keeps the receptionist's reachable listings in step with the
+    /// membership (Akka's `serviceInstances` against
+    /// `allServiceInstances`): an unreachable member's services leave
+    /// `Listing::services`, and come back when it is reachable again; a
+    /// removed member's address is reachable again for whoever comes
+    /// next there (its services leave every listing by death watch).
+    pub(crate) fn reachability(&self, event: &ClusterEvent) {
+        let (member, reachable) = match event {
+            ClusterEvent::UnreachableMember { member } => (member, false),
+            ClusterEvent::ReachableMember { member }
+            | ClusterEvent::MemberRemoved { member, .. } => (member, true),
+            _ => return,
+        };
+        if let Some(receptionist) = &self.receptionist {
+            let authority = format!("{}:{}", member.node.host(), member.node.port());
+            receptionist.set_reachable(&authority, reachable);
         }
     }
 }

@@ -60,6 +60,12 @@ impl Cluster {
         if system.is_terminated() {
             return Err(ClusterError::SystemTerminated);
         }
+        if Cluster::get(system).is_some() {
+            return Err(ClusterError::AlreadyStarted(format!(
+                "actor system {:?} has a cluster",
+                system.name()
+            )));
+        }
         let seeds = parse_seeds(system.name(), &settings.seed_nodes)?;
         let identity = identity_of(remoting);
         let self_member = UniqueAddress::of(&identity);
@@ -109,10 +115,21 @@ impl Cluster {
             self_member,
             system: system.name().to_owned(),
         };
+        // The first cluster of the system stays its cluster; a second one
+        // was refused above, so this keeps the one just started.
+        let _kept = system.register_extension(cluster.clone());
         if !seeds.is_empty() {
             cluster.request(Command::JoinSeedNodes(seeds))?;
         }
         Ok(cluster)
+    }
+
+    /// The cluster started earlier on this system (Akka's
+    /// `Cluster(system)`), or `None` if none was. After the system
+    /// terminated it is still returned; its requests then fail with
+    /// [`ClusterError::Stopped`].
+    pub fn get(system: &ActorSystem) -> Option<Cluster> {
+        system.extension::<Cluster>()
     }
 
     /// Joins the cluster through the node at `address` (Akka's

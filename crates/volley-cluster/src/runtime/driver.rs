@@ -268,6 +268,7 @@ impl Driver {
         self.publish_state();
         for event in cluster_events {
             self.end_removed(&event);
+            self.services.reachability(&event);
             self.shut_down_if_downed(&event);
             self.system.event_stream().publish(event);
         }

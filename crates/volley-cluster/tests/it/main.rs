@@ -9,7 +9,6 @@ mod churn;
 mod common;
 mod convergence;
 mod downing;
-mod log_capture;
 mod membership;
 mod network;
 mod partition;
@@ -17,3 +16,5 @@ mod processes;
 mod reachability;
 mod replay;
 mod services;
+
+use volley_testkit::log_capture;

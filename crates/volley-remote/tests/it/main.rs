@@ -16,8 +16,7 @@ mod deploy;
 #[path = "../golden_support/mod.rs"]
 mod golden_support;
 mod liveness;
-#[path = "../log_capture/mod.rs"]
-mod log_capture;
+use volley_testkit::log_capture;
 mod membership_authority;
 mod messaging;
 mod metrics;

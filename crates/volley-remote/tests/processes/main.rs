@@ -7,8 +7,7 @@
 mod common;
 mod failover;
 mod failover_delivery;
-#[path = "../log_capture/mod.rs"]
-mod log_capture;
+use volley_testkit::log_capture;
 #[path = "../peer_process/mod.rs"]
 mod peer_process;
 #[path = "../raw_peer/mod.rs"]

@@ -94,12 +94,24 @@ impl<M> fmt::Debug for ServiceKey<M> {
 }
 
 /// The services registered under a key: the answer to a find, and what a
-/// subscriber gets at once and after every change.
+/// subscriber gets at once and after every change (Akka's `Listing`).
+///
+/// Without a cluster every service is reachable and the two sets are
+/// equal. In a cluster, the services of a member that is unreachable stay
+/// in `all_services` and leave `services` until the member is reachable
+/// again or removed.
 pub struct Listing<M: Send + 'static> {
     /// The key.
     pub key: ServiceKey<M>,
-    /// Its services, live when the listing was made.
+    /// Its services on reachable nodes, live when the listing was made
+    /// (Akka's `serviceInstances`): the ones to send to.
     pub services: HashSet<ActorRef<M>>,
+    /// Its services on every node, unreachable ones included (Akka's
+    /// `allServiceInstances`).
+    pub all_services: HashSet<ActorRef<M>>,
+    /// False when a subscriber gets this listing only because a node's
+    /// reachability changed (Akka's `servicesWereAddedOrRemoved`).
+    pub services_were_added_or_removed: bool,
 }
 
 /// The acknowledgement of a registration.
@@ -143,7 +155,12 @@ macro_rules! key_and_refs {
     };
 }
 
-key_and_refs!(Listing { key, services });
+key_and_refs!(Listing {
+    key,
+    services,
+    all_services,
+    services_were_added_or_removed
+});
 key_and_refs!(Registered { key, service });
 key_and_refs!(Deregistered { key, service });
 
@@ -184,10 +201,9 @@ impl Receptionist {
     ) {
         let (key, service) = (key.clone(), service.clone());
         self.run(move |registry, ctx| {
-            let entry = registry.entry(&key);
-            if entry.services.insert(service.clone()) {
+            if registry.entry(&key).services.insert(service.clone()) {
                 ctx.watch(&service);
-                entry.notify();
+                registry.notify(&key);
                 registry.observed(&key, &service, true);
             }
             if let Some(reply_to) = reply_to {
@@ -220,9 +236,8 @@ impl Receptionist {
     ) {
         let (key, service) = (key.clone(), service.clone());
         self.run(move |registry, ctx| {
-            let entry = registry.entry(&key);
-            if entry.services.remove(&service) {
-                entry.notify();
+            if registry.entry(&key).services.remove(&service) {
+                registry.notify(&key);
                 registry.observed(&key, &service, false);
                 let service = service.to_any();
                 if !registry.holds(&service) {
@@ -271,9 +286,10 @@ impl Receptionist {
     ) {
         let key = key.clone();
         self.run(move |registry, ctx| {
+            let unreachable = registry.unreachable.clone();
             let entry = registry.entry(&key);
             if !entry.subscribers.contains(&subscriber) {
-                subscriber.tell(entry.listing());
+                subscriber.tell(entry.listing(&unreachable, true));
                 ctx.watch(&subscriber);
                 entry.subscribers.push(subscriber);
             }
@@ -320,6 +336,31 @@ impl Receptionist {
         });
     }
 
+    /// Marks the node at `authority` (`host:port`) unreachable, or
+    /// reachable again: its services leave [`Listing::services`] (they stay
+    /// in [`Listing::all_services`]) while it is unreachable, and the
+    /// subscribers of their keys get a listing at each change. A cluster
+    /// receptionist's hook, as [`Receptionist::observe`]; a node forgotten
+    /// for good is to be marked reachable again, so that a later node at
+    /// its address starts reachable.
+    pub fn set_reachable(&self, authority: &str, reachable: bool) {
+        let authority: Arc<str> = Arc::from(authority);
+        self.run(move |registry, _| {
+            let changed = if reachable {
+                registry.unreachable.remove(&authority)
+            } else {
+                registry.unreachable.insert(authority.clone())
+            };
+            if changed {
+                for entry in registry.entries.values() {
+                    if entry.has_service_at(&authority) {
+                        entry.notify(&registry.unreachable, false);
+                    }
+                }
+            }
+        });
+    }
+
     fn run(&self, f: impl FnOnce(&mut Registry, &mut Context<ReceptionistActor>) + Send + 'static) {
         self.actor.tell(Command(Box::new(f)));
     }
@@ -354,6 +395,8 @@ pub(crate) struct Registry {
     entries: HashMap<(TypeId, Arc<str>), Box<dyn Entry>>,
     /// A cluster receptionist's hook, if one runs.
     observer: Option<Arc<dyn ServiceObserver>>,
+    /// The authorities (`host:port`) of the nodes marked unreachable.
+    unreachable: HashSet<Arc<str>>,
 }
 
 impl Registry {
@@ -376,17 +419,27 @@ impl Registry {
     /// registered under or subscribed to (finds of ever new keys would
     /// grow the table).
     fn listing<M: Send + 'static>(&self, key: &ServiceKey<M>) -> Listing<M> {
-        match self.entries.get(&key.slot()) {
-            Some(entry) => entry
-                .as_any_ref()
-                .downcast_ref::<Typed<M>>()
-                .map(Typed::listing),
-            None => None,
+        match self.typed(key) {
+            Some(entry) => entry.listing(&self.unreachable, true),
+            None => Listing {
+                key: key.clone(),
+                services: HashSet::new(),
+                all_services: HashSet::new(),
+                services_were_added_or_removed: true,
+            },
         }
-        .unwrap_or_else(|| Listing {
-            key: key.clone(),
-            services: HashSet::new(),
-        })
+    }
+
+    fn typed<M: Send + 'static>(&self, key: &ServiceKey<M>) -> Option<&Typed<M>> {
+        self.entries.get(&key.slot())?.as_any_ref().downcast_ref()
+    }
+
+    /// Sends the subscribers of `key` its listing, after a service was
+    /// added or removed.
+    fn notify<M: Send + 'static>(&self, key: &ServiceKey<M>) {
+        if let Some(entry) = self.typed(key) {
+            Entry::notify(entry, &self.unreachable, true);
+        }
     }
 
     /// Tells the observer, if any, that `service` joined or left `key`.
@@ -426,7 +479,11 @@ trait Entry: Send {
     fn is_empty(&self) -> bool;
     /// Forgets `actor`, which terminated; tells the subscribers if it was a
     /// service, and returns whether it was.
-    fn forget(&mut self, actor: &AnyRef) -> bool;
+    fn forget(&mut self, actor: &AnyRef, unreachable: &HashSet<Arc<str>>) -> bool;
+    /// Sends the subscribers the listing.
+    fn notify(&self, unreachable: &HashSet<Arc<str>>, services_changed: bool);
+    /// True if a service is on the node at `authority`.
+    fn has_service_at(&self, authority: &str) -> bool;
     fn holds(&self, actor: &AnyRef) -> bool;
     /// The services, their protocol erased.
     fn services(&self) -> Vec<AnyRef>;
@@ -440,16 +497,18 @@ struct Typed<M: Send + 'static> {
 }
 
 impl<M: Send + 'static> Typed<M> {
-    fn listing(&self) -> Listing<M> {
+    fn listing(&self, unreachable: &HashSet<Arc<str>>, services_changed: bool) -> Listing<M> {
+        let reachable = |service: &&ActorRef<M>| {
+            service
+                .path()
+                .authority()
+                .is_none_or(|authority| !unreachable.contains(authority))
+        };
         Listing {
             key: self.key.clone(),
-            services: self.services.clone(),
-        }
-    }
-
-    fn notify(&self) {
-        for subscriber in &self.subscribers {
-            subscriber.tell(self.listing());
+            services: self.services.iter().filter(reachable).cloned().collect(),
+            all_services: self.services.clone(),
+            services_were_added_or_removed: services_changed,
         }
     }
 }
@@ -467,15 +526,27 @@ impl<M: Send + 'static> Entry for Typed<M> {
         self.services.is_empty() && self.subscribers.is_empty()
     }
 
-    fn forget(&mut self, actor: &AnyRef) -> bool {
+    fn forget(&mut self, actor: &AnyRef, unreachable: &HashSet<Arc<str>>) -> bool {
         self.subscribers.retain(|s| s != actor);
         let before = self.services.len();
         self.services.retain(|s| s != actor);
         let was_service = self.services.len() != before;
         if was_service {
-            self.notify();
+            self.notify(unreachable, true);
         }
         was_service
+    }
+
+    fn notify(&self, unreachable: &HashSet<Arc<str>>, services_changed: bool) {
+        for subscriber in &self.subscribers {
+            subscriber.tell(self.listing(unreachable, services_changed));
+        }
+    }
+
+    fn has_service_at(&self, authority: &str) -> bool {
+        self.services
+            .iter()
+            .any(|s| s.path().authority() == Some(authority))
     }
 
     fn services(&self) -> Vec<AnyRef> {
@@ -505,7 +576,7 @@ impl Actor for ReceptionistActor {
     fn on_terminated(&mut self, _ctx: &mut Context<Self>, t: Terminated) -> HandleResult {
         let registry = &mut self.0;
         for ((protocol, key_id), entry) in registry.entries.iter_mut() {
-            let was_service = entry.forget(&t.actor);
+            let was_service = entry.forget(&t.actor, &registry.unreachable);
             if let (true, Some(observer)) = (was_service, &registry.observer) {
                 observer.service_changed(ServiceRegistration {
                     key_id: key_id.clone(),

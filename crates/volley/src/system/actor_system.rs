@@ -75,6 +75,8 @@ pub(crate) struct SystemCore {
     ask_deadlines: Arc<AskDeadlines>,
     /// `host:port` its transport advertises (`remote::set_local_authority`).
     pub(crate) local_authority: Mutex<Option<Arc<str>>>,
+    /// Other crates' per-system values (`system/extensions.rs`).
+    pub(crate) extensions: crate::system::extensions::Extensions,
 }
 
 /// A system held without keeping it alive (the metrics sampler's, the
@@ -172,6 +174,7 @@ impl ActorSystem {
                 shutdown: ShutdownState::default(),
                 ask_deadlines: Arc::default(),
                 local_authority: Mutex::new(None),
+                extensions: Default::default(),
             }),
         };
         let root = ActorCell::create(

@@ -13,5 +13,6 @@
 pub(crate) mod actor_system;
 pub mod coordinated_shutdown;
 pub(crate) mod event_stream;
+pub(crate) mod extensions;
 pub(crate) mod guardian;
 pub(crate) mod termination;

@@ -40,7 +40,7 @@ struct Scene {
 }
 
 async fn scene() -> Scene {
-    log_capture::install();
+    log_capture::install_at(tracing::Level::INFO);
     let mut nodes = nodes();
     let (members, clusters, _probes) = formed(&mut nodes, 2).await;
     let stranger = start_nodes(&mut nodes, 1).await.remove(0);

@@ -6,6 +6,7 @@
 mod bad_packets;
 mod downing;
 mod forming;
+mod get;
 mod leaving;
 mod metrics;
 mod receptionist;

@@ -1,12 +1,18 @@
 //! The cluster receptionist on the network: a service registered on one
 //! member is listed on every other as a remote ref, and leaves every
 //! listing when it is deregistered, when its actor stops and when its
-//! member leaves the cluster.
+//! member leaves the cluster; while its member is unreachable it is in
+//! `Listing::all_services` only.
+
+use std::collections::HashSet;
+use std::time::Duration;
 
 use volley::{ActorRef, ActorSystem, Listing, RoundRobin, Router, ServiceKey};
+use volley_cluster::Cluster;
+use volley_testkit::remote::Node;
 use volley_testkit::{actor_fn, FishingOutcome, TestProbe};
 
-use super::{deadline, formed, nodes};
+use super::{all_up, deadline, formed, nodes, quick, start_nodes};
 
 fn key() -> ServiceKey<u32> {
     ServiceKey::new("workers")
@@ -216,5 +222,69 @@ async fn a_group_router_over_a_key_routes_to_routees_on_every_member() {
     for _ in 0..6 {
         assert_eq!(report.receive_msg_within(deadline()), 0);
     }
+    nodes.stop_all().await;
+}
+
+/// A member that goes silent is unreachable for as long as the resolver
+/// waits (`stable_after`, long here): its services leave
+/// `Listing::services` on the others, and stay in `all_services` (Akka's
+/// `serviceInstances` and `allServiceInstances`); a subscriber is told,
+/// with no service added or removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_members_services_leave_the_reachable_listing_only() {
+    let mut nodes = nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let seeds: Vec<&Node> = members.iter().collect();
+    let clusters: Vec<Cluster> = members
+        .iter()
+        .map(|node| {
+            let mut settings = quick("test", &seeds);
+            settings.split_brain_resolver.stable_after = Some(Duration::from_secs(600));
+            Cluster::start(&node.system, &node.remoting, settings).expect("a cluster starts")
+        })
+        .collect();
+    all_up(&clusters);
+    let stays = subscribed(&members[0].system);
+    for (node, name) in members.iter().zip(["a", "b", "c"]).skip(1) {
+        let service = worker(&node.system, name);
+        node.system
+            .receptionist()
+            .expect("a receptionist")
+            .register(&key(), &service);
+    }
+    expect_listing(&stays, &["b", "c"]);
+
+    members[2].remoting.shutdown();
+    let names = |services: &HashSet<ActorRef<u32>>| {
+        let mut names: Vec<String> = services
+            .iter()
+            .map(|s| s.path().name().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let listing = stays.fish_for_within(deadline(), |listing| {
+        if names(&listing.services) == ["b"] {
+            FishingOutcome::Complete
+        } else {
+            FishingOutcome::ContinueAndIgnore
+        }
+    });
+    let listing = listing.last().expect("the listing fished for");
+    assert_eq!(names(&listing.all_services), ["b", "c"]);
+    assert!(!listing.services_were_added_or_removed);
+    let state = clusters[0].state();
+    assert_eq!(state.unreachable.len(), 1, "{state:?}");
+    let looked_up = members[0]
+        .system
+        .receptionist()
+        .expect("a receptionist")
+        .lookup(&key(), deadline())
+        .await
+        .expect("a listing");
+    assert_eq!(
+        (names(&looked_up.services), names(&looked_up.all_services)),
+        (vec!["b".to_owned()], vec!["b".to_owned(), "c".to_owned()])
+    );
     nodes.stop_all().await;
 }

@@ -12,7 +12,7 @@ use super::{deadline, form, formed, nodes, quick, start_nodes, SYSTEM};
 /// holds it; the node stays out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_of_another_cluster_is_refused() {
-    crate::log_capture::install();
+    crate::log_capture::install_at(tracing::Level::INFO);
     let mut nodes = nodes();
     let (members, clusters, _probes) = formed(&mut nodes, 2).await;
     let stranger = start_nodes(&mut nodes, 1).await.remove(0);
@@ -66,7 +66,7 @@ async fn a_node_of_another_cluster_is_refused() {
 /// never becomes a member.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_with_another_secret_is_refused() {
-    crate::log_capture::install();
+    crate::log_capture::install_at(tracing::Level::INFO);
     let mut nodes = nodes();
     let mut members = Vec::new();
     for _ in 0..2 {

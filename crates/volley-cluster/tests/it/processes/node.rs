@@ -170,7 +170,7 @@ pub async fn run_node() {
         return;
     };
     let config = NodeConfig::decode(&config);
-    log_capture::install_to_stderr();
+    log_capture::install_to_stderr(tracing::Level::INFO);
     tokio::spawn(async {
         tokio::time::sleep(LIFETIME).await;
         eprintln!("node: lived {LIFETIME:?} without being told to exit");

@@ -4,10 +4,12 @@
 
 use crate::common;
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use common::{add, node, quick_detector, remote_ref, spawn_calculator, Calc, T};
-use volley::ServiceKey;
+use volley::{Listing, ServiceKey};
+use volley_testkit::FishingOutcome;
 
 fn key() -> ServiceKey<Calc> {
     ServiceKey::new("calculators")
@@ -94,6 +96,53 @@ async fn a_group_router_preferring_local_routees_falls_back_to_remote_ones() {
     a.system.stop(&near);
     routees_become(&far).await;
     assert_eq!(add(&router.to_actor_ref(), 4, 4).await, 8);
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+/// A node marked unreachable (a cluster receptionist's hook): its
+/// services leave `Listing::services` and stay in `all_services`, local
+/// services stay in both, subscribers get the change flagged as no
+/// service added or removed; marked reachable again, they come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_nodes_services_leave_the_reachable_listing_until_it_is_back() {
+    let a = node("reachable-a", quick_detector()).await;
+    let b = node("reachable-b", quick_detector()).await;
+    spawn_calculator(&b, "far");
+    let far = remote_ref(&a, &b, "far");
+    let near = spawn_calculator(&a, "near");
+    let receptionist = a.system.receptionist().unwrap();
+    let listings = volley_testkit::TestProbe::new(&a.system);
+    receptionist.subscribe(&key(), listings.actor_ref());
+    receptionist.register(&key(), &far);
+    receptionist.register(&key(), &near);
+    let all = [far.clone(), near.clone()]
+        .into_iter()
+        .collect::<HashSet<_>>();
+    let both = |l: &Listing<Calc>| l.services == all && l.all_services == all;
+    listings.fish_for_within(T, |l| {
+        if both(l) {
+            FishingOutcome::Complete
+        } else {
+            FishingOutcome::Continue
+        }
+    });
+
+    let b_authority = far.path().authority().expect("a remote path").to_owned();
+    receptionist.set_reachable(&b_authority, false);
+    let listing = listings.receive_msg_within(T);
+    assert_eq!(listing.services, [near.clone()].into_iter().collect());
+    assert_eq!(listing.all_services, all);
+    assert!(!listing.services_were_added_or_removed);
+    let looked_up = receptionist.lookup(&key(), T).await.unwrap();
+    assert_eq!(
+        (looked_up.services.len(), looked_up.all_services.len()),
+        (1, 2)
+    );
+
+    receptionist.set_reachable(&b_authority, true);
+    let listing = listings.receive_msg_within(T);
+    assert!(both(&listing) && !listing.services_were_added_or_removed);
     a.system.terminate().await;
     b.system.terminate().await;
 }

@@ -47,12 +47,12 @@ fn service(system: &ActorSystem) -> ActorRef<Service> {
 }
 
 fn listing(key: ServiceKey<Service>, services: &[&ActorRef<Service>]) -> Listing<Service> {
+    let services: HashSet<_> = services.iter().map(|s| (*s).clone()).collect();
     Listing {
         key,
-        services: services
-            .iter()
-            .map(|s| (*s).clone())
-            .collect::<HashSet<_>>(),
+        all_services: services.clone(),
+        services,
+        services_were_added_or_removed: true,
     }
 }
 

@@ -5,5 +5,6 @@ mod coordinated_shutdown;
 mod coordinated_shutdown_more;
 mod drain;
 mod event_stream;
+mod extensions;
 mod hooks;
 mod lifecycle;
