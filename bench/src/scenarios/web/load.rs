@@ -66,7 +66,7 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
 
 /// A client of either transport.
 enum Client {
-    Ws(WsClient),
+    Ws(Box<WsClient>),
     Lp(LpClient),
 }
 
@@ -92,7 +92,7 @@ async fn asks(
         connected.push(if long_poll {
             Client::Lp(LpClient::connect(port).await?)
         } else {
-            Client::Ws(WsClient::connect(port).await?)
+            Client::Ws(Box::new(WsClient::connect(port).await?))
         });
     }
     let start = Instant::now() + warmup;
@@ -160,16 +160,21 @@ async fn push(
     let after = rss_bytes(server_pid)?;
     let bytes_per_session = after.saturating_sub(before) as f64 / clients as f64;
     let received = Rc::new(Cell::new(0u64));
+    let subscribed = Rc::new(Cell::new(0usize));
     for mut session in sessions {
         session.sub(FEED).await?;
-        let received = received.clone();
+        let (received, subscribed) = (received.clone(), subscribed.clone());
         tokio::task::spawn_local(async move {
+            if session.next_pub().await.is_ok() {
+                subscribed.set(subscribed.get() + 1);
+            }
             while session.next_pub().await.is_ok() {
                 received.set(received.get() + 1);
             }
         });
     }
-    // Warm-up (and every subscription in place): bursts until `warmup`.
+    all_subscribed(&mut driver, &subscribed, clients).await?;
+    // Warm-up: bursts until `warmup`.
     let warm_end = Instant::now() + warmup;
     while Instant::now() < warm_end {
         burst(&mut driver, &received, clients).await?;
@@ -186,6 +191,26 @@ async fn push(
         p99_ns: None,
         bytes_per_session: Some(bytes_per_session),
     })
+}
+
+/// Publishes single messages until every client has had one: a `sub` has
+/// no answer, so this is how the load knows that every subscription is in
+/// place (the first message of each client is not counted).
+async fn all_subscribed(
+    driver: &mut WsClient,
+    subscribed: &Cell<usize>,
+    clients: usize,
+) -> crate::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while subscribed.get() < clients {
+        if Instant::now() > deadline {
+            let got = subscribed.get();
+            return Err(format!("{got} of {clients} subscriptions in place after 30 s").into());
+        }
+        driver.ask(PUSHER, "1").await?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
 }
 
 /// Opens `n` sessions, [`CONNECTING`] at a time.

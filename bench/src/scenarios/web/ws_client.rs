@@ -20,7 +20,10 @@ pub struct WsClient {
 impl WsClient {
     /// Connects to `127.0.0.1:port/ws` and opens a session.
     pub async fn connect(port: u16) -> crate::Result<WsClient> {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/ws")).await?;
+        // Nagle off: an ack and the next ask are two small writes in a row,
+        // and the second would wait for the delayed ACK of the first.
+        let url = format!("ws://127.0.0.1:{port}/ws");
+        let (ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
         let mut client = WsClient {
             ws,
             next_id: 0,
