@@ -60,7 +60,10 @@ fn main() -> ExitCode {
             scenarios::web::servers::SERVER_COMMAND,
             scenarios::web::servers::serve,
         ),
-        (scenarios::web::load::LOAD_COMMAND, scenarios::web::load::serve),
+        (
+            scenarios::web::load::LOAD_COMMAND,
+            scenarios::web::load::serve,
+        ),
     ];
     if let Some((name, serve)) = hidden
         .iter()

@@ -40,9 +40,7 @@ pub fn web(report: &Report<WebRow>, path: &Path) -> crate::Result<()> {
     }
     bars(
         path,
-        &report.heading(&format!(
-            "web gateway vs bare axum echo (× clients){push}"
-        )),
+        &report.heading(&format!("web gateway vs bare axum echo (× clients){push}")),
         &panels,
     )
 }

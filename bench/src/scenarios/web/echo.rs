@@ -54,25 +54,22 @@ impl Echo {
     fn answer(&self, frame: ClientFrame, seq: &AtomicU64) -> Option<ServerFrame> {
         let next = || seq.fetch_add(1, Ordering::Relaxed) + 1;
         match frame {
-            ClientFrame::Ask { id, service, msg, .. } if service == COUNTER => {
-                Some(match serde_json::from_value::<CounterCmd>(msg) {
-                    Ok(cmd) => {
-                        let value = cmd.apply(&mut self.value.lock().expect("not poisoned"));
-                        ServerFrame::Reply {
-                            seq: next(),
-                            id,
-                            msg: json!(value),
-                        }
+            ClientFrame::Ask {
+                id, service, msg, ..
+            } if service == COUNTER => Some(match serde_json::from_value::<CounterCmd>(msg) {
+                Ok(cmd) => {
+                    let value = cmd.apply(&mut self.value.lock().expect("not poisoned"));
+                    ServerFrame::Reply {
+                        seq: next(),
+                        id,
+                        msg: json!(value),
                     }
-                    Err(e) => error(next(), Some(id), "bad_message", e.to_string()),
-                })
+                }
+                Err(e) => error(next(), Some(id), "bad_message", e.to_string()),
+            }),
+            ClientFrame::Ask { id, .. } => {
+                Some(error(next(), Some(id), "unknown_service", String::new()))
             }
-            ClientFrame::Ask { id, .. } => Some(error(
-                next(),
-                Some(id),
-                "unknown_service",
-                String::new(),
-            )),
             ClientFrame::Ping { n } => Some(ServerFrame::Pong { n }),
             ClientFrame::Hello { .. } => Some(welcome(String::new())),
             _ => None,

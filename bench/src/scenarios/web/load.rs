@@ -115,7 +115,11 @@ async fn asks(
 }
 
 /// Asks until `end`; the latencies of the asks sent from `start` on.
-async fn ask_loop(mut client: Client, start: Instant, end: Instant) -> crate::Result<Histogram<u64>> {
+async fn ask_loop(
+    mut client: Client,
+    start: Instant,
+    end: Instant,
+) -> crate::Result<Histogram<u64>> {
     let mut latencies = Histogram::<u64>::new(3)?;
     loop {
         let sent = Instant::now();

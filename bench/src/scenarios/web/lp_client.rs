@@ -22,7 +22,8 @@ impl LpClient {
     pub async fn connect(port: u16) -> crate::Result<LpClient> {
         let stream = TcpStream::connect(("127.0.0.1", port)).await?;
         stream.set_nodelay(true)?;
-        let (http, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        let (http, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
         tokio::spawn(connection);
         let mut client = LpClient {
             http,

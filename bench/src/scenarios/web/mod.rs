@@ -184,7 +184,10 @@ fn notes(report: &Report<WebRow>, pinning: &Pinning) -> Vec<String> {
             _ => "server 0, clients 1",
         }
     )];
-    for (_, v) in rows.iter().filter(|(s, r)| *s == "volley" && r.p99_ns.is_some()) {
+    for (_, v) in rows
+        .iter()
+        .filter(|(s, r)| *s == "volley" && r.p99_ns.is_some())
+    {
         let Some((_, echo)) = rows.iter().find(|(s, r)| {
             *s == "axum-echo" && r.transport == v.transport && r.clients == v.clients
         }) else {
@@ -219,11 +222,17 @@ mod tests {
     fn a_load_line_becomes_a_row() {
         let stdout = "noise\n{\"done\":30000,\"elapsed_ns\":3000000000,\"p50_ns\":2000000,\"p99_ns\":5000000,\"bytes_per_session\":null}\n";
         let result = parse_load(stdout).unwrap();
-        let ask = configs().into_iter().find(|c| c.mode == "lp" && c.clients == 100).unwrap();
+        let ask = configs()
+            .into_iter()
+            .find(|c| c.mode == "lp" && c.clients == 100)
+            .unwrap();
         let row = row(&ask, &result);
         assert_eq!(row.transport, "long-poll");
         assert_eq!(row.rps, Some(10000.0));
-        assert_eq!((row.p50_ns, row.p99_ns, row.bytes_per_session), (Some(2_000_000), Some(5_000_000), None));
+        assert_eq!(
+            (row.p50_ns, row.p99_ns, row.bytes_per_session),
+            (Some(2_000_000), Some(5_000_000), None)
+        );
         let push = LoadResult {
             done: 2_000_000,
             elapsed_ns: 4_000_000_000,
@@ -233,8 +242,14 @@ mod tests {
         };
         let config = configs().pop().unwrap();
         let row = super::row(&config, &push);
-        assert_eq!((row.transport.as_str(), row.clients), ("websocket-push", 1000));
-        assert_eq!((row.rps, row.bytes_per_session), (Some(500_000.0), Some(9000.0)));
+        assert_eq!(
+            (row.transport.as_str(), row.clients),
+            ("websocket-push", 1000)
+        );
+        assert_eq!(
+            (row.rps, row.bytes_per_session),
+            (Some(500_000.0), Some(9000.0))
+        );
         assert!(parse_load("").is_err());
     }
 
@@ -250,7 +265,9 @@ mod tests {
             bytes_per_session: None,
         };
         report.rows.push(Row::measured("volley", ask(900.0, 1200)));
-        report.rows.push(Row::measured("axum-echo", ask(1000.0, 1000)));
+        report
+            .rows
+            .push(Row::measured("axum-echo", ask(1000.0, 1000)));
         let notes = notes(&report, &Pinning::detect());
         assert!(
             notes[1].contains("req/s 0.90× (target ≥ 0.8×: met), p99 1.20× (target ≤ 1.5×: met)"),
