@@ -34,7 +34,7 @@ type Serve = fn(&[String]) -> Result<()>;
 fn main() -> ExitCode {
     // Hidden subcommands: the other process of a two-process scenario.
     let args: Vec<String> = std::env::args().collect();
-    let hidden: [(&str, Serve); 4] = [
+    let hidden: [(&str, Serve); 6] = [
         // The server half of `--two-processes` (remote scenarios).
         (
             scenarios::remote_common::SERVER_COMMAND,
@@ -54,6 +54,15 @@ fn main() -> ExitCode {
         (
             scenarios::grpc::servers::SERVER_COMMAND,
             scenarios::grpc::servers::serve,
+        ),
+        // The servers `web` loads, and their clients.
+        (
+            scenarios::web::servers::SERVER_COMMAND,
+            scenarios::web::servers::serve,
+        ),
+        (
+            scenarios::web::load::LOAD_COMMAND,
+            scenarios::web::load::serve,
         ),
     ];
     if let Some((name, serve)) = hidden

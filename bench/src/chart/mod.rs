@@ -1,7 +1,7 @@
 //! Every chart `--chart FILE.svg` can write, in one place: the shapes
 //! ([`draw`]), and what each scenario plots with them ([`local`] for the
 //! in-process scenarios, [`remote`] for the remote ones and raw TCP, [`grpc`]
-//! for the gRPC servers).
+//! for the gRPC servers, [`web`] for the web gateway).
 //! SVG only (plotters' SVG backend, no font files: text is written as SVG
 //! `<text>` and its size estimated).
 
@@ -9,11 +9,13 @@ mod draw;
 mod grpc;
 mod local;
 mod remote;
+mod web;
 
 pub use draw::{bars, lines, log_lines, BarPanel, Line, LinePanel};
 pub use grpc::grpc;
 pub use local::{ask_local, local_pingpong, spawn};
 pub use remote::{raw_tcp, remote_latency, remote_pingpong, throughput_bars};
+pub use web::web;
 
 use plotters::style::RGBColor;
 

@@ -12,6 +12,7 @@ pub mod failover_rows;
 pub mod grpc_rows;
 pub mod remote_rows;
 pub mod rows;
+pub mod web_rows;
 
 use std::path::Path;
 

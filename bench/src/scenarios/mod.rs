@@ -21,6 +21,7 @@ pub mod remote_tell;
 pub mod remote_tls;
 pub mod router;
 pub mod spawn;
+pub mod web;
 
 use std::path::PathBuf;
 
@@ -81,6 +82,7 @@ pub const ALL: &[Scenario] = &[
     cluster::SCENARIO,
     cluster_sim::SCENARIO,
     grpc::SCENARIO,
+    web::SCENARIO,
 ];
 
 /// The scenario names.

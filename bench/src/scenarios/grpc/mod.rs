@@ -59,7 +59,7 @@ const PEKKO_KIND: &str = "pekko-grpc";
 const JVM_WARMUP: Duration = Duration::from_secs(15);
 
 /// How a server process is started.
-enum Launch {
+pub(crate) enum Launch {
     /// `volley-bench grpc-server KIND PORT`.
     Bench(&'static str),
     /// `PROGRAM ARGS.. PORT`, a peer's harness.
@@ -197,18 +197,18 @@ fn notes(report: &Report<GrpcRow>) -> Vec<String> {
 }
 
 /// Which CPUs the server and ghz get.
-struct Pinning {
+pub(crate) struct Pinning {
     taskset: Option<PathBuf>,
 }
 
 impl Pinning {
-    fn detect() -> Self {
+    pub(crate) fn detect() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let taskset = which("taskset").filter(|_| cores >= 2);
         Pinning { taskset }
     }
 
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.taskset {
             Some(_) => "server 0, ghz 1".into(),
             None => "unpinned".into(),
@@ -216,7 +216,7 @@ impl Pinning {
     }
 
     /// `program args` on `cpu`, or as it is when unpinned.
-    fn command(&self, cpu: u32, program: &Path, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, cpu: u32, program: &Path, args: &[&str]) -> Command {
         match &self.taskset {
             Some(taskset) => {
                 let mut c = Command::new(taskset);
@@ -275,10 +275,10 @@ fn cpu_time(pid: u32) -> crate::Result<Duration> {
 }
 
 /// A server process; stopped (stdin closed, then killed) when dropped.
-struct Server(Child);
+pub(crate) struct Server(Child);
 
 impl Server {
-    fn start(pinning: &Pinning, launch: &Launch, port: u16) -> crate::Result<Server> {
+    pub(crate) fn start(pinning: &Pinning, launch: &Launch, port: u16) -> crate::Result<Server> {
         let port = port.to_string();
         let (exe, args, kind) = match launch {
             Launch::Bench(kind) => (
@@ -309,6 +309,13 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The server process's id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         drop(self.0.stdin.take());
@@ -324,7 +331,7 @@ impl Drop for Server {
 }
 
 /// A port nobody listens on now.
-fn free_port() -> std::io::Result<u16> {
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())

@@ -68,7 +68,7 @@ pub fn serve(args: &[String]) -> crate::Result<()> {
 }
 
 /// Resolves when the driver closes our stdin (or dies).
-fn stdin_closed() -> impl Future<Output = ()> {
+pub(crate) fn stdin_closed() -> impl Future<Output = ()> {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     std::thread::spawn(move || {
         let mut sink = Vec::new();
