@@ -72,6 +72,12 @@ pub struct WebSettings {
     pub max_sessions: usize,
     /// Which browser origins may connect. Default [`Origins::SameHost`].
     pub origins: Origins,
+    /// The bytes a WebSocket connection reads from its socket at a time
+    /// (tungstenite's read buffer, allocated and filled once per
+    /// connection, so most of what an idle session costs). A larger frame
+    /// is still read, over several reads. At least 512 bytes are used.
+    /// Default 4 KiB (tungstenite's own default is 128 KiB).
+    pub ws_read_buffer: usize,
 }
 
 impl Default for WebSettings {
@@ -90,6 +96,7 @@ impl Default for WebSettings {
             max_open_asks: 256,
             max_sessions: 10_000,
             origins: Origins::SameHost,
+            ws_read_buffer: 4 * 1024,
         }
     }
 }

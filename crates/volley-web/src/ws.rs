@@ -34,6 +34,9 @@ pub(crate) struct WsQuery {
     enc: Option<String>,
 }
 
+/// The smallest read buffer a connection gets, whatever the settings say.
+const MIN_READ_BUFFER: usize = 512;
+
 pub(crate) async fn upgrade(
     State(gateway): State<WebGateway>,
     Query(query): Query<WsQuery>,
@@ -45,6 +48,7 @@ pub(crate) async fn upgrade(
     let backstop = gateway.inner.settings.max_frame.saturating_mul(2).max(1024);
     ws.max_message_size(backstop)
         .max_frame_size(backstop)
+        .read_buffer_size(gateway.inner.settings.ws_read_buffer.max(MIN_READ_BUFFER))
         .on_upgrade(move |socket| connection(gateway, socket, headers, query.enc))
 }
 

@@ -207,3 +207,22 @@ async fn a_router_serves_through_its_actor_ref() {
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_larger_than_the_read_buffer_arrives_whole() {
+    let mut server = Server::start(WebSettings {
+        ws_read_buffer: 512,
+        ..WebSettings::default()
+    })
+    .await;
+    let (mut ws, _) = server.client().await;
+    let long = "y".repeat(20_000);
+    ws.send(json!({"t": "tell", "service": "log", "msg": long}))
+        .await;
+    let told = Event::Told {
+        msg: long,
+        identity: None,
+    };
+    assert_eq!(server.event().await, told);
+    server.stop().await;
+}
