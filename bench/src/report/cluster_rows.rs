@@ -54,6 +54,11 @@ pub struct ClusterSimRow {
     pub steady_bytes_per_member_per_s: f64,
     /// Packets per member per second once the cluster is quiet.
     pub steady_packets_per_member_per_s: f64,
+    /// Of the quiet bytes, the anti-entropy digests' and pages' share.
+    pub steady_sync_bytes_per_member_per_s: f64,
+    /// Bytes per member per second later on, once the Seen entries of
+    /// the last change have finished spreading.
+    pub settled_bytes_per_member_per_s: f64,
     /// What the simulation cost in wall time (the simulator's cost).
     pub wall_ms: f64,
 }
@@ -72,6 +77,16 @@ impl Metrics for ClusterSimRow {
             col(
                 "steady_packets_per_member_per_s",
                 "quiet packets/member/s",
+                Fmt::Round,
+            ),
+            col(
+                "steady_sync_bytes_per_member_per_s",
+                "of which sync",
+                Fmt::Round,
+            ),
+            col(
+                "settled_bytes_per_member_per_s",
+                "settled B/member/s",
                 Fmt::Round,
             ),
             col("wall_ms", "wall ms", Fmt::Round),

@@ -56,6 +56,12 @@ impl NodeId {
         &self.host
     }
 
+    /// The host part of the address, shared: cloning it does not copy
+    /// the string.
+    pub(crate) fn shared_host(&self) -> &Arc<str> {
+        &self.host
+    }
+
     /// The port part of the address.
     pub fn port(&self) -> u16 {
         self.port

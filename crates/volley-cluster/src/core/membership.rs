@@ -230,6 +230,23 @@ impl ClusterCore {
         }
     }
 
+    /// How many members of this node's table `filter` accepts, without
+    /// copying the table as [`ClusterCore::state`] does (a simulation of
+    /// many members checks every node often).
+    pub fn count_members(&self, filter: impl Fn(&MemberRecord) -> bool) -> usize {
+        let knowledge = self.knowledge.lock();
+        knowledge
+            .table
+            .records()
+            .filter(|record| filter(record))
+            .count()
+    }
+
+    /// How many members this node's table holds (Removed ones not counted).
+    pub fn table_len(&self) -> usize {
+        self.knowledge.lock().table.len()
+    }
+
     /// The leader this node computes.
     pub fn leader(&self) -> Option<&UniqueAddress> {
         self.leader.as_ref()

@@ -5,6 +5,8 @@
 //! (push-pull). Custom broadcasts are best effort; this makes the tables
 //! meet for certain, and teaches a node that missed them everything.
 
+use std::collections::HashSet;
+
 use rand::RngExt;
 
 use super::{ClusterCore, RefusedBy};
@@ -139,25 +141,28 @@ impl ClusterCore {
     /// (foca never merges two SWIM groups by itself: its periodic
     /// announces go only to members it knows).
     pub(super) fn announce_to_unknown(&mut self) -> Result<(), RefusedBy> {
+        // One pass over foca's members into a set, not one per record:
+        // every node runs this every tick, over tables of every member.
+        let known: HashSet<(&str, u16, u64)> = self
+            .foca
+            .iter_membership_state()
+            .map(|known| incarnation(known.id()))
+            .collect();
         let mut candidates: Vec<NodeId> = {
             let knowledge = self.knowledge.lock();
             knowledge
                 .table
                 .records()
                 .filter(|record| record.status < crate::member::MemberStatus::Down)
-                .map(|record| record.node.clone())
+                .map(|record| &record.node)
+                .filter(|node| !known.contains(&incarnation(node)))
                 .filter(|node| {
                     let member = UniqueAddress::of(node);
                     member != self.me && !self.unreachable.contains(&member)
                 })
+                .cloned()
                 .collect()
         };
-        candidates.retain(|node| {
-            !self
-                .foca
-                .iter_membership_state()
-                .any(|known| known.id().same_incarnation(node))
-        });
         for _ in 0..self.config.announces_to_unknown_per_tick {
             if candidates.is_empty() {
                 break;
@@ -191,4 +196,10 @@ impl ClusterCore {
         self.foca.announce(target, &mut self.outbox)?;
         Ok(())
     }
+}
+
+/// A member's incarnation, the part of its identity that does not change
+/// when foca renews it.
+fn incarnation(id: &NodeId) -> (&str, u16, u64) {
+    (id.host(), id.port(), id.uid())
 }

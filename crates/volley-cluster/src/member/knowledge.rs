@@ -38,6 +38,8 @@ pub(crate) struct Knowledge {
     pub(crate) prune_after: Duration,
     pub(crate) table: MemberTable,
     pub(crate) seen: BTreeMap<UniqueAddress, Seen>,
+    /// The hash of `seen`, computed again only after a change.
+    seen_hash: Option<u64>,
     pub(crate) changes: Vec<StatusChange>,
     /// The cluster receptionist's registry, whose owners are members.
     pub(crate) services: ServiceRegistry,
@@ -74,6 +76,7 @@ impl Knowledge {
             Some(known) if known.version >= seen.version => false,
             _ => {
                 self.seen.insert(member, seen);
+                self.seen_hash = None;
                 true
             }
         }
@@ -97,7 +100,10 @@ impl Knowledge {
     }
 
     /// A hash of the seen-set, for the anti-entropy digest.
-    pub(crate) fn seen_hash(&self) -> u64 {
+    pub(crate) fn seen_hash(&mut self) -> u64 {
+        if let Some(hash) = self.seen_hash {
+            return hash;
+        }
         let mut hasher = Fnv1a::default();
         for (member, seen) in &self.seen {
             hasher.write(member.host.as_bytes());
@@ -105,7 +111,9 @@ impl Knowledge {
             hasher.write(&member.uid.to_le_bytes());
             hasher.write(&seen.version.to_le_bytes());
         }
-        hasher.finish()
+        let hash = hasher.finish();
+        self.seen_hash = Some(hash);
+        hash
     }
 
     fn note(&mut self, merged: Merged, record: MemberRecord) -> bool {
@@ -131,7 +139,9 @@ impl Knowledge {
     }
 
     fn note_removed(&mut self, previous: MemberRecord) -> bool {
-        self.seen.remove(&previous.unique_address());
+        if self.seen.remove(&previous.unique_address()).is_some() {
+            self.seen_hash = None;
+        }
         self.services.remove_owner(&previous.unique_address());
         self.changes.push(StatusChange {
             record: previous.with_status(MemberStatus::Removed),
@@ -165,18 +175,25 @@ pub(crate) enum ItemKey {
 }
 
 impl Invalidates for ItemKey {
+    /// foca asks this of every pending item each time one is added, so
+    /// the members are told apart by uid first, not by their host names.
     fn invalidates(&self, other: &Self) -> bool {
         match (self, other) {
             (ItemKey::Record(a, status, up), ItemKey::Record(b, other_status, other_up)) => {
-                a == b && (status, up) >= (other_status, other_up)
+                same_member(a, b) && (status, up) >= (other_status, other_up)
             }
             (ItemKey::Seen(a, version), ItemKey::Seen(b, other_version))
             | (ItemKey::Services(a, version), ItemKey::Services(b, other_version)) => {
-                a == b && version >= other_version
+                same_member(a, b) && version >= other_version
             }
             _ => false,
         }
     }
+}
+
+/// `a == b`, cheapest fields first.
+fn same_member(a: &UniqueAddress, b: &UniqueAddress) -> bool {
+    a.uid == b.uid && a.port == b.port && a.host == b.host
 }
 
 impl BroadcastHandler<NodeId> for SharedKnowledge {
@@ -209,3 +226,7 @@ impl BroadcastHandler<NodeId> for SharedKnowledge {
         Ok((new || sender.is_none()).then_some(key))
     }
 }
+
+#[cfg(test)]
+#[path = "knowledge_tests.rs"]
+mod tests;

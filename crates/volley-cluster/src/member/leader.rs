@@ -16,10 +16,14 @@ pub(crate) fn leader_of(
     unreachable: &BTreeSet<UniqueAddress>,
     me: &UniqueAddress,
 ) -> Option<UniqueAddress> {
+    // This runs after every input: with every member reachable (the
+    // usual case) no record's address is built.
     let reachable = || {
         table.records().filter(|record| {
-            let member = record.unique_address();
-            member == *me || !unreachable.contains(&member)
+            unreachable.is_empty() || {
+                let member = record.unique_address();
+                member == *me || !unreachable.contains(&member)
+            }
         })
     };
     let first_up = reachable().find(|record| record.status.counts_for_convergence());

@@ -25,7 +25,7 @@ impl UniqueAddress {
     /// The member an identity belongs to, whatever its SWIM epoch.
     pub fn of(id: &NodeId) -> Self {
         Self {
-            host: Arc::from(id.host()),
+            host: Arc::clone(id.shared_host()),
             port: id.port(),
             uid: id.uid(),
         }

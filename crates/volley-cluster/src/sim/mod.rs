@@ -371,6 +371,11 @@ impl Simulation {
     fn send(&mut self, from: &Addr, to: Addr, channel: Channel, bytes: Vec<u8>) {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += bytes.len() as u64;
+        match channel {
+            Channel::Swim => {}
+            Channel::SyncDigest => self.stats.digest_bytes_sent += bytes.len() as u64,
+            Channel::SyncData => self.stats.page_bytes_sent += bytes.len() as u64,
+        }
         match self.network.send(from, &to, &mut self.rng) {
             Fate::Arrives(delay) => {
                 self.schedule

@@ -48,6 +48,11 @@ pub struct SimStats {
     pub packets_sent: u64,
     /// Bytes of those packets.
     pub bytes_sent: u64,
+    /// Of those bytes, the anti-entropy digests'.
+    pub digest_bytes_sent: u64,
+    /// Of those bytes, the anti-entropy data pages' (the rest is foca's
+    /// packets, with the membership items they piggyback).
+    pub page_bytes_sent: u64,
     /// Packets dropped on a cut link.
     pub packets_cut: u64,
     /// Packets lost at random.

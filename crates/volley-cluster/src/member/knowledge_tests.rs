@@ -1,0 +1,77 @@
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use foca::Invalidates;
+
+use super::*;
+
+fn member(port: u16, uid: u64) -> UniqueAddress {
+    UniqueAddress {
+        host: "10.0.0.1".into(),
+        port,
+        uid,
+    }
+}
+
+fn record(port: u16) -> MemberRecord {
+    let node = NodeId::new("10.0.0.1", port, u64::from(port), 7);
+    MemberRecord::joining(node, "1".to_owned(), BTreeSet::new())
+}
+
+/// The seen-set hash as computed from scratch.
+fn fresh_seen_hash(knowledge: &Knowledge) -> u64 {
+    let mut copy = Knowledge {
+        seen: knowledge.seen.clone(),
+        ..Knowledge::default()
+    };
+    copy.seen_hash()
+}
+
+#[test]
+fn the_kept_seen_hash_follows_every_change_of_the_seen_set() {
+    let mut knowledge = Knowledge {
+        prune_after: Duration::from_secs(60),
+        ..Knowledge::default()
+    };
+    for port in 1..=3 {
+        knowledge.apply_record(record(port));
+    }
+    let empty = knowledge.seen_hash();
+    let seen = |version| Seen { version, hash: 9 };
+    assert!(knowledge.apply_seen(member(1, 1), seen(1)));
+    let one = knowledge.seen_hash();
+    assert_ne!(one, empty);
+    assert_eq!(one, fresh_seen_hash(&knowledge));
+    assert!(!knowledge.apply_seen(member(1, 1), seen(1)), "stale");
+    assert_eq!(knowledge.seen_hash(), one);
+    assert!(knowledge.apply_seen(member(2, 2), seen(4)));
+    assert_eq!(knowledge.seen_hash(), fresh_seen_hash(&knowledge));
+    let removed = record(2).with_status(MemberStatus::Removed);
+    assert!(knowledge.apply_record(removed));
+    assert_eq!(knowledge.seen_hash(), fresh_seen_hash(&knowledge));
+    assert_eq!(
+        knowledge.seen_hash(),
+        one,
+        "the removed member's Seen is gone"
+    );
+    knowledge.apply_tombstone(member(1, 1), Duration::ZERO);
+    assert_eq!(knowledge.seen_hash(), empty);
+}
+
+#[test]
+fn an_item_invalidates_only_older_items_of_the_same_member() {
+    let a = member(1, 1);
+    let same_uid_elsewhere = UniqueAddress {
+        host: "10.0.0.2".into(),
+        ..a.clone()
+    };
+    let seen = |member: &UniqueAddress, version| ItemKey::Seen(member.clone(), version);
+    assert!(seen(&a, 2).invalidates(&seen(&a, 1)));
+    assert!(!seen(&a, 1).invalidates(&seen(&a, 2)));
+    assert!(!seen(&a, 2).invalidates(&seen(&same_uid_elsewhere, 1)));
+    assert!(!seen(&a, 2).invalidates(&seen(&member(2, 1), 1)));
+    let up = ItemKey::Record(a.clone(), MemberStatus::Up, 1);
+    let joining = ItemKey::Record(a.clone(), MemberStatus::Joining, 0);
+    assert!(up.invalidates(&joining) && !joining.invalidates(&up));
+    assert!(!up.invalidates(&seen(&a, 0)));
+}
