@@ -76,7 +76,7 @@ pub struct WebSettings {
     /// (tungstenite's read buffer, allocated and filled once per
     /// connection, so most of what an idle session costs). A larger frame
     /// is still read, over several reads. At least 512 bytes are used.
-    /// Default 4 KiB (tungstenite's own default is 128 KiB).
+    /// Default 2 KiB (tungstenite's own default is 128 KiB).
     pub ws_read_buffer: usize,
 }
 
@@ -96,7 +96,7 @@ impl Default for WebSettings {
             max_open_asks: 256,
             max_sessions: 10_000,
             origins: Origins::SameHost,
-            ws_read_buffer: 4 * 1024,
+            ws_read_buffer: 2 * 1024,
         }
     }
 }
