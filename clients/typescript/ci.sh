@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-npm ci --no-audit --no-fund
+# .ci/run installs the packages earlier, in the background.
+if [ -z "${VOLLEY_NPM_READY:-}" ]; then
+  npm ci --no-audit --no-fund
+fi
 npm run build
 
 # The server the tests talk to, built once (a no-op after `cargo test
