@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod cluster_sim;
 pub mod failover;
 pub mod grpc;
+pub mod kontraktor;
 pub mod local_pingpong;
 pub mod raw_tcp;
 pub mod remote_ask;
@@ -83,6 +84,7 @@ pub const ALL: &[Scenario] = &[
     cluster_sim::SCENARIO,
     grpc::SCENARIO,
     web::SCENARIO,
+    kontraktor::SCENARIO,
 ];
 
 /// The scenario names.

@@ -41,6 +41,9 @@ pub enum Calc {
     },
     /// Answers (messages counted, sum of all `Add`s) and resets both.
     Report(ActorRef<Counts>),
+    /// Answers (requests counted, sum of all `Sum`s) and resets both: the
+    /// receiver's side of the ask check (`volley-bench kontraktor`).
+    AskReport(ActorRef<Counts>),
 }
 
 /// What the adder counted: (Add messages, their sum).
@@ -63,11 +66,13 @@ impl Actor for Echo {
     }
 }
 
-/// Adds; counts fire-and-forget messages.
+/// Adds; counts fire-and-forget messages, and requests apart from them.
 #[derive(Default)]
 pub struct Adder {
     count: u64,
     sum: i64,
+    asked: u64,
+    asked_sum: i64,
 }
 
 impl Actor for Adder {
@@ -78,10 +83,18 @@ impl Actor for Adder {
                 self.count += 1;
                 self.sum = self.sum.wrapping_add(a + b);
             }
-            Calc::Sum { a, b, reply_to } => reply_to.tell(a + b),
+            Calc::Sum { a, b, reply_to } => {
+                self.asked += 1;
+                self.asked_sum = self.asked_sum.wrapping_add(a + b);
+                reply_to.tell(a + b);
+            }
             Calc::Report(to) => {
                 to.tell((self.count, self.sum));
-                *self = Adder::default();
+                (self.count, self.sum) = (0, 0);
+            }
+            Calc::AskReport(to) => {
+                to.tell((self.asked, self.asked_sum));
+                (self.asked, self.asked_sum) = (0, 0);
             }
         }
         Ok(())
@@ -460,6 +473,11 @@ impl<'a> AdderOnB<'a> {
 /// Asks the adder for its counts (they reset).
 pub fn report(rt: &tokio::runtime::Runtime, adder: &ActorRef<Calc>) -> crate::Result<Counts> {
     Ok(rt.block_on(adder.ask(Calc::Report, Duration::from_secs(60)))?)
+}
+
+/// Asks the adder for its request counts (they reset).
+pub fn ask_report(rt: &tokio::runtime::Runtime, adder: &ActorRef<Calc>) -> crate::Result<Counts> {
+    Ok(rt.block_on(adder.ask(Calc::AskReport, Duration::from_secs(60)))?)
 }
 
 /// A latency histogram in nanoseconds (1 ns .. 60 s, 3 digits).

@@ -1,0 +1,156 @@
+//! volley's rows: the seed's two tests in two processes (node B, with the
+//! adder, is a child `volley-bench remote-server`), sent the ways
+//! remote-tell and remote-ask send, reusing their code.
+//!
+//! Tell: `remote_tell` checks the receiver's count and sum against what the
+//! sender sent, and that no send failed. Ask: `remote_ask` checks every
+//! answer at the sender (a stronger check than a sum); the receiver's count
+//! and sum of the requests it answered are then checked here.
+
+use super::row::{KontraktorRow, Test};
+use super::verify::{SumCheck, Tally};
+use crate::measure::{median_by, Throughput};
+use crate::scenarios::remote_ask::{actors_once, ask_once};
+use crate::scenarios::remote_common::{ask_report, AdderOnB};
+use crate::scenarios::remote_tell::{tell_from_actor, tell_once};
+
+/// The `b` remote-ask's senders add to each `a`.
+const ASK_B: i64 = 7;
+
+/// How volley sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    /// Tell from one actor on node A's dispatcher.
+    TellActor,
+    /// Tell with `send().await` from one tokio task.
+    TellTask,
+    /// Requests from `clients` client actors, `window` in flight each.
+    AskActors { clients: u64, window: u64 },
+    /// `ActorRef::ask` from `tasks` tokio tasks on node A's runtime.
+    AskTasks { tasks: usize },
+}
+
+impl Sender {
+    pub fn test(self) -> Test {
+        match self {
+            Sender::TellActor | Sender::TellTask => Test::Tell,
+            _ => Test::Ask,
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Sender::TellActor => "1 actor".into(),
+            Sender::TellTask => "1 task".into(),
+            Sender::AskActors { clients, .. } => format!("{clients} client actors"),
+            Sender::AskTasks { tasks } => format!("ask from {tasks} tasks"),
+        }
+    }
+
+    pub fn in_flight(self) -> Option<u64> {
+        match self {
+            Sender::TellActor | Sender::TellTask => None,
+            Sender::AskActors { clients, window } => Some(clients * window),
+            Sender::AskTasks { tasks } => Some(tasks as u64),
+        }
+    }
+
+    /// The asks this sender makes of `n` requested, and what they add up
+    /// to (the pairs `remote_ask` sends: `a` counting up per task or
+    /// client, `b` = 7).
+    pub fn ask_tally(self, n: u64) -> Tally {
+        match self {
+            Sender::AskActors { clients, .. } => {
+                let one = Tally::range_plus(0, n / clients, ASK_B);
+                (1..clients).fold(one, |t, _| t.plus(one))
+            }
+            Sender::AskTasks { tasks } => {
+                let tasks = (tasks as u64).clamp(1, n.max(1));
+                Tally::range_plus(0, n / tasks * tasks, ASK_B)
+            }
+            Sender::TellActor | Sender::TellTask => Tally::new(0, 0),
+        }
+    }
+
+    /// One checked run of `n` messages.
+    fn run_once(self, to: &AdderOnB, n: u64) -> crate::Result<Throughput> {
+        let (ctx, nodes, adder) = (to.ctx, to.nodes, &to.adder);
+        let run = match self {
+            Sender::TellActor => return tell_from_actor(ctx, nodes, adder, n),
+            Sender::TellTask => return tell_once(ctx, nodes, adder, n, 1),
+            Sender::AskActors { clients, window } => actors_once(nodes, adder, n, clients, window)?,
+            Sender::AskTasks { tasks } => {
+                let on = nodes.a.system.runtime_handle();
+                ask_once(ctx, nodes, adder, n, tasks, &on)?
+            }
+        };
+        let expected = self.ask_tally(n);
+        let (count, sum) = ask_report(&ctx.rt, adder)?;
+        SumCheck {
+            expected,
+            // `remote_ask` failed the run unless every answer was right.
+            sender: expected,
+            wrong: 0,
+            receiver: Tally::new(count, sum),
+        }
+        .verify()?;
+        Ok(run)
+    }
+
+    /// A warm-up of `n / 2`, then `runs` runs of `n`: the median run.
+    pub fn measure(self, to: &AdderOnB, n: u64, runs: usize) -> crate::Result<KontraktorRow> {
+        self.run_once(to, (n / 2).max(1))?;
+        let mut done = Vec::new();
+        for _ in 0..runs {
+            done.push(self.run_once(to, n)?);
+        }
+        let median = median_by(done, Throughput::per_sec).ok_or("no run")?;
+        Ok(KontraktorRow {
+            test: self.test(),
+            sender: self.name(),
+            msgs_per_s: median.per_sec(),
+            in_flight: self.in_flight(),
+            verified: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn senders_say_what_they_are() {
+        let actors = Sender::AskActors {
+            clients: 10,
+            window: 1000,
+        };
+        let tasks = Sender::AskTasks { tasks: 10_000 };
+        assert_eq!(
+            [Sender::TellActor, Sender::TellTask, actors, tasks].map(|s| (
+                s.test(),
+                s.name(),
+                s.in_flight()
+            )),
+            [
+                (Test::Tell, "1 actor".to_string(), None),
+                (Test::Tell, "1 task".to_string(), None),
+                (Test::Ask, "10 client actors".to_string(), Some(10_000)),
+                (Test::Ask, "ask from 10000 tasks".to_string(), Some(10_000)),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_expected_ask_tally_follows_remote_asks_pairs() {
+        // 2 clients × 3 requests: a = 0, 1, 2 each, b = 7.
+        let actors = Sender::AskActors {
+            clients: 2,
+            window: 1,
+        };
+        assert_eq!(actors.ask_tally(6), Tally::new(6, 2 * (7 + 8 + 9)));
+        // 4 tasks × 2 asks: a = 0..8, b = 7; a remainder is not asked.
+        let tasks = Sender::AskTasks { tasks: 4 };
+        assert_eq!(tasks.ask_tally(9), Tally::new(8, 28 + 56));
+    }
+}
