@@ -10,6 +10,11 @@
 #   bench/peers/pekko-cluster/target/pekko-cluster-bench.jar
 #                                                   (Pekko Cluster, a newer
 #                                                    Pekko: its own project)
+#   bench/peers/kontraktor/target/kontraktor-bench.jar
+#                                                   (kontraktor 4.22, the
+#                                                    seed's tell/ask sum;
+#                                                    the kontraktor scenario
+#                                                    also builds it itself)
 #   bench/peers/pekko-grpc/target/pekko-grpc-bench.jar
 #                                                   (Apache Pekko gRPC; the
 #                                                    grpc scenario also builds
@@ -40,9 +45,11 @@ if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then
     mvn -q -B -f bench/peers/pekko-cluster/pom.xml package -DskipTests
     echo "build.sh: building bench/peers/pekko-grpc" >&2
     mvn -q -B -f bench/peers/pekko-grpc/pom.xml package -DskipTests
+    echo "build.sh: building bench/peers/kontraktor" >&2
+    mvn -q -B -f bench/peers/kontraktor/pom.xml package -DskipTests
     built=$((built + 1))
 else
-    echo "build.sh: mvn or java not found; skipping the Pekko peer" >&2
+    echo "build.sh: mvn or java not found; skipping the Pekko and kontraktor peers" >&2
 fi
 
 echo "build.sh: built $built of 2 harnesses" >&2

@@ -6,7 +6,7 @@ import java.util.Map;
 
 import org.nustaq.kontraktor.Actors;
 import org.nustaq.kontraktor.remoting.tcp.TCPConnectable;
-import org.nustaq.kontraktor.remoting.tcp.TCPNIOPublisher;
+import org.nustaq.kontraktor.remoting.tcp.TCPPublisher;
 
 /**
  * The seed's remote "tell sum" and "ask sum" on kontraktor's TCP remoting,
@@ -72,7 +72,7 @@ public final class Main {
     /** Publishes a {@link SumServer} and serves until stdin closes. */
     static void serve(int port) throws IOException {
         SumServer server = Actors.AsActor(SumServer.class);
-        new TCPNIOPublisher(server, port).publish(a -> System.err.println("client gone")).await();
+        new TCPPublisher(server, port).publish(a -> System.err.println("client gone")).await();
         System.out.println("{\"event\":\"listening\",\"port\":" + port + "}");
         System.out.flush();
         while (System.in.read() >= 0) {
