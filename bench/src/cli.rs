@@ -51,7 +51,8 @@ pub struct Cli {
     pub inflight: Option<usize>,
 
     /// local-pingpong: messages per config for every system (default: sized
-    /// per system so that a config runs about a second).
+    /// per system so that a config runs about a second). kontraktor: tells
+    /// per run for every system (default 2000000, quick 300000).
     #[arg(long, value_name = "M")]
     pub messages: Option<u64>,
 
@@ -60,6 +61,8 @@ pub struct Cli {
     pub actors: Option<u64>,
 
     /// ask-local: number of measured requests (default 100000, quick 20000).
+    /// kontraktor: asks per run for every system (default 1000000, quick
+    /// 200000).
     #[arg(long, value_name = "N")]
     pub requests: Option<u64>,
 
