@@ -1,6 +1,7 @@
 //! The client as an actor: a service holds a [`ClientRef`] and makes
 //! `ActorRef<M>`s to the client's actors from it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -22,6 +23,8 @@ pub struct ClientRef {
     pub(crate) session: Arc<str>,
     pub(crate) identity: Option<Arc<str>>,
     pub(crate) actor: ActorRef<SessionMsg>,
+    /// The session's count of frames passing through its actor.
+    pub(crate) via_actor: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for ClientRef {
@@ -49,9 +52,14 @@ impl ClientRef {
     /// does not serialize is a dead letter.
     pub fn actor<M: Serialize + Send + 'static>(&self, name: &str) -> ActorRef<M> {
         let to: Arc<str> = Arc::from(name);
-        self.actor.adapt(move |msg: M| SessionMsg::Push {
-            to: to.clone(),
-            msg: serde_json::to_value(msg).map_err(|e| e.to_string()),
+        let via_actor = self.via_actor.clone();
+        self.actor.adapt(move |msg: M| {
+            // Counted before it is sent: a reply sent after it waits for it.
+            via_actor.fetch_add(1, Ordering::AcqRel);
+            SessionMsg::Push {
+                to: to.clone(),
+                msg: serde_json::to_value(msg).map_err(|e| e.to_string()),
+            }
         })
     }
 
@@ -60,6 +68,8 @@ impl ClientRef {
     /// the client resumes it as after a network failure. For tests of
     /// reconnection, and for a server that sheds connections.
     pub fn drop_connection(&self) {
+        // Counted as a push is: a reply sent after it comes after the drop.
+        self.via_actor.fetch_add(1, Ordering::AcqRel);
         self.actor.tell(SessionMsg::DropConnection);
     }
 

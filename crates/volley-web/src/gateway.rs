@@ -366,6 +366,7 @@ impl WebGateway {
             gateway: self.inner.clone(),
             subscriptions: Mutex::new(HashMap::new()),
             open_asks: Default::default(),
+            via_actor: Default::default(),
             actor: OnceLock::new(),
         });
         {

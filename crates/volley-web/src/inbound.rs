@@ -9,7 +9,7 @@ use futures_util::FutureExt;
 
 use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
 use crate::service::{AskFuture, Failure};
-use crate::session::{Session, SessionMsg};
+use crate::session::Session;
 
 /// Handles one frame after the `hello`. Never blocks: an ask runs in a
 /// task of its own and its answer is queued when it comes.
@@ -140,13 +140,11 @@ fn send_ask(session: &Arc<Session>, id: u64, service: &str, answer: AskFuture) {
     });
 }
 
-/// Through the actor's mailbox: what the service pushed before it replied
-/// reaches the client before the reply.
+/// What the service pushed before it replied reaches the client before
+/// the reply ([`Session::answer`]).
 fn answered(session: &Session, id: u64, result: Result<serde_json::Value, Failure>) {
     session.open_asks.fetch_sub(1, Ordering::AcqRel);
-    if let Some(actor) = session.actor.get() {
-        actor.tell(SessionMsg::Answered { id, result });
-    }
+    session.answer(id, result);
 }
 
 fn subscribe(session: &Session, topic: String) {
@@ -163,6 +161,6 @@ fn subscribe(session: &Session, topic: String) {
         .unwrap_or_else(|e| e.into_inner());
     if let std::collections::hash_map::Entry::Vacant(vacant) = subscriptions.entry(topic) {
         let name = Arc::from(vacant.key().as_str());
-        vacant.insert(entry.subscribe(actor, name));
+        vacant.insert(entry.subscribe(actor, session.via_actor.clone(), name));
     }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::Notify;
@@ -38,6 +39,33 @@ pub(crate) enum Pushed {
     DroppedSent,
     /// The queue is full and the policy is `close`.
     Overflow,
+    /// The session has ended: nobody will send it.
+    Ended,
+}
+
+/// What a connection's leaving asks of the session actor.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// Another connection had taken over: nothing.
+    Replaced,
+    /// The session has no connection and no grace timer: start one.
+    StartGrace,
+    /// The grace timer is already running; it counts from this detach
+    /// when it fires. A long-poll client detaches after every `recv`, so
+    /// re-arming a timer each time would cost a message and a timer per
+    /// poll.
+    GraceRunning,
+}
+
+/// What the grace timer finds when it fires.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Grace {
+    /// A connection is attached: the timer is off until the next detach.
+    Attached,
+    /// No connection for the whole grace period: the session ends.
+    Expired,
+    /// Detached for less than the grace period: wait this much more.
+    Wait(Duration),
 }
 
 /// What a connection takes.
@@ -66,6 +94,10 @@ struct State {
     closing: Option<Closing>,
     /// The connection of this generation is to be dropped.
     dropping: Option<u64>,
+    /// The session actor has a grace timer armed (or is about to).
+    grace_armed: bool,
+    /// When the last connection left.
+    detached_at: Option<Instant>,
 }
 
 pub(crate) struct Outbox {
@@ -91,6 +123,8 @@ impl Outbox {
                 waker: Arc::new(Notify::new()),
                 closing: None,
                 dropping: None,
+                grace_armed: false,
+                detached_at: None,
             }),
         }
     }
@@ -109,8 +143,7 @@ impl Outbox {
     pub(crate) fn push(&self, make: impl FnOnce(u64) -> ServerFrame) -> Pushed {
         let mut state = self.lock();
         if state.closing.is_some() {
-            // The session is ending: nobody will send it.
-            return Pushed::DroppedUnsent;
+            return Pushed::Ended;
         }
         let full = state.held.len() >= self.max_queued;
         if full && self.policy == SlowConsumer::Close {
@@ -171,15 +204,34 @@ impl Outbox {
         (state.generation, state.waker.clone())
     }
 
-    /// The connection of `generation` has gone; true if it was the
-    /// current one (no other took over).
-    pub(crate) fn detach(&self, generation: u64) -> bool {
+    /// The connection of `generation` has gone: unless another took over,
+    /// the grace period starts again from now.
+    pub(crate) fn detach(&self, generation: u64) -> Left {
         let mut state = self.lock();
-        if state.generation == generation {
-            state.attached = false;
-            true
+        if state.generation != generation {
+            return Left::Replaced;
+        }
+        state.attached = false;
+        state.detached_at = Some(Instant::now());
+        if std::mem::replace(&mut state.grace_armed, true) {
+            Left::GraceRunning
         } else {
-            false
+            Left::StartGrace
+        }
+    }
+
+    /// The grace timer has fired: whether the session has been without a
+    /// connection for `grace` since its last detach.
+    pub(crate) fn grace_check(&self, grace: Duration) -> Grace {
+        let mut state = self.lock();
+        if state.attached {
+            state.grace_armed = false;
+            return Grace::Attached;
+        }
+        let since = state.detached_at.map_or(grace, |at| at.elapsed());
+        match grace.checked_sub(since) {
+            Some(left) if !left.is_zero() => Grace::Wait(left),
+            _ => Grace::Expired,
         }
     }
 
@@ -285,5 +337,36 @@ mod tests {
         let closing = Outbox::new(Encoding::Json, 1, SlowConsumer::Close);
         assert_eq!(closing.push(frame), Pushed::Queued);
         assert_eq!(closing.push(frame), Pushed::Overflow);
+    }
+
+    #[test]
+    fn a_pushed_frame_after_the_end_is_reported_as_such() {
+        let outbox = Outbox::new(Encoding::Json, 2, SlowConsumer::DropOldest);
+        outbox.close(Closing {
+            code: 1000,
+            reason: String::new(),
+        });
+        assert_eq!(outbox.push(frame), Pushed::Ended);
+    }
+
+    #[test]
+    fn one_grace_timer_covers_many_detaches_and_counts_from_the_last() {
+        let outbox = Outbox::new(Encoding::Json, 2, SlowConsumer::DropOldest);
+        let grace = Duration::from_secs(3600);
+        let (g1, _) = outbox.attach(None);
+        assert_eq!(outbox.detach(g1), Left::StartGrace);
+        let (g2, _) = outbox.attach(Some(0));
+        assert_eq!(outbox.detach(g1), Left::Replaced);
+        assert_eq!(outbox.detach(g2), Left::GraceRunning);
+        // Detached just now: nearly the whole period is left.
+        let Grace::Wait(left) = outbox.grace_check(grace) else {
+            panic!()
+        };
+        assert!(left > grace / 2, "{left:?}");
+        assert_eq!(outbox.grace_check(Duration::ZERO), Grace::Expired);
+        // While attached the timer goes off, and the next detach re-arms it.
+        let (g3, _) = outbox.attach(Some(0));
+        assert_eq!(outbox.grace_check(grace), Grace::Attached);
+        assert_eq!(outbox.detach(g3), Left::StartGrace);
     }
 }

@@ -1,5 +1,6 @@
 //! Topics a client may subscribe to: volley topics registered by name.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -10,7 +11,14 @@ use crate::session::SessionMsg;
 /// A topic with its message type erased.
 pub(crate) trait WebTopic: Send + Sync {
     /// Subscribes the session; the returned ref is what unsubscribes it.
-    fn subscribe(&self, session: &ActorRef<SessionMsg>, name: Arc<str>) -> Subscription;
+    /// `via_actor`: the session's count of frames passing through its
+    /// actor, which each message adds to.
+    fn subscribe(
+        &self,
+        session: &ActorRef<SessionMsg>,
+        via_actor: Arc<AtomicUsize>,
+        name: Arc<str>,
+    ) -> Subscription;
 }
 
 /// A session's subscription to one topic.
@@ -29,10 +37,18 @@ pub(crate) struct TypedTopic<M: Clone + Send + 'static> {
 }
 
 impl<M: Clone + Serialize + Send + 'static> WebTopic for TypedTopic<M> {
-    fn subscribe(&self, session: &ActorRef<SessionMsg>, name: Arc<str>) -> Subscription {
-        let subscriber = session.adapt(move |msg: M| SessionMsg::Publish {
-            topic: name.clone(),
-            msg: serde_json::to_value(msg).map_err(|e| e.to_string()),
+    fn subscribe(
+        &self,
+        session: &ActorRef<SessionMsg>,
+        via_actor: Arc<AtomicUsize>,
+        name: Arc<str>,
+    ) -> Subscription {
+        let subscriber = session.adapt(move |msg: M| {
+            via_actor.fetch_add(1, Ordering::AcqRel);
+            SessionMsg::Publish {
+                topic: name.clone(),
+                msg: serde_json::to_value(msg).map_err(|e| e.to_string()),
+            }
         });
         self.topic.tell(TopicCommand::Subscribe(subscriber.clone()));
         let topic = self.topic.clone();

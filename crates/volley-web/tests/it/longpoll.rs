@@ -212,3 +212,78 @@ async fn long_poll_checks_the_auth_hook_and_the_origin() {
     assert_eq!(forbidden.0, StatusCode::FORBIDDEN);
     server.stop().await;
 }
+
+/// Polls until the frame answering ask `id` has come; the frames so far.
+async fn recv_until_reply(router: &axum::Router, session: &str, id: u64) -> Vec<Value> {
+    let mut got: Vec<Value> = Vec::new();
+    while !got.iter().any(|f| f["t"] == "reply" && f["id"] == id) {
+        let ack = got.last().map_or(0, |f| f["seq"].as_u64().unwrap());
+        got.extend(recv(router, session, ack).await);
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_service_pushes_before_it_replies_comes_before_the_reply() {
+    let server = Server::start(WebSettings::default()).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let send = format!("/lp/send?session={session}");
+    let mut acked = 0;
+    for id in 1..=30u64 {
+        let ask = json!([{"t": "ask", "id": id, "service": "counter", "msg": {"push": id}}]);
+        call(&router, Method::POST, &send, ask).await;
+        let got: Vec<Value> = recv_until_reply(&router, &session, id)
+            .await
+            .into_iter()
+            .filter(|f| f["seq"].as_u64().unwrap() > acked)
+            .collect();
+        let kinds: Vec<_> = got.iter().map(|f| f["t"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["push", "reply"], "ask {id}: {got:?}");
+        assert_eq!(got[0]["msg"], id);
+        acked = got[1]["seq"].as_u64().unwrap();
+    }
+    // Plain asks, answered without the actor: each answered, numbered on.
+    let asks: Vec<Value> = (31..=40u64)
+        .map(|id| json!({"t": "ask", "id": id, "service": "counter", "msg": "get"}))
+        .collect();
+    call(&router, Method::POST, &send, Value::Array(asks)).await;
+    let mut seqs = Vec::new();
+    while seqs.len() < 10 {
+        let frames = recv(&router, &session, acked).await;
+        seqs.extend(frames.iter().map(|f| f["seq"].as_u64().unwrap()));
+        acked = seqs.last().copied().unwrap_or(acked);
+    }
+    let expected: Vec<u64> = (61..=70).collect();
+    assert_eq!(seqs, expected);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_polling_session_outlives_many_grace_periods_and_ends_one_after_its_last_poll() {
+    let grace = Duration::from_millis(150);
+    let settings = WebSettings {
+        resume_grace: grace,
+        poll_timeout: Duration::from_millis(20),
+        ..WebSettings::default()
+    };
+    let mut server = Server::start(settings).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let send = format!("/lp/send?session={session}");
+    let watch = json!([{"t": "tell", "service": "watch", "msg": null}]);
+    call(&router, Method::POST, &send, watch).await;
+    assert_eq!(server.event().await, Event::Watching(session.clone()));
+    // Time passing is what is tested: polls, each held for the poll
+    // timeout, for several grace periods.
+    let polling = std::time::Instant::now();
+    while polling.elapsed() < grace * 5 {
+        recv(&router, &session, 0).await;
+        assert_eq!(server.gateway.session_count(), 1);
+    }
+    let stopped = std::time::Instant::now();
+    assert_eq!(server.event().await, Event::Terminated);
+    assert!(stopped.elapsed() >= grace, "{:?}", stopped.elapsed());
+    assert_eq!(server.gateway.session_count(), 0);
+    server.stop().await;
+}
