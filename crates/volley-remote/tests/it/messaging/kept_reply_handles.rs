@@ -63,7 +63,7 @@ enum Kept {
 }
 
 /// Keeps the reply handle of an `Add` and watches it; answers it when told
-/// `Seq`. Reports to the test what it does and when the handle ends.
+/// `Seq`. Answers a `Blob` at once and watches its handle after. Reports to the test what it does and when the handle ends.
 struct Keeper {
     kept: Option<(i64, ActorRef<i64>)>,
     report: mpsc::UnboundedSender<Kept>,
@@ -76,6 +76,13 @@ impl Actor for Keeper {
             Calc::Add { a, b, reply_to } => {
                 ctx.watch(&reply_to);
                 self.kept = Some((a + b, reply_to));
+                let _ = self.report.send(Kept::Watching);
+            }
+            Calc::Blob(_, reply_to) => {
+                // Answered first, watched after: the ask is over by the
+                // time the watch arrives.
+                reply_to.tell(0);
+                ctx.watch(&reply_to);
                 let _ = self.report.send(Kept::Watching);
             }
             Calc::Seq { .. } => {
@@ -145,6 +152,34 @@ async fn a_kept_reply_handle_is_answered_later_and_its_watcher_told_when_the_ask
     keeper.tell(Calc::Seq { from: 0, n: 0 });
     let outcome = tokio::time::timeout(T, ask).await.unwrap().unwrap();
     assert_eq!(outcome, Ok(42));
+    assert_eq!(next(&mut reports, "terminated").await, Kept::Terminated);
+    a.system.terminate().await;
+    b.system.terminate().await;
+}
+
+/// A watch of a reply handle whose ask is already over (answered) is
+/// answered with `Terminated` at once, as for an actor that is gone.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_handle_watched_after_its_ask_ended_gives_terminated() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let b = node("beta", RemoteSettings::default()).await;
+    let (report, mut reports) = mpsc::unbounded_channel();
+    b.system
+        .spawn(
+            "keeper",
+            Props::new(move || Keeper {
+                kept: None,
+                report: report.clone(),
+            }),
+        )
+        .unwrap();
+    let keeper = remote_ref(&a, &b, "keeper");
+    let outcome = keeper
+        .ask(|reply_to| Calc::Blob(Vec::new(), reply_to), T)
+        .await;
+    assert_eq!(outcome, Ok(0));
+    assert_eq!(next(&mut reports, "watching").await, Kept::Watching);
     assert_eq!(next(&mut reports, "terminated").await, Kept::Terminated);
     a.system.terminate().await;
     b.system.terminate().await;
