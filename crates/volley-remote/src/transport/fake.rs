@@ -155,6 +155,9 @@ impl OutboundContext for FakeNode {
     fn export_path(&self, actor: &AnyRef) -> String {
         actor.path().to_string_with_authority("127.0.0.1:2552")
     }
+    fn export_uid(&self, actor: &AnyRef) -> u64 {
+        actor.uid()
+    }
     fn register_reply_handle(&self, _handle: &AnyRef, _association: Option<AssociationId>) -> u64 {
         0
     }

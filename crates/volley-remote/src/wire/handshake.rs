@@ -91,3 +91,57 @@ impl HandshakeStatus {
         })
     }
 }
+
+/// The name by which a node advertises that it decodes Request frames
+/// (docs/wire-protocol.md §5.5b), in the feature list of an accepted
+/// [`HandshakeResponse`].
+pub const FEATURE_REQUESTS: &str = "requests";
+
+/// The optional features an acceptor decodes, as its accepted
+/// [`HandshakeResponse`] lists them in `reason` (docs/wire-protocol.md
+/// §5.2a): names separated by spaces. A response that lists nothing (every
+/// peer built before the list existed sends an empty `reason`) advertises
+/// nothing, and the initiator sends that peer only what every version-1
+/// peer decodes. Names a node does not know are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Features {
+    /// The peer decodes Request frames (`0x15`): an ask's reply handle may
+    /// travel inline instead of in a ReplyHandleDeclaration.
+    pub requests: bool,
+}
+
+impl Features {
+    /// What this implementation decodes, and so advertises.
+    pub const SUPPORTED: Features = Features { requests: true };
+
+    /// The features listed in an accepted response's `reason`.
+    pub fn parse(list: &str) -> Features {
+        let mut features = Features::default();
+        for name in list.split_ascii_whitespace() {
+            if name == FEATURE_REQUESTS {
+                features.requests = true;
+            }
+        }
+        features
+    }
+
+    /// The list to send in an accepted response's `reason`.
+    pub fn list(self) -> &'static str {
+        if self.requests {
+            FEATURE_REQUESTS
+        } else {
+            ""
+        }
+    }
+}
+
+impl HandshakeResponse<'_> {
+    /// The features the acceptor advertised: none unless the handshake was
+    /// accepted (a refusal's `reason` is text for people).
+    pub fn features(&self) -> Features {
+        match self.status {
+            HandshakeStatus::Accepted => Features::parse(self.reason),
+            _ => Features::default(),
+        }
+    }
+}

@@ -22,7 +22,8 @@ pub use frame::{
     LARGE_MAX_FRAME_LEN, MAGIC, MAX_STR_LEN, PREAMBLE_LEN, PROTOCOL_VERSION, SMALL_MAX_FRAME_LEN,
 };
 pub use handshake::{
-    AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus, AUTH_MAC_LEN, AUTH_NONCE_LEN,
+    AuthProof, Features, HandshakeRequest, HandshakeResponse, HandshakeStatus, AUTH_MAC_LEN,
+    AUTH_NONCE_LEN, FEATURE_REQUESTS,
 };
 pub use pdu::{
     ClusterChannel, ClusterFrame, Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader,

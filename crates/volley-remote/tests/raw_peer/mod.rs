@@ -9,8 +9,8 @@ use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use volley_remote::wire::{
-    Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeResponse, HandshakeStatus,
-    Lane, Pdu, Preamble, PREAMBLE_LEN, PROTOCOL_VERSION,
+    Address, Decoder, DecoderConfig, Encoder, Features, HandshakeRequest, HandshakeResponse,
+    HandshakeStatus, Lane, Pdu, Preamble, PREAMBLE_LEN, PROTOCOL_VERSION,
 };
 
 pub async fn connect(to: &Address) -> TcpStream {
@@ -95,6 +95,25 @@ pub async fn answer_handshake(s: &mut TcpStream, me: &Address) -> (Lane, BytesMu
 
 /// [`answer_handshake`] as incarnation `uid` of `me`.
 pub async fn answer_handshake_as(s: &mut TcpStream, me: &Address, uid: u64) -> (Lane, BytesMut) {
+    answer_handshake_with(s, me, uid, Features::SUPPORTED).await
+}
+
+/// [`answer_handshake_as`], advertising `features` only.
+pub async fn answer_handshake_with(
+    s: &mut TcpStream,
+    me: &Address,
+    uid: u64,
+    features: Features,
+) -> (Lane, BytesMut) {
+    let (lane, buf) = read_handshake(s).await;
+    respond_accepted_with(s, me, uid, features).await;
+    (lane, buf)
+}
+
+/// On an accepted connection: reads the preamble and the handshake
+/// request, and answers nothing yet. Returns the connection's lane and
+/// what followed the handshake.
+pub async fn read_handshake(s: &mut TcpStream) -> (Lane, BytesMut) {
     let mut buf = BytesMut::with_capacity(64 * 1024);
     while buf.len() < PREAMBLE_LEN {
         assert!(
@@ -116,13 +135,20 @@ pub async fn answer_handshake_as(s: &mut TcpStream, me: &Address, uid: u64) -> (
         );
     };
     let _ = buf.split_to(used);
-    respond_accepted(s, me, uid).await;
     (lane, buf)
 }
 
 /// Answers a handshake request already read from `s`: `Accepted`, as
-/// incarnation `uid` of the node `me`.
+/// incarnation `uid` of the node `me`, advertising the features a node of
+/// this build decodes.
 pub async fn respond_accepted(s: &mut TcpStream, me: &Address, uid: u64) {
+    respond_accepted_with(s, me, uid, Features::SUPPORTED).await
+}
+
+/// [`respond_accepted`] advertising `features` only: with
+/// `Features::default()`, the answer of a peer built before features
+/// were advertised.
+pub async fn respond_accepted_with(s: &mut TcpStream, me: &Address, uid: u64, features: Features) {
     let mut out = BytesMut::new();
     let response = HandshakeResponse {
         version: PROTOCOL_VERSION,
@@ -130,7 +156,7 @@ pub async fn respond_accepted(s: &mut TcpStream, me: &Address, uid: u64) {
         from: me.clone(),
         uid,
         auth: None,
-        reason: "",
+        reason: features.list(),
     };
     Encoder::for_lane(Lane::Control)
         .encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out)

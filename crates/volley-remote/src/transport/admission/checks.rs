@@ -134,15 +134,7 @@ pub(in crate::transport) async fn authenticate(
     buf: &mut BytesMut,
 ) -> Result<(), HandshakeError> {
     let exchange = AcceptorAuth::new(secret, r, core.address(), core.uid())?;
-    setup::respond(
-        stream,
-        HandshakeStatus::Accepted,
-        core.address(),
-        core.uid(),
-        "",
-        Some(&exchange.response),
-    )
-    .await?;
+    setup::accept(stream, core.address(), core.uid(), Some(&exchange.response)).await?;
     tokio::time::timeout(
         core.settings().handshake_timeout,
         exchange.read_proof(secret, stream, buf),

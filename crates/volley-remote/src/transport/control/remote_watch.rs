@@ -235,7 +235,11 @@ struct WatcherRoute<C: ControlContext> {
     node: Address,
     /// The local actor watched.
     watched_path: String,
+    /// The watched actor's uid here, which its death notification names.
     watched_uid: u64,
+    /// Its uid as the peer knows it, which the death notice names: the
+    /// same, but for an ask's reply handle, known by its correlation id.
+    exported_uid: u64,
 }
 
 /// Watcher proxies, for any node with a control context.
@@ -259,6 +263,7 @@ pub(crate) trait WatcherProxies: ControlContext {
             node: node.clone(),
             watched_path: self.export_path(watched),
             watched_uid: watched.uid(),
+            exported_uid: self.export_uid(watched),
         });
         RemoteRef::new(
             remote.path().clone(),
@@ -301,7 +306,7 @@ impl<C: ControlContext> RemoteRoute for WatcherRoute<C> {
                 let Ok(association) = self.core.association(&self.node) else {
                     return;
                 };
-                let payload = death_notice_payload(uid, &self.watched_path);
+                let payload = death_notice_payload(self.exported_uid, &self.watched_path);
                 // After what the actor sent there (`control/flush.rs`). A node that
                 // is gone gets nothing: its watchers were notified when it
                 // was given up.

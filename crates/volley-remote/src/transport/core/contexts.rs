@@ -40,6 +40,7 @@ use crate::transport::outbound::association::{
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::outbound::OutboundContext;
 use crate::transport::refs::tables::import_bytes::ImportMeter;
+use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;
 use crate::wire::{Address, Lane};
@@ -99,6 +100,13 @@ impl OutboundContext for RemotingCore {
     }
     fn export_path(&self, actor: &AnyRef) -> String {
         RemotingCore::export_path(self, actor)
+    }
+    fn export_uid(&self, actor: &AnyRef) -> u64 {
+        if is_local_reply_handle(actor) {
+            self.reply_handles.correlation_of(actor)
+        } else {
+            actor.uid()
+        }
     }
     fn register_reply_handle(&self, handle: &AnyRef, association: Option<AssociationId>) -> u64 {
         self.reply_handles.register(handle, association)

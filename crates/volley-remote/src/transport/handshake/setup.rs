@@ -10,7 +10,7 @@ use crate::transport::handshake::auth::{self, Mac, Nonce, Role, Secret, Transcri
 use crate::transport::handshake::tls::TlsSession;
 use crate::transport::handshake::HandshakeContext;
 use crate::wire::{
-    Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, HandshakeRequest,
+    Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, Features, HandshakeRequest,
     HandshakeResponse, HandshakeStatus, Lane, Pdu, Preamble, AUTH_MAC_LEN, AUTH_NONCE_LEN,
     PREAMBLE_LEN, PROTOCOL_VERSION,
 };
@@ -42,6 +42,9 @@ pub(crate) enum HandshakeError {
 /// The initiator's view of an accepted handshake.
 pub(crate) struct Accepted {
     pub(crate) peer_uid: u64,
+    /// What the acceptor advertised it decodes beyond the frames every
+    /// version-1 peer does.
+    pub(crate) features: Features,
 }
 
 /// The acceptor's view of a request.
@@ -119,6 +122,7 @@ pub(crate) async fn dial(
 struct Answer {
     peer_uid: u64,
     auth: Option<Vec<u8>>,
+    features: Features,
 }
 
 /// Connects as the initiator of one lane. With a secret, the acceptor's
@@ -151,6 +155,7 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         Pdu::HandshakeResponse(r) if r.status == HandshakeStatus::Accepted => Ok(Answer {
             peer_uid: r.uid,
             auth: r.auth.map(<[u8]>::to_vec),
+            features: r.features(),
         }),
         Pdu::HandshakeResponse(r) => Err(HandshakeError::Refused {
             status: r.status,
@@ -172,6 +177,7 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         stream,
         Accepted {
             peer_uid: answer.peer_uid,
+            features: answer.features,
         },
     ))
 }
@@ -317,6 +323,27 @@ impl AcceptorAuth {
             ))
         }
     }
+}
+
+/// Accepts a handshake request, listing in the response's `reason` the
+/// features this node decodes (wire-protocol.md §5.2a); `auth` as for
+/// [`respond`].
+pub(crate) async fn accept<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    local: &Address,
+    local_uid: u64,
+    auth: Option<&[u8]>,
+) -> std::io::Result<()> {
+    let features = Features::SUPPORTED.list();
+    respond(
+        stream,
+        HandshakeStatus::Accepted,
+        local,
+        local_uid,
+        features,
+        auth,
+    )
+    .await
 }
 
 /// Answers a handshake request; `auth` is the acceptor's challenge and

@@ -18,7 +18,7 @@ use crate::transport::inbound::InboundContext;
 use crate::transport::outbound::association::system_buffers::SystemMessageError;
 use crate::transport::refs::limit_error::LimitError;
 use crate::transport::support::log_limited;
-use crate::wire::{Address, DecodeError, HandshakeStatus};
+use crate::wire::{Address, DecodeError};
 
 pub(crate) async fn run_listener(listener: TcpListener, core: Arc<impl InboundContext>) {
     let guard = InboundGuard::new(&core.settings().limits);
@@ -153,10 +153,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
                 HandshakeError::TimedOut => InboundError::HandshakeTimeout,
                 e => e.into(),
             })?,
-        None => {
-            let accepted = HandshakeStatus::Accepted;
-            setup::respond(&mut stream, accepted, core.address(), core.uid(), "", None).await?
-        }
+        None => setup::accept(&mut stream, core.address(), core.uid(), None).await?,
     }
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in

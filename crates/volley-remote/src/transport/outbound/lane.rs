@@ -35,6 +35,7 @@ mod declarations;
 mod framing;
 pub(crate) mod gone_refs;
 mod idleness;
+mod peer_features;
 mod token;
 
 use declarations::{encode_declaration, encode_with_refs, recipient_id, write_declarations};
@@ -117,6 +118,10 @@ struct LaneState<C> {
     /// Bumped whenever the export table is cleared, so ids cached in routes
     /// (`RouteHint::recipient`) under the old numbering are not trusted.
     generation: u32,
+    /// The peer advertised, in the last handshake, that it decodes Request
+    /// frames: only then does an ask's reply handle travel inline
+    /// (`peer_features.rs`). False until a handshake says so.
+    peer_takes_requests: bool,
     /// Counts what shows the lane in use, for idleness (`idle/`): the
     /// buffers taken by a writer on the user lanes (not each message, so
     /// the send path pays nothing), and on the control lane each PDU but
@@ -179,6 +184,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 buf: BytesMut::with_capacity(64 * 1024),
                 exports: RefCell::new(ExportTable::new()),
                 generation: 1,
+                peer_takes_requests: false,
                 activity: 0,
                 bytes_out: 0,
                 connects: 0,
@@ -290,8 +296,10 @@ impl<C: LaneConnection> OutboundLane<C> {
             buf,
             exports,
             generation,
+            peer_takes_requests,
             ..
         } = &mut *st;
+        let inline_reply_handle = F::INLINE_REPLY_HANDLE && *peer_takes_requests;
         if let Some(correlation) = target.correlation() {
             // A reply to an ask made on the peer: addressed by the peer's own
             // id for the handle, nothing to declare.
@@ -332,7 +340,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             self.association_id,
             exports,
             buf,
-            F::INLINE_REPLY_HANDLE,
+            inline_reply_handle,
             |buf| framing.frame(&self.encoder, buf, &header, |b| (ty.encode)(msg, b)),
         );
         self.unlock_and_kick(st, was_empty, true);

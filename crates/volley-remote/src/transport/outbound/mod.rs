@@ -48,6 +48,9 @@ pub(crate) trait OutboundContext: HandshakeContext {
     ) -> Result<Arc<Association>, RemoteSendError>;
     /// The path under which `actor` is known to other nodes.
     fn export_path(&self, actor: &AnyRef) -> String;
+    /// The uid under which `actor` is known to other nodes: an ask's reply
+    /// handle is known by its correlation id, never by its uid.
+    fn export_uid(&self, actor: &AnyRef) -> u64;
     /// Registers an ask's reply handle declared to the association's node;
     /// returns its correlation id.
     fn register_reply_handle(&self, handle: &AnyRef, association: Option<AssociationId>) -> u64;

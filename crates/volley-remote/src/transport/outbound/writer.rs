@@ -35,7 +35,7 @@ use volley::DeadLetterReason;
 
 use crate::sync::Ordering;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
-use crate::transport::handshake::setup::HandshakeError;
+use crate::transport::handshake::setup::{Accepted, HandshakeError};
 use crate::transport::outbound::association::Refusal;
 use crate::transport::outbound::backoff::Backoff;
 use crate::transport::outbound::lane::{LaneConnection, OutboundLane};
@@ -145,10 +145,10 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundC
             return;
         }
         let connected = match connect(&lane, core).await {
-            Ok((stream, tls, peer_uid)) => {
+            Ok((stream, tls, accepted)) => {
                 let conn = Connection::new(stream.clone(), tls);
-                match admit(&lane, core, peer_uid) {
-                    Ok(()) => Ok((stream, conn)),
+                match admit(&lane, core, accepted.peer_uid) {
+                    Ok(()) => Ok((stream, conn, accepted.features)),
                     Err(refusal) => {
                         refuse(conn, &refusal).await;
                         Err(format!("not associating: {refusal}"))
@@ -157,7 +157,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundC
             }
             Err(why) => Err(why),
         };
-        let (stream, mut conn) = match connected {
+        let (stream, mut conn, features) = match connected {
             Ok(connected) => connected,
             Err(why) => {
                 lane.set_failing(true);
@@ -175,6 +175,7 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundC
         backoff.connected(&lane.redial);
         lane.set_failing(false);
         lane.set_connected(true);
+        lane.peer_decodes(core, features);
         lane.redeclare(core, &mut conn.out);
         if let Some(association) = lane.association() {
             association.proved();
@@ -284,7 +285,7 @@ async fn refuse(mut conn: Connection, refusal: &Refusal) {
 async fn connect(
     lane: &OutboundLane,
     core: &(impl OutboundContext + ?Sized),
-) -> Result<(Arc<TcpStream>, Option<TlsSession>, u64), String> {
+) -> Result<(Arc<TcpStream>, Option<TlsSession>, Accepted), String> {
     let connected = tokio::time::timeout(
         core.settings().handshake_timeout,
         crate::transport::handshake::setup::dial(core, &lane.remote, lane.lane),
@@ -292,9 +293,9 @@ async fn connect(
     .await;
     match connected {
         Ok(Ok(dialed)) => {
-            let peer_uid = dialed.accepted.peer_uid;
-            tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid, "connected");
-            Ok((Arc::new(dialed.stream), dialed.tls, peer_uid))
+            let (peer_uid, features) = (dialed.accepted.peer_uid, dialed.accepted.features);
+            tracing::debug!(remote = %lane.remote, lane = ?lane.lane, peer_uid, ?features, "connected");
+            Ok((Arc::new(dialed.stream), dialed.tls, dialed.accepted))
         }
         Ok(Err(HandshakeError::Refused {
             status: HandshakeStatus::Quarantined,

@@ -6,6 +6,7 @@ mod backpressure;
 mod compression;
 mod delivery;
 mod export_id_reuse;
+mod kept_reply_handles;
 mod receptionist;
 mod requests;
 mod resolve_rebinding;

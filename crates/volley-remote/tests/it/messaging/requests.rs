@@ -8,90 +8,290 @@ use crate::raw_peer;
 
 use bytes::BytesMut;
 use common::{node, node_settings, Node, SUM_ID, T};
-use raw_peer::answer_handshake;
+use raw_peer::answer_handshake_with;
 use raw_peer::hostile::*;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ReplyTo};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, ReplyTo};
 use volley_remote::serialization::{BincodeSerializer, Serializer, SerializerId};
 use volley_remote::wire::{
-    Address, Decoder, DecoderConfig, Lane, Pdu, PduKind, Reply, REQUEST_REPLY_REF,
+    Address, Decoder, DecoderConfig, Features, Lane, Pdu, PduKind, Reply, REQUEST_REPLY_REF,
 };
 use volley_remote::{Registry, RemoteSettings, Remoting};
 
 /// The frames of user traffic a raw node read from the real node asking
-/// it, up to and including the first Request.
+/// it, up to and including the first message carrying an ask.
 struct Seen {
     kinds: Vec<PduKind>,
+    /// The ask's reply handle as the asking node knows it: from the
+    /// Request, or from the ReplyHandleDeclaration of the ref the message
+    /// names.
     correlation: u64,
     reply_to: u32,
 }
 
-/// A raw node at `listener` that reads the asking node's ordinary lane
-/// until the first Request, and reports what it saw.
-async fn raw_asked_node(
+/// A raw node at `listener` that answers handshakes advertising
+/// `features`, reads the asking node's ordinary lanes, and reports each
+/// ask it finds there (a Request, or a UserMessage) with what preceded it.
+fn raw_asked_node(
     listener: TcpListener,
     me: Address,
-) -> tokio::sync::oneshot::Receiver<Seen> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
+    features: Features,
+) -> mpsc::UnboundedReceiver<Seen> {
+    let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
-        let mut tx = Some(tx);
         loop {
             let (mut s, _) = listener.accept().await.unwrap();
-            let (lane, mut buf) = answer_handshake(&mut s, &me).await;
+            let (lane, mut buf) = answer_handshake_with(&mut s, &me, 11, features).await;
             if lane != Lane::Ordinary {
-                // Keep the other lanes open, unread.
-                tokio::spawn(async move {
-                    let mut sink = [0u8; 1024];
-                    while s.read(&mut sink).await.unwrap_or(0) > 0 {}
-                });
+                keep_open(s);
                 continue;
             }
-            let decoder = Decoder::new(DecoderConfig::for_lane(lane));
-            let mut kinds = Vec::new();
-            loop {
-                while let Ok(Some((pdu, used))) = decoder.decode_frame(&buf) {
-                    kinds.push(pdu.kind());
-                    if let Pdu::Request(r) = pdu {
-                        let CalcOnWire::Add { reply_to, .. } =
-                            BincodeSerializer.decode(r.message.payload).unwrap();
-                        let seen = Seen {
-                            kinds: std::mem::take(&mut kinds),
-                            correlation: r.correlation,
-                            reply_to,
-                        };
-                        if let Some(tx) = tx.take() {
-                            let _ = tx.send(seen);
-                        }
-                    }
-                    let _ = buf.split_to(used);
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                while let Some(seen) = read_until_ask(&mut s, &mut buf).await {
+                    let _ = tx.send(seen);
                 }
-                if s.read_buf(&mut buf).await.unwrap_or(0) == 0 {
-                    break;
-                }
-            }
+            });
         }
     });
     rx
 }
 
-/// What the peer sees of a remote ask from a task: one Request whose
-/// payload names ref id 0, no ReplyHandleDeclaration; and a Reply naming
-/// the Request's correlation id, from the asked node, completes the ask.
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_ask_is_one_request_frame_and_a_reply_to_its_correlation_completes_it() {
-    let a = node("alpha", RemoteSettings::default()).await;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let asked: Address = format!("volley://asked@127.0.0.1:{port}").parse().unwrap();
-    let seen = raw_asked_node(listener, asked.clone()).await;
+/// The next ask a raw node reports.
+async fn next_ask(asks: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
+    let next = tokio::time::timeout(T, asks.recv()).await;
+    next.expect("an ask within the time")
+        .expect("the raw node runs")
+}
+
+/// Keeps a raw node's connection open, reading and ignoring what comes.
+fn keep_open(mut s: TcpStream) {
+    tokio::spawn(async move {
+        let mut sink = [0u8; 1024];
+        while s.read(&mut sink).await.unwrap_or(0) > 0 {}
+    });
+}
+
+/// Reads the frames of an ordinary lane, starting with what `buf` holds,
+/// up to the next message that carries an ask; `None` if the connection
+/// closes first.
+async fn read_until_ask(s: &mut TcpStream, buf: &mut BytesMut) -> Option<Seen> {
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Ordinary));
+    let mut kinds = Vec::new();
+    let mut handles = std::collections::HashMap::new();
+    loop {
+        while let Ok(Some((pdu, used))) = decoder.decode_frame(buf) {
+            kinds.push(pdu.kind());
+            let asked = match pdu {
+                Pdu::ReplyHandleDeclaration(d) => {
+                    handles.insert(d.id.get(), d.correlation);
+                    None
+                }
+                Pdu::Request(r) => Some((r.message.payload, Some(r.correlation))),
+                Pdu::UserMessage(m) => Some((m.payload, None)),
+                _ => None,
+            };
+            let seen = asked.map(|(payload, correlation)| {
+                let CalcOnWire::Add { reply_to, .. } = BincodeSerializer.decode(payload).unwrap();
+                let correlation = correlation
+                    .or_else(|| handles.get(&reply_to).copied())
+                    .unwrap_or(0);
+                Seen {
+                    kinds: std::mem::take(&mut kinds),
+                    correlation,
+                    reply_to,
+                }
+            });
+            let _ = buf.split_to(used);
+            if seen.is_some() {
+                return seen;
+            }
+        }
+        if s.read_buf(buf).await.unwrap_or(0) == 0 {
+            return None;
+        }
+    }
+}
+
+/// `calc.ask(Add { 1, 2 })` at the node `asked` from a task of `a`.
+fn ask_add(a: &Node, asked: &Address) -> tokio::task::JoinHandle<Result<i64, AskError>> {
     let calc = a
         .remoting
         .resolve::<common::Calc>(&format!("{asked}/user/calc"))
         .unwrap();
-    let ask = tokio::spawn(async move {
+    tokio::spawn(async move {
+        calc.ask(
+            |reply_to| common::Calc::Add {
+                a: 1,
+                b: 2,
+                reply_to,
+            },
+            T,
+        )
+        .await
+    })
+}
+
+/// The asked node's answer: `3` as a Reply naming `correlation`, on its
+/// own connection to the asker `a`.
+async fn answer(a: &Node, asked: &Address, correlation: u64) {
+    let mut s = handshake_as(a.remoting.address(), Lane::Ordinary, asked).await;
+    let mut payload = BytesMut::new();
+    BincodeSerializer.encode(&3i64, &mut payload).unwrap();
+    let reply = Pdu::Reply(Reply {
+        correlation,
+        serializer: SerializerId::BINCODE,
+        type_id: SUM_ID,
+        payload: &payload,
+    });
+    s.write_all(&frames(Lane::Ordinary, &[reply]))
+        .await
+        .unwrap();
+}
+
+/// A raw node listening on a port of its own, and its address.
+async fn raw_node_address() -> (TcpListener, Address) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let asked = format!("volley://asked@127.0.0.1:{port}").parse().unwrap();
+    (listener, asked)
+}
+
+/// What the peer sees of a remote ask from a task once the connection is
+/// up: one Request whose payload names ref id 0, no
+/// ReplyHandleDeclaration; and a Reply naming the Request's correlation
+/// id, from the asked node, completes the ask. (An ask sent before the
+/// peer's handshake has said what it decodes declares its handle.)
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_is_one_request_frame_and_a_reply_to_its_correlation_completes_it() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let (listener, asked) = raw_node_address().await;
+    let mut asks = raw_asked_node(listener, asked.clone(), Features::SUPPORTED);
+    let first = ask_add(&a, &asked);
+    answer(&a, &asked, next_ask(&mut asks).await.correlation).await;
+    assert_eq!(
+        tokio::time::timeout(T, first).await.unwrap().unwrap(),
+        Ok(3)
+    );
+    let second = ask_add(&a, &asked);
+    let seen = next_ask(&mut asks).await;
+    assert_eq!(seen.reply_to, REQUEST_REPLY_REF);
+    assert_eq!(
+        seen.kinds,
+        [PduKind::Request],
+        "the reply handle was declared as well"
+    );
+    answer(&a, &asked, seen.correlation).await;
+    assert_eq!(
+        tokio::time::timeout(T, second).await.unwrap().unwrap(),
+        Ok(3)
+    );
+    a.system.terminate().await;
+}
+
+/// A peer whose handshake advertises no features (as every peer built
+/// before features were advertised answers) is never sent a Request: each
+/// ask's reply handle is declared with a ReplyHandleDeclaration, the
+/// message is a plain UserMessage naming it, and a Reply to the declared
+/// correlation completes the ask.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_does_not_advertise_requests_gets_declared_reply_handles() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let (listener, asked) = raw_node_address().await;
+    let mut asks = raw_asked_node(listener, asked.clone(), Features::default());
+    for _ in 0..3 {
+        let ask = ask_add(&a, &asked);
+        let seen = next_ask(&mut asks).await;
+        assert!(
+            !seen.kinds.contains(&PduKind::Request),
+            "a Request went to a peer that does not decode it: {:?}",
+            seen.kinds
+        );
+        assert_eq!(seen.kinds.last(), Some(&PduKind::UserMessage));
+        assert_ne!(seen.reply_to, REQUEST_REPLY_REF);
+        assert_ne!(
+            seen.correlation, 0,
+            "the reply handle was not declared: {:?}",
+            seen.kinds
+        );
+        answer(&a, &asked, seen.correlation).await;
+        assert_eq!(tokio::time::timeout(T, ask).await.unwrap().unwrap(), Ok(3));
+    }
+    a.system.terminate().await;
+}
+
+/// What a raw node that comes back without `requests` reports: the asks
+/// on its ordinary lane's first connection; that its second connection has
+/// read its handshake (and waits for the gate to answer it); and the asks
+/// on that connection.
+struct Downgrade {
+    first: mpsc::UnboundedReceiver<Seen>,
+    redialed: tokio::sync::oneshot::Receiver<()>,
+    second: mpsc::UnboundedReceiver<Seen>,
+}
+
+/// A raw node at `listener` whose ordinary lane's first connection
+/// advertises `requests` and is closed at the first Request; it answers
+/// the next one, once `gate` opens, advertising nothing.
+fn downgrading_node(
+    listener: TcpListener,
+    me: Address,
+    gate: tokio::sync::oneshot::Receiver<()>,
+) -> Downgrade {
+    let (first_tx, first) = mpsc::unbounded_channel();
+    let (redialed_tx, redialed) = tokio::sync::oneshot::channel();
+    let (second_tx, second) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let (mut redialed_tx, mut gate) = (Some(redialed_tx), Some(gate));
+        let mut ordinary = 0;
+        loop {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let (lane, mut buf) = raw_peer::read_handshake(&mut s).await;
+            if lane != Lane::Ordinary {
+                raw_peer::respond_accepted(&mut s, &me, 11).await;
+                keep_open(s);
+                continue;
+            }
+            ordinary += 1;
+            if ordinary == 1 {
+                raw_peer::respond_accepted(&mut s, &me, 11).await;
+                while let Some(seen) = read_until_ask(&mut s, &mut buf).await {
+                    let request = seen.kinds.contains(&PduKind::Request);
+                    let _ = first_tx.send(seen);
+                    if request {
+                        break; // and the connection closes
+                    }
+                }
+                continue;
+            }
+            let _ = redialed_tx.take().map(|tx| tx.send(()));
+            if let Some(gate) = gate.take() {
+                let _ = gate.await;
+            }
+            raw_peer::respond_accepted_with(&mut s, &me, 11, Features::default()).await;
+            while let Some(seen) = read_until_ask(&mut s, &mut buf).await {
+                let _ = second_tx.send(seen);
+            }
+        }
+    });
+    Downgrade {
+        first,
+        redialed,
+        second,
+    }
+}
+
+/// An ask whose request is queued on the lane: polled once, and kept
+/// (dropped, the ask ends).
+type QueuedAsk = std::pin::Pin<Box<dyn std::future::Future<Output = Result<i64, AskError>> + Send>>;
+
+fn queue_ask(calc: ActorRef<common::Calc>) -> QueuedAsk {
+    let mut ask: QueuedAsk = Box::pin(async move {
         calc.ask(
             |reply_to| common::Calc::Add {
                 a: 1,
@@ -102,29 +302,60 @@ async fn an_ask_is_one_request_frame_and_a_reply_to_its_correlation_completes_it
         )
         .await
     });
-    let seen = tokio::time::timeout(T, seen).await.unwrap().unwrap();
-    assert_eq!(seen.reply_to, REQUEST_REPLY_REF);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(ask.as_mut().poll(&mut cx).is_pending());
+    ask
+}
+
+/// A peer that advertised `requests` comes back at the same address
+/// without it (an older build): the Requests queued for it meanwhile are
+/// never written to it but dropped and counted as dead letters, and the
+/// next ask reaches it with a declared reply handle and is answered.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_queued_for_a_peer_that_comes_back_without_them_are_dropped_and_counted() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let (listener, asked) = raw_node_address().await;
+    let (open, gate) = tokio::sync::oneshot::channel();
+    let mut downgrade = downgrading_node(listener, asked.clone(), gate);
+    // Answered, so the lane has heard that the node takes Requests.
+    let first = ask_add(&a, &asked);
+    answer(&a, &asked, next_ask(&mut downgrade.first).await.correlation).await;
+    assert_eq!(
+        tokio::time::timeout(T, first).await.unwrap().unwrap(),
+        Ok(3)
+    );
+    // The next ask goes as a Request, and the node closes the connection.
+    let second = ask_add(&a, &asked);
+    let seen = next_ask(&mut downgrade.first).await;
+    assert_eq!(seen.kinds.last(), Some(&PduKind::Request));
+    tokio::time::timeout(T, downgrade.redialed)
+        .await
+        .unwrap()
+        .unwrap();
+    let calc = a
+        .remoting
+        .resolve::<common::Calc>(&format!("{asked}/user/calc"))
+        .unwrap();
+    let before = a.system.dead_letter_count();
+    let queued: Vec<QueuedAsk> = (0..3).map(|_| queue_ask(calc.clone())).collect();
+    open.send(()).unwrap();
+    common::eventually("the queued Requests are counted as dead letters", || {
+        a.system.dead_letter_count() >= before + 3
+    })
+    .await;
+    let fresh = ask_add(&a, &asked);
+    let seen = next_ask(&mut downgrade.second).await;
     assert!(
-        !seen.kinds.contains(&PduKind::ReplyHandleDeclaration),
-        "the reply handle was declared as well: {:?}",
+        !seen.kinds.contains(&PduKind::Request),
+        "a Request reached the peer that does not decode it: {:?}",
         seen.kinds
     );
-    assert_eq!(seen.kinds.last(), Some(&PduKind::Request));
-    // The asked node answers on its own connection to the asker.
-    let mut s = handshake_as(a.remoting.address(), Lane::Ordinary, &asked).await;
-    let mut payload = BytesMut::new();
-    BincodeSerializer.encode(&3i64, &mut payload).unwrap();
-    let reply = Pdu::Reply(Reply {
-        correlation: seen.correlation,
-        serializer: SerializerId::BINCODE,
-        type_id: SUM_ID,
-        payload: &payload,
-    });
-    s.write_all(&frames(Lane::Ordinary, &[reply]))
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(T, ask).await.unwrap().unwrap();
+    answer(&a, &asked, seen.correlation).await;
+    let outcome = tokio::time::timeout(T, fresh).await.unwrap().unwrap();
     assert_eq!(outcome, Ok(3));
+    drop(queued);
+    second.abort();
     a.system.terminate().await;
 }
 

@@ -119,6 +119,37 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         Some(rsp),
     ));
 
+    // An accepted response listing the acceptor's features in `reason`
+    // (wire-protocol.md §5.2a), as volley answers without a secret.
+    let features = Pdu::HandshakeResponse(Box::new(HandshakeResponse {
+        version: PROTOCOL_VERSION,
+        status: HandshakeStatus::Accepted,
+        from: to.clone(),
+        uid: 0xfedc_ba98_7654_3210,
+        auth: None,
+        reason: Features::SUPPORTED.list(),
+    }));
+    let mut fields = vec![
+        ("version".to_string(), 1),
+        ("status = 0 (accepted)".into(), 1),
+        ("uid (u64 LE)".into(), 8),
+    ];
+    fields.extend(address_fields("from", &to));
+    fields.push(("auth present = 0".into(), 1));
+    fields.extend(str_fields("reason: the feature list", FEATURE_REQUESTS));
+    out.push((
+        Vector {
+            name: "handshake_response_features",
+            description: format!("{features:?}"),
+            bytes: encode(&features),
+            fields: frame_fields(PduKind::HandshakeResponse, &[])
+                .into_iter()
+                .chain(fields)
+                .collect(),
+        },
+        Some(features),
+    ));
+
     for (name, pdu, kind) in [
         ("heartbeat", Pdu::Heartbeat, PduKind::Heartbeat),
         ("heartbeat_ack", Pdu::HeartbeatAck, PduKind::HeartbeatAck),

@@ -2,6 +2,7 @@
 //! and serialization.
 
 mod bad_input;
+mod features;
 mod framing;
 mod golden;
 mod golden_hot_path;
