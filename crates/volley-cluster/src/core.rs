@@ -14,7 +14,7 @@ mod reachability;
 mod services;
 mod sync;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::mem;
 use std::time::Duration;
 
@@ -60,6 +60,12 @@ pub enum Input<'a> {
     Leave,
     /// Down a member (what the split-brain resolver, or an operator, asks).
     Down(UniqueAddress),
+    /// The transport lost its connection to this member (its process may
+    /// have died): suspect it now rather than at its turn to be probed
+    /// (design §3.5). A live member refutes the suspicion as SWIM's
+    /// protocol has it; a dead one is unreachable after
+    /// `suspect_to_down_after`.
+    ConnectionLost(UniqueAddress),
     /// This node stops: it leaves the SWIM group now, whatever its status
     /// (the last cluster phase of a coordinated shutdown, design §3.6).
     Shutdown,
@@ -94,6 +100,7 @@ impl<'a> Input<'a> {
             Input::Gossip => "gossip",
             Input::Leave => "leave",
             Input::Down(_) => "down",
+            Input::ConnectionLost(_) => "connection lost",
             Input::Shutdown => "shutdown",
             Input::Service { .. } => "service registration",
         }
@@ -174,6 +181,15 @@ pub struct ClusterCore {
     seen_hash: Option<u64>,
     leader: Option<UniqueAddress>,
     next_leader_actions: Duration,
+    /// What the leader last checked for convergence: the table's hash,
+    /// the seen-set's hash and how many members are unreachable.
+    leader_checked: Option<(u64, u64, usize)>,
+    /// foca's `suspect_to_down_after` (foca does not hand its config back).
+    suspect_to_down_after: Duration,
+    /// When each member was last suspected on a lost connection: once per
+    /// `suspect_to_down_after` at most, so a link that keeps failing while
+    /// the member lives (refuting each time) does not churn suspicions.
+    hinted: BTreeMap<UniqueAddress, Duration>,
     tick_scheduled: bool,
     /// Whether this input added membership items to push out at once.
     push_broadcasts: bool,
@@ -209,6 +225,7 @@ impl ClusterCore {
             knowledge.services = ServiceRegistry::new(me.clone());
         }
         let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let suspect_to_down_after = swim.suspect_to_down_after;
         let resolver = downing::resolver_for(&me, config.split_brain_resolver.clone());
         Self {
             foca: Foca::with_custom_broadcast(identity, swim, rng, ClusterCodec, knowledge.clone()),
@@ -224,6 +241,9 @@ impl ClusterCore {
             seen_hash: None,
             leader: None,
             next_leader_actions: Duration::ZERO,
+            leader_checked: None,
+            suspect_to_down_after,
+            hinted: BTreeMap::new(),
             tick_scheduled: false,
             push_broadcasts: false,
             left_swim: false,
@@ -271,6 +291,7 @@ impl ClusterCore {
             Input::Gossip => self.foca.gossip(&mut self.outbox)?,
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
+            Input::ConnectionLost(member) => self.suspect_at_once(now, &member)?,
             Input::Shutdown => self.leave_swim()?,
             Input::Service { entry, registered } => self.update_local_service(entry, registered)?,
         }

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use foca::{Notification, OwnedNotification, Runtime, Timer};
+use foca::{Notification, OwnedNotification, Runtime, Timer, TimerToken};
 
 use crate::node_id::NodeId;
 
@@ -76,6 +76,9 @@ pub(crate) struct Outbox {
     pub(crate) packets: Vec<Packet>,
     pub(crate) timers: Vec<TimerAt>,
     pub(crate) notifications: VecDeque<OwnedNotification<NodeId>>,
+    /// The token of foca's latest probe timer: a timer the core submits on
+    /// foca's behalf must carry foca's current token to be obeyed.
+    pub(crate) timer_token: Option<TimerToken>,
 }
 
 impl Outbox {
@@ -94,6 +97,9 @@ impl Runtime<NodeId> for Outbox {
     }
 
     fn submit_after(&mut self, timer: Timer<NodeId>, after: Duration) {
+        if let Timer::ProbeRandomMember(token) = &timer {
+            self.timer_token = Some(*token);
+        }
         self.timers.push(TimerAt {
             at: self.now.saturating_add(after),
             timer: ClusterTimer::Swim(timer),

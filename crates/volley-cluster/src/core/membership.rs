@@ -35,6 +35,8 @@ impl ClusterCore {
             self.unreachable
                 .retain(|member| !knowledge.table.is_removed(member));
         }
+        let cooled = self.suspect_to_down_after;
+        self.hinted.retain(|_, at| now < at.saturating_add(cooled));
         self.send_digest();
         self.announce_to_unknown()?;
         if now >= self.next_leader_actions {
@@ -42,6 +44,28 @@ impl ClusterCore {
             self.leader_actions()?;
         }
         Ok(())
+    }
+
+    /// The leader's moves as soon as it sees convergence after a change,
+    /// rather than at its next `leader_actions_interval` (Akka's leader
+    /// acts only on its tick): each move still waits for every member to
+    /// have seen the one before, so only the tick's wait goes. The check
+    /// runs when the table, the seen-set or reachability changed since
+    /// the last one; the tick still acts on whatever this misses.
+    fn leader_actions_on_change(&mut self) -> Result<(), RefusedBy> {
+        if self.join != JoinPlan::Joined || self.leader.as_ref() != Some(&self.me) {
+            return Ok(());
+        }
+        let checked = {
+            let mut knowledge = self.knowledge.lock();
+            let table = knowledge.table.hash();
+            (table, knowledge.seen_hash(), self.unreachable.len())
+        };
+        if self.leader_checked == Some(checked) {
+            return Ok(());
+        }
+        self.leader_checked = Some(checked);
+        self.leader_actions()
     }
 
     /// The leader's moves, only at convergence (design §3.4).
@@ -145,6 +169,7 @@ impl ClusterCore {
         let mut reachability = Vec::new();
         self.track_reachability(swim_events, &mut reachability)?;
         self.join_if_cluster_known()?;
+        self.leader_actions_on_change()?;
         self.announce_seen()?;
         let changes = mem::take(&mut self.knowledge.lock().changes);
         self.follow_own_fate(&changes)?;

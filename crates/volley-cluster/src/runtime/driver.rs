@@ -219,6 +219,7 @@ impl Driver {
             MemberReport::Unreachable | MemberReport::Reachable => {
                 tracing::debug!(%member, %report, "transport verdict on a member");
             }
+            MemberReport::ConnectionLost => self.handle(Input::ConnectionLost(member)),
             MemberReport::QuarantinedThisNode => {
                 tracing::warn!(%member, "a member quarantined this node: downing this node");
                 let me = self.core.unique_address().clone();

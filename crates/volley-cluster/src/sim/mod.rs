@@ -158,6 +158,12 @@ impl Simulation {
         self.input(addr, Input::Down(member.clone()));
     }
 
+    /// Tells the node at `addr` that the transport lost its connection to
+    /// `member` (what a kill -9 of the member's process causes at once).
+    pub fn connection_lost(&mut self, addr: &Addr, member: &UniqueAddress) {
+        self.input(addr, Input::ConnectionLost(member.clone()));
+    }
+
     /// The membership as the node at `addr` sees it.
     pub fn state(&self, addr: &Addr) -> Option<ClusterState> {
         self.nodes.get(addr).map(ClusterCore::state)

@@ -160,3 +160,21 @@ pub fn cluster_events_of<'a>(
         .filter(move |entry| entry.node.same_incarnation(observer))
         .map(|entry| &entry.event)
 }
+
+/// Fails unless no running node saw a member unreachable, downed or
+/// removed.
+pub fn assert_nobody_lost(sim: &Simulation, seed: u64) {
+    for node in sim.running() {
+        let trouble: Vec<&ClusterEvent> = cluster_events_of(sim, &node)
+            .filter(|e| {
+                matches!(
+                    e,
+                    ClusterEvent::UnreachableMember { .. }
+                        | ClusterEvent::MemberDowned { .. }
+                        | ClusterEvent::MemberRemoved { .. }
+                )
+            })
+            .collect();
+        assert!(trouble.is_empty(), "seed {seed}: {node:?} saw {trouble:?}");
+    }
+}

@@ -8,7 +8,7 @@ use volley_cluster::sbr::{Decision, DowningReason, SbrSettings, StableAfter};
 use volley_cluster::sim::{seeds, SimConfig, Simulation};
 use volley_cluster::{Addr, ClusterEvent, Identity, MemberStatus};
 
-use crate::common::{all_up, cluster_events_of, run_until, seeded_cluster};
+use crate::common::{all_up, assert_nobody_lost, cluster_events_of, run_until, seeded_cluster};
 
 const LIMIT: Duration = Duration::from_secs(120);
 const STABLE_AFTER: Duration = Duration::from_secs(7);
@@ -183,18 +183,6 @@ fn a_link_cut_one_way_is_bridged_by_indirect_probes_and_downs_nobody() {
             "seed {seed}: the cut dropped nothing"
         );
         assert!(all_up(&sim, &addrs), "seed {seed}: not all Up everywhere");
-        for node in sim.running() {
-            let trouble: Vec<&ClusterEvent> = cluster_events_of(&sim, &node)
-                .filter(|e| {
-                    matches!(
-                        e,
-                        ClusterEvent::UnreachableMember { .. }
-                            | ClusterEvent::MemberDowned { .. }
-                            | ClusterEvent::MemberRemoved { .. }
-                    )
-                })
-                .collect();
-            assert!(trouble.is_empty(), "seed {seed}: {node:?} saw {trouble:?}");
-        }
+        assert_nobody_lost(&sim, seed);
     }
 }

@@ -295,3 +295,35 @@ fn seeds_started_together_form_the_cluster_before_the_seed_node_timeout() {
     });
     assert!(took < timeout, "the only seed Up after {took:?}");
 }
+
+/// The leader moves a member as soon as it sees convergence after a
+/// change, not at its next `leader_actions_interval` tick: a leave goes
+/// Leaving, Exiting and Removed everywhere in less than one interval on a
+/// network with millisecond delays, where two ticks would take two.
+#[test]
+fn the_leader_acts_on_convergence_without_waiting_for_its_tick() {
+    for seed in seeds(&[15, 16]) {
+        let config = SimConfig::lan(seed, 3);
+        let interval = config.membership.leader_actions_interval;
+        let (mut sim, addrs) = seeded_cluster(config, 3);
+        run_until(&mut sim, LIMIT, "all Up everywhere", |sim| {
+            all_up(sim, &addrs)
+        });
+        let leaver = sim
+            .state(&addrs[2])
+            .and_then(|s| s.self_member)
+            .expect("a member")
+            .unique_address();
+        sim.leave(&addrs[2]);
+        let took = run_until(&mut sim, LIMIT, "the leaver removed everywhere", |sim| {
+            removed_everywhere(sim, &leaver)
+        });
+        assert!(
+            took < interval,
+            "seed {seed}: removed everywhere {took:?} after the leave (leader_actions_interval {interval:?})"
+        );
+        for seen in transitions_seen(&sim, &leaver) {
+            assert_eq!(seen, ["left", "exited", "removed"], "seed {seed}");
+        }
+    }
+}

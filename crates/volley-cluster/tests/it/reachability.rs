@@ -8,7 +8,7 @@ use std::time::Duration;
 use volley_cluster::sim::{seeds, SimConfig, Simulation};
 use volley_cluster::{Addr, ClusterEvent, Identity, MemberStatus};
 
-use crate::common::{all_up, cluster_events_of, run_until, seeded_cluster};
+use crate::common::{all_up, assert_nobody_lost, cluster_events_of, run_until, seeded_cluster};
 
 /// Whether every node of `side` holds exactly `others` unreachable.
 fn sees_unreachable(sim: &Simulation, side: &[Addr], others: &[Addr]) -> bool {
@@ -100,5 +100,120 @@ fn a_partition_stops_the_leader_and_a_heal_lets_it_go_on() {
 fn fifty_members_partition_and_heal() {
     for seed in seeds(&[12]) {
         partition_and_heal(seed, 50, 30, Duration::from_secs(900));
+    }
+}
+
+/// Three members, all Up; returns the simulation, their addresses and
+/// foca's `probe_period` and `suspect_to_down_after`.
+fn three_up(seed: u64) -> (Simulation, Vec<Addr>, Duration, Duration) {
+    let config = SimConfig::lan(seed, 3);
+    let timings = (config.swim.probe_period, config.swim.suspect_to_down_after);
+    let (mut sim, addrs) = seeded_cluster(config, 3);
+    run_until(&mut sim, Duration::from_secs(60), "all Up", |sim| {
+        all_up(sim, &addrs)
+    });
+    (sim, addrs, timings.0, timings.1)
+}
+
+fn unique_address(sim: &Simulation, addr: &Addr) -> volley_cluster::UniqueAddress {
+    sim.state(addr)
+        .and_then(|state| state.self_member)
+        .expect("running and a member")
+        .unique_address()
+}
+
+/// A killed member whose connections its survivors lost is unreachable
+/// `suspect_to_down_after` after the kill: the survivors suspect it at
+/// once instead of at their turn to probe it, which SWIM's shuffled
+/// probing puts up to two probe periods away with two survivors. Without
+/// the hint, even a probe sent the moment before the kill is judged a
+/// period later.
+#[test]
+fn a_killed_member_whose_connection_is_lost_is_suspected_at_once() {
+    for seed in seeds(&[41, 42, 43]) {
+        let (mut sim, addrs, probe_period, suspect_to_down_after) = three_up(seed);
+        let victim = addrs[2].clone();
+        let victim_id = unique_address(&sim, &victim);
+        let killed_at = sim.now();
+        sim.kill(&victim);
+        for survivor in &addrs[..2] {
+            sim.connection_lost(survivor, &victim_id);
+        }
+        run_until(
+            &mut sim,
+            Duration::from_secs(30),
+            "the victim unreachable on both survivors",
+            |sim| sees_unreachable(sim, &addrs[..2], std::slice::from_ref(&victim)),
+        );
+        for survivor in &addrs[..2] {
+            let node = sim.node(survivor).expect("running").identity().clone();
+            let at = sim
+                .cluster_trace()
+                .iter()
+                .find(|entry| {
+                    entry.node.same_incarnation(&node)
+                        && matches!(&entry.event, ClusterEvent::UnreachableMember { member }
+                            if member.node.addr() == victim)
+                })
+                .map(|entry| entry.at)
+                .expect("an UnreachableMember event");
+            let took = at - killed_at;
+            assert!(
+                took < suspect_to_down_after + probe_period / 2,
+                "seed {seed}: {survivor:?} saw the victim unreachable {took:?} after the kill \
+                 (suspect_to_down_after {suspect_to_down_after:?}, probe_period {probe_period:?})"
+            );
+        }
+    }
+}
+
+/// A lost connection to a member that is alive (a reset connection, say)
+/// only raises a suspicion, which the member refutes: nobody is ever
+/// unreachable or downed.
+#[test]
+fn a_live_member_whose_connection_is_lost_refutes_the_suspicion() {
+    for seed in seeds(&[44, 45]) {
+        let (mut sim, addrs, _, suspect_to_down_after) = three_up(seed);
+        let suspected = unique_address(&sim, &addrs[1]);
+        sim.connection_lost(&addrs[0], &suspected);
+        // Time passing is the test: three times the verdict's delay.
+        sim.run_for(suspect_to_down_after * 3);
+        assert!(all_up(&sim, &addrs), "seed {seed}: not all Up everywhere");
+        assert_nobody_lost(&sim, seed);
+    }
+}
+
+/// A link that keeps failing while the member lives (a middlebox that
+/// resets every connection, say) raises a suspicion at most once per
+/// `suspect_to_down_after`: the member refutes each, and its incarnation
+/// grows by one per suspicion, not per lost connection.
+#[test]
+fn a_connection_lost_again_and_again_suspects_once_per_suspect_to_down_after() {
+    for seed in seeds(&[46]) {
+        let (mut sim, addrs, _, suspect_to_down_after) = three_up(seed);
+        let suspected = unique_address(&sim, &addrs[1]);
+        let incarnation = |sim: &Simulation| {
+            sim.node(&addrs[0])
+                .expect("running")
+                .membership_state()
+                .find(|m| m.id().addr() == addrs[1])
+                .map(|m| m.incarnation())
+                .expect("known")
+        };
+        let before = incarnation(&sim);
+        let every = Duration::from_millis(100);
+        let losses = 100u32;
+        for _ in 0..losses {
+            sim.connection_lost(&addrs[0], &suspected);
+            sim.run_for(every);
+        }
+        let span = every * losses;
+        let at_most = (span.as_millis() / suspect_to_down_after.as_millis()) as u16 + 1;
+        let refuted = incarnation(&sim) - before;
+        assert!(
+            (1..=at_most).contains(&refuted),
+            "seed {seed}: {refuted} refutations for {losses} lost connections over {span:?}"
+        );
+        assert!(all_up(&sim, &addrs), "seed {seed}: not all Up everywhere");
     }
 }

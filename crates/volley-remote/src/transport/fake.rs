@@ -15,7 +15,9 @@ use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::handshake::HandshakeContext;
-use crate::transport::liveness::authority::{MemberReport, Membership, MembershipAuthority};
+use crate::transport::liveness::authority::{
+    MemberReport, MemberVerdicts, Membership, MembershipAuthority,
+};
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
@@ -197,6 +199,9 @@ impl OutboundContext for FakeNode {
     }
     fn refused_by_peer(&self, association: &Association, reason: DisassociationReason) {
         Incarnations::peer_left_for(self, association, reason)
+    }
+    fn control_connection_lost(&self, association: &Association) {
+        self.reported_to_authority(association, MemberReport::ConnectionLost);
     }
     fn publish(&self, event: RemotingEvent) {
         self.ask(Asked::Published(event));

@@ -347,3 +347,53 @@ async fn a_members_disassociate_quarantined_is_reported_not_obeyed() {
     );
     a.system.terminate().await;
 }
+
+/// The detector's settings, with reconnects after 50 ms to 200 ms.
+fn quick_reconnects() -> RemoteSettings {
+    RemoteSettings {
+        reconnect_backoff: Duration::from_millis(50),
+        reconnect_backoff_max: Duration::from_millis(200),
+        ..detector()
+    }
+}
+
+/// A member's control connection that fails while serving is reported as
+/// `ConnectionLost`, a hint the cluster turns into a SWIM suspicion; the
+/// transport does nothing more: the member stays associated, is not
+/// quarantined, and answers again over a new connection.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_members_lost_connection_is_reported_as_a_hint() {
+    let b_port = common::free_port();
+    let relay = common::relay::Relay::start(b_port).await;
+    let a = common::node("ma-lost-a", quick_reconnects()).await;
+    let b = common::node(
+        "ma-lost-b",
+        RemoteSettings {
+            port: b_port,
+            canonical_port: Some(relay.port),
+            ..quick_reconnects()
+        },
+    )
+    .await;
+    let a_reports = authority(&a, &[&b]);
+    associate(&a, &b).await;
+    let a_events = common::record_events(&a);
+    relay.cut();
+    await_report(&a_reports, &b, MemberReport::ConnectionLost);
+    // A message written into the cut connection is lost, as any send to a
+    // failing connection: ask again until a new connection answers.
+    let calc = common::remote_ref(&a, &b, "calc");
+    let start = Instant::now();
+    while common::ask_sum(&calc, Duration::from_millis(500))
+        .await
+        .ok()
+        != Some(42)
+    {
+        assert!(start.elapsed() < T, "no answer over a new connection");
+    }
+    let seen = common::events_so_far(&a_events);
+    assert_eq!(quarantined(&seen), Vec::<&RemotingEvent>::new(), "{seen:?}");
+    a.system.terminate().await;
+    b.system.terminate().await;
+}

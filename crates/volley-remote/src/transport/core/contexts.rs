@@ -28,7 +28,7 @@ use crate::transport::handshake::HandshakeContext;
 use crate::transport::idle::{IdleContext, Idleness};
 use crate::transport::inbound::ends::{InboundEnds, InboundLives};
 use crate::transport::inbound::InboundContext;
-use crate::transport::liveness::authority::MembershipAuthority;
+use crate::transport::liveness::authority::{MemberReport, MemberVerdicts, MembershipAuthority};
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
@@ -149,6 +149,9 @@ impl OutboundContext for RemotingCore {
     }
     fn refused_by_peer(&self, association: &Association, reason: DisassociationReason) {
         Incarnations::peer_left_for(self, association, reason)
+    }
+    fn control_connection_lost(&self, association: &Association) {
+        self.reported_to_authority(association, MemberReport::ConnectionLost);
     }
     fn publish(&self, event: RemotingEvent) {
         self.system.event_stream().publish(event);

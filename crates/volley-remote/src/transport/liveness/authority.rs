@@ -43,9 +43,10 @@ pub trait MembershipAuthority: Send + Sync + 'static {
     /// whose end the authority decides. Asked once per verdict; must be
     /// cheap.
     fn is_member(&self, address: &Address, uid: u64) -> bool;
-    /// A verdict the transport would have acted on for a non-member. Each
-    /// kind but `Unreachable`/`Reachable` is reported once per
-    /// incarnation; those two once per change.
+    /// A verdict the transport would have acted on for a non-member, or a
+    /// hint (`ConnectionLost`). Each kind but `Unreachable`, `Reachable`
+    /// and `ConnectionLost` is reported once per incarnation; those at
+    /// each change or loss.
     fn report(&self, address: &Address, uid: u64, report: MemberReport);
 }
 
@@ -57,6 +58,12 @@ pub enum MemberReport {
     Unreachable,
     /// Its heartbeats arrive again after `Unreachable`.
     Reachable,
+    /// This node's control connection to it failed while serving (closed
+    /// or reset by the peer's side): a hint, not a verdict. A process that
+    /// died has its sockets closed by its kernel, so this comes long
+    /// before the failure detector's verdict; a live node simply gets a
+    /// new connection. Never acted on by the transport itself.
+    ConnectionLost,
     /// A system message waited longer than `give_up_system_message_after`
     /// for its ack.
     SystemMessagesOverdue {
@@ -86,7 +93,9 @@ impl MemberReport {
     /// for those reported at every change.
     fn once_bit(&self) -> Option<u8> {
         match self {
-            MemberReport::Unreachable | MemberReport::Reachable => None,
+            MemberReport::Unreachable | MemberReport::Reachable | MemberReport::ConnectionLost => {
+                None
+            }
             MemberReport::SystemMessagesOverdue { .. } => Some(1),
             MemberReport::ControlQueueOverflow { .. } => Some(2),
             MemberReport::SystemMessageBufferFull { .. } => Some(4),
@@ -104,6 +113,7 @@ impl fmt::Display for MemberReport {
                 "the failure detector gave it up (no heartbeat within the acceptable pause)",
             ),
             MemberReport::Reachable => f.write_str("its heartbeats arrive again"),
+            MemberReport::ConnectionLost => f.write_str("its control connection failed"),
             MemberReport::SystemMessagesOverdue { limit } => write!(
                 f,
                 "a system message waited over {limit:?} for its ack (give_up_system_message_after)"
@@ -173,7 +183,12 @@ pub(crate) trait MemberVerdicts: LivenessContext + Sized {
             }
             control.reported_to_authority |= bit;
         }
-        tracing::warn!(%remote, uid, ?report, "member {remote} (uid {uid}): {report}; reported to the membership authority, which decides");
+        if report == MemberReport::ConnectionLost {
+            // The writer logs the failure itself; this is only its hint.
+            tracing::debug!(%remote, uid, "member {remote} (uid {uid}): {report}; reported to the membership authority");
+        } else {
+            tracing::warn!(%remote, uid, ?report, "member {remote} (uid {uid}): {report}; reported to the membership authority, which decides");
+        }
         authority.report(remote, uid, report);
         true
     }

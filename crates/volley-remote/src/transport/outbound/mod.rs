@@ -86,6 +86,10 @@ pub(crate) trait OutboundContext: HandshakeContext {
     ) -> Result<(), Refusal>;
     /// The peer refused this node (`liveness/incarnations.rs`).
     fn refused_by_peer(&self, association: &Association, reason: DisassociationReason);
+    /// The control connection to `association`'s node failed while it was
+    /// serving (`liveness/authority.rs`: a hint for the membership
+    /// authority, which may suspect the member at once).
+    fn control_connection_lost(&self, association: &Association);
     /// Tells the event stream.
     fn publish(&self, event: RemotingEvent);
     /// Whether a failed connection may be warned about now, within the

@@ -203,6 +203,9 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundC
                 a.is_down() || a.leaving.load(std::sync::atomic::Ordering::Relaxed)
             });
         if lane.lane == Lane::Control && !gone {
+            if let Some(association) = lane.association() {
+                core.control_connection_lost(&association);
+            }
             core.publish(RemotingEvent::Disassociated {
                 remote: lane.remote.clone(),
                 reason: DisassociationReason::ConnectionLost(error.to_string()),
