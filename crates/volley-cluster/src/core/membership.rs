@@ -58,6 +58,17 @@ impl ClusterCore {
         }
         let checked = {
             let mut knowledge = self.knowledge.lock();
+            // A leader picked among Joining members only (no member is Up
+            // yet) sees convergence vacuously, and two joiners that do not
+            // know of each other's Up would both number members: only the
+            // tick acts then, as before, unless this node is alone.
+            let up = knowledge
+                .table
+                .get(&self.me)
+                .is_some_and(|own| own.status.counts_for_convergence());
+            if !up && knowledge.table.len() > 1 {
+                return Ok(());
+            }
             let table = knowledge.table.hash();
             (table, knowledge.seen_hash(), self.unreachable.len())
         };
