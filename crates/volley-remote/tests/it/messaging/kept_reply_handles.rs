@@ -144,7 +144,8 @@ async fn a_kept_reply_handle_is_answered_later_and_its_watcher_told_when_the_ask
             .await
     });
     assert_eq!(next(&mut reports, "watching").await, Kept::Watching);
-    // Nothing answers the ask while B keeps the handle.
+    // Time passing is the test: nothing answers the ask while B keeps
+    // the handle.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!ask.is_finished(), "the ask ended before B answered it");
     // The watch has reached A (on the control lane) before B answers.
