@@ -102,6 +102,21 @@ impl Actor for Keeper {
 }
 
 /// The keeper's next report.
+/// Spawns the keeper on `on` as `/user/keeper`; returns what it reports.
+fn spawn_keeper(on: &common::Node) -> mpsc::UnboundedReceiver<Kept> {
+    let (report, reports) = mpsc::unbounded_channel();
+    on.system
+        .spawn(
+            "keeper",
+            Props::new(move || Keeper {
+                kept: None,
+                report: report.clone(),
+            }),
+        )
+        .unwrap();
+    reports
+}
+
 async fn next(reports: &mut mpsc::UnboundedReceiver<Kept>, what: &str) -> Kept {
     let next = tokio::time::timeout(T, reports.recv()).await;
     next.unwrap_or_else(|_| panic!("the keeper did not report {what}"))
@@ -116,16 +131,7 @@ async fn next(reports: &mut mpsc::UnboundedReceiver<Kept>, what: &str) -> Kept {
 async fn a_kept_reply_handle_is_answered_later_and_its_watcher_told_when_the_ask_ends() {
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
-    let (report, mut reports) = mpsc::unbounded_channel();
-    b.system
-        .spawn(
-            "keeper",
-            Props::new(move || Keeper {
-                kept: None,
-                report: report.clone(),
-            }),
-        )
-        .unwrap();
+    let mut reports = spawn_keeper(&b);
     spawn_calculator(&b, "calc");
     // Connected first, so the kept ask's handle travels in a Request.
     assert_eq!(common::add(&remote_ref(&a, &b, "calc"), 1, 2).await, 3);
@@ -165,16 +171,7 @@ async fn a_kept_reply_handle_is_answered_later_and_its_watcher_told_when_the_ask
 async fn a_reply_handle_watched_after_its_ask_ended_gives_terminated() {
     let a = node("alpha", RemoteSettings::default()).await;
     let b = node("beta", RemoteSettings::default()).await;
-    let (report, mut reports) = mpsc::unbounded_channel();
-    b.system
-        .spawn(
-            "keeper",
-            Props::new(move || Keeper {
-                kept: None,
-                report: report.clone(),
-            }),
-        )
-        .unwrap();
+    let mut reports = spawn_keeper(&b);
     let keeper = remote_ref(&a, &b, "keeper");
     let outcome = keeper
         .ask(|reply_to| Calc::Blob(Vec::new(), reply_to), T)
