@@ -15,7 +15,7 @@
 //!   producer's arrive in its order:
 //!   `producers_of_every_kind_at_once_keep_their_order`.
 //! - "deliver all messages": covered by
-//!   `remote_messaging.rs::a_million_messages_arrive_in_order_and_none_is_lost`
+//!   `tell_and_ask.rs::four_senders_messages_arrive_in_order_and_none_is_lost`
 //!   (four tasks), which this file extends to threads and actors.
 //!
 //! Nothing skipped: the spec's five cases are all above.

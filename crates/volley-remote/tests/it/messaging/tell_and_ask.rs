@@ -34,13 +34,13 @@ async fn tell_and_ask_across_nodes() {
 
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_million_messages_arrive_in_order_and_none_is_lost() {
+async fn four_senders_messages_arrive_in_order_and_none_is_lost() {
     let a = node("alpha", patient_detector()).await;
     let b = node("beta", patient_detector()).await;
     spawn_calculator(&b, "calc");
     let calc = remote_ref(&a, &b, "calc");
     const SENDERS: u32 = 4;
-    const PER_SENDER: u64 = 250_000;
+    const PER_SENDER: u64 = 100_000;
     let senders: Vec<_> = (0..SENDERS)
         .map(|from| {
             let calc = calc.clone();
@@ -239,7 +239,9 @@ async fn flood_from_an_actor(settings: RemoteSettings) {
     let b = node("beta", settings).await;
     spawn_calculator(&b, "calc");
     let calc = remote_ref(&a, &b, "calc");
-    const TOTAL: u64 = 1_000_000;
+    // Several times what fills the lane's `max_pending_bytes`, so that the
+    // flood meets a full lane again and again.
+    const TOTAL: u64 = 400_000;
     let done = Arc::new(tokio::sync::Notify::new());
     let flooder = a
         .system
@@ -268,7 +270,7 @@ async fn flood_from_an_actor(settings: RemoteSettings) {
 }
 
 /// Waits (up to five minutes: a debug build on a loaded machine handles a
-/// million messages slowly) until the calculator has counted `total`
+/// flood of messages slowly) until the calculator has counted `total`
 /// `Seq` messages, failing at once on a gap or reordering.
 async fn expect_all_in_order(calc: &ActorRef<Calc>, total: u64) {
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
