@@ -36,6 +36,7 @@ mod outbox;
 mod receptionist;
 mod runtime;
 pub mod sbr;
+pub mod sharding;
 pub mod sim;
 mod view;
 
