@@ -1,15 +1,24 @@
 //! Cluster sharding: entities addressed by id, spread over the members.
 //!
-//! Built so far: the coordinator's allocation strategy ([`allocation`]),
-//! a pure function of the current allocation, tested on its own as Akka's
-//! `LeastShardAllocationStrategySpec` tests Akka's. Regions, shards, the
-//! coordinator singleton and the hand-off protocol are not built yet
-//! (docs/cluster.md, "Not yet").
+//! Built so far, each a pure function tested on its own:
+//! - the coordinator's allocation strategy ([`allocation`]), tested with
+//!   the scenarios of Akka's `LeastShardAllocationStrategySpec`;
+//! - the entity-to-shard mapping ([`ShardExtractor`], [`HashShards`]) and
+//!   its checks ([`checked_shard_of`]);
+//! - which active entities to passivate ([`ActiveEntities`]): idle ones,
+//!   and the least recently used past a limit.
+//!
+//! Regions, shards, the coordinator singleton and the hand-off protocol
+//! are not built yet (docs/reference/sharding.md, "Not yet").
 
 pub mod allocation;
+mod extractor;
+mod passivation;
 mod version;
 
 pub use allocation::{
     AllocationSettingsError, LeastShardAllocation, RebalanceGate, RegionEntry, ShardId,
 };
+pub use extractor::{checked_shard_of, HashShards, ShardExtractor, ShardOfError};
+pub use passivation::{ActiveEntities, PassivationSettings};
 pub use version::AppVersion;
