@@ -12,8 +12,10 @@
 //! are not built yet (docs/reference/sharding.md, "Not yet").
 
 pub mod allocation;
+mod entity_name;
 mod extractor;
 mod passivation;
+mod shard;
 mod version;
 
 pub use allocation::{
@@ -21,4 +23,5 @@ pub use allocation::{
 };
 pub use extractor::{checked_shard_of, HashShards, ShardExtractor, ShardOfError};
 pub use passivation::{ActiveEntities, PassivationSettings};
+pub use shard::{EntityFactory, HandedOff, Shard, ShardMsg, ShardSettings};
 pub use version::AppVersion;

@@ -16,5 +16,6 @@ mod processes;
 mod reachability;
 mod replay;
 mod services;
+mod sharding;
 
 use volley_testkit::log_capture;
