@@ -105,6 +105,8 @@ pub struct Cli {
     /// remote-pingpong: `metrics` adds the recorder's note (not by default).
     /// cluster: the rounds, `membership` (join, receptionist, kill, leave)
     /// and `partition` (default both).
+    /// kontraktor: volley's senders, of tell-actor,tell-task,ask-actors,
+    /// ask-tasks (default all; `--peers none` leaves kontraktor out).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
 

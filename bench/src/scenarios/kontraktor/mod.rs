@@ -17,6 +17,7 @@ use self::row::{KontraktorRow, Test};
 use self::volley_rows::Sender;
 use super::remote_common::{load, AdderOnB, Layout, Nodes};
 use super::{Ctx, Scenario};
+use crate::cli::PeerSelection;
 use crate::progress::Progress;
 use crate::report::{measured, Report, Row};
 
@@ -53,10 +54,33 @@ const VOLLEY: [Sender; 4] = [
     Sender::AskTasks { tasks: 10_000 },
 ];
 
+/// volley's senders that `--cases` names (default all): `tell-actor`,
+/// `tell-task`, `ask-actors`, `ask-tasks`, e.g. to profile one of them.
+fn volley_senders(cases: Option<&[String]>) -> crate::Result<Vec<Sender>> {
+    let Some(cases) = cases else {
+        return Ok(VOLLEY.to_vec());
+    };
+    cases
+        .iter()
+        .map(|case| {
+            VOLLEY
+                .into_iter()
+                .find(|s| s.case() == case)
+                .ok_or_else(|| {
+                    format!(
+                        "--cases {case}: expected tell-actor, tell-task, ask-actors or ask-tasks"
+                    )
+                    .into()
+                })
+        })
+        .collect()
+}
+
 fn run(ctx: &Ctx) -> crate::Result<Report<KontraktorRow>> {
     let (tell_n, ask_n) = sizes(ctx);
+    let senders = volley_senders(ctx.cli.cases.as_deref())?;
     let runs = ctx.cli.runs();
-    let progress = Progress::new(VOLLEY.len() as u64 + 3);
+    let progress = Progress::new(senders.len() as u64 + 3);
     progress.note(&format!("load before the run: {}", load()));
     let mut report = Report::new(SCENARIO.name, chart::chart);
     let layout = Layout::from_cli(&ctx.cli);
@@ -65,7 +89,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<KontraktorRow>> {
         let adder = AdderOnB::spawn(ctx, nodes, layout)?;
         progress.done();
         let mut rows = Vec::new();
-        for sender in VOLLEY {
+        for sender in senders {
             let n = if sender.test() == Test::Tell {
                 tell_n
             } else {
@@ -85,13 +109,15 @@ fn run(ctx: &Ctx) -> crate::Result<Report<KontraktorRow>> {
         Ok(rows)
     })?;
     report.rows = volley;
-    report
-        .rows
-        .extend(kontraktor_rows(ctx, &progress, tell_n, ask_n, runs));
-    report.rows.push(Row::skipped(
-        "pekko",
-        "no two-process tell/ask sum mode in bench/peers/pekko yet (remote-pingpong has Artery in one JVM)",
-    ));
+    if ctx.cli.peers != Some(PeerSelection::None) {
+        report
+            .rows
+            .extend(kontraktor_rows(ctx, &progress, tell_n, ask_n, runs));
+        report.rows.push(Row::skipped(
+            "pekko",
+            "no two-process tell/ask sum mode in bench/peers/pekko yet (remote-pingpong has Artery in one JVM)",
+        ));
+    }
     progress.finish();
     report.notes.push(format!("load after the run: {}", load()));
     report.notes.extend(ratio_notes(&report.rows));
@@ -210,6 +236,21 @@ mod tests {
                 "ask sum from actors: volley / kontraktor = 16.0× — target ≥ 10×: met",
                 "ask sum from tokio tasks: volley / kontraktor = 2.0× — target ≥ 5×: MISSED",
             ]
+        );
+    }
+
+    #[test]
+    fn cases_pick_volleys_senders_by_name() {
+        assert_eq!(volley_senders(None).unwrap(), VOLLEY.to_vec());
+        let cases = ["ask-tasks".to_string(), "tell-actor".to_string()];
+        assert_eq!(
+            volley_senders(Some(&cases)).unwrap(),
+            [VOLLEY[3], Sender::TellActor]
+        );
+        let unknown = volley_senders(Some(&["ask".to_string()])).unwrap_err();
+        assert!(
+            unknown.to_string().contains("--cases ask: expected"),
+            "{unknown}"
         );
     }
 

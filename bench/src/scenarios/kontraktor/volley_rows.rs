@@ -47,6 +47,16 @@ impl Sender {
         }
     }
 
+    /// The name `--cases` picks this sender by.
+    pub fn case(self) -> &'static str {
+        match self {
+            Sender::TellActor => "tell-actor",
+            Sender::TellTask => "tell-task",
+            Sender::AskActors { .. } => "ask-actors",
+            Sender::AskTasks { .. } => "ask-tasks",
+        }
+    }
+
     pub fn in_flight(self) -> Option<u64> {
         match self {
             Sender::TellActor | Sender::TellTask => None,
@@ -138,6 +148,10 @@ mod tests {
                 (Test::Ask, "10 client actors".to_string(), Some(10_000)),
                 (Test::Ask, "ask from 10000 tasks".to_string(), Some(10_000)),
             ]
+        );
+        assert_eq!(
+            [Sender::TellActor, Sender::TellTask, actors, tasks].map(Sender::case),
+            ["tell-actor", "tell-task", "ask-actors", "ask-tasks"]
         );
     }
 
