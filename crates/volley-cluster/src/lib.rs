@@ -37,6 +37,7 @@ mod receptionist;
 mod runtime;
 pub mod sbr;
 pub mod sim;
+pub mod singleton;
 mod view;
 
 pub use crate::codec::{ClusterCodec, CodecError, MAX_HOST_LEN};
