@@ -35,10 +35,18 @@ pub(crate) fn duty(
 ) -> Duty {
     let oldest = members.oldest_up(role).map(|r| r.unique_address());
     let Some(mine) = members.record(me) else {
-        return if running { Duty::HandOver } else { Duty::Younger };
+        return if running {
+            Duty::HandOver
+        } else {
+            Duty::Younger
+        };
     };
     if oldest.as_ref() != Some(me) {
-        return if running { Duty::HandOver } else { Duty::Younger };
+        return if running {
+            Duty::HandOver
+        } else {
+            Duty::Younger
+        };
     }
     if running {
         return Duty::Keep;

@@ -62,7 +62,10 @@ fn after_a_crash_the_next_waits_for_the_removal_of_the_downed_oldest() {
     view.apply(&ClusterEvent::MemberDowned {
         member: member(1, 1, MemberStatus::Down, &[]),
     });
-    assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::AwaitRemoval);
+    assert_eq!(
+        duty(&view, &b.unique_address(), None, false),
+        Duty::AwaitRemoval
+    );
     view.apply(&ClusterEvent::MemberRemoved {
         member: member(1, 1, MemberStatus::Removed, &[]),
         previous_status: MemberStatus::Down,
@@ -84,5 +87,8 @@ fn the_role_limits_who_is_waited_for() {
     let a = member(1, 1, MemberStatus::Leaving, &["front"]);
     let b = member(2, 2, MemberStatus::Up, &["back"]);
     let view = members(&[a, b.clone()]);
-    assert_eq!(duty(&view, &b.unique_address(), Some("back"), false), Duty::Start);
+    assert_eq!(
+        duty(&view, &b.unique_address(), Some("back"), false),
+        Duty::Start
+    );
 }

@@ -117,16 +117,18 @@ impl<A: Actor> Manager<A> {
 
     fn ask_to_hand_over(&self, ctx: &Context<Self>, member: &UniqueAddress) {
         match self.manager_at(member) {
-            Some(peer) => peer.tell(ManagerMsg::HandOverToMe {
-                from: ctx.myself(),
-            }),
+            Some(peer) => peer.tell(ManagerMsg::HandOverToMe { from: ctx.myself() }),
             None => tracing::warn!(%member, "no path to the singleton manager there"),
         }
     }
 
     /// The manager of this singleton on `member`.
     fn manager_at(&self, member: &UniqueAddress) -> Option<ActorRef<ManagerMsg>> {
-        let path = manager_path(self.remoting.address().system(), member, &self.settings.name);
+        let path = manager_path(
+            self.remoting.address().system(),
+            member,
+            &self.settings.name,
+        );
         self.remoting.resolve::<ManagerMsg>(&path).ok()
     }
 
@@ -159,7 +161,11 @@ impl<A: Actor> Manager<A> {
             unconfirmed,
             stop_sent: false,
         });
-        ctx.schedule_once("pause", self.settings.pause_timeout, ManagerMsg::PauseTimeout);
+        ctx.schedule_once(
+            "pause",
+            self.settings.pause_timeout,
+            ManagerMsg::PauseTimeout,
+        );
         self.stop_when_paused(false);
     }
 
@@ -277,7 +283,10 @@ impl<A: Actor> Manager<A> {
 
 /// The path of the manager named `name` on `member`.
 pub(crate) fn manager_path(system: &str, member: &UniqueAddress, name: &str) -> String {
-    format!("volley://{system}@{}:{}/user/{name}", member.host, member.port)
+    format!(
+        "volley://{system}@{}:{}/user/{name}",
+        member.host, member.port
+    )
 }
 
 impl<A: Actor> Actor for Manager<A> {

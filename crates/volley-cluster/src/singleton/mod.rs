@@ -27,7 +27,7 @@ use volley_remote::transport::RegistryError;
 use volley_remote::{Registry, Remoting};
 
 pub use self::messages::{ManagerMsg, MemberId, ProxyControl};
-pub use self::settings::{SingletonSettings, SingletonError};
+pub use self::settings::{SingletonError, SingletonSettings};
 
 use self::manager::Manager;
 use self::proxy::{Proxy, ProxyMsg};

@@ -76,8 +76,7 @@ impl Membership {
         // singleton (the leader removes an Exiting member at the next
         // convergence, whatever its hand-over); one removed from Down was
         // downed by the resolver and has stopped.
-        if matches!(previous, MemberStatus::Leaving | MemberStatus::Exiting) && last.up_number > 0
-        {
+        if matches!(previous, MemberStatus::Leaving | MemberStatus::Exiting) && last.up_number > 0 {
             self.left.insert(key, last);
         }
         true
@@ -103,9 +102,9 @@ impl Membership {
         role: Option<&'a str>,
         statuses: &'a [MemberStatus],
     ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
-        self.records.values().filter(move |r| {
-            statuses.contains(&r.status) && has_role(r, role) && is_older(r, than)
-        })
+        self.records
+            .values()
+            .filter(move |r| statuses.contains(&r.status) && has_role(r, role) && is_older(r, than))
     }
 
     /// Members with `role`, older than `than`, removed after leaving and

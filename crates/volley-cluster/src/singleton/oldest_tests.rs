@@ -46,11 +46,17 @@ fn only_up_members_with_the_role_are_candidates() {
     members.apply(&up(member(1, 1, MemberStatus::Up, &["front"])));
     members.apply(&up(member(2, 2, MemberStatus::Up, &["back"])));
     members.apply(&up(member(3, 3, MemberStatus::Up, &["back"])));
-    assert_eq!(members.oldest_up(Some("back")).map(|r| r.node.port()), Some(2));
+    assert_eq!(
+        members.oldest_up(Some("back")).map(|r| r.node.port()),
+        Some(2)
+    );
     members.apply(&ClusterEvent::MemberLeft {
         member: member(2, 2, MemberStatus::Leaving, &["back"]),
     });
-    assert_eq!(members.oldest_up(Some("back")).map(|r| r.node.port()), Some(3));
+    assert_eq!(
+        members.oldest_up(Some("back")).map(|r| r.node.port()),
+        Some(3)
+    );
     assert_eq!(members.oldest_up(Some("none")), None);
 }
 
@@ -74,7 +80,10 @@ fn a_leaver_removed_is_remembered_until_released_a_downed_one_is_not() {
             previous_status: previous,
         });
     }
-    let left: Vec<u16> = members.older_left(&me, None).map(|r| r.node.port()).collect();
+    let left: Vec<u16> = members
+        .older_left(&me, None)
+        .map(|r| r.node.port())
+        .collect();
     assert_eq!(left, vec![1]);
     members.release(&member(1, 1, MemberStatus::Removed, &[]).unique_address());
     assert_eq!(members.older_left(&me, None).count(), 0);

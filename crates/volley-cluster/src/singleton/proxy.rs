@@ -19,7 +19,7 @@ use super::manager::{manager_path, INSTANCE};
 use super::messages::{ManagerMsg, ProxyControl};
 use super::oldest::Membership;
 use super::settings::SingletonSettings;
-use crate::member::{ClusterEvent, UniqueAddress};
+use crate::member::{ClusterEvent, MemberRecord, UniqueAddress};
 use crate::runtime::Cluster;
 
 /// The link child's name: the proxy's address for managers.
@@ -95,6 +95,29 @@ impl<M: Send + 'static> Proxy<M> {
         }
     }
 
+    fn on_cluster(&mut self, event: &ClusterEvent) {
+        match event {
+            // What is sent to an unreachable instance is likely lost (a
+            // crashed node's is): buffer until it answers again or the
+            // resolver downs it and another member takes over.
+            ClusterEvent::UnreachableMember { member } if self.is_target(member) => {
+                self.instance = None;
+            }
+            ClusterEvent::ReachableMember { member } if self.is_target(member) => {
+                self.identify();
+            }
+            _ => {
+                if self.members.apply(event) {
+                    self.retarget();
+                }
+            }
+        }
+    }
+
+    fn is_target(&self, member: &MemberRecord) -> bool {
+        self.target.as_ref() == Some(&member.unique_address())
+    }
+
     fn identify(&self) {
         let (Some(target), Some(link)) = (&self.target, &self.link) else {
             return;
@@ -109,7 +132,11 @@ impl<M: Send + 'static> Proxy<M> {
     }
 
     fn manager_path(&self, member: &UniqueAddress) -> String {
-        manager_path(self.remoting.address().system(), member, &self.settings.name)
+        manager_path(
+            self.remoting.address().system(),
+            member,
+            &self.settings.name,
+        )
     }
 
     fn on_control(&mut self, control: ProxyControl) {
@@ -142,7 +169,12 @@ impl<M: Send + 'static> Actor for Proxy<M> {
 
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let parent = ctx.message_adapter(ProxyMsg::Control);
-        let link = ctx.spawn(LINK, Props::new(move || Link { parent: parent.clone() }))?;
+        let link = ctx.spawn(
+            LINK,
+            Props::new(move || Link {
+                parent: parent.clone(),
+            }),
+        )?;
         self.link = Some(link);
         let events = ctx.message_adapter(ProxyMsg::Cluster);
         ctx.system().event_stream().subscribe(events);
@@ -156,11 +188,7 @@ impl<M: Send + 'static> Actor for Proxy<M> {
         match msg {
             ProxyMsg::User(message) => self.on_user(ctx, message),
             ProxyMsg::Control(control) => self.on_control(control),
-            ProxyMsg::Cluster(event) => {
-                if self.members.apply(&event) {
-                    self.retarget();
-                }
-            }
+            ProxyMsg::Cluster(event) => self.on_cluster(&event),
             ProxyMsg::Identify => {
                 // Armed again each time: the singleton's messages need not
                 // be `Clone`, as a repeating timer's would.

@@ -1,0 +1,284 @@
+//! The cluster singleton on the network: in-process nodes on loopback,
+//! each instance reporting its start and stop to one shared probe, which
+//! checks that no more than one instance is ever alive.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use volley::{Actor, Context, HandleResult, Props};
+use volley_cluster::singleton::{register_singleton_types, ClusterSingleton, SingletonSettings};
+use volley_cluster::{Cluster, ClusterEvent, MemberStatus, UniqueAddress};
+use volley_remote::Registry;
+use volley_testkit::remote::{Node, Nodes};
+use volley_testkit::{await_cond_within, FishingOutcome};
+
+use super::{deadline, expect_removed, form, start_nodes};
+
+/// What every instance reports, whichever node it runs on.
+#[derive(Default)]
+struct LiveProbe {
+    state: Mutex<ProbeState>,
+}
+
+#[derive(Default, Debug)]
+struct ProbeState {
+    live: Vec<u16>,
+    most_live: usize,
+    starts: Vec<u16>,
+    received: Vec<u32>,
+    /// For each start: the members its node still knew of then.
+    known_at_start: Vec<Vec<UniqueAddress>>,
+}
+
+impl LiveProbe {
+    /// Waits for `cond` on the probe's state; a timeout shows the state.
+    #[track_caller]
+    fn await_state(&self, what: &str, cond: impl Fn(&ProbeState) -> bool) {
+        let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            await_cond_within(deadline(), what, || self.with(|s| cond(s)));
+        }));
+        if let Err(panic) = waited {
+            let state = self.with(|s| format!("{s:?}"));
+            let shown: String = state.chars().take(2_000).collect();
+            eprintln!("probe state at the timeout: {shown}");
+            std::panic::resume_unwind(panic);
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut ProbeState) -> T) -> T {
+        f(&mut self.state.lock().expect("probe lock"))
+    }
+    fn starts(&self) -> Vec<u16> {
+        self.with(|s| s.starts.clone())
+    }
+    fn received(&self) -> usize {
+        self.with(|s| s.received.len())
+    }
+}
+
+/// The singleton under test: counts what it gets.
+struct Instance {
+    probe: Arc<LiveProbe>,
+    cluster: Cluster,
+    port: u16,
+}
+
+impl Actor for Instance {
+    type Msg = u32;
+
+    fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
+        let known = self
+            .cluster
+            .state()
+            .members
+            .iter()
+            .map(|m| m.unique_address())
+            .collect();
+        self.probe.with(|s| {
+            s.live.push(self.port);
+            s.most_live = s.most_live.max(s.live.len());
+            s.starts.push(self.port);
+            s.known_at_start.push(known);
+        });
+        Ok(())
+    }
+
+    fn handle(&mut self, _ctx: &mut Context<Self>, n: u32) -> HandleResult {
+        self.probe.with(|s| s.received.push(n));
+        Ok(())
+    }
+
+    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
+        self.probe.with(|s| s.live.retain(|p| *p != self.port));
+    }
+}
+
+fn singleton_nodes() -> Nodes {
+    Nodes::new(|| {
+        let mut registry = Registry::default();
+        registry.register::<u32>(1).expect("a fresh registry");
+        register_singleton_types(&mut registry, 50).expect("free ids");
+        registry
+    })
+}
+
+fn settings() -> SingletonSettings {
+    let mut settings = SingletonSettings::new("counter");
+    settings.retry_interval = Duration::from_millis(200);
+    settings
+}
+
+/// Starts the singleton on every node; its handle per node.
+fn start_singletons(
+    members: &[Node],
+    probe: &Arc<LiveProbe>,
+    settings: &SingletonSettings,
+) -> Vec<ClusterSingleton<u32>> {
+    members
+        .iter()
+        .map(|node| {
+            let cluster = Cluster::get(&node.system).expect("a cluster");
+            let (probe, port) = (probe.clone(), node.remoting.address().port());
+            let props = Props::new(move || Instance {
+                probe: probe.clone(),
+                cluster: cluster.clone(),
+                port,
+            });
+            ClusterSingleton::start(&node.system, &node.remoting, settings.clone(), props)
+                .expect("the singleton starts")
+        })
+        .collect()
+}
+
+/// The index of the oldest member (the first Up), as `cluster` sees it.
+fn oldest_index(clusters: &[Cluster]) -> usize {
+    let state = clusters[0].state();
+    let oldest = state
+        .members
+        .iter()
+        .min_by_key(|m| (m.up_number, m.unique_address()))
+        .expect("members")
+        .unique_address();
+    clusters
+        .iter()
+        .position(|c| *c.self_member() == oldest)
+        .expect("a member")
+}
+
+/// Sends `count` numbers through `proxy` on a thread of its own, paced so
+/// that they span a hand-over.
+fn send_paced(proxy: volley::ActorRef<u32>, count: u32) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for n in 1..=count {
+            proxy.tell(n);
+            if n % 20 == 0 {
+                // Pacing, not synchronisation: the sends span the leave.
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    })
+}
+
+/// Three nodes: the instance runs on the oldest only; the oldest leaves
+/// (`Cluster::leave`) while another node's proxy sends 3,000 numbers; the
+/// instance moves to the next oldest, never two alive, and every number
+/// arrives exactly once (the proxy paused and buffered during the move).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_leave_of_the_oldest_hands_over_and_loses_no_message() {
+    let mut nodes = singleton_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let probe = Arc::new(LiveProbe::default());
+    // Room for every number: this test is about the hand-over, not the
+    // bound (the last test is).
+    let mut settings = settings();
+    settings.buffer_size = 10_000;
+    let singletons = start_singletons(&members, &probe, &settings);
+    let oldest = oldest_index(&clusters);
+    let port_of = |i: usize| members[i].remoting.address().port();
+    await_cond_within(deadline(), "the instance starts on the oldest", || {
+        probe.starts() == vec![port_of(oldest)]
+    });
+
+    let sender = (oldest + 1) % 3;
+    let count = 3_000;
+    let sending = send_paced(singletons[sender].proxy().clone(), count);
+    await_cond_within(deadline(), "the first numbers arrive", || {
+        probe.received() >= 200
+    });
+    let gone = clusters[oldest].self_member().clone();
+    clusters[oldest].leave().expect("the cluster runs");
+    for (_, events) in probes.iter().enumerate().filter(|(i, _)| *i != oldest) {
+        expect_removed(events, &gone, MemberStatus::Exiting);
+    }
+    sending.join().expect("the sender");
+    probe.await_state("the instance moves and gets every number", |s| {
+        s.starts.len() == 2 && s.received.len() == count as usize
+    });
+    let next = clusters[sender]
+        .state()
+        .members
+        .iter()
+        .min_by_key(|m| (m.up_number, m.unique_address()))
+        .expect("two members")
+        .node
+        .port();
+    let state = probe.with(|s| std::mem::take(&mut *s));
+    assert_eq!(state.most_live, 1, "{state:?}");
+    assert_eq!(state.starts[1], next, "{state:?}");
+    let distinct: BTreeSet<u32> = state.received.iter().copied().collect();
+    assert_eq!(distinct.len(), count as usize, "each number once");
+    assert_eq!(singletons[sender].dropped(), 0);
+    nodes.stop_all().await;
+}
+
+/// Three nodes: the oldest crashes (its actors stop and its remoting goes
+/// silent, as a killed process): the instance moves only once the others'
+/// resolver downed it and it is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_oldest_is_replaced_only_after_it_is_downed_and_removed() {
+    let mut nodes = singleton_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let probe = Arc::new(LiveProbe::default());
+    let singletons = start_singletons(&members, &probe, &settings());
+    let oldest = oldest_index(&clusters);
+    await_cond_within(deadline(), "the instance starts", || {
+        probe.starts().len() == 1
+    });
+    let survivor = (oldest + 1) % 3;
+    singletons[survivor].proxy().tell(1);
+    await_cond_within(deadline(), "the instance gets a message", || {
+        probe.received() == 1
+    });
+
+    let gone = clusters[oldest].self_member().clone();
+    members[oldest].remoting.shutdown();
+    let crashed = members[oldest].system.clone();
+    crashed.terminate().await;
+    // Sent once the survivor sees the crashed oldest unreachable: its
+    // proxy buffers it, and the next instance gets it.
+    probes[survivor].fish_for_within(deadline(), |event| match event {
+        ClusterEvent::UnreachableMember { member } if member.unique_address() == gone => {
+            FishingOutcome::Complete
+        }
+        _ => FishingOutcome::Continue,
+    });
+    singletons[survivor].proxy().tell(2);
+    for (_, events) in probes.iter().enumerate().filter(|(i, _)| *i != oldest) {
+        expect_removed(events, &gone, MemberStatus::Down);
+    }
+    probe.await_state("a new instance gets the buffered message", |s| {
+        s.starts.len() == 2 && s.received.len() == 2
+    });
+    let state = probe.with(|s| std::mem::take(&mut *s));
+    assert_eq!(state.most_live, 1, "{state:?}");
+    assert!(
+        !state.known_at_start[1].contains(&gone),
+        "started before the crashed oldest was removed: {state:?}"
+    );
+    nodes.stop_all().await;
+}
+
+/// A proxy with no instance to send to (no member has the singleton's
+/// role) keeps `buffer_size` messages and drops the oldest beyond,
+/// counting each, and each as a dead letter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_proxy_buffer_drops_the_oldest_and_counts_them() {
+    let mut nodes = singleton_nodes();
+    let members = start_nodes(&mut nodes, 1).await;
+    let _formed = form(&members);
+    let probe = Arc::new(LiveProbe::default());
+    let mut settings = settings().with_role("nobody-has-it");
+    settings.buffer_size = 10;
+    let singleton = start_singletons(&members, &probe, &settings).remove(0);
+    let dead_letters = members[0].system.dead_letter_count();
+    for n in 1..=25 {
+        singleton.proxy().tell(n);
+    }
+    await_cond_within(deadline(), "15 dropped", || singleton.dropped() == 15);
+    assert!(members[0].system.dead_letter_count() >= dead_letters + 15);
+    assert!(probe.starts().is_empty());
+    nodes.stop_all().await;
+}
