@@ -33,6 +33,8 @@ pub struct NodeConfig {
     pub suspect_ms: u64,
     /// Whether the split-brain resolver runs (keep-majority), else `off`.
     pub resolver: bool,
+    /// Whether the node runs the singleton `counter` (`singleton.rs`).
+    pub singleton: bool,
 }
 
 impl NodeConfig {
@@ -49,6 +51,9 @@ impl NodeConfig {
         );
         if let Some(secret) = &self.secret {
             s.push_str(&format!(";secret={secret}"));
+        }
+        if self.singleton {
+            s.push_str(";singleton=true");
         }
         s
     }
@@ -68,6 +73,7 @@ impl NodeConfig {
             secret: kv.get("secret").map(|s| (*s).to_owned()),
             suspect_ms: number("suspect"),
             resolver: kv["resolver"] == "true",
+            singleton: kv.get("singleton") == Some(&"true"),
         }
     }
 
