@@ -29,6 +29,8 @@ struct ProbeState {
     received: Vec<u32>,
     /// For each start: the members its node still knew of then.
     known_at_start: Vec<Vec<UniqueAddress>>,
+    /// For each stop: its node's own status then.
+    stopped_as: Vec<Option<MemberStatus>>,
 }
 
 impl LiveProbe {
@@ -90,7 +92,11 @@ impl Actor for Instance {
     }
 
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        self.probe.with(|s| s.live.retain(|p| *p != self.port));
+        let status = self.cluster.state().self_member.map(|m| m.status);
+        self.probe.with(|s| {
+            s.live.retain(|p| *p != self.port);
+            s.stopped_as.push(status);
+        });
     }
 }
 
@@ -160,12 +166,22 @@ fn send_paced(proxy: volley::ActorRef<u32>, count: u32) -> std::thread::JoinHand
     })
 }
 
-/// Three nodes: the instance runs on the oldest only; the oldest leaves
-/// (`Cluster::leave`) while another node's proxy sends 3,000 numbers; the
-/// instance moves to the next oldest, never two alive, and every number
-/// arrives exactly once (the proxy paused and buffered during the move).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_graceful_leave_of_the_oldest_hands_over_and_loses_no_message() {
+/// How the oldest goes.
+#[derive(Clone, Copy, Debug)]
+enum Departure {
+    /// `Cluster::leave`: the node keeps running once Removed.
+    Leave,
+    /// `ActorSystem::terminate`: coordinated shutdown, whose
+    /// `before-cluster-shutdown` task stops the instance first.
+    Terminate,
+}
+
+/// Three nodes: the instance runs on the oldest only; the oldest departs
+/// while another node's proxy sends 3,000 numbers; the instance moves to
+/// the next oldest, never two alive, and every number arrives exactly
+/// once (the proxy paused and buffered during the move). Returns the
+/// status the old instance's node had when it stopped.
+async fn hand_over_on(departure: Departure) -> Option<MemberStatus> {
     let mut nodes = singleton_nodes();
     let members = start_nodes(&mut nodes, 3).await;
     let (clusters, probes) = form(&members);
@@ -184,11 +200,12 @@ async fn a_graceful_leave_of_the_oldest_hands_over_and_loses_no_message() {
     let sender = (oldest + 1) % 3;
     let count = 3_000;
     let sending = send_paced(singletons[sender].proxy().clone(), count);
-    await_cond_within(deadline(), "the first numbers arrive", || {
-        probe.received() >= 200
-    });
+    await_cond_within(deadline(), "the first numbers arrive", || probe.received() >= 200);
     let gone = clusters[oldest].self_member().clone();
-    clusters[oldest].leave().expect("the cluster runs");
+    match departure {
+        Departure::Leave => clusters[oldest].leave().expect("the cluster runs"),
+        Departure::Terminate => members[oldest].system.terminate().await,
+    }
     for (_, events) in probes.iter().enumerate().filter(|(i, _)| *i != oldest) {
         expect_removed(events, &gone, MemberStatus::Exiting);
     }
@@ -205,12 +222,29 @@ async fn a_graceful_leave_of_the_oldest_hands_over_and_loses_no_message() {
         .node
         .port();
     let state = probe.with(|s| std::mem::take(&mut *s));
-    assert_eq!(state.most_live, 1, "{state:?}");
-    assert_eq!(state.starts[1], next, "{state:?}");
+    assert_eq!(state.most_live, 1, "{departure:?}: {state:?}");
+    assert_eq!(state.starts[1], next, "{departure:?}: {state:?}");
     let distinct: BTreeSet<u32> = state.received.iter().copied().collect();
     assert_eq!(distinct.len(), count as usize, "each number once");
     assert_eq!(singletons[sender].dropped(), 0);
     nodes.stop_all().await;
+    state.stopped_as.first().copied().flatten()
+}
+
+/// `Cluster::leave` of the oldest: the instance stops once its node is
+/// Leaving, and the next starts after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_leave_of_the_oldest_hands_over_and_loses_no_message() {
+    let stopped_as = hand_over_on(Departure::Leave).await;
+    assert!(stopped_as >= Some(MemberStatus::Leaving), "{stopped_as:?}");
+}
+
+/// Coordinated shutdown of the oldest: the instance stops before its node
+/// even leaves (still Up), and the next starts once it is Leaving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_of_the_oldest_stops_the_instance_before_leaving() {
+    let stopped_as = hand_over_on(Departure::Terminate).await;
+    assert_eq!(stopped_as, Some(MemberStatus::Up));
 }
 
 /// Three nodes: the oldest crashes (its actors stop and its remoting goes

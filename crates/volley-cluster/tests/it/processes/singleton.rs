@@ -201,3 +201,41 @@ fn the_singleton_survives_a_leave_and_a_kill_and_is_never_alive_twice() {
     assert!(survivors.contains(&third));
     assert_one_at_a_time(&lives(&cluster, &killed), &cluster);
 }
+
+/// Ignored (long): five nodes, ten rounds; each round the node running
+/// the instance is killed (kill -9, downed by the resolver after
+/// `stable_after`) or leaves gracefully, and is restarted as a new
+/// incarnation; numbers are sent through a proxy every round. The
+/// instance moves every round and is never alive twice.
+#[test]
+#[ignore = "long: ten rounds of kills and leaves of the singleton's node"]
+fn ten_rounds_of_kills_and_leaves_never_run_two_instances() {
+    let _turn = serial();
+    let n = 5;
+    let mut cluster = ProcessCluster::start_with(n, |_, config| config.singleton = true);
+    cluster.await_all_up();
+    let mut killed = Vec::new();
+    let mut holder = node_of(&cluster, await_starts(&cluster, 1), n);
+    for round in 0..10 {
+        let sender = (holder + 1) % n;
+        cluster.command(sender, "single 500");
+        let gone = cluster.member(holder).to_owned();
+        let others: Vec<usize> = (0..n).filter(|&i| i != holder).collect();
+        if round % 2 == 0 {
+            let port = cluster.port(holder);
+            cluster.kill(holder);
+            killed.push((port, now_us()));
+            cluster.await_seen(&others, "Removed", &gone);
+        } else {
+            cluster.command(holder, "leave");
+            cluster.await_seen(&others, "Removed", &gone);
+            cluster.exit(holder);
+        }
+        let next = node_of(&cluster, await_starts(&cluster, round + 2), n);
+        assert!(others.contains(&next), "round {round}\n{}", cluster.tail());
+        cluster.restart(holder);
+        cluster.await_all_up();
+        holder = next;
+    }
+    assert_one_at_a_time(&lives(&cluster, &killed), &cluster);
+}
