@@ -140,14 +140,22 @@ impl<A: Actor> Manager<A> {
             self.finish();
             return;
         }
-        if self.stopping.is_some() {
-            return;
-        }
-        let downed = self
+        let gone = self
             .members
             .record(&self.me)
             .is_none_or(|r| r.status >= MemberStatus::Down);
-        let unconfirmed = if downed {
+        if gone {
+            // Downed, or removed before the graceful stop ended: the others
+            // may take over at any time now, so stop at once (what is
+            // still queued goes to dead letters, counted).
+            if let Some(instance) = &self.instance {
+                ctx.stop(instance);
+            }
+        }
+        if self.stopping.is_some() {
+            return;
+        }
+        let unconfirmed = if gone {
             Vec::new()
         } else {
             std::mem::take(&mut self.proxies)

@@ -200,7 +200,9 @@ async fn hand_over_on(departure: Departure) -> Option<MemberStatus> {
     let sender = (oldest + 1) % 3;
     let count = 3_000;
     let sending = send_paced(singletons[sender].proxy().clone(), count);
-    await_cond_within(deadline(), "the first numbers arrive", || probe.received() >= 200);
+    await_cond_within(deadline(), "the first numbers arrive", || {
+        probe.received() >= 200
+    });
     let gone = clusters[oldest].self_member().clone();
     match departure {
         Departure::Leave => clusters[oldest].leave().expect("the cluster runs"),
