@@ -36,6 +36,20 @@ fn a_leaving_oldest_hands_over_and_the_next_asks_it_first() {
 }
 
 #[test]
+fn a_leaver_that_handed_over_is_not_waited_for_while_still_a_member() {
+    let a = member(1, 1, MemberStatus::Exiting, &[]);
+    let b = member(2, 2, MemberStatus::Up, &[]);
+    let mut view = members(&[a.clone(), b.clone()]);
+    view.release(&a.unique_address());
+    assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::Start);
+    view.apply(&ClusterEvent::MemberRemoved {
+        member: member(1, 1, MemberStatus::Removed, &[]),
+        previous_status: MemberStatus::Exiting,
+    });
+    assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::Start);
+}
+
+#[test]
 fn a_leaver_removed_before_answering_is_still_asked_until_released() {
     let b = member(2, 2, MemberStatus::Up, &[]);
     let mut view = members(&[b.clone()]);

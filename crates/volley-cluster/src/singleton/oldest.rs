@@ -2,16 +2,17 @@
 //! singleton, kept from the cluster's events, ordered by age as Akka's
 //! `Member.ageOrdering` (the up-number, then the address).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::member::{ClusterEvent, ClusterState, MemberRecord, MemberStatus, UniqueAddress};
 
-/// The members this node knows, and the ones removed after leaving that
-/// may still owe a hand-over.
+/// The members this node knows, the ones removed after leaving that may
+/// still owe a hand-over, and the leavers that handed over.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Membership {
     records: BTreeMap<UniqueAddress, MemberRecord>,
     left: BTreeMap<UniqueAddress, MemberRecord>,
+    released: BTreeSet<UniqueAddress>,
 }
 
 /// True if `a` became Up before `b` (a member never Up is youngest).
@@ -76,7 +77,8 @@ impl Membership {
         // singleton (the leader removes an Exiting member at the next
         // convergence, whatever its hand-over); one removed from Down was
         // downed by the resolver and has stopped.
-        if matches!(previous, MemberStatus::Leaving | MemberStatus::Exiting) && last.up_number > 0 {
+        let leaver = matches!(previous, MemberStatus::Leaving | MemberStatus::Exiting);
+        if leaver && last.up_number > 0 && !self.released.contains(&key) {
             self.left.insert(key, last);
         }
         true
@@ -95,16 +97,20 @@ impl Membership {
             .min_by_key(|r| age(r))
     }
 
-    /// Members with `role`, older than `than`, in `status`.
+    /// Members with `role`, older than `than`, in `status`, that have
+    /// not handed over.
     pub(crate) fn older_in<'a>(
         &'a self,
         than: &'a MemberRecord,
         role: Option<&'a str>,
         statuses: &'a [MemberStatus],
     ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
-        self.records
-            .values()
-            .filter(move |r| statuses.contains(&r.status) && has_role(r, role) && is_older(r, than))
+        self.records.values().filter(move |r| {
+            statuses.contains(&r.status)
+                && has_role(r, role)
+                && is_older(r, than)
+                && !self.released.contains(&r.unique_address())
+        })
     }
 
     /// Members with `role`, older than `than`, removed after leaving and
@@ -119,9 +125,11 @@ impl Membership {
             .filter(move |r| has_role(r, role) && is_older(r, than))
     }
 
-    /// Forgets a removed leaver: it answered, or stopped answering.
+    /// Marks a leaver as handed over: it answered, or stopped answering
+    /// for the whole retry budget. It is never waited for again.
     pub(crate) fn release(&mut self, member: &UniqueAddress) {
         self.left.remove(member);
+        self.released.insert(member.clone());
     }
 }
 
