@@ -24,6 +24,9 @@ pub(crate) enum Duty {
     /// removed: wait for its removal (it runs until the resolver downs it,
     /// and a downed node stops its actors).
     AwaitRemoval,
+    /// This node is the oldest, but these older members were downed and
+    /// removed less than `down_removal_margin` ago.
+    AwaitMargin(Vec<UniqueAddress>),
 }
 
 /// The duty of the manager on `me`, which runs an instance or not.
@@ -57,6 +60,13 @@ pub(crate) fn duty(
         .is_some()
     {
         return Duty::AwaitRemoval;
+    }
+    let downed: Vec<UniqueAddress> = members
+        .older_downed(mine, role)
+        .map(|r| r.unique_address())
+        .collect();
+    if !downed.is_empty() {
+        return Duty::AwaitMargin(downed);
     }
     let leaving = [MemberStatus::Leaving, MemberStatus::Exiting];
     let mut previous: Vec<UniqueAddress> = members

@@ -84,6 +84,11 @@ fn after_a_crash_the_next_waits_for_the_removal_of_the_downed_oldest() {
         member: member(1, 1, MemberStatus::Removed, &[]),
         previous_status: MemberStatus::Down,
     });
+    assert_eq!(
+        duty(&view, &b.unique_address(), None, false),
+        Duty::AwaitMargin(vec![a.unique_address()])
+    );
+    view.margin_passed(&a.unique_address());
     assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::Start);
 }
 

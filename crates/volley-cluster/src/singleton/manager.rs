@@ -12,9 +12,11 @@
 //!   stops the instance gracefully (after the messages already queued)
 //!   and answers `HandOverDone`. It never starts an instance again.
 //! - After a crash the new oldest waits until the downed member is
-//!   removed: the resolver downs it, and a downed node stops its actors.
+//!   removed, and `down_removal_margin` more (Akka's): the resolver downs
+//!   it, and a downed node stops its actors.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use tokio::sync::oneshot;
 use volley::{Actor, ActorRef, Context, HandleResult, Props, Terminated};
@@ -44,6 +46,8 @@ pub(crate) struct Manager<A: Actor> {
     stopping: Option<Stopping>,
     /// Previous holders asked to hand over, with the retries made.
     asking: BTreeMap<UniqueAddress, u32>,
+    /// Downed older members removed, with the end of their margin.
+    margins: BTreeMap<UniqueAddress, Instant>,
     /// Proxies that were told where the instance is.
     proxies: Vec<ActorRef<ProxyControl>>,
     /// Who waits for `HandOverDone`.
@@ -75,6 +79,7 @@ impl<A: Actor> Manager<A> {
             done: false,
             stopping: None,
             asking: BTreeMap::new(),
+            margins: BTreeMap::new(),
             proxies: Vec::new(),
             waiting: Vec::new(),
             shutdown: Vec::new(),
@@ -97,6 +102,13 @@ impl<A: Actor> Manager<A> {
                         self.asking.insert(member.clone(), 0);
                         self.ask_to_hand_over(ctx, &member);
                     }
+                }
+                Ok(())
+            }
+            Duty::AwaitMargin(downed) => {
+                let end = Instant::now() + self.settings.down_removal_margin;
+                for member in downed {
+                    self.margins.entry(member).or_insert(end);
                 }
                 Ok(())
             }
@@ -254,6 +266,17 @@ impl<A: Actor> Manager<A> {
         // A one-shot timer armed again: the protocol's messages are not
         // `Clone`, as a repeating timer would need.
         ctx.schedule_once("retry", self.settings.retry_interval, ManagerMsg::Retry);
+        let now = Instant::now();
+        let passed: Vec<_> = self
+            .margins
+            .iter()
+            .filter(|(_, end)| **end <= now)
+            .map(|(member, _)| member.clone())
+            .collect();
+        for member in passed {
+            self.margins.remove(&member);
+            self.members.margin_passed(&member);
+        }
         let max = self.settings.max_hand_over_retries;
         let asked: Vec<_> = self.asking.keys().cloned().collect();
         for member in asked {

@@ -17,6 +17,8 @@ mod messages;
 mod oldest;
 mod proxy;
 mod settings;
+#[cfg(test)]
+mod sim_tests;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;

@@ -13,6 +13,8 @@ pub(crate) struct Membership {
     records: BTreeMap<UniqueAddress, MemberRecord>,
     left: BTreeMap<UniqueAddress, MemberRecord>,
     released: BTreeSet<UniqueAddress>,
+    /// Members removed after being downed, until their margin passed.
+    downed: BTreeMap<UniqueAddress, MemberRecord>,
 }
 
 /// True if `a` became Up before `b` (a member never Up is youngest).
@@ -80,6 +82,8 @@ impl Membership {
         let leaver = matches!(previous, MemberStatus::Leaving | MemberStatus::Exiting);
         if leaver && last.up_number > 0 && !self.released.contains(&key) {
             self.left.insert(key, last);
+        } else if previous == MemberStatus::Down && last.up_number > 0 {
+            self.downed.insert(key, last);
         }
         true
     }
@@ -123,6 +127,23 @@ impl Membership {
         self.left
             .values()
             .filter(move |r| has_role(r, role) && is_older(r, than))
+    }
+
+    /// Members with `role`, older than `than`, removed from Down whose
+    /// removal margin has not passed.
+    pub(crate) fn older_downed<'a>(
+        &'a self,
+        than: &'a MemberRecord,
+        role: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
+        self.downed
+            .values()
+            .filter(move |r| has_role(r, role) && is_older(r, than))
+    }
+
+    /// The removal margin of a downed member has passed.
+    pub(crate) fn margin_passed(&mut self, member: &UniqueAddress) {
+        self.downed.remove(member);
     }
 
     /// Marks a leaver as handed over: it answered, or stopped answering

@@ -26,6 +26,12 @@ pub struct SingletonSettings {
     /// Messages a proxy keeps while it knows of no instance (Akka's
     /// `buffer-size`); beyond it the oldest is dropped and counted.
     pub buffer_size: usize,
+    /// How long a new oldest waits after the removal of a downed older
+    /// member before it starts (Akka's `down-removal-margin`): the
+    /// resolver on the downed member's side of a partition downs it about
+    /// when the other side does, not before, so this covers the time its
+    /// own shutdown takes. Set it to the resolver's `stable_after`.
+    pub down_removal_margin: Duration,
 }
 
 impl SingletonSettings {
@@ -38,6 +44,7 @@ impl SingletonSettings {
             max_hand_over_retries: 15,
             pause_timeout: Duration::from_secs(2),
             buffer_size: 1000,
+            down_removal_margin: Duration::from_secs(7),
         }
     }
 

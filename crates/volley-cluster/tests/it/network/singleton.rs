@@ -112,6 +112,7 @@ fn singleton_nodes() -> Nodes {
 fn settings() -> SingletonSettings {
     let mut settings = SingletonSettings::new("counter");
     settings.retry_interval = Duration::from_millis(200);
+    settings.down_removal_margin = super::STABLE_AFTER;
     settings
 }
 

@@ -57,6 +57,7 @@ pub fn start(
     let mut settings = SingletonSettings::new("counter");
     settings.retry_interval = Duration::from_millis(200);
     settings.buffer_size = 100_000;
+    settings.down_removal_margin = super::config::STABLE_AFTER;
     let received = received.clone();
     let props = Props::new(move || Counter {
         received: received.clone(),
