@@ -152,14 +152,16 @@ impl<A: Actor> Manager<A> {
             self.finish();
             return;
         }
-        let gone = self
+        // Downed: the others start a new instance once this member is
+        // removed and their margin passed, so stop at once (what is still
+        // queued goes to dead letters, counted). A member removed after
+        // leaving lets its instance drain: the next oldest waits for its
+        // `HandOverDone`.
+        let downed = self
             .members
             .record(&self.me)
-            .is_none_or(|r| r.status >= MemberStatus::Down);
-        if gone {
-            // Downed, or removed before the graceful stop ended: the others
-            // may take over at any time now, so stop at once (what is
-            // still queued goes to dead letters, counted).
+            .is_some_and(|r| r.status >= MemberStatus::Down);
+        if downed {
             if let Some(instance) = &self.instance {
                 ctx.stop(instance);
             }
@@ -167,7 +169,7 @@ impl<A: Actor> Manager<A> {
         if self.stopping.is_some() {
             return;
         }
-        let unconfirmed = if gone {
+        let unconfirmed = if downed {
             Vec::new()
         } else {
             std::mem::take(&mut self.proxies)

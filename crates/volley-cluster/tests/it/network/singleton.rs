@@ -41,7 +41,20 @@ impl LiveProbe {
             await_cond_within(deadline(), what, || self.with(|s| cond(s)));
         }));
         if let Err(panic) = waited {
-            let state = self.with(|s| format!("{s:?}"));
+            let state = self.with(|s| {
+                let got: BTreeSet<u32> = s.received.iter().copied().collect();
+                let top = got.last().copied().unwrap_or(0);
+                let missing: Vec<u32> = (1..=top).filter(|n| !got.contains(n)).collect();
+                format!(
+                    "starts {:?}, live {:?}, most live {}, {} received up to {top}, missing {:?}, stopped as {:?}",
+                    s.starts,
+                    s.live,
+                    s.most_live,
+                    s.received.len(),
+                    missing,
+                    s.stopped_as
+                )
+            });
             let shown: String = state.chars().take(2_000).collect();
             eprintln!("probe state at the timeout: {shown}");
             std::panic::resume_unwind(panic);
@@ -235,11 +248,15 @@ async fn hand_over_on(departure: Departure) -> Option<MemberStatus> {
 }
 
 /// `Cluster::leave` of the oldest: the instance stops once its node is
-/// Leaving, and the next starts after.
+/// Leaving, and the next starts after. On a loaded machine the leader may
+/// remove the leaver before its instance has drained (`None`: no record
+/// of itself any more); the next oldest then waits for its answer, which
+/// `hand_over_on` checks (never two alive).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_leave_of_the_oldest_hands_over_and_loses_no_message() {
     let stopped_as = hand_over_on(Departure::Leave).await;
-    assert!(stopped_as >= Some(MemberStatus::Leaving), "{stopped_as:?}");
+    assert_ne!(stopped_as, Some(MemberStatus::Up));
+    assert_ne!(stopped_as, Some(MemberStatus::Joining));
 }
 
 /// Coordinated shutdown of the oldest: the instance stops before its node
@@ -270,18 +287,24 @@ async fn a_crashed_oldest_is_replaced_only_after_it_is_downed_and_removed() {
         probe.received() == 1
     });
 
+    // Subscribed after the survivor's proxy (which has handled a message,
+    // so it has subscribed): the event stream tells its subscribers in
+    // order, so the proxy has the `UnreachableMember` in its mailbox
+    // before this probe sees it.
+    let late_events =
+        volley_testkit::TestProbe::<ClusterEvent>::on_event_stream(&members[survivor].system);
     let gone = clusters[oldest].self_member().clone();
     members[oldest].remoting.shutdown();
     let crashed = members[oldest].system.clone();
     crashed.terminate().await;
-    // Sent once the survivor sees the crashed oldest unreachable: its
-    // proxy buffers it, and the next instance gets it.
-    probes[survivor].fish_for_within(deadline(), |event| match event {
+    late_events.fish_for_within(deadline(), |event| match event {
         ClusterEvent::UnreachableMember { member } if member.unique_address() == gone => {
             FishingOutcome::Complete
         }
         _ => FishingOutcome::Continue,
     });
+    // Sent to an unreachable instance: the proxy buffers it, and the next
+    // instance gets it.
     singletons[survivor].proxy().tell(2);
     for (_, events) in probes.iter().enumerate().filter(|(i, _)| *i != oldest) {
         expect_removed(events, &gone, MemberStatus::Down);
