@@ -24,6 +24,11 @@ pub(crate) enum Duty {
     /// removed: wait for its removal (it runs until the resolver downs it,
     /// and a downed node stops its actors).
     AwaitRemoval,
+    /// This node is the oldest Up it knows, but a Joining member with a
+    /// lower address may have been moved Up in the same leader round with
+    /// a lower up-number (the leader numbers a round in address order,
+    /// and each record travels on its own): wait until it is seen Up.
+    AwaitUp,
     /// This node is the oldest, but these older members were downed and
     /// removed less than `down_removal_margin` ago.
     AwaitMargin(Vec<UniqueAddress>),
@@ -53,6 +58,10 @@ pub(crate) fn duty(
     }
     if running {
         return Duty::Keep;
+    }
+    let me_first = mine.unique_address();
+    if members.joining(role).any(|r| r.unique_address() < me_first) {
+        return Duty::AwaitUp;
     }
     if members
         .older_in(mine, role, &[MemberStatus::Down])

@@ -111,3 +111,20 @@ fn the_role_limits_who_is_waited_for() {
         Duty::Start
     );
 }
+
+#[test]
+fn a_joining_member_with_a_lower_address_may_be_older_and_is_waited_for() {
+    let joining = member(1, 0, MemberStatus::Joining, &[]);
+    let b = member(2, 2, MemberStatus::Up, &[]);
+    let mut view = members(&[b.clone()]);
+    view.apply(&ClusterEvent::MemberJoined {
+        member: joining.clone(),
+    });
+    assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::AwaitUp);
+    view.apply(&up(member(1, 1, MemberStatus::Up, &[])));
+    assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::Younger);
+    let later = member(3, 0, MemberStatus::Joining, &[]);
+    view.apply(&ClusterEvent::MemberJoined { member: later });
+    let a = member(1, 1, MemberStatus::Up, &[]);
+    assert_eq!(duty(&view, &a.unique_address(), None, false), Duty::Start);
+}

@@ -91,7 +91,7 @@ impl<A: Actor> Manager<A> {
         let role = self.settings.role.as_deref();
         let running = self.instance.is_some();
         match duty(&self.members, &self.me, role, running) {
-            Duty::Younger | Duty::Keep | Duty::AwaitRemoval => Ok(()),
+            Duty::Younger | Duty::Keep | Duty::AwaitUp | Duty::AwaitRemoval => Ok(()),
             Duty::HandOver => {
                 self.hand_over(ctx);
                 Ok(())

@@ -101,6 +101,16 @@ impl Membership {
             .min_by_key(|r| age(r))
     }
 
+    /// Joining members with `role`.
+    pub(crate) fn joining<'a>(
+        &'a self,
+        role: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
+        self.records
+            .values()
+            .filter(move |r| r.status == MemberStatus::Joining && has_role(r, role))
+    }
+
     /// Members with `role`, older than `than`, in `status`, that have
     /// not handed over.
     pub(crate) fn older_in<'a>(

@@ -55,7 +55,7 @@ impl ProcessCluster {
                     secret: None,
                     suspect_ms: 2000,
                     resolver: true,
-                    singleton: false,
+                    singleton: None,
                 };
                 tweak(i, &mut config);
                 config

@@ -238,7 +238,7 @@ async fn start(config: &NodeConfig) -> Node {
     let single_received = Arc::new(AtomicU64::new(0));
     let singleton = config
         .singleton
-        .then(|| singleton::start(&system, &remoting, config.port, &single_received));
+        .map(|margin| singleton::start(&system, &remoting, config.port, margin, &single_received));
     Node {
         system,
         remoting,

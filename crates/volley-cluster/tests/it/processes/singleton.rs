@@ -52,12 +52,13 @@ pub fn start(
     system: &ActorSystem,
     remoting: &Remoting,
     port: u16,
+    down_removal_margin: Duration,
     received: &Arc<AtomicU64>,
 ) -> ClusterSingleton<u64> {
     let mut settings = SingletonSettings::new("counter");
     settings.retry_interval = Duration::from_millis(200);
     settings.buffer_size = 100_000;
-    settings.down_removal_margin = super::config::STABLE_AFTER;
+    settings.down_removal_margin = down_removal_margin;
     let received = received.clone();
     let props = Props::new(move || Counter {
         received: received.clone(),
@@ -174,7 +175,9 @@ fn await_single_total(cluster: &mut ProcessCluster, nodes: &[usize], expected: u
 fn the_singleton_survives_a_leave_and_a_kill_and_is_never_alive_twice() {
     let _turn = serial();
     let n = 4;
-    let mut cluster = ProcessCluster::start_with(n, |_, config| config.singleton = true);
+    // A short margin: the killed node is downed by hand, and is dead.
+    let margin = Duration::from_millis(500);
+    let mut cluster = ProcessCluster::start_with(n, |_, config| config.singleton = Some(margin));
     cluster.await_all_up();
     let first = node_of(&cluster, await_starts(&cluster, 1), n);
     let sender = (first + 1) % n;
@@ -213,7 +216,10 @@ fn the_singleton_survives_a_leave_and_a_kill_and_is_never_alive_twice() {
 fn ten_rounds_of_kills_and_leaves_never_run_two_instances() {
     let _turn = serial();
     let n = 5;
-    let mut cluster = ProcessCluster::start_with(n, |_, config| config.singleton = true);
+    // The resolver's `stable_after`, as the settings advise: the margin
+    // that covers a downed node's own shutdown.
+    let margin = super::config::STABLE_AFTER;
+    let mut cluster = ProcessCluster::start_with(n, |_, config| config.singleton = Some(margin));
     cluster.await_all_up();
     let mut killed = Vec::new();
     let mut holder = node_of(&cluster, await_starts(&cluster, 1), n);
