@@ -52,7 +52,7 @@ fn a_leaver_that_handed_over_is_not_waited_for_while_still_a_member() {
 #[test]
 fn a_leaver_removed_before_answering_is_still_asked_until_released() {
     let b = member(2, 2, MemberStatus::Up, &[]);
-    let mut view = members(&[b.clone()]);
+    let mut view = members(std::slice::from_ref(&b));
     view.apply(&ClusterEvent::MemberRemoved {
         member: member(1, 1, MemberStatus::Removed, &[]),
         previous_status: MemberStatus::Exiting,
@@ -95,7 +95,7 @@ fn after_a_crash_the_next_waits_for_the_removal_of_the_downed_oldest() {
 #[test]
 fn a_downed_or_unknown_node_hands_over() {
     let a = member(1, 1, MemberStatus::Down, &[]);
-    let view = members(&[a.clone()]);
+    let view = members(std::slice::from_ref(&a));
     assert_eq!(duty(&view, &a.unique_address(), None, true), Duty::HandOver);
     let unknown = member(5, 0, MemberStatus::Up, &[]).unique_address();
     assert_eq!(duty(&view, &unknown, None, false), Duty::Younger);
@@ -116,7 +116,7 @@ fn the_role_limits_who_is_waited_for() {
 fn a_joining_member_with_a_lower_address_may_be_older_and_is_waited_for() {
     let joining = member(1, 0, MemberStatus::Joining, &[]);
     let b = member(2, 2, MemberStatus::Up, &[]);
-    let mut view = members(&[b.clone()]);
+    let mut view = members(std::slice::from_ref(&b));
     view.apply(&ClusterEvent::MemberJoined {
         member: joining.clone(),
     });
