@@ -20,6 +20,9 @@
 //!   slice): a driver task, the `[cluster]` settings, events on the
 //!   system's event stream. The core and the simulator do not use it.
 //!
+//! [`singleton`] runs one instance of an actor on the oldest member and
+//! hands it over when that member leaves or is downed.
+//!
 //! The split-brain resolver ([`sbr`]) runs in the core when its settings
 //! hold one (`MembershipConfig::split_brain_resolver`; on by default on
 //! the network, `[cluster.split_brain_resolver]`): it downs what stays
@@ -38,6 +41,7 @@ mod runtime;
 pub mod sbr;
 pub mod sharding;
 pub mod sim;
+pub mod singleton;
 mod view;
 
 pub use crate::codec::{ClusterCodec, CodecError, MAX_HOST_LEN};

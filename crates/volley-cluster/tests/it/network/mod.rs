@@ -12,6 +12,7 @@ mod metrics;
 mod receptionist;
 mod refusing;
 mod shutdown;
+mod singleton;
 mod topics;
 
 use std::time::Duration;

@@ -55,6 +55,7 @@ impl ProcessCluster {
                     secret: None,
                     suspect_ms: 2000,
                     resolver: true,
+                    singleton: None,
                 };
                 tweak(i, &mut config);
                 config
@@ -162,6 +163,16 @@ impl ProcessCluster {
         let run = self.run(i);
         self.transcript
             .reports(run)
+            .into_iter()
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    }
+
+    /// The reports of every process so far (restarted and killed ones
+    /// too) that start with `prefix`.
+    pub fn all_reports(&self, prefix: &str) -> Vec<String> {
+        self.transcript
+            .all_reports()
             .into_iter()
             .filter(|l| l.starts_with(prefix))
             .collect()

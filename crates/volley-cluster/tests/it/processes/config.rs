@@ -33,6 +33,9 @@ pub struct NodeConfig {
     pub suspect_ms: u64,
     /// Whether the split-brain resolver runs (keep-majority), else `off`.
     pub resolver: bool,
+    /// Whether the node runs the singleton `counter` (`singleton.rs`),
+    /// and its `down_removal_margin`.
+    pub singleton: Option<Duration>,
 }
 
 impl NodeConfig {
@@ -49,6 +52,9 @@ impl NodeConfig {
         );
         if let Some(secret) = &self.secret {
             s.push_str(&format!(";secret={secret}"));
+        }
+        if let Some(margin) = self.singleton {
+            s.push_str(&format!(";singleton={}", margin.as_millis()));
         }
         s
     }
@@ -68,6 +74,9 @@ impl NodeConfig {
             secret: kv.get("secret").map(|s| (*s).to_owned()),
             suspect_ms: number("suspect"),
             resolver: kv["resolver"] == "true",
+            singleton: kv
+                .get("singleton")
+                .map(|ms| Duration::from_millis(ms.parse().expect("a number"))),
         }
     }
 

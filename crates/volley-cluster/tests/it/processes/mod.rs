@@ -19,6 +19,7 @@ mod node;
 mod partitioning;
 mod process;
 mod restarting;
+mod singleton;
 mod transcript;
 
 use std::sync::{Mutex, MutexGuard};

@@ -17,10 +17,12 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings, ShutdownStarted,
     Terminated,
 };
+use volley_cluster::singleton::{register_singleton_types, ClusterSingleton};
 use volley_cluster::{Cluster, ClusterEvent, UniqueAddress};
 use volley_remote::{Registry, Remoting};
 
 use super::config::{address, NodeConfig, NODE_ENV, SYSTEM};
+use super::singleton;
 use crate::log_capture;
 
 /// A node never told to exit stops on its own after this long.
@@ -30,6 +32,7 @@ const LIFETIME: Duration = Duration::from_secs(120);
 pub fn registry() -> Registry {
     let mut registry = Registry::default();
     registry.register::<u64>(1).expect("a fresh registry");
+    register_singleton_types(&mut registry, 50).expect("free ids");
     registry
 }
 
@@ -55,6 +58,12 @@ enum Command {
     /// `counts`: answered with `COUNTS <refused inputs> <inbound queue
     /// drops> <frames refused over the inbound rate> <frames delivered>`.
     Counts,
+    /// `single <n>`: tells the singleton `n` numbers through this
+    /// node's proxy.
+    Single(u64),
+    /// `single-count`: answered with `SINGLE <numbers the instances on
+    /// this node received>`.
+    SingleCount,
     /// `exit`: terminates the system and the process.
     Exit,
 }
@@ -75,6 +84,8 @@ impl Command {
             ["watched-by", port] => Command::WatchedBy(port.parse().ok()?),
             ["flood", port, n] => Command::Flood(port.parse().ok()?, n.parse().ok()?),
             ["counts"] => Command::Counts,
+            ["single", n] => Command::Single(n.parse().ok()?),
+            ["single-count"] => Command::SingleCount,
             ["exit"] => Command::Exit,
             _ => return None,
         })
@@ -162,6 +173,8 @@ struct Node {
     cluster: Cluster,
     watcher: ActorRef<ActorRef<u64>>,
     received: Arc<AtomicU64>,
+    singleton: Option<ClusterSingleton<u64>>,
+    single_received: Arc<AtomicU64>,
 }
 
 /// The node process's body; returns at once unless [`NODE_ENV`] is set.
@@ -222,12 +235,18 @@ async fn start(config: &NodeConfig) -> Node {
         .spawn_anonymous(Props::new(|| Watcher))
         .expect("the watcher");
     let cluster = Cluster::start(&system, &remoting, config.cluster()).expect("a cluster");
+    let single_received = Arc::new(AtomicU64::new(0));
+    let singleton = config
+        .singleton
+        .map(|margin| singleton::start(&system, &remoting, config.port, margin, &single_received));
     Node {
         system,
         remoting,
         cluster,
         watcher,
         received,
+        singleton,
+        single_received,
     }
 }
 
@@ -263,6 +282,20 @@ impl Node {
                     self.cluster.inbound_dropped(),
                     frames.refused_rate_limited,
                     frames.delivered
+                ));
+                Ok(())
+            }
+            Command::Single(n) => match &self.singleton {
+                Some(singleton) => {
+                    (0..n).for_each(|i| singleton.proxy().tell(i));
+                    Ok(())
+                }
+                None => Err("this node runs no singleton".to_owned()),
+            },
+            Command::SingleCount => {
+                say(&format!(
+                    "SINGLE {}",
+                    self.single_received.load(Ordering::Relaxed)
                 ));
                 Ok(())
             }

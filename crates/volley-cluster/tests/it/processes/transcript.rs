@@ -51,6 +51,15 @@ impl Transcript {
             .collect()
     }
 
+    /// The reports of every run so far, in arrival order.
+    pub fn all_reports(&self) -> Vec<String> {
+        self.lines()
+            .iter()
+            .filter(|l| !l.log)
+            .map(|l| l.text.clone())
+            .collect()
+    }
+
     /// Waits until `done` holds of the lines, for at most `limit`; panics
     /// with `what` and every process's last lines past it.
     pub fn await_that(&self, limit: Duration, what: &str, mut done: impl FnMut(&[Line]) -> bool) {
