@@ -54,18 +54,23 @@ pub fn jar(root: &Path, progress: &Progress, no_build: bool) -> Result<PathBuf, 
 
 /// The client's command line for one test.
 pub fn client_args(port: u16, test: Test, messages: u64, runs: usize) -> Vec<String> {
+    let mut args = vec!["client".into(), "--port".into(), port.to_string()];
+    args.extend(run_args(test, messages, runs, "--warmup"));
+    args
+}
+
+/// The flags a JVM client takes for one test: `--test`, `--messages`,
+/// `--runs` and a warm-up of half a run under `warmup_flag`.
+pub fn run_args(test: Test, messages: u64, runs: usize, warmup_flag: &str) -> Vec<String> {
     let warmup = (messages / 2).max(1);
     [
-        "client",
-        "--port",
-        &port.to_string(),
         "--test",
         test.name(),
         "--messages",
         &messages.to_string(),
         "--runs",
         &runs.to_string(),
-        "--warmup",
+        warmup_flag,
         &warmup.to_string(),
     ]
     .map(String::from)

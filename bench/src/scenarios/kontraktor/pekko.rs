@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::peer::{median_row, parse_result_lines, run_client, start_listening};
+use super::peer::{median_row, parse_result_lines, run_args, run_client, start_listening};
 use super::row::{KontraktorRow, Test};
 use crate::peers::Harness;
 use crate::progress::Progress;
@@ -80,31 +80,17 @@ pub fn client_args(address: &str, test: Test, messages: u64, runs: usize) -> Vec
         Test::Tell => TELL_WINDOW,
         Test::Ask => ASK_WINDOW,
     };
-    [
-        "sum-client",
-        "--server",
-        address,
-        "--test",
-        test.name(),
-        "--messages",
-        &messages.to_string(),
-        "--runs",
-        &runs.to_string(),
-        "--warmup-messages",
-        &(messages / 2).max(1).to_string(),
-        "--window",
-        &window.to_string(),
-        "--ack-every",
-        &ACK_EVERY.to_string(),
-    ]
-    .map(String::from)
-    .to_vec()
+    let mut args = vec!["sum-client".into(), "--server".into(), address.into()];
+    args.extend(run_args(test, messages, runs, "--warmup-messages"));
+    args.extend(["--window".into(), window.to_string()]);
+    args.extend(["--ack-every".into(), ACK_EVERY.to_string()]);
+    args
 }
 
 /// The row's sender: who sends, and how it keeps Artery from dropping.
 pub fn sender(test: Test) -> String {
     match test {
-        Test::Tell => format!("1 actor, window {TELL_WINDOW}, ack per {ACK_EVERY}"),
+        Test::Tell => format!("1 actor, window {TELL_WINDOW}"),
         Test::Ask => "Patterns.ask from 1 actor".into(),
     }
 }
@@ -184,7 +170,7 @@ mod tests {
         let lines = parse_result_lines("pekko", &out.join("\n"), Test::Tell).unwrap();
         let r = median_row("pekko", sender, lines).unwrap();
         assert_eq!((r.test, r.msgs_per_s, r.in_flight), (Test::Tell, 2.0, None));
-        assert_eq!(r.sender, "1 actor, window 20000, ack per 1000");
+        assert_eq!(r.sender, "1 actor, window 20000");
         assert!(r.verified);
     }
 
