@@ -23,7 +23,7 @@ use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "kontraktor",
-    about: "the seed's tell sum / ask sum, volley vs kontraktor 4.22, two processes, msgs/s",
+    about: "the seed's tell sum / ask sum, volley vs kontraktor 4.22 and Pekko Artery, two processes, msgs/s",
     run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
