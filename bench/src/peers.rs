@@ -206,6 +206,20 @@ impl Harness {
         if let Some(why) = self.cannot_build() {
             return Err(format!("not built and cannot build: {why}"));
         }
+        self.build(root, progress)
+    }
+
+    /// Builds the harness even when it is there (a jar from before a peer
+    /// gained a mode would lack it; `mvn package` redoes only what
+    /// changed), output on stderr. `Err` is the reason to skip its peers.
+    pub fn rebuild(self, root: &Path, progress: &Progress) -> Result<(), String> {
+        if let Some(why) = self.cannot_run().or_else(|| self.cannot_build()) {
+            return Err(why);
+        }
+        self.build(root, progress)
+    }
+
+    fn build(self, root: &Path, progress: &Progress) -> Result<(), String> {
         progress.note(&format!(
             "building the {self:?} peer harness (output below)…"
         ));

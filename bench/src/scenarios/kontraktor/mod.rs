@@ -4,11 +4,12 @@
 //! running sum) and "ask sum" (each pair answered with `a + b`, thousands in
 //! flight). Rows: volley from actors and from tokio tasks (remote-tell's
 //! and remote-ask's senders), kontraktor 4.22 (`bench/peers/kontraktor`),
-//! and Pekko Artery, which has no two-process sum mode yet (a skipped row
-//! says so). Every row is verified on both sides: see [`verify`].
+//! and Pekko Artery (`bench/peers/pekko`'s sum test, see [`pekko`]). Every
+//! row is verified on both sides: see [`verify`].
 
 pub mod chart;
 pub mod peer;
+pub mod pekko;
 pub mod row;
 pub mod verify;
 pub mod volley_rows;
@@ -23,7 +24,7 @@ use crate::report::{measured, Report, Row};
 
 pub const SCENARIO: Scenario = Scenario {
     name: "kontraktor",
-    about: "the seed's tell sum / ask sum, volley vs kontraktor 4.22, two processes, msgs/s",
+    about: "the seed's tell sum / ask sum, volley vs kontraktor 4.22 and Pekko Artery, two processes, msgs/s",
     run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
@@ -80,7 +81,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<KontraktorRow>> {
     let (tell_n, ask_n) = sizes(ctx);
     let senders = volley_senders(ctx.cli.cases.as_deref())?;
     let runs = ctx.cli.runs();
-    let progress = Progress::new(senders.len() as u64 + 3);
+    let progress = Progress::new(senders.len() as u64 + 5);
     progress.note(&format!("load before the run: {}", load()));
     let mut report = Report::new(SCENARIO.name, chart::chart);
     let layout = Layout::from_cli(&ctx.cli);
@@ -113,9 +114,12 @@ fn run(ctx: &Ctx) -> crate::Result<Report<KontraktorRow>> {
         report
             .rows
             .extend(kontraktor_rows(ctx, &progress, tell_n, ask_n, runs));
-        report.rows.push(Row::skipped(
-            "pekko",
-            "no two-process tell/ask sum mode in bench/peers/pekko yet (remote-pingpong has Artery in one JVM)",
+        report.rows.extend(pekko::rows(
+            &ctx.root,
+            &progress,
+            ctx.cli.no_build,
+            [(Test::Tell, tell_n), (Test::Ask, ask_n)],
+            runs,
         ));
     }
     progress.finish();

@@ -54,18 +54,23 @@ pub fn jar(root: &Path, progress: &Progress, no_build: bool) -> Result<PathBuf, 
 
 /// The client's command line for one test.
 pub fn client_args(port: u16, test: Test, messages: u64, runs: usize) -> Vec<String> {
+    let mut args = vec!["client".into(), "--port".into(), port.to_string()];
+    args.extend(run_args(test, messages, runs, "--warmup"));
+    args
+}
+
+/// The flags a JVM client takes for one test: `--test`, `--messages`,
+/// `--runs` and a warm-up of half a run under `warmup_flag`.
+pub fn run_args(test: Test, messages: u64, runs: usize, warmup_flag: &str) -> Vec<String> {
     let warmup = (messages / 2).max(1);
     [
-        "client",
-        "--port",
-        &port.to_string(),
         "--test",
         test.name(),
         "--messages",
         &messages.to_string(),
         "--runs",
         &runs.to_string(),
-        "--warmup",
+        warmup_flag,
         &warmup.to_string(),
     ]
     .map(String::from)
@@ -101,17 +106,27 @@ impl ClientLine {
 /// The client's result lines for `test`; any other stdout line is passed to
 /// stderr (kontraktor may log there).
 pub fn parse_client(stdout: &str, test: Test) -> Result<Vec<ClientLine>, String> {
+    parse_result_lines("kontraktor", stdout, test)
+}
+
+/// `system`'s client's result lines (JSON objects in [`ClientLine`]'s
+/// shape) for `test`; any other stdout line is passed to stderr.
+pub fn parse_result_lines(
+    system: &str,
+    stdout: &str,
+    test: Test,
+) -> Result<Vec<ClientLine>, String> {
     let mut lines = Vec::new();
     for line in stdout.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if !line.starts_with('{') {
-            eprintln!("kontraktor: {line}");
+            eprintln!("{system}: {line}");
             continue;
         }
         let parsed: ClientLine = serde_json::from_str(line)
-            .map_err(|e| format!("kontraktor: a result line does not parse ({e}): {line}"))?;
+            .map_err(|e| format!("{system}: a result line does not parse ({e}): {line}"))?;
         if parsed.test != test.name() {
             return Err(format!(
-                "kontraktor: a {} line in the {} test",
+                "{system}: a {} line in the {} test",
                 parsed.test,
                 test.name()
             ));
@@ -119,13 +134,25 @@ pub fn parse_client(stdout: &str, test: Test) -> Result<Vec<ClientLine>, String>
         lines.push(parsed);
     }
     if lines.is_empty() {
-        return Err("kontraktor: the client printed no result".into());
+        return Err(format!("{system}: the client printed no result"));
     }
     Ok(lines)
 }
 
 /// The median run as a row; `verified` only when every run passed.
 pub fn row(lines: Vec<ClientLine>) -> Result<KontraktorRow, String> {
+    median_row("kontraktor", |_| "1 actor".into(), lines)
+}
+
+/// `system`'s median run as a row, its sender named by `sender` for the
+/// test; `verified` only when every run passed the check done here (the
+/// JVM's own `verified` is not trusted), and a failed one is said on
+/// stderr.
+pub fn median_row(
+    system: &str,
+    sender: impl Fn(Test) -> String,
+    lines: Vec<ClientLine>,
+) -> Result<KontraktorRow, String> {
     let failures: Vec<String> = lines
         .iter()
         .filter_map(|l| l.check().verify().err())
@@ -133,11 +160,11 @@ pub fn row(lines: Vec<ClientLine>) -> Result<KontraktorRow, String> {
     let test = match lines.first().map(|l| l.test.as_str()) {
         Some("tell") => Test::Tell,
         Some("ask") => Test::Ask,
-        other => return Err(format!("kontraktor: no result or unknown test {other:?}")),
+        other => return Err(format!("{system}: no result or unknown test {other:?}")),
     };
     if !failures.is_empty() {
         eprintln!(
-            "kontraktor {}: NOT verified: {}",
+            "{system} {}: NOT verified: {}",
             test.name(),
             failures.join(" | ")
         );
@@ -145,15 +172,15 @@ pub fn row(lines: Vec<ClientLine>) -> Result<KontraktorRow, String> {
     let median = median_by(lines, |l| l.msgs_per_s).expect("at least one line");
     Ok(KontraktorRow {
         test,
-        sender: "1 actor".into(),
+        sender: sender(test),
         msgs_per_s: median.msgs_per_s,
         in_flight: median.in_flight,
         verified: failures.is_empty(),
     })
 }
 
-/// The server JVM; killed when dropped (its stdin closes first).
-struct Server(Child);
+/// A peer's server JVM; killed when dropped (its stdin closes first).
+pub struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -163,16 +190,11 @@ impl Drop for Server {
     }
 }
 
-/// Starts the server JVM on a free port and waits for its `listening` line.
-fn start_server(jar: &Path) -> Result<(Server, u16), String> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| format!("no free port: {e}"))?
-        .port();
-    let mut child = Command::new("java")
-        .arg("-jar")
-        .arg(jar)
-        .args(["server", "--port", &port.to_string()])
+/// Starts `cmd` as a server JVM serving until its stdin closes, and waits
+/// (up to 60 s) for its `"listening"` line, which is returned; its other
+/// stdout lines go to stderr after `who`.
+pub fn start_listening(mut cmd: Command, who: &'static str) -> Result<(Server, String), String> {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -184,14 +206,29 @@ fn start_server(jar: &Path) -> Result<(Server, u16), String> {
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if line.contains("\"listening\"") {
-                let _ = tx.send(());
+                let _ = tx.send(line);
             } else {
-                eprintln!("kontraktor server: {line}");
+                eprintln!("{who}: {line}");
             }
         }
     });
-    rx.recv_timeout(Duration::from_secs(60))
-        .map_err(|_| "the kontraktor server did not start listening within 60 s".to_string())?;
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .map_err(|_| format!("the {who} did not start listening within 60 s"))?;
+    Ok((server, line))
+}
+
+/// Starts the server JVM on a free port and waits for its `listening` line.
+fn start_server(jar: &Path) -> Result<(Server, u16), String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))?
+        .port();
+    let mut cmd = Command::new("java");
+    cmd.arg("-jar")
+        .arg(jar)
+        .args(["server", "--port", &port.to_string()]);
+    let (server, _) = start_listening(cmd, "kontraktor server")?;
     Ok((server, port))
 }
 
@@ -204,21 +241,28 @@ pub fn measure(
     runs: usize,
 ) -> Result<KontraktorRow, String> {
     let (server, port) = start_server(jar)?;
-    let out = Command::new("java")
-        .arg("-jar")
+    let mut cmd = Command::new("java");
+    cmd.arg("-jar")
         .arg(jar)
-        .args(client_args(port, test, messages, runs))
+        .args(client_args(port, test, messages, runs));
+    let stdout = run_client(cmd, "kontraktor");
+    drop(server);
+    row(parse_client(&stdout?, test)?)
+}
+
+/// Runs a client JVM to its end: its stdout, or why it failed (its stdout
+/// then goes to stderr).
+pub fn run_client(mut cmd: Command, who: &str) -> Result<String, String> {
+    let out = cmd
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| format!("cannot start the kontraktor client: {e}"))?;
-    drop(server);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .map_err(|e| format!("cannot start the {who} client: {e}"))?;
     if !out.status.success() {
         let _ = std::io::stderr().write_all(out.stdout.as_slice());
-        return Err(format!("the kontraktor client failed ({})", out.status));
+        return Err(format!("the {who} client failed ({})", out.status));
     }
-    row(parse_client(&stdout, test)?)
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 #[cfg(test)]

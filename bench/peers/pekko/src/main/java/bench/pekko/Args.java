@@ -14,7 +14,10 @@ final class Args {
             "  java -jar pekko-bench.jar failover [--system pekko] [--cases kill,stall-short,stall-long,restart,large-messages]",
             "      [--watched 10] [--heartbeat-ms 200] [--pause-ms 1000] [--threshold 10] [--settle-ms 2000]",
             "      [--stall-short-ms 700] [--window-ms 3000] [--detect-timeout-ms 15000] [--large-ms 10000]",
-            "  java -jar pekko-bench.jar failover-node [--port P] [--watched 10] [--heartbeat-ms 200] [--pause-ms 1000] [--threshold 10]");
+            "  java -jar pekko-bench.jar failover-node [--port P] [--watched 10] [--heartbeat-ms 200] [--pause-ms 1000] [--threshold 10]",
+            "  java -jar pekko-bench.jar sum-server [--system pekko] [--ack-every 1000]",
+            "  java -jar pekko-bench.jar sum-client [--system pekko] --server ADDRESS --test tell|ask --messages N",
+            "      [--runs 3] [--warmup-messages N] [--window 20000] [--ack-every 1000]");
 
     /** The failover cases, in run order. */
     static final List<String> FAILOVER_CASES =
@@ -54,6 +57,13 @@ final class Args {
     long detectTimeoutMs = 15_000;
     long largeMs = 10_000;
     int port;
+    // sum-server and sum-client (the kontraktor scenario's Pekko row).
+    String server;
+    String test;
+    long runs = 3;
+    long warmupMessages;
+    long window = 20_000;
+    long ackEvery = 1_000;
 
     static Args parse(String[] argv) throws UsageException {
         if (argv.length == 0) {
@@ -71,6 +81,9 @@ final class Args {
                     "--large-ms");
             case "failover-node" -> List.of("--system", "--port", "--watched", "--heartbeat-ms", "--pause-ms",
                     "--threshold");
+            case "sum-server" -> List.of("--system", "--ack-every");
+            case "sum-client" -> List.of("--system", "--server", "--test", "--messages", "--runs",
+                    "--warmup-messages", "--window", "--ack-every");
             default -> throw new UsageException("unknown scenario '" + a.scenario + "'");
         };
         List<String> seen = new ArrayList<>();
@@ -112,18 +125,35 @@ final class Args {
                 case "--detect-timeout-ms" -> a.detectTimeoutMs = positive(flag, v);
                 case "--large-ms" -> a.largeMs = positive(flag, v);
                 case "--port" -> a.port = (int) Math.min(positiveOrZero(flag, v), 65_535);
+                case "--server" -> a.server = v;
+                case "--test" -> a.test = sumTest(v);
+                case "--runs" -> a.runs = positive(flag, v);
+                case "--warmup-messages" -> a.warmupMessages = positiveOrZero(flag, v);
+                case "--window" -> a.window = positive(flag, v);
+                case "--ack-every" -> a.ackEvery = positive(flag, v);
                 default -> throw new IllegalStateException(flag);
             }
         }
         for (String flag : allowed) {
             // Every failover flag has a default.
             boolean optional = flag.equals("--system") || flag.equals("--warmup") || flag.equals("--inflight")
-                    || a.scenario.startsWith("failover");
+                    || a.scenario.startsWith("failover") || SUM_DEFAULTED.contains(flag);
             if (!optional && !seen.contains(flag)) {
                 throw new UsageException(flag + " is required for " + a.scenario);
             }
         }
         return a;
+    }
+
+    /** The sum scenarios' flags that have a default. */
+    private static final List<String> SUM_DEFAULTED =
+            List.of("--ack-every", "--runs", "--warmup-messages", "--window");
+
+    private static String sumTest(String v) throws UsageException {
+        if (!v.equals("tell") && !v.equals("ask")) {
+            throw new UsageException("--test is tell or ask, not '" + v + "'");
+        }
+        return v;
     }
 
     private static long positive(String flag, String v) throws UsageException {

@@ -33,6 +33,8 @@ public final class Main {
                 case "remote-pingpong" -> RemotePingPong.run(args);
                 case "failover" -> Failover.run(args);
                 case "failover-node" -> FailoverNode.run(args);
+                case "sum-server" -> SumServer.run(args);
+                case "sum-client" -> SumClient.run(args);
                 default -> throw new IllegalStateException("unreachable: " + args.scenario);
             }
         } catch (BenchFailure e) {

@@ -91,4 +91,37 @@ final class Settings {
                         "}"))
                 .withFallback(local(Args.DEFAULT_THROUGHPUT));
     }
+
+    /**
+     * Artery's outbound queue for the sum test: it drops what overflows, so
+     * it must hold a whole window (the sender's pairs on one side, the
+     * answers on the other); Pekko's default is 3072.
+     */
+    static final int SUM_QUEUE = 65_536;
+
+    /**
+     * The sum test ({@link SumServer}, {@link SumClient}): {@link #local}
+     * plus Artery TCP on 127.0.0.1 with an ephemeral port, Java
+     * serialization disabled, {@link SumSerializer} bound to the sum
+     * messages and an outbound queue of {@link #SUM_QUEUE}.
+     */
+    static Config sum() {
+        return ConfigFactory.parseString(String.join("\n",
+                        "pekko.actor.provider = remote",
+                        "pekko.actor.allow-java-serialization = off",
+                        "pekko.actor.serializers.bench-sum = \"bench.pekko.SumSerializer\"",
+                        "pekko.actor.serialization-bindings {",
+                        "  \"bench.pekko.SumPair\" = bench-sum",
+                        "  \"bench.pekko.SumTally\" = bench-sum",
+                        "  \"bench.pekko.TakeTally\" = bench-sum",
+                        "}",
+                        "pekko.remote.warn-about-direct-use = off",
+                        "pekko.remote.artery {",
+                        "  transport = tcp",
+                        "  canonical.hostname = \"127.0.0.1\"",
+                        "  canonical.port = 0",
+                        "  advanced.outbound-message-queue-size = " + SUM_QUEUE,
+                        "}"))
+                .withFallback(local(Args.DEFAULT_THROUGHPUT));
+    }
 }
