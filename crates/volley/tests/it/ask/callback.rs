@@ -39,14 +39,12 @@ fn spawn_server(system: &ActorSystem, name: &str) -> ActorRef<Req> {
 }
 
 type Outcomes = mpsc::UnboundedReceiver<Result<u64, AskError>>;
+type Callback = Box<dyn FnOnce(Result<u64, AskError>) + Send>;
 
-/// A callback that sends its outcome to the returned receiver.
-fn outcomes() -> (
-    impl Fn() -> Box<dyn FnOnce(Result<u64, AskError>) + Send> + Clone,
-    Outcomes,
-) {
+/// Makes callbacks that send their outcomes to the returned receiver.
+fn outcomes() -> (impl Fn() -> Callback + Clone, Outcomes) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let then = move || -> Box<dyn FnOnce(Result<u64, AskError>) + Send> {
+    let then = move || -> Callback {
         let tx = tx.clone();
         Box::new(move |result| {
             let _ = tx.send(result);
