@@ -157,8 +157,9 @@ impl WebGatewayBuilder {
         F: Fn(Call<M>, ReplyTo<Reply<R>>) -> T + Send + Sync + 'static,
     {
         let service = AskService {
+            name: Arc::from(name),
             target,
-            make: Arc::new(make),
+            make,
             types: PhantomData,
         };
         self.add_service(name, Box::new(service))

@@ -5,14 +5,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-
 use crate::frame::{ClientFrame, ErrorCode, ServerFrame};
-use crate::service::{AskFuture, Failure};
+use crate::service::{Failure, OnAnswer};
 use crate::session::Session;
 
-/// Handles one frame after the `hello`. Never blocks: an ask runs in a
-/// task of its own and its answer is queued when it comes.
+/// Handles one frame after the `hello`. Never blocks: an ask is sent and
+/// its answer queued by its callback when it comes.
 pub(crate) fn handle(session: &Arc<Session>, frame: ClientFrame) {
     match frame {
         ClientFrame::Hello { .. } => session.fail(
@@ -54,7 +52,7 @@ fn guarded<T>(service: &str, run: impl FnOnce() -> Result<T, Failure>) -> Result
     std::panic::catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err(panicked(service)))
 }
 
-fn panicked(service: &str) -> Failure {
+pub(crate) fn panicked(service: &str) -> Failure {
     tracing::error!(service, "a web service's code panicked");
     Failure::new(
         ErrorCode::Internal,
@@ -108,36 +106,14 @@ fn ask(
         let text = format!("more than {} asks open", settings.max_open_asks);
         return session.fail(Some(id), Failure::new(ErrorCode::Overloaded, text));
     }
-    let answer = match guarded(service, || target.ask(msg, client, timeout)) {
-        Ok(answer) => answer,
-        Err(failure) => {
-            session.open_asks.fetch_sub(1, Ordering::AcqRel);
-            return session.fail(Some(id), failure);
-        }
-    };
-    send_ask(session, id, service, answer);
-}
-
-/// Sends the ask now (its first poll sends it: asks and tells reach their
-/// services in the order of the client's frames), and hands its answer to
-/// the session actor when it comes.
-fn send_ask(session: &Arc<Session>, id: u64, service: &str, answer: AskFuture) {
-    let name = service.to_string();
-    let mut answer = Box::pin(async move {
-        AssertUnwindSafe(answer)
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|_| Err(panicked(&name)))
-    });
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if let std::task::Poll::Ready(result) = std::future::Future::poll(answer.as_mut(), &mut cx) {
-        return answered(session, id, result);
+    // The answer is queued from the ask's callback, on the thread that
+    // ends the ask (the service's, for a reply): no task waits for it.
+    let asker = session.clone();
+    let on_answer: OnAnswer = Box::new(move |result| answered(&asker, id, result));
+    if let Err(failure) = guarded(service, || target.ask(msg, client, timeout, on_answer)) {
+        session.open_asks.fetch_sub(1, Ordering::AcqRel);
+        session.fail(Some(id), failure);
     }
-    let session = session.clone();
-    tokio::spawn(async move {
-        let result = answer.await;
-        answered(&session, id, result);
-    });
 }
 
 /// What the service pushed before it replied reaches the client before
@@ -162,5 +138,75 @@ fn subscribe(session: &Session, topic: String) {
     if let std::collections::hash_map::Entry::Vacant(vacant) = subscriptions.entry(topic) {
         let name = Arc::from(vacant.key().as_str());
         vacant.insert(entry.subscribe(actor, session.via_actor.clone(), name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use volley::{ActorSystem, ReplyTo, Settings};
+    use volley_testkit::actor_fn;
+
+    use crate::frame::{ClientFrame, Encoding};
+    use crate::outbox::Taken;
+    use crate::service::{Call, Reply};
+    use crate::{WebGateway, WebSettings};
+
+    /// The service runs on a pool and the test's current-thread runtime
+    /// never yields: the answer is queued by the replier's thread, with
+    /// no task of the gateway's runtime in between.
+    #[tokio::test]
+    async fn an_answer_is_queued_by_the_replier_with_no_task_in_between() {
+        let settings = Settings {
+            ask_spin: Duration::ZERO,
+            ..Settings::default()
+        };
+        let system = ActorSystem::with_settings("inbound-test", settings).unwrap();
+        let double = actor_fn(|_ctx, (call, reply_to): (Call<i64>, ReplyTo<Reply<i64>>)| {
+            reply_to.tell(Ok(2 * call.msg));
+            Ok(())
+        });
+        let double = system.spawn("double", double).unwrap();
+        let gateway = WebGateway::builder(&system, WebSettings::default())
+            .ask_service("double", double, |call, reply_to| (call, reply_to))
+            .unwrap()
+            .build();
+        let hello = ClientFrame::Hello {
+            v: crate::frame::PROTOCOL_VERSION,
+            token: None,
+            resume: None,
+            last_seq: None,
+        };
+        let headers = http::HeaderMap::new();
+        let session = gateway
+            .open(&hello, &headers, Encoding::Json)
+            .unwrap()
+            .session;
+        let (generation, _) = session.outbox.attach(None);
+        let ask = ClientFrame::Ask {
+            id: 7,
+            service: "double".into(),
+            msg: json!(21),
+            timeout_ms: None,
+        };
+        super::handle(&session, ask);
+        let mut got = Vec::new();
+        volley_testkit::await_cond("the answer queued", || {
+            if let Taken::Frames(frames) = session.outbox.take(generation) {
+                got.extend(frames);
+            }
+            !got.is_empty()
+        });
+        let reply: serde_json::Value = serde_json::from_slice(&got[0]).unwrap();
+        assert_eq!(
+            (&reply["t"], &reply["id"], &reply["msg"]),
+            (&json!("reply"), &json!(7), &json!(42))
+        );
+        assert_eq!(
+            session.open_asks.load(std::sync::atomic::Ordering::Acquire),
+            0
+        );
     }
 }

@@ -5,9 +5,8 @@
 //! which names the client's identity and makes refs to the client's
 //! actors. An ask service also gets a `ReplyTo<Reply<R>>`.
 
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -66,12 +65,22 @@ impl Failure {
     }
 }
 
-pub(crate) type AskFuture = Pin<Box<dyn Future<Output = Result<Value, Failure>> + Send>>;
+/// Where an ask's answer goes once it comes: called once, on whichever
+/// thread ends the ask (see `ActorRef::try_ask_then`).
+pub(crate) type OnAnswer = Box<dyn FnOnce(Result<Value, Failure>) + Send>;
 
 /// A service with its types erased, as the gateway's table holds it.
 pub(crate) trait Service: Send + Sync {
     fn tell(&self, msg: Value, client: ClientRef) -> Result<(), Failure>;
-    fn ask(&self, msg: Value, client: ClientRef, timeout: Duration) -> Result<AskFuture, Failure>;
+    /// Sends the ask now; `answer` gets its outcome. An `Err` means the
+    /// ask was not sent and `answer` is never called.
+    fn ask(
+        &self,
+        msg: Value,
+        client: ClientRef,
+        timeout: Duration,
+        answer: OnAnswer,
+    ) -> Result<(), Failure>;
 }
 
 fn decode<M: DeserializeOwned>(msg: Value) -> Result<M, Failure> {
@@ -120,7 +129,7 @@ where
             .map_err(tell_failure)
     }
 
-    fn ask(&self, _: Value, _: ClientRef, _: Duration) -> Result<AskFuture, Failure> {
+    fn ask(&self, _: Value, _: ClientRef, _: Duration, _: OnAnswer) -> Result<(), Failure> {
         Err(Failure::new(
             ErrorCode::BadMessage,
             "this service takes tells only",
@@ -131,8 +140,10 @@ where
 /// A service that answers asks: `make` turns each call and a reply handle
 /// into the actor's message.
 pub(crate) struct AskService<M, R, T: Send + 'static, F> {
+    /// The service's name, for the text of an `internal` error.
+    pub(crate) name: Arc<str>,
     pub(crate) target: ActorRef<T>,
-    pub(crate) make: std::sync::Arc<F>,
+    pub(crate) make: F,
     pub(crate) types: PhantomData<fn(M) -> R>,
 }
 
@@ -150,28 +161,46 @@ where
         ))
     }
 
-    fn ask(&self, msg: Value, client: ClientRef, timeout: Duration) -> Result<AskFuture, Failure> {
+    fn ask(
+        &self,
+        msg: Value,
+        client: ClientRef,
+        timeout: Duration,
+        answer: OnAnswer,
+    ) -> Result<(), Failure> {
         let msg = decode::<M>(msg)?;
-        let target = self.target.clone();
-        let make = self.make.clone();
-        Ok(Box::pin(async move {
-            let call = Call { msg, client };
-            let reply = target
-                .try_ask(|reply_to| make(call, reply_to), timeout)
-                .await
-                .map_err(ask_failure)?;
-            match reply {
-                Ok(answer) => serde_json::to_value(answer).map_err(|e| {
-                    Failure::new(
-                        ErrorCode::Internal,
-                        format!("the reply does not encode: {e}"),
-                    )
-                }),
-                Err(e) => Err(Failure {
-                    code: e.code,
-                    text: e.text,
-                }),
-            }
+        let call = Call { msg, client };
+        let name = self.name.clone();
+        self.target.try_ask_then(
+            |reply_to| (self.make)(call, reply_to),
+            timeout,
+            move |reply| answer(encode_reply(&name, reply)),
+        );
+        Ok(())
+    }
+}
+
+/// The answer frame's content: the reply encoded, or why there is none.
+/// Runs the reply's `Serialize` (service code): a panic there answers
+/// `internal`, as one in the service's `make` does.
+fn encode_reply<R: Serialize>(
+    service: &str,
+    reply: Result<Reply<R>, AskError>,
+) -> Result<Value, Failure> {
+    match reply.map_err(ask_failure)? {
+        Ok(answer) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serde_json::to_value(answer)
         }))
+        .map_err(|_| crate::inbound::panicked(service))?
+        .map_err(|e| {
+            Failure::new(
+                ErrorCode::Internal,
+                format!("the reply does not encode: {e}"),
+            )
+        }),
+        Err(e) => Err(Failure {
+            code: e.code,
+            text: e.text,
+        }),
     }
 }

@@ -72,7 +72,7 @@ pub(crate) fn ask_from_actor<N, R, M>(
 
 /// A full bounded mailbox: the request waits for room in a task, as
 /// `ActorRef::ask`'s does, until the timeout, which then ends the ask.
-fn wait_for_room<N: Send + 'static, R: Send + 'static>(
+pub(super) fn wait_for_room<N: Send + 'static, R: Send + 'static>(
     system: &ActorSystem,
     target: &ActorRef<N>,
     request: N,

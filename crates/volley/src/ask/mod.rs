@@ -22,6 +22,7 @@
 //! timer of its own: the system's sweeper (`deadlines.rs`) times every
 //! waiting ask, and a reply that comes first costs nothing more.
 
+mod callback;
 pub(crate) mod deadlines;
 mod from_actor;
 mod promise;

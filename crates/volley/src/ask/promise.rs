@@ -173,7 +173,7 @@ impl<R> Exchange<R> {
         Ok(())
     }
 
-    fn is_waiting(&self) -> bool {
+    pub(super) fn is_waiting(&self) -> bool {
         matches!(lock(&self.state).phase, Phase::Waiting)
     }
 
