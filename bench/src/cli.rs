@@ -105,6 +105,7 @@ pub struct Cli {
     /// remote-pingpong: `metrics` adds the recorder's note (not by default).
     /// cluster: the rounds, `membership` (join, receptionist, kill, leave)
     /// and `partition` (default both).
+    /// spawn: the modes, `children` and `top-level` (default both).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
 

@@ -108,10 +108,7 @@ impl Children {
     pub(crate) fn insert(&mut self, actor: AnyRef) {
         let map = self.map.get_or_insert_with(Box::default);
         let hash = map.hash(actor.name());
-        debug_assert!(
-            map.get(actor.name()).is_none(),
-            "a duplicate child name"
-        );
+        debug_assert!(map.get(actor.name()).is_none(), "a duplicate child name");
         map.table.insert_unique(
             hash,
             ChildEntry {

@@ -28,7 +28,6 @@ use crate::actor::context::Context;
 use crate::actor::definition::{Actor, Props};
 use crate::actor::mailbox::{Envelope, MailboxConfig};
 use crate::actor::path::{validate_name, ActorPath};
-use name::{ActorName, LazyPath};
 use crate::actor::system_msg::SystemMsg;
 use crate::dispatcher::Dispatcher;
 use crate::error::{SpawnError, TellError};
@@ -36,6 +35,7 @@ use crate::system::actor_system::ActorSystem;
 use crate::system::event_stream::DeadLetterReason;
 use crate::util::sync::SpinMutex;
 use crate::util::uid::next_uid;
+use name::{ActorName, LazyPath};
 
 pub(crate) use lifecycle::Mode;
 use queues::{Pushed, Queues};
