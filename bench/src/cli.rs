@@ -107,6 +107,7 @@ pub struct Cli {
     /// and `partition` (default both).
     /// kontraktor: volley's senders, of tell-actor,tell-task,ask-actors,
     /// ask-tasks (default all; `--peers none` leaves kontraktor out).
+    /// spawn: the modes, `children` and `top-level` (default both).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,
 

@@ -28,7 +28,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<SpawnRow>> {
     let peers = ctx.peers(&progress);
     progress.add_steps((ready(&peers) * runs) as u64);
     let mut report = Report::new(SCENARIO.name, crate::chart::spawn);
-    for mode in [Mode::Children, Mode::TopLevel] {
+    for mode in modes(ctx.cli.cases.as_deref()) {
         progress.start(&format!(
             "volley: spawn/stop {n} actors ({}) × {runs}",
             mode.name()
@@ -47,6 +47,15 @@ fn run(ctx: &Ctx) -> crate::Result<Report<SpawnRow>> {
     progress.finish();
     report.notes = summary(&report.rows);
     Ok(report)
+}
+
+/// The modes `--cases` names (`children`, `top-level`; both by default),
+/// e.g. one at a time under callgrind.
+fn modes(cases: Option<&[String]>) -> Vec<Mode> {
+    [Mode::Children, Mode::TopLevel]
+        .into_iter()
+        .filter(|m| cases.is_none_or(|c| c.iter().any(|n| n == m.name())))
+        .collect()
 }
 
 /// volley's figures against the targets.
@@ -270,6 +279,13 @@ mod tests {
             .build()
             .unwrap()
             .block_on(system.terminate());
+    }
+
+    #[test]
+    fn cases_choose_the_modes() {
+        assert_eq!(modes(None), [Mode::Children, Mode::TopLevel]);
+        let top = ["top-level".to_string()];
+        assert_eq!(modes(Some(&top)), [Mode::TopLevel]);
     }
 
     #[test]

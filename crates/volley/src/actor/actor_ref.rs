@@ -30,6 +30,11 @@ use crate::system::actor_system::ActorSystem;
 /// The type-independent side of anything a ref can point at.
 pub(crate) trait SystemTarget: Runnable {
     fn path(&self) -> &ActorPath;
+    /// The last element of the path. A cell answers without building its
+    /// path, which it does only when asked for it.
+    fn name(&self) -> &str {
+        self.path().name()
+    }
     /// Unique per actor incarnation in this process.
     fn uid(&self) -> u64;
     fn system(&self) -> &ActorSystem;
@@ -381,6 +386,11 @@ impl AnyRef {
     /// The actor's path.
     pub fn path(&self) -> &ActorPath {
         self.target.path()
+    }
+
+    /// The actor's name, the last element of its path.
+    pub(crate) fn name(&self) -> &str {
+        self.target.name()
     }
 
     /// The typed ref, if the actor's protocol is `M`. A remote actor's

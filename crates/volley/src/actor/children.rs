@@ -7,6 +7,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 use crate::actor::actor_ref::AnyRef;
+use crate::actor::cell::name::AnonymousName;
 use crate::supervision::strategy::RestartStats;
 
 pub(crate) struct ChildEntry {
@@ -22,8 +23,8 @@ pub(crate) struct ChildEntry {
     pub(crate) stats: RestartStats,
 }
 
-/// Children by name. The key is the name at the end of each child's own
-/// path, not a copy: a copy was one of the few allocations per spawn.
+/// Children by name. The key is each child's own name, not a copy: a
+/// copy was one of the few allocations per spawn.
 /// Hashed with foldhash, not the standard library's SipHash: spawn and stop
 /// hash a child's name, and SipHash made that a tenth of spawning an actor.
 /// foldhash's per-table random seed keeps names that a caller chose from
@@ -45,7 +46,7 @@ impl ChildMap {
 
     /// The entry of this exact incarnation.
     fn find_mut(&mut self, child: &AnyRef) -> Option<&mut ChildEntry> {
-        let hash = self.hash(child.path().name());
+        let hash = self.hash(child.name());
         self.table.find_mut(hash, |e| e.actor == *child)
     }
 }
@@ -56,21 +57,7 @@ impl ChildEntry {
     }
 
     fn name(&self) -> &str {
-        self.actor.path().name()
-    }
-}
-
-/// An anonymous child's name, on the stack: the child's path is the only
-/// copy that outlives the spawn.
-pub(crate) struct AnonymousName {
-    digits: [u8; 15],
-    start: usize,
-}
-
-impl AnonymousName {
-    pub(crate) fn as_str(&self) -> &str {
-        // Only `$` and `a`..=`z` are ever written.
-        std::str::from_utf8(&self.digits[self.start..]).unwrap_or("$")
+        self.actor.name()
     }
 }
 
@@ -111,33 +98,17 @@ impl Children {
 
     /// `$a`, `$b`, … `$ba`: short, unique, and never a valid user name.
     pub(crate) fn next_anonymous_name(&mut self) -> AnonymousName {
-        let mut n = self.next_anonymous;
+        let n = self.next_anonymous;
         self.next_anonymous += 1;
-        // Base 26 of a u64 is at most 14 digits; filled from the end.
-        let mut digits = [0u8; 15];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            digits[start] = b"abcdefghijklmnopqrstuvwxyz"[(n % 26) as usize];
-            n /= 26;
-            if n == 0 {
-                break;
-            }
-        }
-        start -= 1;
-        digits[start] = b'$';
-        AnonymousName { digits, start }
+        AnonymousName::nth(n)
     }
 
     /// Registers `actor`, whose path ends in a name no child has (the
     /// caller checked, under the same lock).
     pub(crate) fn insert(&mut self, actor: AnyRef) {
         let map = self.map.get_or_insert_with(Box::default);
-        let hash = map.hash(actor.path().name());
-        debug_assert!(
-            map.get(actor.path().name()).is_none(),
-            "a duplicate child name"
-        );
+        let hash = map.hash(actor.name());
+        debug_assert!(map.get(actor.name()).is_none(), "a duplicate child name");
         map.table.insert_unique(
             hash,
             ChildEntry {
@@ -156,7 +127,7 @@ impl Children {
         let Some(map) = self.map.as_deref_mut() else {
             return false;
         };
-        let hash = map.hash(child.path().name());
+        let hash = map.hash(child.name());
         // An entry under the same name that is a newer incarnation stays.
         let Ok(found) = map.table.find_entry(hash, |e| e.actor == *child) else {
             return false;

@@ -178,7 +178,7 @@ impl ActorSystem {
             }),
         };
         let root = ActorCell::create(
-            ActorPath::root(system.shared.name.clone()),
+            crate::actor::cell::name::ActorName::Given("".into()),
             None,
             system.clone(),
             system.shared.default_dispatcher.clone(),

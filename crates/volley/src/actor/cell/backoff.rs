@@ -49,7 +49,7 @@ impl<A: Actor> ActorCell<A> {
                 cell.any_ref().send_system(SystemMsg::BackoffElapsed);
             }
         });
-        tracing::debug!(actor = %self.path, delay = ?restart.delay, "restarting after a backoff");
+        tracing::debug!(actor = %self.path(), delay = ?restart.delay, "restarting after a backoff");
         // What the failed instance had taken from the mailbox, and what it
         // stashed, count against the bound as well.
         for env in std::mem::take(&mut inner.ctx.batch) {

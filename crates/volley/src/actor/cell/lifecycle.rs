@@ -157,7 +157,7 @@ impl<A: Actor> ActorCell<A> {
             Ok(actor) => Some(actor),
             Err(payload) => {
                 let cause = Failure {
-                    actor: self.path.to_string(),
+                    actor: self.path().to_string(),
                     kind: FailureKind::Panic(panic_text(&*payload)),
                 };
                 self.fail(inner, FailureKind::Initialization(Box::new(cause)), None);
@@ -174,7 +174,7 @@ impl<A: Actor> ActorCell<A> {
             match kind {
                 k @ FailureKind::Initialization(_) => k,
                 k => FailureKind::Initialization(Box::new(Failure {
-                    actor: self.path.to_string(),
+                    actor: self.path().to_string(),
                     kind: k,
                 })),
             }
@@ -182,12 +182,12 @@ impl<A: Actor> ActorCell<A> {
             kind
         };
         let failure = Arc::new(Failure {
-            actor: self.path.to_string(),
+            actor: self.path().to_string(),
             kind,
         });
         // Akka logs every failure; a supervisor that expects failures can
         // filter this target.
-        tracing::warn!(actor = %self.path, "{failure}");
+        tracing::warn!(actor = %self.path(), "{failure}");
         if let Some(metrics) = self.system.metrics() {
             let panicked = match &failure.kind {
                 FailureKind::Initialization(cause) => matches!(cause.kind, FailureKind::Panic(_)),
@@ -206,7 +206,7 @@ impl<A: Actor> ActorCell<A> {
                 failure,
             }),
             None => {
-                tracing::error!(actor = %self.path, "root guardian failed, stopping: {failure}");
+                tracing::error!(actor = %self.path(), "root guardian failed, stopping: {failure}");
                 self.begin_stop(inner);
             }
         }
@@ -246,7 +246,7 @@ impl<A: Actor> ActorCell<A> {
                 child.send_system(SystemMsg::Stop);
                 let text = panic_text(&*payload);
                 tracing::error!(
-                    actor = %self.path,
+                    actor = %self.path(),
                     "supervisor strategy panicked on the failure of {}: {text}",
                     child.path()
                 );
@@ -364,9 +364,9 @@ impl<A: Actor> ActorCell<A> {
     /// as Akka turns such a Resume into a Create.
     #[cold]
     fn resume_unstarted(&self, inner: &mut Inner<A>) {
-        tracing::warn!(actor = %self.path, "resume of an actor that never started: creating it afresh");
+        tracing::warn!(actor = %self.path(), "resume of an actor that never started: creating it afresh");
         let failure = Arc::new(Failure {
-            actor: self.path.to_string(),
+            actor: self.path().to_string(),
             kind: FailureKind::Panic("resumed before it ever started".into()),
         });
         self.restart(inner, failure, None);
@@ -578,7 +578,7 @@ impl<A: Actor> ActorCell<A> {
         let stream = self.system.event_stream();
         if stream.has_subscribers::<LifecycleEvent>() {
             stream.publish(LifecycleEvent {
-                actor: self.path.to_string(),
+                actor: self.path().to_string(),
                 kind,
             });
         }

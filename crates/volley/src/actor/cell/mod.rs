@@ -12,6 +12,7 @@
 
 mod backoff;
 mod lifecycle;
+pub(crate) mod name;
 mod queues;
 mod run;
 
@@ -34,13 +35,15 @@ use crate::system::actor_system::ActorSystem;
 use crate::system::event_stream::DeadLetterReason;
 use crate::util::sync::SpinMutex;
 use crate::util::uid::next_uid;
+use name::{ActorName, LazyPath};
 
 pub(crate) use lifecycle::Mode;
 use queues::{Pushed, Queues};
 
 pub(crate) struct ActorCell<A: Actor> {
     uid: u64,
-    path: ActorPath,
+    /// The name, and the path built from the parent's when first asked for.
+    path: LazyPath,
     parent: Option<AnyRef>,
     system: ActorSystem,
     dispatcher: Dispatcher,
@@ -74,8 +77,9 @@ pub(crate) struct Inner<A: Actor> {
 }
 
 impl<A: Actor> ActorCell<A> {
+    /// A cell named `name` under `parent` (`None` for the root guardian).
     pub(crate) fn create(
-        path: ActorPath,
+        name: ActorName,
         parent: Option<AnyRef>,
         system: ActorSystem,
         dispatcher: Dispatcher,
@@ -84,7 +88,7 @@ impl<A: Actor> ActorCell<A> {
         let traced = system.settings().tracing.message_spans;
         let cell = Arc::new(ActorCell {
             uid: next_uid(),
-            path,
+            path: LazyPath::new(name),
             parent,
             system,
             dispatcher,
@@ -106,7 +110,11 @@ impl<A: Actor> ActorCell<A> {
     }
 
     pub(crate) fn path(&self) -> &ActorPath {
-        &self.path
+        self.path.get(self.parent.as_ref(), &self.system)
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        self.path.name()
     }
 
     /// Schedules the first activation, which runs `pre_start` (see
@@ -180,25 +188,21 @@ impl<A: Actor> ActorCell<A> {
         let mut children = lock(&self.children);
         if children.is_closed() {
             return Err(SpawnError::ParentTerminating {
-                parent: self.path.to_string(),
+                parent: self.path().to_string(),
             });
         }
-        let anonymous;
-        let name: &str = match name {
+        let name = match name {
             Some(name) if children.contains(name) => {
                 return Err(SpawnError::DuplicateName {
-                    parent: self.path.to_string(),
+                    parent: self.path().to_string(),
                     name: name.to_string(),
                 })
             }
-            Some(name) => name,
-            None => {
-                anonymous = children.next_anonymous_name();
-                anonymous.as_str()
-            }
+            Some(name) => ActorName::Given(name.into()),
+            None => ActorName::Anonymous(children.next_anonymous_name()),
         };
         let child = ActorCell::create(
-            self.path.child(name),
+            name,
             Some(self.any_ref()),
             self.system.clone(),
             dispatcher,
@@ -228,7 +232,7 @@ impl<A: Actor> ActorCell<A> {
         };
         if counts {
             self.system
-                .dead_letter(&self.path, std::any::type_name::<A::Msg>(), reason);
+                .dead_letter(self.path(), std::any::type_name::<A::Msg>(), reason);
         }
     }
 
@@ -257,7 +261,11 @@ impl<A: Actor> ActorCell<A> {
 
 impl<A: Actor> SystemTarget for ActorCell<A> {
     fn path(&self) -> &ActorPath {
-        &self.path
+        ActorCell::path(self)
+    }
+
+    fn name(&self) -> &str {
+        ActorCell::name(self)
     }
 
     fn uid(&self) -> u64 {

@@ -134,7 +134,7 @@ impl<A: Actor> ActorCell<A> {
                     _ => None,
                 };
                 let span = crate::observability::trace_context::handler_span(
-                    &self.path,
+                    self.path(),
                     std::any::type_name::<A::Msg>(),
                     parent.as_ref(),
                     self.system.settings().tracing.propagator.as_ref(),
@@ -284,7 +284,7 @@ impl<A: Actor> ActorCell<A> {
         };
         let ctx = &mut inner.ctx;
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(actor, ctx))) {
-            tracing::error!(actor = %self.path, "{what} panicked: {}", panic_text(&*payload));
+            tracing::error!(actor = %self.path(), "{what} panicked: {}", panic_text(&*payload));
         }
     }
 

@@ -614,3 +614,46 @@ async fn a_path_of_another_system_does_not_resolve_here() {
     sys1.terminate().await;
     sys2.terminate().await;
 }
+
+/// A path is built from the parent's the first time it is asked for: an
+/// anonymous grandchild asked before its parent ever was has the path an
+/// eager build gives (the parent's and its own name), a unique name among
+/// its siblings, and is found under that path.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_built_on_first_use_is_the_parents_path_and_the_name() {
+    let system = common::system("lazy-path").unwrap();
+    let parent = system
+        .spawn_anonymous(actor_fn(|ctx, reply: ReplyTo<AnyRef>| {
+            let child = ctx.spawn_anonymous(actor_fn(|_, ()| Ok(())))?;
+            reply.tell(child.to_any());
+            Ok(())
+        }))
+        .unwrap();
+    let mut children = Vec::new();
+    for _ in 0..30 {
+        children.push(parent.ask(|r| r, T).await.unwrap());
+    }
+    let first = children[0].path().to_string();
+    assert_eq!(
+        first,
+        format!("volley://lazy-path{}/$a", parent.path().elements())
+    );
+    let mut names = std::collections::HashSet::new();
+    for child in &children {
+        let path = child.path();
+        assert!(names.insert(path.name().to_string()), "{path} twice");
+        assert!(path.name().starts_with('$'));
+        assert_eq!(
+            path.elements(),
+            format!("{}/{}", parent.path().elements(), path.name())
+        );
+        assert_eq!(&ActorPath::parse(&path.to_string()).unwrap(), path);
+        assert_eq!(
+            system.lookup(&path.to_string()).unwrap().as_ref(),
+            Some(child)
+        );
+    }
+    assert_eq!(names.len(), children.len());
+    system.terminate().await;
+}
