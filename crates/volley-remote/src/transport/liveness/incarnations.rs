@@ -245,11 +245,14 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
     }
 
     /// The peer announced that incarnation `uid` leaves (its Disassociate).
+    /// Nothing changes if `uid` is no longer the current incarnation: a
+    /// new one may shake hands at any moment, even while this runs, so
+    /// the verdict is bound to `uid` until the association is taken down.
     fn peer_left(&self, association: &Association, uid: u64, reason: DisassociationReason) {
         if lock(&association.control).uid != Some(uid) {
             return;
         }
-        self.peer_left_for(association, reason);
+        self.incarnation_left(association, Some(uid), reason);
     }
 
     /// An inbound connection from incarnation `uid` started.
@@ -268,9 +271,13 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
         if let Some(readers) = lock(&association.readers).get_mut(&uid) {
             readers.said_goodbye = true;
         }
-        if lock(&association.control).uid == Some(uid) {
+        // Under the lock a new incarnation's handshake takes to clear the
+        // flag, so an old incarnation's goodbye cannot mark the new one.
+        let control = lock(&association.control);
+        if control.uid == Some(uid) {
             association.leaving.store(true, Ordering::Relaxed);
         }
+        drop(control);
     }
 
     /// An inbound connection from incarnation `uid` ended: if it was the
@@ -296,6 +303,17 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
     /// node for good (`Quarantined`: it is quarantined here in turn).
     /// A member's refusal is reported to the membership authority instead.
     fn peer_left_for(&self, association: &Association, reason: DisassociationReason) {
+        self.incarnation_left(association, None, reason);
+    }
+
+    /// [`peer_left_for`](Self::peer_left_for), only if the node's current
+    /// incarnation is `only` (when given) by the time it is taken down.
+    fn incarnation_left(
+        &self,
+        association: &Association,
+        only: Option<u64>,
+        reason: DisassociationReason,
+    ) {
         if reason == DisassociationReason::Quarantined
             && self.reported_to_authority(association, MemberReport::QuarantinedThisNode)
         {
@@ -303,7 +321,7 @@ pub(crate) trait Incarnations: LivenessContext + Sized {
         }
         let quarantine =
             (reason == DisassociationReason::Quarantined).then_some("it quarantined this node");
-        self.node_down(association, reason, quarantine);
+        self.incarnation_down(association, only, reason, quarantine);
     }
 
     /// Every watch of an actor of `association`'s node ends with

@@ -133,3 +133,54 @@ fn a_node_that_said_goodbye_is_gone_once_its_last_connection_ends_and_not_quaran
         "gone, not quarantined"
     );
 }
+
+/// An authority that, asked whether an incarnation is a member, first
+/// runs `step` (once) and then says no: a verdict waits for that answer
+/// with no lock held, so `step` lands where another thread's could.
+#[derive(Default)]
+struct Meanwhile {
+    step: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl crate::transport::liveness::authority::MembershipAuthority for Meanwhile {
+    fn is_member(&self, _address: &Address, _uid: u64) -> bool {
+        let step = lock(&self.step).take();
+        if let Some(step) = step {
+            step();
+        }
+        false
+    }
+    fn report(&self, _address: &Address, _uid: u64, _report: MemberReport) {}
+}
+
+#[test]
+fn an_old_incarnations_verdict_spares_a_new_one_that_shook_hands_meanwhile() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let meanwhile = Arc::new(Meanwhile::default());
+    let fake = Arc::new({
+        let _guard = rt.enter();
+        FakeNode::new().with_authority(meanwhile.clone())
+    });
+    let association = fake
+        .associate(
+            &peer(),
+            crate::transport::outbound::association::Origin::Vouched,
+        )
+        .unwrap();
+    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
+    let (node, restarted) = (Arc::downgrade(&fake), association.clone());
+    *lock(&meanwhile.step) = Some(Box::new(move || {
+        let node = node.upgrade().expect("the test holds the node");
+        node.handshake_seen(&restarted, 8, Lane::Control).unwrap();
+    }));
+    // Incarnation 7 says it quarantined this node; while the verdict is
+    // made, incarnation 8 shakes hands.
+    fake.peer_left(&association, 7, DisassociationReason::Quarantined);
+    let control = lock(&association.control);
+    assert_eq!(control.uid, Some(8));
+    assert!(
+        !association.is_down() && !control.dead.contains(&8),
+        "the verdict on incarnation 7 took down incarnation 8"
+    );
+    assert!(control.dead.contains(&7), "7 was replaced, so gone");
+}
