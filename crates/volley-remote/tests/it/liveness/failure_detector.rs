@@ -212,6 +212,7 @@ impl Actor for Count {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_of_large_messages_does_not_hold_heartbeats_back() {
     const BLOB: usize = 512 * 1024;
+    const IN_FLIGHT: u64 = 8;
     let (a, b) = pair_with(settings_with_pause(Duration::from_millis(1500))).await;
     let calc = remote_ref(&a, &b, "calc");
     let replies = Arc::new(AtomicU64::new(0));
@@ -225,8 +226,14 @@ async fn a_stream_of_large_messages_does_not_hold_heartbeats_back() {
         let start = Instant::now();
         let mut sent = 0u64;
         while start.elapsed() < Duration::from_secs(2) {
-            // `send` waits while the large lane is full: the stream goes as
-            // fast as the connection takes it.
+            // At most `IN_FLIGHT` unanswered: enough to keep the receiver's
+            // large-lane reader busy back to back, few enough that the
+            // wait for the last replies below does not grow with how
+            // many the lane's queue could hold (on a loaded machine a
+            // full queue took longer than the deadline to decode).
+            while sent - replies.load(Ordering::Relaxed) >= IN_FLIGHT {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
             calc.send(Calc::Blob(vec![7; BLOB], count.clone()))
                 .await
                 .unwrap();
