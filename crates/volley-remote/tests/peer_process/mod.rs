@@ -35,9 +35,24 @@ use crate::log_capture;
 mod child;
 mod parent;
 
-/// The process suites' turn: each test has peer processes whose timing it
-/// checks, so no two of them run at once.
-pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// The process suites' turns. Every test has peer processes of its own.
+/// One that holds a peer to a time bound (a detection figure, a stall
+/// that must not be taken for a crash), or that measures this whole
+/// process (its file descriptors, its memory, every warning it logs),
+/// runs [`alone`]. The others, whose deadlines are only there to fail
+/// instead of hanging, share the machine ([`shared`]) with at most one
+/// more: libtest runs as many tests at once as there are cores, two here.
+static TURNS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// A turn with no other process test running.
+pub async fn alone() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    TURNS.write().await
+}
+
+/// A turn that other [`shared`] turns may overlap.
+pub async fn shared() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    TURNS.read().await
+}
 
 pub use child::{run_peer, Peer, PeerConfig};
 // Not every test binary that includes this module uses the test side.

@@ -6,10 +6,11 @@
 //! time bounds below are generous limits for a loaded machine, not speed
 //! targets.
 //!
-//! The tests take turns (`SERIAL`): each one has two processes with their
-//! own thread pools on the machine, and the ones that assert that a live
-//! node is not suspected should not compete with another test's 10 MB
-//! messages.
+//! Each test has two processes with their own thread pools on the
+//! machine. The ones that hold a peer to a time bound, assert that a live
+//! node is not suspected, or count every warning run alone
+//! (`peer_process::alone`): they should not compete with another test's
+//! 10 MB messages. The others may share the machine with one more.
 
 use crate::common;
 use crate::log_capture;
@@ -29,8 +30,6 @@ use tracing::Level;
 use volley::ActorRef;
 use volley_remote::wire::Address;
 use volley_remote::RemotingEvent;
-
-use crate::peer_process::SERIAL;
 
 /// `path#uid`, as the watcher records a `Terminated`.
 fn watch_key<M: Send + 'static>(r: &ActorRef<M>) -> String {
@@ -76,7 +75,7 @@ fn trouble(seen: &Seen<RemotingEvent>, remote: &Address) -> Vec<RemotingEvent> {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_gives_one_terminated_per_watched_actor_and_frees_the_queue() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     watch_panics();
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
@@ -185,7 +184,7 @@ async fn kill_9_gives_one_terminated_per_watched_actor_and_frees_the_queue() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_restarted_on_the_same_port_is_a_new_incarnation() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
         let events = record_events(&a.system);
@@ -265,7 +264,7 @@ async fn a_peer_restarted_on_the_same_port_is_a_new_incarnation() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_peer_is_detected_as_unreachable_and_quarantined() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
         let events = record_events(&a.system);
@@ -326,7 +325,7 @@ async fn a_stalled_peer_is_detected_as_unreachable_and_quarantined() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_a_stalled_and_quarantined_peer_sends_after_sigcont_is_delivered() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     bounded(LIMIT, async {
         let settings = remote_settings(0, &detector(INTERVAL_MS, PAUSE_MS));
         let a = local_node("parent", settings, &["ticks"]).await;
@@ -387,7 +386,7 @@ async fn a_stall_within_the_pause_quarantines_nothing() {
     // A pause long enough that a 500 ms stall on a loaded machine stays
     // well inside it.
     const PAUSE_MS: u64 = 2000;
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
         let events = record_events(&a.system);
@@ -442,7 +441,7 @@ async fn a_stall_within_the_pause_quarantines_nothing() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_million_tells_to_a_stalled_peer_give_at_most_20_warnings_a_second() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     log_capture::install();
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
@@ -489,7 +488,7 @@ async fn a_million_tells_to_a_stalled_peer_give_at_most_20_warnings_a_second() {
 async fn ten_megabyte_messages_do_not_hold_heartbeats_back() {
     const BLOB: usize = 10 * 1000 * 1000;
     const PAUSE_MS: u64 = 1000;
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
         let mut config = PeerConfig::new(INTERVAL_MS, PAUSE_MS);

@@ -5,10 +5,10 @@
 //! The time bounds are generous limits for a loaded machine, not speed
 //! targets.
 //!
-//! The tests take turns (`SERIAL`): each one has two processes with their
-//! own thread pools on the machine, and the ones that assert that a live
-//! node is not suspected should not compete with another test's 10 MB
-//! messages.
+//! Each test has two processes with their own thread pools on the
+//! machine. None holds a peer to a time bound, and the log lines they
+//! count name their own peer, so they may share the machine with one more
+//! test (`peer_process::shared`).
 
 use crate::common;
 use crate::log_capture;
@@ -28,8 +28,6 @@ use peer_process::{
 use volley::{Actor, ActorRef, Context, HandleResult, Props, Router, RouterRef, Terminated};
 use volley_remote::wire::Address;
 use volley_remote::DisassociationReason;
-
-use crate::peer_process::SERIAL;
 
 /// Waits until both of `node`'s message lanes to `remote` have noticed a
 /// closed connection (more than `before` such notices), so that nothing
@@ -72,7 +70,7 @@ fn send_load(sink: &ActorRef<Load>, next: &mut u64, small: u64, big: u64) -> u64
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_sent_while_the_peer_is_down_are_delivered_or_counted() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     log_capture::install();
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
@@ -240,7 +238,7 @@ async fn leave_after_1000_tells() -> Leave {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminate_after_1000_tells_flushes_them_and_says_goodbye() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     bounded(LIMIT, async {
         let leave = leave_after_1000_tells().await;
         assert_eq!(leave.dead_letters_here, 0, "the flush dropped tells");
@@ -269,7 +267,7 @@ async fn terminate_after_1000_tells_flushes_them_and_says_goodbye() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leave_is_one_disassociation() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     bounded(LIMIT, async {
         for _ in 0..5 {
             let leave = leave_after_1000_tells().await;
@@ -286,7 +284,7 @@ async fn a_leave_is_one_disassociation() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_goodbye_comes_after_the_flushed_tells() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     bounded(LIMIT, async {
         for _ in 0..5 {
             let leave = leave_after_1000_tells().await;
@@ -372,7 +370,7 @@ impl Actor for Master {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_on_remote_workers_aborts_when_their_node_dies() {
     const WORKERS: usize = 4;
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::shared().await;
     bounded(LIMIT, async {
         let a = parent(INTERVAL_MS, PAUSE_MS).await;
         let mut peer = Peer::start(&PeerConfig::new(INTERVAL_MS, PAUSE_MS)).await;

@@ -1,7 +1,7 @@
 //! volley-remote's suites that start peer nodes in processes of their own:
 //! the test binary runs itself again as the peer (`peer_process` below,
 //! `two_processes::server_process`). Their tests take turns through
-//! `peer_process::SERIAL`, as each peer's timing is what they check.
+//! `peer_process::alone` and `peer_process::shared`.
 
 #[path = "../common/mod.rs"]
 mod common;

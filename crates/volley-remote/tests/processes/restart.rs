@@ -11,8 +11,9 @@
 //! node judges a peer it has just met only after a full reconnect pause
 //! of its own plus the usual silence, unless the peer heartbeats first.
 //!
-//! The tests take turns (`SERIAL`): each has two processes with their own
-//! thread pools on the machine.
+//! The tests run alone (`peer_process::alone`): each has two processes
+//! with their own thread pools on the machine, and holds them to the
+//! reconnect and detection figures.
 
 use crate::common;
 use crate::peer_process;
@@ -27,8 +28,6 @@ use peer_process::{
 use volley::ActorRef;
 use volley_remote::wire::Address;
 use volley_remote::{RemoteSettings, RemotingEvent};
-
-use crate::peer_process::SERIAL;
 
 const INTERVAL_MS: u64 = 100;
 const PAUSE_MS: u64 = 1000;
@@ -82,7 +81,7 @@ async fn a_peer_killed_and_restarted_fifty_times_talks_again_every_time() {
 /// the survivor gives it up, tells while it is away are all dead letters,
 /// and after a while away it starts again on the same port.
 async fn kill_and_restart(rounds: usize, limit: Duration) {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     watch_panics();
     bounded(limit, async {
         let a = local_node("parent", settings(0), &["hello"]).await;
@@ -241,7 +240,7 @@ const FLOOR_MS: u64 = SLOW_INTERVAL_MS / 4;
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_killed_right_after_associating_is_given_up_within_the_documented_figure() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(Duration::from_secs(60), async {
         let mut fd = detector(SLOW_INTERVAL_MS, PAUSE_MS);
         fd.min_std_deviation = Duration::from_millis(FLOOR_MS);

@@ -26,7 +26,6 @@ use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::RemotingEvent;
 
 /// The measurements must not see another test's sockets and buffers.
-use crate::peer_process::SERIAL;
 
 const INTERVAL_MS: u64 = 100;
 const PAUSE_MS: u64 = 500;
@@ -186,7 +185,7 @@ async fn soak(peers: Peers, warm_up: usize, cycles: usize, margin_kib: u64) {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_and_terminate_cycles_in_process_leak_nothing() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(
         Duration::from_secs(120),
         soak(Peers::InProcess, 10, 30, 8 * 1024),
@@ -197,7 +196,7 @@ async fn connect_and_terminate_cycles_in_process_leak_nothing() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_and_kill_cycles_of_peer_processes_leak_nothing() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(
         Duration::from_secs(120),
         soak(Peers::Killed, 5, 30, 8 * 1024),
@@ -209,7 +208,7 @@ async fn connect_and_kill_cycles_of_peer_processes_leak_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "soak: 2,000 peers, some minutes (run with --ignored)"]
 async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(Duration::from_secs(3600), async {
         soak(Peers::InProcess, 50, 1000, 4 * 1024).await;
         soak(Peers::Killed, 50, 1000, 4 * 1024).await;
@@ -225,7 +224,7 @@ async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminate_releases_the_port() {
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     let port = free_port();
     for round in 0..50 {
         let b = local_node(
@@ -256,7 +255,7 @@ async fn terminate_releases_the_port() {
 async fn closed_inbound_connections_leave_nothing_behind() {
     const WARM_UP: usize = 200;
     const CONNECTIONS: usize = 3000;
-    let _turn = SERIAL.lock().await;
+    let _turn = peer_process::alone().await;
     bounded(Duration::from_secs(120), async {
         let a = local_node(
             "alpha",
