@@ -77,8 +77,11 @@ impl<M: Send + 'static> Proxy<M> {
         }
         if self.buffer.push(message).is_some() {
             self.dropped.fetch_add(1, Relaxed);
-            ctx.system()
-                .dead_letter(ctx.path(), type_name::<M>(), DeadLetterReason::NoRoutee);
+            ctx.system().dead_letter(
+                ctx.path(),
+                type_name::<M>(),
+                DeadLetterReason::BufferOverflow,
+            );
         }
     }
 

@@ -56,7 +56,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "volley_mailbox_depth",
 ];
 
-const REASONS: [(DeadLetterReason, &str); 7] = [
+const REASONS: [(DeadLetterReason, &str); 8] = [
     (
         DeadLetterReason::RecipientTerminated,
         "recipient_terminated",
@@ -67,6 +67,7 @@ const REASONS: [(DeadLetterReason, &str); 7] = [
     (DeadLetterReason::NoRoutee, "no_routee"),
     (DeadLetterReason::StashOverflow, "stash_overflow"),
     (DeadLetterReason::BackoffOverflow, "backoff_overflow"),
+    (DeadLetterReason::BufferOverflow, "buffer_overflow"),
 ];
 
 /// The system's registered handles.

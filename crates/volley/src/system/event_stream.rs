@@ -44,6 +44,10 @@ pub enum DeadLetterReason {
     /// a `BackoffSupervisor`, while there was no child), and more messages
     /// than the backoff keeps were already waiting.
     BackoffOverflow,
+    /// It waited for its target to be found (a cluster singleton that is
+    /// moving, a shard whose home is not known yet), and more messages
+    /// than the bound were already waiting.
+    BufferOverflow,
 }
 
 /// What happened to an actor.

@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use volley::{Actor, Context, HandleResult, Props};
+use volley::{Actor, Context, DeadLetter, DeadLetterReason, HandleResult, Props};
 use volley_cluster::singleton::{register_singleton_types, ClusterSingleton, SingletonSettings};
 use volley_cluster::{Cluster, ClusterEvent, MemberStatus, UniqueAddress};
 use volley_remote::Registry;
 use volley_testkit::remote::{Node, Nodes};
-use volley_testkit::{await_cond_within, FishingOutcome};
+use volley_testkit::{await_cond_within, FishingOutcome, TestProbe};
 
 use super::{deadline, expect_removed, form, start_nodes};
 
@@ -333,12 +333,21 @@ async fn a_full_proxy_buffer_drops_the_oldest_and_counts_them() {
     let mut settings = settings().with_role("nobody-has-it");
     settings.buffer_size = 10;
     let singleton = start_singletons(&members, &probe, &settings).remove(0);
-    let dead_letters = members[0].system.dead_letter_count();
+    let dead = TestProbe::<DeadLetter>::on_event_stream(&members[0].system);
     for n in 1..=25 {
         singleton.proxy().tell(n);
     }
     await_cond_within(deadline(), "15 dropped", || singleton.dropped() == 15);
-    assert!(members[0].system.dead_letter_count() >= dead_letters + 15);
+    for _ in 0..15 {
+        let fished = dead.fish_for_within(deadline(), |l: &DeadLetter| {
+            match l.reason == DeadLetterReason::BufferOverflow {
+                true => FishingOutcome::Complete,
+                false => FishingOutcome::Continue,
+            }
+        });
+        let letter = fished.last().expect("the letter fished for");
+        assert_eq!(letter.recipient, singleton.proxy().path().to_string());
+    }
     assert!(probe.starts().is_empty());
     nodes.stop_all().await;
 }
