@@ -134,9 +134,7 @@ impl Membership {
         than: &'a MemberRecord,
         role: Option<&'a str>,
     ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
-        self.left
-            .values()
-            .filter(move |r| has_role(r, role) && is_older(r, than))
+        older_with_role(self.left.values(), than, role)
     }
 
     /// Members with `role`, older than `than`, removed from Down whose
@@ -146,9 +144,7 @@ impl Membership {
         than: &'a MemberRecord,
         role: Option<&'a str>,
     ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
-        self.downed
-            .values()
-            .filter(move |r| has_role(r, role) && is_older(r, than))
+        older_with_role(self.downed.values(), than, role)
     }
 
     /// The removal margin of a downed member has passed.
@@ -162,6 +158,15 @@ impl Membership {
         self.left.remove(member);
         self.released.insert(member.clone());
     }
+}
+
+/// The members of `records` with `role` that are older than `than`.
+fn older_with_role<'a>(
+    records: impl Iterator<Item = &'a MemberRecord> + 'a,
+    than: &'a MemberRecord,
+    role: Option<&'a str>,
+) -> impl Iterator<Item = &'a MemberRecord> + 'a {
+    records.filter(move |r| has_role(r, role) && is_older(r, than))
 }
 
 #[cfg(test)]
