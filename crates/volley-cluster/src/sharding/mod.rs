@@ -16,6 +16,7 @@ mod entity_name;
 mod extractor;
 mod passivation;
 mod shard;
+pub mod store;
 mod version;
 
 pub use allocation::{

@@ -1,0 +1,7 @@
+//! The redb store of remembered entities (cargo feature `redb-store`):
+//! it answers as the in-memory model over random operations, keeps
+//! everything across a reopen, and refuses a damaged, foreign or
+//! already-open file with a typed error.
+
+mod files;
+mod model;
