@@ -6,7 +6,8 @@
 //! - the entity-to-shard mapping ([`ShardExtractor`], [`HashShards`]) and
 //!   its checks ([`checked_shard_of`]);
 //! - which active entities to passivate ([`ActiveEntities`]): idle ones,
-//!   and the least recently used past a limit.
+//!   and the least recently used past a limit;
+//! - the remembered-entities store ([`store`]), not yet called.
 //!
 //! Regions, shards, the coordinator singleton and the hand-off protocol
 //! are not built yet (docs/reference/sharding.md, "Not yet").
