@@ -1,7 +1,6 @@
 //! Files the store must refuse, with a typed error and without a panic.
 
 use std::fs;
-use std::sync::Arc;
 
 use volley_cluster::sharding::store::{RedbStore, RememberStore, StoreError, StoreUpdate};
 use volley_cluster::sharding::ShardId;
@@ -19,7 +18,7 @@ fn store_with_entities(path: &std::path::Path) {
 fn a_second_instance_on_an_open_file_is_refused_as_locked() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("remember.redb");
-    let first = Arc::new(RedbStore::open(&path).unwrap());
+    let first = RedbStore::open(&path).unwrap();
     match RedbStore::open(&path) {
         Err(StoreError::Locked { path: locked }) => assert_eq!(locked, path),
         other => panic!("expected Locked, got {other:?}"),
@@ -164,57 +163,4 @@ fn a_database_of_something_else_is_refused_and_not_written() {
         .map(|t| t.name().to_owned())
         .collect();
     assert_eq!(tables, ["orders"], "nothing was added to it");
-}
-
-/// The child half of the test below: holds the store open until its
-/// standard input closes. Run only as that child.
-#[test]
-#[ignore = "run by another_process_holding_the_file_makes_the_open_fail_as_locked"]
-fn child_holding_the_store_open() {
-    let Ok(path) = std::env::var(CHILD_PATH_VAR) else {
-        return;
-    };
-    let _store = RedbStore::open(path).unwrap();
-    println!("{OPEN_LINE}");
-    let mut rest = String::new();
-    let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut rest);
-}
-
-const CHILD_PATH_VAR: &str = "VOLLEY_STORE_TEST_CHILD_PATH";
-const OPEN_LINE: &str = "store-open";
-
-#[test]
-fn another_process_holding_the_file_makes_the_open_fail_as_locked() {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("remember.redb");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "files::child_holding_the_store_open"])
-        .args(["--ignored", "--nocapture"])
-        .env(CHILD_PATH_VAR, &path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Waits for the child's word that it holds the file, not for a time.
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let opened = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|l| l.ends_with(OPEN_LINE));
-    assert!(opened, "the child opened the store");
-    let refused = RedbStore::open(&path);
-    drop(child.stdin.take());
-    // Reads the child's last lines, so that it can write them and exit.
-    lines.for_each(drop);
-    assert!(child.wait().unwrap().success());
-    match refused {
-        Err(StoreError::Locked { .. }) => {}
-        other => panic!("expected Locked, got {other:?}"),
-    }
-    assert!(
-        RedbStore::open(&path).is_ok(),
-        "the child's exit released the file"
-    );
 }
