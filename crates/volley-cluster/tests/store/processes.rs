@@ -27,14 +27,17 @@ fn spawn_child(child_test: &str, path: &Path) -> (Child, Lines<BufReader<ChildSt
     (child, lines)
 }
 
+/// The store a child half opens; `None` when run as a test of its own.
+fn child_store() -> Option<RedbStore> {
+    let path = std::env::var(CHILD_PATH_VAR).ok()?;
+    Some(RedbStore::open(path).unwrap())
+}
+
 /// Holds the store open until its standard input closes.
 #[test]
 #[ignore = "the child of another_process_holding_the_file_makes_the_open_fail_as_locked"]
 fn child_holding_the_store_open() {
-    let Ok(path) = std::env::var(CHILD_PATH_VAR) else {
-        return;
-    };
-    let _store = RedbStore::open(path).unwrap();
+    let Some(_store) = child_store() else { return };
     println!("{OPEN_LINE}");
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut rest);
@@ -71,10 +74,7 @@ fn another_process_holding_the_file_makes_the_open_fail_as_locked() {
 #[test]
 #[ignore = "the child of a_process_killed_mid_writes_keeps_every_write_that_returned"]
 fn child_writing_until_killed() {
-    let Ok(path) = std::env::var(CHILD_PATH_VAR) else {
-        return;
-    };
-    let store = RedbStore::open(path).unwrap();
+    let Some(store) = child_store() else { return };
     // Bounded, and a closed pipe (the parent gone) ends it too.
     for i in 0u64..1_000_000 {
         let update = StoreUpdate::started([format!("e{i}")]);
