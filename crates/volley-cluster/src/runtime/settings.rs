@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::member::MembershipConfig;
 use crate::runtime::error::ClusterError;
 use crate::runtime::sbr_section::SplitBrainResolverSection;
+use crate::singleton::SingletonSection;
 
 /// The name of this crate's section in the actor system's settings.
 pub const SECTION: &str = "cluster";
@@ -74,6 +75,8 @@ pub struct ClusterSettings {
     /// The split-brain resolver (`[cluster.split_brain_resolver]`).
     /// Default: keep-majority, `stable_after` by cluster size.
     pub split_brain_resolver: SplitBrainResolverSection,
+    /// The defaults of this node's singletons (`[cluster.singleton]`).
+    pub singleton: SingletonSection,
 }
 
 /// foca's timings (`[cluster.swim]`), foca's names.
@@ -118,6 +121,7 @@ impl Default for ClusterSettings {
             run_coordinated_shutdown_when_down: true,
             swim: SwimSettings::default(),
             split_brain_resolver: SplitBrainResolverSection::default(),
+            singleton: SingletonSection::default(),
         }
     }
 }
@@ -189,6 +193,7 @@ impl ClusterSettings {
             return out_of_range("swim.suspect_to_down_after", "must be above zero");
         }
         self.split_brain_resolver.settings()?;
+        self.singleton.validate()?;
         Ok(())
     }
 

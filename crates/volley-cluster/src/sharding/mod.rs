@@ -6,7 +6,8 @@
 //! - the entity-to-shard mapping ([`ShardExtractor`], [`HashShards`]) and
 //!   its checks ([`checked_shard_of`]);
 //! - which active entities to passivate ([`ActiveEntities`]): idle ones,
-//!   and the least recently used past a limit.
+//!   and the least recently used past a limit;
+//! - the remembered-entities store ([`store`]), not yet called.
 //!
 //! Regions, shards, the coordinator singleton and the hand-off protocol
 //! are not built yet (docs/reference/sharding.md, "Not yet").
@@ -16,6 +17,7 @@ mod entity_name;
 mod extractor;
 mod passivation;
 mod shard;
+pub mod store;
 mod version;
 
 pub use allocation::{

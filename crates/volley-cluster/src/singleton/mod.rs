@@ -8,7 +8,8 @@
 //! - `manager`: the per-node manager and the hand-over protocol;
 //! - `messages`: the protocol as it crosses nodes;
 //! - `proxy`, `buffer`: the per-node proxy and its bounded buffer;
-//! - `settings`: [`SingletonSettings`], [`SingletonError`].
+//! - `settings`: [`SingletonSettings`], [`SingletonError`]; `section`:
+//!   their `[cluster.singleton]` section, [`SingletonSection`].
 
 mod buffer;
 mod duty;
@@ -16,6 +17,7 @@ mod manager;
 mod messages;
 mod oldest;
 mod proxy;
+mod section;
 mod settings;
 #[cfg(test)]
 mod sim_tests;
@@ -29,6 +31,7 @@ use volley_remote::transport::RegistryError;
 use volley_remote::{Registry, Remoting};
 
 pub use self::messages::{ManagerMsg, MemberId, ProxyControl};
+pub use self::section::SingletonSection;
 pub use self::settings::{SingletonError, SingletonSettings};
 
 use self::manager::Manager;

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::runtime::{ClusterError, ClusterSettings};
+
 /// How a cluster singleton is placed, handed over and reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SingletonSettings {
@@ -55,31 +57,57 @@ impl SingletonSettings {
         self
     }
 
-    /// Checks the values.
+    /// Checks the values: a refused one is named by its key.
     pub fn validate(&self) -> Result<(), SingletonError> {
-        let bad = |what: &str| Err(SingletonError::BadSettings(what.to_owned()));
+        let out_of_range = |key, reason| Err(SingletonError::OutOfRange { key, reason });
         if self.name.is_empty() || self.name.contains('/') {
-            return bad("name must be a non-empty actor name without '/'");
+            return out_of_range("name", "must be a non-empty actor name without '/'");
         }
         if self.retry_interval.is_zero() {
-            return bad("retry_interval must be above zero");
+            return out_of_range("retry_interval", "must be above zero");
         }
         if self.pause_timeout.is_zero() {
-            return bad("pause_timeout must be above zero");
+            return out_of_range("pause_timeout", "must be above zero");
         }
         if self.buffer_size == 0 {
-            return bad("buffer_size must be at least 1");
+            return out_of_range("buffer_size", "must be at least 1");
         }
         Ok(())
+    }
+
+    /// The settings of the singleton `name` from the `[cluster.singleton]`
+    /// section of the system's settings (defaults when absent), checked.
+    /// Without a `down_removal_margin` there, the resolver's fixed
+    /// `stable_after` is taken (`[cluster.split_brain_resolver]`).
+    pub fn from_system_settings(
+        settings: &volley::Settings,
+        name: &str,
+    ) -> Result<Self, SingletonError> {
+        let cluster = ClusterSettings::from_system_settings(settings)?;
+        let resolver = cluster.split_brain_resolver.settings()?;
+        let singleton = cluster.singleton.settings(name, resolver.as_ref());
+        singleton.validate()?;
+        Ok(singleton)
     }
 }
 
 /// Why a singleton (or its proxy) did not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SingletonError {
-    /// A setting is out of range.
-    #[error("bad singleton settings: {0}")]
-    BadSettings(String),
+    /// A setting is out of its range.
+    #[error("singleton setting {key} {reason}")]
+    OutOfRange {
+        /// The setting, as `SingletonSettings` and `[cluster.singleton]`
+        /// name it.
+        key: &'static str,
+        /// What it must be.
+        reason: &'static str,
+    },
+    /// The `[cluster]` section, `[cluster.singleton]` included, does not
+    /// parse or is out of range.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
     /// The system runs no `Cluster` (start one first).
     #[error("the actor system runs no cluster")]
     NoCluster,
@@ -93,19 +121,5 @@ pub enum SingletonError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::SingletonSettings;
-
-    #[test]
-    fn the_defaults_are_valid_and_bad_values_are_refused() {
-        assert!(SingletonSettings::new("counter").validate().is_ok());
-        assert!(SingletonSettings::new("").validate().is_err());
-        assert!(SingletonSettings::new("a/b").validate().is_err());
-        let mut settings = SingletonSettings::new("counter");
-        settings.buffer_size = 0;
-        assert!(settings.validate().is_err());
-        let mut settings = SingletonSettings::new("counter");
-        settings.retry_interval = std::time::Duration::ZERO;
-        assert!(settings.validate().is_err());
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;
