@@ -1,0 +1,192 @@
+//! The entry point (Akka Typed's `ClusterSharding`): starts an entity
+//! type's region and coordinator on a system, and finds them again by
+//! the type's key. Each system keeps its entity types in an extension.
+
+use std::any::{type_name, Any};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use volley::{Actor, ActorRef, ActorSystem};
+
+use super::coordinator::ShardCoordinator;
+use super::entity::Entity;
+use super::entity_name::entity_name;
+use super::entity_ref::{EntityRef, EntityTypeKey};
+use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
+use super::protocol::CoordinatorMsg;
+use super::region::{RegionMsg, ShardRegion};
+use super::settings::ShardingError;
+
+/// The longest entity type name: its actors' names add to it.
+const MAX_TYPE_NAME: usize = 200;
+
+/// Starts sharded entity types and finds them.
+pub struct ClusterSharding;
+
+/// A started entity type on this system: hands out [`EntityRef`]s.
+pub struct Sharding<M: Send + 'static> {
+    name: Arc<str>,
+    region: ActorRef<RegionMsg<M>>,
+    coordinator: ActorRef<CoordinatorMsg>,
+    extractor: Arc<dyn ShardExtractor>,
+    number_of_shards: u32,
+    dropped: Arc<AtomicU64>,
+}
+
+impl<M: Send + 'static> Clone for Sharding<M> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            region: self.region.clone(),
+            coordinator: self.coordinator.clone(),
+            extractor: self.extractor.clone(),
+            number_of_shards: self.number_of_shards,
+            dropped: self.dropped.clone(),
+        }
+    }
+}
+
+impl<M: Send + 'static> Sharding<M> {
+    /// The entity of id `entity_id`. An empty id, an extractor that
+    /// panics on it and a shard out of range are errors, not crashes.
+    pub fn entity_ref(&self, entity_id: &str) -> Result<EntityRef<M>, ShardingError> {
+        let shard = checked_shard_of(&*self.extractor, self.number_of_shards, entity_id)?;
+        Ok(EntityRef::new(self.region.clone(), shard, entity_id.into()))
+    }
+
+    /// The entity type's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// This node's region of the entity type.
+    pub fn region(&self) -> &ActorRef<RegionMsg<M>> {
+        &self.region
+    }
+
+    /// The entity type's coordinator.
+    pub fn coordinator(&self) -> &ActorRef<CoordinatorMsg> {
+        &self.coordinator
+    }
+
+    /// Messages the region's full buffer refused (each a dead letter too).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Relaxed)
+    }
+}
+
+/// The entity types of one system, by name, each with its message type.
+#[derive(Clone, Default)]
+struct EntityTypes(Arc<Mutex<HashMap<String, Registered>>>);
+
+struct Registered {
+    message_type: &'static str,
+    sharding: Box<dyn Any + Send + Sync>,
+}
+
+fn entity_types(system: &ActorSystem) -> EntityTypes {
+    let _kept = system.register_extension(EntityTypes::default());
+    system
+        .extension::<EntityTypes>()
+        .expect("registered just now")
+}
+
+impl ClusterSharding {
+    /// Starts entity type `entity` on `system`: its region, and (for now
+    /// in this process) its coordinator. An entity type starts once per
+    /// system; its name must be 1 to 200 characters.
+    pub fn init<A: Actor>(
+        system: &ActorSystem,
+        entity: Entity<A>,
+    ) -> Result<Sharding<A::Msg>, ShardingError> {
+        let name = entity.key.name().to_owned();
+        let encoded = match entity_name(&name) {
+            Some(encoded) if !name.is_empty() && name.len() <= MAX_TYPE_NAME => encoded,
+            _ => return Err(ShardingError::InvalidTypeName(name)),
+        };
+        if entity.number_of_shards == 0 {
+            return Err(ShardOfError::NoShards.into());
+        }
+        let types = entity_types(system);
+        let mut types = types.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if types.contains_key(&name) {
+            return Err(ShardingError::AlreadyInitialised(name));
+        }
+        let sharding = start(system, &encoded, entity)?;
+        let registered = Registered {
+            message_type: type_name::<A::Msg>(),
+            sharding: Box::new(sharding.clone()),
+        };
+        types.insert(name, registered);
+        Ok(sharding)
+    }
+
+    /// The entity type of `key` started on `system`.
+    pub fn get<M: Send + 'static>(
+        system: &ActorSystem,
+        key: &EntityTypeKey<M>,
+    ) -> Result<Sharding<M>, ShardingError> {
+        let types = entity_types(system);
+        let types = types.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = key.name();
+        let registered = types
+            .get(name)
+            .ok_or_else(|| ShardingError::UnknownEntityType(name.to_owned()))?;
+        let sharding = registered.sharding.downcast_ref::<Sharding<M>>().ok_or(
+            ShardingError::MessageTypeMismatch {
+                name: name.to_owned(),
+                actual: registered.message_type,
+                asked: type_name::<M>(),
+            },
+        )?;
+        Ok(sharding.clone())
+    }
+
+    /// The entity `entity_id` of the type of `key` started on `system`.
+    pub fn entity_ref<M: Send + 'static>(
+        system: &ActorSystem,
+        key: &EntityTypeKey<M>,
+        entity_id: &str,
+    ) -> Result<EntityRef<M>, ShardingError> {
+        Self::get(system, key)?.entity_ref(entity_id)
+    }
+}
+
+/// Spawns the coordinator and the region of `entity`.
+fn start<A: Actor>(
+    system: &ActorSystem,
+    encoded: &str,
+    entity: Entity<A>,
+) -> Result<Sharding<A::Msg>, ShardingError> {
+    let spawn_error = |error: volley::SpawnError| ShardingError::Spawn(error.to_string());
+    let settings = entity.settings;
+    let coordinator = system
+        .spawn(
+            &format!("sharding-{encoded}-coordinator"),
+            ShardCoordinator::props(settings),
+        )
+        .map_err(spawn_error)?;
+    let dropped = Arc::new(AtomicU64::new(0));
+    let region_props = ShardRegion::props(
+        entity.factory,
+        settings,
+        coordinator.clone(),
+        dropped.clone(),
+    );
+    let region = match system.spawn(&format!("sharding-{encoded}"), region_props) {
+        Ok(region) => region,
+        Err(error) => {
+            system.stop(&coordinator);
+            return Err(spawn_error(error));
+        }
+    };
+    Ok(Sharding {
+        name: entity.key.name().into(),
+        region,
+        coordinator,
+        extractor: entity.extractor,
+        number_of_shards: entity.number_of_shards,
+        dropped,
+    })
+}
