@@ -7,6 +7,7 @@
 //! - `protocol`: a region driven through Pekko's protocol by a test
 //!   standing in for the coordinator.
 
+mod coordinator;
 mod protocol;
 mod region;
 mod shard;
