@@ -8,15 +8,40 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use volley::{Actor, ActorRef, ActorSystem};
+use volley_remote::transport::RegistryError;
+use volley_remote::{Registry, Remoting};
 
 use super::coordinator::ShardCoordinator;
 use super::entity::Entity;
 use super::entity_name::entity_name;
 use super::entity_ref::{EntityRef, EntityTypeKey};
 use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
-use super::protocol::CoordinatorMsg;
+use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region::{RegionMsg, ShardRegion};
 use super::settings::ShardingError;
+use crate::singleton::{ClusterSingleton, SingletonSettings};
+
+/// Registers the regions' and coordinators' protocol for remoting, under
+/// `first_id` and `first_id + 1`: every node must do so with the same
+/// ids, and register each entity type's `ShardEnvelope<M>` too, besides
+/// the singleton's types
+/// ([`register_singleton_types`](crate::singleton::register_singleton_types)),
+/// since the coordinator runs as a singleton.
+pub fn register_sharding_types(
+    registry: &mut Registry,
+    first_id: u32,
+) -> Result<(), RegistryError> {
+    registry.register::<CoordinatorMsg>(first_id)?;
+    registry.register::<RegionControl>(first_id.saturating_add(1))
+}
+
+/// Where an entity type's coordinator runs.
+enum CoordinatorHome<'a> {
+    /// In this process, for this node alone.
+    Local,
+    /// As a cluster singleton, for the regions of every node.
+    Singleton(&'a Remoting),
+}
 
 /// The longest entity type name: its actors' names add to it.
 const MAX_TYPE_NAME: usize = 200;
@@ -100,6 +125,28 @@ impl ClusterSharding {
         system: &ActorSystem,
         entity: Entity<A>,
     ) -> Result<Sharding<A::Msg>, ShardingError> {
+        Self::init_at(system, entity, CoordinatorHome::Local)
+    }
+
+    /// Starts entity type `entity` on `system`, a member of a cluster: do
+    /// so on every node that hosts its entities. Its coordinator runs as
+    /// a cluster singleton (on the oldest member), and regions reach each
+    /// other's shards through `remoting`. The protocol's types and the
+    /// entity type's `ShardEnvelope<M>` must be registered for remoting
+    /// ([`register_sharding_types`]).
+    pub fn init_on_cluster<A: Actor>(
+        system: &ActorSystem,
+        remoting: &Remoting,
+        entity: Entity<A>,
+    ) -> Result<Sharding<A::Msg>, ShardingError> {
+        Self::init_at(system, entity, CoordinatorHome::Singleton(remoting))
+    }
+
+    fn init_at<A: Actor>(
+        system: &ActorSystem,
+        entity: Entity<A>,
+        home: CoordinatorHome<'_>,
+    ) -> Result<Sharding<A::Msg>, ShardingError> {
         let name = entity.key.name().to_owned();
         let encoded = match entity_name(&name) {
             Some(encoded) if !name.is_empty() && name.len() <= MAX_TYPE_NAME => encoded,
@@ -113,7 +160,7 @@ impl ClusterSharding {
         if types.contains_key(&name) {
             return Err(ShardingError::AlreadyInitialised(name));
         }
-        let sharding = start(system, &encoded, entity)?;
+        let sharding = start(system, &encoded, entity, home)?;
         let registered = Registered {
             message_type: type_name::<A::Msg>(),
             sharding: Box::new(sharding.clone()),
@@ -153,34 +200,37 @@ impl ClusterSharding {
     }
 }
 
-/// Spawns the coordinator and the region of `entity`.
+/// Spawns the coordinator (or its singleton) and the region of `entity`.
 fn start<A: Actor>(
     system: &ActorSystem,
     encoded: &str,
     entity: Entity<A>,
+    home: CoordinatorHome<'_>,
 ) -> Result<Sharding<A::Msg>, ShardingError> {
-    let spawn_error = |error: volley::SpawnError| ShardingError::Spawn(error.to_string());
     let settings = entity.settings;
-    let coordinator = system
-        .spawn(
-            &format!("sharding-{encoded}-coordinator"),
-            ShardCoordinator::props(settings),
-        )
-        .map_err(spawn_error)?;
+    let name = format!("sharding-{encoded}-coordinator");
+    let props = ShardCoordinator::props(settings);
+    let (coordinator, remoting) = match home {
+        CoordinatorHome::Local => (system.spawn(&name, props).map_err(spawn_error)?, None),
+        CoordinatorHome::Singleton(remoting) => {
+            let mut singleton = SingletonSettings::new(&name);
+            singleton.retry_interval = settings.retry_interval;
+            let started = ClusterSingleton::start(system, remoting, singleton, props)
+                .map_err(|error| ShardingError::Spawn(error.to_string()))?;
+            (started.proxy().clone(), Some(remoting.clone()))
+        }
+    };
     let dropped = Arc::new(AtomicU64::new(0));
     let region_props = ShardRegion::props(
         entity.factory,
         settings,
         coordinator.clone(),
         dropped.clone(),
+        remoting,
     );
-    let region = match system.spawn(&format!("sharding-{encoded}"), region_props) {
-        Ok(region) => region,
-        Err(error) => {
-            system.stop(&coordinator);
-            return Err(spawn_error(error));
-        }
-    };
+    let region = system
+        .spawn(&format!("sharding-{encoded}"), region_props)
+        .map_err(spawn_error)?;
     Ok(Sharding {
         name: entity.key.name().into(),
         region,
@@ -189,4 +239,8 @@ fn start<A: Actor>(
         number_of_shards: entity.number_of_shards,
         dropped,
     })
+}
+
+fn spawn_error(error: volley::SpawnError) -> ShardingError {
+    ShardingError::Spawn(error.to_string())
 }

@@ -90,3 +90,17 @@ pub enum RegionControl {
         shard: ShardId,
     },
 }
+
+/// An entity's message on its way from one region to the region that
+/// hosts its shard (to the host's `deliver` child). Register it for
+/// remoting, with the entity type's message type, on every node:
+/// `registry.register::<ShardEnvelope<M>>(id)`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ShardEnvelope<M> {
+    /// The entity's shard.
+    pub shard: ShardId,
+    /// The entity.
+    pub entity_id: String,
+    /// The message.
+    pub msg: M,
+}

@@ -20,9 +20,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props};
+use volley_remote::Remoting;
 
 use super::allocation::ShardId;
-use super::protocol::{CoordinatorMsg, RegionControl};
+use super::link::Link;
+use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 use super::region_buffer::RegionBuffer;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
@@ -50,12 +52,17 @@ pub enum RegionMsg<M: Send + 'static> {
 }
 
 /// Where a shard lives, as far as this region knows.
-enum Home {
+enum Home<M: Send + 'static> {
     /// In this region.
     Here,
-    /// In another region (a region on another node: not built yet).
-    Elsewhere(ActorRef<RegionControl>),
+    /// In another node's region: its `deliver` child.
+    Elsewhere(ActorRef<ShardEnvelope<M>>),
 }
+
+/// The child that takes the coordinator's [`RegionControl`].
+pub const CONTROL: &str = "control";
+/// The child that takes other regions' [`ShardEnvelope`]s.
+pub const DELIVER: &str = "deliver";
 
 /// A hosted shard's hand-off: its answer and its actor's stop.
 #[derive(Default)]
@@ -70,8 +77,9 @@ pub struct ShardRegion<A: Actor> {
     settings: ShardingSettings,
     coordinator: ActorRef<CoordinatorMsg>,
     registered: bool,
+    remoting: Option<Remoting>,
     control: Option<ActorRef<RegionControl>>,
-    homes: HashMap<ShardId, Home>,
+    homes: HashMap<ShardId, Home<A::Msg>>,
     hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>>,
     asked: HashSet<ShardId>,
     /// Shards in hand-off here: whether each has answered and stopped
@@ -89,18 +97,21 @@ const RETRY_TIMER: &str = "retry";
 impl<A: Actor> ShardRegion<A> {
     /// The props of a region that registers with `coordinator`, builds
     /// entities with `factory`, and counts in `dropped` the messages its
-    /// full buffer refused.
+    /// full buffer refused. Shards hosted by other nodes' regions are
+    /// reached through `remoting`; without it, every shard lives here.
     pub fn props(
         factory: EntityFactory<A>,
         settings: ShardingSettings,
         coordinator: ActorRef<CoordinatorMsg>,
         dropped: Arc<AtomicU64>,
+        remoting: Option<Remoting>,
     ) -> Props<Self> {
         Props::new(move || ShardRegion {
             factory: factory.clone(),
             settings,
             coordinator: coordinator.clone(),
             registered: false,
+            remoting: remoting.clone(),
             control: None,
             homes: HashMap::new(),
             hosted: HashMap::new(),
@@ -122,10 +133,11 @@ impl<A: Actor> ShardRegion<A> {
                 Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
                 None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
             },
-            Some(Home::Elsewhere(region)) => {
-                tracing::warn!(%shard, %region, "a shard in another region: remote regions are not built yet");
-                dead_letter::<A>(ctx, DeadLetterReason::Undeliverable);
-            }
+            Some(Home::Elsewhere(region)) => region.tell(ShardEnvelope {
+                shard,
+                entity_id: id.to_string(),
+                msg,
+            }),
             None => self.buffer_for(ctx, shard, id, msg),
         }
     }
@@ -174,8 +186,9 @@ impl<A: Actor> ShardRegion<A> {
 
     fn on_control(&mut self, ctx: &mut Context<Self>, control: RegionControl) {
         match control {
-            RegionControl::RegisterAck { coordinator } => {
-                self.coordinator = coordinator;
+            // The coordinator's own address is not kept: the one given
+            // (its singleton proxy, on a cluster) follows it when it moves.
+            RegionControl::RegisterAck { coordinator: _ } => {
                 self.registered = true;
                 let waiting: Vec<ShardId> = self.buffer.shards().collect();
                 waiting.into_iter().for_each(|shard| self.ask_home(shard));
@@ -207,10 +220,32 @@ impl<A: Actor> ShardRegion<A> {
         let home = if region == self.control() {
             Home::Here
         } else {
-            Home::Elsewhere(region)
+            match self.deliver_child_of(&region) {
+                Some(deliver) => Home::Elsewhere(deliver),
+                // Unreachable without remoting: the buffer waits, and the
+                // retry asks again.
+                None => return,
+            }
         };
         self.homes.insert(shard, home);
         self.flush(ctx, shard);
+    }
+
+    /// The `deliver` child of the region whose control child is `region`.
+    fn deliver_child_of(
+        &self,
+        region: &ActorRef<RegionControl>,
+    ) -> Option<ActorRef<ShardEnvelope<A::Msg>>> {
+        let remoting = self.remoting.as_ref()?;
+        let control = region.path().to_string();
+        let base = control.strip_suffix(CONTROL)?;
+        match remoting.resolve(&format!("{base}{DELIVER}")) {
+            Ok(deliver) => Some(deliver),
+            Err(error) => {
+                tracing::warn!(%region, %error, "a region's deliver child cannot be resolved");
+                None
+            }
+        }
     }
 
     /// Sends on, in order, what waited for `shard`'s home.
@@ -303,7 +338,14 @@ impl<A: Actor> Actor for ShardRegion<A> {
     type Msg = RegionMsg<A::Msg>;
 
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
-        self.control = Some(ctx.message_adapter(RegionMsg::Control));
+        let control = ctx.message_adapter(RegionMsg::Control);
+        self.control = Some(ctx.spawn(CONTROL, Link::props(control))?);
+        let deliver = ctx.message_adapter(|envelope: ShardEnvelope<A::Msg>| RegionMsg::Deliver {
+            shard: envelope.shard,
+            entity_id: envelope.entity_id.into(),
+            msg: envelope.msg,
+        });
+        ctx.spawn(DELIVER, Link::props(deliver))?;
         self.register();
         ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
         Ok(())

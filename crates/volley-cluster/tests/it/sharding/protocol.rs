@@ -33,7 +33,13 @@ fn driven(system: &ActorSystem, buffer_size: usize) -> Driven {
         ..ShardingSettings::default()
     };
     let dropped = Arc::new(AtomicU64::new(0));
-    let props = ShardRegion::props(factory, settings, coordinator.actor_ref(), dropped.clone());
+    let props = ShardRegion::props(
+        factory,
+        settings,
+        coordinator.actor_ref(),
+        dropped.clone(),
+        None,
+    );
     let region = system.spawn("region", props).unwrap();
     let control = coordinator.expect_msg_pf(|msg| match msg {
         CoordinatorMsg::Register { region } => Some(region),
@@ -62,7 +68,9 @@ impl Driven {
 
     fn expect_get_shard_home(&self) {
         self.coordinator.expect_msg_pf(|msg| match msg {
-            CoordinatorMsg::GetShardHome { shard: ShardId(3), .. } => Some(()),
+            CoordinatorMsg::GetShardHome {
+                shard: ShardId(3), ..
+            } => Some(()),
             _ => None,
         });
     }
@@ -72,7 +80,9 @@ impl Driven {
         self.control
             .tell(RegionControl::HostShard { shard: ShardId(3) });
         self.coordinator.expect_msg_pf(|msg| match msg {
-            CoordinatorMsg::ShardStarted { shard: ShardId(3), .. } => Some(()),
+            CoordinatorMsg::ShardStarted {
+                shard: ShardId(3), ..
+            } => Some(()),
             _ => None,
         });
     }
@@ -134,13 +144,13 @@ async fn a_hand_off_with_traffic_running_loses_nothing() {
     driven
         .control
         .tell(RegionControl::BeginHandOff { shard: ShardId(3) });
-    for n in 101..=200 {
-        driven.send("a", n);
-    }
     driven.coordinator.expect_msg_pf(|msg| match msg {
         CoordinatorMsg::BeginHandOffAck { .. } => Some(()),
         _ => None,
     });
+    for n in 101..=200 {
+        driven.send("a", n);
+    }
     // The messages sent after the ack wait, and the region asks again.
     driven.expect_get_shard_home();
     driven
