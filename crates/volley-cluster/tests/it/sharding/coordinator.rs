@@ -101,7 +101,10 @@ async fn a_region_that_joins_gets_shards_by_a_hand_off_round() {
         region: second.me.clone(),
     });
     let home = first.probe.expect_msg_pf(|msg| match msg {
-        RegionControl::ShardHome { shard, region } if shard == ShardId(0) => Some(region),
+        RegionControl::ShardHome {
+            shard: ShardId(0),
+            region,
+        } => Some(region),
         _ => None,
     });
     assert_eq!(home, second.me);
