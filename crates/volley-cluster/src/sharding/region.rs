@@ -256,8 +256,13 @@ impl<A: Actor> ShardRegion<A> {
         }
     }
 
+    /// Forgets `shard`'s home unless it is here: the host keeps
+    /// delivering until `HandOff`, so what other regions sent before
+    /// their ack reaches the entities before they stop.
     fn begin_hand_off(&mut self, shard: ShardId) {
-        self.homes.remove(&shard);
+        if !matches!(self.homes.get(&shard), Some(Home::Here)) {
+            self.homes.remove(&shard);
+        }
         let region = self.control();
         self.coordinator
             .tell(CoordinatorMsg::BeginHandOffAck { shard, region });
