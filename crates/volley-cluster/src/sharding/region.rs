@@ -49,14 +49,17 @@ pub enum RegionMsg<M: Send + 'static> {
     ShardTerminated(ShardId, ActorRef<ShardMsg<M>>),
     /// Time to ask again what is unanswered.
     Retry,
+    /// Another node's region, the home of some shards, stopped (or its
+    /// member was removed).
+    RegionTerminated(ActorRef<RegionControl>),
 }
 
 /// Where a shard lives, as far as this region knows.
 enum Home<M: Send + 'static> {
     /// In this region.
     Here,
-    /// In another node's region: its `deliver` child.
-    Elsewhere(ActorRef<ShardEnvelope<M>>),
+    /// In another node's region: its `control` and `deliver` children.
+    Elsewhere(ActorRef<RegionControl>, ActorRef<ShardEnvelope<M>>),
 }
 
 /// The child that takes the coordinator's [`RegionControl`].
@@ -82,6 +85,8 @@ pub struct ShardRegion<A: Actor> {
     homes: HashMap<ShardId, Home<A::Msg>>,
     hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>>,
     asked: HashSet<ShardId>,
+    /// Other regions that stopped.
+    gone: HashSet<ActorRef<RegionControl>>,
     /// Shards in hand-off here: whether each has answered and stopped
     /// (the two may come in either order).
     stopping: HashMap<ShardId, Stopping>,
@@ -116,6 +121,7 @@ impl<A: Actor> ShardRegion<A> {
             homes: HashMap::new(),
             hosted: HashMap::new(),
             asked: HashSet::new(),
+            gone: HashSet::new(),
             stopping: HashMap::new(),
             spawned: 0,
             buffer: RegionBuffer::new(settings.buffer_size),
@@ -133,7 +139,7 @@ impl<A: Actor> ShardRegion<A> {
                 Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
                 None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
             },
-            Some(Home::Elsewhere(region)) => region.tell(ShardEnvelope {
+            Some(Home::Elsewhere(_, region)) => region.tell(ShardEnvelope {
                 shard,
                 entity_id: id.to_string(),
                 msg,
@@ -219,16 +225,30 @@ impl<A: Actor> ShardRegion<A> {
     ) {
         let home = if region == self.control() {
             Home::Here
+        } else if self.gone.contains(&region) {
+            // The coordinator has not seen it stop yet: the buffer waits,
+            // and the retry asks again.
+            return;
         } else {
             match self.deliver_child_of(&region) {
-                Some(deliver) => Home::Elsewhere(deliver),
-                // Unreachable without remoting: the buffer waits, and the
-                // retry asks again.
+                Some(deliver) => {
+                    ctx.watch_with(&region, RegionMsg::RegionTerminated(region.clone()));
+                    Home::Elsewhere(region, deliver)
+                }
+                // Unreachable without remoting: as above.
                 None => return,
             }
         };
         self.homes.insert(shard, home);
         self.flush(ctx, shard);
+    }
+
+    /// A region that hosted shards stopped: they are homeless until the
+    /// coordinator places them again, and it is never a home again.
+    fn region_terminated(&mut self, region: ActorRef<RegionControl>) {
+        self.homes
+            .retain(|_, home| !matches!(home, Home::Elsewhere(r, _) if *r == region));
+        self.gone.insert(region);
     }
 
     /// The `deliver` child of the region whose control child is `region`.
@@ -367,6 +387,7 @@ impl<A: Actor> Actor for ShardRegion<A> {
             RegionMsg::HandedOff(handed) => self.handed_off(handed),
             RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(shard, &actor),
             RegionMsg::Retry => self.retry(ctx),
+            RegionMsg::RegionTerminated(region) => self.region_terminated(region),
         }
         Ok(())
     }

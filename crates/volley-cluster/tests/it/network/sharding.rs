@@ -235,3 +235,84 @@ async fn a_joining_node_takes_shards_by_hand_off_and_no_message_is_lost() {
     eprintln!("{sent} rounds to {count} entities; {out_of_order} out of order through the moves");
     nodes.stop_all().await;
 }
+
+/// The index of the oldest member (the coordinator's node).
+fn oldest_index(clusters: &[Cluster]) -> usize {
+    let state = clusters[0].state();
+    let oldest = state
+        .members
+        .iter()
+        .min_by_key(|m| (m.up_number, m.unique_address()))
+        .expect("members")
+        .unique_address();
+    clusters
+        .iter()
+        .position(|c| *c.self_member() == oldest)
+        .expect("a member")
+}
+
+/// Whether every entity has received a number above `above`.
+fn all_received_above(record: &Shared, count: usize, above: u32) -> bool {
+    with(record, |r| {
+        r.received.len() == count
+            && r.received
+                .values()
+                .all(|got| got.last().is_some_and(|n| *n > above))
+    })
+}
+
+/// A node that shuts down takes its region with it: the other regions
+/// forget the shards it hosted, and the coordinator places them again,
+/// so every entity gets messages again. (No graceful hand-off yet: what
+/// was sent to the leaving node meanwhile may be lost.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shards_of_a_node_that_leaves_are_placed_again() {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let record = Shared::default();
+    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let sender = oldest_index(&clusters);
+    let leaver = (sender + 1) % 3;
+    let count = 30;
+    let refs = entities(&shardings[sender], count);
+    let mut sent = 0;
+    let send_round = |sent: &mut u32| {
+        *sent += 1;
+        refs.iter().for_each(|r| r.tell(Seq(*sent)));
+    };
+    let leaver_port = members[leaver].remoting.address().port();
+    let hosts = || {
+        with(&record, |r| {
+            r.starts.values().flatten().any(|p| *p == leaver_port)
+        })
+    };
+    // Pacing, not synchronisation: rounds until the leaver hosts entities
+    // (regions that register late get shards by rebalance).
+    let started = std::time::Instant::now();
+    while !hosts() {
+        assert!(started.elapsed() < deadline(), "the leaver hosts entities");
+        send_round(&mut sent);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    await_all_received(&record, count, sent);
+    let gone = clusters[leaver].self_member().clone();
+    members[leaver].system.terminate().await;
+    super::expect_removed(
+        &probes[sender],
+        &gone,
+        volley_cluster::MemberStatus::Exiting,
+    );
+    let after_removal = sent;
+    let started = std::time::Instant::now();
+    // Pacing, not synchronisation: rounds until every entity has one.
+    while !all_received_above(&record, count, after_removal) {
+        assert!(
+            started.elapsed() < deadline(),
+            "entities of the leaver never got messages again"
+        );
+        send_round(&mut sent);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    nodes.stop_all().await;
+}
