@@ -19,7 +19,7 @@ use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
 use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region::{RegionMsg, ShardRegion};
 use super::settings::ShardingError;
-use crate::singleton::{ClusterSingleton, SingletonSettings};
+use crate::singleton::{ClusterSingleton, SingletonError, SingletonSettings};
 
 /// Registers the regions' and coordinators' protocol for remoting, under
 /// `first_id` and `first_id + 1`: every node must do so with the same
@@ -215,8 +215,13 @@ fn start<A: Actor>(
         CoordinatorHome::Singleton(remoting) => {
             let mut singleton = SingletonSettings::new(&name);
             singleton.retry_interval = settings.retry_interval;
-            let started = ClusterSingleton::start(system, remoting, singleton, props)
-                .map_err(|error| ShardingError::Spawn(error.to_string()))?;
+            let started =
+                ClusterSingleton::start(system, remoting, singleton, props).map_err(|error| {
+                    match error {
+                        SingletonError::NoCluster => ShardingError::NoCluster,
+                        other => ShardingError::Spawn(other.to_string()),
+                    }
+                })?;
             (started.proxy().clone(), Some(remoting.clone()))
         }
     };

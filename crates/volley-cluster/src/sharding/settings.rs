@@ -66,6 +66,9 @@ pub enum ShardingError {
     /// The entity id maps to no shard.
     #[error(transparent)]
     ShardOf(#[from] ShardOfError),
+    /// `init_on_cluster` on a system that runs no `Cluster`.
+    #[error("the actor system runs no cluster: start one before sharding on it")]
+    NoCluster,
     /// The region or coordinator could not be started.
     #[error("sharding could not start its actors: {0}")]
     Spawn(String),

@@ -316,3 +316,22 @@ async fn the_shards_of_a_node_that_leaves_are_placed_again() {
     }
     nodes.stop_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharding_on_a_system_without_a_cluster_is_a_typed_error() {
+    let mut nodes = sharding_nodes();
+    let node = start_nodes(&mut nodes, 1).await.remove(0);
+    let entity = Entity::new(key(), |_id| {
+        Props::new(|| Counted {
+            id: String::new(),
+            port: 0,
+            record: Shared::default(),
+        })
+    });
+    let refused = ClusterSharding::init_on_cluster(&node.system, &node.remoting, entity);
+    assert_eq!(
+        refused.err(),
+        Some(volley_cluster::sharding::ShardingError::NoCluster)
+    );
+    nodes.stop_all().await;
+}
