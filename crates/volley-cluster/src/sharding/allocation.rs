@@ -28,7 +28,9 @@ use crate::member::MemberStatus;
 
 /// A shard's number: the message extractor maps each entity id to one of
 /// `number_of_shards` shards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ShardId(pub u32);
 
 impl fmt::Display for ShardId {

@@ -9,13 +9,28 @@
 //!   and the least recently used past a limit;
 //! - the remembered-entities store ([`store`]), not yet called.
 //!
-//! Regions, shards, the coordinator singleton and the hand-off protocol
-//! are not built yet (docs/reference/sharding.md, "Not yet").
+//! - on one node, [`ClusterSharding::init`] starts an entity type's
+//!   [`ShardRegion`] and its [`ShardCoordinator`] (in the same process for
+//!   now), which speak Pekko's protocol ([`CoordinatorMsg`],
+//!   [`RegionControl`]); [`EntityRef`] sends to one entity.
+//!
+//! Regions on several nodes and the coordinator as a singleton are not
+//! built yet (docs/reference/sharding.md, "Not yet").
 
 pub mod allocation;
+mod cluster_sharding;
+mod coordinator;
+mod coordinator_state;
+mod entity;
 mod entity_name;
+mod entity_ref;
 mod extractor;
+mod link;
 mod passivation;
+mod protocol;
+mod region;
+mod region_buffer;
+mod settings;
 mod shard;
 pub mod store;
 mod version;
@@ -27,3 +42,11 @@ pub use extractor::{checked_shard_of, HashShards, ShardExtractor, ShardOfError};
 pub use passivation::{ActiveEntities, PassivationSettings};
 pub use shard::{EntityFactory, HandedOff, Shard, ShardMsg, ShardSettings};
 pub use version::AppVersion;
+
+pub use cluster_sharding::{register_sharding_types, ClusterSharding, Sharding};
+pub use coordinator::ShardCoordinator;
+pub use entity::{Entity, DEFAULT_NUMBER_OF_SHARDS};
+pub use entity_ref::{EntityRef, EntityTypeKey};
+pub use protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
+pub use region::{RegionMsg, ShardRegion, CONTROL, DELIVER};
+pub use settings::{ShardingError, ShardingSettings};

@@ -118,7 +118,7 @@ impl<A: Actor> Shard<A> {
             Some(Entity::Running(entity)) => entity.tell(msg),
             Some(Entity::Stopping(waiting)) => {
                 if self.buffered >= self.settings.buffer_limit {
-                    return dead_letter::<A>(ctx, DeadLetterReason::MailboxOverflow);
+                    return dead_letter::<A>(ctx, DeadLetterReason::BufferOverflow);
                 }
                 waiting.push_back(msg);
                 self.buffered += 1;

@@ -1,30 +1,38 @@
-//! The shard actor on one node (`volley_cluster::sharding::Shard`): cases
-//! after Pekko's `EntityPassivationSpec`, `IdleSpec` and
-//! `LeastRecentlyUsedSpec`, and the hand-off's answer. Each entity reports
-//! its start, its messages and its stop to one probe.
+//! Sharding on one node. Each entity reports its start, its messages and
+//! its stop to one probe.
+//!
+//! - `shard`: the shard actor alone;
+//! - `region`: `ClusterSharding::init`, `EntityRef` and the region with
+//!   its coordinator;
+//! - `protocol`: a region driven through Pekko's protocol by a test
+//!   standing in for the coordinator.
+
+mod coordinator;
+mod protocol;
+mod region;
+mod shard;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
-use volley_cluster::sharding::{
-    EntityFactory, HandedOff, PassivationSettings, Shard, ShardId, ShardMsg, ShardSettings,
-};
+use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ReplyTo};
+use volley_cluster::sharding::EntityFactory;
 use volley_testkit::TestProbe;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Event {
+pub(crate) enum Event {
     Started(String),
     Got(String, u32),
     Stopped(String),
 }
 
 #[derive(Debug)]
-enum Rec {
+pub(crate) enum Rec {
     Num(u32),
+    /// Answers `<id>:<n>`.
+    Echo(u32, ReplyTo<String>),
 }
 
-struct Recorder {
+pub(crate) struct Recorder {
     id: String,
     events: ActorRef<Event>,
 }
@@ -36,8 +44,10 @@ impl Actor for Recorder {
         Ok(())
     }
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Rec) -> HandleResult {
-        let Rec::Num(n) = msg;
-        self.events.tell(Event::Got(self.id.clone(), n));
+        match msg {
+            Rec::Num(n) => self.events.tell(Event::Got(self.id.clone(), n)),
+            Rec::Echo(n, reply) => reply.tell(format!("{}:{n}", self.id)),
+        }
         Ok(())
     }
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
@@ -45,10 +55,8 @@ impl Actor for Recorder {
     }
 }
 
-fn shard(
-    system: &ActorSystem,
-    settings: ShardSettings,
-) -> (ActorRef<ShardMsg<Rec>>, TestProbe<Event>) {
+/// Recorders that report to a new probe.
+pub(crate) fn recorders(system: &ActorSystem) -> (EntityFactory<Recorder>, TestProbe<Event>) {
     let events = TestProbe::<Event>::new(system);
     let to = events.actor_ref();
     let factory: EntityFactory<Recorder> = Arc::new(move |id: &str| {
@@ -58,192 +66,21 @@ fn shard(
             events: events.clone(),
         })
     });
-    let shard = system
-        .spawn_anonymous(Shard::props(ShardId(7), factory, settings))
-        .unwrap();
-    (shard, events)
-}
-
-/// Passivation by these rules, checked every 20 ms.
-fn passivating(idle_timeout: Option<Duration>, max_active: Option<usize>) -> ShardSettings {
-    ShardSettings {
-        passivation: PassivationSettings {
-            idle_timeout,
-            max_active,
-        },
-        passivation_check_interval: Duration::from_millis(20),
-        ..ShardSettings::default()
-    }
-}
-
-fn deliver(shard: &ActorRef<ShardMsg<Rec>>, id: &str, n: u32) {
-    shard.tell(message(id, n));
-}
-
-fn message(id: &str, n: u32) -> ShardMsg<Rec> {
-    ShardMsg::Deliver {
-        entity_id: id.into(),
-        msg: Rec::Num(n),
-    }
+    (factory, events)
 }
 
 /// Events in a fixed order, for comparing what several entities did.
-fn sorted(mut events: Vec<Event>) -> Vec<Event> {
+pub(crate) fn sorted(mut events: Vec<Event>) -> Vec<Event> {
     events.sort_by_key(|e| format!("{e:?}"));
     events
 }
 
-fn started(id: &str) -> Event {
+pub(crate) fn started(id: &str) -> Event {
     Event::Started(id.into())
 }
-fn got(id: &str, n: u32) -> Event {
+pub(crate) fn got(id: &str, n: u32) -> Event {
     Event::Got(id.into(), n)
 }
-fn stopped(id: &str) -> Event {
+pub(crate) fn stopped(id: &str) -> Event {
     Event::Stopped(id.into())
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_entity_starts_on_its_first_message_and_keeps_taking_them() {
-    let system = ActorSystem::new("shard-start").unwrap();
-    let (shard, events) = shard(&system, ShardSettings::default());
-    deliver(&shard, "a/b c", 1);
-    events.expect_msg(started("a/b c"));
-    events.expect_msg(got("a/b c", 1));
-    deliver(&shard, "a/b c", 2);
-    events.expect_msg(got("a/b c", 2));
-    events.expect_no_msg(Duration::from_millis(100));
-    system.terminate().await;
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_idle_entity_is_passivated_and_its_next_message_starts_it_again() {
-    let system = ActorSystem::new("shard-idle").unwrap();
-    let idle = Some(Duration::from_millis(200));
-    let (shard, events) = shard(&system, passivating(idle, None));
-    deliver(&shard, "e", 1);
-    events.expect_msg(started("e"));
-    events.expect_msg(got("e", 1));
-    events.expect_msg(stopped("e"));
-    deliver(&shard, "e", 2);
-    events.expect_msg(started("e"));
-    events.expect_msg(got("e", 2));
-    system.terminate().await;
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn past_max_active_the_least_recently_used_entity_is_passivated() {
-    let system = ActorSystem::new("shard-lru").unwrap();
-    let (shard, events) = shard(&system, passivating(None, Some(2)));
-    for (n, id) in ["a", "b", "a", "c"].iter().enumerate() {
-        deliver(&shard, id, n as u32);
-    }
-    // "b" was used least recently once "c" came: it alone goes. (Events
-    // of different entities come in any order.)
-    let expected = vec![
-        started("a"),
-        got("a", 0),
-        started("b"),
-        got("b", 1),
-        got("a", 2),
-        started("c"),
-        got("c", 3),
-        stopped("b"),
-    ];
-    assert_eq!(sorted(events.receive_n(8)), sorted(expected));
-    events.expect_no_msg(Duration::from_millis(200));
-    system.terminate().await;
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn messages_sent_while_an_entity_stops_reach_it_again_in_order() {
-    let system = ActorSystem::new("shard-passivate").unwrap();
-    let (shard, events) = shard(&system, ShardSettings::default());
-    deliver(&shard, "e", 0);
-    shard.tell(ShardMsg::Passivate("e".into()));
-    for n in 1..=100 {
-        deliver(&shard, "e", n);
-    }
-    // The entity handles what it was sent before its passivation, and the
-    // rest waits in the shard for its next incarnation.
-    events.expect_msg(started("e"));
-    events.expect_msg(got("e", 0));
-    events.expect_msg(stopped("e"));
-    events.expect_msg(started("e"));
-    for n in 1..=100 {
-        events.expect_msg(got("e", n));
-    }
-    system.terminate().await;
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hand_off_stops_every_entity_and_returns_what_waited() {
-    let system = ActorSystem::new("shard-hand-off").unwrap();
-    let (shard, events) = shard(&system, ShardSettings::default());
-    let answers = TestProbe::<HandedOff<Rec>>::new(&system);
-    answers.watch(&shard);
-    deliver(&shard, "free", 1);
-    // In one run of the shard's mailbox, so that "stopping" stops only
-    // after the hand-off has begun: 2 and 3 wait for it when it comes.
-    shard.tell_all(&mut vec![
-        message("stopping", 0),
-        ShardMsg::Passivate("stopping".into()),
-        message("stopping", 2),
-        message("stopping", 3),
-        ShardMsg::HandOff(answers.actor_ref()),
-    ]);
-    let answer = answers.receive_msg();
-    assert_eq!(answer.shard, ShardId(7));
-    let waited: Vec<(String, u32)> = answer
-        .undelivered
-        .into_iter()
-        .map(|(id, Rec::Num(n))| (id.to_string(), n))
-        .collect();
-    assert_eq!(waited, [("stopping".into(), 2), ("stopping".into(), 3)]);
-    let expected = vec![
-        started("free"),
-        got("free", 1),
-        stopped("free"),
-        started("stopping"),
-        got("stopping", 0),
-        stopped("stopping"),
-    ];
-    assert_eq!(sorted(events.receive_n(6)), sorted(expected));
-    answers.expect_terminated(&shard);
-    system.terminate().await;
-}
-
-#[volley_testkit::each_dispatcher]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn what_cannot_wait_or_start_is_a_counted_dead_letter() {
-    let system = ActorSystem::new("shard-dead-letters").unwrap();
-    let settings = ShardSettings {
-        buffer_limit: 2,
-        ..ShardSettings::default()
-    };
-    let (shard, events) = shard(&system, settings);
-    // An id whose encoding is longer than an actor name may be.
-    deliver(&shard, &"/".repeat(100), 0);
-    // In one run: the entity stops only after all of them were handled,
-    // so 1 and 2 wait and 3 is over the limit.
-    shard.tell_all(&mut vec![
-        message("e", 0),
-        ShardMsg::Passivate("e".into()),
-        message("e", 1),
-        message("e", 2),
-        message("e", 3),
-    ]);
-    for event in [started("e"), got("e", 0), stopped("e"), started("e")] {
-        events.expect_msg(event);
-    }
-    events.expect_msg(got("e", 1));
-    events.expect_msg(got("e", 2));
-    events.expect_no_msg(Duration::from_millis(100));
-    assert_eq!(system.dead_letter_count(), 2);
-    system.terminate().await;
 }

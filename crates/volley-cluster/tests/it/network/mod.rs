@@ -11,6 +11,7 @@ mod leaving;
 mod metrics;
 mod receptionist;
 mod refusing;
+mod sharding;
 mod shutdown;
 mod singleton;
 mod topics;

@@ -1,0 +1,251 @@
+//! The entry point (Akka Typed's `ClusterSharding`): starts an entity
+//! type's region and coordinator on a system, and finds them again by
+//! the type's key. Each system keeps its entity types in an extension.
+
+use std::any::{type_name, Any};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use volley::{Actor, ActorRef, ActorSystem};
+use volley_remote::transport::RegistryError;
+use volley_remote::{Registry, Remoting};
+
+use super::coordinator::ShardCoordinator;
+use super::entity::Entity;
+use super::entity_name::entity_name;
+use super::entity_ref::{EntityRef, EntityTypeKey};
+use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
+use super::protocol::{CoordinatorMsg, RegionControl};
+use super::region::{RegionMsg, ShardRegion};
+use super::settings::ShardingError;
+use crate::singleton::{ClusterSingleton, SingletonError, SingletonSettings};
+
+/// Registers the regions' and coordinators' protocol for remoting, under
+/// `first_id` and `first_id + 1`: every node must do so with the same
+/// ids, and register each entity type's `ShardEnvelope<M>` too, besides
+/// the singleton's types
+/// ([`register_singleton_types`](crate::singleton::register_singleton_types)),
+/// since the coordinator runs as a singleton.
+pub fn register_sharding_types(
+    registry: &mut Registry,
+    first_id: u32,
+) -> Result<(), RegistryError> {
+    registry.register::<CoordinatorMsg>(first_id)?;
+    registry.register::<RegionControl>(first_id.saturating_add(1))
+}
+
+/// Where an entity type's coordinator runs.
+enum CoordinatorHome<'a> {
+    /// In this process, for this node alone.
+    Local,
+    /// As a cluster singleton, for the regions of every node.
+    Singleton(&'a Remoting),
+}
+
+/// The longest entity type name: its actors' names add to it.
+const MAX_TYPE_NAME: usize = 200;
+
+/// Starts sharded entity types and finds them.
+pub struct ClusterSharding;
+
+/// A started entity type on this system: hands out [`EntityRef`]s.
+pub struct Sharding<M: Send + 'static> {
+    name: Arc<str>,
+    region: ActorRef<RegionMsg<M>>,
+    coordinator: ActorRef<CoordinatorMsg>,
+    extractor: Arc<dyn ShardExtractor>,
+    number_of_shards: u32,
+    dropped: Arc<AtomicU64>,
+}
+
+impl<M: Send + 'static> Clone for Sharding<M> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            region: self.region.clone(),
+            coordinator: self.coordinator.clone(),
+            extractor: self.extractor.clone(),
+            number_of_shards: self.number_of_shards,
+            dropped: self.dropped.clone(),
+        }
+    }
+}
+
+impl<M: Send + 'static> Sharding<M> {
+    /// The entity of id `entity_id`. An empty id, an extractor that
+    /// panics on it and a shard out of range are errors, not crashes.
+    pub fn entity_ref(&self, entity_id: &str) -> Result<EntityRef<M>, ShardingError> {
+        let shard = checked_shard_of(&*self.extractor, self.number_of_shards, entity_id)?;
+        Ok(EntityRef::new(self.region.clone(), shard, entity_id.into()))
+    }
+
+    /// The entity type's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// This node's region of the entity type.
+    pub fn region(&self) -> &ActorRef<RegionMsg<M>> {
+        &self.region
+    }
+
+    /// The entity type's coordinator.
+    pub fn coordinator(&self) -> &ActorRef<CoordinatorMsg> {
+        &self.coordinator
+    }
+
+    /// Messages the region's full buffer refused (each a dead letter too).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Relaxed)
+    }
+}
+
+/// The entity types of one system, by name, each with its message type.
+#[derive(Clone, Default)]
+struct EntityTypes(Arc<Mutex<HashMap<String, Registered>>>);
+
+struct Registered {
+    message_type: &'static str,
+    sharding: Box<dyn Any + Send + Sync>,
+}
+
+fn entity_types(system: &ActorSystem) -> EntityTypes {
+    let _kept = system.register_extension(EntityTypes::default());
+    system
+        .extension::<EntityTypes>()
+        .expect("registered just now")
+}
+
+impl ClusterSharding {
+    /// Starts entity type `entity` on `system`: its region, and (for now
+    /// in this process) its coordinator. An entity type starts once per
+    /// system; its name must be 1 to 200 characters.
+    pub fn init<A: Actor>(
+        system: &ActorSystem,
+        entity: Entity<A>,
+    ) -> Result<Sharding<A::Msg>, ShardingError> {
+        Self::init_at(system, entity, CoordinatorHome::Local)
+    }
+
+    /// Starts entity type `entity` on `system`, a member of a cluster: do
+    /// so on every node that hosts its entities. Its coordinator runs as
+    /// a cluster singleton (on the oldest member), and regions reach each
+    /// other's shards through `remoting`. The protocol's types and the
+    /// entity type's `ShardEnvelope<M>` must be registered for remoting
+    /// ([`register_sharding_types`]).
+    pub fn init_on_cluster<A: Actor>(
+        system: &ActorSystem,
+        remoting: &Remoting,
+        entity: Entity<A>,
+    ) -> Result<Sharding<A::Msg>, ShardingError> {
+        Self::init_at(system, entity, CoordinatorHome::Singleton(remoting))
+    }
+
+    fn init_at<A: Actor>(
+        system: &ActorSystem,
+        entity: Entity<A>,
+        home: CoordinatorHome<'_>,
+    ) -> Result<Sharding<A::Msg>, ShardingError> {
+        let name = entity.key.name().to_owned();
+        let encoded = match entity_name(&name) {
+            Some(encoded) if !name.is_empty() && name.len() <= MAX_TYPE_NAME => encoded,
+            _ => return Err(ShardingError::InvalidTypeName(name)),
+        };
+        if entity.number_of_shards == 0 {
+            return Err(ShardOfError::NoShards.into());
+        }
+        let types = entity_types(system);
+        let mut types = types.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if types.contains_key(&name) {
+            return Err(ShardingError::AlreadyInitialised(name));
+        }
+        let sharding = start(system, &encoded, entity, home)?;
+        let registered = Registered {
+            message_type: type_name::<A::Msg>(),
+            sharding: Box::new(sharding.clone()),
+        };
+        types.insert(name, registered);
+        Ok(sharding)
+    }
+
+    /// The entity type of `key` started on `system`.
+    pub fn get<M: Send + 'static>(
+        system: &ActorSystem,
+        key: &EntityTypeKey<M>,
+    ) -> Result<Sharding<M>, ShardingError> {
+        let types = entity_types(system);
+        let types = types.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = key.name();
+        let registered = types
+            .get(name)
+            .ok_or_else(|| ShardingError::UnknownEntityType(name.to_owned()))?;
+        let sharding = registered.sharding.downcast_ref::<Sharding<M>>().ok_or(
+            ShardingError::MessageTypeMismatch {
+                name: name.to_owned(),
+                actual: registered.message_type,
+                asked: type_name::<M>(),
+            },
+        )?;
+        Ok(sharding.clone())
+    }
+
+    /// The entity `entity_id` of the type of `key` started on `system`.
+    pub fn entity_ref<M: Send + 'static>(
+        system: &ActorSystem,
+        key: &EntityTypeKey<M>,
+        entity_id: &str,
+    ) -> Result<EntityRef<M>, ShardingError> {
+        Self::get(system, key)?.entity_ref(entity_id)
+    }
+}
+
+/// Spawns the coordinator (or its singleton) and the region of `entity`.
+fn start<A: Actor>(
+    system: &ActorSystem,
+    encoded: &str,
+    entity: Entity<A>,
+    home: CoordinatorHome<'_>,
+) -> Result<Sharding<A::Msg>, ShardingError> {
+    let settings = entity.settings;
+    let name = format!("sharding-{encoded}-coordinator");
+    let props = ShardCoordinator::props(settings);
+    let (coordinator, remoting) = match home {
+        CoordinatorHome::Local => (system.spawn(&name, props).map_err(spawn_error)?, None),
+        CoordinatorHome::Singleton(remoting) => {
+            let mut singleton = SingletonSettings::new(&name);
+            singleton.retry_interval = settings.retry_interval;
+            let started =
+                ClusterSingleton::start(system, remoting, singleton, props).map_err(|error| {
+                    match error {
+                        SingletonError::NoCluster => ShardingError::NoCluster,
+                        other => ShardingError::Spawn(other.to_string()),
+                    }
+                })?;
+            (started.proxy().clone(), Some(remoting.clone()))
+        }
+    };
+    let dropped = Arc::new(AtomicU64::new(0));
+    let region_props = ShardRegion::props(
+        entity.factory,
+        settings,
+        coordinator.clone(),
+        dropped.clone(),
+        remoting,
+    );
+    let region = system
+        .spawn(&format!("sharding-{encoded}"), region_props)
+        .map_err(spawn_error)?;
+    Ok(Sharding {
+        name: entity.key.name().into(),
+        region,
+        coordinator,
+        extractor: entity.extractor,
+        number_of_shards: entity.number_of_shards,
+        dropped,
+    })
+}
+
+fn spawn_error(error: volley::SpawnError) -> ShardingError {
+    ShardingError::Spawn(error.to_string())
+}

@@ -1,0 +1,100 @@
+//! The coordinator's map: the registered regions, and for each the shards
+//! allocated to it, oldest first (the order the strategy moves them in).
+
+use volley::ActorRef;
+
+use super::allocation::{LeastShardAllocation, RebalanceGate, RegionEntry, ShardId};
+use super::protocol::RegionControl;
+use crate::member::MemberStatus;
+
+/// One registered region and its shards, oldest allocation first.
+pub(crate) struct RegionShards {
+    pub(crate) region: ActorRef<RegionControl>,
+    pub(crate) shards: Vec<ShardId>,
+}
+
+/// Which region each shard is allocated to.
+#[derive(Default)]
+pub(crate) struct CoordinatorState {
+    regions: Vec<RegionShards>,
+}
+
+impl CoordinatorState {
+    /// Adds `region`; false if it was registered already.
+    pub(crate) fn register(&mut self, region: ActorRef<RegionControl>) -> bool {
+        if self.regions.iter().any(|r| r.region == region) {
+            return false;
+        }
+        self.regions.push(RegionShards {
+            region,
+            shards: Vec::new(),
+        });
+        true
+    }
+
+    /// Removes `region`, returning the shards it had.
+    pub(crate) fn remove(&mut self, region: &ActorRef<RegionControl>) -> Vec<ShardId> {
+        match self.regions.iter().position(|r| r.region == *region) {
+            Some(at) => self.regions.remove(at).shards,
+            None => Vec::new(),
+        }
+    }
+
+    /// The regions, in registration order.
+    pub(crate) fn regions(&self) -> impl Iterator<Item = &ActorRef<RegionControl>> {
+        self.regions.iter().map(|r| &r.region)
+    }
+
+    /// The region `shard` is allocated to.
+    pub(crate) fn home(&self, shard: ShardId) -> Option<&ActorRef<RegionControl>> {
+        self.regions
+            .iter()
+            .find(|r| r.shards.contains(&shard))
+            .map(|r| &r.region)
+    }
+
+    /// Allocates `shard` with `strategy`; `None` while no region is
+    /// registered.
+    pub(crate) fn allocate(
+        &mut self,
+        strategy: &LeastShardAllocation,
+        shard: ShardId,
+    ) -> Option<ActorRef<RegionControl>> {
+        let chosen = *strategy.allocate(&self.entries())?;
+        let region = &mut self.regions[chosen];
+        region.shards.push(shard);
+        Some(region.region.clone())
+    }
+
+    /// Forgets where `shard` was.
+    pub(crate) fn deallocate(&mut self, shard: ShardId) {
+        for region in &mut self.regions {
+            region.shards.retain(|s| *s != shard);
+        }
+    }
+
+    /// The shards the strategy would move now.
+    pub(crate) fn to_rebalance(
+        &self,
+        strategy: &LeastShardAllocation,
+        gate: RebalanceGate,
+    ) -> Vec<ShardId> {
+        strategy.rebalance(&self.entries(), gate)
+    }
+
+    /// The regions as the strategy sees them, by index. Every region is
+    /// taken as Up and of one version: the members' status and version
+    /// come with regions on other nodes.
+    fn entries(&self) -> Vec<RegionEntry<'_, usize>> {
+        self.regions
+            .iter()
+            .enumerate()
+            .map(|(at, r)| RegionEntry {
+                region: at,
+                status: MemberStatus::Up,
+                app_version: "",
+                shards: &r.shards,
+            })
+            .collect()
+    }
+}

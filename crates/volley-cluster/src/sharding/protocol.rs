@@ -1,0 +1,106 @@
+//! The protocol between regions and their coordinator, with Pekko's
+//! names (`ShardCoordinator.Internal`): a region registers, asks where a
+//! shard lives, hosts the shards it is told to, and hands them off.
+//!
+//! Neither type names the entities' message type, so a coordinator
+//! serves any entity type and the protocol can cross nodes as it is; the
+//! variants marked local never do.
+
+use serde::{Deserialize, Serialize};
+use volley::ActorRef;
+
+use super::allocation::ShardId;
+
+/// What a coordinator takes from regions (and from itself).
+#[derive(Debug, Serialize, Deserialize)]
+pub enum CoordinatorMsg {
+    /// A region starts: it may host shards. Answered with
+    /// [`RegionControl::RegisterAck`].
+    Register {
+        /// The region's control address.
+        region: ActorRef<RegionControl>,
+    },
+    /// Where does `shard` live? Answered with [`RegionControl::ShardHome`]
+    /// once the shard has started somewhere.
+    GetShardHome {
+        /// The shard.
+        shard: ShardId,
+        /// The asking region.
+        region: ActorRef<RegionControl>,
+    },
+    /// The region told to host `shard` has started it.
+    ShardStarted {
+        /// The shard.
+        shard: ShardId,
+        /// The hosting region.
+        region: ActorRef<RegionControl>,
+    },
+    /// A region forgot `shard`'s home and buffers what comes for it.
+    BeginHandOffAck {
+        /// The shard.
+        shard: ShardId,
+        /// The acknowledging region.
+        region: ActorRef<RegionControl>,
+    },
+    /// The hosting region stopped `shard`'s entities: it may go elsewhere.
+    ShardStopped {
+        /// The shard.
+        shard: ShardId,
+    },
+    /// Local: a registered region stopped.
+    #[serde(skip)]
+    RegionTerminated(ActorRef<RegionControl>),
+    /// Local: time for a rebalance round.
+    #[serde(skip)]
+    RebalanceTick,
+    /// Local: the hand-off of `shard` took too long; it stays where it is.
+    #[serde(skip)]
+    HandOffTimeout(ShardId),
+}
+
+/// What a coordinator tells a region.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RegionControl {
+    /// The coordinator knows the region.
+    RegisterAck {
+        /// The coordinator, for the region's later requests.
+        coordinator: ActorRef<CoordinatorMsg>,
+    },
+    /// `shard` lives in `region`.
+    ShardHome {
+        /// The shard.
+        shard: ShardId,
+        /// Its home region.
+        region: ActorRef<RegionControl>,
+    },
+    /// Start `shard` here; answer [`CoordinatorMsg::ShardStarted`].
+    HostShard {
+        /// The shard.
+        shard: ShardId,
+    },
+    /// `shard` is about to move: forget its home, buffer what comes for
+    /// it, answer [`CoordinatorMsg::BeginHandOffAck`].
+    BeginHandOff {
+        /// The shard.
+        shard: ShardId,
+    },
+    /// Stop `shard`'s entities; answer [`CoordinatorMsg::ShardStopped`].
+    HandOff {
+        /// The shard.
+        shard: ShardId,
+    },
+}
+
+/// An entity's message on its way from one region to the region that
+/// hosts its shard (to the host's `deliver` child). Register it for
+/// remoting, with the entity type's message type, on every node:
+/// `registry.register::<ShardEnvelope<M>>(id)`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ShardEnvelope<M> {
+    /// The entity's shard.
+    pub shard: ShardId,
+    /// The entity.
+    pub entity_id: String,
+    /// The message.
+    pub msg: M,
+}

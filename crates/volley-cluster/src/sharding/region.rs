@@ -1,0 +1,394 @@
+//! The shard region (Pekko's `ShardRegion`): one per entity type per
+//! node. It sends each entity's messages to the shard that owns it, hosts
+//! as children the shards its coordinator gives it, and keeps, per shard,
+//! what comes while the shard's home is unknown.
+//!
+//! - A message for a shard with no known home is buffered (bounded, one
+//!   limit for all shards; past it a counted dead letter) and the region
+//!   asks the coordinator `GetShardHome` once; the answer `ShardHome`
+//!   sends the buffer on, in order.
+//! - `HostShard` starts the shard here and answers `ShardStarted`.
+//! - `BeginHandOff` forgets the home (what comes next is buffered) and
+//!   acks; `HandOff` stops the shard's entities behind what they were
+//!   sent, puts what waited for stopping entities before the buffer, and
+//!   answers `ShardStopped`.
+//! - Unanswered registration and `GetShardHome` are asked again every
+//!   `retry_interval`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props};
+use volley_remote::Remoting;
+
+use super::allocation::ShardId;
+use super::link::Link;
+use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
+use super::region_buffer::RegionBuffer;
+use super::settings::ShardingSettings;
+use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
+
+/// What a region takes.
+pub enum RegionMsg<M: Send + 'static> {
+    /// A message for entity `entity_id`, of shard `shard` (checked by the
+    /// sender against the entity type's extractor).
+    Deliver {
+        /// The entity's shard.
+        shard: ShardId,
+        /// The entity.
+        entity_id: Arc<str>,
+        /// The message.
+        msg: M,
+    },
+    /// From the coordinator.
+    Control(RegionControl),
+    /// From a hosted shard: it stopped its entities for a hand-off.
+    HandedOff(HandedOff<M>),
+    /// A hosted shard stopped.
+    ShardTerminated(ShardId, ActorRef<ShardMsg<M>>),
+    /// Time to ask again what is unanswered.
+    Retry,
+    /// Another node's region, the home of some shards, stopped (or its
+    /// member was removed).
+    RegionTerminated(ActorRef<RegionControl>),
+}
+
+/// Where a shard lives, as far as this region knows.
+enum Home<M: Send + 'static> {
+    /// In this region.
+    Here,
+    /// In another node's region: its `control` and `deliver` children.
+    Elsewhere(ActorRef<RegionControl>, ActorRef<ShardEnvelope<M>>),
+}
+
+/// The child that takes the coordinator's [`RegionControl`].
+pub const CONTROL: &str = "control";
+/// The child that takes other regions' [`ShardEnvelope`]s.
+pub const DELIVER: &str = "deliver";
+
+/// A hosted shard's hand-off: its answer and its actor's stop.
+#[derive(Default)]
+struct Stopping {
+    answered: bool,
+    stopped: bool,
+}
+
+/// The region of entity type `A` on this node.
+pub struct ShardRegion<A: Actor> {
+    factory: EntityFactory<A>,
+    settings: ShardingSettings,
+    coordinator: ActorRef<CoordinatorMsg>,
+    registered: bool,
+    remoting: Option<Remoting>,
+    control: Option<ActorRef<RegionControl>>,
+    homes: HashMap<ShardId, Home<A::Msg>>,
+    hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>>,
+    asked: HashSet<ShardId>,
+    /// Other regions that stopped.
+    gone: HashSet<ActorRef<RegionControl>>,
+    /// Shards in hand-off here: whether each has answered and stopped
+    /// (the two may come in either order).
+    stopping: HashMap<ShardId, Stopping>,
+    /// Shard actors get fresh names: one may start again while the
+    /// actor of its previous hand-off is still stopping.
+    spawned: u64,
+    buffer: RegionBuffer<A::Msg>,
+    dropped: Arc<AtomicU64>,
+}
+
+const RETRY_TIMER: &str = "retry";
+
+impl<A: Actor> ShardRegion<A> {
+    /// The props of a region that registers with `coordinator`, builds
+    /// entities with `factory`, and counts in `dropped` the messages its
+    /// full buffer refused. Shards hosted by other nodes' regions are
+    /// reached through `remoting`; without it, every shard lives here.
+    pub fn props(
+        factory: EntityFactory<A>,
+        settings: ShardingSettings,
+        coordinator: ActorRef<CoordinatorMsg>,
+        dropped: Arc<AtomicU64>,
+        remoting: Option<Remoting>,
+    ) -> Props<Self> {
+        Props::new(move || ShardRegion {
+            factory: factory.clone(),
+            settings,
+            coordinator: coordinator.clone(),
+            registered: false,
+            remoting: remoting.clone(),
+            control: None,
+            homes: HashMap::new(),
+            hosted: HashMap::new(),
+            asked: HashSet::new(),
+            gone: HashSet::new(),
+            stopping: HashMap::new(),
+            spawned: 0,
+            buffer: RegionBuffer::new(settings.buffer_size),
+            dropped: dropped.clone(),
+        })
+    }
+
+    fn control(&self) -> ActorRef<RegionControl> {
+        self.control.clone().expect("set in pre_start")
+    }
+
+    fn deliver(&mut self, ctx: &mut Context<Self>, shard: ShardId, id: Arc<str>, msg: A::Msg) {
+        match self.homes.get(&shard) {
+            Some(Home::Here) => match self.local_shard(ctx, shard) {
+                Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
+                None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+            },
+            Some(Home::Elsewhere(_, region)) => region.tell(ShardEnvelope {
+                shard,
+                entity_id: id.to_string(),
+                msg,
+            }),
+            None => self.buffer_for(ctx, shard, id, msg),
+        }
+    }
+
+    fn buffer_for(&mut self, ctx: &mut Context<Self>, shard: ShardId, id: Arc<str>, msg: A::Msg) {
+        if self.buffer.push(shard, (id, msg)).is_err() {
+            self.dropped.fetch_add(1, Relaxed);
+            return dead_letter::<A>(ctx, DeadLetterReason::BufferOverflow);
+        }
+        if self.asked.insert(shard) {
+            self.ask_home(shard);
+        }
+    }
+
+    fn ask_home(&self, shard: ShardId) {
+        if self.registered {
+            let region = self.control();
+            self.coordinator
+                .tell(CoordinatorMsg::GetShardHome { shard, region });
+        }
+    }
+
+    /// The hosted shard's actor, started again if it stopped.
+    fn local_shard(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+    ) -> Option<ActorRef<ShardMsg<A::Msg>>> {
+        if let Some(local) = self.hosted.get(&shard) {
+            return Some(local.clone());
+        }
+        let props = Shard::props(shard, self.factory.clone(), self.settings.shard);
+        self.spawned += 1;
+        match ctx.spawn(&format!("{}-{}", shard.0, self.spawned), props) {
+            Ok(local) => {
+                ctx.watch_with(&local, RegionMsg::ShardTerminated(shard, local.clone()));
+                self.hosted.insert(shard, local.clone());
+                Some(local)
+            }
+            Err(error) => {
+                tracing::warn!(%shard, %error, "a shard could not be started");
+                None
+            }
+        }
+    }
+
+    fn on_control(&mut self, ctx: &mut Context<Self>, control: RegionControl) {
+        match control {
+            // The coordinator's own address is not kept: the one given
+            // (its singleton proxy, on a cluster) follows it when it moves.
+            RegionControl::RegisterAck { coordinator: _ } => {
+                self.registered = true;
+                let waiting: Vec<ShardId> = self.buffer.shards().collect();
+                waiting.into_iter().for_each(|shard| self.ask_home(shard));
+            }
+            RegionControl::HostShard { shard } => self.host(ctx, shard),
+            RegionControl::ShardHome { shard, region } => self.home_known(ctx, shard, region),
+            RegionControl::BeginHandOff { shard } => self.begin_hand_off(shard),
+            RegionControl::HandOff { shard } => self.hand_off(ctx, shard),
+        }
+    }
+
+    fn host(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
+        if self.local_shard(ctx, shard).is_none() {
+            return; // not started: the coordinator's request stays open
+        }
+        self.homes.insert(shard, Home::Here);
+        let region = self.control();
+        self.coordinator
+            .tell(CoordinatorMsg::ShardStarted { shard, region });
+        self.flush(ctx, shard);
+    }
+
+    fn home_known(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        region: ActorRef<RegionControl>,
+    ) {
+        let home = if region == self.control() {
+            Home::Here
+        } else if self.gone.contains(&region) {
+            // The coordinator has not seen it stop yet: the buffer waits,
+            // and the retry asks again.
+            return;
+        } else {
+            match self.deliver_child_of(&region) {
+                Some(deliver) => {
+                    ctx.watch_with(&region, RegionMsg::RegionTerminated(region.clone()));
+                    Home::Elsewhere(region, deliver)
+                }
+                // Unreachable without remoting: as above.
+                None => return,
+            }
+        };
+        self.homes.insert(shard, home);
+        self.flush(ctx, shard);
+    }
+
+    /// A region that hosted shards stopped: they are homeless until the
+    /// coordinator places them again, and it is never a home again.
+    fn region_terminated(&mut self, region: ActorRef<RegionControl>) {
+        self.homes
+            .retain(|_, home| !matches!(home, Home::Elsewhere(r, _) if *r == region));
+        self.gone.insert(region);
+    }
+
+    /// The `deliver` child of the region whose control child is `region`.
+    fn deliver_child_of(
+        &self,
+        region: &ActorRef<RegionControl>,
+    ) -> Option<ActorRef<ShardEnvelope<A::Msg>>> {
+        let remoting = self.remoting.as_ref()?;
+        let control = region.path().to_string();
+        let base = control.strip_suffix(CONTROL)?;
+        match remoting.resolve(&format!("{base}{DELIVER}")) {
+            Ok(deliver) => Some(deliver),
+            Err(error) => {
+                tracing::warn!(%region, %error, "a region's deliver child cannot be resolved");
+                None
+            }
+        }
+    }
+
+    /// Sends on, in order, what waited for `shard`'s home.
+    fn flush(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
+        self.asked.remove(&shard);
+        for (id, msg) in self.buffer.take(shard) {
+            self.deliver(ctx, shard, id, msg);
+        }
+    }
+
+    /// Forgets `shard`'s home unless it is here: the host keeps
+    /// delivering until `HandOff`, so what other regions sent before
+    /// their ack reaches the entities before they stop.
+    fn begin_hand_off(&mut self, shard: ShardId) {
+        if !matches!(self.homes.get(&shard), Some(Home::Here)) {
+            self.homes.remove(&shard);
+        }
+        let region = self.control();
+        self.coordinator
+            .tell(CoordinatorMsg::BeginHandOffAck { shard, region });
+    }
+
+    fn hand_off(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
+        self.homes.remove(&shard);
+        match self.hosted.remove(&shard) {
+            Some(local) => {
+                self.stopping.insert(shard, Stopping::default());
+                local.tell(ShardMsg::HandOff(ctx.message_adapter(RegionMsg::HandedOff)));
+            }
+            None if !self.stopping.contains_key(&shard) => {
+                self.coordinator
+                    .tell(CoordinatorMsg::ShardStopped { shard });
+            }
+            None => {}
+        }
+    }
+
+    /// The shard stopped its entities: what waited for them goes first
+    /// to the shard's next home. The coordinator hears of it once the
+    /// shard's actor has stopped too.
+    fn handed_off(&mut self, handed: HandedOff<A::Msg>) {
+        let shard = handed.shard;
+        self.buffer.push_front(shard, handed.undelivered);
+        if self.buffer.has(shard) && self.asked.insert(shard) {
+            self.ask_home(shard);
+        }
+        if let Some(stopping) = self.stopping.get_mut(&shard) {
+            stopping.answered = true;
+        }
+        self.finish_hand_off(shard);
+    }
+
+    fn shard_terminated(&mut self, shard: ShardId, actor: &ActorRef<ShardMsg<A::Msg>>) {
+        if self.hosted.get(&shard) == Some(actor) {
+            self.hosted.remove(&shard);
+        } else if let Some(stopping) = self.stopping.get_mut(&shard) {
+            stopping.stopped = true;
+            self.finish_hand_off(shard);
+        }
+    }
+
+    fn finish_hand_off(&mut self, shard: ShardId) {
+        if self
+            .stopping
+            .get(&shard)
+            .is_some_and(|s| s.answered && s.stopped)
+        {
+            self.stopping.remove(&shard);
+            self.coordinator
+                .tell(CoordinatorMsg::ShardStopped { shard });
+        }
+    }
+
+    fn retry(&mut self, ctx: &mut Context<Self>) {
+        ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
+        if !self.registered {
+            return self.register();
+        }
+        let waiting: Vec<ShardId> = self.buffer.shards().collect();
+        waiting.into_iter().for_each(|shard| self.ask_home(shard));
+    }
+
+    fn register(&self) {
+        let region = self.control();
+        self.coordinator.tell(CoordinatorMsg::Register { region });
+    }
+}
+
+fn dead_letter<A: Actor>(ctx: &Context<ShardRegion<A>>, reason: DeadLetterReason) {
+    let message_type = std::any::type_name::<A::Msg>();
+    ctx.system().dead_letter(ctx.path(), message_type, reason);
+}
+
+impl<A: Actor> Actor for ShardRegion<A> {
+    type Msg = RegionMsg<A::Msg>;
+
+    fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
+        let control = ctx.message_adapter(RegionMsg::Control);
+        self.control = Some(ctx.spawn(CONTROL, Link::props(control))?);
+        let deliver = ctx.message_adapter(|envelope: ShardEnvelope<A::Msg>| RegionMsg::Deliver {
+            shard: envelope.shard,
+            entity_id: envelope.entity_id.into(),
+            msg: envelope.msg,
+        });
+        ctx.spawn(DELIVER, Link::props(deliver))?;
+        self.register();
+        ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
+        Ok(())
+    }
+
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Self::Msg) -> HandleResult {
+        match msg {
+            RegionMsg::Deliver {
+                shard,
+                entity_id,
+                msg,
+            } => self.deliver(ctx, shard, entity_id, msg),
+            RegionMsg::Control(control) => self.on_control(ctx, control),
+            RegionMsg::HandedOff(handed) => self.handed_off(handed),
+            RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(shard, &actor),
+            RegionMsg::Retry => self.retry(ctx),
+            RegionMsg::RegionTerminated(region) => self.region_terminated(region),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,75 @@
+//! How a sharded entity type behaves, and what can go wrong in using it.
+
+use std::time::Duration;
+
+use super::allocation::LeastShardAllocation;
+use super::extractor::ShardOfError;
+use super::shard::ShardSettings;
+
+/// The settings of one entity type's region and coordinator (Pekko's
+/// `pekko.cluster.sharding` section, with its defaults).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShardingSettings {
+    /// Most messages a region keeps, in all, for shards whose home it does
+    /// not know yet (Pekko's `buffer-size`); past it, a message is a
+    /// counted dead letter.
+    pub buffer_size: usize,
+    /// How often a region asks again for what is unanswered: its
+    /// registration, and the homes of shards it buffers for.
+    pub retry_interval: Duration,
+    /// How often the coordinator runs a rebalance round.
+    pub rebalance_interval: Duration,
+    /// How long a hand-off may wait for the regions' acknowledgements
+    /// before the shard stays where it is.
+    pub handoff_timeout: Duration,
+    /// Where shards go and which move.
+    pub allocation: LeastShardAllocation,
+    /// The shards' passivation and buffer.
+    pub shard: ShardSettings,
+}
+
+impl Default for ShardingSettings {
+    fn default() -> Self {
+        Self {
+            buffer_size: 100_000,
+            retry_interval: Duration::from_secs(2),
+            rebalance_interval: Duration::from_secs(10),
+            handoff_timeout: Duration::from_secs(60),
+            allocation: LeastShardAllocation::default(),
+            shard: ShardSettings::default(),
+        }
+    }
+}
+
+/// Why sharding refused a request. None of these stops the node.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardingError {
+    /// No entity type of this name was initialised on this system.
+    #[error("no sharded entity type {0:?} was initialised on this system")]
+    UnknownEntityType(String),
+    /// The entity type exists, but takes another message type.
+    #[error("the sharded entity type {name:?} takes {actual}, not {asked}")]
+    MessageTypeMismatch {
+        /// The entity type.
+        name: String,
+        /// The message type it takes.
+        actual: &'static str,
+        /// The message type asked for.
+        asked: &'static str,
+    },
+    /// An entity type of this name was initialised already.
+    #[error("the sharded entity type {0:?} was initialised already")]
+    AlreadyInitialised(String),
+    /// The entity type's name cannot name its actors.
+    #[error("an entity type name must be 1 to 200 characters: {0:?}")]
+    InvalidTypeName(String),
+    /// The entity id maps to no shard.
+    #[error(transparent)]
+    ShardOf(#[from] ShardOfError),
+    /// `init_on_cluster` on a system that runs no `Cluster`.
+    #[error("the actor system runs no cluster: start one before sharding on it")]
+    NoCluster,
+    /// The region or coordinator could not be started.
+    #[error("sharding could not start its actors: {0}")]
+    Spawn(String),
+}
