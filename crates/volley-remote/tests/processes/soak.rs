@@ -25,8 +25,8 @@ use peer_process::{
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::RemotingEvent;
 
-/// The measurements must not see another test's sockets and buffers.
-
+// Every test here runs alone (`peer_process::alone`): the measurements
+// must not see another test's sockets and buffers.
 const INTERVAL_MS: u64 = 100;
 const PAUSE_MS: u64 = 500;
 
