@@ -8,13 +8,16 @@
 //! `close` ends the session. Between two `recv`s the session waits as a
 //! dropped WebSocket's does, for the resume grace period.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::{FromRequestParts, Query, State};
 use axum::response::{IntoResponse, Response};
+use http::request::Parts;
 use http::{header, HeaderMap, StatusCode};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::auth::{check_origin, Refusal};
 use crate::frame::{close, encode, ClientFrame, Encoding, ErrorCode};
@@ -23,12 +26,10 @@ use crate::outbox::{Closing, Taken};
 use crate::service::Failure;
 use crate::session::{Session, SessionMsg};
 
-/// The query of the long-poll routes.
+/// The query of `open`.
 #[derive(Debug, Deserialize)]
-pub(crate) struct PollQuery {
+pub(crate) struct OpenQuery {
     enc: Option<String>,
-    session: Option<String>,
-    ack: Option<u64>,
 }
 
 impl IntoResponse for Refusal {
@@ -57,23 +58,65 @@ async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
     })
 }
 
-fn session_of(
-    gateway: &WebGateway,
-    headers: &HeaderMap,
-    query: &PollQuery,
-) -> Result<Arc<Session>, Refusal> {
-    check_origin(&gateway.inner.settings.origins, headers)?;
-    let id = query.session.as_deref().unwrap_or("");
-    gateway
-        .inner
-        .session(id)
-        .ok_or_else(|| Refusal::unknown_session(id))
+/// What `send`, `recv` and `close` are about: the session the query
+/// names, after the origin check, and `recv`'s `ack`. Read from the
+/// request's parts as they are: no copy of its headers (the `HeaderMap`
+/// extractor clones them) and no owned strings for the query.
+pub(crate) struct Polled {
+    session: Arc<Session>,
+    ack: Option<u64>,
+}
+
+impl FromRequestParts<WebGateway> for Polled {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, gateway: &WebGateway) -> Result<Self, Refusal> {
+        check_origin(&gateway.inner.settings.origins, &parts.headers)?;
+        let mut id = Cow::Borrowed("");
+        let mut ack = None;
+        for (key, value) in query_pairs(parts.uri.query().unwrap_or("")) {
+            match &*key {
+                "session" => id = value,
+                "ack" => {
+                    let n = value.parse().map_err(|_| {
+                        Refusal::protocol(format!("ack must be a frame number, not {value:?}"))
+                    })?;
+                    ack = Some(n);
+                }
+                _ => {}
+            }
+        }
+        let session = gateway
+            .inner
+            .session(&id)
+            .ok_or_else(|| Refusal::unknown_session(&id))?;
+        Ok(Polled { session, ack })
+    }
+}
+
+/// A query's pairs, decoded as a form's are; borrowed from the URI as
+/// they are when nothing in them is escaped (session ids are hex, `ack`
+/// a number), which skips the decoder's copy and UTF-8 check.
+fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            if pair.bytes().any(|b| b == b'%' || b == b'+') {
+                form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .unwrap_or_default()
+            } else {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                (Cow::Borrowed(key), Cow::Borrowed(value))
+            }
+        })
 }
 
 /// `POST /lp/open?enc=json`, body the `hello`.
 pub(crate) async fn open(
     State(gateway): State<WebGateway>,
-    Query(query): Query<PollQuery>,
+    Query(query): Query<OpenQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Refusal> {
@@ -98,19 +141,20 @@ pub(crate) async fn open(
 /// `POST /lp/send?session=<id>`, body a JSON array of frames.
 pub(crate) async fn send(
     State(gateway): State<WebGateway>,
-    Query(query): Query<PollQuery>,
-    headers: HeaderMap,
+    Polled { session, .. }: Polled,
     body: Body,
 ) -> Result<Response, Refusal> {
-    let session = session_of(&gateway, &headers, &query)?;
     let body = read_body(&gateway, body).await?;
-    let frames: Vec<serde_json::Value> = serde_json::from_slice(&body).map_err(|e| {
+    // The array is checked whole, each frame kept as its text; then each
+    // is read once into its `ClientFrame`, so that a bad frame gets an
+    // `error` of its own and the others go on.
+    let frames: Vec<&RawValue> = serde_json::from_slice(&body).map_err(|e| {
         let text = format!("the body must be a JSON array of frames: {e}");
         session.fail(None, Failure::new(ErrorCode::BadFrame, text.clone()));
         Refusal::protocol(text)
     })?;
     for frame in frames {
-        match serde_json::from_value::<ClientFrame>(frame) {
+        match serde_json::from_str::<ClientFrame>(frame.get()) {
             Ok(frame) => crate::inbound::handle(&session, frame),
             Err(e) => session.fail(None, Failure::new(ErrorCode::BadFrame, e.to_string())),
         }
@@ -122,12 +166,12 @@ pub(crate) async fn send(
 /// until there are some or the poll timeout passes.
 pub(crate) async fn recv(
     State(gateway): State<WebGateway>,
-    Query(query): Query<PollQuery>,
-    headers: HeaderMap,
+    Polled { session, ack }: Polled,
 ) -> Result<Response, Refusal> {
-    let session = session_of(&gateway, &headers, &query)?;
-    let (generation, waker) = session.outbox.attach(query.ack);
-    let deadline = tokio::time::Instant::now() + gateway.inner.settings.poll_timeout;
+    let (generation, waker) = session.outbox.attach(ack);
+    let poll_timeout = gateway.inner.settings.poll_timeout;
+    // Set on the first wait only: most polls find their frames at once.
+    let mut deadline = None;
     let response = loop {
         match session.outbox.take(generation) {
             Taken::Frames(frames) if !frames.is_empty() => {
@@ -137,6 +181,7 @@ pub(crate) async fn recv(
             Taken::Replaced | Taken::Dropped => break json(StatusCode::OK, b"[]".to_vec()),
             Taken::Closed(closing) => break closed(&closing),
         }
+        let deadline = *deadline.get_or_insert_with(|| tokio::time::Instant::now() + poll_timeout);
         if tokio::time::timeout_at(deadline, waker.notified())
             .await
             .is_err()
@@ -171,12 +216,7 @@ fn closed(closing: &Closing) -> Response {
 }
 
 /// `POST /lp/close?session=<id>`: ends the session for good.
-pub(crate) async fn close(
-    State(gateway): State<WebGateway>,
-    Query(query): Query<PollQuery>,
-    headers: HeaderMap,
-) -> Result<Response, Refusal> {
-    let session = session_of(&gateway, &headers, &query)?;
+pub(crate) async fn close(Polled { session, .. }: Polled) -> Result<Response, Refusal> {
     if let Some(actor) = session.actor.get() {
         actor.tell(SessionMsg::Close(Closing {
             code: 1000,

@@ -196,9 +196,15 @@ impl Outbox {
             state.sent = last.min(state.next_seq - 1);
         }
         state.generation += 1;
-        state.attached = true;
-        state.waker.notify_one();
-        state.waker = Arc::new(Notify::new());
+        if std::mem::replace(&mut state.attached, true) {
+            // The connection replaced may be waiting: woken, it finds
+            // itself replaced, and the new one gets a waker of its own.
+            // With none attached (a long-poll `recv` after the last one
+            // left) nobody waits on the waker, which is kept: no
+            // allocation per poll.
+            state.waker.notify_one();
+            state.waker = Arc::new(Notify::new());
+        }
         // Frames may already wait: the new connection looks at once.
         state.waker.notify_one();
         (state.generation, state.waker.clone())
@@ -347,6 +353,20 @@ mod tests {
             reason: String::new(),
         });
         assert_eq!(outbox.push(frame), Pushed::Ended);
+    }
+
+    #[test]
+    fn a_poll_after_the_last_one_left_keeps_the_waker_and_a_takeover_replaces_it() {
+        let outbox = Outbox::new(Encoding::Json, 2, SlowConsumer::DropOldest);
+        let (g1, first) = outbox.attach(None);
+        outbox.detach(g1);
+        let (_, second) = outbox.attach(Some(0));
+        assert!(Arc::ptr_eq(&first, &second));
+        // Attached still: the connection replaced keeps the old waker and
+        // is not woken by the new connection's.
+        let (g3, third) = outbox.attach(Some(0));
+        assert!(!Arc::ptr_eq(&second, &third));
+        assert!(matches!(outbox.take(g3 - 1), Taken::Replaced));
     }
 
     #[test]

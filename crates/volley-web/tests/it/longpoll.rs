@@ -287,3 +287,62 @@ async fn a_polling_session_outlives_many_grace_periods_and_ends_one_after_its_la
     assert_eq!(server.gateway.session_count(), 0);
     server.stop().await;
 }
+
+/// The query is read in place: a percent-escaped session id is still the
+/// session's, and an `ack` that is not a number is a bad request, as
+/// before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_query_is_decoded_and_a_bad_ack_refused() {
+    let server = Server::start(WebSettings::default()).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let escaped: String = session
+        .chars()
+        .map(|c| format!("%{:02X}", c as u32))
+        .collect();
+    let send = format!("/lp/send?other=1&session={escaped}");
+    let frames = json!([{"t": "ask", "id": 1, "service": "counter", "msg": {"add": 2}}]);
+    assert_eq!(
+        call(&router, Method::POST, &send, frames).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let got = recv(&router, &session, 0).await;
+    assert_eq!((&got[0]["t"], &got[0]["id"]), (&json!("reply"), &json!(1)));
+    let bad = format!("/lp/recv?session={session}&ack=first");
+    let (status, _) = call(&router, Method::GET, &bad, Value::Null).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = call(&router, Method::POST, "/lp/send", json!([])).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    server.stop().await;
+}
+
+/// Each frame of a batch is read on its own: one nested deeper than the
+/// JSON limit is a `bad_frame` of its own, and the frame after it is
+/// still handled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_nested_too_deep_in_a_batch_fails_alone() {
+    let server = Server::start(WebSettings::default()).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let deep = format!(
+        r#"{{"t":"tell","service":"counter","msg":{}1{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let body = format!(r#"[{deep},{{"t":"ask","id":5,"service":"counter","msg":{{"add":1}}}}]"#);
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri(format!("/lp/send?session={session}"))
+        .body(Body::from(body))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        let acked = got.len() as u64;
+        got.extend(recv(&router, &session, acked).await);
+    }
+    assert_eq!(got[0]["code"], "bad_frame", "{got:?}");
+    assert_eq!((&got[1]["t"], &got[1]["id"]), (&json!("reply"), &json!(5)));
+    server.stop().await;
+}
