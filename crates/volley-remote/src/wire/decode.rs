@@ -168,6 +168,18 @@ impl<'a> RawFrame<'a> {
         (self.kind == PduKind::Request as u8).then(|| request_body(self.body))
     }
 
+    /// The frame as a Reply, if that is its kind.
+    #[inline]
+    pub fn reply(&self) -> Option<Result<Reply<'a>, DecodeError>> {
+        (self.kind == PduKind::Reply as u8).then(|| {
+            let mut r = Reader {
+                kind: PduKind::Reply,
+                buf: self.body,
+            };
+            reply_body(&mut r)
+        })
+    }
+
     /// The frame as any PDU, within the limits of `config`.
     pub fn decode(&self, config: &DecoderConfig) -> Result<Pdu<'a>, DecodeError> {
         decode_pdu(self.kind, self.body, config)
@@ -291,18 +303,7 @@ fn decode_pdu<'a>(
             }
             Pdu::ReplyHandleDeclaration(ReplyHandleDeclaration { id, correlation })
         }
-        PduKind::Reply => {
-            let correlation = r.u64("correlation")?;
-            if correlation == 0 {
-                return Err(r.malformed("correlation", "correlation id is 0"));
-            }
-            Pdu::Reply(Reply {
-                correlation,
-                serializer: SerializerId(r.u16("serializer")?),
-                type_id: r.u32("type_id")?,
-                payload: std::mem::take(&mut r.buf),
-            })
-        }
+        PduKind::Reply => Pdu::Reply(reply_body(&mut r)?),
         PduKind::SystemMessage => {
             let seq = r.u64("seq")?;
             if seq == 0 {
@@ -421,6 +422,19 @@ fn user_message_body(body: &[u8]) -> Result<UserMessage<'_>, DecodeError> {
 }
 
 #[inline]
+fn reply_body<'a>(r: &mut Reader<'a>) -> Result<Reply<'a>, DecodeError> {
+    let correlation = r.u64("correlation")?;
+    if correlation == 0 {
+        return Err(r.malformed("correlation", "correlation id is 0"));
+    }
+    Ok(Reply {
+        correlation,
+        serializer: SerializerId(r.u16("serializer")?),
+        type_id: r.u32("type_id")?,
+        payload: std::mem::take(&mut r.buf),
+    })
+}
+
 fn request_body(body: &[u8]) -> Result<Request<'_>, DecodeError> {
     const KIND: PduKind = PduKind::Request;
     let Some((correlation, message)) = body.split_first_chunk::<8>() else {

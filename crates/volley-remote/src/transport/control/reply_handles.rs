@@ -107,26 +107,47 @@ impl ReplyHandles {
             .filter(|h| !h.is_terminated())
     }
 
-    /// The waiting handle `correlation`, taken out: it accepts one reply.
-    /// `from`: the association the reply came on; `None` when any node may
-    /// answer.
-    pub(crate) fn take(
+    /// Takes the waiting handle of each of `correlations`, in order, into
+    /// `taken`: a handle accepts one reply. `from`: the association the
+    /// replies came on; `None` when any node may answer. One lock of the
+    /// table serves the whole run of replies that came together.
+    pub(crate) fn take_run(
         &self,
-        correlation: u64,
+        correlations: &[u64],
         from: Option<AssociationId>,
-    ) -> Result<AnyRef, NotTaken> {
-        let mut table = lock(&self.waiting);
-        let waiting = &mut table.by_id;
-        let entry = waiting.get(&correlation).ok_or(NotTaken::NotWaiting)?;
-        if from.is_some() && entry.association.is_some() && entry.association != from {
-            return Err(NotTaken::WrongNode);
+        taken: &mut Vec<Result<AnyRef, NotTaken>>,
+    ) {
+        let start = taken.len();
+        {
+            let mut table = lock(&self.waiting);
+            for &correlation in correlations {
+                taken.push(take_one(&mut table.by_id, correlation, from));
+            }
         }
-        let taken = waiting.remove(&correlation).expect("found above");
-        drop(table);
-        Some(taken.handle)
-            .filter(|h| !h.is_terminated())
-            .ok_or(NotTaken::NotWaiting)
+        // Outside the lock: asking a handle whether its ask has ended
+        // locks the ask's own state.
+        for handle in &mut taken[start..] {
+            if matches!(handle, Ok(h) if h.is_terminated()) {
+                *handle = Err(NotTaken::NotWaiting);
+            }
+        }
     }
+}
+
+/// Takes `correlation` out of `waiting` if a reply from `from` may answer
+/// it. The common case is one lookup: a reply from the wrong node is rare,
+/// and its handle is put back to wait for the real answer.
+fn take_one(
+    waiting: &mut HashMap<u64, Waiting, foldhash::fast::RandomState>,
+    correlation: u64,
+    from: Option<AssociationId>,
+) -> Result<AnyRef, NotTaken> {
+    let entry = waiting.remove(&correlation).ok_or(NotTaken::NotWaiting)?;
+    if from.is_some() && entry.association.is_some() && entry.association != from {
+        waiting.insert(correlation, entry);
+        return Err(NotTaken::WrongNode);
+    }
+    Ok(entry.handle)
 }
 
 #[cfg(test)]
@@ -152,6 +173,15 @@ mod tests {
     impl ReplyHandles {
         fn len(&self) -> usize {
             lock(&self.waiting).by_id.len()
+        }
+
+        /// The waiting handle `correlation`, taken out: it accepts one reply.
+        /// `from`: the association the reply came on; `None` when any node may
+        /// answer.
+        fn take(&self, correlation: u64, from: Option<AssociationId>) -> Result<AnyRef, NotTaken> {
+            let mut taken = Vec::with_capacity(1);
+            self.take_run(&[correlation], from, &mut taken);
+            taken.pop().unwrap_or(Err(NotTaken::NotWaiting))
         }
     }
 

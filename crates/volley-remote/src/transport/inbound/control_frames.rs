@@ -8,26 +8,23 @@
 use std::time::Instant;
 
 use volley::remote::RemoteRef;
-use volley::DeadLetterReason;
 
 use crate::transport::cluster;
 use crate::transport::cluster::receive::Sender;
 use crate::transport::control::flush::UserLaneFlushes;
 use crate::transport::control::remote_spawn;
 use crate::transport::control::remote_watch::NoSuchActor;
-use crate::transport::control::reply_handles::NotTaken;
 use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::events::DisassociationReason;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::reader::Reader;
+use crate::transport::inbound::replies::ReplyRun;
 use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::incarnations::Incarnations;
 use crate::transport::liveness::rtt;
-use crate::transport::node::{not_delivered, Undeliverable};
-use crate::transport::registry::DeliverError;
 use crate::transport::support::log_limited;
 use crate::wire::{
-    Disassociate, DisassociateReason, Lane, Pdu, RefDeclaration, Reply, ReplyHandleDeclaration,
+    Disassociate, DisassociateReason, Lane, Pdu, RefDeclaration, ReplyHandleDeclaration,
     SpawnRequest, SystemMessage,
 };
 
@@ -43,7 +40,7 @@ impl<C: InboundContext> Reader<'_, C> {
         let (core, peer) = (self.core, &self.peer.address);
         match pdu {
             Pdu::UserMessage(_) | Pdu::TracedUserMessage(_) | Pdu::Request(_) => self.alone(pdu),
-            Pdu::Reply(r) => self.reply(r),
+            Pdu::Reply(r) => self.replies(&mut ReplyRun::alone(r)),
             Pdu::RefDeclaration(d) => self.declare_ref(d)?,
             Pdu::ReplyHandleDeclaration(d) => self.declare_reply_handle(d)?,
             Pdu::SpawnRequest(r) => self.spawn_request(r),
@@ -218,50 +215,5 @@ impl<C: InboundContext> Reader<'_, C> {
             Err(e) => return Err(InboundError::SystemMessage(e)),
         }
         Ok(())
-    }
-
-    /// A reply to one of this node's asks, addressed by its correlation id.
-    fn reply(&mut self, r: Reply<'_>) {
-        let (core, peer) = (self.core, &self.peer.address);
-        let Some(ty) = core.registry().by_wire_id.get(&r.type_id) else {
-            core.undeliverable(peer, Undeliverable::UnknownType { type_id: r.type_id });
-            return;
-        };
-        if r.serializer != ty.serializer {
-            let error = DeliverError::WrongSerializer(r.serializer);
-            core.undeliverable(peer, not_delivered(ty.name, r.type_id, error));
-            return;
-        }
-        // Only the node the ask went to may answer it, unless the operator
-        // lets a node it was forwarded to answer too.
-        let from_association = match core.trust().replies_from_any_node {
-            true => None,
-            // Ids start at 1: without an association, no request went there.
-            false => Some(
-                self.peer
-                    .association
-                    .as_ref()
-                    .map(|a| a.id)
-                    .or_else(|| core.associations().find(peer).map(|a| a.id))
-                    .unwrap_or(0),
-            ),
-        };
-        let handle = match core.reply_handles().take(r.correlation, from_association) {
-            Ok(handle) => handle,
-            Err(NotTaken::NotWaiting) => {
-                // The ask timed out or was answered already: an ordinary
-                // dead letter, as a late reply is in Akka.
-                tracing::debug!(%peer, correlation = r.correlation, "reply to an ask that no longer waits");
-                core.count_dead_letter(peer, DeadLetterReason::AskCompleted);
-                return;
-            }
-            Err(NotTaken::WrongNode) => {
-                let what = "a reply to an ask that went to another node";
-                return core.trust().refused(&**core, peer, what);
-            }
-        };
-        if let Err(error) = (ty.deliver_to)(r.payload, &self.imports, &handle) {
-            core.undeliverable(peer, not_delivered(ty.name, r.type_id, error));
-        }
     }
 }

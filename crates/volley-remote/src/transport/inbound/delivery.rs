@@ -64,16 +64,20 @@ pub(crate) struct TypeCache {
     types: Vec<CachedType>,
 }
 
-struct CachedType {
+pub(super) struct CachedType {
     wire_id: u32,
-    ty: InboundType,
+    pub(super) ty: InboundType,
     /// A `Vec<M>` for the type's protocol `M`, reused for every run so that
     /// delivering a run allocates nothing in the steady state.
     stage: Option<Box<dyn Any + Send>>,
 }
 
 impl TypeCache {
-    fn find(&mut self, core: &impl InboundContext, wire_id: u32) -> Option<&mut CachedType> {
+    pub(super) fn find(
+        &mut self,
+        core: &impl InboundContext,
+        wire_id: u32,
+    ) -> Option<&mut CachedType> {
         let at = match self.types.iter().position(|t| t.wire_id == wire_id) {
             Some(at) => at,
             None => {

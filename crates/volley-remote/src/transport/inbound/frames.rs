@@ -1,8 +1,9 @@
 //! One pass over a read buffer: which frame goes where, and in what order.
 //!
 //! The reader decodes whole read buffers. This pass only sorts their
-//! frames. User messages and asks' requests join the current run; any
-//! other frame first ends the run (a declaration may rebind an id the run
+//! frames. User messages and asks' requests join the current run, and
+//! replies to this node's asks a run of their own; any other frame first
+//! ends the run (a declaration may rebind an id the run
 //! uses, a Disassociate may end the incarnation) and then goes to the
 //! control handler; a message with a trace context is delivered alone,
 //! after the run. A bad frame ends the pass once what came before it is
@@ -13,7 +14,8 @@
 //! as Artery tests a stage against its `TestContext`.
 
 use crate::wire::{
-    DecodeError, Decoder, Lane, Pdu, Request, TracedUserMessage, UserMessage, LARGE_MAX_FRAME_LEN,
+    DecodeError, Decoder, Lane, Pdu, Reply, Request, TracedUserMessage, UserMessage,
+    LARGE_MAX_FRAME_LEN,
 };
 
 /// Where the frames of a read buffer go, in the order they came.
@@ -26,6 +28,10 @@ pub(crate) trait FrameSink<'buf> {
 
     /// An ask's request: joins the run, with its reply handle.
     fn request(&mut self, r: Request<'buf>);
+
+    /// A reply to one of this node's asks: joins the run of replies (a
+    /// run holds either kind, never both).
+    fn reply(&mut self, r: Reply<'buf>);
 
     /// Delivers the run gathered so far, if any.
     fn end_run(&mut self);
@@ -115,6 +121,13 @@ pub(crate) fn read_frames<'buf, S: FrameSink<'buf>>(
         if let Some(r) = frame.request() {
             match r {
                 Ok(r) => sink.request(r),
+                Err(e) => return Err(bad_frame(sink, e)),
+            }
+            continue;
+        }
+        if let Some(r) = frame.reply() {
+            match r {
+                Ok(r) => sink.reply(r),
                 Err(e) => return Err(bad_frame(sink, e)),
             }
             continue;

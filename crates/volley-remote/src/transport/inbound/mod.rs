@@ -19,6 +19,7 @@ pub(crate) mod guard;
 mod peer;
 pub(crate) mod protocol_error;
 pub(crate) mod reader;
+mod replies;
 mod sorting;
 
 use std::sync::Arc;

@@ -28,6 +28,10 @@ impl<'buf> FrameSink<'buf> for Recorder {
         self.gathering.push(r.correlation + 100);
     }
 
+    fn reply(&mut self, r: Reply<'buf>) {
+        self.gathering.push(r.correlation + 1000);
+    }
+
     fn end_run(&mut self) {
         if !self.gathering.is_empty() {
             let run = std::mem::take(&mut self.gathering);
@@ -241,4 +245,32 @@ fn a_partial_frame_at_the_end_waits_for_the_next_read() {
     assert_eq!(sink.seen, ["run [1]"]);
     assert_eq!(done.consumed, whole);
     assert_eq!(done.pending_frame_len, Some(frame_len + 4));
+}
+
+fn reply(buf: &mut BytesMut, correlation: u64) {
+    Encoder::for_lane(Lane::Ordinary)
+        .reply_with(buf, correlation, SerializerId::BINCODE, 1, |b| {
+            b.put_u8(0);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn replies_are_handed_on_in_order_and_a_bad_one_ends_the_pass() {
+    let mut buf = BytesMut::new();
+    reply(&mut buf, 1);
+    reply(&mut buf, 2);
+    message(&mut buf, 1, 3);
+    control(&mut buf, &declaration(9));
+    reply(&mut buf, 4);
+    // A Reply naming correlation 0, which no ask ever has.
+    let bad_at = buf.len();
+    reply(&mut buf, 5);
+    buf[bad_at + 5..bad_at + 13].fill(0);
+    reply(&mut buf, 6);
+    let mut sink = Recorder::default();
+    let error = pass(Lane::Ordinary, &buf, &mut sink).unwrap_err();
+    assert!(matches!(error, PassError::BadFrame(_)), "{error:?}");
+    assert_eq!(sink.seen, ["run [1001, 1002, 3]", "declare 9", "run [1004]"]);
 }
