@@ -272,5 +272,8 @@ fn replies_are_handed_on_in_order_and_a_bad_one_ends_the_pass() {
     let mut sink = Recorder::default();
     let error = pass(Lane::Ordinary, &buf, &mut sink).unwrap_err();
     assert!(matches!(error, PassError::BadFrame(_)), "{error:?}");
-    assert_eq!(sink.seen, ["run [1001, 1002, 3]", "declare 9", "run [1004]"]);
+    assert_eq!(
+        sink.seen,
+        ["run [1001, 1002, 3]", "declare 9", "run [1004]"]
+    );
 }
