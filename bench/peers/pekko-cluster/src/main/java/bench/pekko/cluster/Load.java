@@ -19,17 +19,31 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
  * overflowing; an ask row asks every message with {@code EntityRef.ask}.
  * Message {@code seq} goes to {@code prefix + seq % entities}, or to
  * {@code prefix + seq} (a new id each) when {@code entities} is 0.
+ * {@link Stop} ends it early (the load that runs while members join and leave).
  */
 final class Load extends AbstractBehavior<Object> {
     /** What a row sends. */
-    record Spec(String row, long total, int window, int ackEvery, int entities, String prefix, boolean ask) {}
+    record Spec(String row, long total, int window, int ackEvery, int entities, String prefix, boolean ask) {
+        /** {@code run ROW TOTAL WINDOW ACK_EVERY ENTITIES PREFIX ask|tell}. */
+        static Spec parse(String command) {
+            String[] w = command.split("\\s+");
+            if (w.length != 8) {
+                throw new IllegalArgumentException("run needs 7 arguments: " + command);
+            }
+            return new Spec(w[1], Long.parseLong(w[2]), Integer.parseInt(w[3]),
+                    Integer.parseInt(w[4]), Integer.parseInt(w[5]), w[6], w[7].equals("ask"));
+        }
+    }
+
+    /** Ends the load early: nothing more is sent, the answers outstanding are awaited. */
+    enum Stop { STOP }
 
     /** An ask's outcome, piped to the load. */
     private record AskDone(long seq, ShardMsg.Reply reply, Throwable failure) {}
 
     static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
 
-    private final Spec spec;
+    private Spec spec;
     private final EventLine.Sink out;
     private final ClusterSharding sharding;
     private final EntityRef<ShardMsg>[] refs;
@@ -93,6 +107,11 @@ final class Load extends AbstractBehavior<Object> {
     public Receive<Object> createReceive() {
         return newReceiveBuilder()
                 .onMessage(ShardMsg.Reply.class, r -> answered(r.seq()))
+                .onMessageEquals(Stop.STOP, () -> {
+                    spec = new Spec(spec.row(), sent, spec.window(), spec.ackEvery(), spec.entities(),
+                            spec.prefix(), spec.ask());
+                    return pump();
+                })
                 .onMessage(AskDone.class, d -> {
                     if (d.failure() != null) {
                         failures++;

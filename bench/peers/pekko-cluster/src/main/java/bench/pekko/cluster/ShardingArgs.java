@@ -13,7 +13,7 @@ final class ShardingArgs {
             "           [--rebalance-ms 2000] [--absolute-limit 20] [--relative-limit 0.1]",
             "           <the arguments of cluster-node>",
             "stdin, one command per line: run ROW TOTAL WINDOW ACK_EVERY ENTITIES PREFIX ask|tell",
-            "           | reset | check EXPECTED ids|- | shards | ping-singleton | leave | exit",
+            "           | stop-load | reset | check EXPECTED ids|- | shards | ping-singleton | leave | exit",
             "stdout: one JSON object per line (see bench/peers/README.md, \"sharding\")");
 
     NodeArgs node;

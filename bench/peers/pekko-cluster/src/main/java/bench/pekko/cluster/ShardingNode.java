@@ -30,7 +30,7 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * entity {@link Entity#KEY} and the cluster singleton, driven over stdin by
  * {@code volley-bench sharding}. Prints the cluster lines of
  * {@link ClusterNode} and: {@code row} (a {@link Load} finished),
- * {@code check} ({@link Instances#check}), {@code shards} ({@code regions}:
+ * {@code check} ({@link Instances#check}), {@code stop-load} (ends the running load), {@code shards} ({@code regions}:
  * "host:port=shards" per region, {@code failed}: shards that did not
  * answer), {@code singleton} ({@code port}: the node whose singleton
  * answered, each time it changes), {@code reset}.
@@ -49,6 +49,9 @@ final class ShardingNode {
     private record Pong(long port) {}
 
     static final Duration PING_EVERY = Duration.ofMillis(50);
+
+    /** A ping that timed out (the singleton is moving). */
+    private static final long NO_ANSWER = -1;
 
     static void run(ShardingArgs args, EventLine.Sink out) throws IOException {
         Config config = config(args);
@@ -115,23 +118,26 @@ final class ShardingNode {
         ActorRef<ShardMsg> singleton = ClusterSingleton.get(ctx.getSystem())
                 .init(SingletonActor.of(Entity.singleton(port), "bench-singleton"));
         long[] lastPort = {-1};
+        @SuppressWarnings("unchecked")
+        ActorRef<Object>[] load = new ActorRef[1];
         return Behaviors.withTimers(timers -> Behaviors.receive(Object.class)
                 .onMessage(Line.class, l -> {
-                    if (l.text().equals("ping-singleton")) {
-                        timers.startTimerWithFixedDelay(Tick.PING, PING_EVERY);
-                    } else {
-                        command(ctx, out, instances, l.text());
+                    try {
+                        obey(ctx, out, instances, l.text(), timers, load);
+                    } catch (RuntimeException e) {
+                        // A bad command is reported, never the end of the node.
+                        out.emit(EventLine.of("error").str("command", l.text()).str("error", e.toString()));
                     }
                     return Behaviors.same();
                 })
                 .onMessageEquals(Tick.PING, () -> {
                     ctx.ask(ShardMsg.Reply.class, singleton, PING_EVERY.multipliedBy(10),
                             r -> new ShardMsg.Add(0, r),
-                            (reply, failure) -> reply == null ? null : new Pong(reply.value()));
+                            (reply, failure) -> new Pong(reply == null ? NO_ANSWER : reply.value()));
                     return Behaviors.same();
                 })
                 .onMessage(Pong.class, p -> {
-                    if (p.port() != lastPort[0]) {
+                    if (p.port() != NO_ANSWER && p.port() != lastPort[0]) {
                         lastPort[0] = p.port();
                         out.emit(EventLine.of("singleton").num("port", p.port()));
                     }
@@ -151,15 +157,26 @@ final class ShardingNode {
                 .build());
     }
 
-    /** Every command but {@code ping-singleton} (which needs the timers). */
+    /** One stdin command. */
+    private static void obey(ActorContext<Object> ctx, EventLine.Sink out, Instances instances, String text,
+            org.apache.pekko.actor.typed.javadsl.TimerScheduler<Object> timers, ActorRef<Object>[] load) {
+        if (text.equals("ping-singleton")) {
+            timers.startTimerWithFixedDelay(Tick.PING, PING_EVERY);
+        } else if (text.equals("stop-load")) {
+            if (load[0] != null) {
+                load[0].tell(Load.Stop.STOP);
+            }
+        } else if (text.startsWith("run ")) {
+            load[0] = ctx.spawnAnonymous(Load.create(Load.Spec.parse(text), out));
+        } else {
+            command(ctx, out, instances, text);
+        }
+    }
+
+    /** Every command but {@code ping-singleton}, {@code run} and {@code stop-load} (which keep state). */
     private static void command(ActorContext<Object> ctx, EventLine.Sink out, Instances instances, String text) {
         String[] w = text.split("\\s+");
         switch (w[0]) {
-            case "run" -> {
-                var spec = new Load.Spec(w[1], Long.parseLong(w[2]), Integer.parseInt(w[3]),
-                        Integer.parseInt(w[4]), Integer.parseInt(w[5]), w[6], w[7].equals("ask"));
-                ctx.spawnAnonymous(Load.create(spec, out));
-            }
             case "reset" -> {
                 instances.reset();
                 out.emit(EventLine.of("reset"));
