@@ -159,8 +159,7 @@ impl Members {
     /// Waits until every member in `nodes` sees every one of them Up.
     pub fn await_all_up(&mut self, nodes: &[usize], timeout: Duration) -> crate::Result<()> {
         let wanted: HashSet<String> = nodes.iter().map(|&i| self.address(i)).collect();
-        let converged =
-            |up: &[HashSet<String>]| nodes.iter().all(|&i| wanted.is_subset(&up[i]));
+        let converged = |up: &[HashSet<String>]| nodes.iter().all(|&i| wanted.is_subset(&up[i]));
         if converged(&self.up) {
             return Ok(());
         }

@@ -32,7 +32,8 @@ use rows::ShardingRow;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "sharding",
-    about: "cluster sharding and singleton: 10,000 entities on 3 nodes, rebalance, vs Pekko Sharding",
+    about:
+        "cluster sharding and singleton: 10,000 entities on 3 nodes, rebalance, vs Pekko Sharding",
     run: |ctx| Ok(Box::new(run(ctx)?)),
 };
 
@@ -192,7 +193,9 @@ fn run_system(
         Ok(m) => m,
         Err(e) => {
             progress.done();
-            report.rows.push(Row::skipped(name, &format!("cannot start: {e}")));
+            report
+                .rows
+                .push(Row::skipped(name, &format!("cannot start: {e}")));
             return;
         }
     };
@@ -258,7 +261,11 @@ fn sharded_rows(m: &mut Members, p: &Params) -> Vec<ShardingRow> {
     };
     rows.push(or_failed("tell", "msgs/s", rounds::tell(m, p)));
     rows.push(or_failed("ask", "msgs/s", rounds::ask(m, p)));
-    rows.push(or_failed("activate", "activations/s", rounds::activate(m, p, 0)));
+    rows.push(or_failed(
+        "activate",
+        "activations/s",
+        rounds::activate(m, p, 0),
+    ));
     match rounds::rebalance_join(m, p) {
         Ok((row, joiner)) => {
             rows.push(row);
@@ -270,7 +277,11 @@ fn sharded_rows(m: &mut Members, p: &Params) -> Vec<ShardingRow> {
         }
         Err(e) => {
             rows.push(ShardingRow::failed("rebalance-join", "ms", &e.to_string()));
-            rows.push(ShardingRow::failed("rebalance-leave", "ms", "no 4th member joined"));
+            rows.push(ShardingRow::failed(
+                "rebalance-leave",
+                "ms",
+                "no 4th member joined",
+            ));
         }
     }
     rows
@@ -278,8 +289,7 @@ fn sharded_rows(m: &mut Members, p: &Params) -> Vec<ShardingRow> {
 
 /// A fresh directory for the member logs of this run.
 fn log_dir() -> std::io::Result<PathBuf> {
-    let dir =
-        std::env::temp_dir().join(format!("volley-bench-sharding-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("volley-bench-sharding-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }

@@ -56,7 +56,9 @@ impl Actor for Singleton {
 
 /// The sharding flags the driver passes before the cluster's; reported
 /// on the `started` line, used once the region exists.
-fn split_sharding_flags(args: &[String]) -> crate::Result<(Map<String, serde_json::Value>, Vec<String>)> {
+fn split_sharding_flags(
+    args: &[String],
+) -> crate::Result<(Map<String, serde_json::Value>, Vec<String>)> {
     let mut flags = Map::new();
     let mut rest = Vec::new();
     let mut it = args.iter();
@@ -128,10 +130,7 @@ async fn ping(proxy: ActorRef<Ping>) {
     let mut last = None;
     loop {
         every.tick().await;
-        let Ok(port) = proxy
-            .ask(|reply_to| Ping { reply_to }, PING_TIMEOUT)
-            .await
-        else {
+        let Ok(port) = proxy.ask(|reply_to| Ping { reply_to }, PING_TIMEOUT).await else {
             continue;
         };
         if last != Some(port) {
