@@ -8,8 +8,9 @@
 #                                                    local ractor too)
 #   bench/peers/pekko/target/pekko-bench.jar        (Apache Pekko)
 #   bench/peers/pekko-cluster/target/pekko-cluster-bench.jar
-#                                                   (Pekko Cluster, a newer
-#                                                    Pekko: its own project)
+#                                                   (Pekko Cluster and Cluster
+#                                                    Sharding, a newer Pekko:
+#                                                    its own project)
 #   bench/peers/kontraktor/target/kontraktor-bench.jar
 #                                                   (kontraktor 4.22, the
 #                                                    seed's tell/ask sum;

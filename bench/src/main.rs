@@ -34,7 +34,7 @@ type Serve = fn(&[String]) -> Result<()>;
 fn main() -> ExitCode {
     // Hidden subcommands: the other process of a two-process scenario.
     let args: Vec<String> = std::env::args().collect();
-    let hidden: [(&str, Serve); 6] = [
+    let hidden: [(&str, Serve); 7] = [
         // The server half of `--two-processes` (remote scenarios).
         (
             scenarios::remote_common::SERVER_COMMAND,
@@ -63,6 +63,11 @@ fn main() -> ExitCode {
         (
             scenarios::web::load::LOAD_COMMAND,
             scenarios::web::load::serve,
+        ),
+        // A volley member of `sharding`.
+        (
+            scenarios::sharding::volley_member::NODE_COMMAND,
+            scenarios::sharding::volley_member::serve,
         ),
     ];
     if let Some((name, serve)) = hidden

@@ -59,7 +59,7 @@ impl Peer {
     pub fn harness_for(self, scenario: &str) -> Harness {
         match (self, scenario) {
             (Peer::Ractor, "remote-pingpong") => Harness::RactorCluster,
-            (Peer::Pekko, "cluster") => Harness::PekkoCluster,
+            (Peer::Pekko, "cluster" | "sharding") => Harness::PekkoCluster,
             _ => self.harness(),
         }
     }

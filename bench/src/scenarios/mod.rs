@@ -21,6 +21,7 @@ pub mod remote_pingpong;
 pub mod remote_tell;
 pub mod remote_tls;
 pub mod router;
+pub mod sharding;
 pub mod spawn;
 pub mod web;
 
@@ -85,6 +86,7 @@ pub const ALL: &[Scenario] = &[
     grpc::SCENARIO,
     web::SCENARIO,
     kontraktor::SCENARIO,
+    sharding::SCENARIO,
 ];
 
 /// The scenario names.

@@ -6,9 +6,9 @@
 //! process printing the same event lines (volley's is this binary's
 //! hidden `cluster-node`, [`volley_member`]).
 
-mod node;
-mod round;
-mod view;
+pub(crate) mod node;
+pub(crate) mod round;
+pub(crate) mod view;
 pub mod volley_member;
 
 use std::path::{Path, PathBuf};
@@ -382,7 +382,7 @@ fn spread(ms: &[f64]) -> String {
 }
 
 /// The settings of a `started` line, without the line's own fields.
-fn settings_line(fields: &serde_json::Map<String, Value>) -> String {
+pub(crate) fn settings_line(fields: &serde_json::Map<String, Value>) -> String {
     fields
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "t_ms" | "event" | "node" | "pid"))

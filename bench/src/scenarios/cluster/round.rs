@@ -371,7 +371,7 @@ fn partition(
 
 /// `n` distinct loopback ports that were free a moment ago (all held at
 /// once, so no two are the same).
-fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
+pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
     let listeners = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<Vec<_>>>()?;

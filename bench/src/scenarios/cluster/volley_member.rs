@@ -47,17 +47,17 @@ fn service_key() -> ServiceKey<String> {
 
 /// What the driver passes.
 #[derive(Debug, Clone, PartialEq)]
-struct Args {
-    port: u16,
+pub(crate) struct Args {
+    pub(crate) port: u16,
     bind_port: Option<u16>,
     seeds: Vec<String>,
     heartbeat: Duration,
     pause: Duration,
-    stable_after: Duration,
+    pub(crate) stable_after: Duration,
 }
 
 impl Args {
-    fn parse(args: &[String]) -> crate::Result<Args> {
+    pub(crate) fn parse(args: &[String]) -> crate::Result<Args> {
         let mut parsed = Args {
             port: 0,
             bind_port: None,
@@ -92,7 +92,7 @@ impl Args {
         Ok(parsed)
     }
 
-    fn remote(&self) -> RemoteSettings {
+    pub(crate) fn remote(&self) -> RemoteSettings {
         RemoteSettings {
             port: self.bind_port.unwrap_or(self.port),
             canonical_port: self.bind_port.map(|_| self.port),
@@ -100,7 +100,7 @@ impl Args {
         }
     }
 
-    fn cluster(&self) -> ClusterSettings {
+    pub(crate) fn cluster(&self) -> ClusterSettings {
         let mut settings = ClusterSettings {
             name: "cluster-bench".into(),
             seed_nodes: self.seeds.clone(),
@@ -118,7 +118,7 @@ impl Args {
 }
 
 /// The settings of the `started` line.
-fn settings_fields(settings: &ClusterSettings) -> Map<String, Value> {
+pub(crate) fn settings_fields(settings: &ClusterSettings) -> Map<String, Value> {
     let ms = |d: Duration| json!(d.as_millis() as u64);
     let sbr = &settings.split_brain_resolver;
     let mut fields = Map::new();
@@ -145,7 +145,7 @@ fn settings_fields(settings: &ClusterSettings) -> Map<String, Value> {
 static OUT: Mutex<()> = Mutex::new(());
 
 /// Prints one event line: `t_ms`, `event`, then `fields`.
-fn emit(event: &str, fields: Map<String, Value>) {
+pub(crate) fn emit(event: &str, fields: Map<String, Value>) {
     let mut line = Map::new();
     line.insert("t_ms".into(), json!(now_ms()));
     line.insert("event".into(), json!(event));
@@ -186,7 +186,7 @@ fn describe(event: &ClusterEvent) -> (&'static str, Map<String, Value>) {
 }
 
 /// Prints every cluster event.
-struct EventPrinter;
+pub(crate) struct EventPrinter;
 
 impl Actor for EventPrinter {
     type Msg = ClusterEvent;
@@ -314,7 +314,7 @@ async fn send_numbers(to: ActorRef<u64>, sent: Arc<AtomicU64>) {
     }
 }
 
-fn count_field(count: u64) -> Map<String, Value> {
+pub(crate) fn count_field(count: u64) -> Map<String, Value> {
     let mut fields = Map::new();
     fields.insert("count".into(), json!(count));
     fields

@@ -183,7 +183,7 @@ final class ClusterNode {
     }
 
     /** The line for a cluster event, or null for the ones not reported (internal, seen-by). */
-    private static EventLine describe(ClusterEvent.ClusterDomainEvent e) {
+    static EventLine describe(ClusterEvent.ClusterDomainEvent e) {
         if (e instanceof ClusterEvent.LeaderChanged l) {
             return EventLine.of("leader").str("member", l.getLeader() == null ? null : hostPort(l.getLeader()));
         }
@@ -222,7 +222,7 @@ final class ClusterNode {
         return null;
     }
 
-    private static String hostPort(Address a) {
+    static String hostPort(Address a) {
         return a.getHost().orElse("?") + ":" + a.getPort().map(String::valueOf).orElse("?");
     }
 }

@@ -21,6 +21,10 @@ public final class Main {
         PrintStream events = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
 
+        if (argv.length > 0 && argv[0].equals("sharding-node")) {
+            ShardingMain.run(argv, events);
+            return;
+        }
         NodeArgs args;
         try {
             args = NodeArgs.parse(argv);

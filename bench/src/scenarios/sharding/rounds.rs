@@ -1,0 +1,404 @@
+//! What each row does to a running cluster, through the member commands
+//! of bench/peers/README.md ("sharding"); the checks that make a row
+//! `verified`. Loads run inside the member [`DRIVER`] (as a client
+//! colocated with the cluster would), so the figures are the systems',
+//! not this process's.
+
+use std::time::Duration;
+
+use super::members::{duplicate_ids, num, strings, Members};
+use super::rows::ShardingRow;
+use super::Params;
+use crate::scenarios::cluster::view::{now_ms, Event};
+
+/// The member that runs the loads and pings the singleton: not the
+/// oldest (member 0), which hosts the singleton and is killed.
+pub const DRIVER: usize = 1;
+
+/// How long one load may run.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a query (`check`, `shards`, `reset`) may take.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Asks in flight in the ask, activation and background loads.
+const ASK_WINDOW: u64 = 500;
+/// A tell row asks for an acknowledgement every this many messages...
+const ACK_EVERY: u64 = 100;
+/// ...with at most this many outstanding: the flow control that keeps a
+/// transport's outbound queue from overflowing.
+const TELL_WINDOW: u64 = 20;
+/// Tries of the warm-up that places the entities (a first ask may time
+/// out while the shard coordinator starts).
+const WARM_TRIES: usize = 3;
+
+/// What a `row` line says.
+struct Outcome {
+    sent: u64,
+    replies: u64,
+    failures: u64,
+    duplicate_replies: u64,
+    secs: f64,
+}
+
+impl Outcome {
+    fn of(e: &Event) -> Outcome {
+        Outcome {
+            sent: num(e, "sent"),
+            replies: num(e, "replies"),
+            failures: num(e, "failures"),
+            duplicate_replies: num(e, "duplicate_replies"),
+            secs: num(e, "elapsed_us") as f64 / 1e6,
+        }
+    }
+
+    fn answered_all(&self, expected: u64) -> bool {
+        self.replies == expected && self.failures == 0 && self.duplicate_replies == 0
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} sent, {} answered, {} failed, {} answered twice",
+            self.sent, self.replies, self.failures, self.duplicate_replies
+        )
+    }
+}
+
+/// The sum of every running member's `check` line.
+#[derive(Debug, Default)]
+struct Totals {
+    live: u64,
+    received: u64,
+    mismatched: u64,
+    started: u64,
+    local_duplicates: u64,
+    /// Ids alive on two members at once (with `ids`).
+    duplicates: u64,
+}
+
+fn check(m: &mut Members, expected: i64, ids: bool) -> crate::Result<Totals> {
+    let mut totals = Totals::default();
+    let mut lists = Vec::new();
+    let command = format!("check {expected} {}", if ids { "ids" } else { "-" });
+    for i in m.running() {
+        let e = m.query(i, &command, "check", QUERY_TIMEOUT)?;
+        totals.live += num(&e, "live");
+        totals.received += num(&e, "received");
+        totals.mismatched += num(&e, "mismatched");
+        totals.started += num(&e, "started");
+        totals.local_duplicates += num(&e, "local_duplicates");
+        lists.push(strings(&e, "ids"));
+    }
+    totals.duplicates = duplicate_ids(&lists) + totals.local_duplicates;
+    Ok(totals)
+}
+
+fn reset(m: &mut Members) -> crate::Result<()> {
+    for i in m.running() {
+        m.query(i, "reset", "reset", QUERY_TIMEOUT)?;
+    }
+    Ok(())
+}
+
+/// Runs `run ...` on the driver and waits for its `row` line.
+fn run_load(m: &mut Members, args: &str) -> crate::Result<Outcome> {
+    let e = m.query(DRIVER, &format!("run {args}"), "row", LOAD_TIMEOUT)?;
+    Ok(Outcome::of(&e))
+}
+
+/// Places every entity (asks each once) until no ask fails.
+pub fn warm(m: &mut Members, p: &Params) -> crate::Result<()> {
+    let e = p.entities;
+    for _ in 0..WARM_TRIES {
+        let o = run_load(m, &format!("warm {e} {ASK_WINDOW} 1 {e} e ask"))?;
+        if o.answered_all(e) {
+            return Ok(());
+        }
+    }
+    Err(format!("the warm-up asks still failed after {WARM_TRIES} tries").into())
+}
+
+/// Tell throughput to the warmed entities, every message counted by its
+/// entity: each of them must have got exactly its share.
+pub fn tell(m: &mut Members, p: &Params) -> crate::Result<ShardingRow> {
+    let (n, e) = (p.tell_messages, p.entities);
+    reset(m)?;
+    let o = run_load(m, &format!("tell {n} {TELL_WINDOW} {ACK_EVERY} {e} e tell"))?;
+    let t = check(m, (n / e) as i64, true)?;
+    let acks = n.div_ceil(ACK_EVERY);
+    let verified = o.answered_all(acks)
+        && t.received == n
+        && t.mismatched == 0
+        && t.live == e
+        && t.duplicates == 0;
+    Ok(ShardingRow {
+        row: "tell".into(),
+        value: Some(n as f64 / o.secs),
+        unit: "msgs/s".into(),
+        verified,
+        duplicates: Some(t.duplicates),
+        count: Some(n),
+        note: format!(
+            "{n} tells to {e} entities, an acknowledged one every {ACK_EVERY} (at most \
+             {TELL_WINDOW} outstanding); entities counted {} in all, {} live, {} with a count \
+             other than {}; acks: {}",
+            t.received,
+            t.live,
+            t.mismatched,
+            n / e,
+            o.describe()
+        ),
+    })
+}
+
+/// Ask throughput to the warmed entities ([`ASK_WINDOW`] in flight).
+pub fn ask(m: &mut Members, p: &Params) -> crate::Result<ShardingRow> {
+    let (n, e) = (p.ask_messages, p.entities);
+    reset(m)?;
+    let o = run_load(m, &format!("ask {n} {ASK_WINDOW} 1 {e} e ask"))?;
+    let t = check(m, (n / e) as i64, true)?;
+    let verified = o.answered_all(n) && t.received == n && t.mismatched == 0 && t.duplicates == 0;
+    Ok(ShardingRow {
+        row: "ask".into(),
+        value: Some(n as f64 / o.secs),
+        unit: "msgs/s".into(),
+        verified,
+        duplicates: Some(t.duplicates),
+        count: Some(n),
+        note: format!(
+            "{n} asks to {e} entities, {ASK_WINDOW} in flight; {}; entities counted {}, \
+             {} with a count other than {}",
+            o.describe(),
+            t.received,
+            t.mismatched,
+            n / e
+        ),
+    })
+}
+
+/// Activations: an ask to each of `activations` new ids, each the first
+/// message to its id, so each starts an entity.
+pub fn activate(m: &mut Members, p: &Params, round: usize) -> crate::Result<ShardingRow> {
+    let n = p.activations;
+    let before = check(m, -1, false)?;
+    reset(m)?;
+    let o = run_load(m, &format!("activate {n} {ASK_WINDOW} 1 0 a{round}- ask"))?;
+    let t = check(m, -1, true)?;
+    let started = t.started - before.started;
+    let verified = o.answered_all(n) && started == n && t.received == n && t.duplicates == 0;
+    Ok(ShardingRow {
+        row: "activate".into(),
+        value: Some(n as f64 / o.secs),
+        unit: "activations/s".into(),
+        verified,
+        duplicates: Some(t.duplicates),
+        count: Some(n),
+        note: format!(
+            "asks to {n} new ids, {ASK_WINDOW} in flight; {}; {started} entities started",
+            o.describe()
+        ),
+    })
+}
+
+/// The shard count of each region in a `shards` line, by host:port.
+fn shard_counts(e: &Event) -> Vec<(String, u64)> {
+    strings(e, "regions")
+        .into_iter()
+        .filter_map(|r| {
+            let (node, count) = r.rsplit_once('=')?;
+            Some((node.to_string(), count.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Polls `shards` on the driver until `done` holds for its counts; the
+/// time of that line.
+fn await_shards(
+    m: &mut Members,
+    timeout: Duration,
+    mut done: impl FnMut(&[(String, u64)]) -> bool,
+) -> crate::Result<f64> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let e = m.query(DRIVER, "shards", "shards", QUERY_TIMEOUT)?;
+        if num(&e, "failed") == 0 && done(&shard_counts(&e)) {
+            return Ok(e.t_ms);
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("shards never settled: {:?}", shard_counts(&e)).into());
+        }
+        std::thread::sleep(POLL_EVERY);
+    }
+}
+
+/// How often the shard placement is polled.
+const POLL_EVERY: Duration = Duration::from_millis(200);
+
+/// The background load that keeps every entity busy while members join
+/// and leave (a rebalanced shard moves on its next message).
+/// The counts are reset first, so that the entities' own count after
+/// [`stop_traffic`] tells an ask whose message was lost from one answered
+/// late.
+fn start_traffic(m: &mut Members, p: &Params) -> crate::Result<()> {
+    reset(m)?;
+    let e = p.entities;
+    m.command(DRIVER, &format!("run traffic {} 100 1 {e} e ask", u32::MAX))
+}
+
+/// Whether the traffic was all answered, and the note's account of it:
+/// asks sent, answered, failed (unanswered within the ask timeout), and
+/// what the entities of the members `counted` say they got.
+fn traffic_account(traffic: &Outcome, t: &Totals, counted: &str) -> (bool, String) {
+    let ok = traffic.failures == 0 && traffic.duplicate_replies == 0;
+    let note = format!(
+        "{}; the entities on {counted} counted {} messages",
+        traffic.describe(),
+        t.received
+    );
+    (ok, note)
+}
+
+fn stop_traffic(m: &mut Members) -> crate::Result<Outcome> {
+    let e = m.query(DRIVER, "stop-load", "row", LOAD_TIMEOUT)?;
+    Ok(Outcome::of(&e))
+}
+
+/// A fourth member joins under traffic: from the driver seeing it Up to
+/// the shard placement giving it its share (S / 4 shards, rounded down).
+pub fn rebalance_join(m: &mut Members, p: &Params) -> crate::Result<(ShardingRow, usize)> {
+    start_traffic(m, p)?;
+    let joiner = m.add()?;
+    let address = m.address(joiner);
+    let (_, up) = m.await_line(Duration::from_secs(120), "the new member Up", |i, e| {
+        i == DRIVER && e.event == "up" && e.member.as_deref() == Some(&address)
+    })?;
+    let share = p.shards / m.running().len() as u64;
+    let done = await_shards(m, Duration::from_secs(300), |counts| {
+        counts
+            .iter()
+            .any(|(node, n)| *node == address && *n >= share)
+    })?;
+    let traffic = stop_traffic(m)?;
+    let t = check(m, -1, true)?;
+    let (answered, account) = traffic_account(&traffic, &t, "all 4 members");
+    let row = ShardingRow {
+        row: "rebalance-join".into(),
+        value: Some(done - up.t_ms),
+        unit: "ms".into(),
+        verified: answered && t.duplicates == 0,
+        duplicates: Some(t.duplicates),
+        count: Some(share),
+        note: format!(
+            "the 4th member Up (seen by the driver) to it hosting {share} of {} shards, \
+             while asks kept every entity busy ({account})",
+            p.shards,
+        ),
+    };
+    Ok((row, joiner))
+}
+
+/// Member `leaver` leaves gracefully under traffic: from the `leave`
+/// command to the driver seeing it Removed and every shard hosted by the
+/// others.
+pub fn rebalance_leave(m: &mut Members, p: &Params, leaver: usize) -> crate::Result<ShardingRow> {
+    start_traffic(m, p)?;
+    let address = m.address(leaver);
+    let start = now_ms();
+    m.command(leaver, "leave")?;
+    m.await_line(Duration::from_secs(120), "the leaver Removed", |i, e| {
+        i == DRIVER && e.event == "removed" && e.member.as_deref() == Some(&address)
+    })?;
+    let shards = p.shards;
+    let done = await_shards(m, Duration::from_secs(300), |counts| {
+        counts.iter().all(|(node, _)| *node != address)
+            && counts.iter().map(|(_, n)| n).sum::<u64>() == shards
+    })?;
+    m.forget(leaver);
+    let traffic = stop_traffic(m)?;
+    let t = check(m, -1, true)?;
+    let (answered, account) = traffic_account(
+        &traffic,
+        &t,
+        "the 3 that stayed (the leaver's counts left with it)",
+    );
+    Ok(ShardingRow {
+        row: "rebalance-leave".into(),
+        value: Some(done - start),
+        unit: "ms".into(),
+        verified: answered && t.duplicates == 0,
+        duplicates: Some(t.duplicates),
+        count: None,
+        note: format!(
+            "leave of the 4th member to it Removed (seen by the driver) and all {shards} \
+             shards hosted by the 3 others, while asks kept every entity busy ({account})"
+        ),
+    })
+}
+
+/// The singleton's member is killed (kill -9): from the kill to the
+/// driver's pings (every 50 ms, through its proxy) answered from another
+/// member. Answers from the old and the new member alternating afterwards
+/// would be two instances: counted over [`AFTER_SINGLETON`].
+pub fn singleton_kill(m: &mut Members) -> crate::Result<ShardingRow> {
+    m.command(DRIVER, "ping-singleton")?;
+    let (_, first) = m.await_line(Duration::from_secs(60), "a singleton answer", |i, e| {
+        i == DRIVER && e.event == "singleton"
+    })?;
+    let old = num(&first, "port");
+    let holder = (0..m.len())
+        .find(|&i| u64::from(m.port(i)) == old)
+        .ok_or("the singleton answered from no member")?;
+    if holder == DRIVER {
+        return Err("the singleton runs on the driver, which must survive".into());
+    }
+    let killed = now_ms();
+    m.kill(holder)?;
+    let (_, moved) = m.await_line(Duration::from_secs(120), "the singleton moved", |i, e| {
+        i == DRIVER && e.event == "singleton" && num(e, "port") != old
+    })?;
+    let mut flips = 0;
+    while m
+        .await_line(AFTER_SINGLETON, "another singleton answer", |i, e| {
+            i == DRIVER && e.event == "singleton"
+        })
+        .is_ok()
+    {
+        flips += 1;
+    }
+    Ok(ShardingRow {
+        row: "singleton-kill".into(),
+        value: Some(moved.t_ms - killed),
+        unit: "ms".into(),
+        verified: flips == 0,
+        duplicates: Some(flips),
+        count: None,
+        note: format!(
+            "kill -9 of the singleton's member to its first answer from member port {} \
+             (pings every 50 ms; failure detection, the resolver's stable-after and the \
+             hand-over margin included); answers from another member in the {} s after: {flips}",
+            num(&moved, "port"),
+            AFTER_SINGLETON.as_secs()
+        ),
+    })
+}
+
+/// How long the singleton row watches for answers from a second instance.
+const AFTER_SINGLETON: Duration = Duration::from_secs(3);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_shard_counts_by_member() {
+        let e = Event::parse(
+            r#"{"t_ms":1.0,"event":"shards","regions":["127.0.0.1:1=34","127.0.0.1:2=33"],"failed":0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            shard_counts(&e),
+            vec![
+                ("127.0.0.1:1".to_string(), 34),
+                ("127.0.0.1:2".to_string(), 33)
+            ]
+        );
+    }
+}
