@@ -209,12 +209,18 @@ fn start<A: Actor>(
 ) -> Result<Sharding<A::Msg>, ShardingError> {
     let settings = entity.settings;
     let name = format!("sharding-{encoded}-coordinator");
-    let props = ShardCoordinator::props(settings);
+    let region_name = format!("sharding-{encoded}");
     let (coordinator, remoting) = match home {
-        CoordinatorHome::Local => (system.spawn(&name, props).map_err(spawn_error)?, None),
+        CoordinatorHome::Local => {
+            let props = ShardCoordinator::props(settings);
+            (system.spawn(&name, props).map_err(spawn_error)?, None)
+        }
         CoordinatorHome::Singleton(remoting) => {
+            let props =
+                ShardCoordinator::props_on_cluster(settings, remoting.clone(), region_name.clone());
             let mut singleton = SingletonSettings::new(&name);
             singleton.retry_interval = settings.retry_interval;
+            singleton.down_removal_margin = settings.down_removal_margin;
             let started =
                 ClusterSingleton::start(system, remoting, singleton, props).map_err(|error| {
                     match error {
@@ -234,7 +240,7 @@ fn start<A: Actor>(
         remoting,
     );
     let region = system
-        .spawn(&format!("sharding-{encoded}"), region_props)
+        .spawn(&region_name, region_props)
         .map_err(spawn_error)?;
     Ok(Sharding {
         name: entity.key.name().into(),

@@ -12,15 +12,30 @@
 //!   the hosting region; on its `ShardStopped` the shard is deallocated
 //!   and the askers of the round get its new home. A round that is not
 //!   acked within `handoff_timeout` ends with the shard where it was.
+//!
+//! On a cluster (as a singleton) two more rules keep an entity from
+//! running twice:
+//! - A region that stops frees its shards only once nothing of it can
+//!   still run: at once if its actor stopped on a member that stays, else
+//!   once its member is removed, plus `down_removal_margin`
+//!   ([`RegionMembers`]). Meanwhile its shards have no home to give.
+//! - A new coordinator (the singleton moved) asks the region of every
+//!   member to register again with the shards it hosts, and allocates
+//!   nothing until all have or `coordinator_state_wait` passed (design
+//!   §3: the regions are the state).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
+use volley_remote::Remoting;
 
 use super::allocation::{RebalanceGate, ShardId};
 use super::coordinator_state::CoordinatorState;
 use super::protocol::{CoordinatorMsg, RegionControl};
+use super::region::CONTROL;
+use super::region_members::{authority_of, RegionMembers, WhenFree};
 use super::settings::ShardingSettings;
+use crate::runtime::Cluster;
 
 /// A shard being started: its region, and who asked where it is.
 struct Starting {
@@ -36,15 +51,38 @@ struct Round {
     hand_off_sent: bool,
 }
 
+/// What a coordinator on a cluster knows besides its map.
+struct OnCluster {
+    remoting: Remoting,
+    /// The regions' actor name, under `/user`.
+    region_name: String,
+    cluster: Option<Cluster>,
+    self_authority: String,
+    members: RegionMembers,
+    /// Regions that stopped, whose shards wait for their member's
+    /// removal or margin; by `host:port`.
+    terminating: HashMap<String, Vec<ActorRef<RegionControl>>>,
+    /// While the coordinator is new: members whose region has not
+    /// registered, and who asked for homes meanwhile.
+    startup: Option<Startup>,
+}
+
+struct Startup {
+    unregistered: HashSet<String>,
+    askers: Vec<(ShardId, ActorRef<RegionControl>)>,
+}
+
 /// The coordinator of one entity type.
 pub struct ShardCoordinator {
     settings: ShardingSettings,
     state: CoordinatorState,
     starting: HashMap<ShardId, Starting>,
     rounds: HashMap<ShardId, Round>,
+    on_cluster: Option<OnCluster>,
 }
 
 const REBALANCE_TIMER: &str = "rebalance";
+const ASK_TIMER: &str = "ask-registrations";
 
 fn hand_off_timer(shard: ShardId) -> String {
     format!("hand-off-{}", shard.0)
@@ -57,25 +95,87 @@ fn add_asker(askers: &mut Vec<ActorRef<RegionControl>>, region: ActorRef<RegionC
 }
 
 impl ShardCoordinator {
-    /// The props of a coordinator with these settings.
+    /// The props of a coordinator with these settings, for the regions
+    /// of its own node.
     pub fn props(settings: ShardingSettings) -> Props<Self> {
-        Props::new(move || ShardCoordinator {
+        Props::new(move || Self::new(settings, None))
+    }
+
+    /// The props of a coordinator of the regions named `region_name` on
+    /// the members of the cluster `remoting`'s system belongs to.
+    pub fn props_on_cluster(
+        settings: ShardingSettings,
+        remoting: Remoting,
+        region_name: String,
+    ) -> Props<Self> {
+        Props::new(move || {
+            let on_cluster = OnCluster {
+                remoting: remoting.clone(),
+                region_name: region_name.clone(),
+                cluster: None,
+                self_authority: String::new(),
+                members: RegionMembers::default(),
+                terminating: HashMap::new(),
+                startup: None,
+            };
+            Self::new(settings, Some(on_cluster))
+        })
+    }
+
+    fn new(settings: ShardingSettings, on_cluster: Option<OnCluster>) -> Self {
+        ShardCoordinator {
             settings,
             state: CoordinatorState::default(),
             starting: HashMap::new(),
             rounds: HashMap::new(),
-        })
+            on_cluster,
+        }
     }
 
-    fn register(&mut self, ctx: &mut Context<Self>, region: ActorRef<RegionControl>) {
+    fn register(
+        &mut self,
+        ctx: &mut Context<Self>,
+        region: ActorRef<RegionControl>,
+        shards: Vec<ShardId>,
+    ) {
+        if self.is_terminating(&region) {
+            return;
+        }
         if self.state.register(region.clone()) {
             ctx.watch_with(&region, CoordinatorMsg::RegionTerminated(region.clone()));
         }
+        for shard in shards {
+            self.claim(shard, &region);
+        }
         let coordinator = ctx.myself();
         region.tell(RegionControl::RegisterAck { coordinator });
+        let at = self.authority(&region);
+        if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
+            startup.unregistered.remove(&at);
+            if startup.unregistered.is_empty() {
+                self.end_startup(ctx);
+            }
+        }
+    }
+
+    /// `region` says it hosts `shard`: its home, unless another region
+    /// has it, which keeps it (the claim can only follow a hand-off cut
+    /// by the coordinator's move, design §3).
+    fn claim(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
+        match self.state.home(shard) {
+            None => self.state.assign(shard, region),
+            Some(home) if home == region => {}
+            Some(home) => {
+                tracing::warn!(%shard, %home, claimant = %region, "two regions host one shard; the second hands it off");
+                region.tell(RegionControl::HandOff { shard });
+            }
+        }
     }
 
     fn get_shard_home(&mut self, shard: ShardId, region: ActorRef<RegionControl>) {
+        if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
+            return startup.askers.push((shard, region));
+        }
         if let Some(round) = self.rounds.get_mut(&shard) {
             return add_asker(&mut round.askers, region);
         }
@@ -84,6 +184,9 @@ impl ShardCoordinator {
         }
         if let Some(home) = self.state.home(shard) {
             let region_of_home = home.clone();
+            if self.is_terminating(&region_of_home) {
+                return; // no home until it is freed; the asker asks again
+            }
             return region.tell(RegionControl::ShardHome {
                 shard,
                 region: region_of_home,
@@ -104,6 +207,10 @@ impl ShardCoordinator {
 
     fn shard_started(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
         let Some(starting) = self.starting.remove(&shard) else {
+            // Started on an earlier coordinator's word: it lives there.
+            if self.state.is_registered(region) {
+                self.claim(shard, region);
+            }
             return;
         };
         if starting.host != *region {
@@ -122,8 +229,12 @@ impl ShardCoordinator {
             self.settings.rebalance_interval,
             CoordinatorMsg::RebalanceTick,
         );
+        let waiting = self
+            .on_cluster
+            .as_ref()
+            .is_some_and(|c| c.startup.is_some() || c.terminating.values().any(|r| !r.is_empty()));
         let gate = RebalanceGate {
-            in_progress: !self.rounds.is_empty() || !self.starting.is_empty(),
+            in_progress: !self.rounds.is_empty() || !self.starting.is_empty() || waiting,
             ..RebalanceGate::default()
         };
         for shard in self.state.to_rebalance(&self.settings.allocation, gate) {
@@ -171,6 +282,20 @@ impl ShardCoordinator {
         }
     }
 
+    /// `region` stopped the shard: it is free, unless it lives elsewhere
+    /// (an answer from a region that had claimed it twice).
+    fn region_stopped_shard(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        region: &ActorRef<RegionControl>,
+    ) {
+        let elsewhere = self.state.home(shard).is_some_and(|home| home != region);
+        if !elsewhere {
+            self.shard_stopped(ctx, shard);
+        }
+    }
+
     /// The shard stopped: it is free, and whoever asked meanwhile gets
     /// its next home.
     fn shard_stopped(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
@@ -194,9 +319,79 @@ impl ShardCoordinator {
         }
     }
 
-    /// A region stopped: its shards are free, and rounds stop waiting
-    /// for it.
-    fn region_terminated(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+    /// A region stopped: its shards are free now, at its member's
+    /// removal, or after the margin.
+    fn region_terminated(&mut self, ctx: &mut Context<Self>, region: ActorRef<RegionControl>) {
+        let at = self.authority(&region);
+        let margin = self.settings.down_removal_margin;
+        let Some(on_cluster) = self.on_cluster.as_mut() else {
+            return self.free_region(ctx, &region);
+        };
+        if let Some(cluster) = &on_cluster.cluster {
+            // The latest view: a removal may be published after the watch.
+            on_cluster.members = RegionMembers::from_state(&cluster.state());
+        }
+        let when = on_cluster.members.when_free(&at);
+        tracing::info!(%region, ?when, "a region stopped");
+        match when {
+            WhenFree::Now => return self.free_region(ctx, &region),
+            WhenFree::AtRemoval => {}
+            WhenFree::AfterMargin => {
+                let timer = format!("free-{region}");
+                ctx.schedule_once(timer, margin, CoordinatorMsg::FreeRegion(region.clone()));
+            }
+        }
+        on_cluster.terminating.entry(at).or_default().push(region);
+    }
+
+    /// A member was removed: its stopped regions' shards are free after
+    /// the margin.
+    fn member_removed(&mut self, ctx: &mut Context<Self>, at: &str) {
+        let margin = self.settings.down_removal_margin;
+        let Some(on_cluster) = self.on_cluster.as_mut() else {
+            return;
+        };
+        for region in on_cluster.terminating.get(at).into_iter().flatten() {
+            let timer = format!("free-{region}");
+            ctx.schedule_once(timer, margin, CoordinatorMsg::FreeRegion(region.clone()));
+        }
+        if let Some(startup) = on_cluster.startup.as_mut() {
+            startup.unregistered.remove(at);
+            if startup.unregistered.is_empty() {
+                self.end_startup(ctx);
+            }
+        }
+    }
+
+    /// Whether `region` stopped and its shards wait to be freed.
+    fn is_terminating(&self, region: &ActorRef<RegionControl>) -> bool {
+        let Some(on_cluster) = &self.on_cluster else {
+            return false;
+        };
+        let at = self.authority(region);
+        on_cluster
+            .terminating
+            .get(&at)
+            .is_some_and(|regions| regions.contains(region))
+    }
+
+    /// The `host:port` of a region's member (this node's for a local one).
+    fn authority(&self, region: &ActorRef<RegionControl>) -> String {
+        match (region.path().authority(), &self.on_cluster) {
+            (Some(at), _) => at.to_owned(),
+            (None, Some(on_cluster)) => on_cluster.self_authority.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The region's shards are free, and rounds stop waiting for it.
+    fn free_region(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+        let at = self.authority(region);
+        if let Some(on_cluster) = self.on_cluster.as_mut() {
+            if let Some(regions) = on_cluster.terminating.get_mut(&at) {
+                regions.retain(|r| r != region);
+            }
+        }
         let freed = self.state.remove(region);
         for round in self.rounds.values_mut() {
             round.unacked.retain(|r| r != region);
@@ -215,27 +410,125 @@ impl ShardCoordinator {
     }
 }
 
+/// A new coordinator on a cluster: the regions are the state.
+impl ShardCoordinator {
+    /// Subscribes to the membership and asks every member's region to
+    /// register; allocation waits for them (design §3).
+    fn start_on_cluster(&mut self, ctx: &mut Context<Self>) {
+        let Some(on_cluster) = self.on_cluster.as_mut() else {
+            return;
+        };
+        let Some(cluster) = Cluster::get(ctx.system()) else {
+            return; // no membership to wait for: as on one node
+        };
+        let events = ctx.message_adapter(CoordinatorMsg::Member);
+        ctx.system().event_stream().subscribe(events);
+        on_cluster.self_authority = authority_of(cluster.self_member());
+        on_cluster.members = RegionMembers::from_state(&cluster.state());
+        let unregistered = on_cluster.members.hosting().cloned().collect();
+        on_cluster.cluster = Some(cluster);
+        on_cluster.startup = Some(Startup {
+            unregistered,
+            askers: Vec::new(),
+        });
+        let wait = self.settings.coordinator_state_wait;
+        ctx.schedule_once("state-wait", wait, CoordinatorMsg::StateWaitOver);
+        self.ask_registrations(ctx);
+        if self
+            .on_cluster
+            .as_ref()
+            .and_then(|c| c.startup.as_ref())
+            .is_some_and(|s| s.unregistered.is_empty())
+        {
+            self.end_startup(ctx);
+        }
+    }
+
+    /// Asks the regions that have not registered yet, again every
+    /// `retry_interval` while the coordinator is new.
+    fn ask_registrations(&mut self, ctx: &mut Context<Self>) {
+        let Some(on_cluster) = &self.on_cluster else {
+            return;
+        };
+        let Some(startup) = &on_cluster.startup else {
+            return;
+        };
+        let system = on_cluster.remoting.address().system().to_owned();
+        for at in &startup.unregistered {
+            let path = format!(
+                "volley://{system}@{at}/user/{}/{CONTROL}",
+                on_cluster.region_name
+            );
+            match on_cluster.remoting.resolve::<RegionControl>(&path) {
+                Ok(region) => region.tell(RegionControl::RegisterAgain),
+                Err(error) => tracing::warn!(%path, %error, "a region cannot be resolved"),
+            }
+        }
+        let every = self.settings.retry_interval;
+        ctx.schedule_once(ASK_TIMER, every, CoordinatorMsg::AskRegistrations);
+    }
+
+    /// Every region registered, or the wait is over: allocate what was
+    /// asked meanwhile.
+    fn end_startup(&mut self, ctx: &mut Context<Self>) {
+        let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.take()) else {
+            return;
+        };
+        ctx.cancel_timer(ASK_TIMER);
+        if !startup.unregistered.is_empty() {
+            let missing: Vec<_> = startup.unregistered.into_iter().collect();
+            tracing::warn!(?missing, "members whose region did not register in time");
+        }
+        for (shard, asker) in startup.askers {
+            self.get_shard_home(shard, asker);
+        }
+    }
+
+    fn on_member_event(&mut self, ctx: &mut Context<Self>, event: &crate::member::ClusterEvent) {
+        let removed = self
+            .on_cluster
+            .as_mut()
+            .and_then(|c| c.members.apply(event));
+        if let Some(at) = removed {
+            self.member_removed(ctx, &at);
+        }
+    }
+
+    fn margin_over(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+        if self.is_terminating(region) {
+            self.free_region(ctx, region);
+        }
+    }
+}
+
 impl Actor for ShardCoordinator {
     type Msg = CoordinatorMsg;
 
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let every = self.settings.rebalance_interval;
         ctx.schedule_once(REBALANCE_TIMER, every, CoordinatorMsg::RebalanceTick);
+        self.start_on_cluster(ctx);
         Ok(())
     }
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: CoordinatorMsg) -> HandleResult {
         match msg {
-            CoordinatorMsg::Register { region } => self.register(ctx, region),
+            CoordinatorMsg::Register { region, shards } => self.register(ctx, region, shards),
             CoordinatorMsg::GetShardHome { shard, region } => self.get_shard_home(shard, region),
             CoordinatorMsg::ShardStarted { shard, region } => self.shard_started(shard, &region),
             CoordinatorMsg::BeginHandOffAck { shard, region } => {
                 self.begin_hand_off_ack(shard, &region)
             }
-            CoordinatorMsg::ShardStopped { shard } => self.shard_stopped(ctx, shard),
-            CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, &region),
+            CoordinatorMsg::ShardStopped { shard, region } => {
+                self.region_stopped_shard(ctx, shard, &region)
+            }
+            CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, region),
             CoordinatorMsg::RebalanceTick => self.rebalance(ctx),
             CoordinatorMsg::HandOffTimeout(shard) => self.hand_off_timeout(shard),
+            CoordinatorMsg::Member(event) => self.on_member_event(ctx, &event),
+            CoordinatorMsg::FreeRegion(region) => self.margin_over(ctx, &region),
+            CoordinatorMsg::AskRegistrations => self.ask_registrations(ctx),
+            CoordinatorMsg::StateWaitOver => self.end_startup(ctx),
         }
         Ok(())
     }

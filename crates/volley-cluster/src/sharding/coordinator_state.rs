@@ -40,6 +40,19 @@ impl CoordinatorState {
         }
     }
 
+    /// Whether `region` is registered.
+    pub(crate) fn is_registered(&self, region: &ActorRef<RegionControl>) -> bool {
+        self.regions.iter().any(|r| r.region == *region)
+    }
+
+    /// Records that `shard` lives in `region`, a registered region (a
+    /// region's report to a new coordinator).
+    pub(crate) fn assign(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
+        if let Some(entry) = self.regions.iter_mut().find(|r| r.region == *region) {
+            entry.shards.push(shard);
+        }
+    }
+
     /// The regions, in registration order.
     pub(crate) fn regions(&self) -> impl Iterator<Item = &ActorRef<RegionControl>> {
         self.regions.iter().map(|r| &r.region)

@@ -30,6 +30,7 @@ mod passivation;
 mod protocol;
 mod region;
 mod region_buffer;
+mod region_members;
 mod settings;
 mod shard;
 pub mod store;

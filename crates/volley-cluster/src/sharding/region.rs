@@ -28,6 +28,8 @@ use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 use super::region_buffer::RegionBuffer;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
+use crate::member::ClusterEvent;
+use crate::runtime::Cluster;
 
 /// What a region takes.
 pub enum RegionMsg<M: Send + 'static> {
@@ -52,6 +54,8 @@ pub enum RegionMsg<M: Send + 'static> {
     /// Another node's region, the home of some shards, stopped (or its
     /// member was removed).
     RegionTerminated(ActorRef<RegionControl>),
+    /// A change of the cluster's membership (on a cluster).
+    Member(ClusterEvent),
 }
 
 /// Where a shard lives, as far as this region knows.
@@ -203,6 +207,7 @@ impl<A: Actor> ShardRegion<A> {
             RegionControl::ShardHome { shard, region } => self.home_known(ctx, shard, region),
             RegionControl::BeginHandOff { shard } => self.begin_hand_off(shard),
             RegionControl::HandOff { shard } => self.hand_off(ctx, shard),
+            RegionControl::RegisterAgain => self.register(),
         }
     }
 
@@ -296,8 +301,9 @@ impl<A: Actor> ShardRegion<A> {
                 local.tell(ShardMsg::HandOff(ctx.message_adapter(RegionMsg::HandedOff)));
             }
             None if !self.stopping.contains_key(&shard) => {
+                let region = self.control();
                 self.coordinator
-                    .tell(CoordinatorMsg::ShardStopped { shard });
+                    .tell(CoordinatorMsg::ShardStopped { shard, region });
             }
             None => {}
         }
@@ -334,8 +340,9 @@ impl<A: Actor> ShardRegion<A> {
             .is_some_and(|s| s.answered && s.stopped)
         {
             self.stopping.remove(&shard);
+            let region = self.control();
             self.coordinator
-                .tell(CoordinatorMsg::ShardStopped { shard });
+                .tell(CoordinatorMsg::ShardStopped { shard, region });
         }
     }
 
@@ -348,9 +355,42 @@ impl<A: Actor> ShardRegion<A> {
         waiting.into_iter().for_each(|shard| self.ask_home(shard));
     }
 
+    /// Registers with the coordinator, with the shards hosted here (a new
+    /// coordinator rebuilds its map from them). A shard in hand-off
+    /// counts until it has stopped: its `ShardStopped` frees it.
     fn register(&self) {
         let region = self.control();
-        self.coordinator.tell(CoordinatorMsg::Register { region });
+        let mut shards: Vec<ShardId> = self.hosted.keys().copied().collect();
+        shards.extend(self.stopping.keys().copied());
+        self.coordinator
+            .tell(CoordinatorMsg::Register { region, shards });
+    }
+
+    /// Subscribes to the membership, on a cluster.
+    fn watch_own_member(&self, ctx: &mut Context<Self>) {
+        if self.remoting.is_some() && Cluster::get(ctx.system()).is_some() {
+            let events = ctx.message_adapter(RegionMsg::Member);
+            ctx.system().event_stream().subscribe(events);
+        }
+    }
+
+    /// A region whose own member is downed or removed stops, with its
+    /// shards and entities (as Pekko's): the others place its shards
+    /// again once it is removed and `down_removal_margin` passed.
+    fn on_member_event(&self, ctx: &mut Context<Self>, event: &ClusterEvent) {
+        let member = match event {
+            ClusterEvent::MemberDowned { member } | ClusterEvent::MemberRemoved { member, .. } => {
+                member
+            }
+            _ => return,
+        };
+        let Some(cluster) = Cluster::get(ctx.system()) else {
+            return;
+        };
+        if member.unique_address() == *cluster.self_member() {
+            tracing::info!(status = ?member.status, "this member is downed or removed: its shard region stops");
+            ctx.stop_self();
+        }
     }
 }
 
@@ -372,6 +412,7 @@ impl<A: Actor> Actor for ShardRegion<A> {
         });
         ctx.spawn(DELIVER, Link::props(deliver))?;
         self.register();
+        self.watch_own_member(ctx);
         ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
         Ok(())
     }
@@ -388,6 +429,7 @@ impl<A: Actor> Actor for ShardRegion<A> {
             RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(shard, &actor),
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),
+            RegionMsg::Member(event) => self.on_member_event(ctx, &event),
         }
         Ok(())
     }

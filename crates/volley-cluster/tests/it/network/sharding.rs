@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use volley::{Actor, Context, HandleResult, Props};
@@ -14,12 +14,12 @@ use volley_cluster::sharding::{
     ShardEnvelope, Sharding, ShardingSettings,
 };
 use volley_cluster::singleton::register_singleton_types;
-use volley_cluster::Cluster;
+use volley_cluster::{Cluster, ClusterEvent, MemberStatus};
 use volley_remote::Registry;
-use volley_testkit::await_cond_within;
 use volley_testkit::remote::{Node, Nodes};
+use volley_testkit::{await_cond_within, TestProbe};
 
-use super::{all_up, deadline, form, quick, start_nodes};
+use super::{all_up, deadline, expect_removed, form, quick, start_nodes};
 
 /// One message to an entity: its sequence number from the one sender.
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,6 +36,8 @@ struct Record {
     starts: BTreeMap<String, Vec<u16>>,
     /// Entity id to what it received, in order.
     received: BTreeMap<String, Vec<u32>>,
+    /// Every start: the entity, its port, and when.
+    started_at: Vec<(String, u16, Instant)>,
 }
 
 type Shared = Arc<Mutex<Record>>;
@@ -61,6 +63,8 @@ impl Actor for Counted {
                 r.twice.push(self.id.clone());
             }
             r.starts.entry(self.id.clone()).or_default().push(self.port);
+            r.started_at
+                .push((self.id.clone(), self.port, Instant::now()));
         });
         Ok(())
     }
@@ -98,12 +102,17 @@ fn key() -> EntityTypeKey<Seq> {
     EntityTypeKey::new("counted")
 }
 
+/// The margin after a removal in these tests.
+const MARGIN: Duration = Duration::from_secs(3);
+
 /// Ten shards, rounds every 200 ms: a round moves one shard.
 fn settings() -> ShardingSettings {
     ShardingSettings {
         retry_interval: Duration::from_millis(200),
         rebalance_interval: Duration::from_millis(200),
         handoff_timeout: Duration::from_secs(10),
+        down_removal_margin: MARGIN,
+        coordinator_state_wait: Duration::from_secs(5),
         ..ShardingSettings::default()
     }
 }
@@ -298,11 +307,7 @@ async fn the_shards_of_a_node_that_leaves_are_placed_again() {
     await_all_received(&record, count, sent);
     let gone = clusters[leaver].self_member().clone();
     members[leaver].system.terminate().await;
-    super::expect_removed(
-        &probes[sender],
-        &gone,
-        volley_cluster::MemberStatus::Exiting,
-    );
+    expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
     let after_removal = sent;
     let started = std::time::Instant::now();
     // Pacing, not synchronisation: rounds until every entity has one.
@@ -333,5 +338,119 @@ async fn sharding_on_a_system_without_a_cluster_is_a_typed_error() {
         refused.err(),
         Some(volley_cluster::sharding::ShardingError::NoCluster)
     );
+    nodes.stop_all().await;
+}
+
+/// Forms a cluster of `members` with no split-brain resolver: only
+/// `Cluster::down` downs, so a silent member stays unreachable.
+fn form_without_resolver(members: &[Node]) -> (Vec<Cluster>, Vec<TestProbe<ClusterEvent>>) {
+    let seeds: Vec<&Node> = members.iter().collect();
+    let (clusters, probes): (Vec<_>, Vec<_>) = members
+        .iter()
+        .map(|node| {
+            let events = TestProbe::on_event_stream(&node.system);
+            let mut settings = quick("test", &seeds);
+            settings.split_brain_resolver.active_strategy = "off".to_owned();
+            let cluster =
+                Cluster::start(&node.system, &node.remoting, settings).expect("a cluster starts");
+            (cluster, events)
+        })
+        .unzip();
+    all_up(&clusters);
+    (clusters, probes)
+}
+
+/// Sends rounds from `refs` every 10 ms for `span` (pacing: traffic
+/// while time passes is what these tests look at).
+async fn send_for(refs: &[EntityRef<Seq>], sent: &mut u32, span: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < span {
+        *sent += 1;
+        refs.iter().for_each(|r| r.tell(Seq(*sent)));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The ids alive on `port` now.
+fn live_on(record: &Shared, port: u16) -> Vec<String> {
+    with(record, |r| {
+        let on = r.live.iter().filter(|(_, ports)| ports.contains(&port));
+        on.map(|(id, _)| id.clone()).collect()
+    })
+}
+
+/// Issue 34's invariant through a crash or partition: a member that goes
+/// silent (its remoting stops; its actors keep running, as behind a
+/// partition) keeps its shards while it is only unreachable; once it is
+/// downed and removed, its shards are placed again only after
+/// `down_removal_margin`, by which time its side has stopped its region
+/// (here by hand, a second after the removal). No entity is ever alive
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margin() {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form_without_resolver(&members);
+    let record = Shared::default();
+    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let sender = oldest_index(&clusters);
+    let victim = (sender + 1) % 3;
+    let victim_port = members[victim].remoting.address().port();
+    let refs = entities(&shardings[sender], 30);
+    let mut sent = 0;
+    let started = Instant::now();
+    while live_on(&record, victim_port).is_empty() {
+        assert!(started.elapsed() < deadline(), "the victim hosts entities");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+    await_all_received(&record, 30, sent);
+    let hosted = live_on(&record, victim_port);
+
+    let gone = clusters[victim].self_member().clone();
+    members[victim].remoting.shutdown();
+    await_cond_within(deadline(), "the victim is unreachable", || {
+        let state = clusters[sender].state();
+        state.unreachable.iter().any(|m| m.unique_address() == gone)
+    });
+    // Unreachable, not downed, for longer than the margin: its shards stay.
+    send_for(&refs, &mut sent, MARGIN + Duration::from_secs(1)).await;
+    let restarted = |since: Instant| {
+        with(&record, |r| {
+            let moved = r.started_at.iter().filter(|(id, port, at)| {
+                *port != victim_port && *at >= since && hosted.contains(id)
+            });
+            moved.map(|(_, _, at)| *at).min()
+        })
+    };
+    assert_eq!(restarted(started), None, "moved while only unreachable");
+
+    clusters[sender]
+        .down(gone.clone())
+        .expect("the cluster runs");
+    expect_removed(&probes[sender], &gone, MemberStatus::Down);
+    let removed_at = Instant::now();
+    // The removed side stops its region a second later (its own resolver
+    // would); until then its entities are alive.
+    send_for(&refs, &mut sent, Duration::from_secs(1)).await;
+    members[victim].system.stop(shardings[victim].region());
+    await_cond_within(deadline(), "the victim's entities stop", || {
+        live_on(&record, victim_port).is_empty()
+    });
+    let above = sent;
+    while !all_received_above(&record, 30, above) {
+        assert!(removed_at.elapsed() < deadline(), "the shards move");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+    let first_move = restarted(removed_at).expect("the victim's entities started elsewhere");
+    // Less a little: the coordinator saw the removal before this test did.
+    let earliest = removed_at + MARGIN - Duration::from_millis(300);
+    assert!(
+        first_move >= earliest,
+        "moved {:?} after the removal",
+        first_move - removed_at
+    );
+    with(&record, |r| {
+        assert!(r.twice.is_empty(), "alive twice: {:?}", r.twice)
+    });
     nodes.stop_all().await;
 }
