@@ -441,6 +441,9 @@ async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margi
         assert!(removed_at.elapsed() < deadline(), "the shards move");
         send_for(&refs, &mut sent, Duration::from_millis(10)).await;
     }
+    with(&record, |r| {
+        assert!(r.twice.is_empty(), "alive twice: {:?}", r.twice)
+    });
     let first_move = restarted(removed_at).expect("the victim's entities started elsewhere");
     // Less a little: the coordinator saw the removal before this test did.
     let earliest = removed_at + MARGIN - Duration::from_millis(300);
@@ -449,6 +452,60 @@ async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margi
         "moved {:?} after the removal",
         first_move - removed_at
     );
+    nodes.stop_all().await;
+}
+
+/// Design §3: the coordinator's node shuts down with traffic running from
+/// another node. The singleton moves; the new coordinator asks every
+/// region for the shards it hosts before it allocates, so no shard gets a
+/// second home (no entity alive twice), and every entity gets messages
+/// again, those of the departed node's shards too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_coordinator_moves_with_its_node_and_rebuilds_its_map_from_the_regions() {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let record = Shared::default();
+    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let oldest = oldest_index(&clusters);
+    let sender = (oldest + 1) % 3;
+    let refs = entities(&shardings[sender], 30);
+    let mut sent = 0;
+    let ports: Vec<u16> = members
+        .iter()
+        .map(|m| m.remoting.address().port())
+        .collect();
+    let started = Instant::now();
+    while !ports.iter().all(|p| !live_on(&record, *p).is_empty()) {
+        assert!(started.elapsed() < deadline(), "every node hosts entities");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+
+    let gone = clusters[oldest].self_member().clone();
+    let leaving = members[oldest].system.clone();
+    let shutdown = tokio::spawn(async move { leaving.terminate().await });
+    while !shutdown.is_finished() {
+        assert!(started.elapsed() < deadline() * 2, "the oldest shuts down");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+    expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
+    // From now on the third node sends too: its region knows no home yet,
+    // so it asks the new coordinator for shards that live elsewhere.
+    let third = 3 - oldest - sender;
+    let both: Vec<EntityRef<Seq>> = refs
+        .iter()
+        .cloned()
+        .chain(entities(&shardings[third], 30))
+        .collect();
+    let above = sent;
+    let moved_at = Instant::now();
+    while !all_received_above(&record, 30, above) {
+        assert!(
+            moved_at.elapsed() < deadline(),
+            "every entity gets messages again"
+        );
+        send_for(&both, &mut sent, Duration::from_millis(10)).await;
+    }
     with(&record, |r| {
         assert!(r.twice.is_empty(), "alive twice: {:?}", r.twice)
     });
