@@ -94,3 +94,7 @@ impl RegionMembers {
             .map(|(at, _)| at)
     }
 }
+
+#[cfg(test)]
+#[path = "region_members_tests.rs"]
+mod tests;
