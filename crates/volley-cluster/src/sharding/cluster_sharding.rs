@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio::sync::oneshot;
 use volley::{Actor, ActorRef, ActorSystem};
 use volley_remote::transport::RegistryError;
 use volley_remote::{Registry, Remoting};
@@ -232,6 +233,7 @@ fn start<A: Actor>(
         }
     };
     let dropped = Arc::new(AtomicU64::new(0));
+    let on_cluster = remoting.is_some();
     let region_props = ShardRegion::props(
         entity.factory,
         settings,
@@ -242,6 +244,9 @@ fn start<A: Actor>(
     let region = system
         .spawn(&region_name, region_props)
         .map_err(spawn_error)?;
+    if on_cluster {
+        add_shutdown_task(system, &region_name, region.clone())?;
+    }
     Ok(Sharding {
         name: entity.key.name().into(),
         region,
@@ -250,6 +255,31 @@ fn start<A: Actor>(
         number_of_shards: entity.number_of_shards,
         dropped,
     })
+}
+
+/// In coordinated shutdown, before the node leaves the cluster
+/// (`cluster-sharding-shutdown-region`, Pekko's phase), the region hands
+/// its shards off and stops; the phase waits for that, at most its
+/// timeout.
+fn add_shutdown_task<M: Send + 'static>(
+    system: &ActorSystem,
+    region_name: &str,
+    region: ActorRef<RegionMsg<M>>,
+) -> Result<(), ShardingError> {
+    let task = format!("sharding-hand-off-{region_name}");
+    system
+        .coordinated_shutdown()
+        .add_task(
+            "cluster-sharding-shutdown-region",
+            &task,
+            move || async move {
+                let (waiter, stopped) = oneshot::channel();
+                region.tell(RegionMsg::GracefulShutdown(waiter));
+                // A region that stopped, or needs no hand-off, drops it.
+                let _ = stopped.await;
+            },
+        )
+        .map_err(|error| ShardingError::Spawn(error.to_string()))
 }
 
 fn spawn_error(error: volley::SpawnError) -> ShardingError {

@@ -242,6 +242,16 @@ impl ShardCoordinator {
         }
     }
 
+    /// Hands off every shard of a region that shuts down, beyond the
+    /// rebalance limits; the strategy gives it no new one.
+    fn graceful_shutdown(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+        for shard in self.state.leave(region) {
+            if !self.rounds.contains_key(&shard) {
+                self.begin_round(ctx, shard);
+            }
+        }
+    }
+
     fn begin_round(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
         let Some(from) = self.state.home(shard).cloned() else {
             return;
@@ -522,6 +532,7 @@ impl Actor for ShardCoordinator {
             CoordinatorMsg::ShardStopped { shard, region } => {
                 self.region_stopped_shard(ctx, shard, &region)
             }
+            CoordinatorMsg::GracefulShutdownReq { region } => self.graceful_shutdown(ctx, &region),
             CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, region),
             CoordinatorMsg::RebalanceTick => self.rebalance(ctx),
             CoordinatorMsg::HandOffTimeout(shard) => self.hand_off_timeout(shard),

@@ -53,6 +53,12 @@ pub enum CoordinatorMsg {
         /// The region that hosted it.
         region: ActorRef<RegionControl>,
     },
+    /// A region is shutting down (its node leaves): hand off every shard
+    /// it hosts and allocate none to it (Pekko's `GracefulShutdownReq`).
+    GracefulShutdownReq {
+        /// The region.
+        region: ActorRef<RegionControl>,
+    },
     /// Local: a registered region stopped.
     #[serde(skip)]
     RegionTerminated(ActorRef<RegionControl>),

@@ -19,6 +19,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use tokio::sync::oneshot;
+
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props};
 use volley_remote::Remoting;
 
@@ -56,6 +58,10 @@ pub enum RegionMsg<M: Send + 'static> {
     RegionTerminated(ActorRef<RegionControl>),
     /// A change of the cluster's membership (on a cluster).
     Member(ClusterEvent),
+    /// The node leaves: hand every shard off, then stop; the sender is
+    /// dropped when the region has stopped (coordinated shutdown's
+    /// `cluster-sharding-shutdown-region`).
+    GracefulShutdown(oneshot::Sender<()>),
 }
 
 /// Where a shard lives, as far as this region knows.
@@ -99,6 +105,11 @@ pub struct ShardRegion<A: Actor> {
     spawned: u64,
     buffer: RegionBuffer<A::Msg>,
     dropped: Arc<AtomicU64>,
+    /// Whether the coordinator that acknowledged the registration runs
+    /// on this node.
+    coordinator_here: bool,
+    /// Set once the node leaves: who waits for this region to stop.
+    shutting_down: Option<Vec<oneshot::Sender<()>>>,
 }
 
 const RETRY_TIMER: &str = "retry";
@@ -130,6 +141,8 @@ impl<A: Actor> ShardRegion<A> {
             spawned: 0,
             buffer: RegionBuffer::new(settings.buffer_size),
             dropped: dropped.clone(),
+            coordinator_here: false,
+            shutting_down: None,
         })
     }
 
@@ -198,8 +211,9 @@ impl<A: Actor> ShardRegion<A> {
         match control {
             // The coordinator's own address is not kept: the one given
             // (its singleton proxy, on a cluster) follows it when it moves.
-            RegionControl::RegisterAck { coordinator: _ } => {
+            RegionControl::RegisterAck { coordinator } => {
                 self.registered = true;
+                self.coordinator_here = coordinator.path().authority().is_none();
                 let waiting: Vec<ShardId> = self.buffer.shards().collect();
                 waiting.into_iter().for_each(|shard| self.ask_home(shard));
             }
@@ -279,6 +293,33 @@ impl<A: Actor> ShardRegion<A> {
         for (id, msg) in self.buffer.take(shard) {
             self.deliver(ctx, shard, id, msg);
         }
+        self.stop_when_handed_off(ctx);
+    }
+
+    /// The node leaves: ask the coordinator to hand every shard off. A
+    /// coordinator on this node has stopped already (the singleton hands
+    /// over before this phase), so there is nobody to ask: the region
+    /// stops with its node as before.
+    fn graceful_shutdown(&mut self, ctx: &mut Context<Self>, waiter: oneshot::Sender<()>) {
+        if self.coordinator_here || !self.registered {
+            return drop(waiter);
+        }
+        self.shutting_down.get_or_insert_with(Vec::new).push(waiter);
+        let region = self.control();
+        self.coordinator
+            .tell(CoordinatorMsg::GracefulShutdownReq { region });
+        self.stop_when_handed_off(ctx);
+    }
+
+    /// A region shutting down stops once it hosts nothing and has sent
+    /// on everything it kept.
+    fn stop_when_handed_off(&mut self, ctx: &mut Context<Self>) {
+        let done = self.hosted.is_empty() && self.stopping.is_empty() && self.buffer.is_empty();
+        if done && self.shutting_down.is_some() {
+            tracing::info!("every shard handed off: the shard region stops");
+            self.shutting_down = None;
+            ctx.stop_self();
+        }
     }
 
     /// Forgets `shard`'s home unless it is here: the host keeps
@@ -312,7 +353,7 @@ impl<A: Actor> ShardRegion<A> {
     /// The shard stopped its entities: what waited for them goes first
     /// to the shard's next home. The coordinator hears of it once the
     /// shard's actor has stopped too.
-    fn handed_off(&mut self, handed: HandedOff<A::Msg>) {
+    fn handed_off(&mut self, ctx: &mut Context<Self>, handed: HandedOff<A::Msg>) {
         let shard = handed.shard;
         self.buffer.push_front(shard, handed.undelivered);
         if self.buffer.has(shard) && self.asked.insert(shard) {
@@ -321,19 +362,24 @@ impl<A: Actor> ShardRegion<A> {
         if let Some(stopping) = self.stopping.get_mut(&shard) {
             stopping.answered = true;
         }
-        self.finish_hand_off(shard);
+        self.finish_hand_off(ctx, shard);
     }
 
-    fn shard_terminated(&mut self, shard: ShardId, actor: &ActorRef<ShardMsg<A::Msg>>) {
+    fn shard_terminated(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        actor: &ActorRef<ShardMsg<A::Msg>>,
+    ) {
         if self.hosted.get(&shard) == Some(actor) {
             self.hosted.remove(&shard);
         } else if let Some(stopping) = self.stopping.get_mut(&shard) {
             stopping.stopped = true;
-            self.finish_hand_off(shard);
+            self.finish_hand_off(ctx, shard);
         }
     }
 
-    fn finish_hand_off(&mut self, shard: ShardId) {
+    fn finish_hand_off(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
         if self
             .stopping
             .get(&shard)
@@ -343,6 +389,7 @@ impl<A: Actor> ShardRegion<A> {
             let region = self.control();
             self.coordinator
                 .tell(CoordinatorMsg::ShardStopped { shard, region });
+            self.stop_when_handed_off(ctx);
         }
     }
 
@@ -350,6 +397,11 @@ impl<A: Actor> ShardRegion<A> {
         ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
         if !self.registered {
             return self.register();
+        }
+        if self.shutting_down.is_some() {
+            let region = self.control();
+            self.coordinator
+                .tell(CoordinatorMsg::GracefulShutdownReq { region });
         }
         let waiting: Vec<ShardId> = self.buffer.shards().collect();
         waiting.into_iter().for_each(|shard| self.ask_home(shard));
@@ -425,8 +477,9 @@ impl<A: Actor> Actor for ShardRegion<A> {
                 msg,
             } => self.deliver(ctx, shard, entity_id, msg),
             RegionMsg::Control(control) => self.on_control(ctx, control),
-            RegionMsg::HandedOff(handed) => self.handed_off(handed),
-            RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(shard, &actor),
+            RegionMsg::HandedOff(handed) => self.handed_off(ctx, handed),
+            RegionMsg::GracefulShutdown(waiter) => self.graceful_shutdown(ctx, waiter),
+            RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(ctx, shard, &actor),
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),
             RegionMsg::Member(event) => self.on_member_event(ctx, &event),

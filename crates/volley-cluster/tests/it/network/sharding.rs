@@ -511,3 +511,45 @@ async fn the_coordinator_moves_with_its_node_and_rebuilds_its_map_from_the_regio
     });
     nodes.stop_all().await;
 }
+
+/// Graceful leave: a node that shuts down (not the coordinator's) hands
+/// its shards off in `cluster-sharding-shutdown-region`, before it
+/// leaves, while the coordinator's node keeps sending: every message
+/// arrives exactly once, none alive twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_shuts_down_hands_its_shards_off_first_and_loses_no_message() {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let record = Shared::default();
+    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let sender = oldest_index(&clusters);
+    let leaver = (sender + 1) % 3;
+    let leaver_port = members[leaver].remoting.address().port();
+    let refs = entities(&shardings[sender], 30);
+    let mut sent = 0;
+    let started = Instant::now();
+    while live_on(&record, leaver_port).is_empty() {
+        assert!(started.elapsed() < deadline(), "the leaver hosts entities");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+
+    let gone = clusters[leaver].self_member().clone();
+    let leaving = members[leaver].system.clone();
+    let shutdown = tokio::spawn(async move { leaving.terminate().await });
+    let before = sent;
+    while !shutdown.is_finished() {
+        assert!(started.elapsed() < deadline() * 2, "the leaver shuts down");
+        sent += 1;
+        refs.iter().for_each(|r| r.tell(Seq(sent)));
+        // Pacing, not synchronisation: rounds all through the leave.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    eprintln!("{} rounds during the shutdown", sent - before);
+    expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
+    send_for(&refs, &mut sent, Duration::from_millis(100)).await;
+    await_all_received(&record, 30, sent);
+    let out_of_order = check_exactly_once(&record, sent);
+    eprintln!("{sent} rounds to 30 entities; {out_of_order} out of order through the leave");
+    nodes.stop_all().await;
+}
