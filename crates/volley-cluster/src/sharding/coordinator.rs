@@ -1,8 +1,7 @@
 //! The shard coordinator (Pekko's `ShardCoordinator`): it decides which
 //! region hosts each shard, with the least-shards strategy, and moves
-//! shards in rebalance rounds. For now it runs in the process of its
-//! regions, one per entity type; it becomes a cluster singleton when
-//! regions run on several nodes.
+//! shards in rebalance rounds. One per entity type: in the process of
+//! its regions on one node, a cluster singleton on a cluster.
 //!
 //! - `GetShardHome` for an unallocated shard allocates it, tells the
 //!   chosen region `HostShard`, and answers every asker `ShardHome` once
@@ -23,6 +22,8 @@
 //!   member to register again with the shards it hosts, and allocates
 //!   nothing until all have or `coordinator_state_wait` passed (design
 //!   §3: the regions are the state).
+//! - A region that shuts down (`GracefulShutdownReq`) has every shard
+//!   handed off, beyond the rebalance limits, and gets no new one.
 
 use std::collections::{HashMap, HashSet};
 

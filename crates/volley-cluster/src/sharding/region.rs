@@ -14,6 +14,11 @@
 //!   answers `ShardStopped`.
 //! - Unanswered registration and `GetShardHome` are asked again every
 //!   `retry_interval`.
+//! - On a cluster: a registration names the shards hosted here (a new
+//!   coordinator asks for it with `RegisterAgain`); the region stops
+//!   when its own member is downed or removed; and when its node shuts
+//!   down it has its shards handed off, then stops
+//!   (`GracefulShutdown`, in coordinated shutdown).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use volley::{Actor, Context, HandleResult, Props};
+use volley::{Actor, ActorSystem, Context, HandleResult, Props};
 use volley_cluster::sharding::{
     register_sharding_types, ClusterSharding, Entity, EntityRef, EntityTypeKey, HashShards,
     ShardEnvelope, Sharding, ShardingSettings,
@@ -276,11 +276,7 @@ fn all_received_above(record: &Shared, count: usize, above: u32) -> bool {
 /// was sent to the leaving node meanwhile may be lost.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shards_of_a_node_that_leaves_are_placed_again() {
-    let mut nodes = sharding_nodes();
-    let members = start_nodes(&mut nodes, 3).await;
-    let (clusters, probes) = form(&members);
-    let record = Shared::default();
-    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
     let sender = oldest_index(&clusters);
     let leaver = (sender + 1) % 3;
     let count = 30;
@@ -339,6 +335,41 @@ async fn sharding_on_a_system_without_a_cluster_is_a_typed_error() {
         Some(volley_cluster::sharding::ShardingError::NoCluster)
     );
     nodes.stop_all().await;
+}
+
+/// Three nodes in a cluster, their event probes, and on each a region of
+/// the counted type reporting to one record.
+type Sharded = (
+    Nodes,
+    Vec<Node>,
+    Vec<Cluster>,
+    Vec<TestProbe<ClusterEvent>>,
+    Shared,
+    Vec<Sharding<Seq>>,
+);
+
+async fn three_sharded() -> Sharded {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let record = Shared::default();
+    let shardings = members.iter().map(|n| start_sharding(n, &record)).collect();
+    (nodes, members, clusters, probes, record, shardings)
+}
+
+/// Shuts `system` down (coordinated shutdown, as a process that is
+/// told to stop) while rounds go to `refs` every millisecond.
+async fn shut_down_while_sending(system: &ActorSystem, refs: &[EntityRef<Seq>], sent: &mut u32) {
+    let leaving = system.clone();
+    let shutdown = tokio::spawn(async move { leaving.terminate().await });
+    let started = Instant::now();
+    while !shutdown.is_finished() {
+        assert!(started.elapsed() < deadline(), "the node shuts down");
+        *sent += 1;
+        refs.iter().for_each(|r| r.tell(Seq(*sent)));
+        // Pacing, not synchronisation: rounds all through the shutdown.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 /// Forms a cluster of `members` with no split-brain resolver: only
@@ -462,11 +493,7 @@ async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margi
 /// again, those of the departed node's shards too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_coordinator_moves_with_its_node_and_rebuilds_its_map_from_the_regions() {
-    let mut nodes = sharding_nodes();
-    let members = start_nodes(&mut nodes, 3).await;
-    let (clusters, probes) = form(&members);
-    let record = Shared::default();
-    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
     let oldest = oldest_index(&clusters);
     let sender = (oldest + 1) % 3;
     let refs = entities(&shardings[sender], 30);
@@ -482,12 +509,7 @@ async fn the_coordinator_moves_with_its_node_and_rebuilds_its_map_from_the_regio
     }
 
     let gone = clusters[oldest].self_member().clone();
-    let leaving = members[oldest].system.clone();
-    let shutdown = tokio::spawn(async move { leaving.terminate().await });
-    while !shutdown.is_finished() {
-        assert!(started.elapsed() < deadline() * 2, "the oldest shuts down");
-        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
-    }
+    shut_down_while_sending(&members[oldest].system, &refs, &mut sent).await;
     expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
     // From now on the third node sends too: its region knows no home yet,
     // so it asks the new coordinator for shards that live elsewhere.
@@ -518,11 +540,7 @@ async fn the_coordinator_moves_with_its_node_and_rebuilds_its_map_from_the_regio
 /// arrives exactly once, none alive twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_shuts_down_hands_its_shards_off_first_and_loses_no_message() {
-    let mut nodes = sharding_nodes();
-    let members = start_nodes(&mut nodes, 3).await;
-    let (clusters, probes) = form(&members);
-    let record = Shared::default();
-    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
     let sender = oldest_index(&clusters);
     let leaver = (sender + 1) % 3;
     let leaver_port = members[leaver].remoting.address().port();
@@ -535,17 +553,7 @@ async fn a_node_that_shuts_down_hands_its_shards_off_first_and_loses_no_message(
     }
 
     let gone = clusters[leaver].self_member().clone();
-    let leaving = members[leaver].system.clone();
-    let shutdown = tokio::spawn(async move { leaving.terminate().await });
-    let before = sent;
-    while !shutdown.is_finished() {
-        assert!(started.elapsed() < deadline() * 2, "the leaver shuts down");
-        sent += 1;
-        refs.iter().for_each(|r| r.tell(Seq(sent)));
-        // Pacing, not synchronisation: rounds all through the leave.
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    eprintln!("{} rounds during the shutdown", sent - before);
+    shut_down_while_sending(&members[leaver].system, &refs, &mut sent).await;
     expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
     send_for(&refs, &mut sent, Duration::from_millis(100)).await;
     await_all_received(&record, 30, sent);
