@@ -25,7 +25,7 @@
 //! - A region that shuts down (`GracefulShutdownReq`) has every shard
 //!   handed off, beyond the rebalance limits, and gets no new one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::Remoting;
@@ -33,10 +33,12 @@ use volley_remote::Remoting;
 use super::allocation::{RebalanceGate, ShardId};
 use super::coordinator_state::CoordinatorState;
 use super::protocol::{CoordinatorMsg, RegionControl};
-use super::region::CONTROL;
-use super::region_members::{authority_of, RegionMembers, WhenFree};
+use super::region_members::RegionMembers;
 use super::settings::ShardingSettings;
-use crate::runtime::Cluster;
+
+#[path = "coordinator_cluster.rs"]
+mod cluster_side;
+use cluster_side::OnCluster;
 
 /// A shard being started: its region, and who asked where it is.
 struct Starting {
@@ -52,27 +54,6 @@ struct Round {
     hand_off_sent: bool,
 }
 
-/// What a coordinator on a cluster knows besides its map.
-struct OnCluster {
-    remoting: Remoting,
-    /// The regions' actor name, under `/user`.
-    region_name: String,
-    cluster: Option<Cluster>,
-    self_authority: String,
-    members: RegionMembers,
-    /// Regions that stopped, whose shards wait for their member's
-    /// removal or margin; by `host:port`.
-    terminating: HashMap<String, Vec<ActorRef<RegionControl>>>,
-    /// While the coordinator is new: members whose region has not
-    /// registered, and who asked for homes meanwhile.
-    startup: Option<Startup>,
-}
-
-struct Startup {
-    unregistered: HashSet<String>,
-    askers: Vec<(ShardId, ActorRef<RegionControl>)>,
-}
-
 /// The coordinator of one entity type.
 pub struct ShardCoordinator {
     settings: ShardingSettings,
@@ -83,7 +64,6 @@ pub struct ShardCoordinator {
 }
 
 const REBALANCE_TIMER: &str = "rebalance";
-const ASK_TIMER: &str = "ask-registrations";
 
 fn hand_off_timer(shard: ShardId) -> String {
     format!("hand-off-{}", shard.0)
@@ -330,71 +310,6 @@ impl ShardCoordinator {
         }
     }
 
-    /// A region stopped: its shards are free now, at its member's
-    /// removal, or after the margin.
-    fn region_terminated(&mut self, ctx: &mut Context<Self>, region: ActorRef<RegionControl>) {
-        let at = self.authority(&region);
-        let margin = self.settings.down_removal_margin;
-        let Some(on_cluster) = self.on_cluster.as_mut() else {
-            return self.free_region(ctx, &region);
-        };
-        if let Some(cluster) = &on_cluster.cluster {
-            // The latest view: a removal may be published after the watch.
-            on_cluster.members = RegionMembers::from_state(&cluster.state());
-        }
-        let when = on_cluster.members.when_free(&at);
-        tracing::info!(%region, ?when, "a region stopped");
-        match when {
-            WhenFree::Now => return self.free_region(ctx, &region),
-            WhenFree::AtRemoval => {}
-            WhenFree::AfterMargin => {
-                let timer = format!("free-{region}");
-                ctx.schedule_once(timer, margin, CoordinatorMsg::FreeRegion(region.clone()));
-            }
-        }
-        on_cluster.terminating.entry(at).or_default().push(region);
-    }
-
-    /// A member was removed: its stopped regions' shards are free after
-    /// the margin.
-    fn member_removed(&mut self, ctx: &mut Context<Self>, at: &str) {
-        let margin = self.settings.down_removal_margin;
-        let Some(on_cluster) = self.on_cluster.as_mut() else {
-            return;
-        };
-        for region in on_cluster.terminating.get(at).into_iter().flatten() {
-            let timer = format!("free-{region}");
-            ctx.schedule_once(timer, margin, CoordinatorMsg::FreeRegion(region.clone()));
-        }
-        if let Some(startup) = on_cluster.startup.as_mut() {
-            startup.unregistered.remove(at);
-            if startup.unregistered.is_empty() {
-                self.end_startup(ctx);
-            }
-        }
-    }
-
-    /// Whether `region` stopped and its shards wait to be freed.
-    fn is_terminating(&self, region: &ActorRef<RegionControl>) -> bool {
-        let Some(on_cluster) = &self.on_cluster else {
-            return false;
-        };
-        let at = self.authority(region);
-        on_cluster
-            .terminating
-            .get(&at)
-            .is_some_and(|regions| regions.contains(region))
-    }
-
-    /// The `host:port` of a region's member (this node's for a local one).
-    fn authority(&self, region: &ActorRef<RegionControl>) -> String {
-        match (region.path().authority(), &self.on_cluster) {
-            (Some(at), _) => at.to_owned(),
-            (None, Some(on_cluster)) => on_cluster.self_authority.clone(),
-            (None, None) => String::new(),
-        }
-    }
-
     /// The region's shards are free, and rounds stop waiting for it.
     fn free_region(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
         let at = self.authority(region);
@@ -417,97 +332,6 @@ impl ShardCoordinator {
             let askers = starting.map(|s| s.askers).unwrap_or_default();
             let askers = askers.into_iter().filter(|r| r != region);
             askers.for_each(|asker| self.get_shard_home(shard, asker));
-        }
-    }
-}
-
-/// A new coordinator on a cluster: the regions are the state.
-impl ShardCoordinator {
-    /// Subscribes to the membership and asks every member's region to
-    /// register; allocation waits for them (design §3).
-    fn start_on_cluster(&mut self, ctx: &mut Context<Self>) {
-        let Some(on_cluster) = self.on_cluster.as_mut() else {
-            return;
-        };
-        let Some(cluster) = Cluster::get(ctx.system()) else {
-            return; // no membership to wait for: as on one node
-        };
-        let events = ctx.message_adapter(CoordinatorMsg::Member);
-        ctx.system().event_stream().subscribe(events);
-        on_cluster.self_authority = authority_of(cluster.self_member());
-        on_cluster.members = RegionMembers::from_state(&cluster.state());
-        let unregistered = on_cluster.members.hosting().cloned().collect();
-        on_cluster.cluster = Some(cluster);
-        on_cluster.startup = Some(Startup {
-            unregistered,
-            askers: Vec::new(),
-        });
-        let wait = self.settings.coordinator_state_wait;
-        ctx.schedule_once("state-wait", wait, CoordinatorMsg::StateWaitOver);
-        self.ask_registrations(ctx);
-        if self
-            .on_cluster
-            .as_ref()
-            .and_then(|c| c.startup.as_ref())
-            .is_some_and(|s| s.unregistered.is_empty())
-        {
-            self.end_startup(ctx);
-        }
-    }
-
-    /// Asks the regions that have not registered yet, again every
-    /// `retry_interval` while the coordinator is new.
-    fn ask_registrations(&mut self, ctx: &mut Context<Self>) {
-        let Some(on_cluster) = &self.on_cluster else {
-            return;
-        };
-        let Some(startup) = &on_cluster.startup else {
-            return;
-        };
-        let system = on_cluster.remoting.address().system().to_owned();
-        for at in &startup.unregistered {
-            let path = format!(
-                "volley://{system}@{at}/user/{}/{CONTROL}",
-                on_cluster.region_name
-            );
-            match on_cluster.remoting.resolve::<RegionControl>(&path) {
-                Ok(region) => region.tell(RegionControl::RegisterAgain),
-                Err(error) => tracing::warn!(%path, %error, "a region cannot be resolved"),
-            }
-        }
-        let every = self.settings.retry_interval;
-        ctx.schedule_once(ASK_TIMER, every, CoordinatorMsg::AskRegistrations);
-    }
-
-    /// Every region registered, or the wait is over: allocate what was
-    /// asked meanwhile.
-    fn end_startup(&mut self, ctx: &mut Context<Self>) {
-        let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.take()) else {
-            return;
-        };
-        ctx.cancel_timer(ASK_TIMER);
-        if !startup.unregistered.is_empty() {
-            let missing: Vec<_> = startup.unregistered.into_iter().collect();
-            tracing::warn!(?missing, "members whose region did not register in time");
-        }
-        for (shard, asker) in startup.askers {
-            self.get_shard_home(shard, asker);
-        }
-    }
-
-    fn on_member_event(&mut self, ctx: &mut Context<Self>, event: &crate::member::ClusterEvent) {
-        let removed = self
-            .on_cluster
-            .as_mut()
-            .and_then(|c| c.members.apply(event));
-        if let Some(at) = removed {
-            self.member_removed(ctx, &at);
-        }
-    }
-
-    fn margin_over(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
-        if self.is_terminating(region) {
-            self.free_region(ctx, region);
         }
     }
 }
