@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio::sync::oneshot;
 use volley::{Actor, ActorRef, ActorSystem};
 use volley_remote::transport::RegistryError;
 use volley_remote::{Registry, Remoting};
@@ -209,12 +210,18 @@ fn start<A: Actor>(
 ) -> Result<Sharding<A::Msg>, ShardingError> {
     let settings = entity.settings;
     let name = format!("sharding-{encoded}-coordinator");
-    let props = ShardCoordinator::props(settings);
+    let region_name = format!("sharding-{encoded}");
     let (coordinator, remoting) = match home {
-        CoordinatorHome::Local => (system.spawn(&name, props).map_err(spawn_error)?, None),
+        CoordinatorHome::Local => {
+            let props = ShardCoordinator::props(settings);
+            (system.spawn(&name, props).map_err(spawn_error)?, None)
+        }
         CoordinatorHome::Singleton(remoting) => {
+            let props =
+                ShardCoordinator::props_on_cluster(settings, remoting.clone(), region_name.clone());
             let mut singleton = SingletonSettings::new(&name);
             singleton.retry_interval = settings.retry_interval;
+            singleton.down_removal_margin = settings.down_removal_margin;
             let started =
                 ClusterSingleton::start(system, remoting, singleton, props).map_err(|error| {
                     match error {
@@ -226,6 +233,7 @@ fn start<A: Actor>(
         }
     };
     let dropped = Arc::new(AtomicU64::new(0));
+    let on_cluster = remoting.is_some();
     let region_props = ShardRegion::props(
         entity.factory,
         settings,
@@ -234,8 +242,11 @@ fn start<A: Actor>(
         remoting,
     );
     let region = system
-        .spawn(&format!("sharding-{encoded}"), region_props)
+        .spawn(&region_name, region_props)
         .map_err(spawn_error)?;
+    if on_cluster {
+        add_shutdown_task(system, &region_name, region.clone())?;
+    }
     Ok(Sharding {
         name: entity.key.name().into(),
         region,
@@ -244,6 +255,31 @@ fn start<A: Actor>(
         number_of_shards: entity.number_of_shards,
         dropped,
     })
+}
+
+/// In coordinated shutdown, before the node leaves the cluster
+/// (`cluster-sharding-shutdown-region`, Pekko's phase), the region hands
+/// its shards off and stops; the phase waits for that, at most its
+/// timeout.
+fn add_shutdown_task<M: Send + 'static>(
+    system: &ActorSystem,
+    region_name: &str,
+    region: ActorRef<RegionMsg<M>>,
+) -> Result<(), ShardingError> {
+    let task = format!("sharding-hand-off-{region_name}");
+    system
+        .coordinated_shutdown()
+        .add_task(
+            "cluster-sharding-shutdown-region",
+            &task,
+            move || async move {
+                let (waiter, stopped) = oneshot::channel();
+                region.tell(RegionMsg::GracefulShutdown(waiter));
+                // A region that stopped, or needs no hand-off, drops it.
+                let _ = stopped.await;
+            },
+        )
+        .map_err(|error| ShardingError::Spawn(error.to_string()))
 }
 
 fn spawn_error(error: volley::SpawnError) -> ShardingError {

@@ -1,8 +1,7 @@
 //! The shard coordinator (Pekko's `ShardCoordinator`): it decides which
 //! region hosts each shard, with the least-shards strategy, and moves
-//! shards in rebalance rounds. For now it runs in the process of its
-//! regions, one per entity type; it becomes a cluster singleton when
-//! regions run on several nodes.
+//! shards in rebalance rounds. One per entity type: in the process of
+//! its regions on one node, a cluster singleton on a cluster.
 //!
 //! - `GetShardHome` for an unallocated shard allocates it, tells the
 //!   chosen region `HostShard`, and answers every asker `ShardHome` once
@@ -12,15 +11,34 @@
 //!   the hosting region; on its `ShardStopped` the shard is deallocated
 //!   and the askers of the round get its new home. A round that is not
 //!   acked within `handoff_timeout` ends with the shard where it was.
+//!
+//! On a cluster (as a singleton) two more rules keep an entity from
+//! running twice:
+//! - A region that stops frees its shards only once nothing of it can
+//!   still run: at once if its actor stopped on a member that stays, else
+//!   once its member is removed, plus `down_removal_margin`
+//!   ([`RegionMembers`]). Meanwhile its shards have no home to give.
+//! - A new coordinator (the singleton moved) asks the region of every
+//!   member to register again with the shards it hosts, and allocates
+//!   nothing until all have or `coordinator_state_wait` passed (design
+//!   §3: the regions are the state).
+//! - A region that shuts down (`GracefulShutdownReq`) has every shard
+//!   handed off, beyond the rebalance limits, and gets no new one.
 
 use std::collections::HashMap;
 
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
+use volley_remote::Remoting;
 
 use super::allocation::{RebalanceGate, ShardId};
 use super::coordinator_state::CoordinatorState;
 use super::protocol::{CoordinatorMsg, RegionControl};
+use super::region_members::RegionMembers;
 use super::settings::ShardingSettings;
+
+#[path = "coordinator_cluster.rs"]
+mod cluster_side;
+use cluster_side::OnCluster;
 
 /// A shard being started: its region, and who asked where it is.
 struct Starting {
@@ -42,6 +60,7 @@ pub struct ShardCoordinator {
     state: CoordinatorState,
     starting: HashMap<ShardId, Starting>,
     rounds: HashMap<ShardId, Round>,
+    on_cluster: Option<OnCluster>,
 }
 
 const REBALANCE_TIMER: &str = "rebalance";
@@ -57,25 +76,87 @@ fn add_asker(askers: &mut Vec<ActorRef<RegionControl>>, region: ActorRef<RegionC
 }
 
 impl ShardCoordinator {
-    /// The props of a coordinator with these settings.
+    /// The props of a coordinator with these settings, for the regions
+    /// of its own node.
     pub fn props(settings: ShardingSettings) -> Props<Self> {
-        Props::new(move || ShardCoordinator {
+        Props::new(move || Self::new(settings, None))
+    }
+
+    /// The props of a coordinator of the regions named `region_name` on
+    /// the members of the cluster `remoting`'s system belongs to.
+    pub fn props_on_cluster(
+        settings: ShardingSettings,
+        remoting: Remoting,
+        region_name: String,
+    ) -> Props<Self> {
+        Props::new(move || {
+            let on_cluster = OnCluster {
+                remoting: remoting.clone(),
+                region_name: region_name.clone(),
+                cluster: None,
+                self_authority: String::new(),
+                members: RegionMembers::default(),
+                terminating: HashMap::new(),
+                startup: None,
+            };
+            Self::new(settings, Some(on_cluster))
+        })
+    }
+
+    fn new(settings: ShardingSettings, on_cluster: Option<OnCluster>) -> Self {
+        ShardCoordinator {
             settings,
             state: CoordinatorState::default(),
             starting: HashMap::new(),
             rounds: HashMap::new(),
-        })
+            on_cluster,
+        }
     }
 
-    fn register(&mut self, ctx: &mut Context<Self>, region: ActorRef<RegionControl>) {
+    fn register(
+        &mut self,
+        ctx: &mut Context<Self>,
+        region: ActorRef<RegionControl>,
+        shards: Vec<ShardId>,
+    ) {
+        if self.is_terminating(&region) {
+            return;
+        }
         if self.state.register(region.clone()) {
             ctx.watch_with(&region, CoordinatorMsg::RegionTerminated(region.clone()));
         }
+        for shard in shards {
+            self.claim(shard, &region);
+        }
         let coordinator = ctx.myself();
         region.tell(RegionControl::RegisterAck { coordinator });
+        let at = self.authority(&region);
+        if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
+            startup.unregistered.remove(&at);
+            if startup.unregistered.is_empty() {
+                self.end_startup(ctx);
+            }
+        }
+    }
+
+    /// `region` says it hosts `shard`: its home, unless another region
+    /// has it, which keeps it (the claim can only follow a hand-off cut
+    /// by the coordinator's move, design §3).
+    fn claim(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
+        match self.state.home(shard) {
+            None => self.state.assign(shard, region),
+            Some(home) if home == region => {}
+            Some(home) => {
+                tracing::warn!(%shard, %home, claimant = %region, "two regions host one shard; the second hands it off");
+                region.tell(RegionControl::HandOff { shard });
+            }
+        }
     }
 
     fn get_shard_home(&mut self, shard: ShardId, region: ActorRef<RegionControl>) {
+        if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
+            return startup.askers.push((shard, region));
+        }
         if let Some(round) = self.rounds.get_mut(&shard) {
             return add_asker(&mut round.askers, region);
         }
@@ -84,6 +165,9 @@ impl ShardCoordinator {
         }
         if let Some(home) = self.state.home(shard) {
             let region_of_home = home.clone();
+            if self.is_terminating(&region_of_home) {
+                return; // no home until it is freed; the asker asks again
+            }
             return region.tell(RegionControl::ShardHome {
                 shard,
                 region: region_of_home,
@@ -104,6 +188,10 @@ impl ShardCoordinator {
 
     fn shard_started(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
         let Some(starting) = self.starting.remove(&shard) else {
+            // Started on an earlier coordinator's word: it lives there.
+            if self.state.is_registered(region) {
+                self.claim(shard, region);
+            }
             return;
         };
         if starting.host != *region {
@@ -122,12 +210,26 @@ impl ShardCoordinator {
             self.settings.rebalance_interval,
             CoordinatorMsg::RebalanceTick,
         );
+        let waiting = self
+            .on_cluster
+            .as_ref()
+            .is_some_and(|c| c.startup.is_some() || c.terminating.values().any(|r| !r.is_empty()));
         let gate = RebalanceGate {
-            in_progress: !self.rounds.is_empty() || !self.starting.is_empty(),
+            in_progress: !self.rounds.is_empty() || !self.starting.is_empty() || waiting,
             ..RebalanceGate::default()
         };
         for shard in self.state.to_rebalance(&self.settings.allocation, gate) {
             self.begin_round(ctx, shard);
+        }
+    }
+
+    /// Hands off every shard of a region that shuts down, beyond the
+    /// rebalance limits; the strategy gives it no new one.
+    fn graceful_shutdown(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+        for shard in self.state.leave(region) {
+            if !self.rounds.contains_key(&shard) {
+                self.begin_round(ctx, shard);
+            }
         }
     }
 
@@ -171,6 +273,20 @@ impl ShardCoordinator {
         }
     }
 
+    /// `region` stopped the shard: it is free, unless it lives elsewhere
+    /// (an answer from a region that had claimed it twice).
+    fn region_stopped_shard(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        region: &ActorRef<RegionControl>,
+    ) {
+        let elsewhere = self.state.home(shard).is_some_and(|home| home != region);
+        if !elsewhere {
+            self.shard_stopped(ctx, shard);
+        }
+    }
+
     /// The shard stopped: it is free, and whoever asked meanwhile gets
     /// its next home.
     fn shard_stopped(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
@@ -194,9 +310,14 @@ impl ShardCoordinator {
         }
     }
 
-    /// A region stopped: its shards are free, and rounds stop waiting
-    /// for it.
-    fn region_terminated(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+    /// The region's shards are free, and rounds stop waiting for it.
+    fn free_region(&mut self, ctx: &mut Context<Self>, region: &ActorRef<RegionControl>) {
+        let at = self.authority(region);
+        if let Some(on_cluster) = self.on_cluster.as_mut() {
+            if let Some(regions) = on_cluster.terminating.get_mut(&at) {
+                regions.retain(|r| r != region);
+            }
+        }
         let freed = self.state.remove(region);
         for round in self.rounds.values_mut() {
             round.unacked.retain(|r| r != region);
@@ -221,21 +342,29 @@ impl Actor for ShardCoordinator {
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let every = self.settings.rebalance_interval;
         ctx.schedule_once(REBALANCE_TIMER, every, CoordinatorMsg::RebalanceTick);
+        self.start_on_cluster(ctx);
         Ok(())
     }
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: CoordinatorMsg) -> HandleResult {
         match msg {
-            CoordinatorMsg::Register { region } => self.register(ctx, region),
+            CoordinatorMsg::Register { region, shards } => self.register(ctx, region, shards),
             CoordinatorMsg::GetShardHome { shard, region } => self.get_shard_home(shard, region),
             CoordinatorMsg::ShardStarted { shard, region } => self.shard_started(shard, &region),
             CoordinatorMsg::BeginHandOffAck { shard, region } => {
                 self.begin_hand_off_ack(shard, &region)
             }
-            CoordinatorMsg::ShardStopped { shard } => self.shard_stopped(ctx, shard),
-            CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, &region),
+            CoordinatorMsg::ShardStopped { shard, region } => {
+                self.region_stopped_shard(ctx, shard, &region)
+            }
+            CoordinatorMsg::GracefulShutdownReq { region } => self.graceful_shutdown(ctx, &region),
+            CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, region),
             CoordinatorMsg::RebalanceTick => self.rebalance(ctx),
             CoordinatorMsg::HandOffTimeout(shard) => self.hand_off_timeout(shard),
+            CoordinatorMsg::Member(event) => self.on_member_event(ctx, &event),
+            CoordinatorMsg::FreeRegion(region) => self.margin_over(ctx, &region),
+            CoordinatorMsg::AskRegistrations => self.ask_registrations(ctx),
+            CoordinatorMsg::StateWaitOver => self.end_startup(ctx),
         }
         Ok(())
     }

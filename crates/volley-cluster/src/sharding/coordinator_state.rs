@@ -11,6 +11,8 @@ use crate::member::MemberStatus;
 pub(crate) struct RegionShards {
     pub(crate) region: ActorRef<RegionControl>,
     pub(crate) shards: Vec<ShardId>,
+    /// Shutting down: it gets no new shard.
+    pub(crate) leaving: bool,
 }
 
 /// Which region each shard is allocated to.
@@ -28,6 +30,7 @@ impl CoordinatorState {
         self.regions.push(RegionShards {
             region,
             shards: Vec::new(),
+            leaving: false,
         });
         true
     }
@@ -36,6 +39,30 @@ impl CoordinatorState {
     pub(crate) fn remove(&mut self, region: &ActorRef<RegionControl>) -> Vec<ShardId> {
         match self.regions.iter().position(|r| r.region == *region) {
             Some(at) => self.regions.remove(at).shards,
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether `region` is registered.
+    pub(crate) fn is_registered(&self, region: &ActorRef<RegionControl>) -> bool {
+        self.regions.iter().any(|r| r.region == *region)
+    }
+
+    /// Records that `shard` lives in `region`, a registered region (a
+    /// region's report to a new coordinator).
+    pub(crate) fn assign(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
+        if let Some(entry) = self.regions.iter_mut().find(|r| r.region == *region) {
+            entry.shards.push(shard);
+        }
+    }
+
+    /// Marks `region` as shutting down, returning its shards.
+    pub(crate) fn leave(&mut self, region: &ActorRef<RegionControl>) -> Vec<ShardId> {
+        match self.regions.iter_mut().find(|r| r.region == *region) {
+            Some(entry) => {
+                entry.leaving = true;
+                entry.shards.clone()
+            }
             None => Vec::new(),
         }
     }
@@ -82,16 +109,20 @@ impl CoordinatorState {
         strategy.rebalance(&self.entries(), gate)
     }
 
-    /// The regions as the strategy sees them, by index. Every region is
-    /// taken as Up and of one version: the members' status and version
-    /// come with regions on other nodes.
+    /// The regions as the strategy sees them, by index. A region is taken
+    /// as Up unless it is shutting down (then as Leaving, so it gets no
+    /// new shard), and all of one version.
     fn entries(&self) -> Vec<RegionEntry<'_, usize>> {
         self.regions
             .iter()
             .enumerate()
             .map(|(at, r)| RegionEntry {
                 region: at,
-                status: MemberStatus::Up,
+                status: if r.leaving {
+                    MemberStatus::Leaving
+                } else {
+                    MemberStatus::Up
+                },
                 app_version: "",
                 shards: &r.shards,
             })

@@ -10,12 +10,16 @@
 //! - the remembered-entities store ([`store`]), not yet called.
 //!
 //! - on one node, [`ClusterSharding::init`] starts an entity type's
-//!   [`ShardRegion`] and its [`ShardCoordinator`] (in the same process for
-//!   now), which speak Pekko's protocol ([`CoordinatorMsg`],
-//!   [`RegionControl`]); [`EntityRef`] sends to one entity.
+//!   [`ShardRegion`] and its [`ShardCoordinator`] in the same process,
+//!   which speak Pekko's protocol ([`CoordinatorMsg`],
+//!   [`RegionControl`]); [`EntityRef`] sends to one entity;
+//! - on a cluster, [`ClusterSharding::init_on_cluster`] starts a region
+//!   per node and the coordinator as a singleton, which rebuilds its map
+//!   from the regions when it moves, moves a region's shards only once
+//!   its member is removed plus `down_removal_margin`, and hands a
+//!   leaving region's shards off first.
 //!
-//! Regions on several nodes and the coordinator as a singleton are not
-//! built yet (docs/reference/sharding.md, "Not yet").
+//! What is not built yet: docs/reference/sharding.md, "Not yet".
 
 pub mod allocation;
 mod cluster_sharding;
@@ -30,6 +34,7 @@ mod passivation;
 mod protocol;
 mod region;
 mod region_buffer;
+mod region_members;
 mod settings;
 mod shard;
 pub mod store;

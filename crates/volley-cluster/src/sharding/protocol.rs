@@ -10,15 +10,19 @@ use serde::{Deserialize, Serialize};
 use volley::ActorRef;
 
 use super::allocation::ShardId;
+use crate::member::ClusterEvent;
 
 /// What a coordinator takes from regions (and from itself).
 #[derive(Debug, Serialize, Deserialize)]
 pub enum CoordinatorMsg {
-    /// A region starts: it may host shards. Answered with
-    /// [`RegionControl::RegisterAck`].
+    /// A region starts, or a new coordinator asked it
+    /// ([`RegionControl::RegisterAgain`]): it may host shards, and hosts
+    /// `shards` already. Answered with [`RegionControl::RegisterAck`].
     Register {
         /// The region's control address.
         region: ActorRef<RegionControl>,
+        /// The shards the region hosts (or is stopping for a hand-off).
+        shards: Vec<ShardId>,
     },
     /// Where does `shard` live? Answered with [`RegionControl::ShardHome`]
     /// once the shard has started somewhere.
@@ -46,6 +50,14 @@ pub enum CoordinatorMsg {
     ShardStopped {
         /// The shard.
         shard: ShardId,
+        /// The region that hosted it.
+        region: ActorRef<RegionControl>,
+    },
+    /// A region is shutting down (its node leaves): hand off every shard
+    /// it hosts and allocate none to it (Pekko's `GracefulShutdownReq`).
+    GracefulShutdownReq {
+        /// The region.
+        region: ActorRef<RegionControl>,
     },
     /// Local: a registered region stopped.
     #[serde(skip)]
@@ -56,6 +68,21 @@ pub enum CoordinatorMsg {
     /// Local: the hand-off of `shard` took too long; it stays where it is.
     #[serde(skip)]
     HandOffTimeout(ShardId),
+    /// Local: a change of the cluster's membership.
+    #[serde(skip)]
+    Member(ClusterEvent),
+    /// Local: a removed member's margin is over; its region's shards are
+    /// free.
+    #[serde(skip)]
+    FreeRegion(ActorRef<RegionControl>),
+    /// Local: ask the regions that have not registered with this new
+    /// coordinator again.
+    #[serde(skip)]
+    AskRegistrations,
+    /// Local: a new coordinator waited long enough for the regions'
+    /// registrations; it allocates from now on.
+    #[serde(skip)]
+    StateWaitOver,
 }
 
 /// What a coordinator tells a region.
@@ -89,6 +116,9 @@ pub enum RegionControl {
         /// The shard.
         shard: ShardId,
     },
+    /// A new coordinator started (the singleton moved): register with
+    /// it, reporting the shards hosted here.
+    RegisterAgain,
 }
 
 /// An entity's message on its way from one region to the region that

@@ -14,10 +14,17 @@
 //!   answers `ShardStopped`.
 //! - Unanswered registration and `GetShardHome` are asked again every
 //!   `retry_interval`.
+//! - On a cluster: a registration names the shards hosted here (a new
+//!   coordinator asks for it with `RegisterAgain`); the region stops
+//!   when its own member is downed or removed; and when its node shuts
+//!   down it has its shards handed off, then stops
+//!   (`GracefulShutdown`, in coordinated shutdown).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+
+use tokio::sync::oneshot;
 
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props};
 use volley_remote::Remoting;
@@ -28,6 +35,8 @@ use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 use super::region_buffer::RegionBuffer;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
+use crate::member::ClusterEvent;
+use crate::runtime::Cluster;
 
 /// What a region takes.
 pub enum RegionMsg<M: Send + 'static> {
@@ -52,6 +61,12 @@ pub enum RegionMsg<M: Send + 'static> {
     /// Another node's region, the home of some shards, stopped (or its
     /// member was removed).
     RegionTerminated(ActorRef<RegionControl>),
+    /// A change of the cluster's membership (on a cluster).
+    Member(ClusterEvent),
+    /// The node leaves: hand every shard off, then stop; the sender is
+    /// dropped when the region has stopped (coordinated shutdown's
+    /// `cluster-sharding-shutdown-region`).
+    GracefulShutdown(oneshot::Sender<()>),
 }
 
 /// Where a shard lives, as far as this region knows.
@@ -95,6 +110,11 @@ pub struct ShardRegion<A: Actor> {
     spawned: u64,
     buffer: RegionBuffer<A::Msg>,
     dropped: Arc<AtomicU64>,
+    /// Whether the coordinator that acknowledged the registration runs
+    /// on this node.
+    coordinator_here: bool,
+    /// Set once the node leaves: who waits for this region to stop.
+    shutting_down: Option<Vec<oneshot::Sender<()>>>,
 }
 
 const RETRY_TIMER: &str = "retry";
@@ -126,6 +146,8 @@ impl<A: Actor> ShardRegion<A> {
             spawned: 0,
             buffer: RegionBuffer::new(settings.buffer_size),
             dropped: dropped.clone(),
+            coordinator_here: false,
+            shutting_down: None,
         })
     }
 
@@ -194,8 +216,9 @@ impl<A: Actor> ShardRegion<A> {
         match control {
             // The coordinator's own address is not kept: the one given
             // (its singleton proxy, on a cluster) follows it when it moves.
-            RegionControl::RegisterAck { coordinator: _ } => {
+            RegionControl::RegisterAck { coordinator } => {
                 self.registered = true;
+                self.coordinator_here = coordinator.path().authority().is_none();
                 let waiting: Vec<ShardId> = self.buffer.shards().collect();
                 waiting.into_iter().for_each(|shard| self.ask_home(shard));
             }
@@ -203,6 +226,7 @@ impl<A: Actor> ShardRegion<A> {
             RegionControl::ShardHome { shard, region } => self.home_known(ctx, shard, region),
             RegionControl::BeginHandOff { shard } => self.begin_hand_off(shard),
             RegionControl::HandOff { shard } => self.hand_off(ctx, shard),
+            RegionControl::RegisterAgain => self.register(),
         }
     }
 
@@ -274,6 +298,33 @@ impl<A: Actor> ShardRegion<A> {
         for (id, msg) in self.buffer.take(shard) {
             self.deliver(ctx, shard, id, msg);
         }
+        self.stop_when_handed_off(ctx);
+    }
+
+    /// The node leaves: ask the coordinator to hand every shard off. A
+    /// coordinator on this node has stopped already (the singleton hands
+    /// over before this phase), so there is nobody to ask: the region
+    /// stops with its node as before.
+    fn graceful_shutdown(&mut self, ctx: &mut Context<Self>, waiter: oneshot::Sender<()>) {
+        if self.coordinator_here || !self.registered {
+            return drop(waiter);
+        }
+        self.shutting_down.get_or_insert_with(Vec::new).push(waiter);
+        let region = self.control();
+        self.coordinator
+            .tell(CoordinatorMsg::GracefulShutdownReq { region });
+        self.stop_when_handed_off(ctx);
+    }
+
+    /// A region shutting down stops once it hosts nothing and has sent
+    /// on everything it kept.
+    fn stop_when_handed_off(&mut self, ctx: &mut Context<Self>) {
+        let done = self.hosted.is_empty() && self.stopping.is_empty() && self.buffer.is_empty();
+        if done && self.shutting_down.is_some() {
+            tracing::info!("every shard handed off: the shard region stops");
+            self.shutting_down = None;
+            ctx.stop_self();
+        }
     }
 
     /// Forgets `shard`'s home unless it is here: the host keeps
@@ -296,8 +347,9 @@ impl<A: Actor> ShardRegion<A> {
                 local.tell(ShardMsg::HandOff(ctx.message_adapter(RegionMsg::HandedOff)));
             }
             None if !self.stopping.contains_key(&shard) => {
+                let region = self.control();
                 self.coordinator
-                    .tell(CoordinatorMsg::ShardStopped { shard });
+                    .tell(CoordinatorMsg::ShardStopped { shard, region });
             }
             None => {}
         }
@@ -306,7 +358,7 @@ impl<A: Actor> ShardRegion<A> {
     /// The shard stopped its entities: what waited for them goes first
     /// to the shard's next home. The coordinator hears of it once the
     /// shard's actor has stopped too.
-    fn handed_off(&mut self, handed: HandedOff<A::Msg>) {
+    fn handed_off(&mut self, ctx: &mut Context<Self>, handed: HandedOff<A::Msg>) {
         let shard = handed.shard;
         self.buffer.push_front(shard, handed.undelivered);
         if self.buffer.has(shard) && self.asked.insert(shard) {
@@ -315,27 +367,34 @@ impl<A: Actor> ShardRegion<A> {
         if let Some(stopping) = self.stopping.get_mut(&shard) {
             stopping.answered = true;
         }
-        self.finish_hand_off(shard);
+        self.finish_hand_off(ctx, shard);
     }
 
-    fn shard_terminated(&mut self, shard: ShardId, actor: &ActorRef<ShardMsg<A::Msg>>) {
+    fn shard_terminated(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        actor: &ActorRef<ShardMsg<A::Msg>>,
+    ) {
         if self.hosted.get(&shard) == Some(actor) {
             self.hosted.remove(&shard);
         } else if let Some(stopping) = self.stopping.get_mut(&shard) {
             stopping.stopped = true;
-            self.finish_hand_off(shard);
+            self.finish_hand_off(ctx, shard);
         }
     }
 
-    fn finish_hand_off(&mut self, shard: ShardId) {
+    fn finish_hand_off(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
         if self
             .stopping
             .get(&shard)
             .is_some_and(|s| s.answered && s.stopped)
         {
             self.stopping.remove(&shard);
+            let region = self.control();
             self.coordinator
-                .tell(CoordinatorMsg::ShardStopped { shard });
+                .tell(CoordinatorMsg::ShardStopped { shard, region });
+            self.stop_when_handed_off(ctx);
         }
     }
 
@@ -344,13 +403,51 @@ impl<A: Actor> ShardRegion<A> {
         if !self.registered {
             return self.register();
         }
+        if self.shutting_down.is_some() {
+            let region = self.control();
+            self.coordinator
+                .tell(CoordinatorMsg::GracefulShutdownReq { region });
+        }
         let waiting: Vec<ShardId> = self.buffer.shards().collect();
         waiting.into_iter().for_each(|shard| self.ask_home(shard));
     }
 
+    /// Registers with the coordinator, with the shards hosted here (a new
+    /// coordinator rebuilds its map from them). A shard in hand-off
+    /// counts until it has stopped: its `ShardStopped` frees it.
     fn register(&self) {
         let region = self.control();
-        self.coordinator.tell(CoordinatorMsg::Register { region });
+        let mut shards: Vec<ShardId> = self.hosted.keys().copied().collect();
+        shards.extend(self.stopping.keys().copied());
+        self.coordinator
+            .tell(CoordinatorMsg::Register { region, shards });
+    }
+
+    /// Subscribes to the membership, on a cluster.
+    fn watch_own_member(&self, ctx: &mut Context<Self>) {
+        if self.remoting.is_some() && Cluster::get(ctx.system()).is_some() {
+            let events = ctx.message_adapter(RegionMsg::Member);
+            ctx.system().event_stream().subscribe(events);
+        }
+    }
+
+    /// A region whose own member is downed or removed stops, with its
+    /// shards and entities (as Pekko's): the others place its shards
+    /// again once it is removed and `down_removal_margin` passed.
+    fn on_member_event(&self, ctx: &mut Context<Self>, event: &ClusterEvent) {
+        let member = match event {
+            ClusterEvent::MemberDowned { member } | ClusterEvent::MemberRemoved { member, .. } => {
+                member
+            }
+            _ => return,
+        };
+        let Some(cluster) = Cluster::get(ctx.system()) else {
+            return;
+        };
+        if member.unique_address() == *cluster.self_member() {
+            tracing::info!(status = ?member.status, "this member is downed or removed: its shard region stops");
+            ctx.stop_self();
+        }
     }
 }
 
@@ -372,6 +469,7 @@ impl<A: Actor> Actor for ShardRegion<A> {
         });
         ctx.spawn(DELIVER, Link::props(deliver))?;
         self.register();
+        self.watch_own_member(ctx);
         ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
         Ok(())
     }
@@ -384,10 +482,12 @@ impl<A: Actor> Actor for ShardRegion<A> {
                 msg,
             } => self.deliver(ctx, shard, entity_id, msg),
             RegionMsg::Control(control) => self.on_control(ctx, control),
-            RegionMsg::HandedOff(handed) => self.handed_off(handed),
-            RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(shard, &actor),
+            RegionMsg::HandedOff(handed) => self.handed_off(ctx, handed),
+            RegionMsg::GracefulShutdown(waiter) => self.graceful_shutdown(ctx, waiter),
+            RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(ctx, shard, &actor),
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),
+            RegionMsg::Member(event) => self.on_member_event(ctx, &event),
         }
         Ok(())
     }

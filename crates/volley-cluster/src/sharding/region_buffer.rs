@@ -65,6 +65,11 @@ impl<M> RegionBuffer<M> {
         self.shards.contains_key(&shard)
     }
 
+    /// Whether nothing waits for any shard.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
     /// The shards something waits for.
     pub(crate) fn shards(&self) -> impl Iterator<Item = ShardId> + '_ {
         self.shards.keys().copied()

@@ -22,6 +22,16 @@ pub struct ShardingSettings {
     /// How long a hand-off may wait for the regions' acknowledgements
     /// before the shard stays where it is.
     pub handoff_timeout: Duration,
+    /// How long after a region's member is removed its shards stay where
+    /// they were, for a member that did not hand them off (Pekko's
+    /// `down-removal-margin`): the removed side needs that long to see
+    /// itself downed and stop its region. Also the coordinator
+    /// singleton's margin.
+    pub down_removal_margin: Duration,
+    /// How long a new coordinator (the singleton moved) waits for the
+    /// regions of the members to register and report their shards before
+    /// it allocates anything.
+    pub coordinator_state_wait: Duration,
     /// Where shards go and which move.
     pub allocation: LeastShardAllocation,
     /// The shards' passivation and buffer.
@@ -35,6 +45,8 @@ impl Default for ShardingSettings {
             retry_interval: Duration::from_secs(2),
             rebalance_interval: Duration::from_secs(10),
             handoff_timeout: Duration::from_secs(60),
+            down_removal_margin: Duration::from_secs(7),
+            coordinator_state_wait: Duration::from_secs(5),
             allocation: LeastShardAllocation::default(),
             shard: ShardSettings::default(),
         }

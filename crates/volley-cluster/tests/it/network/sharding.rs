@@ -5,21 +5,21 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use volley::{Actor, Context, HandleResult, Props};
+use volley::{Actor, ActorSystem, Context, HandleResult, Props};
 use volley_cluster::sharding::{
     register_sharding_types, ClusterSharding, Entity, EntityRef, EntityTypeKey, HashShards,
     ShardEnvelope, Sharding, ShardingSettings,
 };
 use volley_cluster::singleton::register_singleton_types;
-use volley_cluster::Cluster;
+use volley_cluster::{Cluster, ClusterEvent, MemberStatus};
 use volley_remote::Registry;
-use volley_testkit::await_cond_within;
 use volley_testkit::remote::{Node, Nodes};
+use volley_testkit::{await_cond_within, TestProbe};
 
-use super::{all_up, deadline, form, quick, start_nodes};
+use super::{all_up, deadline, expect_removed, form, quick, start_nodes};
 
 /// One message to an entity: its sequence number from the one sender.
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,6 +36,8 @@ struct Record {
     starts: BTreeMap<String, Vec<u16>>,
     /// Entity id to what it received, in order.
     received: BTreeMap<String, Vec<u32>>,
+    /// Every start: the entity, its port, and when.
+    started_at: Vec<(String, u16, Instant)>,
 }
 
 type Shared = Arc<Mutex<Record>>;
@@ -61,6 +63,8 @@ impl Actor for Counted {
                 r.twice.push(self.id.clone());
             }
             r.starts.entry(self.id.clone()).or_default().push(self.port);
+            r.started_at
+                .push((self.id.clone(), self.port, Instant::now()));
         });
         Ok(())
     }
@@ -98,12 +102,17 @@ fn key() -> EntityTypeKey<Seq> {
     EntityTypeKey::new("counted")
 }
 
+/// The margin after a removal in these tests.
+const MARGIN: Duration = Duration::from_secs(3);
+
 /// Ten shards, rounds every 200 ms: a round moves one shard.
 fn settings() -> ShardingSettings {
     ShardingSettings {
         retry_interval: Duration::from_millis(200),
         rebalance_interval: Duration::from_millis(200),
         handoff_timeout: Duration::from_secs(10),
+        down_removal_margin: MARGIN,
+        coordinator_state_wait: Duration::from_secs(5),
         ..ShardingSettings::default()
     }
 }
@@ -267,11 +276,7 @@ fn all_received_above(record: &Shared, count: usize, above: u32) -> bool {
 /// was sent to the leaving node meanwhile may be lost.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shards_of_a_node_that_leaves_are_placed_again() {
-    let mut nodes = sharding_nodes();
-    let members = start_nodes(&mut nodes, 3).await;
-    let (clusters, probes) = form(&members);
-    let record = Shared::default();
-    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
     let sender = oldest_index(&clusters);
     let leaver = (sender + 1) % 3;
     let count = 30;
@@ -298,11 +303,7 @@ async fn the_shards_of_a_node_that_leaves_are_placed_again() {
     await_all_received(&record, count, sent);
     let gone = clusters[leaver].self_member().clone();
     members[leaver].system.terminate().await;
-    super::expect_removed(
-        &probes[sender],
-        &gone,
-        volley_cluster::MemberStatus::Exiting,
-    );
+    expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
     let after_removal = sent;
     let started = std::time::Instant::now();
     // Pacing, not synchronisation: rounds until every entity has one.
@@ -333,5 +334,230 @@ async fn sharding_on_a_system_without_a_cluster_is_a_typed_error() {
         refused.err(),
         Some(volley_cluster::sharding::ShardingError::NoCluster)
     );
+    nodes.stop_all().await;
+}
+
+/// Three nodes in a cluster, their event probes, and on each a region of
+/// the counted type reporting to one record.
+type Sharded = (
+    Nodes,
+    Vec<Node>,
+    Vec<Cluster>,
+    Vec<TestProbe<ClusterEvent>>,
+    Shared,
+    Vec<Sharding<Seq>>,
+);
+
+async fn three_sharded() -> Sharded {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form(&members);
+    let record = Shared::default();
+    let shardings = members.iter().map(|n| start_sharding(n, &record)).collect();
+    (nodes, members, clusters, probes, record, shardings)
+}
+
+/// Shuts `system` down (coordinated shutdown, as a process that is
+/// told to stop) while rounds go to `refs` every millisecond.
+async fn shut_down_while_sending(system: &ActorSystem, refs: &[EntityRef<Seq>], sent: &mut u32) {
+    let leaving = system.clone();
+    let shutdown = tokio::spawn(async move { leaving.terminate().await });
+    let started = Instant::now();
+    while !shutdown.is_finished() {
+        assert!(started.elapsed() < deadline(), "the node shuts down");
+        *sent += 1;
+        refs.iter().for_each(|r| r.tell(Seq(*sent)));
+        // Pacing, not synchronisation: rounds all through the shutdown.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// Forms a cluster of `members` with no split-brain resolver: only
+/// `Cluster::down` downs, so a silent member stays unreachable.
+fn form_without_resolver(members: &[Node]) -> (Vec<Cluster>, Vec<TestProbe<ClusterEvent>>) {
+    let seeds: Vec<&Node> = members.iter().collect();
+    let (clusters, probes): (Vec<_>, Vec<_>) = members
+        .iter()
+        .map(|node| {
+            let events = TestProbe::on_event_stream(&node.system);
+            let mut settings = quick("test", &seeds);
+            settings.split_brain_resolver.active_strategy = "off".to_owned();
+            let cluster =
+                Cluster::start(&node.system, &node.remoting, settings).expect("a cluster starts");
+            (cluster, events)
+        })
+        .unzip();
+    all_up(&clusters);
+    (clusters, probes)
+}
+
+/// Sends rounds from `refs` every 10 ms for `span` (pacing: traffic
+/// while time passes is what these tests look at).
+async fn send_for(refs: &[EntityRef<Seq>], sent: &mut u32, span: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < span {
+        *sent += 1;
+        refs.iter().for_each(|r| r.tell(Seq(*sent)));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The ids alive on `port` now.
+fn live_on(record: &Shared, port: u16) -> Vec<String> {
+    with(record, |r| {
+        let on = r.live.iter().filter(|(_, ports)| ports.contains(&port));
+        on.map(|(id, _)| id.clone()).collect()
+    })
+}
+
+/// Issue 34's invariant through a crash or partition: a member that goes
+/// silent (its remoting stops; its actors keep running, as behind a
+/// partition) keeps its shards while it is only unreachable; once it is
+/// downed and removed, its shards are placed again only after
+/// `down_removal_margin`, by which time its side has stopped its region
+/// (here by hand, a second after the removal). No entity is ever alive
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margin() {
+    let mut nodes = sharding_nodes();
+    let members = start_nodes(&mut nodes, 3).await;
+    let (clusters, probes) = form_without_resolver(&members);
+    let record = Shared::default();
+    let shardings: Vec<_> = members.iter().map(|n| start_sharding(n, &record)).collect();
+    let sender = oldest_index(&clusters);
+    let victim = (sender + 1) % 3;
+    let victim_port = members[victim].remoting.address().port();
+    let refs = entities(&shardings[sender], 30);
+    let mut sent = 0;
+    let started = Instant::now();
+    while live_on(&record, victim_port).is_empty() {
+        assert!(started.elapsed() < deadline(), "the victim hosts entities");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+    await_all_received(&record, 30, sent);
+    let hosted = live_on(&record, victim_port);
+
+    let gone = clusters[victim].self_member().clone();
+    members[victim].remoting.shutdown();
+    await_cond_within(deadline(), "the victim is unreachable", || {
+        let state = clusters[sender].state();
+        state.unreachable.iter().any(|m| m.unique_address() == gone)
+    });
+    // Unreachable, not downed, for longer than the margin: its shards stay.
+    send_for(&refs, &mut sent, MARGIN + Duration::from_secs(1)).await;
+    let restarted = |since: Instant| {
+        with(&record, |r| {
+            let moved = r.started_at.iter().filter(|(id, port, at)| {
+                *port != victim_port && *at >= since && hosted.contains(id)
+            });
+            moved.map(|(_, _, at)| *at).min()
+        })
+    };
+    assert_eq!(restarted(started), None, "moved while only unreachable");
+
+    clusters[sender]
+        .down(gone.clone())
+        .expect("the cluster runs");
+    expect_removed(&probes[sender], &gone, MemberStatus::Down);
+    let removed_at = Instant::now();
+    // The removed side stops its region a second later (its own resolver
+    // would); until then its entities are alive.
+    send_for(&refs, &mut sent, Duration::from_secs(1)).await;
+    members[victim].system.stop(shardings[victim].region());
+    await_cond_within(deadline(), "the victim's entities stop", || {
+        live_on(&record, victim_port).is_empty()
+    });
+    let above = sent;
+    while !all_received_above(&record, 30, above) {
+        assert!(removed_at.elapsed() < deadline(), "the shards move");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+    with(&record, |r| {
+        assert!(r.twice.is_empty(), "alive twice: {:?}", r.twice)
+    });
+    let first_move = restarted(removed_at).expect("the victim's entities started elsewhere");
+    // Less a little: the coordinator saw the removal before this test did.
+    let earliest = removed_at + MARGIN - Duration::from_millis(300);
+    assert!(
+        first_move >= earliest,
+        "moved {:?} after the removal",
+        first_move - removed_at
+    );
+    nodes.stop_all().await;
+}
+
+/// Design §3: the coordinator's node shuts down with traffic running from
+/// another node. The singleton moves; the new coordinator asks every
+/// region for the shards it hosts before it allocates, so no shard gets a
+/// second home (no entity alive twice), and every entity gets messages
+/// again, those of the departed node's shards too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_coordinator_moves_with_its_node_and_rebuilds_its_map_from_the_regions() {
+    let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
+    let oldest = oldest_index(&clusters);
+    let sender = (oldest + 1) % 3;
+    let refs = entities(&shardings[sender], 30);
+    let mut sent = 0;
+    let ports: Vec<u16> = members
+        .iter()
+        .map(|m| m.remoting.address().port())
+        .collect();
+    let started = Instant::now();
+    while !ports.iter().all(|p| !live_on(&record, *p).is_empty()) {
+        assert!(started.elapsed() < deadline(), "every node hosts entities");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+
+    let gone = clusters[oldest].self_member().clone();
+    shut_down_while_sending(&members[oldest].system, &refs, &mut sent).await;
+    expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
+    // From now on the third node sends too: its region knows no home yet,
+    // so it asks the new coordinator for shards that live elsewhere.
+    let third = 3 - oldest - sender;
+    let both: Vec<EntityRef<Seq>> = refs
+        .iter()
+        .cloned()
+        .chain(entities(&shardings[third], 30))
+        .collect();
+    let above = sent;
+    let moved_at = Instant::now();
+    while !all_received_above(&record, 30, above) {
+        assert!(
+            moved_at.elapsed() < deadline(),
+            "every entity gets messages again"
+        );
+        send_for(&both, &mut sent, Duration::from_millis(10)).await;
+    }
+    with(&record, |r| {
+        assert!(r.twice.is_empty(), "alive twice: {:?}", r.twice)
+    });
+    nodes.stop_all().await;
+}
+
+/// Graceful leave: a node that shuts down (not the coordinator's) hands
+/// its shards off in `cluster-sharding-shutdown-region`, before it
+/// leaves, while the coordinator's node keeps sending: every message
+/// arrives exactly once, none alive twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_shuts_down_hands_its_shards_off_first_and_loses_no_message() {
+    let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
+    let sender = oldest_index(&clusters);
+    let leaver = (sender + 1) % 3;
+    let leaver_port = members[leaver].remoting.address().port();
+    let refs = entities(&shardings[sender], 30);
+    let mut sent = 0;
+    let started = Instant::now();
+    while live_on(&record, leaver_port).is_empty() {
+        assert!(started.elapsed() < deadline(), "the leaver hosts entities");
+        send_for(&refs, &mut sent, Duration::from_millis(10)).await;
+    }
+
+    let gone = clusters[leaver].self_member().clone();
+    shut_down_while_sending(&members[leaver].system, &refs, &mut sent).await;
+    expect_removed(&probes[sender], &gone, MemberStatus::Exiting);
+    send_for(&refs, &mut sent, Duration::from_millis(100)).await;
+    await_all_received(&record, 30, sent);
+    let out_of_order = check_exactly_once(&record, sent);
+    eprintln!("{sent} rounds to 30 entities; {out_of_order} out of order through the leave");
     nodes.stop_all().await;
 }

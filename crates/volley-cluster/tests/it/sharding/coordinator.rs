@@ -18,7 +18,10 @@ struct Region {
 fn region(system: &ActorSystem, coordinator: &ActorRef<CoordinatorMsg>) -> Region {
     let probe = TestProbe::<RegionControl>::new(system);
     let me = probe.actor_ref();
-    coordinator.tell(CoordinatorMsg::Register { region: me.clone() });
+    coordinator.tell(CoordinatorMsg::Register {
+        region: me.clone(),
+        shards: Vec::new(),
+    });
     probe.expect_msg_pf(|msg| match msg {
         RegionControl::RegisterAck { .. } => Some(()),
         _ => None,
@@ -94,7 +97,10 @@ async fn a_region_that_joins_gets_shards_by_a_hand_off_round() {
         region: asked.1,
     });
     second.probe.expect_no_msg(Duration::from_millis(20));
-    coordinator.tell(CoordinatorMsg::ShardStopped { shard: ShardId(0) });
+    coordinator.tell(CoordinatorMsg::ShardStopped {
+        shard: ShardId(0),
+        region: first.me.clone(),
+    });
     assert_eq!(second.expect(host_shard), ShardId(0));
     coordinator.tell(CoordinatorMsg::ShardStarted {
         shard: ShardId(0),

@@ -42,7 +42,7 @@ fn driven(system: &ActorSystem, buffer_size: usize) -> Driven {
     );
     let region = system.spawn("region", props).unwrap();
     let control = coordinator.expect_msg_pf(|msg| match msg {
-        CoordinatorMsg::Register { region } => Some(region),
+        CoordinatorMsg::Register { region, .. } => Some(region),
         _ => None,
     });
     control.tell(RegionControl::RegisterAck {
@@ -164,7 +164,9 @@ async fn a_hand_off_with_traffic_running_loses_nothing() {
         .control
         .tell(RegionControl::HandOff { shard: ShardId(3) });
     driven.coordinator.expect_msg_pf(|msg| match msg {
-        CoordinatorMsg::ShardStopped { shard: ShardId(3) } => Some(()),
+        CoordinatorMsg::ShardStopped {
+            shard: ShardId(3), ..
+        } => Some(()),
         _ => None,
     });
     // What comes after `HandOff` waits, and the region asks again.

@@ -1,0 +1,100 @@
+//! The members a coordinator's regions run on, kept from the cluster's
+//! events, and when a stopped region's shards may go elsewhere.
+//!
+//! A region's shards are freed only once nothing of it can still run.
+//! Pekko's coordinator frees them on the region's `Terminated`, which in
+//! a cluster comes when the member is removed, and waits
+//! `down-removal-margin` more for a region that did not shut down
+//! gracefully: the removed side needs that long to see itself downed or
+//! removed and stop its region. A member that is merely unreachable is
+//! neither, so its shards stay.
+
+use std::collections::HashMap;
+
+use crate::member::{ClusterEvent, ClusterState, MemberRecord, MemberStatus, UniqueAddress};
+
+/// When a stopped region's shards are free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WhenFree {
+    /// Now: the region's actor itself stopped on a member that stays.
+    Now,
+    /// When its member is removed (it is leaving or downed).
+    AtRemoval,
+    /// `down_removal_margin` from now: its member was removed, or is not
+    /// known at all.
+    AfterMargin,
+}
+
+/// A member's address as an actor path names it: `host:port`.
+pub(crate) fn authority_of(member: &UniqueAddress) -> String {
+    format!("{}:{}", member.host, member.port)
+}
+
+fn authority(record: &MemberRecord) -> String {
+    authority_of(&record.unique_address())
+}
+
+/// The members by `host:port`.
+#[derive(Debug, Default)]
+pub(crate) struct RegionMembers {
+    status: HashMap<String, MemberStatus>,
+}
+
+impl RegionMembers {
+    /// The members of a published state.
+    pub(crate) fn from_state(state: &ClusterState) -> Self {
+        let mut members = Self::default();
+        for record in &state.members {
+            members.status.insert(authority(record), record.status);
+        }
+        members
+    }
+
+    /// Applies one event; on a removal, the member's `host:port`.
+    pub(crate) fn apply(&mut self, event: &ClusterEvent) -> Option<String> {
+        match event {
+            ClusterEvent::MemberJoined { member }
+            | ClusterEvent::MemberUp { member }
+            | ClusterEvent::MemberLeft { member }
+            | ClusterEvent::MemberExited { member }
+            | ClusterEvent::MemberDowned { member } => {
+                self.status.insert(authority(member), member.status);
+                None
+            }
+            ClusterEvent::MemberRemoved { member, .. } => {
+                let at = authority(member);
+                self.status.remove(&at);
+                Some(at)
+            }
+            _ => None,
+        }
+    }
+
+    /// When the shards of a region on `at` that stopped are free.
+    pub(crate) fn when_free(&self, at: &str) -> WhenFree {
+        match self.status.get(at) {
+            Some(MemberStatus::Joining | MemberStatus::Up) => WhenFree::Now,
+            Some(_) => WhenFree::AtRemoval,
+            None => WhenFree::AfterMargin,
+        }
+    }
+
+    /// The members whose regions may host shards now: Up, Leaving or
+    /// Exiting (a Joining member has not started its region yet as far
+    /// as allocation goes; a Down one cannot answer).
+    pub(crate) fn hosting(&self) -> impl Iterator<Item = &String> {
+        self.status
+            .iter()
+            .filter(|(_, s)| {
+                matches!(
+                    s,
+                    MemberStatus::Up | MemberStatus::Leaving | MemberStatus::Exiting
+                )
+            })
+            .map(|(at, _)| at)
+    }
+}
+
+#[cfg(test)]
+#[path = "region_members_tests.rs"]
+mod tests;
