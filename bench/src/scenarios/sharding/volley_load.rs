@@ -5,7 +5,6 @@
 //! asks every message. [`StopFlag`] ends it early.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -122,14 +121,13 @@ pub async fn run(sharding: Sharding<Add>, spec: LoadSpec, stop: StopFlag) -> Map
     tally.fields(&spec, started.elapsed())
 }
 
-fn ask(entity: EntityRef<Add>, seq: u64) -> impl Future<Output = (u64, Result<Reply, AskError>)> {
-    async move {
-        let make = |reply_to| Add {
-            seq,
-            reply_to: Some(reply_to),
-        };
-        (seq, entity.ask(make, ASK_TIMEOUT).await)
-    }
+/// One ask: its message's number and its outcome.
+async fn ask(entity: EntityRef<Add>, seq: u64) -> (u64, Result<Reply, AskError>) {
+    let make = |reply_to| Add {
+        seq,
+        reply_to: Some(reply_to),
+    };
+    (seq, entity.ask(make, ASK_TIMEOUT).await)
 }
 
 #[cfg(test)]
