@@ -30,6 +30,8 @@ pub struct Members {
     lines: Receiver<Line>,
     /// Per member, the members it has seen Up and not yet Removed.
     up: Vec<HashSet<String>>,
+    /// Per member, whether it printed `terminated` (it left and exited).
+    terminated: Vec<bool>,
     /// The fields of the first `started` line: the settings in force.
     pub settings: Option<Map<String, Value>>,
 }
@@ -54,6 +56,7 @@ impl Members {
             events,
             lines,
             up: Vec::new(),
+            terminated: Vec::new(),
             settings: None,
         };
         for i in 0..n {
@@ -70,6 +73,7 @@ impl Members {
         let proc = NodeProcess::start(&self.program, i, &args, &log, self.events.clone())?;
         self.procs.push(Some(proc));
         self.up.push(HashSet::new());
+        self.terminated.push(false);
         Ok(())
     }
 
@@ -152,6 +156,7 @@ impl Members {
                 self.up[i].remove(&member);
             }
             "started" if self.settings.is_none() => self.settings = Some(event.fields.clone()),
+            "terminated" => self.terminated[i] = true,
             _ => {}
         }
     }
@@ -186,10 +191,11 @@ impl Members {
             .1)
     }
 
-    /// The indices of the members still running.
+    /// The indices of the members still running (not killed, stopped, or
+    /// terminated after a leave).
     pub fn running(&self) -> Vec<usize> {
         (0..self.procs.len())
-            .filter(|&i| self.procs[i].is_some())
+            .filter(|&i| self.procs[i].is_some() && !self.terminated[i])
             .collect()
     }
 

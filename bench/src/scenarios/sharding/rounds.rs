@@ -104,16 +104,36 @@ fn run_load(m: &mut Members, args: &str) -> crate::Result<Outcome> {
     Ok(Outcome::of(&e))
 }
 
-/// Places every entity (asks each once) until no ask fails.
+/// Places every entity (asks each once) until no ask fails, then waits
+/// until the shards are spread evenly over the members, so that no
+/// rebalance moves entities (and restarts their counts) inside a row.
 pub fn warm(m: &mut Members, p: &Params) -> crate::Result<()> {
     let e = p.entities;
     for _ in 0..WARM_TRIES {
         let o = run_load(m, &format!("warm {e} {ASK_WINDOW} 1 {e} e ask"))?;
         if o.answered_all(e) {
+            let members = m.running().len();
+            await_shards(m, SETTLE_TIMEOUT, |counts| {
+                balanced(counts, p.shards, members)
+            })?;
             return Ok(());
         }
     }
     Err(format!("the warm-up asks still failed after {WARM_TRIES} tries").into())
+}
+
+/// How long the shards may take to spread evenly after the warm-up.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Every one of `shards` shards placed, on `members` regions that are at
+/// most one shard apart (where the least-shard strategy stops moving).
+fn balanced(counts: &[(String, u64)], shards: u64, members: usize) -> bool {
+    let (min, max) = counts
+        .iter()
+        .fold((u64::MAX, 0), |(lo, hi), (_, n)| (lo.min(*n), hi.max(*n)));
+    counts.len() == members
+        && counts.iter().map(|(_, n)| n).sum::<u64>() == shards
+        && max <= min + 1
 }
 
 /// Tell throughput to the warmed entities, every message counted by its
@@ -209,8 +229,60 @@ fn shard_counts(e: &Event) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Polls `shards` on the driver until `done` holds for its counts; the
-/// time of that line.
+/// The shard placement of one poll: when it was known, the shards that
+/// did not answer, and the shard count of each region.
+#[derive(Debug, PartialEq)]
+struct Placement {
+    t_ms: f64,
+    failed: u64,
+    counts: Vec<(String, u64)>,
+}
+
+/// `shards` lines added up: a line with `"scope":"local"` (volley's
+/// member, which has no cluster-wide stats query yet) covers its own
+/// member only, so every running member's line is needed; the placement
+/// is known when the last of them was printed.
+fn placement_of(lines: &[Event]) -> Placement {
+    Placement {
+        t_ms: lines.iter().map(|e| e.t_ms).fold(f64::MIN, f64::max),
+        failed: lines.iter().map(|e| num(e, "failed")).sum(),
+        counts: lines.iter().flat_map(shard_counts).collect(),
+    }
+}
+
+fn covers_own_member_only(e: &Event) -> bool {
+    e.fields.get("scope").and_then(|s| s.as_str()) == Some("local")
+}
+
+/// Asks the driver for the shard placement, and every other running
+/// member too when the driver's line covers its own member only.
+fn poll_placement(m: &mut Members) -> crate::Result<Placement> {
+    let first = m.query(DRIVER, "shards", "shards", QUERY_TIMEOUT)?;
+    let mut lines = Vec::new();
+    if covers_own_member_only(&first) {
+        for i in m.running().into_iter().filter(|&i| i != DRIVER) {
+            match m.query(i, "shards", "shards", QUERY_TIMEOUT) {
+                Ok(line) => lines.push(line),
+                // A member that left exits; its entities went with it.
+                Err(_) if terminated(m, i) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    lines.push(first);
+    Ok(placement_of(&lines))
+}
+
+/// Whether member `i` printed `terminated` (it has left and exits).
+fn terminated(m: &mut Members, i: usize) -> bool {
+    let exit = Duration::from_secs(5);
+    !m.running().contains(&i)
+        || m.await_line(exit, "terminated", |j, e| j == i && e.event == "terminated")
+            .is_ok()
+}
+
+/// Polls the shard placement until `done` holds for its counts; the
+/// time it was known.
 fn await_shards(
     m: &mut Members,
     timeout: Duration,
@@ -218,12 +290,12 @@ fn await_shards(
 ) -> crate::Result<f64> {
     let deadline = std::time::Instant::now() + timeout;
     loop {
-        let e = m.query(DRIVER, "shards", "shards", QUERY_TIMEOUT)?;
-        if num(&e, "failed") == 0 && done(&shard_counts(&e)) {
-            return Ok(e.t_ms);
+        let p = poll_placement(m)?;
+        if p.failed == 0 && done(&p.counts) {
+            return Ok(p.t_ms);
         }
         if std::time::Instant::now() > deadline {
-            return Err(format!("shards never settled: {:?}", shard_counts(&e)).into());
+            return Err(format!("shards never settled: {:?}", p.counts).into());
         }
         std::thread::sleep(POLL_EVERY);
     }
@@ -334,30 +406,32 @@ pub fn rebalance_leave(m: &mut Members, p: &Params, leaver: usize) -> crate::Res
 }
 
 /// The singleton's member is killed (kill -9): from the kill to the
-/// driver's pings (every 50 ms, through its proxy) answered from another
-/// member. Answers from the old and the new member alternating afterwards
-/// would be two instances: counted over [`AFTER_SINGLETON`].
+/// pings (every 50 ms, through the proxy of the driver, or of another
+/// member when the singleton runs on the driver) answered from another
+/// member. Answers from the old and the new member alternating
+/// afterwards would be two instances: counted over [`AFTER_SINGLETON`].
 pub fn singleton_kill(m: &mut Members) -> crate::Result<ShardingRow> {
-    m.command(DRIVER, "ping-singleton")?;
-    let (_, first) = m.await_line(Duration::from_secs(60), "a singleton answer", |i, e| {
-        i == DRIVER && e.event == "singleton"
-    })?;
-    let old = num(&first, "port");
-    let holder = (0..m.len())
-        .find(|&i| u64::from(m.port(i)) == old)
-        .ok_or("the singleton answered from no member")?;
-    if holder == DRIVER {
-        return Err("the singleton runs on the driver, which must survive".into());
+    let (holder, old) = singleton_holder(m, DRIVER)?;
+    let pinger = match holder {
+        DRIVER => m
+            .running()
+            .into_iter()
+            .find(|&i| i != holder)
+            .ok_or("no member to ping the singleton from")?,
+        _ => DRIVER,
+    };
+    if pinger != DRIVER {
+        singleton_holder(m, pinger)?;
     }
     let killed = now_ms();
     m.kill(holder)?;
     let (_, moved) = m.await_line(Duration::from_secs(120), "the singleton moved", |i, e| {
-        i == DRIVER && e.event == "singleton" && num(e, "port") != old
+        i == pinger && e.event == "singleton" && num(e, "port") != old
     })?;
     let mut flips = 0;
     while m
         .await_line(AFTER_SINGLETON, "another singleton answer", |i, e| {
-            i == DRIVER && e.event == "singleton"
+            i == pinger && e.event == "singleton"
         })
         .is_ok()
     {
@@ -371,13 +445,28 @@ pub fn singleton_kill(m: &mut Members) -> crate::Result<ShardingRow> {
         duplicates: Some(flips),
         count: None,
         note: format!(
-            "kill -9 of the singleton's member to its first answer from member port {} \
-             (pings every 50 ms; failure detection, the resolver's stable-after and the \
-             hand-over margin included); answers from another member in the {} s after: {flips}",
+            "kill -9 of the singleton's member (member {holder}) to its first answer from member \
+             port {} (pings every 50 ms from member {pinger}; failure detection, the resolver's \
+             stable-after and the hand-over margin included); answers from another member in the \
+             {} s after: {flips}",
             num(&moved, "port"),
             AFTER_SINGLETON.as_secs()
         ),
     })
+}
+
+/// Starts pinging the singleton from member `pinger`; the member that
+/// answers, and its port.
+fn singleton_holder(m: &mut Members, pinger: usize) -> crate::Result<(usize, u64)> {
+    m.command(pinger, "ping-singleton")?;
+    let (_, first) = m.await_line(Duration::from_secs(60), "a singleton answer", |i, e| {
+        i == pinger && e.event == "singleton"
+    })?;
+    let port = num(&first, "port");
+    let holder = (0..m.len())
+        .find(|&i| u64::from(m.port(i)) == port)
+        .ok_or("the singleton answered from no member")?;
+    Ok((holder, port))
 }
 
 /// How long the singleton row watches for answers from a second instance.
@@ -400,5 +489,48 @@ mod tests {
                 ("127.0.0.1:2".to_string(), 33)
             ]
         );
+    }
+
+    #[test]
+    fn balanced_means_all_shards_on_every_member_at_most_one_apart() {
+        let c = |v: &[u64]| {
+            v.iter()
+                .enumerate()
+                .map(|(i, n)| (i.to_string(), *n))
+                .collect::<Vec<_>>()
+        };
+        assert!(balanced(&c(&[34, 33, 33]), 100, 3));
+        assert!(!balanced(&c(&[35, 33, 32]), 100, 3));
+        assert!(!balanced(&c(&[50, 50]), 100, 3));
+        assert!(!balanced(&c(&[34, 33, 32]), 100, 3));
+    }
+
+    #[test]
+    fn local_shard_lines_add_up_to_the_placement() {
+        let line = |t: f64, regions: &str, scope: &str| {
+            Event::parse(&format!(
+                r#"{{"t_ms":{t},"event":"shards","regions":[{regions}],"failed":0{scope}}}"#
+            ))
+            .unwrap()
+        };
+        let local = r#","scope":"local""#;
+        let lines = [
+            line(5.0, r#""127.0.0.1:1=40""#, local),
+            line(7.0, r#""127.0.0.1:2=60""#, local),
+            line(6.0, "", local),
+        ];
+        assert!(covers_own_member_only(&lines[0]));
+        assert_eq!(
+            placement_of(&lines),
+            Placement {
+                t_ms: 7.0,
+                failed: 0,
+                counts: vec![
+                    ("127.0.0.1:1".to_string(), 40),
+                    ("127.0.0.1:2".to_string(), 60)
+                ],
+            }
+        );
+        assert!(!covers_own_member_only(&line(1.0, "", "")));
     }
 }
