@@ -159,3 +159,19 @@ pub fn expect_removed(probe: &TestProbe<ClusterEvent>, gone: &UniqueAddress, fro
         _ => FishingOutcome::Continue,
     });
 }
+
+/// The index of the oldest member (the first Up: the singleton's and the
+/// sharding coordinator's node), as the first cluster sees it.
+pub fn oldest_index(clusters: &[Cluster]) -> usize {
+    let state = clusters[0].state();
+    let oldest = state
+        .members
+        .iter()
+        .min_by_key(|m| (m.up_number, m.unique_address()))
+        .expect("members")
+        .unique_address();
+    clusters
+        .iter()
+        .position(|c| *c.self_member() == oldest)
+        .expect("a member")
+}

@@ -19,7 +19,7 @@ use volley_remote::Registry;
 use volley_testkit::remote::{Node, Nodes};
 use volley_testkit::{await_cond_within, TestProbe};
 
-use super::{all_up, deadline, expect_removed, form, quick, start_nodes};
+use super::{all_up, deadline, expect_removed, form, oldest_index, quick, start_nodes};
 
 /// One message to an entity: its sequence number from the one sender.
 #[derive(Debug, Serialize, Deserialize)]
@@ -243,21 +243,6 @@ async fn a_joining_node_takes_shards_by_hand_off_and_no_message_is_lost() {
     let out_of_order = check_exactly_once(&record, sent);
     eprintln!("{sent} rounds to {count} entities; {out_of_order} out of order through the moves");
     nodes.stop_all().await;
-}
-
-/// The index of the oldest member (the coordinator's node).
-fn oldest_index(clusters: &[Cluster]) -> usize {
-    let state = clusters[0].state();
-    let oldest = state
-        .members
-        .iter()
-        .min_by_key(|m| (m.up_number, m.unique_address()))
-        .expect("members")
-        .unique_address();
-    clusters
-        .iter()
-        .position(|c| *c.self_member() == oldest)
-        .expect("a member")
 }
 
 /// Whether every entity has received a number above `above`.

@@ -13,7 +13,7 @@ use volley_remote::Registry;
 use volley_testkit::remote::{Node, Nodes};
 use volley_testkit::{await_cond_within, FishingOutcome, TestProbe};
 
-use super::{deadline, expect_removed, form, start_nodes};
+use super::{deadline, expect_removed, form, oldest_index, start_nodes};
 
 /// What every instance reports, whichever node it runs on.
 #[derive(Default)]
@@ -149,21 +149,6 @@ fn start_singletons(
                 .expect("the singleton starts")
         })
         .collect()
-}
-
-/// The index of the oldest member (the first Up), as `cluster` sees it.
-fn oldest_index(clusters: &[Cluster]) -> usize {
-    let state = clusters[0].state();
-    let oldest = state
-        .members
-        .iter()
-        .min_by_key(|m| (m.up_number, m.unique_address()))
-        .expect("members")
-        .unique_address();
-    clusters
-        .iter()
-        .position(|c| *c.self_member() == oldest)
-        .expect("a member")
 }
 
 /// Sends `count` numbers through `proxy` on a thread of its own, paced so
