@@ -11,6 +11,8 @@
 //!   it to pause, waits for their `Paused` (at most `pause_timeout`), then
 //!   stops the instance gracefully (after the messages already queued)
 //!   and answers `HandOverDone`. It never starts an instance again.
+//! - It starts only once every reachable member has seen the table it
+//!   holds (`agreement`): its view may lag an older member's move Up.
 //! - After a crash the new oldest waits until the downed member is
 //!   removed, and `down_removal_margin` more (Akka's): the resolver downs
 //!   it, and a downed node stops its actors.
@@ -22,6 +24,7 @@ use tokio::sync::oneshot;
 use volley::{Actor, ActorRef, Context, HandleResult, Props, Terminated};
 use volley_remote::Remoting;
 
+use super::agreement::may_start;
 use super::duty::{duty, Duty};
 use super::messages::{ManagerMsg, MemberId, ProxyControl};
 use super::oldest::Membership;
@@ -112,6 +115,8 @@ impl<A: Actor> Manager<A> {
                 }
                 Ok(())
             }
+            // Checked on every retry tick too: seen tables raise no event.
+            Duty::Start if !may_start(&self.cluster.state(), &self.me, role) => Ok(()),
             Duty::Start => self.start(ctx),
         }
     }

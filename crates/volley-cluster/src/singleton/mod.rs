@@ -11,6 +11,7 @@
 //! - `settings`: [`SingletonSettings`], [`SingletonError`]; `section`:
 //!   their `[cluster.singleton]` section, [`SingletonSection`].
 
+mod agreement;
 mod buffer;
 mod duty;
 mod manager;
