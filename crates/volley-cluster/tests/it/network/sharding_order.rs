@@ -19,8 +19,8 @@ use volley_cluster::sharding::{
 use volley_cluster::singleton::register_singleton_types;
 use volley_cluster::{Cluster, MemberStatus};
 use volley_remote::Registry;
-use volley_testkit::remote::{Node, Nodes};
 use volley_testkit::await_cond_within;
+use volley_testkit::remote::{Node, Nodes};
 
 use super::{all_up, deadline, expect_removed, form, oldest_index, quick, start_nodes};
 
@@ -38,6 +38,10 @@ struct Received {
     got: HashMap<(u8, String), Vec<u32>>,
     /// Entity starts per port.
     starts: HashMap<u16, usize>,
+    /// How many instances of each entity are alive now.
+    alive: HashMap<String, usize>,
+    /// Entities that were ever alive twice at once (issue 34's invariant).
+    twice: Vec<String>,
     total: u64,
 }
 
@@ -57,8 +61,23 @@ impl Actor for Recorder {
     type Msg = Numbered;
 
     fn pre_start(&mut self, _ctx: &mut Context<Self>) -> HandleResult {
-        with(&self.record, |r| *r.starts.entry(self.port).or_default() += 1);
+        with(&self.record, |r| {
+            *r.starts.entry(self.port).or_default() += 1;
+            let alive = r.alive.entry(self.id.clone()).or_default();
+            *alive += 1;
+            if *alive > 1 {
+                r.twice.push(self.id.clone());
+            }
+        });
         Ok(())
+    }
+
+    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
+        with(&self.record, |r| {
+            if let Some(alive) = r.alive.get_mut(&self.id) {
+                *alive -= 1;
+            }
+        });
     }
 
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Numbered) -> HandleResult {
@@ -99,7 +118,10 @@ fn count_dead_letters(node: &Node, counted: &Arc<AtomicU64>) {
     let counted = counted.clone();
     let counter = node
         .system
-        .spawn("numbered-dead-letters", Props::new(move || DeadLetterCounter(counted.clone())))
+        .spawn(
+            "numbered-dead-letters",
+            Props::new(move || DeadLetterCounter(counted.clone())),
+        )
         .expect("a counter starts");
     node.system.event_stream().subscribe(counter);
 }
@@ -175,10 +197,11 @@ fn start_sender(sender: u8, sharding: &Sharding<Numbered>) -> Sender {
     Sender { stop, task }
 }
 
-/// Per sender and entity: no number twice, none out of order; returns
-/// how many are missing (gaps, and numbers past the last received).
+/// No entity alive twice; per sender and entity, no number twice, none
+/// out of order. Returns how many are missing (gaps, and numbers past the last received).
 fn check_order(record: &Shared, sent_per_entity: &HashMap<(u8, String), u32>) -> u64 {
     with(record, |r| {
+        assert!(r.twice.is_empty(), "alive twice: {:?}", r.twice);
         let mut missing = 0u64;
         let mut out_of_order = Vec::new();
         for (key, &sent) in sent_per_entity {
@@ -268,7 +291,13 @@ async fn accounting_through_join_and_leave(dwell: Duration) {
     let missing = check_order(&record, &sent_per_entity(&totals));
     let counted = dead.load(Relaxed);
     eprintln!("{all_sent} sent to {ENTITIES} entities; {missing} missing, {counted} dead letters");
-    assert_eq!(missing, counted, "every lost message is a counted dead letter");
+    assert_eq!(
+        missing, counted,
+        "every lost message is a counted dead letter"
+    );
+    // Together: one by one, each would wait its own leave out.
+    let [a, b, c] = [3, other, oldest].map(|index| members[index].system.clone());
+    tokio::join!(a.terminate(), b.terminate(), c.terminate());
     nodes.stop_all().await;
 }
 
