@@ -16,8 +16,9 @@
 //! - on a cluster, [`ClusterSharding::init_on_cluster`] starts a region
 //!   per node and the coordinator as a singleton, which rebuilds its map
 //!   from the regions when it moves, moves a region's shards only once
-//!   its member is removed plus `down_removal_margin`, and hands a
-//!   leaving region's shards off first.
+//!   its member is removed plus `down_removal_margin`, hands a
+//!   leaving region's shards off first, and keeps each sender's order
+//!   through a hand-off with markers (design §4).
 //!
 //! What is not built yet: docs/reference/sharding.md, "Not yet".
 
