@@ -30,6 +30,8 @@ mod entity;
 mod entity_name;
 mod entity_ref;
 mod extractor;
+#[cfg(test)]
+mod handoff_order_model;
 mod link;
 mod passivation;
 mod protocol;
