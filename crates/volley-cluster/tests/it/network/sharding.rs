@@ -202,8 +202,8 @@ fn all_received_above(record: &Shared, count: usize, above: u32) -> bool {
 
 /// A node that shuts down takes its region with it: the other regions
 /// forget the shards it hosted, and the coordinator places them again,
-/// so every entity gets messages again. (No graceful hand-off yet: what
-/// was sent to the leaving node meanwhile may be lost.)
+/// so every entity gets messages again. (That nothing sent meanwhile is
+/// lost or reordered is `network::sharding_order`'s check.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shards_of_a_node_that_leaves_are_placed_again() {
     let (mut nodes, members, clusters, probes, record, shardings) = three_sharded().await;
