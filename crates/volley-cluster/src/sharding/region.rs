@@ -37,6 +37,7 @@ use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 use super::region_buffer::RegionBuffer;
 use super::region_counters::RegionCounters;
 use super::region_markers::HandOffMarkers;
+use super::region_members::authority_of;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
 use crate::member::ClusterEvent;
@@ -512,8 +513,10 @@ impl<A: Actor> ShardRegion<A> {
 
     /// A region whose own member is downed or removed stops, with its
     /// shards and entities (as Pekko's): the others place its shards
-    /// again once it is removed and `down_removal_margin` passed.
-    fn on_member_event(&self, ctx: &mut Context<Self>, event: &ClusterEvent) {
+    /// again once it is removed and `down_removal_margin` passed. A
+    /// hand-off no longer waits for the markers of another such member's
+    /// region.
+    fn on_member_event(&mut self, ctx: &mut Context<Self>, event: &ClusterEvent) {
         let member = match event {
             ClusterEvent::MemberDowned { member } | ClusterEvent::MemberRemoved { member, .. } => {
                 member
@@ -526,6 +529,15 @@ impl<A: Actor> ShardRegion<A> {
         if member.unique_address() == *cluster.self_member() {
             tracing::info!(status = ?member.status, "this member is downed or removed: its shard region stops");
             ctx.stop_self();
+            return;
+        }
+        let at = authority_of(&member.unique_address());
+        for shard in self
+            .markers
+            .forget(|r| r.path().authority() == Some(at.as_str()))
+        {
+            ctx.cancel_timer(marker_timer(shard));
+            self.hand_off(ctx, shard);
         }
     }
 }

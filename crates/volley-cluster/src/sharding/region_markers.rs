@@ -64,8 +64,72 @@ impl HandOffMarkers {
         self.awaiting.remove(&shard).map(|missing| missing.len())
     }
 
+    /// Stops waiting for the markers of the regions `gone` accepts (their
+    /// member was downed or removed: what they sent has come or is lost,
+    /// and a marker would not come before `handoff_timeout`): the shards
+    /// whose hand-off then needs no more.
+    pub(crate) fn forget(
+        &mut self,
+        gone: impl Fn(&ActorRef<RegionControl>) -> bool,
+    ) -> Vec<ShardId> {
+        for regions in self.early.values_mut() {
+            regions.retain(|region| !gone(region));
+        }
+        self.early.retain(|_, regions| !regions.is_empty());
+        let mut ready = Vec::new();
+        for (shard, missing) in &mut self.awaiting {
+            missing.retain(|region| !gone(region));
+            if missing.is_empty() {
+                ready.push(*shard);
+            }
+        }
+        for shard in &ready {
+            self.awaiting.remove(shard);
+        }
+        ready.sort();
+        ready
+    }
+
     /// Whether `shard`'s hand-off waits for markers.
     pub(crate) fn is_waiting(&self, shard: ShardId) -> bool {
         self.awaiting.contains_key(&shard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props};
+
+    use super::{HandOffMarkers, ShardId};
+    use crate::sharding::protocol::RegionControl;
+
+    struct Sink;
+
+    impl Actor for Sink {
+        type Msg = RegionControl;
+
+        fn handle(&mut self, _ctx: &mut Context<Self>, _msg: RegionControl) -> HandleResult {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_gone_region_is_waited_for_no_more() {
+        let system = ActorSystem::new("markers-forget").unwrap();
+        let region = |name: &str| -> ActorRef<RegionControl> {
+            system.spawn(name, Props::new(|| Sink)).unwrap()
+        };
+        let (a, b) = (region("a"), region("b"));
+        let mut markers = HandOffMarkers::default();
+        assert!(!markers.hand_off(ShardId(1), vec![a.clone(), b.clone()]));
+        assert!(!markers.hand_off(ShardId(2), vec![a.clone()]));
+        // An early marker of a gone region is dropped too.
+        assert!(!markers.marker(ShardId(3), b.clone()));
+        assert_eq!(markers.forget(|r| r == &a), vec![ShardId(2)]);
+        assert!(markers.is_waiting(ShardId(1)));
+        assert!(!markers.is_waiting(ShardId(2)));
+        assert_eq!(markers.forget(|r| r == &b), vec![ShardId(1)]);
+        assert!(!markers.hand_off(ShardId(3), vec![b]));
+        system.terminate().await;
     }
 }
