@@ -60,6 +60,16 @@ impl Transcript {
             .collect()
     }
 
+    /// The reports of every run so far, in arrival order, each with its
+    /// run.
+    pub fn all_reports_by_run(&self) -> Vec<(usize, String)> {
+        self.lines()
+            .iter()
+            .filter(|l| !l.log)
+            .map(|l| (l.run, l.text.clone()))
+            .collect()
+    }
+
     /// Waits until `done` holds of the lines, for at most `limit`; panics
     /// with `what` and every process's last lines past it.
     pub fn await_that(&self, limit: Duration, what: &str, mut done: impl FnMut(&[Line]) -> bool) {
@@ -70,8 +80,9 @@ impl Transcript {
             if now >= deadline {
                 drop(lines);
                 panic!(
-                    "timed out after {limit:?} waiting for {what}\n{}",
-                    self.tail()
+                    "timed out after {limit:?} waiting for {what}\n{}every line: {}",
+                    self.tail(),
+                    self.save().display()
                 );
             }
             lines = self
@@ -80,6 +91,25 @@ impl Transcript {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+    }
+
+    /// Writes every line of every process, in arrival order, to a file
+    /// in the temporary folder, for a failure a tail cannot explain;
+    /// returns its path.
+    pub fn save(&self) -> std::path::PathBuf {
+        let names = self.names.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut out = String::new();
+        for line in self.lines().iter() {
+            let tag = if line.log { "log" } else { "out" };
+            out.push_str(&format!("{} {tag}| {}\n", names[line.run], line.text));
+        }
+        let path = std::env::temp_dir().join(format!(
+            "volley-processes-{}-{}.log",
+            std::process::id(),
+            super::singleton::now_us()
+        ));
+        std::fs::write(&path, out).expect("the temporary folder is writable");
+        path
     }
 
     /// Each process's last lines, for a failure message.
