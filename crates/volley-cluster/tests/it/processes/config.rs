@@ -110,6 +110,14 @@ impl NodeConfig {
         let seeds = self.seeds.iter().map(|p| address(*p)).collect();
         let mut settings = crate::network::quick_with_seeds(&self.cluster, seeds);
         settings.swim.suspect_to_down_after = Some(Duration::from_millis(self.suspect_ms));
+        // Akka's default. The network tests' 500 ms is too short for a
+        // first seed restarted on a loaded machine: it heard from no other
+        // seed in time, formed a cluster of its own, and that cluster
+        // merged into the old one with up-number 1, so the singleton and
+        // every shard ran on two nodes at once (see the CHANGELOG). A
+        // fresh cluster does not wait for it: the other seeds' answers
+        // that they are not members either let the first form at once.
+        settings.seed_node_timeout = Duration::from_secs(5);
         // Longer than the spread of one partition's detections: a side
         // that decides while it has seen only some of the other side
         // unreachable takes itself for the majority and downs them, and
