@@ -239,12 +239,16 @@ fn entities_are_never_alive_twice_over_a_partition_under_static_quorum() {
 }
 
 /// The oldest and one other node against three: the side of two stays.
+/// The other is a seed node (0 or 1), so that the downed nodes, started
+/// again, find the kept cluster through it rather than form a new one.
+/// The oldest need not be node 0: when two leaders number one formation
+/// round, a later joiner can hold up-number 1.
 #[test]
 #[ignore = "long: a 2/3 partition resolved after stable_after, then a heal"]
 fn entities_are_never_alive_twice_over_a_partition_under_keep_oldest() {
     partition("keep-oldest", |cluster| {
         let oldest = oldest(cluster);
-        let partner = (oldest + 1) % N;
+        let partner = usize::from(oldest == 0);
         (0..N)
             .map(|i| u8::from(i != oldest && i != partner))
             .collect()
