@@ -145,9 +145,10 @@ impl ProcessCluster {
         );
     }
 
-    /// Waits until `done` holds of every line so far (see [`Line`]).
-    pub fn await_lines(&self, what: &str, done: impl FnMut(&[Line]) -> bool) {
-        self.transcript.await_that(step(), what, done);
+    /// Waits until `done` holds of every line so far, for at most
+    /// `limit`; whether it did.
+    pub fn wait_for_lines(&self, limit: Duration, done: impl FnMut(&[Line]) -> bool) -> bool {
+        self.transcript.wait_for(limit, done)
     }
 
     /// The transcript's run of node `i`'s current process.

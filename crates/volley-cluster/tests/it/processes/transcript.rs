@@ -72,18 +72,25 @@ impl Transcript {
 
     /// Waits until `done` holds of the lines, for at most `limit`; panics
     /// with `what` and every process's last lines past it.
-    pub fn await_that(&self, limit: Duration, what: &str, mut done: impl FnMut(&[Line]) -> bool) {
+    pub fn await_that(&self, limit: Duration, what: &str, done: impl FnMut(&[Line]) -> bool) {
+        if !self.wait_for(limit, done) {
+            panic!(
+                "timed out after {limit:?} waiting for {what}\n{}every line: {}",
+                self.tail(),
+                self.save().display()
+            );
+        }
+    }
+
+    /// Waits until `done` holds of the lines, for at most `limit`;
+    /// whether it did.
+    pub fn wait_for(&self, limit: Duration, mut done: impl FnMut(&[Line]) -> bool) -> bool {
         let deadline = Instant::now() + limit;
         let mut lines = self.lines();
         while !done(&lines) {
             let now = Instant::now();
             if now >= deadline {
-                drop(lines);
-                panic!(
-                    "timed out after {limit:?} waiting for {what}\n{}every line: {}",
-                    self.tail(),
-                    self.save().display()
-                );
+                return false;
             }
             lines = self
                 .grew
@@ -91,6 +98,7 @@ impl Transcript {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        true
     }
 
     /// Writes every line of every process, in arrival order, to a file
