@@ -35,6 +35,15 @@ pub(crate) fn leader_of(
 /// Whether this node sees convergence: every reachable Up or Leaving
 /// member has seen the table this node holds (its hash is `own_hash`),
 /// and every unreachable member is Down or Exiting.
+///
+/// While no member is Up or Leaving, every reachable Joining member must
+/// have seen it too. Records travel one by one, so a node can become a
+/// member having heard of another joiner but not yet of the first seed
+/// that formed the cluster; as the leader of that partial table (all
+/// Joining, so trivially converged by Akka's rule) it would move itself
+/// and the joiner Up beside the first seed's own move, a second cluster
+/// with a second up-number 1. The joiner it heard of holds the first
+/// seed's record, so its table differs and nothing moves until they agree.
 pub(crate) fn converged(
     table: &MemberTable,
     seen: &BTreeMap<UniqueAddress, Seen>,
@@ -42,6 +51,12 @@ pub(crate) fn converged(
     me: &UniqueAddress,
     own_hash: u64,
 ) -> bool {
+    let forming = !table
+        .records()
+        .any(|record| record.status.counts_for_convergence());
+    let counts = |status: MemberStatus| {
+        status.counts_for_convergence() || (forming && status == MemberStatus::Joining)
+    };
     table.records().all(|record| {
         let member = record.unique_address();
         if member == *me {
@@ -50,8 +65,7 @@ pub(crate) fn converged(
         if unreachable.contains(&member) {
             return record.status.skipped_when_unreachable();
         }
-        !record.status.counts_for_convergence()
-            || seen.get(&member).is_some_and(|seen| seen.hash == own_hash)
+        !counts(record.status) || seen.get(&member).is_some_and(|seen| seen.hash == own_hash)
     })
 }
 

@@ -94,6 +94,41 @@ fn convergence_needs_every_reachable_up_member_to_have_seen_the_table() {
 }
 
 #[test]
+fn before_anyone_is_up_every_joining_member_must_have_seen_the_table() {
+    let mut table = table(&[
+        record(1, MemberStatus::Joining),
+        record(2, MemberStatus::Joining),
+    ]);
+    let hash = table.hash();
+    let none = BTreeSet::new();
+    // The other joiner holds a table this one lacks (the first seed's
+    // record): no convergence, so no leader moves anyone Up.
+    let mut seen = BTreeMap::from([(
+        member(2),
+        Seen {
+            version: 1,
+            hash: hash ^ 1,
+        },
+    )]);
+    assert!(!converged(&table, &seen, &none, &member(1), hash));
+    seen.insert(member(2), Seen { version: 2, hash });
+    assert!(converged(&table, &seen, &none, &member(1), hash));
+    // Once a member is Up, Joining members no longer count (Akka's rule).
+    let mut formed = self::table(&[
+        record(1, MemberStatus::Up),
+        record(2, MemberStatus::Joining),
+    ]);
+    let formed_hash = formed.hash();
+    assert!(converged(
+        &formed,
+        &BTreeMap::new(),
+        &none,
+        &member(1),
+        formed_hash
+    ));
+}
+
+#[test]
 fn leader_actions_move_each_member_one_step() {
     let table = table(&[
         MemberRecord {

@@ -4,7 +4,7 @@
 
 use std::any::{type_name, Any};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
@@ -19,6 +19,7 @@ use super::entity_ref::{EntityRef, EntityTypeKey};
 use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
 use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region::{RegionMsg, ShardRegion};
+use super::region_counters::RegionCounters;
 use super::settings::ShardingError;
 use crate::singleton::{ClusterSingleton, SingletonError, SingletonSettings};
 
@@ -57,7 +58,7 @@ pub struct Sharding<M: Send + 'static> {
     coordinator: ActorRef<CoordinatorMsg>,
     extractor: Arc<dyn ShardExtractor>,
     number_of_shards: u32,
-    dropped: Arc<AtomicU64>,
+    counters: Arc<RegionCounters>,
 }
 
 impl<M: Send + 'static> Clone for Sharding<M> {
@@ -68,7 +69,7 @@ impl<M: Send + 'static> Clone for Sharding<M> {
             coordinator: self.coordinator.clone(),
             extractor: self.extractor.clone(),
             number_of_shards: self.number_of_shards,
-            dropped: self.dropped.clone(),
+            counters: self.counters.clone(),
         }
     }
 }
@@ -98,7 +99,13 @@ impl<M: Send + 'static> Sharding<M> {
 
     /// Messages the region's full buffer refused (each a dead letter too).
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Relaxed)
+        self.counters.dropped.load(Relaxed)
+    }
+
+    /// Hand-offs of this node's region that went ahead without every
+    /// other region's marker, after `handoff_timeout` (design §4).
+    pub fn handoff_marker_timeouts(&self) -> u64 {
+        self.counters.marker_timeouts.load(Relaxed)
     }
 }
 
@@ -232,13 +239,13 @@ fn start<A: Actor>(
             (started.proxy().clone(), Some(remoting.clone()))
         }
     };
-    let dropped = Arc::new(AtomicU64::new(0));
+    let counters = Arc::new(RegionCounters::default());
     let on_cluster = remoting.is_some();
     let region_props = ShardRegion::props(
         entity.factory,
         settings,
         coordinator.clone(),
-        dropped.clone(),
+        counters.clone(),
         remoting,
     );
     let region = system
@@ -253,7 +260,7 @@ fn start<A: Actor>(
         coordinator,
         extractor: entity.extractor,
         number_of_shards: entity.number_of_shards,
-        dropped,
+        counters,
     })
 }
 

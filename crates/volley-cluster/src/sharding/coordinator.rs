@@ -50,6 +50,8 @@ struct Starting {
 struct Round {
     from: ActorRef<RegionControl>,
     unacked: Vec<ActorRef<RegionControl>>,
+    /// Regions that acked with a hand-off marker sent to `from`.
+    markers_from: Vec<ActorRef<RegionControl>>,
     askers: Vec<ActorRef<RegionControl>>,
     hand_off_sent: bool,
 }
@@ -148,7 +150,11 @@ impl ShardCoordinator {
             Some(home) if home == region => {}
             Some(home) => {
                 tracing::warn!(%shard, %home, claimant = %region, "two regions host one shard; the second hands it off");
-                region.tell(RegionControl::HandOff { shard });
+                let markers_from = Vec::new();
+                region.tell(RegionControl::HandOff {
+                    shard,
+                    markers_from,
+                });
             }
         }
     }
@@ -250,6 +256,7 @@ impl ShardCoordinator {
         let round = Round {
             from,
             unacked,
+            markers_from: Vec::new(),
             askers: Vec::new(),
             hand_off_sent: false,
         };
@@ -257,9 +264,19 @@ impl ShardCoordinator {
         self.send_hand_off_when_acked(shard);
     }
 
-    fn begin_hand_off_ack(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
+    /// A region acked; if it sent the hosting region a marker, the
+    /// `HandOff` names it, and the host waits for the marker (design §4).
+    fn begin_hand_off_ack(
+        &mut self,
+        shard: ShardId,
+        region: &ActorRef<RegionControl>,
+        marker_to: Option<ActorRef<RegionControl>>,
+    ) {
         if let Some(round) = self.rounds.get_mut(&shard) {
             round.unacked.retain(|r| r != region);
+            if marker_to.as_ref() == Some(&round.from) && !round.markers_from.contains(region) {
+                round.markers_from.push(region.clone());
+            }
         }
         self.send_hand_off_when_acked(shard);
     }
@@ -268,7 +285,11 @@ impl ShardCoordinator {
         if let Some(round) = self.rounds.get_mut(&shard) {
             if round.unacked.is_empty() && !round.hand_off_sent {
                 round.hand_off_sent = true;
-                round.from.tell(RegionControl::HandOff { shard });
+                let markers_from = round.markers_from.clone();
+                round.from.tell(RegionControl::HandOff {
+                    shard,
+                    markers_from,
+                });
             }
         }
     }
@@ -321,6 +342,8 @@ impl ShardCoordinator {
         let freed = self.state.remove(region);
         for round in self.rounds.values_mut() {
             round.unacked.retain(|r| r != region);
+            // Its marker may have gone with it: the host does not wait.
+            round.markers_from.retain(|r| r != region);
         }
         let waiting: Vec<ShardId> = self.rounds.keys().copied().collect();
         waiting
@@ -351,9 +374,11 @@ impl Actor for ShardCoordinator {
             CoordinatorMsg::Register { region, shards } => self.register(ctx, region, shards),
             CoordinatorMsg::GetShardHome { shard, region } => self.get_shard_home(shard, region),
             CoordinatorMsg::ShardStarted { shard, region } => self.shard_started(shard, &region),
-            CoordinatorMsg::BeginHandOffAck { shard, region } => {
-                self.begin_hand_off_ack(shard, &region)
-            }
+            CoordinatorMsg::BeginHandOffAck {
+                shard,
+                region,
+                marker_to,
+            } => self.begin_hand_off_ack(shard, &region, marker_to),
             CoordinatorMsg::ShardStopped { shard, region } => {
                 self.region_stopped_shard(ctx, shard, &region)
             }

@@ -16,8 +16,9 @@
 //! - on a cluster, [`ClusterSharding::init_on_cluster`] starts a region
 //!   per node and the coordinator as a singleton, which rebuilds its map
 //!   from the regions when it moves, moves a region's shards only once
-//!   its member is removed plus `down_removal_margin`, and hands a
-//!   leaving region's shards off first.
+//!   its member is removed plus `down_removal_margin`, hands a
+//!   leaving region's shards off first, and keeps each sender's order
+//!   through a hand-off with markers (design §4).
 //!
 //! What is not built yet: docs/reference/sharding.md, "Not yet".
 
@@ -29,11 +30,15 @@ mod entity;
 mod entity_name;
 mod entity_ref;
 mod extractor;
+#[cfg(test)]
+mod handoff_order_model;
 mod link;
 mod passivation;
 mod protocol;
 mod region;
 mod region_buffer;
+mod region_counters;
+mod region_markers;
 mod region_members;
 mod settings;
 mod shard;
@@ -54,4 +59,5 @@ pub use entity::{Entity, DEFAULT_NUMBER_OF_SHARDS};
 pub use entity_ref::{EntityRef, EntityTypeKey};
 pub use protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 pub use region::{RegionMsg, ShardRegion, CONTROL, DELIVER};
+pub use region_counters::RegionCounters;
 pub use settings::{ShardingError, ShardingSettings};

@@ -45,6 +45,9 @@ pub enum CoordinatorMsg {
         shard: ShardId,
         /// The acknowledging region.
         region: ActorRef<RegionControl>,
+        /// The home it had sent the shard's messages to, and now a
+        /// [`ShardEnvelope::HandOffMarker`] behind them (design §4).
+        marker_to: Option<ActorRef<RegionControl>>,
     },
     /// The hosting region stopped `shard`'s entities: it may go elsewhere.
     ShardStopped {
@@ -111,26 +114,45 @@ pub enum RegionControl {
         /// The shard.
         shard: ShardId,
     },
-    /// Stop `shard`'s entities; answer [`CoordinatorMsg::ShardStopped`].
+    /// Stop `shard`'s entities once the markers of `markers_from` have
+    /// come (or `handoff_timeout` passed); answer
+    /// [`CoordinatorMsg::ShardStopped`].
     HandOff {
         /// The shard.
         shard: ShardId,
+        /// The regions that sent this region a hand-off marker for the
+        /// shard behind their messages: what they sent before it reaches
+        /// the entities before they stop.
+        markers_from: Vec<ActorRef<RegionControl>>,
     },
     /// A new coordinator started (the singleton moved): register with
     /// it, reporting the shards hosted here.
     RegisterAgain,
 }
 
-/// An entity's message on its way from one region to the region that
-/// hosts its shard (to the host's `deliver` child). Register it for
-/// remoting, with the entity type's message type, on every node:
+/// What one region sends another's `deliver` child: an entity's message
+/// for a shard the other hosts, or the marker that ends them when the
+/// shard moves. One channel for both, so the marker comes behind every
+/// message sent before it. Register it for remoting, with the entity
+/// type's message type, on every node:
 /// `registry.register::<ShardEnvelope<M>>(id)`.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ShardEnvelope<M> {
-    /// The entity's shard.
-    pub shard: ShardId,
-    /// The entity.
-    pub entity_id: String,
-    /// The message.
-    pub msg: M,
+pub enum ShardEnvelope<M> {
+    /// An entity's message.
+    Message {
+        /// The entity's shard.
+        shard: ShardId,
+        /// The entity.
+        entity_id: String,
+        /// The message.
+        msg: M,
+    },
+    /// `from` got `BeginHandOff` for `shard`: it sends this region no
+    /// more of the shard's messages (design §4).
+    HandOffMarker {
+        /// The shard.
+        shard: ShardId,
+        /// The sending region's control address.
+        from: ActorRef<RegionControl>,
+    },
 }

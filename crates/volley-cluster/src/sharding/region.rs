@@ -8,10 +8,12 @@
 //!   asks the coordinator `GetShardHome` once; the answer `ShardHome`
 //!   sends the buffer on, in order.
 //! - `HostShard` starts the shard here and answers `ShardStarted`.
-//! - `BeginHandOff` forgets the home (what comes next is buffered) and
-//!   acks; `HandOff` stops the shard's entities behind what they were
-//!   sent, puts what waited for stopping entities before the buffer, and
-//!   answers `ShardStopped`.
+//! - `BeginHandOff` forgets the home (what comes next is buffered), sends
+//!   the home a hand-off marker behind what went there, and acks;
+//!   `HandOff` waits for the markers it names ([`HandOffMarkers`]), then
+//!   stops the shard's entities behind what they were sent, puts what
+//!   waited for stopping entities before the buffer, and answers
+//!   `ShardStopped`.
 //! - Unanswered registration and `GetShardHome` are asked again every
 //!   `retry_interval`.
 //! - On a cluster: a registration names the shards hosted here (a new
@@ -21,7 +23,7 @@
 //!   (`GracefulShutdown`, in coordinated shutdown).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use tokio::sync::oneshot;
@@ -33,6 +35,8 @@ use super::allocation::ShardId;
 use super::link::Link;
 use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 use super::region_buffer::RegionBuffer;
+use super::region_counters::RegionCounters;
+use super::region_markers::HandOffMarkers;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
 use crate::member::ClusterEvent;
@@ -52,6 +56,15 @@ pub enum RegionMsg<M: Send + 'static> {
     },
     /// From the coordinator.
     Control(RegionControl),
+    /// From another region: it sends no more of `shard`'s messages here.
+    HandOffMarker {
+        /// The shard.
+        shard: ShardId,
+        /// The other region.
+        from: ActorRef<RegionControl>,
+    },
+    /// The markers of `shard`'s hand-off did not all come in time.
+    MarkerTimeout(ShardId),
     /// From a hosted shard: it stopped its entities for a hand-off.
     HandedOff(HandedOff<M>),
     /// A hosted shard stopped.
@@ -109,7 +122,8 @@ pub struct ShardRegion<A: Actor> {
     /// actor of its previous hand-off is still stopping.
     spawned: u64,
     buffer: RegionBuffer<A::Msg>,
-    dropped: Arc<AtomicU64>,
+    markers: HandOffMarkers,
+    counters: Arc<RegionCounters>,
     /// Whether the coordinator that acknowledged the registration runs
     /// on this node.
     coordinator_here: bool,
@@ -119,16 +133,21 @@ pub struct ShardRegion<A: Actor> {
 
 const RETRY_TIMER: &str = "retry";
 
+fn marker_timer(shard: ShardId) -> String {
+    format!("markers-{}", shard.0)
+}
+
 impl<A: Actor> ShardRegion<A> {
     /// The props of a region that registers with `coordinator`, builds
-    /// entities with `factory`, and counts in `dropped` the messages its
-    /// full buffer refused. Shards hosted by other nodes' regions are
-    /// reached through `remoting`; without it, every shard lives here.
+    /// entities with `factory`, and counts in `counters` the messages its
+    /// full buffer refused and the hand-offs that timed out waiting for
+    /// markers. Shards hosted by other nodes' regions are reached
+    /// through `remoting`; without it, every shard lives here.
     pub fn props(
         factory: EntityFactory<A>,
         settings: ShardingSettings,
         coordinator: ActorRef<CoordinatorMsg>,
-        dropped: Arc<AtomicU64>,
+        counters: Arc<RegionCounters>,
         remoting: Option<Remoting>,
     ) -> Props<Self> {
         Props::new(move || ShardRegion {
@@ -145,7 +164,8 @@ impl<A: Actor> ShardRegion<A> {
             stopping: HashMap::new(),
             spawned: 0,
             buffer: RegionBuffer::new(settings.buffer_size),
-            dropped: dropped.clone(),
+            markers: HandOffMarkers::default(),
+            counters: counters.clone(),
             coordinator_here: false,
             shutting_down: None,
         })
@@ -161,7 +181,7 @@ impl<A: Actor> ShardRegion<A> {
                 Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
                 None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
             },
-            Some(Home::Elsewhere(_, region)) => region.tell(ShardEnvelope {
+            Some(Home::Elsewhere(_, region)) => region.tell(ShardEnvelope::Message {
                 shard,
                 entity_id: id.to_string(),
                 msg,
@@ -172,7 +192,7 @@ impl<A: Actor> ShardRegion<A> {
 
     fn buffer_for(&mut self, ctx: &mut Context<Self>, shard: ShardId, id: Arc<str>, msg: A::Msg) {
         if self.buffer.push(shard, (id, msg)).is_err() {
-            self.dropped.fetch_add(1, Relaxed);
+            self.counters.dropped.fetch_add(1, Relaxed);
             return dead_letter::<A>(ctx, DeadLetterReason::BufferOverflow);
         }
         if self.asked.insert(shard) {
@@ -225,7 +245,10 @@ impl<A: Actor> ShardRegion<A> {
             RegionControl::HostShard { shard } => self.host(ctx, shard),
             RegionControl::ShardHome { shard, region } => self.home_known(ctx, shard, region),
             RegionControl::BeginHandOff { shard } => self.begin_hand_off(shard),
-            RegionControl::HandOff { shard } => self.hand_off(ctx, shard),
+            RegionControl::HandOff {
+                shard,
+                markers_from,
+            } => self.hand_off_after_markers(ctx, shard, markers_from),
             RegionControl::RegisterAgain => self.register(),
         }
     }
@@ -328,15 +351,71 @@ impl<A: Actor> ShardRegion<A> {
     }
 
     /// Forgets `shard`'s home unless it is here: the host keeps
-    /// delivering until `HandOff`, so what other regions sent before
-    /// their ack reaches the entities before they stop.
+    /// delivering until `HandOff`. A home elsewhere gets a marker behind
+    /// what this region sent it, on the same channel, and the ack names
+    /// it: the home hands off only once the marker has come (design §4).
     fn begin_hand_off(&mut self, shard: ShardId) {
-        if !matches!(self.homes.get(&shard), Some(Home::Here)) {
+        let region = self.control();
+        let marker_to = match self.homes.get(&shard) {
+            Some(Home::Here) => None,
+            Some(Home::Elsewhere(home, deliver)) => {
+                let from = region.clone();
+                deliver.tell(ShardEnvelope::HandOffMarker { shard, from });
+                Some(home.clone())
+            }
+            None => None,
+        };
+        if marker_to.is_some() {
             self.homes.remove(&shard);
         }
-        let region = self.control();
-        self.coordinator
-            .tell(CoordinatorMsg::BeginHandOffAck { shard, region });
+        self.coordinator.tell(CoordinatorMsg::BeginHandOffAck {
+            shard,
+            region,
+            marker_to,
+        });
+    }
+
+    /// `HandOff` of `shard`: at once if every region it names has sent
+    /// its marker, else when the last comes or after `handoff_timeout`.
+    /// Meanwhile the shard keeps taking messages.
+    fn hand_off_after_markers(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        markers_from: Vec<ActorRef<RegionControl>>,
+    ) {
+        if self.markers.is_waiting(shard) {
+            return; // the same round's `HandOff` again
+        }
+        if self.markers.hand_off(shard, markers_from) {
+            return self.hand_off(ctx, shard);
+        }
+        let timeout = self.settings.handoff_timeout;
+        ctx.schedule_once(
+            marker_timer(shard),
+            timeout,
+            RegionMsg::MarkerTimeout(shard),
+        );
+    }
+
+    fn marker_came(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        from: ActorRef<RegionControl>,
+    ) {
+        if self.markers.marker(shard, from) {
+            ctx.cancel_timer(marker_timer(shard));
+            self.hand_off(ctx, shard);
+        }
+    }
+
+    fn marker_timeout(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
+        if let Some(missing) = self.markers.give_up(shard) {
+            self.counters.marker_timeouts.fetch_add(1, Relaxed);
+            tracing::warn!(%shard, missing, "hand-off markers did not all come in time: the shard moves without them");
+            self.hand_off(ctx, shard);
+        }
     }
 
     fn hand_off(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
@@ -462,10 +541,19 @@ impl<A: Actor> Actor for ShardRegion<A> {
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let control = ctx.message_adapter(RegionMsg::Control);
         self.control = Some(ctx.spawn(CONTROL, Link::props(control))?);
-        let deliver = ctx.message_adapter(|envelope: ShardEnvelope<A::Msg>| RegionMsg::Deliver {
-            shard: envelope.shard,
-            entity_id: envelope.entity_id.into(),
-            msg: envelope.msg,
+        let deliver = ctx.message_adapter(|envelope: ShardEnvelope<A::Msg>| match envelope {
+            ShardEnvelope::Message {
+                shard,
+                entity_id,
+                msg,
+            } => RegionMsg::Deliver {
+                shard,
+                entity_id: entity_id.into(),
+                msg,
+            },
+            ShardEnvelope::HandOffMarker { shard, from } => {
+                RegionMsg::HandOffMarker { shard, from }
+            }
         });
         ctx.spawn(DELIVER, Link::props(deliver))?;
         self.register();
@@ -482,6 +570,8 @@ impl<A: Actor> Actor for ShardRegion<A> {
                 msg,
             } => self.deliver(ctx, shard, entity_id, msg),
             RegionMsg::Control(control) => self.on_control(ctx, control),
+            RegionMsg::HandOffMarker { shard, from } => self.marker_came(ctx, shard, from),
+            RegionMsg::MarkerTimeout(shard) => self.marker_timeout(ctx, shard),
             RegionMsg::HandedOff(handed) => self.handed_off(ctx, handed),
             RegionMsg::GracefulShutdown(waiter) => self.graceful_shutdown(ctx, waiter),
             RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(ctx, shard, &actor),

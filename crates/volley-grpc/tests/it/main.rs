@@ -1,6 +1,6 @@
 //! volley-grpc's integration tests, in one binary (one link instead of
-//! one per file). The `reflection` feature's test stays a binary of its
-//! own, built only with that feature.
+//! one per file). The crate's tests build it with the `reflection`
+//! feature (a dev-dependency on itself), so its test runs here too.
 
 mod calls;
 mod client_calls;
@@ -9,5 +9,6 @@ mod common;
 mod interop;
 #[path = "../interop_messages/mod.rs"]
 mod interop_messages;
+mod reflection;
 mod stream_cancel;
 mod streaming;

@@ -12,6 +12,7 @@ mod metrics;
 mod receptionist;
 mod refusing;
 mod sharding;
+mod sharding_order;
 mod shutdown;
 mod singleton;
 mod topics;

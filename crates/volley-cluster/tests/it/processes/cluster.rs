@@ -167,6 +167,21 @@ impl ProcessCluster {
             });
     }
 
+    /// Waits until the processes together (restarted and killed ones
+    /// too) have reported `count` lines that start with `prefix`.
+    pub fn await_all_reports(&self, prefix: &str, count: usize, limit: Duration) {
+        self.transcript.await_that(
+            limit,
+            &format!("{count} reports {prefix:?} in all"),
+            |lines| {
+                let reported = lines
+                    .iter()
+                    .filter(|l| !l.log && l.text.starts_with(prefix));
+                reported.count() >= count
+            },
+        );
+    }
+
     /// Waits until every live node has seen every live node Up.
     pub fn await_all_up(&self) {
         for i in self.live() {

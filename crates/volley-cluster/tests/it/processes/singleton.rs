@@ -126,11 +126,7 @@ fn assert_one_at_a_time(lives: &[Life], cluster: &ProcessCluster) {
 
 /// Waits until `count` instances have started; the port of the last.
 fn await_starts(cluster: &ProcessCluster, count: usize) -> u16 {
-    volley_testkit::await_cond_within(
-        dilated(Duration::from_secs(30)),
-        "an instance starts",
-        || cluster.all_reports("SINGLETON start").len() >= count,
-    );
+    cluster.await_all_reports("SINGLETON start", count, dilated(Duration::from_secs(30)));
     let last = cluster
         .all_reports("SINGLETON start")
         .pop()

@@ -79,17 +79,23 @@ async fn a_region_that_joins_gets_shards_by_a_hand_off_round() {
     };
     assert_eq!(first.expect(begin), ShardId(0));
     assert_eq!(second.expect(begin), ShardId(0));
-    for region in [&second, &first] {
+    // The second region had sent the shard's messages to the first, and
+    // a marker behind them (design §4): the `HandOff` names it.
+    for (region, marker_to) in [(&second, Some(first.me.clone())), (&first, None)] {
         coordinator.tell(CoordinatorMsg::BeginHandOffAck {
             shard: ShardId(0),
             region: region.me.clone(),
+            marker_to,
         });
     }
-    let hand_off = |msg: &RegionControl| match msg {
-        RegionControl::HandOff { shard } => Some(*shard),
+    let hand_off = first.probe.expect_msg_pf(|msg| match msg {
+        RegionControl::HandOff {
+            shard,
+            markers_from,
+        } => Some((shard, markers_from)),
         _ => None,
-    };
-    assert_eq!(first.expect(hand_off), ShardId(0));
+    });
+    assert_eq!(hand_off, (ShardId(0), vec![second.me.clone()]));
     // Asked during the round, the home waits for its end.
     let asked = (ShardId(0), first.me.clone());
     coordinator.tell(CoordinatorMsg::GetShardHome {

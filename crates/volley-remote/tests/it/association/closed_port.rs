@@ -12,7 +12,9 @@ use common::{node, Calc};
 use volley_remote::wire::Lane;
 use volley_remote::RemoteSettings;
 
-#[volley_testkit::each_dispatcher]
+// One dispatcher kind: what this checks is the transport's timing (its
+// connection attempts and timers), which no actor's scheduling touches,
+// and it waits seconds of real time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_seconds_at_a_closed_port_make_at_most_10_attempts_per_lane() {
     log_capture::install();

@@ -145,7 +145,9 @@ async fn a_given_up_incarnation_is_refused_and_a_new_one_is_welcome() {
 /// stopped association, and what it knew goes with it: the incarnation,
 /// back after all that time, is associated with again (Artery documents
 /// the same). With the setting at 0 it is kept for ever.
-#[volley_testkit::each_dispatcher]
+// One dispatcher kind: what this checks is the transport's timing (its
+// connection attempts and timers), which no actor's scheduling touches,
+// and it waits seconds of real time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quarantined_association_is_removed_after_its_time_unless_kept_for_ever() {
     for keep_ms in [400, 0] {

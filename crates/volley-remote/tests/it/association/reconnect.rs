@@ -238,7 +238,9 @@ async fn past_the_bound_tells_are_counted_and_a_waiting_send_completes_once_the_
     b.system.terminate().await;
 }
 
-#[volley_testkit::each_dispatcher]
+// One dispatcher kind: what this checks is the transport's timing (its
+// connection attempts and timers), which no actor's scheduling touches,
+// and it waits seconds of real time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_that_keeps_failing_is_retried_with_a_growing_pause() {
     // Accepts, learns the lane from the preamble, and closes.

@@ -128,7 +128,9 @@ async fn refs_declared_on_spoofed_addresses_make_no_association() {
 /// incarnation, and one answer settles every claim of it. Each check and
 /// each claim the limit leaves unchecked is counted. After the window,
 /// the place is checked again, once.
-#[volley_testkit::each_dispatcher]
+// One dispatcher kind: what this checks is the transport's timing (its
+// connection attempts and timers), which no actor's scheduling touches,
+// and it waits seconds of real time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_address_check_connects_once_per_host_and_port_per_window() {
     let recorded = RecordedMetrics::install();
@@ -261,7 +263,9 @@ async fn failing_connections_of_many_associations_warn_a_few_times() {
 /// answers a later check, made while it keeps heartbeating. Before, the
 /// check ran once, at the handshake: the node was never dialed back, got
 /// no heartbeats, acks or replies, and gave this one up for good.
-#[volley_testkit::each_dispatcher]
+// One dispatcher kind: what this checks is the transport's timing (its
+// connection attempts and timers), which no actor's scheduling touches,
+// and it waits seconds of real time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_that_did_not_answer_in_time_is_checked_again_while_its_node_heartbeats() {
     let recorded = RecordedMetrics::install();

@@ -126,7 +126,9 @@ async fn spoofed_addresses_do_not_lock_a_real_node_out() {
 /// Issue 13, with default settings: a ghost whose claimed address is a
 /// listener that never answers gets one check of that address (not three
 /// lanes redialing it for ever), and its asks' answers are dead letters.
-#[volley_testkit::each_dispatcher]
+// One dispatcher kind: what this checks is the transport's timing (its
+// connection attempts and timers), which no actor's scheduling touches,
+// and it waits seconds of real time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn by_default_a_ghost_costs_one_connection_attempt_at_most() {
     let b = node("beta", RemoteSettings::default()).await;

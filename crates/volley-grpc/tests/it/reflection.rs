@@ -2,7 +2,7 @@
 //! asked by tonic's reflection client over real HTTP/2, in both protocol
 //! versions; the gateway's own methods are served beside it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
