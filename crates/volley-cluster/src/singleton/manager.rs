@@ -284,6 +284,12 @@ impl<A: Actor> Manager<A> {
             self.margins.remove(&member);
             self.members.margin_passed(&member);
         }
+        // Changes the events do not carry (a grown up-number, see
+        // `Membership::refresh`): without them this node and an older one
+        // could each take the other for the oldest, and neither run it.
+        for record in &self.cluster.state().members {
+            self.members.refresh(record);
+        }
         let max = self.settings.max_hand_over_retries;
         let asked: Vec<_> = self.asking.keys().cloned().collect();
         for member in asked {

@@ -62,6 +62,17 @@ impl Membership {
         }
     }
 
+    /// Merges in `record` from the cluster's table. Up-numbers can grow
+    /// after a member is Up, with no event: two leaders that each numbered
+    /// a round of one formation, whose records merge to the greater
+    /// number. Events alone would then keep an age order the table no
+    /// longer has, and two nodes could each wait for the other to run
+    /// the singleton.
+    /// Members the events have not brought yet are left to them.
+    pub(crate) fn refresh(&mut self, record: &MemberRecord) -> bool {
+        self.records.contains_key(&record.unique_address()) && self.upsert(record)
+    }
+
     fn upsert(&mut self, record: &MemberRecord) -> bool {
         let key = record.unique_address();
         let merged = match self.records.get(&key) {

@@ -88,3 +88,20 @@ fn a_leaver_removed_is_remembered_until_released_a_downed_one_is_not() {
     members.release(&member(1, 1, MemberStatus::Removed, &[]).unique_address());
     assert_eq!(members.older_left(&me, None).count(), 0);
 }
+
+/// An up-number that grew in the table, with no event, changes the
+/// oldest once the record is refreshed.
+#[test]
+fn a_refreshed_up_number_changes_the_oldest() {
+    let mut members = Membership::default();
+    members.apply(&up(member(1, 1, MemberStatus::Up, &[])));
+    members.apply(&up(member(2, 2, MemberStatus::Up, &[])));
+    assert_eq!(members.oldest_up(None).map(|r| r.node.port()), Some(1));
+    assert!(members.refresh(&member(1, 3, MemberStatus::Up, &[])));
+    assert_eq!(members.oldest_up(None).map(|r| r.node.port()), Some(2));
+    assert!(!members.refresh(&member(2, 2, MemberStatus::Up, &[])));
+    assert!(!members.refresh(&member(3, 1, MemberStatus::Up, &[])));
+    assert!(members
+        .record(&member(3, 1, MemberStatus::Up, &[]).unique_address())
+        .is_none());
+}

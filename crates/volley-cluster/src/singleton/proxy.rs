@@ -117,6 +117,19 @@ impl<M: Send + 'static> Proxy<M> {
         }
     }
 
+    /// Takes in what the events do not carry (a grown up-number, see
+    /// `Membership::refresh`): without it the proxy could keep asking a
+    /// member that no longer takes itself for the oldest.
+    fn refresh(&mut self) {
+        let mut changed = false;
+        for record in &self.cluster.state().members {
+            changed |= self.members.refresh(record);
+        }
+        if changed {
+            self.retarget();
+        }
+    }
+
     fn is_target(&self, member: &MemberRecord) -> bool {
         self.target.as_ref() == Some(&member.unique_address())
     }
@@ -196,6 +209,7 @@ impl<M: Send + 'static> Actor for Proxy<M> {
                 // Armed again each time: the singleton's messages need not
                 // be `Clone`, as a repeating timer's would.
                 ctx.schedule_once("identify", self.settings.retry_interval, ProxyMsg::Identify);
+                self.refresh();
                 self.identify();
             }
         }

@@ -13,7 +13,7 @@ use super::{serial, ProcessCluster};
 #[test]
 fn a_node_cut_off_by_the_relays_is_unreachable_then_reachable_after_the_heal() {
     let _turn = serial();
-    let cluster = ProcessCluster::start_with(3, |_, config| config.resolver = false);
+    let cluster = ProcessCluster::start_with(3, |_, config| config.strategy = "off".to_owned());
     cluster.await_all_up();
     let cut = cluster.member(2).to_owned();
     for other in [0, 1] {

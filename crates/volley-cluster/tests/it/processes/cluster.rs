@@ -11,6 +11,7 @@ use volley_testkit::relay::Relays;
 
 use super::config::NodeConfig;
 use super::process::NodeProcess;
+use super::singleton::now_us;
 use super::transcript::{Line, Transcript};
 
 /// The longest any one step may take, on a loaded machine.
@@ -29,6 +30,9 @@ pub struct ProcessCluster {
     /// Each node's current incarnation, `host:port#uid`.
     members: Vec<String>,
     transcript: Arc<Transcript>,
+    /// The runs killed (kill -9), each with the wall clock (µs) once it
+    /// was dead.
+    killed: Vec<(usize, u128)>,
 }
 
 impl ProcessCluster {
@@ -54,8 +58,9 @@ impl ProcessCluster {
                     cluster: "test".to_owned(),
                     secret: None,
                     suspect_ms: 2000,
-                    resolver: true,
+                    strategy: "keep-majority".to_owned(),
                     singleton: None,
+                    sharding: None,
                 };
                 tweak(i, &mut config);
                 config
@@ -67,6 +72,7 @@ impl ProcessCluster {
             nodes: (0..n).map(|_| None).collect(),
             members: vec![String::new(); n],
             transcript: Arc::new(Transcript::default()),
+            killed: Vec::new(),
         };
         for i in 0..n {
             cluster.launch(i, format!("node {i}"));
@@ -137,6 +143,17 @@ impl ProcessCluster {
             &format!("nodes {observers:?} to see {kind} {member}"),
             |lines| runs.iter().all(|&run| reported(lines, run, &event)),
         );
+    }
+
+    /// Waits until `done` holds of every line so far, for at most
+    /// `limit`; whether it did.
+    pub fn wait_for_lines(&self, limit: Duration, done: impl FnMut(&[Line]) -> bool) -> bool {
+        self.transcript.wait_for(limit, done)
+    }
+
+    /// The transcript's run of node `i`'s current process.
+    pub fn run_of(&self, i: usize) -> usize {
+        self.run(i)
     }
 
     /// Waits until node `i` has reported a line that starts with `prefix`.
@@ -285,11 +302,22 @@ impl ProcessCluster {
 
     /// kill -9 of node `i`.
     pub fn kill(&mut self, i: usize) {
-        self.nodes[i]
-            .as_mut()
-            .unwrap_or_else(|| panic!("node {i} is not running"))
-            .kill();
-        self.nodes[i] = None;
+        let mut node = self.nodes[i]
+            .take()
+            .unwrap_or_else(|| panic!("node {i} is not running"));
+        node.kill();
+        self.killed.push((node.run, now_us()));
+    }
+
+    /// The runs killed so far (kill -9, also by [`Self::restart`]), each
+    /// with the wall clock in µs once it was dead.
+    pub fn killed(&self) -> &[(usize, u128)] {
+        &self.killed
+    }
+
+    /// The reports of every process so far, each with its run.
+    pub fn all_reports_by_run(&self) -> Vec<(usize, String)> {
+        self.transcript.all_reports_by_run()
     }
 
     /// Sends a signal (`STOP`, `CONT`) to node `i`.
@@ -303,8 +331,8 @@ impl ProcessCluster {
     /// Starts node `i` again on the same ports (a new incarnation);
     /// returns once it printed its identity.
     pub fn restart(&mut self, i: usize) {
-        if let Some(mut old) = self.nodes[i].take() {
-            old.kill();
+        if self.nodes[i].is_some() {
+            self.kill(i);
         }
         self.launch(i, format!("node {i} (restarted)"));
         self.members[i] = self.await_self(i);
@@ -330,6 +358,13 @@ impl ProcessCluster {
     /// Every node's last lines, for a failure message.
     pub fn tail(&self) -> String {
         self.transcript.tail()
+    }
+
+    /// Every node's last lines, and where every line of the run is kept,
+    /// for a failure message.
+    pub fn tail_and_save(&self) -> String {
+        let path = self.transcript.save();
+        format!("{}every line: {}", self.transcript.tail(), path.display())
     }
 }
 

@@ -11,14 +11,17 @@
 mod blocking;
 mod cluster;
 mod config;
+mod entities;
 mod flooding;
 mod forming;
 mod killing;
 mod leaving;
+mod lives;
 mod node;
 mod partitioning;
 mod process;
 mod restarting;
+mod sharding;
 mod singleton;
 mod transcript;
 

@@ -17,22 +17,29 @@ use volley::{
     Actor, ActorRef, ActorSystem, Context, HandleResult, Props, Settings, ShutdownStarted,
     Terminated,
 };
+use volley_cluster::sharding::{register_sharding_types, ShardEnvelope};
 use volley_cluster::singleton::{register_singleton_types, ClusterSingleton};
 use volley_cluster::{Cluster, ClusterEvent, UniqueAddress};
 use volley_remote::{Registry, Remoting};
 
 use super::config::{address, NodeConfig, NODE_ENV, SYSTEM};
+use super::entities::{ShardCommand, ShardedNode};
 use super::singleton;
 use crate::log_capture;
 
 /// A node never told to exit stops on its own after this long.
 const LIFETIME: Duration = Duration::from_secs(120);
 
-/// The messages the nodes send each other: numbers, counted by `sink`.
+/// The messages the nodes send each other: numbers, counted by `sink`,
+/// the singleton's and sharding's protocols, and numbers to entities.
 pub fn registry() -> Registry {
     let mut registry = Registry::default();
     registry.register::<u64>(1).expect("a fresh registry");
     register_singleton_types(&mut registry, 50).expect("free ids");
+    register_sharding_types(&mut registry, 60).expect("free ids");
+    registry
+        .register::<ShardEnvelope<u64>>(62)
+        .expect("a free id");
     registry
 }
 
@@ -64,6 +71,8 @@ enum Command {
     /// `single-count`: answered with `SINGLE <numbers the instances on
     /// this node received>`.
     SingleCount,
+    /// `shard-...`: the sharding commands (`entities.rs`).
+    Shard(ShardCommand),
     /// `exit`: terminates the system and the process.
     Exit,
 }
@@ -87,7 +96,7 @@ impl Command {
             ["single", n] => Command::Single(n.parse().ok()?),
             ["single-count"] => Command::SingleCount,
             ["exit"] => Command::Exit,
-            _ => return None,
+            words => Command::Shard(ShardCommand::parse(words)?),
         })
     }
 }
@@ -175,6 +184,7 @@ struct Node {
     received: Arc<AtomicU64>,
     singleton: Option<ClusterSingleton<u64>>,
     single_received: Arc<AtomicU64>,
+    sharded: Option<ShardedNode>,
 }
 
 /// The node process's body; returns at once unless [`NODE_ENV`] is set.
@@ -239,6 +249,9 @@ async fn start(config: &NodeConfig) -> Node {
     let singleton = config
         .singleton
         .map(|margin| singleton::start(&system, &remoting, config.port, margin, &single_received));
+    let sharded = config
+        .sharding
+        .map(|margin| ShardedNode::start(&system, &remoting, config.port, margin));
     Node {
         system,
         remoting,
@@ -247,6 +260,7 @@ async fn start(config: &NodeConfig) -> Node {
         received,
         singleton,
         single_received,
+        sharded,
     }
 }
 
@@ -299,6 +313,10 @@ impl Node {
                 ));
                 Ok(())
             }
+            Command::Shard(command) => match &self.sharded {
+                Some(sharded) => sharded.obey(command),
+                None => Err("this node runs no sharding".to_owned()),
+            },
             Command::Exit => Ok(()),
         };
         match outcome {

@@ -17,7 +17,7 @@ use super::node::say;
 use super::{serial, ProcessCluster};
 
 /// Microseconds since the epoch: one clock for every process here.
-fn now_us() -> u128 {
+pub fn now_us() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros())

@@ -60,19 +60,37 @@ impl Transcript {
             .collect()
     }
 
+    /// The reports of every run so far, in arrival order, each with its
+    /// run.
+    pub fn all_reports_by_run(&self) -> Vec<(usize, String)> {
+        self.lines()
+            .iter()
+            .filter(|l| !l.log)
+            .map(|l| (l.run, l.text.clone()))
+            .collect()
+    }
+
     /// Waits until `done` holds of the lines, for at most `limit`; panics
     /// with `what` and every process's last lines past it.
-    pub fn await_that(&self, limit: Duration, what: &str, mut done: impl FnMut(&[Line]) -> bool) {
+    pub fn await_that(&self, limit: Duration, what: &str, done: impl FnMut(&[Line]) -> bool) {
+        if !self.wait_for(limit, done) {
+            panic!(
+                "timed out after {limit:?} waiting for {what}\n{}every line: {}",
+                self.tail(),
+                self.save().display()
+            );
+        }
+    }
+
+    /// Waits until `done` holds of the lines, for at most `limit`;
+    /// whether it did.
+    pub fn wait_for(&self, limit: Duration, mut done: impl FnMut(&[Line]) -> bool) -> bool {
         let deadline = Instant::now() + limit;
         let mut lines = self.lines();
         while !done(&lines) {
             let now = Instant::now();
             if now >= deadline {
-                drop(lines);
-                panic!(
-                    "timed out after {limit:?} waiting for {what}\n{}",
-                    self.tail()
-                );
+                return false;
             }
             lines = self
                 .grew
@@ -80,6 +98,26 @@ impl Transcript {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        true
+    }
+
+    /// Writes every line of every process, in arrival order, to a file
+    /// in the temporary folder, for a failure a tail cannot explain;
+    /// returns its path.
+    pub fn save(&self) -> std::path::PathBuf {
+        let names = self.names.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut out = String::new();
+        for line in self.lines().iter() {
+            let tag = if line.log { "log" } else { "out" };
+            out.push_str(&format!("{} {tag}| {}\n", names[line.run], line.text));
+        }
+        let path = std::env::temp_dir().join(format!(
+            "volley-processes-{}-{}.log",
+            std::process::id(),
+            super::singleton::now_us()
+        ));
+        std::fs::write(&path, out).expect("the temporary folder is writable");
+        path
     }
 
     /// Each process's last lines, for a failure message.
