@@ -247,7 +247,9 @@ fn accept(listener: TcpListener, to: usize, target: u16, shared: &Arc<Shared>) {
         let dialled_from = inbound.peer_addr().map_or(0, |a| a.port());
         let pids = shared.state().pids.clone();
         let from = owner::owner(dialled_from, relay_port, &pids);
-        if from.is_none() {
+        // A dialler that already closed its end (a dial given up, under
+        // load) has left no socket to find, and carries nothing to judge.
+        if from.is_none() && !owner::closed_by_dialler(&inbound) {
             shared.unknown.fetch_add(1, Ordering::Relaxed);
         }
         // Refused before the member is dialled, so it sees nothing.

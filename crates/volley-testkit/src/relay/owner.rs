@@ -23,6 +23,18 @@ pub(crate) fn owner(local_port: u16, remote_port: u16, pids: &[u32]) -> Option<u
     })
 }
 
+/// Whether the dialler of `accepted` has closed its end with nothing
+/// unread: a closed socket is no longer in the kernel's tables with its
+/// inode, so its owner cannot be found, and there is nothing to judge.
+pub(crate) fn closed_by_dialler(accepted: &std::net::TcpStream) -> bool {
+    if accepted.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let closed = matches!(accepted.peek(&mut [0u8; 1]), Ok(0));
+    let _ = accepted.set_nonblocking(false);
+    closed
+}
+
 /// The inode of the socket from `local_port` to `remote_port` in a
 /// `/proc/net/tcp` or `tcp6` table (addresses as hex `ADDR:PORT`).
 pub(crate) fn socket_inode(table: &str, local_port: u16, remote_port: u16) -> Option<u64> {
@@ -48,6 +60,29 @@ mod tests {
            1: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2222 1\n";
         assert_eq!(socket_inode(table, 0xC350, 0x1F90), Some(2222));
         assert_eq!(socket_inode(table, 0x1F90, 0xC350), None);
+    }
+
+    #[test]
+    fn a_dialler_that_closed_is_told_from_one_that_is_silent() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let silent = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (from_silent, _) = listener.accept().unwrap();
+        assert!(!closed_by_dialler(&from_silent));
+        let gone = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (from_gone, _) = listener.accept().unwrap();
+        drop(gone);
+        // The close has reached the accepted end once a read sees its end
+        // of stream.
+        from_gone
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        assert_eq!(
+            std::io::Read::read(&mut &from_gone, &mut [0u8; 1]).unwrap(),
+            0
+        );
+        assert!(closed_by_dialler(&from_gone));
+        assert!(!closed_by_dialler(&from_silent));
+        drop(silent);
     }
 
     #[test]
