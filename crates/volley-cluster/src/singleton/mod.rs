@@ -78,7 +78,7 @@ impl<M: Send + 'static> ClusterSingleton<M> {
             &settings.name,
             Manager::props(settings.clone(), props, cluster, remoting.clone()),
         )?;
-        add_shutdown_task(system, &settings.name, manager)?;
+        add_shutdown_task(system, &settings.name, manager, remoting.clone())?;
         Self::proxy_only(system, remoting, settings)
     }
 
@@ -124,15 +124,24 @@ impl<M: Send + 'static> ClusterSingleton<M> {
 /// the transport quarantine it) while its instance still runs; and the
 /// sharding regions handed off their shards in the phase before
 /// `cluster-leave`, while the coordinator (a singleton) was still here.
+///
+/// A node whose remoting is shut down already is cut off, as a crashed
+/// one: the others start a new instance only once they downed and
+/// removed it, so the task does not wait for a hand-over nobody can
+/// answer; the instance stops with the actors.
 fn add_shutdown_task(
     system: &ActorSystem,
     name: &str,
     manager: ActorRef<ManagerMsg>,
+    remoting: Remoting,
 ) -> Result<(), SingletonError> {
     let task = format!("singleton-hand-over-{name}");
     system
         .coordinated_shutdown()
         .add_task("cluster-exiting", &task, move || async move {
+            if remoting.is_shut_down() {
+                return;
+            }
             let (done, stopped) = oneshot::channel();
             manager.tell(ManagerMsg::Shutdown(done));
             // A manager that stopped drops the sender: nothing to wait for.
