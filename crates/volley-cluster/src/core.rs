@@ -60,6 +60,10 @@ pub enum Input<'a> {
     Leave,
     /// Down a member (what the split-brain resolver, or an operator, asks).
     Down(UniqueAddress),
+    /// This node, Exiting, finished its exiting tasks (Akka's
+    /// `ExitingCompleted`): it tells the others, so that the leader may
+    /// remove it. Ignored unless this node is Exiting.
+    ConfirmExiting,
     /// The transport lost its connection to this member (its process may
     /// have died): suspect it now rather than at its turn to be probed
     /// (design §3.5). A live member refutes the suspicion as SWIM's
@@ -100,6 +104,7 @@ impl<'a> Input<'a> {
             Input::Gossip => "gossip",
             Input::Leave => "leave",
             Input::Down(_) => "down",
+            Input::ConfirmExiting => "exiting confirmation",
             Input::ConnectionLost(_) => "connection lost",
             Input::Shutdown => "shutdown",
             Input::Service { .. } => "service registration",
@@ -182,8 +187,9 @@ pub struct ClusterCore {
     leader: Option<UniqueAddress>,
     next_leader_actions: Duration,
     /// What the leader last checked for convergence: the table's hash,
-    /// the seen-set's hash and how many members are unreachable.
-    leader_checked: Option<(u64, u64, usize)>,
+    /// the seen-set's hash, how many members are unreachable and how many
+    /// Exiting members confirmed.
+    leader_checked: Option<(u64, u64, usize, usize)>,
     /// foca's `suspect_to_down_after` (foca does not hand its config back).
     suspect_to_down_after: Duration,
     /// When each member was last suspected on a lost connection: once per
@@ -199,6 +205,14 @@ pub struct ClusterCore {
     resolver: Option<SplitBrainResolver>,
     /// Whether the core ticked in this input (the resolver's tick).
     sbr_tick_due: bool,
+    /// Since when this node has seen each Exiting member Exiting: the
+    /// leader's clock for `exiting_confirm_timeout`.
+    exiting_since: BTreeMap<UniqueAddress, Duration>,
+    /// Whether this node told the others it finished exiting.
+    exiting_confirmed: bool,
+    /// Exiting members the leader removed without their confirmation
+    /// because `exiting_confirm_timeout` passed.
+    exiting_timeouts: u64,
 }
 
 impl ClusterCore {
@@ -249,6 +263,9 @@ impl ClusterCore {
             left_swim: false,
             resolver,
             sbr_tick_due: false,
+            exiting_since: BTreeMap::new(),
+            exiting_confirmed: false,
+            exiting_timeouts: 0,
         }
     }
 
@@ -291,6 +308,7 @@ impl ClusterCore {
             Input::Gossip => self.foca.gossip(&mut self.outbox)?,
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
+            Input::ConfirmExiting => self.confirm_exiting()?,
             Input::ConnectionLost(member) => self.suspect_at_once(now, &member)?,
             Input::Shutdown => self.leave_swim()?,
             Input::Service { entry, registered } => self.update_local_service(entry, registered)?,

@@ -11,6 +11,7 @@ use super::{ClusterCore, RefusedBy};
 use crate::event::MembershipEvent;
 use crate::member::event::status_events;
 use crate::member::knowledge::StatusChange;
+use crate::member::leader::{ExitingProgress, ExitingRemoval};
 use crate::member::wire::{self, Item, Seen};
 use crate::member::{
     leader, ClusterEvent, ClusterState, MemberRecord, MemberStatus, UniqueAddress,
@@ -70,7 +71,13 @@ impl ClusterCore {
                 return Ok(());
             }
             let table = knowledge.table.hash();
-            (table, knowledge.seen_hash(), self.unreachable.len())
+            let confirmed = knowledge.exiting_confirmed.len();
+            (
+                table,
+                knowledge.seen_hash(),
+                self.unreachable.len(),
+                confirmed,
+            )
         };
         if self.leader_checked == Some(checked) {
             return Ok(());
@@ -97,12 +104,97 @@ impl ClusterCore {
             ) {
                 return Ok(());
             }
-            leader::leader_actions(&knowledge.table, self.config.min_nr_of_members)
+            let exiting = self.exiting_progress(&knowledge.exiting_confirmed);
+            let changes =
+                leader::leader_actions(&knowledge.table, self.config.min_nr_of_members, &exiting);
+            let removals: Vec<(UniqueAddress, Option<ExitingRemoval>)> = changes
+                .iter()
+                .filter(|record| record.status == MemberStatus::Removed)
+                .filter(|record| {
+                    knowledge
+                        .table
+                        .get(&record.unique_address())
+                        .is_some_and(|known| known.status == MemberStatus::Exiting)
+                })
+                .map(|record| {
+                    let member = record.unique_address();
+                    let why = exiting.removal(&member);
+                    (member, why)
+                })
+                .collect();
+            (changes, removals)
         };
+        let (changes, removals) = changes;
+        for (member, why) in removals {
+            self.note_exiting_removal(&member, why);
+        }
         for record in changes {
             self.publish(record)?;
         }
         Ok(())
+    }
+
+    fn exiting_progress<'a>(
+        &'a self,
+        confirmed: &'a std::collections::BTreeSet<UniqueAddress>,
+    ) -> ExitingProgress<'a> {
+        ExitingProgress {
+            confirmed,
+            unreachable: &self.unreachable,
+            since: &self.exiting_since,
+            now: self.outbox.now,
+            timeout: self.config.exiting_confirm_timeout,
+        }
+    }
+
+    /// Logs why the leader removes an Exiting member; counts removals
+    /// without a confirmation because the timeout passed.
+    fn note_exiting_removal(&mut self, member: &UniqueAddress, why: Option<ExitingRemoval>) {
+        match why {
+            Some(ExitingRemoval::TimedOut) => {
+                self.exiting_timeouts += 1;
+                tracing::warn!(
+                    %member,
+                    timeout_ms = self.config.exiting_confirm_timeout.as_millis() as u64,
+                    "leader removes an Exiting member that did not confirm its exit in time"
+                );
+            }
+            Some(ExitingRemoval::Unreachable) => {
+                tracing::info!(%member, "leader removes an unreachable Exiting member");
+            }
+            Some(ExitingRemoval::Confirmed) | None => {
+                tracing::debug!(%member, "leader removes an Exiting member that confirmed");
+            }
+        }
+    }
+
+    /// Tells the others this node finished its exiting tasks (Akka's
+    /// `ExitingCompleted`, which sends `ExitingConfirmed`): once, and only
+    /// while it is Exiting.
+    pub(super) fn confirm_exiting(&mut self) -> Result<(), RefusedBy> {
+        let exiting = self
+            .knowledge
+            .lock()
+            .table
+            .get(&self.me)
+            .is_some_and(|own| own.status == MemberStatus::Exiting);
+        if !exiting || self.exiting_confirmed {
+            return Ok(());
+        }
+        self.exiting_confirmed = true;
+        tracing::info!(node = %self.me, "exiting tasks done: confirming the exit");
+        self.add_item(&Item::ExitingConfirmed(self.me.clone()))
+    }
+
+    /// Exiting members removed without confirming, on this node's
+    /// leadership, because `exiting_confirm_timeout` passed.
+    pub fn exiting_timeouts(&self) -> u64 {
+        self.exiting_timeouts
+    }
+
+    /// Whether this node confirmed its exit.
+    pub fn exiting_confirmed(&self) -> bool {
+        self.exiting_confirmed
     }
 
     /// Applies a record this node decided and spreads it: foca's handler
@@ -185,8 +277,19 @@ impl ClusterCore {
         let changes = mem::take(&mut self.knowledge.lock().changes);
         self.follow_own_fate(&changes)?;
         for change in &changes {
-            if change.record.status == MemberStatus::Removed {
-                self.unreachable.remove(&change.record.unique_address());
+            let member = change.record.unique_address();
+            match change.record.status {
+                MemberStatus::Exiting => {
+                    self.exiting_since.entry(member).or_insert(self.outbox.now);
+                }
+                MemberStatus::Removed => {
+                    self.unreachable.remove(&member);
+                    self.exiting_since.remove(&member);
+                }
+                MemberStatus::Down => {
+                    self.exiting_since.remove(&member);
+                }
+                _ => {}
             }
         }
         events.extend(status_events(changes));
@@ -226,8 +329,17 @@ impl ClusterCore {
         })
     }
 
-    /// A node that sees itself Down or Removed leaves the SWIM group.
+    /// A node that sees itself Down or Removed leaves the SWIM group; one
+    /// that sees itself Exiting confirms at once unless the runtime runs
+    /// exiting tasks first (`confirm_exiting_on_request`).
     fn follow_own_fate(&mut self, changes: &[StatusChange]) -> Result<(), RefusedBy> {
+        let exiting = changes.iter().any(|change| {
+            change.record.unique_address() == self.me
+                && change.record.status == MemberStatus::Exiting
+        });
+        if exiting && !self.config.confirm_exiting_on_request {
+            self.confirm_exiting()?;
+        }
         let gone = changes.iter().any(|change| {
             change.record.unique_address() == self.me && change.record.status >= MemberStatus::Down
         });

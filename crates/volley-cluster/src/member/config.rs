@@ -40,6 +40,16 @@ pub struct MembershipConfig {
     /// default is `None` (the simulator's tests of membership alone);
     /// the runtime's `[cluster]` default is keep-majority.
     pub split_brain_resolver: Option<SbrSettings>,
+    /// Whether this node confirms its own exiting only when asked
+    /// (`Input::ConfirmExiting`, which the runtime sends once coordinated
+    /// shutdown finished the exiting phases); false: it confirms as soon
+    /// as it sees itself Exiting (the core alone has no exiting tasks).
+    pub confirm_exiting_on_request: bool,
+    /// How long the leader waits for an Exiting member that stays
+    /// reachable to confirm before it removes it anyway (Akka's leader
+    /// waits without bound: a node in coordinated shutdown confirms or
+    /// stops).
+    pub exiting_confirm_timeout: Duration,
     /// The cluster receptionist's limits on each member's services.
     pub service_bounds: crate::receptionist::ServiceBounds,
 }
@@ -58,6 +68,8 @@ impl Default for MembershipConfig {
             max_sync_page_bytes: 64 * 1024,
             announces_to_unknown_per_tick: 3,
             split_brain_resolver: None,
+            confirm_exiting_on_request: false,
+            exiting_confirm_timeout: Duration::from_secs(30),
             service_bounds: crate::receptionist::ServiceBounds::default(),
         }
     }

@@ -7,7 +7,7 @@
 //! so the table lives behind a mutex both hold. It is locked only between
 //! foca calls or inside one, never across one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -41,6 +41,9 @@ pub(crate) struct Knowledge {
     /// The hash of `seen`, computed again only after a change.
     seen_hash: Option<u64>,
     pub(crate) changes: Vec<StatusChange>,
+    /// Exiting members that confirmed their exiting tasks are done
+    /// (Akka's `ExitingConfirmed`), until they are removed.
+    pub(crate) exiting_confirmed: BTreeSet<UniqueAddress>,
     /// The cluster receptionist's registry, whose owners are members.
     pub(crate) services: ServiceRegistry,
     pub(crate) service_bounds: ServiceBounds,
@@ -80,6 +83,18 @@ impl Knowledge {
                 true
             }
         }
+    }
+
+    /// Notes that `member` confirmed its exiting tasks; true if that is
+    /// news. A confirmation of a member removed or not yet Exiting here is
+    /// kept only while the member is in the table (a confirmation can
+    /// overtake the record that made the member Exiting).
+    pub(crate) fn apply_exiting_confirmed(&mut self, member: UniqueAddress) -> bool {
+        let known = self
+            .table
+            .get(&member)
+            .is_some_and(|record| record.status >= MemberStatus::Leaving);
+        known && self.exiting_confirmed.insert(member)
     }
 
     /// Merges `owner`'s set of services; true if it was newer. The set of
@@ -143,6 +158,7 @@ impl Knowledge {
             self.seen_hash = None;
         }
         self.services.remove_owner(&previous.unique_address());
+        self.exiting_confirmed.remove(&previous.unique_address());
         self.changes.push(StatusChange {
             record: previous.with_status(MemberStatus::Removed),
             previous: Some(previous.status),
@@ -172,6 +188,7 @@ pub(crate) enum ItemKey {
     Record(UniqueAddress, MemberStatus, u32),
     Seen(UniqueAddress, u64),
     Services(UniqueAddress, u64),
+    ExitingConfirmed(UniqueAddress),
 }
 
 impl Invalidates for ItemKey {
@@ -186,6 +203,7 @@ impl Invalidates for ItemKey {
             | (ItemKey::Services(a, version), ItemKey::Services(b, other_version)) => {
                 same_member(a, b) && version >= other_version
             }
+            (ItemKey::ExitingConfirmed(a), ItemKey::ExitingConfirmed(b)) => same_member(a, b),
             _ => false,
         }
     }
@@ -219,6 +237,10 @@ impl BroadcastHandler<NodeId> for SharedKnowledge {
             Item::Services { owner, set } => (
                 ItemKey::Services(owner.clone(), set.version),
                 knowledge.apply_services(&owner, set)?,
+            ),
+            Item::ExitingConfirmed(member) => (
+                ItemKey::ExitingConfirmed(member.clone()),
+                knowledge.apply_exiting_confirmed(member),
             ),
         };
         // This node's own items (no sender) are applied before they are

@@ -75,3 +75,26 @@ fn an_item_invalidates_only_older_items_of_the_same_member() {
     assert!(up.invalidates(&joining) && !joining.invalidates(&up));
     assert!(!up.invalidates(&seen(&a, 0)));
 }
+
+#[test]
+fn an_exit_confirmation_is_kept_for_a_leaving_member_until_its_removal() {
+    let mut knowledge = Knowledge {
+        prune_after: Duration::from_secs(60),
+        ..Knowledge::default()
+    };
+    let leaver = record(1);
+    let who = leaver.unique_address();
+    // Unknown, then known but not leaving: not kept (nor spread on).
+    assert!(!knowledge.apply_exiting_confirmed(who.clone()));
+    knowledge.apply_record(leaver.with_status(MemberStatus::Up));
+    assert!(!knowledge.apply_exiting_confirmed(who.clone()));
+    knowledge.apply_record(leaver.with_status(MemberStatus::Exiting));
+    assert!(knowledge.apply_exiting_confirmed(who.clone()));
+    assert!(!knowledge.apply_exiting_confirmed(who.clone()), "news once");
+    assert!(knowledge.exiting_confirmed.contains(&who));
+    knowledge.apply_record(leaver.with_status(MemberStatus::Removed));
+    assert!(knowledge.exiting_confirmed.is_empty());
+    let key = ItemKey::ExitingConfirmed(who.clone());
+    assert!(key.invalidates(&ItemKey::ExitingConfirmed(who)));
+    assert!(!key.invalidates(&ItemKey::ExitingConfirmed(member(2, 2))));
+}

@@ -2,6 +2,7 @@
 //! functions of one node's table, its seen-set and its reachability.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use super::record::{MemberRecord, UniqueAddress};
 use super::status::MemberStatus;
@@ -69,12 +70,61 @@ pub(crate) fn converged(
     })
 }
 
+/// Why the leader may remove an Exiting member (Akka's leader removes one
+/// that confirmed, `ExitingConfirmed`, or that is unreachable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExitingRemoval {
+    /// It confirmed it finished its exiting tasks (singleton hand-over,
+    /// shard hand-off).
+    Confirmed,
+    /// It is unreachable: it cannot confirm, and stopped or is cut off.
+    Unreachable,
+    /// It has been Exiting, as this leader saw it, for longer than
+    /// `exiting_confirm_timeout` without confirming (volley's bound; an
+    /// Akka leader waits for the confirmation or unreachability alone).
+    TimedOut,
+}
+
+/// What the leader knows of its Exiting members' progress.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExitingProgress<'a> {
+    /// The members that confirmed.
+    pub(crate) confirmed: &'a BTreeSet<UniqueAddress>,
+    /// The members this node cannot reach.
+    pub(crate) unreachable: &'a BTreeSet<UniqueAddress>,
+    /// Since when this node has seen each Exiting member Exiting.
+    pub(crate) since: &'a BTreeMap<UniqueAddress, Duration>,
+    /// Now, on the core's clock.
+    pub(crate) now: Duration,
+    /// How long an Exiting member may take to confirm.
+    pub(crate) timeout: Duration,
+}
+
+impl ExitingProgress<'_> {
+    /// Whether (and why) the Exiting `member` may be removed now.
+    pub(crate) fn removal(&self, member: &UniqueAddress) -> Option<ExitingRemoval> {
+        if self.confirmed.contains(member) {
+            Some(ExitingRemoval::Confirmed)
+        } else if self.unreachable.contains(member) {
+            Some(ExitingRemoval::Unreachable)
+        } else {
+            let since = self.since.get(member)?;
+            (self.now >= since.saturating_add(self.timeout)).then_some(ExitingRemoval::TimedOut)
+        }
+    }
+}
+
 /// What the leader changes at convergence: Joining to Up (once the table
 /// holds `min_nr_of_members`), with up-numbers in address order after the
-/// greatest given; Leaving to Exiting; Exiting and Down to Removed. Each
-/// member moves one step a round, so every step is seen by all before the
-/// next.
-pub(crate) fn leader_actions(table: &MemberTable, min_nr_of_members: usize) -> Vec<MemberRecord> {
+/// greatest given; Leaving to Exiting; Down to Removed, and Exiting to
+/// Removed once `exiting` allows it (confirmed, unreachable or timed
+/// out). Each member moves one step a round, so every step is seen by all
+/// before the next.
+pub(crate) fn leader_actions(
+    table: &MemberTable,
+    min_nr_of_members: usize,
+    exiting: &ExitingProgress<'_>,
+) -> Vec<MemberRecord> {
     let may_move_up = table.len() >= min_nr_of_members;
     let mut next_up = table
         .records()
@@ -92,7 +142,10 @@ pub(crate) fn leader_actions(table: &MemberTable, min_nr_of_members: usize) -> V
                 }
             }
             MemberStatus::Leaving => record.with_status(MemberStatus::Exiting),
-            MemberStatus::Exiting | MemberStatus::Down => record.with_status(MemberStatus::Removed),
+            MemberStatus::Exiting if exiting.removal(&record.unique_address()).is_some() => {
+                record.with_status(MemberStatus::Removed)
+            }
+            MemberStatus::Down => record.with_status(MemberStatus::Removed),
             _ => continue,
         };
         changes.push(next);

@@ -22,6 +22,24 @@ fn table(records: &[MemberRecord]) -> MemberTable {
     table
 }
 
+/// An Exiting member may take `TIMEOUT` to confirm.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn progress<'a>(
+    confirmed: &'a BTreeSet<UniqueAddress>,
+    unreachable: &'a BTreeSet<UniqueAddress>,
+    since: &'a BTreeMap<UniqueAddress, Duration>,
+    now: Duration,
+) -> ExitingProgress<'a> {
+    ExitingProgress {
+        confirmed,
+        unreachable,
+        since,
+        now,
+        timeout: TIMEOUT,
+    }
+}
+
 fn member(port: u16) -> UniqueAddress {
     record(port, MemberStatus::Up).unique_address()
 }
@@ -141,7 +159,10 @@ fn leader_actions_move_each_member_one_step() {
         record(5, MemberStatus::Down),
         record(6, MemberStatus::Joining),
     ]);
-    let moves: Vec<(u16, MemberStatus, u32)> = leader_actions(&table, 1)
+    let confirmed = BTreeSet::from([member(4)]);
+    let (none, since) = (BTreeSet::new(), BTreeMap::new());
+    let exiting = progress(&confirmed, &none, &since, Duration::ZERO);
+    let moves: Vec<(u16, MemberStatus, u32)> = leader_actions(&table, 1, &exiting)
         .iter()
         .map(|record| (record.node.port(), record.status, record.up_number))
         .collect();
@@ -155,9 +176,52 @@ fn leader_actions_move_each_member_one_step() {
             (6, MemberStatus::Up, 3),
         ]
     );
-    let held: Vec<MemberStatus> = leader_actions(&table, 7).iter().map(|r| r.status).collect();
+    let held: Vec<MemberStatus> = leader_actions(&table, 7, &exiting)
+        .iter()
+        .map(|r| r.status)
+        .collect();
     assert!(
         !held.contains(&MemberStatus::Up),
         "min-nr-of-members holds Joining"
     );
+}
+
+#[test]
+fn an_exiting_member_is_removed_only_once_it_confirmed_or_is_unreachable_or_late() {
+    let table = table(&[
+        MemberRecord {
+            up_number: 1,
+            ..record(1, MemberStatus::Up)
+        },
+        record(2, MemberStatus::Exiting),
+        record(3, MemberStatus::Exiting),
+        record(4, MemberStatus::Exiting),
+        record(5, MemberStatus::Exiting),
+    ]);
+    let confirmed = BTreeSet::from([member(2)]);
+    let unreachable = BTreeSet::from([member(3)]);
+    let since = BTreeMap::from([
+        (member(4), Duration::from_secs(10)),
+        (member(5), Duration::ZERO),
+    ]);
+    let removed = |now| -> Vec<u16> {
+        leader_actions(&table, 1, &progress(&confirmed, &unreachable, &since, now))
+            .iter()
+            .filter(|record| record.status == MemberStatus::Removed)
+            .map(|record| record.node.port())
+            .collect()
+    };
+    // 5 has been Exiting for 30 s exactly: its time is up; 4 for 20 s.
+    assert_eq!(removed(TIMEOUT), [2, 3, 5]);
+    assert_eq!(removed(TIMEOUT + Duration::from_secs(10)), [2, 3, 4, 5]);
+    let exiting = progress(&confirmed, &unreachable, &since, TIMEOUT);
+    assert_eq!(exiting.removal(&member(2)), Some(ExitingRemoval::Confirmed));
+    assert_eq!(
+        exiting.removal(&member(3)),
+        Some(ExitingRemoval::Unreachable)
+    );
+    assert_eq!(exiting.removal(&member(4)), None);
+    assert_eq!(exiting.removal(&member(5)), Some(ExitingRemoval::TimedOut));
+    // A member this leader never saw Exiting has no clock running yet.
+    assert_eq!(exiting.removal(&member(6)), None);
 }

@@ -19,6 +19,7 @@ use crate::receptionist::OwnerSet;
 const ITEM_RECORD: u8 = 0x01;
 const ITEM_SEEN: u8 = 0x02;
 const ITEM_SERVICES: u8 = 0x03;
+const ITEM_EXITING_CONFIRMED: u8 = 0x04;
 
 /// Flags of a data page.
 const PAGE_ANSWER_WANTED: u8 = 0x01;
@@ -41,6 +42,9 @@ pub(crate) enum Item {
     Seen { member: UniqueAddress, seen: Seen },
     /// A member's registered services (the cluster receptionist).
     Services { owner: UniqueAddress, set: OwnerSet },
+    /// An Exiting member finished its exiting tasks (Akka's
+    /// `ExitingConfirmed`): the leader may remove it.
+    ExitingConfirmed(UniqueAddress),
 }
 
 /// Anti-entropy, first message: the sender's table and seen-set hashes.
@@ -152,6 +156,10 @@ pub(crate) fn encode_item(item: &Item) -> Vec<u8> {
         Item::Services { owner, set } => {
             out.put_u8(ITEM_SERVICES);
             put_owner_set(&mut out, owner, set);
+        }
+        Item::ExitingConfirmed(member) => {
+            out.put_u8(ITEM_EXITING_CONFIRMED);
+            put_member(&mut out, member);
         }
     }
     out
@@ -273,6 +281,7 @@ pub(crate) fn decode_item(bytes: &[u8]) -> Result<Item, CodecError> {
             let (owner, set) = read_owner_set(&mut reader)?;
             Item::Services { owner, set }
         }
+        ITEM_EXITING_CONFIRMED => Item::ExitingConfirmed(read_member(&mut reader)?),
         other => return Err(CodecError::UnknownItem(other)),
     };
     finish(reader, item)

@@ -46,6 +46,7 @@ fn items_round_trip() {
             owner: member(),
             set: services(),
         },
+        Item::ExitingConfirmed(member()),
     ];
     for item in items {
         assert_eq!(decode_item(&encode_item(&item)), Ok(item));

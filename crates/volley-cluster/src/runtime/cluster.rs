@@ -98,6 +98,7 @@ impl Cluster {
             system.clone(),
             shared.clone(),
             settings.run_coordinated_shutdown_when_down,
+            settings.run_coordinated_shutdown_when_leaving,
         );
         system.runtime_handle().spawn(driver.run(frames, requests));
         add_cluster_phases(system, remoting, commands.clone(), shared.clone())?;
@@ -150,11 +151,26 @@ impl Cluster {
         self.request(Command::JoinSeedNodes(seeds.to_vec()))
     }
 
-    /// Leaves gracefully: this node becomes Leaving, the leader moves it
-    /// to Exiting and Removed; watch the event stream for its
-    /// `MemberRemoved`. The node keeps running.
+    /// Leaves gracefully (Akka's `Cluster.leave` of this node). With
+    /// `run_coordinated_shutdown_when_leaving` (the default), this runs
+    /// the system's coordinated shutdown with reason `ClusterLeaving`, as
+    /// an Akka node that leaves does: the sharding regions hand their
+    /// shards off (`cluster-sharding-shutdown-region`), the node becomes
+    /// Leaving and waits for Exiting (`cluster-leave`), the singletons
+    /// hand over (`cluster-exiting`), the node confirms its exit
+    /// (`cluster-exiting-done`) so the leader removes it, and the system
+    /// terminates. Returns at once; await `ActorSystem::when_terminated`
+    /// or watch the event stream for its `MemberRemoved`. Without that
+    /// setting the node only becomes Leaving, confirms its exit once
+    /// Exiting, and keeps running once Removed.
     pub fn leave(&self) -> Result<(), ClusterError> {
         self.request(Command::Leave)
+    }
+
+    /// Exiting members this node, as leader, removed without their
+    /// confirmation because `exiting_confirm_timeout` passed.
+    pub fn exiting_timeouts(&self) -> u64 {
+        self.shared.exiting_timeouts.load(Relaxed)
     }
 
     /// Downs a member (what an operator or a split-brain resolver asks);

@@ -4,6 +4,7 @@
 //! the core asks: packets to send, timers to arm, events to publish,
 //! removed members to end on the transport.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ use crate::receptionist::ServiceEntry;
 use crate::runtime::inbound::Received;
 use crate::runtime::metrics::ClusterMetrics;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
-use crate::runtime::phases::shut_down_downed;
+use crate::runtime::phases::{shut_down_downed, shut_down_leaving};
 use crate::runtime::shared::Shared;
 use crate::runtime::timers::Timers;
 
@@ -38,6 +39,8 @@ pub(crate) enum Command {
     Leave,
     /// Down this member.
     Down(UniqueAddress),
+    /// This node finished its exiting tasks: confirm its exit.
+    ConfirmExiting,
     /// The transport's verdict on a member (the membership authority).
     Report {
         address: Address,
@@ -68,6 +71,8 @@ pub(crate) struct Driver {
     started: Instant,
     /// Run coordinated shutdown when this node sees itself downed.
     shutdown_when_down: bool,
+    /// Run coordinated shutdown when `Cluster::leave` is called.
+    shutdown_when_leaving: bool,
     /// Whether that shutdown has begun.
     downed: bool,
     /// The `volley_cluster_*` metrics, when the system records metrics.
@@ -83,6 +88,7 @@ impl Driver {
         system: ActorSystem,
         shared: Arc<Shared>,
         shutdown_when_down: bool,
+        shutdown_when_leaving: bool,
     ) -> Self {
         let metrics = ClusterMetrics::when_enabled(&system, remoting.address().to_string());
         Driver {
@@ -96,6 +102,7 @@ impl Driver {
             shared,
             started: Instant::now(),
             shutdown_when_down,
+            shutdown_when_leaving,
             downed: false,
         }
     }
@@ -190,8 +197,9 @@ impl Driver {
                 let seeds = seeds.iter().map(addr_of).collect();
                 self.handle(Input::JoinSeedNodes(seeds));
             }
-            Command::Leave => self.handle(Input::Leave),
+            Command::Leave => self.leave(),
             Command::Down(member) => self.handle(Input::Down(member)),
+            Command::ConfirmExiting => self.handle(Input::ConfirmExiting),
             Command::Report {
                 address,
                 uid,
@@ -263,15 +271,45 @@ impl Driver {
         }
         self.outgoing.send(packets);
         self.timers.add(timers);
+        self.shared
+            .exiting_timeouts
+            .store(self.core.exiting_timeouts(), Relaxed);
         if cluster_events.is_empty() {
             return;
         }
         self.publish_state();
         for event in cluster_events {
+            self.confirm_if_nothing_to_do(&event);
             self.end_removed(&event);
             self.services.reachability(&event);
             self.shut_down_if_downed(&event);
             self.system.event_stream().publish(event);
+        }
+    }
+
+    /// `Cluster::leave`: runs coordinated shutdown (whose `cluster-leave`
+    /// phase leaves, `Command::Leave` again) unless the settings say not
+    /// or it runs already.
+    fn leave(&mut self) {
+        if self.shutdown_when_leaving && self.system.coordinated_shutdown().reason().is_none() {
+            tracing::info!(node = %self.core.unique_address(), "leaving: coordinated shutdown");
+            shut_down_leaving(&self.system);
+        } else {
+            self.handle(Input::Leave);
+        }
+    }
+
+    /// This node, Exiting, confirms its exit at once when no coordinated
+    /// shutdown runs (`run_coordinated_shutdown_when_leaving = false`):
+    /// there are no exiting phases to wait for. Otherwise the
+    /// `cluster-exiting-done` phase confirms.
+    fn confirm_if_nothing_to_do(&mut self, event: &ClusterEvent) {
+        let ClusterEvent::MemberExited { member } = event else {
+            return;
+        };
+        let me = member.unique_address() == *self.core.unique_address();
+        if me && self.system.coordinated_shutdown().reason().is_none() {
+            self.handle(Input::ConfirmExiting);
         }
     }
 

@@ -1,11 +1,13 @@
 //! The cluster's phases of coordinated shutdown (design §3.6), and the
 //! shutdown of a node that sees itself downed.
 //!
-//! - `cluster-leave`: a member not yet leaving becomes Leaving (the same
-//!   request as `Cluster::leave`); the phase waits until the leader moves
-//!   it to Exiting;
-//! - `cluster-exiting`: a leaving member waits until it sees itself
-//!   Removed;
+//! - `cluster-leave`: a member not yet leaving becomes Leaving; the
+//!   phase waits until the leader moves it to Exiting;
+//! - `cluster-exiting`: the cluster adds nothing here; the singletons
+//!   hand over in it (their managers' tasks);
+//! - `cluster-exiting-done`: an Exiting member confirms its exit (Akka's
+//!   `ExitingCompleted`, which sends `ExitingConfirmed`), so the leader
+//!   may remove it, and waits until it sees itself Removed;
 //! - `cluster-shutdown`: the node leaves the SWIM group and the driver
 //!   stops.
 //!
@@ -49,8 +51,8 @@ pub(crate) fn add_cluster_phases(
     shutdown
         .add_task("cluster-leave", "cluster-leave", move || leave.leave())
         .and_then(|()| {
-            shutdown.add_task("cluster-exiting", "cluster-exiting", move || {
-                exiting.exiting()
+            shutdown.add_task("cluster-exiting-done", "exiting-completed", move || {
+                exiting.exiting_done()
             })
         })
         .and_then(|()| {
@@ -81,14 +83,13 @@ impl Phases {
         .await;
     }
 
-    async fn exiting(self) {
+    /// The exiting tasks (shard hand-off, singleton hand-over) ran in
+    /// the phases before: confirm, then wait for the removal.
+    async fn exiting_done(self) {
         let mut view = self.shared.self_view();
         let now = view.borrow().clone();
-        let leaving = matches!(
-            now.status,
-            Some(MemberStatus::Leaving | MemberStatus::Exiting)
-        );
-        if leaving && self.can_leave(&now) {
+        if now.status == Some(MemberStatus::Exiting) && self.can_leave(&now) {
+            let _stopped = self.commands.send(Command::ConfirmExiting);
             wait_for(&mut view, |v| {
                 v.stopped || v.status.is_none_or(|s| s >= MemberStatus::Down)
             })
@@ -109,15 +110,20 @@ async fn wait_for(view: &mut watch::Receiver<SelfView>, done: impl FnMut(&SelfVi
     let _gone = view.wait_for(done).await;
 }
 
+/// Runs the system's coordinated shutdown because this node leaves
+/// (Akka's `ClusterLeavingReason`), without waiting for it.
+pub(crate) fn shut_down_leaving(system: &ActorSystem) {
+    run_shutdown(system, ShutdownReason::ClusterLeaving);
+}
+
 /// Runs the system's coordinated shutdown because this node was downed
 /// (Akka's `run-coordinated-shutdown-when-down`), without waiting for it.
 pub(crate) fn shut_down_downed(system: &ActorSystem) {
+    run_shutdown(system, ShutdownReason::ClusterDowning);
+}
+
+fn run_shutdown(system: &ActorSystem, reason: ShutdownReason) {
     let system = system.clone();
     let handle = system.runtime_handle().clone();
-    handle.spawn(async move {
-        system
-            .coordinated_shutdown()
-            .run(ShutdownReason::ClusterDowning)
-            .await;
-    });
+    handle.spawn(async move { system.coordinated_shutdown().run(reason).await });
 }

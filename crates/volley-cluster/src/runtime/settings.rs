@@ -70,6 +70,19 @@ pub struct ClusterSettings {
     /// when this node sees itself downed, as Akka's
     /// `run-coordinated-shutdown-when-down`. Default true.
     pub run_coordinated_shutdown_when_down: bool,
+    /// `Cluster::leave` runs the system's coordinated shutdown (reason
+    /// `ClusterLeaving`), as an Akka node that leaves does: its phases
+    /// hand the sharding regions' shards off, make the node Leaving, hand
+    /// its singletons over, confirm the exit to the leader, and terminate
+    /// the system. False: `Cluster::leave` only makes the node Leaving;
+    /// it confirms its exit as soon as it is Exiting and keeps running
+    /// once Removed. Default true.
+    pub run_coordinated_shutdown_when_leaving: bool,
+    /// How long the leader waits for a reachable Exiting member to
+    /// confirm its exit before it removes it anyway (counted in
+    /// `Cluster::exiting_timeouts`). Default 30 s.
+    #[serde(with = "humantime_serde")]
+    pub exiting_confirm_timeout: Duration,
     /// foca's (SWIM's) timings.
     pub swim: SwimSettings,
     /// The split-brain resolver (`[cluster.split_brain_resolver]`).
@@ -119,6 +132,8 @@ impl Default for ClusterSettings {
             prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
             inbound_queue: 1024,
             run_coordinated_shutdown_when_down: true,
+            run_coordinated_shutdown_when_leaving: true,
+            exiting_confirm_timeout: membership.exiting_confirm_timeout,
             swim: SwimSettings::default(),
             split_brain_resolver: SplitBrainResolverSection::default(),
             singleton: SingletonSection::default(),
@@ -167,6 +182,7 @@ impl ClusterSettings {
             ),
             ("swim.probe_period", self.swim.probe_period),
             ("swim.probe_rtt", self.swim.probe_rtt),
+            ("exiting_confirm_timeout", self.exiting_confirm_timeout),
         ];
         if let Some((key, _)) = positive.iter().find(|(_, d)| d.is_zero()) {
             return out_of_range(key, "must be above zero");
@@ -210,6 +226,10 @@ impl ClusterSettings {
             prune_gossip_tombstones_after: self.prune_gossip_tombstones_after,
             // Checked by `validate`; refused settings run no resolver.
             split_brain_resolver: self.split_brain_resolver.settings().ok().flatten(),
+            // The exiting-done phase of coordinated shutdown, or the
+            // driver when none runs, confirms.
+            confirm_exiting_on_request: true,
+            exiting_confirm_timeout: self.exiting_confirm_timeout,
             ..MembershipConfig::default()
         }
     }

@@ -39,6 +39,9 @@ pub(crate) struct Shared {
     pub(crate) gossip_bytes_in: AtomicU64,
     /// Decisions of the split-brain resolver this node carried out.
     pub(crate) sbr_decisions: AtomicU64,
+    /// Exiting members this node, as leader, removed unconfirmed at
+    /// `exiting_confirm_timeout`.
+    pub(crate) exiting_timeouts: AtomicU64,
 }
 
 impl Default for Shared {
@@ -53,6 +56,7 @@ impl Default for Shared {
             gossip_bytes_out: AtomicU64::default(),
             gossip_bytes_in: AtomicU64::default(),
             sbr_decisions: AtomicU64::default(),
+            exiting_timeouts: AtomicU64::default(),
         }
     }
 }

@@ -240,7 +240,7 @@ fn start<A: Actor>(
         }
     };
     let counters = Arc::new(RegionCounters::default());
-    let on_cluster = remoting.is_some();
+    let on_cluster = remoting.clone();
     let region_props = ShardRegion::props(
         entity.factory,
         settings,
@@ -251,8 +251,8 @@ fn start<A: Actor>(
     let region = system
         .spawn(&region_name, region_props)
         .map_err(spawn_error)?;
-    if on_cluster {
-        add_shutdown_task(system, &region_name, region.clone())?;
+    if let Some(remoting) = on_cluster {
+        add_shutdown_task(system, &region_name, region.clone(), remoting)?;
     }
     Ok(Sharding {
         name: entity.key.name().into(),
@@ -267,11 +267,14 @@ fn start<A: Actor>(
 /// In coordinated shutdown, before the node leaves the cluster
 /// (`cluster-sharding-shutdown-region`, Pekko's phase), the region hands
 /// its shards off and stops; the phase waits for that, at most its
-/// timeout.
+/// timeout. A node whose remoting is shut down already (it is cut off,
+/// as a crashed one) has nobody to hand off to: it does not wait (as a
+/// Pekko region does not once its cluster is terminated).
 fn add_shutdown_task<M: Send + 'static>(
     system: &ActorSystem,
     region_name: &str,
     region: ActorRef<RegionMsg<M>>,
+    remoting: Remoting,
 ) -> Result<(), ShardingError> {
     let task = format!("sharding-hand-off-{region_name}");
     system
@@ -280,6 +283,9 @@ fn add_shutdown_task<M: Send + 'static>(
             "cluster-sharding-shutdown-region",
             &task,
             move || async move {
+                if remoting.is_shut_down() {
+                    return;
+                }
                 let (waiter, stopped) = oneshot::channel();
                 region.tell(RegionMsg::GracefulShutdown(waiter));
                 // A region that stopped, or needs no hand-off, drops it.

@@ -125,9 +125,6 @@ pub struct ShardRegion<A: Actor> {
     buffer: RegionBuffer<A::Msg>,
     markers: HandOffMarkers,
     counters: Arc<RegionCounters>,
-    /// Whether the coordinator that acknowledged the registration runs
-    /// on this node.
-    coordinator_here: bool,
     /// Set once the node leaves: who waits for this region to stop.
     shutting_down: Option<Vec<oneshot::Sender<()>>>,
 }
@@ -167,7 +164,6 @@ impl<A: Actor> ShardRegion<A> {
             buffer: RegionBuffer::new(settings.buffer_size),
             markers: HandOffMarkers::default(),
             counters: counters.clone(),
-            coordinator_here: false,
             shutting_down: None,
         })
     }
@@ -237,9 +233,8 @@ impl<A: Actor> ShardRegion<A> {
         match control {
             // The coordinator's own address is not kept: the one given
             // (its singleton proxy, on a cluster) follows it when it moves.
-            RegionControl::RegisterAck { coordinator } => {
+            RegionControl::RegisterAck { .. } => {
                 self.registered = true;
-                self.coordinator_here = coordinator.path().authority().is_none();
                 let waiting: Vec<ShardId> = self.buffer.shards().collect();
                 waiting.into_iter().for_each(|shard| self.ask_home(shard));
             }
@@ -326,11 +321,11 @@ impl<A: Actor> ShardRegion<A> {
     }
 
     /// The node leaves: ask the coordinator to hand every shard off. A
-    /// coordinator on this node has stopped already (the singleton hands
-    /// over before this phase), so there is nobody to ask: the region
-    /// stops with its node as before.
+    /// coordinator on this node still runs (its singleton hands over in
+    /// `cluster-exiting`, after this phase), so it moves this region's
+    /// shards before it moves itself, as Pekko orders it.
     fn graceful_shutdown(&mut self, ctx: &mut Context<Self>, waiter: oneshot::Sender<()>) {
-        if self.coordinator_here || !self.registered {
+        if !self.registered {
             return drop(waiter);
         }
         self.shutting_down.get_or_insert_with(Vec::new).push(waiter);

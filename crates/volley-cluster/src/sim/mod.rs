@@ -147,6 +147,13 @@ impl Simulation {
         self.input(addr, Input::Leave);
     }
 
+    /// Tells the node at `addr` that its exiting tasks are done (what the
+    /// runtime's `cluster-exiting-done` phase does), when the membership
+    /// settings have it wait for that (`confirm_exiting_on_request`).
+    pub fn confirm_exiting(&mut self, addr: &Addr) {
+        self.input(addr, Input::ConfirmExiting);
+    }
+
     /// Registers (or, with `registered` false, removes) one of the
     /// services of the node at `addr` in the cluster receptionist.
     pub fn register_service(&mut self, addr: &Addr, entry: ServiceEntry, registered: bool) {

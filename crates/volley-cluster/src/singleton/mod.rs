@@ -78,7 +78,7 @@ impl<M: Send + 'static> ClusterSingleton<M> {
             &settings.name,
             Manager::props(settings.clone(), props, cluster, remoting.clone()),
         )?;
-        add_shutdown_task(system, &settings.name, manager)?;
+        add_shutdown_task(system, &settings.name, manager, remoting.clone())?;
         Self::proxy_only(system, remoting, settings)
     }
 
@@ -116,19 +116,32 @@ impl<M: Send + 'static> ClusterSingleton<M> {
     }
 }
 
-/// In coordinated shutdown, before the node leaves the cluster
-/// (`before-cluster-shutdown`), the manager stops its instance: a node
-/// shutting down hands over while it is still the oldest, so no other
-/// node starts one before it has stopped.
+/// In coordinated shutdown's `cluster-exiting` phase (Pekko's
+/// `wait-singleton-exiting`), the manager finishes its hand-over: the
+/// node is Exiting by then (after `cluster-leave`), its instance stops
+/// and drains, and the next oldest gets `HandOverDone`. The node confirms
+/// its exit only in the next phase, so the leader does not remove it (nor
+/// the transport quarantine it) while its instance still runs; and the
+/// sharding regions handed off their shards in the phase before
+/// `cluster-leave`, while the coordinator (a singleton) was still here.
+///
+/// A node whose remoting is shut down already is cut off, as a crashed
+/// one: the others start a new instance only once they downed and
+/// removed it, so the task does not wait for a hand-over nobody can
+/// answer; the instance stops with the actors.
 fn add_shutdown_task(
     system: &ActorSystem,
     name: &str,
     manager: ActorRef<ManagerMsg>,
+    remoting: Remoting,
 ) -> Result<(), SingletonError> {
     let task = format!("singleton-hand-over-{name}");
     system
         .coordinated_shutdown()
-        .add_task("before-cluster-shutdown", &task, move || async move {
+        .add_task("cluster-exiting", &task, move || async move {
+            if remoting.is_shut_down() {
+                return;
+            }
             let (done, stopped) = oneshot::channel();
             manager.tell(ManagerMsg::Shutdown(done));
             // A manager that stopped drops the sender: nothing to wait for.

@@ -190,6 +190,101 @@ fn a_leaving_leader_goes_leaving_exiting_removed_everywhere_and_hands_over() {
     }
 }
 
+/// Five members, the leaver's exiting tasks run in the runtime
+/// (`confirm_exiting_on_request`): whoever `confirms` says when it is
+/// done. Returns the simulation once every node sees the leaver Exiting,
+/// the leaver, and every address.
+fn exiting_member(seed: u64, timeout: Duration) -> (Simulation, Addr, UniqueAddress, Vec<Addr>) {
+    let mut config = SimConfig::lan(seed, 5);
+    config.membership.confirm_exiting_on_request = true;
+    config.membership.exiting_confirm_timeout = timeout;
+    let (mut sim, addrs) = seeded_cluster(config, 5);
+    run_until(&mut sim, LIMIT, "all Up everywhere", |sim| {
+        all_up(sim, &addrs)
+    });
+    let leader = sim
+        .state(&addrs[0])
+        .and_then(|s| s.leader)
+        .expect("a leader");
+    let leaver_addr = addrs
+        .iter()
+        .find(|a| (&*a.0, a.1) != (&*leader.host, leader.port))
+        .cloned()
+        .expect("a member other than the leader");
+    let leaver = sim
+        .state(&leaver_addr)
+        .expect("running")
+        .self_member
+        .expect("a member");
+    sim.leave(&leaver_addr);
+    let exiting = |sim: &Simulation| {
+        sim.running().iter().all(|node| {
+            sim.state(&node.addr()).is_some_and(|s| {
+                s.members.iter().any(|m| {
+                    m.unique_address() == leaver.unique_address()
+                        && m.status == MemberStatus::Exiting
+                })
+            })
+        })
+    };
+    run_until(&mut sim, LIMIT, "the leaver Exiting everywhere", exiting);
+    (sim, leaver_addr, leaver.unique_address(), addrs)
+}
+
+/// Akka's `ExitingConfirmed`: the leader keeps an Exiting member until it
+/// confirms (its singleton hand-over and shard hand-off done), then
+/// removes it everywhere, with no timeout counted.
+#[test]
+fn the_leader_removes_an_exiting_member_only_once_it_confirmed() {
+    for seed in seeds(&[11, 12]) {
+        let (mut sim, leaver_addr, leaver, addrs) = exiting_member(seed, Duration::from_secs(3600));
+        sim.run_for(Duration::from_secs(20));
+        assert!(
+            !removed_everywhere(&sim, &leaver)
+                && sim
+                    .state(&leaver_addr)
+                    .and_then(|s| s.self_member)
+                    .is_some(),
+            "seed {seed}: removed before it confirmed"
+        );
+        sim.confirm_exiting(&leaver_addr);
+        let took = run_until(&mut sim, LIMIT, "the leaver removed everywhere", |sim| {
+            removed_everywhere(sim, &leaver)
+        });
+        eprintln!("seed {seed}: removed {took:?} after its confirmation");
+        for addr in addrs.iter().filter(|a| **a != leaver_addr) {
+            let timeouts = sim.node(addr).map_or(0, |core| core.exiting_timeouts());
+            assert_eq!(timeouts, 0, "seed {seed}: {addr:?}");
+        }
+    }
+}
+
+/// An Exiting member that stays reachable and never confirms is removed
+/// once `exiting_confirm_timeout` passed on the leader, which counts it.
+#[test]
+fn an_exiting_member_that_never_confirms_is_removed_at_the_timeout_and_counted() {
+    for seed in seeds(&[13]) {
+        let timeout = Duration::from_secs(15);
+        let (mut sim, leaver_addr, leaver, addrs) = exiting_member(seed, timeout);
+        let took = run_until(&mut sim, LIMIT, "the leaver removed everywhere", |sim| {
+            removed_everywhere(sim, &leaver)
+        });
+        assert!(
+            took >= timeout - Duration::from_secs(2),
+            "seed {seed}: removed after {took:?}"
+        );
+        let timeouts: u64 = addrs
+            .iter()
+            .filter(|a| **a != leaver_addr)
+            .map(|addr| sim.node(addr).map_or(0, |core| core.exiting_timeouts()))
+            .sum();
+        assert_eq!(
+            timeouts, 1,
+            "seed {seed}: one leader removed it, at the timeout"
+        );
+    }
+}
+
 #[test]
 fn a_killed_member_is_unreachable_then_downed_then_removed_everywhere() {
     for seed in seeds(&[6]) {

@@ -54,6 +54,9 @@ pub enum ShutdownReason {
     /// This node's cluster member was downed (by the split-brain resolver
     /// or by hand): Akka's `ClusterDowningReason`.
     ClusterDowning,
+    /// This node left its cluster (`Cluster::leave`): Akka's
+    /// `ClusterLeavingReason`.
+    ClusterLeaving,
 }
 
 /// Published on the event stream when coordinated shutdown begins.

@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use volley::ActorRef;
-use volley_cluster::MemberStatus;
+use volley_cluster::{Cluster, ClusterEvent, MemberStatus};
+use volley_testkit::remote::Node;
 use volley_testkit::{actor_fn, await_cond_within, TestProbe};
 
-use super::{deadline, expect_removed, formed, nodes};
+use super::{all_up, deadline, expect_removed, formed, nodes, oldest_index, quick, start_nodes};
 
 /// The third of three nodes leaves: the others see it Leaving, Exiting
 /// and Removed (from Exiting), keep each other Up, and a watch of an
@@ -46,5 +47,38 @@ async fn a_member_that_leaves_is_removed_and_its_watches_end_once() {
     // watch a second time.
     leaver.stop().await;
     watcher.expect_no_msg(Duration::from_millis(500));
+    nodes.stop_all().await;
+}
+
+/// With `run_coordinated_shutdown_when_leaving = false`, `Cluster::leave`
+/// only leaves: no coordinated shutdown runs, the node confirms its exit
+/// as soon as it is Exiting (nothing to wait for), the leader removes it
+/// on that confirmation (no timeout counted), and the node keeps running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leave_without_shutdown_confirms_at_once_and_keeps_the_node_running() {
+    let mut nodes = nodes();
+    let members = start_nodes(&mut nodes, 2).await;
+    let seeds: Vec<&Node> = members.iter().collect();
+    let (clusters, probes): (Vec<Cluster>, Vec<TestProbe<ClusterEvent>>) = members
+        .iter()
+        .map(|node| {
+            let events = TestProbe::on_event_stream(&node.system);
+            let mut settings = quick("test", &seeds);
+            settings.run_coordinated_shutdown_when_leaving = false;
+            let cluster =
+                Cluster::start(&node.system, &node.remoting, settings).expect("a cluster starts");
+            (cluster, events)
+        })
+        .unzip();
+    all_up(&clusters);
+    let leaver = oldest_index(&clusters);
+    let stays = 1 - leaver;
+    let gone = clusters[leaver].self_member().clone();
+    clusters[leaver].leave().expect("the cluster runs");
+    expect_removed(&probes[stays], &gone, MemberStatus::Exiting);
+    expect_removed(&probes[leaver], &gone, MemberStatus::Exiting);
+    assert_eq!(clusters[stays].exiting_timeouts(), 0);
+    assert_eq!(members[leaver].system.coordinated_shutdown().reason(), None);
+    assert!(!members[leaver].system.is_terminated());
     nodes.stop_all().await;
 }

@@ -6,8 +6,10 @@ use super::{serial, ProcessCluster};
 const SENT: u64 = 2_000;
 
 /// Node 2 and the others send each other numbers, and node 2 leaves right
-/// after its own sends: it is Removed everywhere, and every number sent
-/// arrived, both ways.
+/// after its own sends: it is Removed everywhere, every number sent
+/// arrived, both ways, and the leaver ran coordinated shutdown with
+/// reason `ClusterLeaving` and terminated (as an Akka node that leaves;
+/// its counter, outside the actors, is read after).
 #[test]
 fn a_node_that_leaves_with_messages_in_flight_loses_none() {
     let _turn = serial();
@@ -25,5 +27,7 @@ fn a_node_that_leaves_with_messages_in_flight_loses_none() {
         cluster.await_count(s, SENT);
     }
     cluster.await_count(leaver, SENT * stays.len() as u64);
+    cluster.await_report(leaver, "SHUTDOWN ClusterLeaving");
+    cluster.await_report(leaver, "TERMINATED");
     cluster.exit(leaver);
 }
