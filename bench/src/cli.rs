@@ -53,6 +53,8 @@ pub struct Cli {
     /// local-pingpong: messages per config for every system (default: sized
     /// per system so that a config runs about a second). kontraktor: tells
     /// per run for every system (default 2000000, quick 300000).
+    /// remote-tell: tells per run (default: calibrated); given, the warm-up
+    /// is half of it, on the first sender.
     #[arg(long, value_name = "M")]
     pub messages: Option<u64>,
 
@@ -102,7 +104,10 @@ pub struct Cli {
     /// local-pingpong: the notes measured after the table (default
     /// stash,metrics,spans,app-runtime; `none` for none, e.g. under
     /// callgrind).
-    /// remote-pingpong: `metrics` adds the recorder's note (not by default).
+    /// remote-pingpong: `metrics` adds the recorder's note (not by default);
+    /// `batched`, `unbatched`, `tls` pick volley's runs (default all three).
+    /// remote-tell: the senders, of tell-task,tell-tasks,tell-actor, and
+    /// `tls` for the TLS rows (default all).
     /// cluster: the rounds, `membership` (join, receptionist, kill, leave)
     /// and `partition` (default both).
     /// kontraktor: volley's senders, of tell-actor,tell-task,ask-actors,

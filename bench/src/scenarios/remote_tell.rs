@@ -187,6 +187,17 @@ enum Sender {
 }
 
 impl Sender {
+    const ALL: [Sender; 3] = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor];
+
+    /// The name `--cases` knows the sender by.
+    fn case(self) -> &'static str {
+        match self {
+            Sender::Tasks(1) => "tell-task",
+            Sender::Tasks(_) => "tell-tasks",
+            Sender::Actor => "tell-actor",
+        }
+    }
+
     fn name(self) -> String {
         match self {
             Sender::Tasks(1) => "1 task".into(),
@@ -240,12 +251,24 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
     let two_processes = ctx.cli.two_processes;
     let warm = if quick { 300_000 } else { 1_000_000 };
     let calibration = Calibration::remote(quick, 100_000.0, 200_000_000.0);
+    let (senders, with_tls) = chosen(ctx.cli.cases.as_deref())?;
     let (mut rows, n) = Nodes::run(&ctx.rt, layout, true, two_processes, |nodes| {
         let adder = AdderOnB::spawn(ctx, nodes, layout)?;
-        let mut ways = [Sender::Tasks(1), Sender::Tasks(8), Sender::Actor]
-            .map(|sender| Tells { to: &adder, sender });
-        let calibrated = ways[0].calibrate(warm, &calibration)?;
-        let n = ctx.cli.messages.unwrap_or(calibrated);
+        let mut ways: Vec<Tells> = senders
+            .iter()
+            .map(|&sender| Tells { to: &adder, sender })
+            .collect();
+        // A given size warms up with half of it on the first sender (no
+        // calibration), so that two sizes differ by exactly 1.5× their
+        // difference in messages: the callgrind method of
+        // docs/benchmarks-remote.md.
+        let n = match ctx.cli.messages {
+            Some(n) => {
+                ways[0].run((n / 2).max(1))?;
+                n
+            }
+            None => ways[0].calibrate(warm, &calibration)?,
+        };
         progress.done();
         let mut rows = Vec::new();
         for way in &mut ways {
@@ -259,7 +282,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
         Ok((rows, n))
     })?;
     // The same sends over TLS, in this run (one process only).
-    if !two_processes {
+    if !two_processes && with_tls {
         progress.add_steps(1);
         progress.start("volley (tls): starting the nodes, measuring");
         let tls = bench_tls()?;
@@ -290,6 +313,33 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemoteTellRow>> {
         "kontraktor seed: 1.9 M",
     ));
     Ok(report)
+}
+
+/// The senders `--cases` names (`tell-task`, `tell-tasks`, `tell-actor`),
+/// and whether the TLS rows follow (`tls`); naming none of a kind keeps all
+/// of that kind.
+fn chosen(cases: Option<&[String]>) -> crate::Result<(Vec<Sender>, bool)> {
+    let cases = cases.unwrap_or_default();
+    if let Some(other) = cases
+        .iter()
+        .find(|c| c.as_str() != "tls" && !Sender::ALL.iter().any(|s| s.case() == c.as_str()))
+    {
+        return Err(
+            format!("--cases {other}: expected tell-task, tell-tasks, tell-actor or tls").into(),
+        );
+    }
+    let named = |c: &str| cases.iter().any(|n| n == c);
+    let senders: Vec<Sender> = Sender::ALL
+        .into_iter()
+        .filter(|s| named(s.case()))
+        .collect();
+    let senders = if senders.is_empty() {
+        Sender::ALL.to_vec()
+    } else {
+        senders
+    };
+    let with_tls = cases.is_empty() || named("tls");
+    Ok((senders, with_tls))
 }
 
 /// TLS against plaintext, by sender, in this run.
@@ -324,5 +374,20 @@ mod tests {
             .map(Sender::name)
             .into();
         assert_eq!(names, ["1 task", "8 tasks", "1 actor"]);
+    }
+
+    #[test]
+    fn cases_choose_the_senders_and_tls() {
+        let cases = |list: &[&str]| -> Vec<String> { list.iter().map(|c| c.to_string()).collect() };
+        assert_eq!(chosen(None).unwrap(), (Sender::ALL.to_vec(), true));
+        assert_eq!(
+            chosen(Some(&cases(&["tell-actor"]))).unwrap(),
+            (vec![Sender::Actor], false)
+        );
+        assert_eq!(
+            chosen(Some(&cases(&["tls"]))).unwrap(),
+            (Sender::ALL.to_vec(), true)
+        );
+        assert!(chosen(Some(&cases(&["tell-everyone"]))).is_err());
     }
 }

@@ -42,6 +42,8 @@ pub struct Plan {
     pub inflight: usize,
     /// Batching settings to run volley with, in order.
     pub batching: Vec<bool>,
+    /// Also run batched volley over TLS (one process only).
+    pub tls: bool,
     pub two_processes: bool,
     pub layout: Layout,
     pub runs: usize,
@@ -65,15 +67,13 @@ impl Plan {
         if clients.is_empty() || clients.contains(&0) || repeat == 0 || inflight == 0 {
             return Err("--clients, --repeat and --inflight need values of at least 1".into());
         }
+        let (batching, tls) = volley_runs(cli)?;
         Ok(Plan {
             clients,
             repeat,
             inflight,
-            batching: if cli.no_batching {
-                vec![false]
-            } else {
-                vec![true, false]
-            },
+            batching,
+            tls,
             two_processes: cli.two_processes,
             layout: Layout::from_cli(cli),
             runs: cli.runs(),
@@ -93,6 +93,39 @@ impl Plan {
             self.inflight.to_string(),
         ]
     }
+}
+
+/// Which volley runs `--cases` and `--no-batching` ask for: the batching
+/// settings in order, and whether the TLS run follows. `--cases` may name
+/// `batched`, `unbatched` and `tls` (e.g. one run only, under callgrind);
+/// naming none of them runs all three, as `metrics` alone does.
+fn volley_runs(cli: &crate::cli::Cli) -> crate::Result<(Vec<bool>, bool)> {
+    const RUNS: [&str; 3] = ["batched", "unbatched", "tls"];
+    let named: Vec<&str> = cli
+        .cases
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .filter(|c| RUNS.contains(c))
+        .collect();
+    if let Some(other) = cli
+        .cases
+        .iter()
+        .flatten()
+        .find(|c| !RUNS.contains(&c.as_str()) && c.as_str() != "metrics")
+    {
+        return Err(format!("--cases {other}: expected batched, unbatched, tls or metrics").into());
+    }
+    let wants = |c: &str| named.is_empty() || named.contains(&c);
+    let batching = if cli.no_batching {
+        vec![false]
+    } else {
+        [true, false]
+            .into_iter()
+            .filter(|&b| wants(if b { "batched" } else { "unbatched" }))
+            .collect()
+    };
+    Ok((batching, wants("tls") && !cli.no_batching))
 }
 
 pub fn system_name(batching: bool) -> &'static str {
@@ -164,7 +197,7 @@ fn run(ctx: &Ctx) -> crate::Result<Report<RemotePingPongRow>> {
             .extend(rows.into_iter().map(|r| Row::measured(name, r)));
     }
     // Batched, over TLS, in this run (one process only).
-    if !plan.two_processes && plan.batching.contains(&true) {
+    if !plan.two_processes && plan.tls {
         progress.add_steps(plan.clients.len() as u64);
         let tls = bench_tls()?;
         let rows = run_volley(ctx, &plan, &progress, true, Some(&tls))?;
@@ -416,6 +449,16 @@ mod tests {
             "--clients 1,10,30 --repeat 20000 --inflight 50"
         );
         let cli = crate::cli::Cli::parse_from(["volley-bench", "remote-pingpong", "--repeat", "0"]);
+        assert!(Plan::from_cli(&cli).is_err());
+        let cli =
+            crate::cli::Cli::parse_from(["volley-bench", "remote-pingpong", "--cases", "batched"]);
+        let plan = Plan::from_cli(&cli).unwrap();
+        assert_eq!((plan.batching, plan.tls), (vec![true], false));
+        let cli =
+            crate::cli::Cli::parse_from(["volley-bench", "remote-pingpong", "--cases", "metrics"]);
+        let plan = Plan::from_cli(&cli).unwrap();
+        assert_eq!((plan.batching, plan.tls), (vec![true, false], true));
+        let cli = crate::cli::Cli::parse_from(["volley-bench", "remote-pingpong", "--cases", "x"]);
         assert!(Plan::from_cli(&cli).is_err());
     }
 

@@ -155,13 +155,17 @@ fn decode_guarded<M, S: Serializer<M>>(
     serializer: &S,
     payload: &[u8],
 ) -> Result<M, SerializeError> {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| serializer.decode(payload))) {
-        Ok(outcome) => outcome,
-        Err(panic) => Err(SerializeError::Decode {
-            serializer: serializer.id(),
-            source: format!("serializer panicked: {}", panic_text(&*panic)).into(),
-        }),
-    }
+    guarded(serializer.id(), || serializer.decode(payload))
+}
+
+/// `decode()`, with a panic in it made the decode error of `serializer`.
+#[inline]
+fn guarded<M>(
+    serializer: SerializerId,
+    decode: impl FnOnce() -> Result<M, SerializeError>,
+) -> Result<M, SerializeError> {
+    std::panic::catch_unwind(AssertUnwindSafe(decode))
+        .unwrap_or_else(|panic| Err(panicked(serializer, &*panic)))
 }
 
 fn panic_text(panic: &(dyn Any + Send)) -> &str {
@@ -172,23 +176,64 @@ fn panic_text(panic: &(dyn Any + Send)) -> &str {
         .unwrap_or("(no message)")
 }
 
-/// Decodes one payload of a run, inside the import table's scope; one that
-/// came in a Request with its reply handle as ref id 0.
+/// Decodes one payload, inside the import table's scope; one that came in
+/// a Request with its reply handle as ref id 0. Without a panic guard: the
+/// caller holds one ([`guarded`], [`decode_run`]).
 #[inline]
-fn decode_payload<M, S: Serializer<M>>(
+fn decode_unguarded<M, S: Serializer<M>>(
     serializer: &S,
     payload: &[u8],
     reply: u64,
     handle_of: &dyn Fn(u64) -> Option<AnyRef>,
 ) -> Result<M, SerializeError> {
     match reply {
-        0 => decode_guarded(serializer, payload),
+        0 => serializer.decode(payload),
         // Without a handle (no way back to the peer), ref id 0 is
         // undeclared and the message fails to decode, saying so.
         correlation => match handle_of(correlation) {
-            Some(handle) => with_request_handle(handle, || decode_guarded(serializer, payload)),
-            None => decode_guarded(serializer, payload),
+            Some(handle) => with_request_handle(handle, || serializer.decode(payload)),
+            None => serializer.decode(payload),
         },
+    }
+}
+
+/// Decodes payloads `0..len` of a run in order (`decode(i)`) into `batch`,
+/// under one panic guard for the run instead of one per message: a
+/// serializer that panics fails its own message only (as
+/// [`decode_guarded`] would), and decoding goes on with the next one under
+/// a new guard.
+#[inline]
+fn decode_run<M>(
+    len: usize,
+    serializer: SerializerId,
+    batch: &mut Vec<M>,
+    failed: &mut dyn FnMut(DeliverError),
+    mut decode: impl FnMut(usize) -> Result<M, SerializeError>,
+) {
+    let mut next = 0;
+    while next < len {
+        let guarded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            while next < len {
+                let i = next;
+                // Counted before decoding: a panic skips this payload.
+                next += 1;
+                match decode(i) {
+                    Ok(msg) => batch.push(msg),
+                    Err(e) => failed(e.into()),
+                }
+            }
+        }));
+        if let Err(panic) = guarded {
+            failed(panicked(serializer, &*panic).into());
+        }
+    }
+}
+
+/// The error of a payload whose serializer panicked while decoding it.
+fn panicked(serializer: SerializerId, panic: &(dyn Any + Send)) -> SerializeError {
+    SerializeError::Decode {
+        serializer,
+        source: format!("serializer panicked: {}", panic_text(panic)).into(),
     }
 }
 
@@ -199,7 +244,14 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     recipient: u32,
     handle_of: &dyn Fn(u64) -> Option<AnyRef>,
 ) -> Result<(), DeliverError> {
-    let decode = || imports.scope(|| decode_payload(&S::default(), payload, reply, handle_of));
+    let decode = || {
+        let serializer = S::default();
+        imports.scope(|| {
+            guarded(serializer.id(), || {
+                decode_unguarded(&serializer, payload, reply, handle_of)
+            })
+        })
+    };
     // The common case first: the handle cached for this protocol, borrowed
     // (no reference count per message).
     let entry = imports
@@ -255,24 +307,15 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     let batch = stage::<M>(slot);
     imports.scope(|| {
         let serializer = S::default();
+        let id = serializer.id();
         match payloads.replies {
             // Plain messages only, as if Requests did not exist.
-            None => {
-                for payload in payloads.bytes {
-                    match decode_guarded(&serializer, payload) {
-                        Ok(msg) => batch.push(msg),
-                        Err(e) => failed(e.into()),
-                    }
-                }
-            }
-            Some(replies) => {
-                for (payload, &reply) in payloads.bytes.iter().zip(replies) {
-                    match decode_payload(&serializer, payload, reply, handle_of) {
-                        Ok(msg) => batch.push(msg),
-                        Err(e) => failed(e.into()),
-                    }
-                }
-            }
+            None => decode_run(payloads.bytes.len(), id, batch, failed, |i| {
+                serializer.decode(payloads.bytes[i])
+            }),
+            Some(replies) => decode_run(payloads.bytes.len(), id, batch, failed, |i| {
+                decode_unguarded(&serializer, payloads.bytes[i], replies[i], handle_of)
+            }),
         }
     });
     target.tell_all(batch);
@@ -469,5 +512,34 @@ mod tests {
         // A stale or foreign hint is only a starting guess.
         hint.store(99, Ordering::Relaxed);
         assert_eq!(wire(TypeId::of::<u32>()), Some(7));
+    }
+
+    #[test]
+    fn a_panic_in_a_run_fails_only_its_own_payload_and_the_run_goes_on_in_order() {
+        // Each payload is one byte: 0 a panic, 1 an error, else a value.
+        let payloads: [u8; 7] = [5, 0, 6, 1, 0, 0, 7];
+        let mut batch = Vec::new();
+        let mut failures = Vec::new();
+        let serializer = SerializerId(SerializerId::FIRST_USER.0 + 1);
+        decode_run(
+            payloads.len(),
+            serializer,
+            &mut batch,
+            &mut |e| failures.push(e.to_string()),
+            |i| match payloads[i] {
+                0 => panic!("payload {i} panicked"),
+                1 => Err(SerializeError::Decode {
+                    serializer,
+                    source: "refused".into(),
+                }),
+                b => Ok(b),
+            },
+        );
+        assert_eq!(batch, [5, 6, 7], "the others, in order");
+        assert_eq!(failures.len(), 4, "{failures:?}");
+        assert!(failures[0].contains("payload 1 panicked"), "{failures:?}");
+        assert!(failures[1].contains("refused"), "{failures:?}");
+        assert!(failures[2].contains("payload 4 panicked"), "{failures:?}");
+        assert!(failures[3].contains("payload 5 panicked"), "{failures:?}");
     }
 }
