@@ -9,6 +9,8 @@
 
 use std::sync::OnceLock;
 
+use arrayvec::ArrayString;
+
 use crate::actor::actor_ref::AnyRef;
 use crate::actor::path::ActorPath;
 use crate::system::actor_system::ActorSystem;
@@ -32,36 +34,35 @@ impl ActorName {
 }
 
 /// An anonymous child's name: `$` and base-26 letters, at most 15 bytes.
-pub(crate) struct AnonymousName {
-    digits: [u8; 15],
-    start: u8,
-}
+/// An `ArrayString`, not bytes turned into a `&str` on each use: the
+/// children table hashes a child's name on every spawn and stop, and
+/// checking those bytes for UTF-8 each time cost more than the hashing.
+pub(crate) struct AnonymousName(ArrayString<15>);
 
 impl AnonymousName {
     /// The name of the `n`th anonymous child: `$a`, `$b`, … `$z`, `$ba`.
     pub(crate) fn nth(mut n: u64) -> Self {
-        // Base 26 of a u64 is at most 14 digits; filled from the end.
-        let mut digits = [0u8; 15];
-        let mut start = digits.len();
+        // Base 26 of a u64 is at most 14 digits, found lowest first.
+        let mut digits = [0u8; 14];
+        let mut len = 0;
         loop {
-            start -= 1;
-            digits[start] = b"abcdefghijklmnopqrstuvwxyz"[(n % 26) as usize];
+            digits[len] = b'a' + (n % 26) as u8;
+            len += 1;
             n /= 26;
             if n == 0 {
                 break;
             }
         }
-        start -= 1;
-        digits[start] = b'$';
-        AnonymousName {
-            digits,
-            start: start as u8,
+        let mut name = ArrayString::new();
+        name.push('$');
+        for &digit in digits[..len].iter().rev() {
+            name.push(char::from(digit));
         }
+        AnonymousName(name)
     }
 
     pub(crate) fn as_str(&self) -> &str {
-        // Only `$` and `a`..=`z` are ever written.
-        std::str::from_utf8(&self.digits[usize::from(self.start)..]).unwrap_or("$")
+        &self.0
     }
 }
 
