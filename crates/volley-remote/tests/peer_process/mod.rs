@@ -240,6 +240,17 @@ pub fn remote_settings(port: u16, fd: &FailureDetectorSettings) -> RemoteSetting
 /// A node in this process with the peer registry. `names` are sinks
 /// spawned before it listens, so nothing that arrives finds them missing.
 pub async fn local_node(name: &str, remote: RemoteSettings, sinks: &[&str]) -> Node {
+    try_local_node(name, remote, sinks).await.unwrap()
+}
+
+/// As [`local_node`], or why its remoting did not start (its system is
+/// then terminated).
+#[allow(dead_code)] // not every binary that has this module uses it
+pub async fn try_local_node(
+    name: &str,
+    remote: RemoteSettings,
+    sinks: &[&str],
+) -> Result<Node, volley_remote::transport::StartError> {
     let settings = Settings {
         io_threads: 2,
         ..Settings::default()
@@ -248,10 +259,13 @@ pub async fn local_node(name: &str, remote: RemoteSettings, sinks: &[&str]) -> N
     for sink in sinks {
         system.spawn(sink, Props::new(Sink::default)).unwrap();
     }
-    let remoting = Remoting::start_with(&system, registry(), remote)
-        .await
-        .unwrap();
-    Node { system, remoting }
+    match Remoting::start_with(&system, registry(), remote).await {
+        Ok(remoting) => Ok(Node { system, remoting }),
+        Err(e) => {
+            system.terminate().await;
+            Err(e)
+        }
+    }
 }
 
 /// A port nobody listens on right now, outside the kernel's ephemeral

@@ -218,31 +218,30 @@ async fn a_thousand_connect_and_kill_cycles_leak_nothing() {
 
 /// Once `terminate()` has returned, the node's port is free: a node
 /// restarted on the same port can listen. Under CI load the port was
-/// twice found bound right after `terminate()` returned (round 26 and 27
-/// of 50; cause not established, see the notes), so each round waits for
-/// it with a deadline and the test fails only if it stays bound.
+/// found bound right after `terminate()` returned (twice by a probe, once
+/// by the restarted node itself after a probe had found it free; causes
+/// not established), so each round starts its node again with a deadline
+/// and the test fails only if the port stays bound.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminate_releases_the_port() {
     let _turn = peer_process::alone().await;
     let port = free_port();
     for round in 0..50 {
-        let b = local_node(
-            "peer",
-            remote_settings(port, &detector(INTERVAL_MS, PAUSE_MS)),
-            &["sink"],
-        )
-        .await;
-        b.system.terminate().await;
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while let Err(e) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "round {round}: port {port} still bound 10 s after terminate(): {e}"
-            );
+        let settings = || remote_settings(port, &detector(INTERVAL_MS, PAUSE_MS));
+        let b = loop {
+            match peer_process::try_local_node("peer", settings(), &["sink"]).await {
+                Ok(b) => break b,
+                Err(e) => assert!(
+                    std::time::Instant::now() < deadline,
+                    "round {round}: port {port} still bound 10 s after terminate(): {e}"
+                ),
+            }
             // Polls the port: the kernel tells no one when it is freed.
             tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        };
+        b.system.terminate().await;
     }
 }
 
