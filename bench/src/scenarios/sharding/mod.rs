@@ -53,9 +53,9 @@ const VOLLEY_CAVEATS: &[(&str, &str)] = &[
     ),
     (
         "rebalance-leave",
-        "volley has no graceful hand-off on leave yet (docs/reference/sharding.md, Not yet): \
-         the leaver's shards are placed anew only once its region is gone, so what was sent to \
-         it meanwhile may go unanswered; shard counts per member from live entities, as on join",
+        "the leaver's region hands its shards off in coordinated shutdown (Cluster::leave runs \
+         it) before the member is removed; shard counts per member from live entities, as on \
+         join",
     ),
 ];
 
