@@ -42,6 +42,8 @@ mod region_markers;
 mod region_members;
 mod settings;
 mod shard;
+#[cfg(test)]
+mod sim_tests;
 pub mod store;
 mod version;
 
