@@ -28,9 +28,10 @@ use std::time::Duration;
 use super::region_members::{authority_of, RegionMembers, WhenFree};
 use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::Addr;
-use crate::sbr::{SbrSettings, StableAfter};
-use crate::sim::{seeds, SimConfig, Simulation};
-use crate::singleton::sim_model::{addr_of, end_once_removed, views, Model, LIMIT, STEP};
+use crate::sim::{seeds, Simulation};
+use crate::singleton::sim_model::{
+    addr_of, end_once_removed, keep_majority_cluster, views, Model, LIMIT, STEP,
+};
 
 /// The resolver's `stable_after`, and sharding's `down_removal_margin`.
 const STABLE_AFTER: Duration = Duration::from_secs(7);
@@ -337,26 +338,6 @@ fn run(sim: &mut Simulation, model: &mut Sharding, what: &str, until: impl Fn(&S
     }
 }
 
-/// Seven members with keep-majority, started and joined through three seeds.
-fn seven(seed: u64) -> (Simulation, Vec<Addr>) {
-    let mut config = SimConfig::lan(seed, 7);
-    config.membership.split_brain_resolver = Some(SbrSettings {
-        stable_after: StableAfter::Fixed(STABLE_AFTER),
-        ..SbrSettings::default()
-    });
-    let mut sim = Simulation::new(config);
-    let addrs: Vec<Addr> = (1..=7)
-        .map(|i| (std::sync::Arc::from(format!("10.0.1.{i}")), 2552))
-        .collect();
-    for addr in &addrs {
-        sim.start_node(&addr.0, addr.1);
-    }
-    for addr in &addrs {
-        sim.join_seed_nodes(addr, &addrs[..3]);
-    }
-    (sim, addrs)
-}
-
 /// The hosting member that is not the coordinator's, the one with the
 /// most shards.
 fn a_region_host(model: &Sharding) -> UniqueAddress {
@@ -382,7 +363,7 @@ fn a_region_host(model: &Sharding) -> UniqueAddress {
 #[test]
 fn no_shard_is_hosted_twice_across_leaves_a_crash_and_a_partition() {
     for seed in seeds(&[81, 82]) {
-        let (mut sim, addrs) = seven(seed);
+        let (mut sim, addrs) = keep_majority_cluster(seed, 7, STABLE_AFTER);
         let mut model = Sharding::new();
         run(&mut sim, &mut model, "a first placement", |m| {
             m.placement().is_some()

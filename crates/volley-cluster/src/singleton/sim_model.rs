@@ -13,7 +13,8 @@ use super::duty::{duty, Duty};
 use super::oldest::Membership;
 use crate::member::{MemberStatus, UniqueAddress};
 use crate::node_id::Addr;
-use crate::sim::Simulation;
+use crate::sbr::{SbrSettings, StableAfter};
+use crate::sim::{SimConfig, Simulation};
 
 /// How often a model looks at the simulation.
 pub(crate) const STEP: Duration = Duration::from_millis(20);
@@ -188,6 +189,31 @@ pub(crate) fn end_once_removed(
         observe(sim);
     }
     sim.kill(&addr_of(member));
+}
+
+/// `n` members (`10.0.0.1` and up) under keep-majority with
+/// `stable_after`, started and joined through the first three.
+pub(crate) fn keep_majority_cluster(
+    seed: u64,
+    n: u8,
+    stable_after: Duration,
+) -> (Simulation, Vec<Addr>) {
+    let mut config = SimConfig::lan(seed, u32::from(n));
+    config.membership.split_brain_resolver = Some(SbrSettings {
+        stable_after: StableAfter::Fixed(stable_after),
+        ..SbrSettings::default()
+    });
+    let mut sim = Simulation::new(config);
+    let addrs: Vec<Addr> = (1..=n)
+        .map(|i| (std::sync::Arc::from(format!("10.0.0.{i}")), 2552))
+        .collect();
+    for addr in &addrs {
+        sim.start_node(&addr.0, addr.1);
+    }
+    for addr in &addrs {
+        sim.join_seed_nodes(addr, &addrs[..3]);
+    }
+    (sim, addrs)
 }
 
 /// Each running node's view, for a failure's message.

@@ -7,10 +7,11 @@
 
 use std::time::Duration;
 
-use super::sim_model::{addr_of, end_once_removed, views, Model, LIMIT, STEP};
+use super::sim_model::{
+    addr_of, end_once_removed, keep_majority_cluster, views, Model, LIMIT, STEP,
+};
 use crate::node_id::Addr;
-use crate::sbr::{SbrSettings, StableAfter};
-use crate::sim::{seeds, SimConfig, Simulation};
+use crate::sim::{seeds, Simulation};
 
 /// The resolver's `stable_after` here, and the singleton's
 /// `down_removal_margin`, as the settings advise.
@@ -36,26 +37,6 @@ fn run(sim: &mut Simulation, model: &mut Model, what: &str, until: impl Fn(&Mode
     }
 }
 
-/// Five members with keep-majority, started and joined.
-fn five(seed: u64) -> (Simulation, Vec<Addr>) {
-    let mut config = SimConfig::lan(seed, 5);
-    config.membership.split_brain_resolver = Some(SbrSettings {
-        stable_after: StableAfter::Fixed(STABLE_AFTER),
-        ..SbrSettings::default()
-    });
-    let mut sim = Simulation::new(config);
-    let addrs: Vec<Addr> = (1..=5)
-        .map(|i| (std::sync::Arc::from(format!("10.0.0.{i}")), 2552))
-        .collect();
-    for addr in &addrs {
-        sim.start_node(&addr.0, addr.1);
-    }
-    for addr in &addrs {
-        sim.join_seed_nodes(addr, &addrs[..3]);
-    }
-    (sim, addrs)
-}
-
 /// The instance starts on the oldest; it moves after a leave of the
 /// oldest, a crash of the next (downed by the resolver), and a partition
 /// that cuts the third off alone (it downs itself, the others remove it):
@@ -63,7 +44,7 @@ fn five(seed: u64) -> (Simulation, Vec<Addr>) {
 #[test]
 fn the_instance_moves_on_leave_crash_and_partition_and_never_runs_twice() {
     for seed in seeds(&[71, 72]) {
-        let (mut sim, addrs) = five(seed);
+        let (mut sim, addrs) = keep_majority_cluster(seed, 5, STABLE_AFTER);
         let mut model = Model::new(STABLE_AFTER);
         run(&mut sim, &mut model, "a first instance", |m| {
             m.runner().is_some()
