@@ -95,14 +95,29 @@ impl<M: Send + 'static> EntityRef<M> {
 
     /// Request and reply, from async code, as [`ActorRef::ask`]: `make`
     /// builds the request around the reply handle.
+    ///
+    /// Unlike an `ActorRef::ask` to an actor on a pool, it never spins
+    /// for the reply (`ask_spin`): the region passes the request on, to a
+    /// shard and an entity or to another node, so a reply within the spin
+    /// is rare, and the spinning held a core the entities needed. It
+    /// parks from the start, through [`ActorRef::ask_then`]. Dropping the
+    /// future before the reply comes drops the reply when it comes.
     pub async fn ask<R: Send + 'static>(
         &self,
         make: impl FnOnce(ReplyTo<R>) -> M,
         timeout: Duration,
     ) -> Result<R, AskError> {
-        self.region
-            .ask(|reply| self.envelope(make(reply)), timeout)
-            .await
+        let (outcome, answered) = tokio::sync::oneshot::channel();
+        self.region.ask_then(
+            |reply| self.envelope(make(reply)),
+            timeout,
+            move |result| {
+                let _waiter_gone = outcome.send(result);
+            },
+        );
+        // The callback always runs (reply, timeout or termination); a
+        // dropped sender means the system dropped it unrun.
+        answered.await.unwrap_or(Err(AskError::SystemTerminated))
     }
 
     /// Request and reply with a callback, as [`ActorRef::ask_then`].

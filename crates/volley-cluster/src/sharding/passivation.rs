@@ -19,6 +19,14 @@ pub struct PassivationSettings {
     pub max_active: Option<usize>,
 }
 
+impl PassivationSettings {
+    /// Whether anything is passivated: without an idle timeout or a
+    /// maximum, a shard keeps no record of use at all.
+    pub fn is_enabled(&self) -> bool {
+        self.idle_timeout.is_some() || self.max_active.is_some()
+    }
+}
+
 /// The active entities of a region, by last use. Touching, removing and
 /// finding the least recently used are `O(log n)`.
 #[derive(Debug)]

@@ -129,7 +129,9 @@ impl<A: Actor> Shard<A> {
                 None => return dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
             },
         }
-        self.active.touch(&entity_id, Instant::now());
+        if self.settings.passivation.is_enabled() {
+            self.active.touch(&entity_id, Instant::now());
+        }
     }
 
     /// Starts entity `id` as a child named after it, watched.
@@ -171,8 +173,7 @@ impl<A: Actor> Shard<A> {
     }
 
     fn arm_passivation(&mut self, ctx: &mut Context<Self>) {
-        let passivation = self.settings.passivation;
-        if passivation.idle_timeout.is_some() || passivation.max_active.is_some() {
+        if self.settings.passivation.is_enabled() {
             let every = self.settings.passivation_check_interval;
             ctx.schedule_once(PASSIVATION_TIMER, every, ShardMsg::PassivationTick);
         }
