@@ -306,18 +306,13 @@ impl ClusterCore {
 
     fn dispatch(&mut self, now: Duration, input: Input<'_>) -> Result<(), RefusedBy> {
         match input {
-            Input::Packet(bytes) => {
-                let body = self.admit(Channel::Swim, bytes)?;
-                self.foca.handle_data(body, &mut self.outbox)?
-            }
+            Input::Packet(bytes) => self.gated(Channel::Swim, bytes, |core, body| {
+                Ok(core.foca.handle_data(body, &mut core.outbox)?)
+            })?,
             Input::SyncDigest(bytes) => {
-                let body = self.admit(Channel::SyncDigest, bytes)?;
-                self.receive_digest(body)?
+                self.gated(Channel::SyncDigest, bytes, Self::receive_digest)?
             }
-            Input::SyncData(bytes) => {
-                let body = self.admit(Channel::SyncData, bytes)?;
-                self.receive_page(body)?
-            }
+            Input::SyncData(bytes) => self.gated(Channel::SyncData, bytes, Self::receive_page)?,
             Input::Timer(ClusterTimer::Swim(timer)) => {
                 self.foca.handle_timer(timer, &mut self.outbox)?
             }

@@ -187,3 +187,23 @@ fn a_first_seed_that_heard_of_a_cluster_does_not_form_alone() {
         .iter()
         .all(|m| m.status != MemberStatus::Up));
 }
+
+/// Bytes that are no packet, behind an envelope naming some formation,
+/// do not tie a joiner to it: it adopts the formation of the cluster that
+/// then answers.
+#[test]
+fn garbage_behind_an_envelope_does_not_tie_a_joiner_to_its_formation() {
+    let mut a = formed(1);
+    let mut b = core(2);
+    let announce = b.handle(NOW, Input::Join(a.identity().clone()));
+    let bogus = Formation::from_wire(0xbad).expect("not 0");
+    for channel in [Channel::Swim, Channel::SyncDigest, Channel::SyncData] {
+        let garbage = seal(Some(bogus), &[0xa5; 40]);
+        let refused = b.handle(NOW, Input::received(channel, &garbage)).refused;
+        assert!(refused.is_some(), "{channel:?}");
+        assert_eq!(b.formation(), None, "{channel:?}");
+    }
+    let feed = deliver(&announce, &mut a);
+    deliver(&feed, &mut b);
+    assert_eq!(b.formation(), a.formation());
+}

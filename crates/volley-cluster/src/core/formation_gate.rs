@@ -86,6 +86,11 @@ impl FormationGate {
         self.ours = Some(formation);
     }
 
+    /// Undoes an adoption (see [`ClusterCore::gated`]).
+    fn forget(&mut self) {
+        self.ours = None;
+    }
+
     pub(crate) fn refusals(&self) -> FormationRefusals {
         self.refusals
     }
@@ -166,20 +171,32 @@ impl FormationGate {
 }
 
 impl ClusterCore {
-    /// The gate's verdict on a payload that arrived on `channel`: its body,
-    /// or why it is refused. A formation adopted here names this node's
-    /// own payloads from now on, the answers to this one included.
-    pub(super) fn admit<'a>(
+    /// Hands `handle` the body of a payload that arrived on `channel`, if
+    /// the gate lets it through. A formation adopted here names this
+    /// node's own payloads from now on, the answers to this one included;
+    /// if `handle` then refuses the body and nothing reached the table, the
+    /// adoption is undone, so that bytes which are no packet cannot tie a
+    /// joiner to a formation.
+    pub(super) fn gated(
         &mut self,
         channel: Channel,
-        bytes: &'a [u8],
-    ) -> Result<&'a [u8], RefusedBy> {
+        bytes: &[u8],
+        handle: impl FnOnce(&mut Self, &[u8]) -> Result<(), RefusedBy>,
+    ) -> Result<(), RefusedBy> {
         let admitted = self.gate.admit(channel, bytes)?;
         if let Some(adopted) = admitted.adopted {
             self.outbox.formation = Some(adopted);
-            tracing::debug!(node = %self.me, formation = %adopted, "joining formation");
         }
-        Ok(admitted.body)
+        let handled = handle(self, admitted.body);
+        if let Some(adopted) = admitted.adopted {
+            if handled.is_err() && self.knowledge.lock().table.is_empty() {
+                self.gate.forget();
+                self.outbox.formation = None;
+            } else {
+                tracing::debug!(node = %self.me, formation = %adopted, "joining formation");
+            }
+        }
+        handled
     }
 
     /// Forms a new formation, named after this node, unless it has one.
