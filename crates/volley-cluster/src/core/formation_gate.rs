@@ -10,7 +10,8 @@
 //! - this node has no formation yet: it adopts the sender's, so a node
 //!   joins the cluster that answered it first, as an Akka joiner joins the
 //!   seed that answered its `InitJoin` first, and from then on refuses any
-//!   other;
+//!   other (undone if the body is then refused with nothing merged into
+//!   the table: bytes that are no packet must not tie a joiner);
 //! - the sender's formation is this node's: let through; another: refused.
 //!
 //! A refusal is counted, and logged once per peer incarnation (at most
