@@ -264,6 +264,7 @@ impl Driver {
             }
         }
         self.services.apply(service_changes);
+        self.shared.note_formation(&self.core);
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
             // The core logs a formation refusal once per peer itself.
@@ -272,7 +273,6 @@ impl Driver {
                 tracing::warn!(%refused, "cluster input refused");
             }
         }
-        self.shared.note_formation(&self.core);
         self.outgoing.send(packets);
         self.timers.add(timers);
         self.shared
