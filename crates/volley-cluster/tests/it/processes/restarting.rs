@@ -54,18 +54,23 @@ fn a_node_restarted_ten_times_is_a_new_member_each_time() {
 }
 
 /// How long the bytes from the other nodes to the restarted first seed
-/// take: under the 2 s a first packet is held for its connection's
-/// handshake (so its announces reach them), over its `seed_node_timeout`
-/// (so it hears nothing of them before forming alone).
-const SLOW_LINK: Duration = Duration::from_secs(1);
+/// take. Its connections' handshakes need one such trip, so its announces
+/// (sent again every `retry_unsuccessful_join_after` until it forms, each
+/// held up to 2 s for a handshake) reach the others after it; the others'
+/// answers need a second trip, so none reaches it before
+/// [`SEED_TIMEOUT`], when it forms alone. Loading the machine only
+/// delays the answers more.
+const SLOW_LINK: Duration = Duration::from_secs(2);
 
-/// The restarted first seed's `seed_node_timeout`, under [`SLOW_LINK`].
-const SHORT_SEED_TIMEOUT: Duration = Duration::from_millis(300);
+/// The restarted first seed's `seed_node_timeout`: over one trip of
+/// [`SLOW_LINK`] (its handshakes finish while it still announces), under
+/// two (nothing of the others' reaches it first).
+const SEED_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Node 0, the first seed, is killed, removed, and started again while
 /// the bytes to it take [`SLOW_LINK`]: its announces reach the others,
 /// whose SWIM takes it in, but their answers reach it only after its
-/// `seed_node_timeout`, so it forms a cluster of its own, as Akka's first
+/// `seed_node_timeout` ([`SEED_TIMEOUT`]), so it forms a cluster of its own, as Akka's first
 /// seed does when no other seed answers in time. The two clusters reach
 /// each other (the running one's answers and probes arrive) and must stay
 /// apart (Akka: gossip from a node that is not a member is ignored): node
@@ -81,7 +86,7 @@ fn a_first_seed_that_formed_a_cluster_alone_stays_out_of_the_running_one() {
     let _turn = serial();
     let mut cluster = ProcessCluster::start_with(4, |i, config| {
         if i == 0 {
-            config.seed_node_timeout = Some(SHORT_SEED_TIMEOUT);
+            config.seed_node_timeout = Some(SEED_TIMEOUT);
         }
     });
     cluster.await_all_up();
@@ -131,7 +136,7 @@ fn await_refusals(cluster: &mut ProcessCluster, i: usize) {
         assert!(
             std::time::Instant::now() < deadline,
             "node {i} refused nothing of another formation: {counts:?}\n{}",
-            cluster.tail()
+            cluster.tail_and_save()
         );
     }
 }
