@@ -8,6 +8,7 @@
 //! its two callers.
 
 mod downing;
+mod formation_gate;
 mod join;
 mod membership;
 mod reachability;
@@ -32,6 +33,8 @@ use crate::receptionist::{ServiceChange, ServiceEntry, ServiceRefused, ServiceRe
 use crate::sbr::{Downing, SplitBrainResolver};
 use crate::view::MembershipView;
 
+use self::formation_gate::FormationGate;
+pub use self::formation_gate::{FormationRefusals, FormationRefused};
 use self::join::JoinPlan;
 
 /// One thing that happened to the core.
@@ -125,6 +128,10 @@ pub enum RefusedBy {
     /// A registration beyond the cluster receptionist's bounds.
     #[error(transparent)]
     Services(#[from] ServiceRefused),
+    /// The payload's formation envelope: from another formation of the
+    /// cluster, or from an older build.
+    #[error(transparent)]
+    Formation(#[from] FormationRefused),
     /// A `Down` of a member the table does not hold.
     #[error("no member {0} to down")]
     UnknownMember(UniqueAddress),
@@ -213,6 +220,8 @@ pub struct ClusterCore {
     /// Exiting members the leader removed without their confirmation
     /// because `exiting_confirm_timeout` passed.
     exiting_timeouts: u64,
+    /// This node's formation, and the payloads refused for theirs.
+    gate: FormationGate,
 }
 
 impl ClusterCore {
@@ -266,6 +275,7 @@ impl ClusterCore {
             exiting_since: BTreeMap::new(),
             exiting_confirmed: false,
             exiting_timeouts: 0,
+            gate: FormationGate::default(),
         }
     }
 
@@ -296,9 +306,13 @@ impl ClusterCore {
 
     fn dispatch(&mut self, now: Duration, input: Input<'_>) -> Result<(), RefusedBy> {
         match input {
-            Input::Packet(bytes) => self.foca.handle_data(bytes, &mut self.outbox)?,
-            Input::SyncDigest(bytes) => self.receive_digest(bytes)?,
-            Input::SyncData(bytes) => self.receive_page(bytes)?,
+            Input::Packet(bytes) => self.gated(Channel::Swim, bytes, |core, body| {
+                Ok(core.foca.handle_data(body, &mut core.outbox)?)
+            })?,
+            Input::SyncDigest(bytes) => {
+                self.gated(Channel::SyncDigest, bytes, Self::receive_digest)?
+            }
+            Input::SyncData(bytes) => self.gated(Channel::SyncData, bytes, Self::receive_page)?,
             Input::Timer(ClusterTimer::Swim(timer)) => {
                 self.foca.handle_timer(timer, &mut self.outbox)?
             }
@@ -393,3 +407,7 @@ impl ClusterCore {
 #[cfg(test)]
 #[path = "core_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "core_formation_tests.rs"]
+mod formation_tests;

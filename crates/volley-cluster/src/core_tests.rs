@@ -7,6 +7,11 @@ use super::*;
 
 const NOW: Duration = Duration::from_secs(100);
 
+/// `body` as a node in no cluster yet sends it (formation 0).
+fn sealed(body: &[u8]) -> Vec<u8> {
+    crate::formation::seal(None, body)
+}
+
 fn config() -> Config {
     Config::new_lan(NonZeroU32::new(3).expect("non-zero"))
 }
@@ -121,7 +126,7 @@ fn the_same_seed_gives_the_same_packets() {
 #[test]
 fn an_oversized_packet_is_refused() {
     let mut a = core(1, 1);
-    let bytes = vec![0; config().max_packet_size.get() + 1];
+    let bytes = sealed(&vec![0; config().max_packet_size.get() + 1]);
     let outputs = a.handle(NOW, Input::Packet(&bytes));
     let refused = outputs.refused.expect("refused");
     assert!(
@@ -145,7 +150,7 @@ fn a_packet_claiming_to_be_from_this_node_is_refused() {
         .encode_header(&header, &mut bytes)
         .expect("encodes");
     let refused = a
-        .handle(NOW, Input::Packet(&bytes))
+        .handle(NOW, Input::Packet(&sealed(&bytes)))
         .refused
         .expect("refused");
     assert!(matches!(
@@ -167,13 +172,13 @@ fn a_truncated_or_trailing_byte_packet_is_refused() {
     ClusterCodec
         .encode_header(&header, &mut bytes)
         .expect("encodes");
-    let truncated = a.handle(NOW, Input::Packet(&bytes[..bytes.len() - 1]));
+    let truncated = a.handle(NOW, Input::Packet(&sealed(&bytes[..bytes.len() - 1])));
     assert!(matches!(
         truncated.refused.expect("refused").source,
         RefusedBy::Swim(foca::Error::Decode(_))
     ));
     bytes.push(0);
-    let trailing = a.handle(NOW, Input::Packet(&bytes));
+    let trailing = a.handle(NOW, Input::Packet(&sealed(&bytes)));
     assert!(matches!(
         trailing.refused.expect("refused").source,
         RefusedBy::Swim(foca::Error::MalformedPacket)
@@ -201,7 +206,7 @@ proptest! {
         let mut bytes = Vec::new();
         ClusterCodec.encode_header(&header, &mut bytes).expect("encodes");
         bytes.extend_from_slice(&tail);
-        let _ = a.handle(NOW, Input::Packet(&bytes));
+        let _ = a.handle(NOW, Input::Packet(&sealed(&bytes)));
     }
 }
 
@@ -222,7 +227,8 @@ fn downing_a_member_the_table_does_not_hold_is_refused() {
 #[test]
 fn malformed_sync_messages_are_refused_with_a_typed_error() {
     let mut a = core(1, 7);
-    for input in [Input::SyncDigest(&[0, 1]), Input::SyncData(&[])] {
+    let (short, empty) = (sealed(&[0, 1]), sealed(&[]));
+    for input in [Input::SyncDigest(&short), Input::SyncData(&empty)] {
         let refused = a.handle(NOW, input).refused.expect("refused");
         assert!(
             matches!(refused.source, RefusedBy::Membership(_)),

@@ -33,6 +33,7 @@
 mod codec;
 mod core;
 mod event;
+mod formation;
 mod member;
 mod node_id;
 mod outbox;
@@ -45,8 +46,11 @@ pub mod singleton;
 mod view;
 
 pub use crate::codec::{ClusterCodec, CodecError, MAX_HOST_LEN};
-pub use crate::core::{ClusterCore, Input, Outputs, Refused, RefusedBy};
+pub use crate::core::{
+    ClusterCore, FormationRefusals, FormationRefused, Input, Outputs, Refused, RefusedBy,
+};
 pub use crate::event::MembershipEvent;
+pub use crate::formation::{EnvelopeError, Formation, ENVELOPE_LEN, ENVELOPE_VERSION};
 pub use crate::member::{
     ClusterEvent, ClusterState, MemberRecord, MemberStatus, MemberTable, MembershipConfig,
     UniqueAddress,

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use foca::{Notification, OwnedNotification, Runtime, Timer, TimerToken};
 
+use crate::formation::{self, Formation};
 use crate::node_id::NodeId;
 
 /// Which of the core's inputs a packet is for (the channel byte of the
@@ -42,8 +43,9 @@ pub struct Packet {
     pub to: NodeId,
     /// The input it is for at the other end.
     pub channel: Channel,
-    /// The encoded packet (a SWIM one is at most `max_packet_size` bytes,
-    /// a data page at most `max_sync_page_bytes` plus its head).
+    /// The encoded packet: the formation envelope, then the channel's
+    /// bytes (a SWIM packet's at most `max_packet_size`, a data page's at
+    /// most `max_sync_page_bytes` plus its head).
     pub bytes: Vec<u8>,
 }
 
@@ -79,10 +81,15 @@ pub(crate) struct Outbox {
     /// The token of foca's latest probe timer: a timer the core submits on
     /// foca's behalf must carry foca's current token to be obeyed.
     pub(crate) timer_token: Option<TimerToken>,
+    /// This node's formation, which every payload's envelope names.
+    pub(crate) formation: Option<Formation>,
 }
 
 impl Outbox {
-    pub(crate) fn send(&mut self, to: NodeId, channel: Channel, bytes: Vec<u8>) {
+    /// Queues `body` for `to`, in the envelope naming this node's
+    /// formation.
+    pub(crate) fn send(&mut self, to: NodeId, channel: Channel, body: &[u8]) {
+        let bytes = formation::seal(self.formation, body);
         self.packets.push(Packet { to, channel, bytes });
     }
 }
@@ -93,7 +100,7 @@ impl Runtime<NodeId> for Outbox {
     }
 
     fn send_to(&mut self, to: NodeId, data: &[u8]) {
-        self.send(to, Channel::Swim, data.to_vec());
+        self.send(to, Channel::Swim, data);
     }
 
     fn submit_after(&mut self, timer: Timer<NodeId>, after: Duration) {

@@ -17,6 +17,12 @@
 //! foca holds at every tick, and the digest of a node without a cluster
 //! carries the hash of an empty table. A member that gets one answers
 //! with its table, which teaches the joiner the cluster at once.
+//!
+//! A node that heard from a cluster has adopted its formation (the
+//! formation gate, `formation_gate.rs`) and never forms one of its own: the
+//! first seed too keeps joining the cluster that answered it, whatever
+//! its `seed_node_timeout` says, since forming alone beside a cluster it
+//! knows of would make a second one.
 
 use std::time::Duration;
 
@@ -116,7 +122,7 @@ impl ClusterCore {
         else {
             return Ok(());
         };
-        if form_alone_at.is_some_and(|at| now >= at) {
+        if form_alone_at.is_some_and(|at| now >= at) && self.gate.ours().is_none() {
             return self.become_member();
         }
         let wanted: Vec<Addr> = targets.iter().map(NodeId::addr).collect();
@@ -187,14 +193,19 @@ impl ClusterCore {
         if targets.iter().any(|t| t.addr() == addr) {
             not_members.insert(addr);
         }
-        if targets.iter().all(|t| not_members.contains(&t.addr())) {
+        let all_said = targets.iter().all(|t| not_members.contains(&t.addr()));
+        if all_said && self.gate.ours().is_none() {
             return self.become_member();
         }
         Ok(())
     }
 
+    /// Adds this node's Joining record. A node that heard from no
+    /// cluster forms a new formation here (the first seed alone); one
+    /// that did keeps the formation it adopted.
     fn become_member(&mut self) -> Result<(), RefusedBy> {
         self.join = JoinPlan::Joined;
+        self.found_formation();
         let record = MemberRecord::joining(
             self.identity().clone(),
             self.config.app_version.clone(),

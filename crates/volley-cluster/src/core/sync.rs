@@ -50,7 +50,7 @@ impl ClusterCore {
             }
         };
         self.outbox
-            .send(to, Channel::SyncDigest, wire::encode_digest(&digest));
+            .send(to, Channel::SyncDigest, &wire::encode_digest(&digest));
     }
 
     pub(super) fn receive_digest(&mut self, bytes: &[u8]) -> Result<(), RefusedBy> {
@@ -133,7 +133,7 @@ impl ClusterCore {
         let from = self.identity().clone();
         for page in pages {
             let bytes = wire::encode_page(&page, &from);
-            self.outbox.send(to.clone(), Channel::SyncData, bytes);
+            self.outbox.send(to.clone(), Channel::SyncData, &bytes);
         }
     }
 

@@ -10,6 +10,7 @@ use volley_remote::wire::Address;
 use volley_remote::Remoting;
 
 use crate::core::ClusterCore;
+use crate::formation::Formation;
 use crate::member::{ClusterState, UniqueAddress};
 use crate::node_id::NodeId;
 use crate::receptionist::mirror::LocalServices;
@@ -200,6 +201,27 @@ impl Cluster {
     /// was not their connection's node.
     pub fn refused_inputs(&self) -> u64 {
         self.shared.refused_inputs.load(Relaxed)
+    }
+
+    /// This node's cluster formation: the one it formed (the first seed,
+    /// alone) or adopted from the cluster that answered it first; `None`
+    /// before either. Every member of one cluster has the same.
+    pub fn formation(&self) -> Option<Formation> {
+        Formation::from_wire(self.shared.formation.load(Relaxed))
+    }
+
+    /// Cluster packets refused because they came from another formation
+    /// of this cluster (two clusters of one name formed apart; they stay
+    /// apart). Counted in [`Cluster::refused_inputs`] too.
+    pub fn refused_other_formation(&self) -> u64 {
+        self.shared.refused_other_formation.load(Relaxed)
+    }
+
+    /// Cluster packets refused because their formation envelope is
+    /// missing (a peer of an older build) or unreadable. Counted in
+    /// [`Cluster::refused_inputs`] too.
+    pub fn refused_bad_envelope(&self) -> u64 {
+        self.shared.refused_bad_envelope.load(Relaxed)
     }
 
     /// Packets the transport did not send (each counted by reason in

@@ -16,7 +16,8 @@ use volley_remote::wire::Address;
 use volley_remote::Remoting;
 
 use crate::codec::ClusterCodec;
-use crate::core::{ClusterCore, Input, Outputs};
+use crate::core::{ClusterCore, Input, Outputs, RefusedBy};
+use crate::formation;
 use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
@@ -263,9 +264,12 @@ impl Driver {
             }
         }
         self.services.apply(service_changes);
+        self.shared.note_formation(&self.core);
         if let Some(refused) = refused {
             Shared::count(&self.shared.refused_inputs);
-            if refusal_logged() {
+            // The core logs a formation refusal once per peer itself.
+            let formation = matches!(refused.source, RefusedBy::Formation(_));
+            if !formation && refusal_logged() {
                 tracing::warn!(%refused, "cluster input refused");
             }
         }
@@ -375,10 +379,13 @@ fn refusal_logged() -> bool {
 }
 
 /// Whether a SWIM packet's sender is the node and incarnation its
-/// connection shook hands with; an undecodable header is the core's to
-/// refuse.
+/// connection shook hands with; an unreadable envelope or an undecodable
+/// header is the core's to refuse.
 fn claims_its_connection(frame: &Received) -> bool {
-    match ClusterCodec.decode_header(&frame.payload[..]) {
+    let Ok(opened) = formation::open(&frame.payload) else {
+        return true;
+    };
+    match ClusterCodec.decode_header(opened.body) {
         Ok(header) => {
             let src = header.src;
             src.host() == frame.from.host()

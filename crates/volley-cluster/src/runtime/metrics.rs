@@ -1,8 +1,9 @@
 //! The cluster's metrics (`[metrics] enabled` on the system), through the
 //! `metrics` crate's facade as volley-remote's `volley_remote_*`: members
 //! by status, unreachable members, the bytes of cluster traffic, the
-//! split-brain resolver's decisions, and the Exiting members this node,
-//! as leader, removed without their confirmation. Every series has the labels `system`
+//! split-brain resolver's decisions, the Exiting members this node, as
+//! leader, removed without their confirmation, and the packets refused
+//! for their formation. Every series has the labels `system`
 //! and `node` (this node's address: the members of one cluster share their
 //! system's name).
 
@@ -22,6 +23,7 @@ pub const CLUSTER_METRIC_NAMES: &[&str] = &[
     "volley_cluster_gossip_bytes_in_total",
     "volley_cluster_sbr_decisions_total",
     "volley_cluster_exiting_timeouts_total",
+    "volley_cluster_packets_refused_total",
 ];
 
 /// The statuses in `volley_cluster_members{status}`, in order.
@@ -57,6 +59,10 @@ pub(crate) struct ClusterMetrics {
     bytes_in: Counter,
     decisions: Vec<Counter>,
     exiting_timeouts: Counter,
+    /// `volley_cluster_packets_refused_total{reason}`: another formation,
+    /// an unreadable envelope.
+    refused_other_formation: Counter,
+    refused_bad_envelope: Counter,
 }
 
 impl ClusterMetrics {
@@ -87,6 +93,14 @@ impl ClusterMetrics {
                 })
                 .collect(),
             exiting_timeouts: metrics::counter!("volley_cluster_exiting_timeouts_total", &labels),
+            refused_other_formation: metrics::counter!(
+                "volley_cluster_packets_refused_total",
+                &with("reason", "other_formation")
+            ),
+            refused_bad_envelope: metrics::counter!(
+                "volley_cluster_packets_refused_total",
+                &with("reason", "bad_envelope")
+            ),
         })
     }
 
@@ -103,6 +117,10 @@ impl ClusterMetrics {
         self.bytes_in.absolute(shared.gossip_bytes_in.load(Relaxed));
         self.exiting_timeouts
             .absolute(shared.exiting_timeouts.load(Relaxed));
+        self.refused_other_formation
+            .absolute(shared.refused_other_formation.load(Relaxed));
+        self.refused_bad_envelope
+            .absolute(shared.refused_bad_envelope.load(Relaxed));
     }
 
     /// Counts one decision of the split-brain resolver.

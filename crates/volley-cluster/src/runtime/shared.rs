@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use tokio::sync::watch;
 
+use crate::core::ClusterCore;
 use crate::member::{ClusterState, MemberStatus};
 
 /// This node's own status as the driver last published it, and whether
@@ -42,6 +43,11 @@ pub(crate) struct Shared {
     /// Exiting members this node, as leader, removed unconfirmed at
     /// `exiting_confirm_timeout`.
     pub(crate) exiting_timeouts: AtomicU64,
+    /// This node's formation (0 before it has one), and the payloads
+    /// refused for another formation or an unreadable envelope.
+    pub(crate) formation: AtomicU64,
+    pub(crate) refused_other_formation: AtomicU64,
+    pub(crate) refused_bad_envelope: AtomicU64,
 }
 
 impl Default for Shared {
@@ -57,6 +63,9 @@ impl Default for Shared {
             gossip_bytes_in: AtomicU64::default(),
             sbr_decisions: AtomicU64::default(),
             exiting_timeouts: AtomicU64::default(),
+            formation: AtomicU64::default(),
+            refused_other_formation: AtomicU64::default(),
+            refused_bad_envelope: AtomicU64::default(),
         }
     }
 }
@@ -105,6 +114,17 @@ impl Shared {
     /// The driver has stopped.
     pub(crate) fn mark_stopped(&self) {
         self.self_view.send_modify(|view| view.stopped = true);
+    }
+
+    /// Copies the core's formation and its refusal counts.
+    pub(crate) fn note_formation(&self, core: &ClusterCore) {
+        let formation = core.formation().map_or(0, |f| f.get());
+        self.formation.store(formation, Relaxed);
+        let refusals = core.formation_refusals();
+        self.refused_other_formation
+            .store(refusals.other_formation, Relaxed);
+        self.refused_bad_envelope
+            .store(refusals.bad_envelope, Relaxed);
     }
 
     pub(crate) fn count(counter: &AtomicU64) {

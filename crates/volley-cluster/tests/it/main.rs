@@ -9,6 +9,7 @@ mod churn;
 mod common;
 mod convergence;
 mod downing;
+mod formation;
 mod membership;
 mod network;
 mod partition;

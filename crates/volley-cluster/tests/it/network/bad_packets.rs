@@ -111,8 +111,18 @@ fn identity_of(node: &Node) -> NodeId {
 /// Bytes that are no packet of any channel.
 const GARBAGE: [u8; 64] = [0xA5; 64];
 
-/// Malformed bytes on each channel are refused, counted and logged; the
-/// members stay Up and the cluster stays whole.
+/// [`GARBAGE`] behind the formation envelope of a sender in no cluster
+/// (marker 0, version 1, formation 0): the envelope passes, the body not.
+fn enveloped_garbage() -> Vec<u8> {
+    let mut bytes = vec![0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0];
+    bytes.extend_from_slice(&GARBAGE);
+    bytes
+}
+
+/// Malformed bytes on each channel are refused, counted and logged, with
+/// or without a formation envelope (without one, as a peer of an older
+/// build would send, they are counted as a bad envelope too); the members
+/// stay Up and the cluster stays whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_packets_on_each_channel_are_refused() {
     let scene = scene().await;
@@ -121,9 +131,15 @@ async fn malformed_packets_on_each_channel_are_refused() {
         ClusterChannel::SyncDigest,
         ClusterChannel::SyncData,
     ] {
+        scene.refused_once_more(channel, &enveloped_garbage());
+        let bad_envelopes = scene.clusters[0].refused_bad_envelope();
         scene.refused_once_more(channel, &GARBAGE);
+        await_cond_within(deadline(), "a bad envelope counted", || {
+            scene.clusters[0].refused_bad_envelope() > bad_envelopes
+        });
     }
     assert_logged("cluster input refused");
+    assert_logged("without a readable formation envelope");
     scene.whole().await;
 }
 

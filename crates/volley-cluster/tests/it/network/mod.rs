@@ -5,6 +5,7 @@
 
 mod bad_packets;
 mod downing;
+mod formations;
 mod forming;
 mod get;
 mod leaving;

@@ -61,6 +61,7 @@ impl ProcessCluster {
                     strategy: "keep-majority".to_owned(),
                     singleton: None,
                     sharding: None,
+                    seed_node_timeout: None,
                 };
                 tweak(i, &mut config);
                 config

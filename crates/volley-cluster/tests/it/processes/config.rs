@@ -41,6 +41,8 @@ pub struct NodeConfig {
     /// Whether the node runs the sharded entity type `tracked`
     /// (`entities.rs`), and its `down_removal_margin`.
     pub sharding: Option<Duration>,
+    /// `[cluster] seed_node_timeout`, when not the process cases' 5 s.
+    pub seed_node_timeout: Option<Duration>,
 }
 
 impl NodeConfig {
@@ -63,6 +65,9 @@ impl NodeConfig {
         }
         if let Some(margin) = self.sharding {
             s.push_str(&format!(";sharding={}", margin.as_millis()));
+        }
+        if let Some(timeout) = self.seed_node_timeout {
+            s.push_str(&format!(";seed_timeout={}", timeout.as_millis()));
         }
         s
     }
@@ -88,6 +93,7 @@ impl NodeConfig {
             strategy: kv["strategy"].to_owned(),
             singleton: millis("singleton"),
             sharding: millis("sharding"),
+            seed_node_timeout: millis("seed_timeout"),
         }
     }
 
@@ -117,7 +123,7 @@ impl NodeConfig {
         // every shard ran on two nodes at once (see the CHANGELOG). A
         // fresh cluster does not wait for it: the other seeds' answers
         // that they are not members either let the first form at once.
-        settings.seed_node_timeout = Duration::from_secs(5);
+        settings.seed_node_timeout = self.seed_node_timeout.unwrap_or(Duration::from_secs(5));
         // Longer than the spread of one partition's detections: a side
         // that decides while it has seen only some of the other side
         // unreachable takes itself for the majority and downs them, and

@@ -63,7 +63,8 @@ enum Command {
     /// 1 KiB, answered with `FLOODED <sent> <dropped at this end>`.
     Flood(u16, u64),
     /// `counts`: answered with `COUNTS <refused inputs> <inbound queue
-    /// drops> <frames refused over the inbound rate> <frames delivered>`.
+    /// drops> <frames refused over the inbound rate> <frames delivered>
+    /// <packets refused from another formation>`.
     Counts,
     /// `single <n>`: tells the singleton `n` numbers through this
     /// node's proxy.
@@ -291,11 +292,12 @@ impl Node {
             Command::Counts => {
                 let frames = self.remoting.cluster_frame_counts();
                 say(&format!(
-                    "COUNTS {} {} {} {}",
+                    "COUNTS {} {} {} {} {}",
                     self.cluster.refused_inputs(),
                     self.cluster.inbound_dropped(),
                     frames.refused_rate_limited,
-                    frames.delivered
+                    frames.delivered,
+                    self.cluster.refused_other_formation()
                 ));
                 Ok(())
             }
