@@ -175,8 +175,9 @@ impl ShardCoordinator {
             tracing::warn!(?missing, "members whose region did not register in time");
         }
         for (shard, asker) in startup.askers {
-            self.get_shard_home(shard, asker);
+            self.get_shard_home(ctx, shard, asker);
         }
+        self.restore_shards();
     }
 
     pub(super) fn on_member_event(&mut self, ctx: &mut Context<Self>, event: &ClusterEvent) {
