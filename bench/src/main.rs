@@ -31,6 +31,25 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// A hidden subcommand's entry point: its arguments after the name.
 type Serve = fn(&[String]) -> Result<()>;
 
+/// A hidden subcommand's process writes volley's log lines at the level
+/// `VOLLEY_BENCH_MEMBER_LOG` names (`info`, `debug`, ...) to its stderr,
+/// which the member scenarios keep in their log files. Unset: no
+/// subscriber, so the measured paths log nothing.
+fn log_if_asked() {
+    let Ok(level) = std::env::var("VOLLEY_BENCH_MEMBER_LOG") else {
+        return;
+    };
+    let Ok(level) = level.parse::<tracing::Level>() else {
+        eprintln!("VOLLEY_BENCH_MEMBER_LOG={level}: not a level (error, warn, info, debug, trace)");
+        return;
+    };
+    let _already = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 fn main() -> ExitCode {
     // Hidden subcommands: the other process of a two-process scenario.
     let args: Vec<String> = std::env::args().collect();
@@ -74,6 +93,7 @@ fn main() -> ExitCode {
         .iter()
         .find(|(name, _)| args.get(1).map(String::as_str) == Some(*name))
     {
+        log_if_asked();
         return match serve(&args[2..]) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -186,9 +186,16 @@ impl Members {
     ) -> crate::Result<Event> {
         self.command(i, command)?;
         let what = format!("{answer} line from member {i} after {command:?}");
-        Ok(self
-            .await_line(timeout, &what, |j, e| j == i && e.event == answer)?
-            .1)
+        // A member that leaves may take the command and exit before it
+        // answers: its `terminated` line ends the wait, or the query
+        // would wait out its whole timeout for an answer that never comes.
+        let (_, line) = self.await_line(timeout, &what, |j, e| {
+            j == i && (e.event == answer || e.event == "terminated")
+        })?;
+        if line.event != answer {
+            return Err(format!("member {i} terminated before its {answer} line").into());
+        }
+        Ok(line)
     }
 
     /// The indices of the members still running (not killed, stopped, or

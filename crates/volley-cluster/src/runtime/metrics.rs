@@ -1,7 +1,8 @@
 //! The cluster's metrics (`[metrics] enabled` on the system), through the
 //! `metrics` crate's facade as volley-remote's `volley_remote_*`: members
-//! by status, unreachable members, the bytes of cluster traffic, and the
-//! split-brain resolver's decisions. Every series has the labels `system`
+//! by status, unreachable members, the bytes of cluster traffic, the
+//! split-brain resolver's decisions, and the Exiting members this node,
+//! as leader, removed without their confirmation. Every series has the labels `system`
 //! and `node` (this node's address: the members of one cluster share their
 //! system's name).
 
@@ -20,6 +21,7 @@ pub const CLUSTER_METRIC_NAMES: &[&str] = &[
     "volley_cluster_gossip_bytes_out_total",
     "volley_cluster_gossip_bytes_in_total",
     "volley_cluster_sbr_decisions_total",
+    "volley_cluster_exiting_timeouts_total",
 ];
 
 /// The statuses in `volley_cluster_members{status}`, in order.
@@ -54,6 +56,7 @@ pub(crate) struct ClusterMetrics {
     bytes_out: Counter,
     bytes_in: Counter,
     decisions: Vec<Counter>,
+    exiting_timeouts: Counter,
 }
 
 impl ClusterMetrics {
@@ -83,6 +86,7 @@ impl ClusterMetrics {
                     metrics::counter!("volley_cluster_sbr_decisions_total", &with("decision", d))
                 })
                 .collect(),
+            exiting_timeouts: metrics::counter!("volley_cluster_exiting_timeouts_total", &labels),
         })
     }
 
@@ -97,6 +101,8 @@ impl ClusterMetrics {
         self.bytes_out
             .absolute(shared.gossip_bytes_out.load(Relaxed));
         self.bytes_in.absolute(shared.gossip_bytes_in.load(Relaxed));
+        self.exiting_timeouts
+            .absolute(shared.exiting_timeouts.load(Relaxed));
     }
 
     /// Counts one decision of the split-brain resolver.

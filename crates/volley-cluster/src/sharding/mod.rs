@@ -45,6 +45,8 @@ mod region_members;
 mod remembering;
 mod settings;
 mod shard;
+#[cfg(test)]
+mod sim_tests;
 pub mod store;
 mod version;
 

@@ -21,6 +21,8 @@ mod proxy;
 mod section;
 mod settings;
 #[cfg(test)]
+pub(crate) mod sim_model;
+#[cfg(test)]
 mod sim_tests;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -98,6 +98,11 @@ async fn members_unreachable_bytes_and_decisions_are_recorded() {
                 && gauge(leader, "volley_cluster_unreachable_members", None) == Some(0.0)
         },
     );
+    // Downed and removed, not an Exiting member removed unconfirmed.
+    assert_eq!(
+        counter(leader, "volley_cluster_exiting_timeouts_total", None),
+        Some(0)
+    );
     assert_eq!(clusters[leader_index].sbr_decisions(), 1);
     let other = (leader_index + 2) % 3;
     assert_eq!(
