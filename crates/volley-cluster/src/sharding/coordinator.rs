@@ -80,6 +80,10 @@ pub struct ShardCoordinator {
     /// and the region that handed them off (told `ForgetShard` once the
     /// shard has started elsewhere).
     handed: HashMap<ShardId, (Vec<String>, ActorRef<RegionControl>)>,
+    /// Shards a region's store remembers that were being moved, or whose
+    /// home had stopped, when it registered: placed in that region when
+    /// they are homeless, or it hands its ids to where they start.
+    reported: HashMap<ShardId, ActorRef<RegionControl>>,
 }
 
 const REBALANCE_TIMER: &str = "rebalance";
@@ -156,6 +160,7 @@ impl ShardCoordinator {
             remember,
             recorded: BTreeSet::new(),
             handed: HashMap::new(),
+            reported: HashMap::new(),
         }
     }
 

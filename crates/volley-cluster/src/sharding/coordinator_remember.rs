@@ -3,8 +3,10 @@
 //! each shard it allocates, and starts shards without a message:
 //!
 //! - a shard a region's store remembers and that runs nowhere starts in
-//!   that region (its store has the ids); one that runs elsewhere already
-//!   makes the region forget its copy (`ForgetShard`);
+//!   that region (its store has the ids); for one that runs elsewhere
+//!   already, the region sends its ids to the shard's home
+//!   (`HandOverRemembered`), which starts them: two nodes' copies of a
+//!   shard's ids end up as their union;
 //! - every recorded shard left without a home (after a hand-off, a
 //!   region's removal, or at start) is allocated at once, to a region
 //!   that is not shutting down;
@@ -55,8 +57,8 @@ impl ShardCoordinator {
 
     /// `region` (after a restart of its node) remembers entities of
     /// `shards`: each that runs nowhere starts there; each placed
-    /// elsewhere has its ids there already (handed off) or lost them with
-    /// a crash: the region forgets its copy.
+    /// elsewhere gets the region's ids at its home. One being moved, or
+    /// whose home stopped and is not freed yet, waits in `reported`.
     pub(super) fn adopt_remembered(
         &mut self,
         region: &ActorRef<RegionControl>,
@@ -72,8 +74,16 @@ impl ShardCoordinator {
             if placed.as_ref() == Some(region) {
                 continue;
             }
-            if placed.is_some() || self.rounds.contains_key(&shard) {
-                region.tell(RegionControl::ForgetShard { shard });
+            let home_stopped = placed.as_ref().is_some_and(|h| self.is_terminating(h));
+            if self.rounds.contains_key(&shard) || home_stopped {
+                self.recorded.insert(shard);
+                self.reported.insert(shard, region.clone());
+                continue;
+            }
+            if let Some(home) = placed {
+                // Kept in `reported` too, for a home that turns out gone.
+                self.reported.insert(shard, region.clone());
+                region.tell(RegionControl::HandOverRemembered { shard, home });
                 continue;
             }
             self.recorded.insert(shard);
@@ -103,6 +113,13 @@ impl ShardCoordinator {
             })
             .collect();
         for shard in homeless {
+            let reporter = self.reported.remove(&shard);
+            if let Some(reporter) = reporter.filter(|r| self.state.is_registered(r)) {
+                // Its store has the ids: the shard goes back there.
+                self.state.assign(shard, &reporter);
+                self.host_on(shard, reporter, Vec::new());
+                continue;
+            }
             let strategy = &self.settings.allocation;
             let Some(host) = self.state.allocate_to_staying(strategy, shard) else {
                 return;
@@ -112,11 +129,18 @@ impl ShardCoordinator {
     }
 
     /// `shard` started in `region`: the region that handed it off, if
-    /// another, forgets its copy of the ids.
+    /// another, forgets its copy of the ids, and one that reported a copy
+    /// meanwhile hands its ids over.
     pub(super) fn handed_over(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
         if let Some((_, from)) = self.handed.remove(&shard) {
             if from != *region {
                 from.tell(RegionControl::ForgetShard { shard });
+            }
+        }
+        if let Some(reporter) = self.reported.remove(&shard) {
+            if reporter != *region {
+                let home = region.clone();
+                reporter.tell(RegionControl::HandOverRemembered { shard, home });
             }
         }
     }

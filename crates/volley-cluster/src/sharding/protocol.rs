@@ -150,6 +150,28 @@ pub enum RegionControl {
         /// The shard.
         shard: ShardId,
     },
+    /// With remembered entities: `shard` runs at `home`, and this region's
+    /// store remembers ids of it too (its node came back after the shard
+    /// started elsewhere): send them to `home` ([`AddRemembered`]), and
+    /// forget them once `home` answers `ForgetShard`.
+    ///
+    /// [`AddRemembered`]: RegionControl::AddRemembered
+    HandOverRemembered {
+        /// The shard.
+        shard: ShardId,
+        /// Where it runs.
+        home: ActorRef<RegionControl>,
+    },
+    /// From another region: ids it remembered for `shard`, which runs
+    /// here: record them, start them, and answer `from` `ForgetShard`.
+    AddRemembered {
+        /// The shard.
+        shard: ShardId,
+        /// The entity ids.
+        ids: Vec<String>,
+        /// The region that sends them.
+        from: ActorRef<RegionControl>,
+    },
 }
 
 /// What one region sends another's `deliver` child: an entity's message

@@ -286,6 +286,12 @@ impl<A: Actor> ShardRegion<A> {
             } => self.hand_off_after_markers(ctx, shard, markers_from),
             RegionControl::RegisterAgain => self.register(),
             RegionControl::ForgetShard { shard } => self.forget_shard(ctx, shard),
+            RegionControl::HandOverRemembered { shard, home } => {
+                self.hand_over_remembered(ctx, shard, &home)
+            }
+            RegionControl::AddRemembered { shard, ids, from } => {
+                self.add_remembered(ctx, shard, ids, &from)
+            }
         }
     }
 

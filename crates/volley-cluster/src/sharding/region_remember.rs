@@ -11,11 +11,20 @@
 //! `ForgetShard`. So the ids are in at least one node's store at every
 //! moment, and a hand-off that no region can take (every member leaves)
 //! leaves them where they were.
+//!
+//! A node that comes back with ids of a shard that started elsewhere
+//! meanwhile (it crashed, or stopped before its `ForgetShard`) sends them
+//! to the shard's home (`HandOverRemembered`, then `AddRemembered`),
+//! which records and starts them and answers `ForgetShard`; only then
+//! does it forget its copy (a home that is gone never answers, and the
+//! coordinator places the shard back with the copy once it is freed).
 
-use volley::{Actor, Context};
+use volley::{Actor, ActorRef, Context};
 
 use super::{Home, RegionMsg, ShardRegion};
 use crate::sharding::allocation::ShardId;
+use crate::sharding::protocol::RegionControl;
+use crate::sharding::shard::ShardMsg;
 use crate::sharding::store::StoreUpdate;
 
 fn restart_timer(shard: ShardId) -> String {
@@ -75,6 +84,54 @@ impl<A: Actor> ShardRegion<A> {
         if let Err(error) = remember.store.remove_shard(&remember.entity_type, shard) {
             remember.failed(ctx.system(), Some(shard), "forget a shard", error);
         }
+    }
+
+    /// `shard` runs at `home`: send it this store's ids of the shard
+    /// (unless the shard is hosted here again); its answer makes this
+    /// region forget them.
+    pub(super) fn hand_over_remembered(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        home: &ActorRef<RegionControl>,
+    ) {
+        let Some(remember) = &self.remember else {
+            return;
+        };
+        if self.hosted.contains_key(&shard) || self.stopping.contains_key(&shard) {
+            return;
+        }
+        let ids = match remember.store.entities(&remember.entity_type, shard) {
+            Ok(ids) => ids,
+            Err(error) => {
+                return remember.failed(ctx.system(), Some(shard), "read entities", error)
+            }
+        };
+        if ids.is_empty() {
+            return self.forget_shard(ctx, shard);
+        }
+        let ids = ids.into_iter().collect();
+        let from = self.control();
+        home.tell(RegionControl::AddRemembered { shard, ids, from });
+    }
+
+    /// Another region's ids of `shard`: recorded, started by the shard if
+    /// it runs here (else when it starts here), and `from` may forget
+    /// its copy.
+    pub(super) fn add_remembered(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        ids: Vec<String>,
+        from: &ActorRef<RegionControl>,
+    ) {
+        if !self.record_handed(ctx, shard, ids.clone()) {
+            return;
+        }
+        if let Some(local) = self.hosted.get(&shard) {
+            local.tell(ShardMsg::StartRemembered(ids));
+        }
+        from.tell(RegionControl::ForgetShard { shard });
     }
 
     /// A hosted shard stopped outside a hand-off (its store failed): with

@@ -54,6 +54,9 @@ pub enum ShardMsg<M: Send + 'static> {
     /// From the shard to itself: start again a remembered entity that
     /// stopped without passivating, after `entity_restart_backoff`.
     RestartEntity(Arc<str>),
+    /// From the region: start these remembered ids, recorded already (a
+    /// node that came back handed them over).
+    StartRemembered(Vec<String>),
 }
 
 /// A shard's answer to [`ShardMsg::HandOff`]: its entities have stopped.
@@ -353,6 +356,7 @@ impl<A: Actor> Actor for Shard<A> {
             ShardMsg::EntityStopped(id) => self.entity_stopped(ctx, id),
             ShardMsg::PassivationTick => self.passivate_idle(ctx),
             ShardMsg::RestartEntity(id) => self.restart_entity(ctx, &id),
+            ShardMsg::StartRemembered(ids) => self.start_ids(ctx, ids),
         }
         Ok(())
     }

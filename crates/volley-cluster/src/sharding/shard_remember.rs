@@ -35,8 +35,28 @@ impl<A: Actor> Shard<A> {
             Ok(ids) => ids,
             Err(error) => return self.store_failed(ctx, "read entities", error),
         };
+        self.start_ids(ctx, ids);
+    }
+
+    /// Starts the remembered `ids` that do not run.
+    pub(super) fn start_ids(
+        &mut self,
+        ctx: &mut Context<Self>,
+        ids: impl IntoIterator<Item = String>,
+    ) {
+        if self.handing_off.is_some() || self.failed {
+            return;
+        }
         for id in ids {
-            self.start(ctx, &Arc::from(id));
+            let id = Arc::from(id);
+            match self.entities.get(&id) {
+                None => {}
+                Some(Entity::Remembered) => {
+                    ctx.cancel_timer(restart_timer(&id));
+                }
+                Some(_) => continue,
+            }
+            self.start(ctx, &id);
         }
     }
 

@@ -1,8 +1,10 @@
 //! Remembered entities on a cluster of in-process nodes on loopback
 //! (after Pekko's `ClusterShardingRememberEntitiesSpec`): the entities of
 //! a node that leaves start on the other node with no message sent to
-//! them, and a two-node cluster stopped and started again in full starts
-//! every entity from its node's redb file.
+//! them; those of a node that crashed start again when it comes back
+//! with its file, though their shards started elsewhere meanwhile; and a
+//! two-node cluster stopped and started again in full starts every
+//! entity from its node's redb file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -17,11 +19,12 @@ use volley_cluster::sharding::{
     Sharding, ShardingSettings,
 };
 use volley_cluster::singleton::register_singleton_types;
+use volley_cluster::{Cluster, MemberStatus};
 use volley_remote::Registry;
 use volley_testkit::remote::{Node, Nodes};
-use volley_testkit::{await_cond_within, dilated};
+use volley_testkit::{await_cond_within, dilated, TestProbe};
 
-use super::{deadline, form, oldest_index, start_nodes};
+use super::{all_up, deadline, expect_removed, form, oldest_index, quick, start_nodes};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Ping(u32);
@@ -94,7 +97,7 @@ fn settings(store: StoreLocation) -> ShardingSettings {
         retry_interval: Duration::from_millis(200),
         rebalance_interval: Duration::from_secs(3600),
         handoff_timeout: Duration::from_secs(10),
-        down_removal_margin: Duration::from_secs(3),
+        down_removal_margin: Duration::from_millis(200),
         coordinator_state_wait: Duration::from_secs(5),
         remember_entities: true,
         remember_store: Some(store),
@@ -232,6 +235,102 @@ async fn a_two_node_cluster_restarted_in_full_starts_every_entity_from_its_files
                 .all(|&i| live_on(&live, ports[i]) == before[i])
         },
     );
+    with(&live, |l| {
+        assert!(l.twice.is_empty(), "alive twice: {:?}", l.twice)
+    });
+    nodes.stop_all().await;
+}
+
+/// One new id in each shard of `ids`.
+fn newcomers_in_shards_of(sharding: &Sharding<Ping>, ids: &BTreeSet<String>) -> BTreeSet<String> {
+    let shard_of = |id: &str| sharding.entity_ref(id).expect("an id").shard();
+    let shards: BTreeSet<_> = ids.iter().map(|id| shard_of(id)).collect();
+    let mut found = BTreeMap::new();
+    for id in (0..).map(|n| format!("newcomer-{n}")) {
+        if found.len() == shards.len() {
+            break;
+        }
+        let shard = shard_of(&id);
+        if shards.contains(&shard) {
+            found.entry(shard).or_insert(id);
+        }
+    }
+    found.into_values().collect()
+}
+
+/// A member of a cluster with no split-brain resolver (only
+/// `Cluster::down` downs), joining through `seeds`.
+fn join_without_resolver(node: &Node, seeds: &[&Node]) -> Cluster {
+    let mut settings = quick("test", seeds);
+    settings.split_brain_resolver.active_strategy = "off".to_owned();
+    Cluster::start(&node.system, &node.remoting, settings).expect("a cluster starts")
+}
+
+/// A node crashes (its remoting first, so nothing is handed off) and is
+/// downed; its shards start on the other node once freed, empty, since
+/// their ids are in its file. When it comes back (a new node, with that
+/// file) its region names those shards, and the coordinator has it hand
+/// their ids to where they run: they start there, with no message sent
+/// to them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_node_back_with_its_file_has_its_entities_started_where_their_shards_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("victim.redb");
+    let mut nodes = remember_nodes();
+    let members = start_nodes(&mut nodes, 2).await;
+    let seeds: Vec<&Node> = members.iter().collect();
+    let clusters: Vec<Cluster> = members
+        .iter()
+        .map(|n| join_without_resolver(n, &seeds))
+        .collect();
+    all_up(&clusters);
+    let (stays, victim) = match oldest_index(&clusters) {
+        0 => (0, 1),
+        _ => (1, 0),
+    };
+    let events = TestProbe::on_event_stream(&members[stays].system);
+    let live = Shared::default();
+    let in_memory = StoreLocation::Instance(Arc::new(MemoryStore::new()));
+    let sharding = start_sharding(&members[stays], &live, in_memory);
+    let _victims = start_sharding(&members[victim], &live, StoreLocation::File(file.clone()));
+    let ports = [stays, victim].map(|i| members[i].remoting.address().port());
+    start_all_on_both(&sharding, &live, ports);
+    let crashed = live_on(&live, ports[1]);
+
+    let gone = clusters[victim].self_member().clone();
+    members[victim].remoting.shutdown();
+    members[victim].system.terminate().await;
+    clusters[stays]
+        .down(gone.clone())
+        .expect("the cluster runs");
+    expect_removed(&events, &gone, MemberStatus::Down);
+    // Once the margin is over the crashed node's shards start on the
+    // other node: seen through a new entity in each, which is all the
+    // traffic they get.
+    let newcomers = newcomers_in_shards_of(&sharding, &crashed);
+    for id in &newcomers {
+        sharding.entity_ref(id).expect("an id").tell(Ping(1));
+    }
+    await_cond_within(deadline(), "the crashed node's shards run again", || {
+        newcomers.is_subset(&live_on(&live, ports[0]))
+    });
+    let on_stayer = live_on(&live, ports[0]);
+    assert!(
+        crashed.is_disjoint(&on_stayer),
+        "their ids are in its file only"
+    );
+    await_released(&file);
+
+    let back = nodes
+        .start_with(super::SYSTEM, Default::default(), Default::default())
+        .await;
+    let cluster = join_without_resolver(&back, &[&members[stays]]);
+    all_up(&[clusters[stays].clone(), cluster]);
+    let _back = start_sharding(&back, &live, StoreLocation::File(file.clone()));
+    // The node that came back hands its ids to where the shards run.
+    await_cond_within(deadline(), "the crashed node's entities run again", || {
+        crashed.is_subset(&live_on(&live, ports[0]))
+    });
     with(&live, |l| {
         assert!(l.twice.is_empty(), "alive twice: {:?}", l.twice)
     });
