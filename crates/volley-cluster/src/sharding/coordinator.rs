@@ -80,10 +80,10 @@ pub struct ShardCoordinator {
     /// and the region that handed them off (told `ForgetShard` once the
     /// shard has started elsewhere).
     handed: HashMap<ShardId, (Vec<String>, ActorRef<RegionControl>)>,
-    /// Shards a region's store remembers that were being moved, or whose
-    /// home had stopped, when it registered: placed in that region when
-    /// they are homeless, or it hands its ids to where they start.
-    reported: HashMap<ShardId, ActorRef<RegionControl>>,
+    /// Shards whose ids regions' stores remember, with those regions: a
+    /// homeless one is placed in one of them, and the others hand their
+    /// ids to where it runs.
+    reported: HashMap<ShardId, Vec<ActorRef<RegionControl>>>,
 }
 
 const REBALANCE_TIMER: &str = "rebalance";

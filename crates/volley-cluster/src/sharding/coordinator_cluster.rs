@@ -174,10 +174,12 @@ impl ShardCoordinator {
             let missing: Vec<_> = startup.unregistered.into_iter().collect();
             tracing::warn!(?missing, "members whose region did not register in time");
         }
+        // Remembered shards first, where their ids are; then the askers.
+        self.settle_all_reported();
+        self.restore_shards();
         for (shard, asker) in startup.askers {
             self.get_shard_home(ctx, shard, asker);
         }
-        self.restore_shards();
     }
 
     pub(super) fn on_member_event(&mut self, ctx: &mut Context<Self>, event: &ClusterEvent) {

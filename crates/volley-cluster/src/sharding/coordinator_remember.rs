@@ -6,7 +6,9 @@
 //!   that region (its store has the ids); for one that runs elsewhere
 //!   already, the region sends its ids to the shard's home
 //!   (`HandOverRemembered`), which starts them: two nodes' copies of a
-//!   shard's ids end up as their union;
+//!   shard's ids end up as their union. A new coordinator settles the
+//!   reports only once every region has registered, so that a shard
+//!   one region still hosts does not start in another;
 //! - every recorded shard left without a home (after a hand-off, a
 //!   region's removal, or at start) is allocated at once, to a region
 //!   that is not shutting down;
@@ -55,10 +57,11 @@ impl ShardCoordinator {
         }
     }
 
-    /// `region` (after a restart of its node) remembers entities of
-    /// `shards`: each that runs nowhere starts there; each placed
-    /// elsewhere gets the region's ids at its home. One being moved, or
-    /// whose home stopped and is not freed yet, waits in `reported`.
+    /// `region` remembers entities of `shards` (after a restart of its
+    /// node, or a hand-off whose `ForgetShard` it has not had): noted in
+    /// `reported`, and settled at once, or once a new coordinator has
+    /// every region's report (so that a shard another region still hosts
+    /// is not started a second time).
     pub(super) fn adopt_remembered(
         &mut self,
         region: &ActorRef<RegionControl>,
@@ -67,29 +70,52 @@ impl ShardCoordinator {
         if self.remember.is_none() {
             return;
         }
+        let waiting = self
+            .on_cluster
+            .as_ref()
+            .is_some_and(|c| c.startup.is_some());
         for shard in shards {
-            let home = self.state.home(shard).cloned();
-            let starting = self.starting.get(&shard).map(|s| s.host.clone());
-            let placed = home.or(starting);
-            if placed.as_ref() == Some(region) {
-                continue;
-            }
-            let home_stopped = placed.as_ref().is_some_and(|h| self.is_terminating(h));
-            if self.rounds.contains_key(&shard) || home_stopped {
-                self.recorded.insert(shard);
-                self.reported.insert(shard, region.clone());
-                continue;
-            }
-            if let Some(home) = placed {
-                // Kept in `reported` too, for a home that turns out gone.
-                self.reported.insert(shard, region.clone());
-                region.tell(RegionControl::HandOverRemembered { shard, home });
-                continue;
-            }
             self.recorded.insert(shard);
-            self.state.assign(shard, region);
-            self.host_on(shard, region.clone(), Vec::new());
+            let reporters = self.reported.entry(shard).or_default();
+            if !reporters.contains(region) {
+                reporters.push(region.clone());
+            }
+            if !waiting {
+                self.settle_reported(shard);
+            }
         }
+    }
+
+    /// The reported copies of `shard`'s ids: a shard that runs (or
+    /// starts) somewhere gets them at its home (`HandOverRemembered`); a
+    /// homeless one is placed in a reporting region by
+    /// [`restore_shards`](Self::restore_shards). One being moved, or whose
+    /// home stopped and is not freed yet, waits for either.
+    pub(super) fn settle_reported(&mut self, shard: ShardId) {
+        let home = self.state.home(shard).cloned();
+        let placed = home.or_else(|| self.starting.get(&shard).map(|s| s.host.clone()));
+        let Some(home) = placed else {
+            return;
+        };
+        if self.rounds.contains_key(&shard) || self.is_terminating(&home) {
+            return;
+        }
+        // Kept in `reported`: if the home turns out gone, the shard goes
+        // back to a reporter once it is homeless.
+        for reporter in self.reported.get(&shard).into_iter().flatten() {
+            if *reporter != home {
+                let home = home.clone();
+                reporter.tell(RegionControl::HandOverRemembered { shard, home });
+            }
+        }
+    }
+
+    /// After a new coordinator's wait: every reported shard settled.
+    pub(super) fn settle_all_reported(&mut self) {
+        let shards: Vec<ShardId> = self.reported.keys().copied().collect();
+        shards
+            .into_iter()
+            .for_each(|shard| self.settle_reported(shard));
     }
 
     /// Allocates every recorded shard that has no home, unless a new
@@ -113,9 +139,11 @@ impl ShardCoordinator {
             })
             .collect();
         for shard in homeless {
-            let reporter = self.reported.remove(&shard);
-            if let Some(reporter) = reporter.filter(|r| self.state.is_registered(r)) {
-                // Its store has the ids: the shard goes back there.
+            let mut reporters = self.reported.get(&shard).into_iter().flatten();
+            let reporter = reporters.find(|&r| self.state.is_registered(r)).cloned();
+            if let Some(reporter) = reporter {
+                // Its store has the ids: the shard goes there; the other
+                // reporters hand theirs over once it has started.
                 self.state.assign(shard, &reporter);
                 self.host_on(shard, reporter, Vec::new());
                 continue;
@@ -137,7 +165,7 @@ impl ShardCoordinator {
                 from.tell(RegionControl::ForgetShard { shard });
             }
         }
-        if let Some(reporter) = self.reported.remove(&shard) {
+        for reporter in self.reported.remove(&shard).into_iter().flatten() {
             if reporter != *region {
                 let home = region.clone();
                 reporter.tell(RegionControl::HandOverRemembered { shard, home });

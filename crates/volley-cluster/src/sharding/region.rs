@@ -518,6 +518,11 @@ impl<A: Actor> ShardRegion<A> {
             .is_some_and(|s| s.answered && s.stopped)
         {
             let stopping = self.stopping.remove(&shard).unwrap_or_default();
+            if self.remember.is_some() {
+                // In the store until `ForgetShard`: reported to a new
+                // coordinator meanwhile.
+                self.remembered.insert(shard);
+            }
             let region = self.control();
             self.coordinator.tell(CoordinatorMsg::ShardStopped {
                 shard,
