@@ -128,8 +128,10 @@ impl<A: Actor> ShardRegion<A> {
         if !self.record_handed(ctx, shard, ids.clone()) {
             return;
         }
-        if let Some(local) = self.hosted.get(&shard) {
-            local.tell(ShardMsg::StartRemembered(ids));
+        match self.hosted.get(&shard) {
+            Some(local) => local.tell(ShardMsg::StartRemembered(ids)),
+            // Not here (any more): in this store now, so reported.
+            None => drop(self.remembered.insert(shard)),
         }
         from.tell(RegionControl::ForgetShard { shard });
     }
