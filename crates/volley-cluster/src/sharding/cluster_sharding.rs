@@ -20,6 +20,7 @@ use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
 use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region::{RegionMsg, ShardRegion};
 use super::region_counters::RegionCounters;
+use super::remembering::Remembering;
 use super::settings::ShardingError;
 use crate::singleton::{ClusterSingleton, SingletonError, SingletonSettings};
 
@@ -106,6 +107,13 @@ impl<M: Send + 'static> Sharding<M> {
     /// other region's marker, after `handoff_timeout` (design §4).
     pub fn handoff_marker_timeouts(&self) -> u64 {
         self.counters.marker_timeouts.load(Relaxed)
+    }
+
+    /// Operations of the remembered-entities store that failed on this
+    /// node for the entity type (each also published on the event stream
+    /// as a [`RememberStoreFailed`](super::RememberStoreFailed)).
+    pub fn store_failures(&self) -> u64 {
+        self.counters.store_failures.load(Relaxed)
     }
 }
 
@@ -218,14 +226,20 @@ fn start<A: Actor>(
     let settings = entity.settings;
     let name = format!("sharding-{encoded}-coordinator");
     let region_name = format!("sharding-{encoded}");
+    let counters = Arc::new(RegionCounters::default());
+    let remember = remembering(system, entity.key.name(), &settings, &counters)?;
     let (coordinator, remoting) = match home {
         CoordinatorHome::Local => {
-            let props = ShardCoordinator::props(settings);
+            let props = ShardCoordinator::props_remembering(settings.clone(), remember.clone());
             (system.spawn(&name, props).map_err(spawn_error)?, None)
         }
         CoordinatorHome::Singleton(remoting) => {
-            let props =
-                ShardCoordinator::props_on_cluster(settings, remoting.clone(), region_name.clone());
+            let props = ShardCoordinator::props_on_cluster_remembering(
+                settings.clone(),
+                remoting.clone(),
+                region_name.clone(),
+                remember.clone(),
+            );
             let mut singleton = SingletonSettings::new(&name);
             singleton.retry_interval = settings.retry_interval;
             singleton.down_removal_margin = settings.down_removal_margin;
@@ -239,14 +253,14 @@ fn start<A: Actor>(
             (started.proxy().clone(), Some(remoting.clone()))
         }
     };
-    let counters = Arc::new(RegionCounters::default());
     let on_cluster = remoting.clone();
-    let region_props = ShardRegion::props(
+    let region_props = ShardRegion::props_remembering(
         entity.factory,
         settings,
         coordinator.clone(),
         counters.clone(),
         remoting,
+        remember,
     );
     let region = system
         .spawn(&region_name, region_props)
@@ -293,6 +307,31 @@ fn add_shutdown_task<M: Send + 'static>(
             },
         )
         .map_err(|error| ShardingError::Spawn(error.to_string()))
+}
+
+/// The entity type's store, opened, when it remembers its entities;
+/// nothing is opened (or created) when it does not.
+fn remembering(
+    system: &ActorSystem,
+    entity_type: &str,
+    settings: &super::ShardingSettings,
+    counters: &Arc<RegionCounters>,
+) -> Result<Option<Remembering>, ShardingError> {
+    if !settings.remember_entities {
+        return Ok(None);
+    }
+    let location = settings
+        .remember_store
+        .as_ref()
+        .ok_or(ShardingError::NoRememberStore)?;
+    let store = location
+        .open(system)
+        .map_err(|error| ShardingError::Store(error.into()))?;
+    Ok(Some(Remembering {
+        store,
+        entity_type: entity_type.into(),
+        counters: counters.clone(),
+    }))
 }
 
 fn spawn_error(error: volley::SpawnError) -> ShardingError {

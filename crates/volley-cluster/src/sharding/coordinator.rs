@@ -24,8 +24,13 @@
 //!   §3: the regions are the state).
 //! - A region that shuts down (`GracefulShutdownReq`) has every shard
 //!   handed off, beyond the rebalance limits, and gets no new one.
+//!
+//! With remembered entities (`coordinator_remember.rs`) it records every
+//! shard it allocates, and starts shards without waiting for a message:
+//! those the regions' stores remember, and any recorded shard left
+//! without a home (Pekko's remember-shards).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::Remoting;
@@ -34,11 +39,15 @@ use super::allocation::{RebalanceGate, ShardId};
 use super::coordinator_state::CoordinatorState;
 use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region_members::RegionMembers;
+use super::remembering::Remembering;
 use super::settings::ShardingSettings;
 
 #[path = "coordinator_cluster.rs"]
 mod cluster_side;
 use cluster_side::OnCluster;
+
+#[path = "coordinator_remember.rs"]
+mod remember;
 
 /// A shard being started: its region, and who asked where it is.
 struct Starting {
@@ -63,6 +72,18 @@ pub struct ShardCoordinator {
     starting: HashMap<ShardId, Starting>,
     rounds: HashMap<ShardId, Round>,
     on_cluster: Option<OnCluster>,
+    /// The node's store, when the entity type remembers its entities.
+    remember: Option<Remembering>,
+    /// The shards recorded in the store as allocated.
+    recorded: BTreeSet<ShardId>,
+    /// Handed-off shards not yet started elsewhere: their remembered ids
+    /// and the region that handed them off (told `ForgetShard` once the
+    /// shard has started elsewhere).
+    handed: HashMap<ShardId, (Vec<String>, ActorRef<RegionControl>)>,
+    /// Shards whose ids regions' stores remember, with those regions: a
+    /// homeless one is placed in one of them, and the others hand their
+    /// ids to where it runs.
+    reported: HashMap<ShardId, Vec<ActorRef<RegionControl>>>,
 }
 
 const REBALANCE_TIMER: &str = "rebalance";
@@ -81,7 +102,16 @@ impl ShardCoordinator {
     /// The props of a coordinator with these settings, for the regions
     /// of its own node.
     pub fn props(settings: ShardingSettings) -> Props<Self> {
-        Props::new(move || Self::new(settings, None))
+        Self::props_remembering(settings, None)
+    }
+
+    /// [`props`](Self::props), with the node's store when the entity type
+    /// remembers its entities.
+    pub(crate) fn props_remembering(
+        settings: ShardingSettings,
+        remember: Option<Remembering>,
+    ) -> Props<Self> {
+        Props::new(move || Self::new(settings.clone(), None, remember.clone()))
     }
 
     /// The props of a coordinator of the regions named `region_name` on
@@ -90,6 +120,17 @@ impl ShardCoordinator {
         settings: ShardingSettings,
         remoting: Remoting,
         region_name: String,
+    ) -> Props<Self> {
+        Self::props_on_cluster_remembering(settings, remoting, region_name, None)
+    }
+
+    /// [`props_on_cluster`](Self::props_on_cluster), with the node's store
+    /// when the entity type remembers its entities.
+    pub(crate) fn props_on_cluster_remembering(
+        settings: ShardingSettings,
+        remoting: Remoting,
+        region_name: String,
+        remember: Option<Remembering>,
     ) -> Props<Self> {
         Props::new(move || {
             let on_cluster = OnCluster {
@@ -101,17 +142,25 @@ impl ShardCoordinator {
                 terminating: HashMap::new(),
                 startup: None,
             };
-            Self::new(settings, Some(on_cluster))
+            Self::new(settings.clone(), Some(on_cluster), remember.clone())
         })
     }
 
-    fn new(settings: ShardingSettings, on_cluster: Option<OnCluster>) -> Self {
+    fn new(
+        settings: ShardingSettings,
+        on_cluster: Option<OnCluster>,
+        remember: Option<Remembering>,
+    ) -> Self {
         ShardCoordinator {
             settings,
             state: CoordinatorState::default(),
             starting: HashMap::new(),
             rounds: HashMap::new(),
             on_cluster,
+            remember,
+            recorded: BTreeSet::new(),
+            handed: HashMap::new(),
+            reported: HashMap::new(),
         }
     }
 
@@ -120,6 +169,7 @@ impl ShardCoordinator {
         ctx: &mut Context<Self>,
         region: ActorRef<RegionControl>,
         shards: Vec<ShardId>,
+        remembered: Vec<ShardId>,
     ) {
         if self.is_terminating(&region) {
             return;
@@ -130,8 +180,10 @@ impl ShardCoordinator {
         for shard in shards {
             self.claim(shard, &region);
         }
+        self.adopt_remembered(&region, remembered);
         let coordinator = ctx.myself();
         region.tell(RegionControl::RegisterAck { coordinator });
+        self.restore_shards();
         let at = self.authority(&region);
         if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
             startup.unregistered.remove(&at);
@@ -159,7 +211,12 @@ impl ShardCoordinator {
         }
     }
 
-    fn get_shard_home(&mut self, shard: ShardId, region: ActorRef<RegionControl>) {
+    fn get_shard_home(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        region: ActorRef<RegionControl>,
+    ) {
         if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
             return startup.askers.push((shard, region));
         }
@@ -179,17 +236,29 @@ impl ShardCoordinator {
                 region: region_of_home,
             });
         }
-        // With no region yet, the asker asks again on its retry timer.
-        if let Some(host) = self.state.allocate(&self.settings.allocation, shard) {
-            host.tell(RegionControl::HostShard { shard });
-            self.starting.insert(
-                shard,
-                Starting {
-                    host,
-                    askers: vec![region],
-                },
-            );
+        // With no region yet, or a store that failed, the asker asks
+        // again on its retry timer.
+        if self.state.regions().next().is_none() || !self.record_shard(ctx, shard) {
+            return;
         }
+        if let Some(host) = self.state.allocate(&self.settings.allocation, shard) {
+            self.host_on(shard, host, vec![region]);
+        }
+    }
+
+    /// Tells `host` to start `shard`, with the ids handed off for it.
+    fn host_on(
+        &mut self,
+        shard: ShardId,
+        host: ActorRef<RegionControl>,
+        askers: Vec<ActorRef<RegionControl>>,
+    ) {
+        let remembered = self.handed.get(&shard).map(|(ids, _)| ids.clone());
+        host.tell(RegionControl::HostShard {
+            shard,
+            remembered: remembered.unwrap_or_default(),
+        });
+        self.starting.insert(shard, Starting { host, askers });
     }
 
     fn shard_started(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
@@ -204,6 +273,7 @@ impl ShardCoordinator {
             self.starting.insert(shard, starting);
             return;
         }
+        self.handed_over(shard, region);
         for asker in starting.askers {
             let region = region.clone();
             asker.tell(RegionControl::ShardHome { shard, region });
@@ -301,9 +371,13 @@ impl ShardCoordinator {
         ctx: &mut Context<Self>,
         shard: ShardId,
         region: &ActorRef<RegionControl>,
+        remembered: Vec<String>,
     ) {
         let elsewhere = self.state.home(shard).is_some_and(|home| home != region);
         if !elsewhere {
+            if self.remember.is_some() {
+                self.handed.insert(shard, (remembered, region.clone()));
+            }
             self.shard_stopped(ctx, shard);
         }
     }
@@ -315,19 +389,20 @@ impl ShardCoordinator {
         self.state.deallocate(shard);
         let askers = self.rounds.remove(&shard).map(|r| r.askers);
         for asker in askers.unwrap_or_default() {
-            self.get_shard_home(shard, asker);
+            self.get_shard_home(ctx, shard, asker);
         }
+        self.restore_shards();
     }
 
     /// The round took too long: the shard stays, and the askers are told
     /// so (the regions that acked ask again when they need it).
-    fn hand_off_timeout(&mut self, shard: ShardId) {
+    fn hand_off_timeout(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
         let Some(round) = self.rounds.remove(&shard) else {
             return;
         };
         tracing::warn!(%shard, "a hand-off timed out; the shard stays where it was");
         for asker in round.askers {
-            self.get_shard_home(shard, asker);
+            self.get_shard_home(ctx, shard, asker);
         }
     }
 
@@ -354,7 +429,7 @@ impl ShardCoordinator {
             self.shard_stopped(ctx, shard);
             let askers = starting.map(|s| s.askers).unwrap_or_default();
             let askers = askers.into_iter().filter(|r| r != region);
-            askers.for_each(|asker| self.get_shard_home(shard, asker));
+            askers.for_each(|asker| self.get_shard_home(ctx, shard, asker));
         }
     }
 }
@@ -365,27 +440,36 @@ impl Actor for ShardCoordinator {
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         let every = self.settings.rebalance_interval;
         ctx.schedule_once(REBALANCE_TIMER, every, CoordinatorMsg::RebalanceTick);
+        self.read_recorded_shards(ctx);
         self.start_on_cluster(ctx);
         Ok(())
     }
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: CoordinatorMsg) -> HandleResult {
         match msg {
-            CoordinatorMsg::Register { region, shards } => self.register(ctx, region, shards),
-            CoordinatorMsg::GetShardHome { shard, region } => self.get_shard_home(shard, region),
+            CoordinatorMsg::Register {
+                region,
+                shards,
+                remembered,
+            } => self.register(ctx, region, shards, remembered),
+            CoordinatorMsg::GetShardHome { shard, region } => {
+                self.get_shard_home(ctx, shard, region)
+            }
             CoordinatorMsg::ShardStarted { shard, region } => self.shard_started(shard, &region),
             CoordinatorMsg::BeginHandOffAck {
                 shard,
                 region,
                 marker_to,
             } => self.begin_hand_off_ack(shard, &region, marker_to),
-            CoordinatorMsg::ShardStopped { shard, region } => {
-                self.region_stopped_shard(ctx, shard, &region)
-            }
+            CoordinatorMsg::ShardStopped {
+                shard,
+                region,
+                remembered,
+            } => self.region_stopped_shard(ctx, shard, &region, remembered),
             CoordinatorMsg::GracefulShutdownReq { region } => self.graceful_shutdown(ctx, &region),
             CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, region),
             CoordinatorMsg::RebalanceTick => self.rebalance(ctx),
-            CoordinatorMsg::HandOffTimeout(shard) => self.hand_off_timeout(shard),
+            CoordinatorMsg::HandOffTimeout(shard) => self.hand_off_timeout(ctx, shard),
             CoordinatorMsg::Member(event) => self.on_member_event(ctx, &event),
             CoordinatorMsg::FreeRegion(region) => self.margin_over(ctx, &region),
             CoordinatorMsg::AskRegistrations => self.ask_registrations(ctx),

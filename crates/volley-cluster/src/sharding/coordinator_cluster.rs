@@ -174,8 +174,11 @@ impl ShardCoordinator {
             let missing: Vec<_> = startup.unregistered.into_iter().collect();
             tracing::warn!(?missing, "members whose region did not register in time");
         }
+        // Remembered shards first, where their ids are; then the askers.
+        self.settle_all_reported();
+        self.restore_shards();
         for (shard, asker) in startup.askers {
-            self.get_shard_home(shard, asker);
+            self.get_shard_home(ctx, shard, asker);
         }
     }
 

@@ -93,6 +93,23 @@ impl CoordinatorState {
         Some(region.region.clone())
     }
 
+    /// Allocates `shard` with `strategy` to a region that is not shutting
+    /// down; `None` if there is none (a shard restored without a message
+    /// must not go to a region that is about to hand it off again).
+    pub(crate) fn allocate_to_staying(
+        &mut self,
+        strategy: &LeastShardAllocation,
+        shard: ShardId,
+    ) -> Option<ActorRef<RegionControl>> {
+        let chosen = *strategy.allocate(&self.entries())?;
+        let region = &mut self.regions[chosen];
+        if region.leaving {
+            return None;
+        }
+        region.shards.push(shard);
+        Some(region.region.clone())
+    }
+
     /// Forgets where `shard` was.
     pub(crate) fn deallocate(&mut self, shard: ShardId) {
         for region in &mut self.regions {

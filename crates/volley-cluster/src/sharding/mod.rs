@@ -7,7 +7,9 @@
 //!   its checks ([`checked_shard_of`]);
 //! - which active entities to passivate ([`ActiveEntities`]): idle ones,
 //!   and the least recently used past a limit;
-//! - the remembered-entities store ([`store`]), not yet called.
+//! - the remembered-entities store ([`store`]), which the shards, regions
+//!   and coordinator of an entity type call when its settings'
+//!   `remember_entities` is on.
 //!
 //! - on one node, [`ClusterSharding::init`] starts an entity type's
 //!   [`ShardRegion`] and its [`ShardCoordinator`] in the same process,
@@ -40,6 +42,7 @@ mod region_buffer;
 mod region_counters;
 mod region_markers;
 mod region_members;
+mod remembering;
 mod settings;
 mod shard;
 #[cfg(test)]
@@ -52,7 +55,7 @@ pub use allocation::{
 };
 pub use extractor::{checked_shard_of, HashShards, ShardExtractor, ShardOfError};
 pub use passivation::{ActiveEntities, PassivationSettings};
-pub use shard::{EntityFactory, HandedOff, Shard, ShardMsg, ShardSettings};
+pub use shard::{passivate, EntityFactory, HandedOff, Shard, ShardMsg, ShardSettings};
 pub use version::AppVersion;
 
 pub use cluster_sharding::{register_sharding_types, ClusterSharding, Sharding};
@@ -62,4 +65,5 @@ pub use entity_ref::{EntityRef, EntityTypeKey};
 pub use protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
 pub use region::{RegionMsg, ShardRegion, CONTROL, DELIVER};
 pub use region_counters::RegionCounters;
+pub use remembering::RememberStoreFailed;
 pub use settings::{ShardingError, ShardingSettings};

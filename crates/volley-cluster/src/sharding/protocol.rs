@@ -23,6 +23,11 @@ pub enum CoordinatorMsg {
         region: ActorRef<RegionControl>,
         /// The shards the region hosts (or is stopping for a hand-off).
         shards: Vec<ShardId>,
+        /// With remembered entities: the shards the region's store
+        /// remembers entities of and that it does not host (after a
+        /// restart of its node): the coordinator starts them there.
+        #[serde(default)]
+        remembered: Vec<ShardId>,
     },
     /// Where does `shard` live? Answered with [`RegionControl::ShardHome`]
     /// once the shard has started somewhere.
@@ -55,6 +60,11 @@ pub enum CoordinatorMsg {
         shard: ShardId,
         /// The region that hosted it.
         region: ActorRef<RegionControl>,
+        /// With remembered entities: the ids to start at the shard's next
+        /// home. The region keeps them in its store until
+        /// [`RegionControl::ForgetShard`].
+        #[serde(default)]
+        remembered: Vec<String>,
     },
     /// A region is shutting down (its node leaves): hand off every shard
     /// it hosts and allocate none to it (Pekko's `GracefulShutdownReq`).
@@ -107,6 +117,11 @@ pub enum RegionControl {
     HostShard {
         /// The shard.
         shard: ShardId,
+        /// With remembered entities: ids handed off by the shard's last
+        /// home, to record here before the shard starts (it then starts
+        /// every id its store remembers).
+        #[serde(default)]
+        remembered: Vec<String>,
     },
     /// `shard` is about to move: forget its home, buffer what comes for
     /// it, answer [`CoordinatorMsg::BeginHandOffAck`].
@@ -128,6 +143,35 @@ pub enum RegionControl {
     /// A new coordinator started (the singleton moved): register with
     /// it, reporting the shards hosted here.
     RegisterAgain,
+    /// With remembered entities: `shard` runs elsewhere with the ids this
+    /// region remembered for it (handed off, or stale): forget them, unless
+    /// the shard is hosted here again.
+    ForgetShard {
+        /// The shard.
+        shard: ShardId,
+    },
+    /// With remembered entities: `shard` runs at `home`, and this region's
+    /// store remembers ids of it too (its node came back after the shard
+    /// started elsewhere): send them to `home` ([`AddRemembered`]), and
+    /// forget them once `home` answers `ForgetShard`.
+    ///
+    /// [`AddRemembered`]: RegionControl::AddRemembered
+    HandOverRemembered {
+        /// The shard.
+        shard: ShardId,
+        /// Where it runs.
+        home: ActorRef<RegionControl>,
+    },
+    /// From another region: ids it remembered for `shard`, which runs
+    /// here: record them, start them, and answer `from` `ForgetShard`.
+    AddRemembered {
+        /// The shard.
+        shard: ShardId,
+        /// The entity ids.
+        ids: Vec<String>,
+        /// The region that sends them.
+        from: ActorRef<RegionControl>,
+    },
 }
 
 /// What one region sends another's `deliver` child: an entity's message

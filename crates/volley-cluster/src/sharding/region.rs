@@ -21,8 +21,12 @@
 //!   when its own member is downed or removed; and when its node shuts
 //!   down it has its shards handed off, then stops
 //!   (`GracefulShutdown`, in coordinated shutdown).
+//! - With remembered entities (`region_remember.rs`): a registration
+//!   names the shards the node's store remembers, a hand-off carries the
+//!   shard's ids to its next home, and a shard stopped by a store failure
+//!   starts again after `shard_failure_backoff`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -38,6 +42,7 @@ use super::region_buffer::RegionBuffer;
 use super::region_counters::RegionCounters;
 use super::region_markers::HandOffMarkers;
 use super::region_members::authority_of;
+use super::remembering::Remembering;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
 use crate::member::ClusterEvent;
@@ -81,6 +86,9 @@ pub enum RegionMsg<M: Send + 'static> {
     /// dropped when the region has stopped (coordinated shutdown's
     /// `cluster-sharding-shutdown-region`).
     GracefulShutdown(oneshot::Sender<()>),
+    /// A hosted shard stopped by a failure of the store: start it again
+    /// (remembered entities).
+    RestartShard(ShardId),
 }
 
 /// Where a shard lives, as far as this region knows.
@@ -101,7 +109,12 @@ pub const DELIVER: &str = "deliver";
 struct Stopping {
     answered: bool,
     stopped: bool,
+    /// The ids its next home starts (remembered entities).
+    remembered: Vec<String>,
 }
+
+#[path = "region_remember.rs"]
+mod remember;
 
 /// The region of entity type `A` on this node.
 pub struct ShardRegion<A: Actor> {
@@ -127,6 +140,11 @@ pub struct ShardRegion<A: Actor> {
     counters: Arc<RegionCounters>,
     /// Set once the node leaves: who waits for this region to stop.
     shutting_down: Option<Vec<oneshot::Sender<()>>>,
+    /// The node's store, when the entity type remembers its entities.
+    remember: Option<Remembering>,
+    /// Shards the store remembers and that are not hosted here: named in
+    /// the registration, so that the coordinator starts them here.
+    remembered: BTreeSet<ShardId>,
 }
 
 const RETRY_TIMER: &str = "retry";
@@ -148,9 +166,22 @@ impl<A: Actor> ShardRegion<A> {
         counters: Arc<RegionCounters>,
         remoting: Option<Remoting>,
     ) -> Props<Self> {
+        Self::props_remembering(factory, settings, coordinator, counters, remoting, None)
+    }
+
+    /// [`props`](Self::props), with the entity type's store when it
+    /// remembers its entities.
+    pub(crate) fn props_remembering(
+        factory: EntityFactory<A>,
+        settings: ShardingSettings,
+        coordinator: ActorRef<CoordinatorMsg>,
+        counters: Arc<RegionCounters>,
+        remoting: Option<Remoting>,
+        remember: Option<Remembering>,
+    ) -> Props<Self> {
         Props::new(move || ShardRegion {
             factory: factory.clone(),
-            settings,
+            settings: settings.clone(),
             coordinator: coordinator.clone(),
             registered: false,
             remoting: remoting.clone(),
@@ -165,6 +196,8 @@ impl<A: Actor> ShardRegion<A> {
             markers: HandOffMarkers::default(),
             counters: counters.clone(),
             shutting_down: None,
+            remember: remember.clone(),
+            remembered: BTreeSet::new(),
         })
     }
 
@@ -214,7 +247,9 @@ impl<A: Actor> ShardRegion<A> {
         if let Some(local) = self.hosted.get(&shard) {
             return Some(local.clone());
         }
-        let props = Shard::props(shard, self.factory.clone(), self.settings.shard);
+        let remember = self.remember.clone();
+        let settings = self.settings.shard;
+        let props = Shard::props_remembering(shard, self.factory.clone(), settings, remember);
         self.spawned += 1;
         match ctx.spawn(&format!("{}-{}", shard.0, self.spawned), props) {
             Ok(local) => {
@@ -238,7 +273,11 @@ impl<A: Actor> ShardRegion<A> {
                 let waiting: Vec<ShardId> = self.buffer.shards().collect();
                 waiting.into_iter().for_each(|shard| self.ask_home(shard));
             }
-            RegionControl::HostShard { shard } => self.host(ctx, shard),
+            RegionControl::HostShard { shard, remembered } => {
+                if self.record_handed(ctx, shard, remembered) {
+                    self.host(ctx, shard);
+                }
+            }
             RegionControl::ShardHome { shard, region } => self.home_known(ctx, shard, region),
             RegionControl::BeginHandOff { shard } => self.begin_hand_off(shard),
             RegionControl::HandOff {
@@ -246,6 +285,13 @@ impl<A: Actor> ShardRegion<A> {
                 markers_from,
             } => self.hand_off_after_markers(ctx, shard, markers_from),
             RegionControl::RegisterAgain => self.register(),
+            RegionControl::ForgetShard { shard } => self.forget_shard(ctx, shard),
+            RegionControl::HandOverRemembered { shard, home } => {
+                self.hand_over_remembered(ctx, shard, &home)
+            }
+            RegionControl::AddRemembered { shard, ids, from } => {
+                self.add_remembered(ctx, shard, ids, &from)
+            }
         }
     }
 
@@ -253,6 +299,7 @@ impl<A: Actor> ShardRegion<A> {
         if self.local_shard(ctx, shard).is_none() {
             return; // not started: the coordinator's request stays open
         }
+        self.remembered.remove(&shard);
         self.homes.insert(shard, Home::Here);
         let region = self.control();
         self.coordinator
@@ -423,8 +470,11 @@ impl<A: Actor> ShardRegion<A> {
             }
             None if !self.stopping.contains_key(&shard) => {
                 let region = self.control();
-                self.coordinator
-                    .tell(CoordinatorMsg::ShardStopped { shard, region });
+                self.coordinator.tell(CoordinatorMsg::ShardStopped {
+                    shard,
+                    region,
+                    remembered: Vec::new(),
+                });
             }
             None => {}
         }
@@ -441,6 +491,7 @@ impl<A: Actor> ShardRegion<A> {
         }
         if let Some(stopping) = self.stopping.get_mut(&shard) {
             stopping.answered = true;
+            stopping.remembered = handed.remembered;
         }
         self.finish_hand_off(ctx, shard);
     }
@@ -453,6 +504,7 @@ impl<A: Actor> ShardRegion<A> {
     ) {
         if self.hosted.get(&shard) == Some(actor) {
             self.hosted.remove(&shard);
+            self.restart_shard_later(ctx, shard);
         } else if let Some(stopping) = self.stopping.get_mut(&shard) {
             stopping.stopped = true;
             self.finish_hand_off(ctx, shard);
@@ -465,10 +517,18 @@ impl<A: Actor> ShardRegion<A> {
             .get(&shard)
             .is_some_and(|s| s.answered && s.stopped)
         {
-            self.stopping.remove(&shard);
+            let stopping = self.stopping.remove(&shard).unwrap_or_default();
+            if self.remember.is_some() {
+                // In the store until `ForgetShard`: reported to a new
+                // coordinator meanwhile.
+                self.remembered.insert(shard);
+            }
             let region = self.control();
-            self.coordinator
-                .tell(CoordinatorMsg::ShardStopped { shard, region });
+            self.coordinator.tell(CoordinatorMsg::ShardStopped {
+                shard,
+                region,
+                remembered: stopping.remembered,
+            });
             self.stop_when_handed_off(ctx);
         }
     }
@@ -494,8 +554,12 @@ impl<A: Actor> ShardRegion<A> {
         let region = self.control();
         let mut shards: Vec<ShardId> = self.hosted.keys().copied().collect();
         shards.extend(self.stopping.keys().copied());
-        self.coordinator
-            .tell(CoordinatorMsg::Register { region, shards });
+        let remembered = self.remembered.iter().copied().collect();
+        self.coordinator.tell(CoordinatorMsg::Register {
+            region,
+            shards,
+            remembered,
+        });
     }
 
     /// Subscribes to the membership, on a cluster.
@@ -563,6 +627,7 @@ impl<A: Actor> Actor for ShardRegion<A> {
             }
         });
         ctx.spawn(DELIVER, Link::props(deliver))?;
+        self.read_remembered_shards(ctx);
         self.register();
         self.watch_own_member(ctx);
         ctx.schedule_once(RETRY_TIMER, self.settings.retry_interval, RegionMsg::Retry);
@@ -585,6 +650,7 @@ impl<A: Actor> Actor for ShardRegion<A> {
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),
             RegionMsg::Member(event) => self.on_member_event(ctx, &event),
+            RegionMsg::RestartShard(shard) => self.restart_shard(ctx, shard),
         }
         Ok(())
     }

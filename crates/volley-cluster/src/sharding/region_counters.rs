@@ -11,4 +11,7 @@ pub struct RegionCounters {
     /// `handoff_timeout` (design §4): messages those regions sent before
     /// may reach the shard's next home after later ones.
     pub marker_timeouts: AtomicU64,
+    /// Operations of the remembered-entities store that failed on this
+    /// node, for the entity type (each also a `RememberStoreFailed` event).
+    pub store_failures: AtomicU64,
 }

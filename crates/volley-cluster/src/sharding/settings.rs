@@ -5,10 +5,11 @@ use std::time::Duration;
 use super::allocation::LeastShardAllocation;
 use super::extractor::ShardOfError;
 use super::shard::ShardSettings;
+use super::store::{SharedStoreError, StoreLocation};
 
 /// The settings of one entity type's region and coordinator (Pekko's
 /// `pekko.cluster.sharding` section, with its defaults).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ShardingSettings {
     /// Most messages a region keeps, in all, for shards whose home it does
     /// not know yet (Pekko's `buffer-size`); past it, a message is a
@@ -36,6 +37,23 @@ pub struct ShardingSettings {
     pub allocation: LeastShardAllocation,
     /// The shards' passivation and buffer.
     pub shard: ShardSettings,
+    /// Remember the entities that run, and the shards allocated, in
+    /// `remember_store`, and start them again without a message when
+    /// their shard starts: on a hand-off, after a crash of the shard, and
+    /// after a restart of the whole cluster (Pekko's
+    /// `remember-entities`). Off, nothing is read or written. On, the
+    /// shard's automatic passivation (`shard.passivation`) is off too, as
+    /// in Pekko: an entity stops for good only by asking
+    /// ([`passivate`](super::passivate)).
+    pub remember_entities: bool,
+    /// Where this node keeps them; required when `remember_entities` is
+    /// on (`ShardingError::NoRememberStore`), unused when it is off.
+    pub remember_store: Option<StoreLocation>,
+    /// How long a shard that stopped for a failure of its store waits
+    /// before its region starts it again, with its remembered entities
+    /// (Pekko's `shard-failure-backoff`). A message for it starts it at
+    /// once.
+    pub shard_failure_backoff: Duration,
 }
 
 impl Default for ShardingSettings {
@@ -49,6 +67,9 @@ impl Default for ShardingSettings {
             coordinator_state_wait: Duration::from_secs(5),
             allocation: LeastShardAllocation::default(),
             shard: ShardSettings::default(),
+            remember_entities: false,
+            remember_store: None,
+            shard_failure_backoff: Duration::from_secs(10),
         }
     }
 }
@@ -81,6 +102,12 @@ pub enum ShardingError {
     /// `init_on_cluster` on a system that runs no `Cluster`.
     #[error("the actor system runs no cluster: start one before sharding on it")]
     NoCluster,
+    /// `remember_entities` is on but `remember_store` names no store.
+    #[error("remember_entities is on but remember_store is None")]
+    NoRememberStore,
+    /// The remembered-entities store could not be opened.
+    #[error("the remembered-entities store cannot be opened: {0}")]
+    Store(SharedStoreError),
     /// The region or coordinator could not be started.
     #[error("sharding could not start its actors: {0}")]
     Spawn(String),

@@ -10,6 +10,11 @@
 //! - on hand-off, what waits for stopping entities goes back to the
 //!   asker with the answer, to follow the shard to its new home;
 //! - past `buffer_limit`, a message is a dead letter (counted).
+//!
+//! With remembered entities on, it also records in the node's store each
+//! entity it starts and each that passivates, starts the remembered ones
+//! when it starts, and starts again an entity that stopped without
+//! passivating (`shard_remember.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -20,6 +25,10 @@ use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props, Re
 use super::allocation::ShardId;
 use super::entity_name::entity_name;
 use super::passivation::{ActiveEntities, PassivationSettings};
+use super::remembering::Remembering;
+
+#[path = "shard_remember.rs"]
+mod remember;
 
 /// Builds the actor of an entity from its id.
 pub type EntityFactory<A> = Arc<dyn Fn(&str) -> Props<A> + Send + Sync>;
@@ -42,6 +51,12 @@ pub enum ShardMsg<M: Send + 'static> {
     EntityStopped(Arc<str>),
     /// From the shard to itself: time to look for entities to passivate.
     PassivationTick,
+    /// From the shard to itself: start again a remembered entity that
+    /// stopped without passivating, after `entity_restart_backoff`.
+    RestartEntity(Arc<str>),
+    /// From the region: start these remembered ids, recorded already (a
+    /// node that came back handed them over).
+    StartRemembered(Vec<String>),
 }
 
 /// A shard's answer to [`ShardMsg::HandOff`]: its entities have stopped.
@@ -53,11 +68,18 @@ pub struct HandedOff<M> {
     /// order they came, per entity: the region sends them on to the
     /// shard's new home.
     pub undelivered: Vec<(Arc<str>, M)>,
+    /// With remembered entities: the ids to start again at the shard's
+    /// next home (those running, or waiting to restart, at the hand-off).
+    /// Empty otherwise.
+    pub remembered: Vec<String>,
 }
 
 enum Entity<M: Send + 'static> {
     Running(ActorRef<M>),
     Stopping(VecDeque<M>),
+    /// Remembered, not running: it stopped without passivating and starts
+    /// again after `entity_restart_backoff`, or on its next message.
+    Remembered,
 }
 
 /// How a shard behaves.
@@ -69,6 +91,10 @@ pub struct ShardSettings {
     pub passivation_check_interval: Duration,
     /// Most messages waiting, in all, for entities that are stopping.
     pub buffer_limit: usize,
+    /// With remembered entities: how long after an entity stopped without
+    /// passivating (it stopped itself, or failed) it is started again
+    /// (Pekko's `entity-restart-backoff`).
+    pub entity_restart_backoff: Duration,
 }
 
 impl Default for ShardSettings {
@@ -77,6 +103,7 @@ impl Default for ShardSettings {
             passivation: PassivationSettings::default(),
             passivation_check_interval: Duration::from_secs(1),
             buffer_limit: 10_000,
+            entity_restart_backoff: Duration::from_secs(10),
         }
     }
 }
@@ -91,6 +118,12 @@ pub struct Shard<A: Actor> {
     buffered: usize,
     handing_off: Option<ReplyTo<HandedOff<A::Msg>>>,
     undelivered: Vec<(Arc<str>, A::Msg)>,
+    /// The node's store, when the entity type remembers its entities.
+    remember: Option<Remembering>,
+    /// The ids to hand to the next home, taken when the hand-off begins.
+    remembered: Vec<String>,
+    /// The store failed: the shard is stopping and takes nothing more.
+    failed: bool,
 }
 
 const PASSIVATION_TIMER: &str = "passivation";
@@ -98,6 +131,17 @@ const PASSIVATION_TIMER: &str = "passivation";
 impl<A: Actor> Shard<A> {
     /// The props of shard `id`, whose entities `factory` builds.
     pub fn props(id: ShardId, factory: EntityFactory<A>, settings: ShardSettings) -> Props<Self> {
+        Self::props_remembering(id, factory, settings, None)
+    }
+
+    /// [`props`](Self::props), with the entity type's store when it
+    /// remembers its entities.
+    pub(crate) fn props_remembering(
+        id: ShardId,
+        factory: EntityFactory<A>,
+        settings: ShardSettings,
+        remember: Option<Remembering>,
+    ) -> Props<Self> {
         Props::new(move || Shard {
             id,
             factory: factory.clone(),
@@ -107,11 +151,14 @@ impl<A: Actor> Shard<A> {
             buffered: 0,
             handing_off: None,
             undelivered: Vec::new(),
+            remember: remember.clone(),
+            remembered: Vec::new(),
+            failed: false,
         })
     }
 
     fn deliver(&mut self, ctx: &mut Context<Self>, entity_id: Arc<str>, msg: A::Msg) {
-        if self.handing_off.is_some() {
+        if self.handing_off.is_some() || self.failed {
             return dead_letter::<A>(ctx, DeadLetterReason::RecipientTerminated);
         }
         match self.entities.get_mut(&entity_id) {
@@ -124,10 +171,24 @@ impl<A: Actor> Shard<A> {
                 self.buffered += 1;
                 return;
             }
-            None => match self.start(ctx, &entity_id) {
-                Some(entity) => entity.tell(msg),
-                None => return dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
-            },
+            Some(Entity::Remembered) => {
+                ctx.cancel_timer(restart_timer(&entity_id));
+                match self.start(ctx, &entity_id) {
+                    Some(entity) => entity.tell(msg),
+                    None => return dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+                }
+            }
+            None => {
+                // Recorded before it runs: a running entity is always
+                // remembered.
+                if !self.record_start(ctx, &entity_id) {
+                    return dead_letter::<A>(ctx, DeadLetterReason::Undeliverable);
+                }
+                match self.start(ctx, &entity_id) {
+                    Some(entity) => entity.tell(msg),
+                    None => return dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+                }
+            }
         }
         if self.settings.passivation.is_enabled() {
             self.active.touch(&entity_id, Instant::now());
@@ -164,6 +225,17 @@ impl<A: Actor> Shard<A> {
         }
     }
 
+    /// An entity asked to stop for good (Akka's `Passivate`): it stops
+    /// behind what it was sent; one waiting to restart is forgotten.
+    fn passivate_asked(&mut self, ctx: &mut Context<Self>, id: &Arc<str>) {
+        if matches!(self.entities.get(id), Some(Entity::Remembered)) {
+            self.entities.remove(id);
+            ctx.cancel_timer(restart_timer(id));
+            return self.record_stop(ctx, id);
+        }
+        self.passivate(id);
+    }
+
     fn passivate_idle(&mut self, ctx: &mut Context<Self>) {
         let now = Instant::now();
         for id in self.active.to_passivate(now, &self.settings.passivation) {
@@ -173,6 +245,9 @@ impl<A: Actor> Shard<A> {
     }
 
     fn arm_passivation(&mut self, ctx: &mut Context<Self>) {
+        if self.remember.is_some() {
+            return; // it would stop what the store says should run
+        }
         if self.settings.passivation.is_enabled() {
             let every = self.settings.passivation_check_interval;
             ctx.schedule_once(PASSIVATION_TIMER, every, ShardMsg::PassivationTick);
@@ -183,15 +258,30 @@ impl<A: Actor> Shard<A> {
     /// a hand-off, goes with the answer.
     fn entity_stopped(&mut self, ctx: &mut Context<Self>, id: Arc<str>) {
         self.active.remove(&id);
-        let waiting = match self.entities.remove(&id) {
-            Some(Entity::Stopping(waiting)) => waiting,
-            _ => VecDeque::new(),
+        let (waiting, passivated) = match self.entities.remove(&id) {
+            Some(Entity::Stopping(waiting)) => (waiting, true),
+            Some(Entity::Remembered) => {
+                // Not this entity's stop: a stale one.
+                self.entities.insert(id, Entity::Remembered);
+                return;
+            }
+            _ => (VecDeque::new(), false),
         };
         self.buffered -= waiting.len();
         if self.handing_off.is_some() {
             self.undelivered
                 .extend(waiting.into_iter().map(|msg| (id.clone(), msg)));
             return self.finish_hand_off(ctx);
+        }
+        if !passivated {
+            return self.restart_later(ctx, id);
+        }
+        if waiting.is_empty() {
+            return self.record_stop(ctx, &id);
+        }
+        if self.remember.is_some() {
+            // Still remembered: it starts again without a write.
+            self.entities.insert(id.clone(), Entity::Remembered);
         }
         for msg in waiting {
             self.deliver(ctx, id.clone(), msg);
@@ -201,6 +291,7 @@ impl<A: Actor> Shard<A> {
     fn hand_off(&mut self, ctx: &mut Context<Self>, reply: ReplyTo<HandedOff<A::Msg>>) {
         self.handing_off = Some(reply);
         ctx.cancel_timer(PASSIVATION_TIMER);
+        self.take_remembered(ctx);
         let ids: Vec<Arc<str>> = self.entities.keys().cloned().collect();
         for id in ids {
             self.passivate(&id);
@@ -217,9 +308,30 @@ impl<A: Actor> Shard<A> {
             reply.tell(HandedOff {
                 shard: self.id,
                 undelivered: std::mem::take(&mut self.undelivered),
+                remembered: std::mem::take(&mut self.remembered),
             });
             ctx.stop_self();
         }
+    }
+}
+
+fn restart_timer(id: &str) -> String {
+    format!("restart-{id}")
+}
+
+/// Asks the shard of the entity whose context this is to passivate it
+/// (Akka's `Passivate`, sent to the entity's parent): the entity stops
+/// behind what it was sent, and, with remembered entities, is forgotten,
+/// so that it does not start again with its shard. `entity_id` is its
+/// id. False if the actor is not a sharded entity of this message type.
+pub fn passivate<A: Actor>(ctx: &Context<A>, entity_id: &str) -> bool {
+    let shard = ctx.parent().and_then(|p| p.downcast::<ShardMsg<A::Msg>>());
+    match shard {
+        Some(shard) => {
+            shard.tell(ShardMsg::Passivate(entity_id.into()));
+            true
+        }
+        None => false,
     }
 }
 
@@ -233,16 +345,19 @@ impl<A: Actor> Actor for Shard<A> {
 
     fn pre_start(&mut self, ctx: &mut Context<Self>) -> HandleResult {
         self.arm_passivation(ctx);
+        self.start_remembered(ctx);
         Ok(())
     }
 
     fn handle(&mut self, ctx: &mut Context<Self>, msg: Self::Msg) -> HandleResult {
         match msg {
             ShardMsg::Deliver { entity_id, msg } => self.deliver(ctx, entity_id, msg),
-            ShardMsg::Passivate(id) => self.passivate(&id),
+            ShardMsg::Passivate(id) => self.passivate_asked(ctx, &id),
             ShardMsg::HandOff(reply) => self.hand_off(ctx, reply),
             ShardMsg::EntityStopped(id) => self.entity_stopped(ctx, id),
             ShardMsg::PassivationTick => self.passivate_idle(ctx),
+            ShardMsg::RestartEntity(id) => self.restart_entity(ctx, &id),
+            ShardMsg::StartRemembered(ids) => self.start_ids(ctx, ids),
         }
         Ok(())
     }

@@ -5,17 +5,19 @@
 //! - `region`: `ClusterSharding::init`, `EntityRef` and the region with
 //!   its coordinator;
 //! - `protocol`: a region driven through Pekko's protocol by a test
-//!   standing in for the coordinator.
+//!   standing in for the coordinator;
+//! - `remember`: remembered entities, in memory and in a redb file.
 
 mod coordinator;
 mod protocol;
 mod region;
+mod remember;
 mod shard;
 
 use std::sync::Arc;
 
 use volley::{Actor, ActorRef, ActorSystem, Context, HandleResult, Props, ReplyTo};
-use volley_cluster::sharding::EntityFactory;
+use volley_cluster::sharding::{passivate, EntityFactory};
 use volley_testkit::TestProbe;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +32,10 @@ pub(crate) enum Rec {
     Num(u32),
     /// Answers `<id>:<n>`.
     Echo(u32, ReplyTo<String>),
+    /// Asks its shard to passivate it (for good, with remembered entities).
+    Passivate,
+    /// Stops itself without passivating.
+    StopSelf,
 }
 
 pub(crate) struct Recorder {
@@ -43,10 +49,12 @@ impl Actor for Recorder {
         self.events.tell(Event::Started(self.id.clone()));
         Ok(())
     }
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Rec) -> HandleResult {
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Rec) -> HandleResult {
         match msg {
             Rec::Num(n) => self.events.tell(Event::Got(self.id.clone(), n)),
             Rec::Echo(n, reply) => reply.tell(format!("{}:{n}", self.id)),
+            Rec::Passivate => assert!(passivate(ctx, &self.id), "a sharded entity"),
+            Rec::StopSelf => ctx.stop_self(),
         }
         Ok(())
     }

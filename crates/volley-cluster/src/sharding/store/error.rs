@@ -63,3 +63,35 @@ pub enum StoreError {
         reason: String,
     },
 }
+
+/// A [`StoreError`] that can be cloned and compared (by its message), as
+/// [`ShardingError`](crate::sharding::ShardingError) and the event
+/// stream's events are.
+#[derive(Debug, Clone)]
+pub struct SharedStoreError(pub std::sync::Arc<StoreError>);
+
+impl std::fmt::Display for SharedStoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SharedStoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+impl PartialEq for SharedStoreError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for SharedStoreError {}
+
+impl From<StoreError> for SharedStoreError {
+    fn from(error: StoreError) -> Self {
+        Self(std::sync::Arc::new(error))
+    }
+}

@@ -12,12 +12,14 @@
 //! file on the node's disk, with the embedded database redb.
 
 mod error;
+mod location;
 mod memory;
 #[cfg(feature = "redb-store")]
 mod redb_store;
 mod remember;
 
-pub use error::StoreError;
+pub use error::{SharedStoreError, StoreError};
+pub use location::StoreLocation;
 pub use memory::MemoryStore;
 #[cfg(feature = "redb-store")]
 pub use redb_store::RedbStore;

@@ -14,6 +14,7 @@ mod receptionist;
 mod refusing;
 mod sharding;
 mod sharding_order;
+mod sharding_remember;
 mod shutdown;
 mod singleton;
 mod topics;

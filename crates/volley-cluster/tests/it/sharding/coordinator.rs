@@ -21,6 +21,7 @@ fn region(system: &ActorSystem, coordinator: &ActorRef<CoordinatorMsg>) -> Regio
     coordinator.tell(CoordinatorMsg::Register {
         region: me.clone(),
         shards: Vec::new(),
+        remembered: Vec::new(),
     });
     probe.expect_msg_pf(|msg| match msg {
         RegionControl::RegisterAck { .. } => Some(()),
@@ -38,7 +39,7 @@ impl Region {
 
 fn host_shard(msg: &RegionControl) -> Option<ShardId> {
     match msg {
-        RegionControl::HostShard { shard } => Some(*shard),
+        RegionControl::HostShard { shard, .. } => Some(*shard),
         _ => None,
     }
 }
@@ -106,6 +107,7 @@ async fn a_region_that_joins_gets_shards_by_a_hand_off_round() {
     coordinator.tell(CoordinatorMsg::ShardStopped {
         shard: ShardId(0),
         region: first.me.clone(),
+        remembered: Vec::new(),
     });
     assert_eq!(second.expect(host_shard), ShardId(0));
     coordinator.tell(CoordinatorMsg::ShardStarted {

@@ -97,8 +97,10 @@ impl Driven {
 
     /// Tells the region to host shard 3 and waits for its answer.
     fn host(&self) {
-        self.control
-            .tell(RegionControl::HostShard { shard: ShardId(3) });
+        self.control.tell(RegionControl::HostShard {
+            shard: ShardId(3),
+            remembered: Vec::new(),
+        });
         self.coordinator.expect_msg_pf(|msg| match msg {
             CoordinatorMsg::ShardStarted {
                 shard: ShardId(3), ..
