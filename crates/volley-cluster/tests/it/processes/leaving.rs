@@ -20,6 +20,13 @@ fn a_node_that_leaves_with_messages_in_flight_loses_none() {
         cluster.command(s, &format!("send {} {SENT}", cluster.port(leaver)));
         cluster.command(leaver, &format!("send {} {SENT}", cluster.port(s)));
     }
+    // Every number is handed to remoting before the leave starts: on a
+    // loaded machine a stay could otherwise read its `send` after the
+    // leaver had already shut down, and its numbers were never in flight.
+    for s in stays {
+        cluster.await_report(s, &format!("SENT {}", cluster.port(leaver)));
+        cluster.await_report(leaver, &format!("SENT {}", cluster.port(s)));
+    }
     cluster.command(leaver, "leave");
     let gone = cluster.member(leaver).to_owned();
     cluster.await_seen(&stays, "Removed", &gone);

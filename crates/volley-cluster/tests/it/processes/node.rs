@@ -276,6 +276,7 @@ impl Node {
                 for i in 0..n {
                     sink.tell(i);
                 }
+                say(&format!("SENT {port} {n}"));
             }),
             Command::Count => {
                 say(&format!("COUNT {}", self.received.load(Ordering::Relaxed)));
