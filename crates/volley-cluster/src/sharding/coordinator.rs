@@ -88,6 +88,11 @@ pub struct ShardCoordinator {
 
 const REBALANCE_TIMER: &str = "rebalance";
 
+/// The timer that resends `HostShard` for `shard`.
+fn host_timer(shard: ShardId) -> String {
+    format!("host-{}", shard.0)
+}
+
 fn hand_off_timer(shard: ShardId) -> String {
     format!("hand-off-{}", shard.0)
 }
@@ -183,7 +188,7 @@ impl ShardCoordinator {
         self.adopt_remembered(&region, remembered);
         let coordinator = ctx.myself();
         region.tell(RegionControl::RegisterAck { coordinator });
-        self.restore_shards();
+        self.restore_shards(ctx);
         let at = self.authority(&region);
         if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
             startup.unregistered.remove(&at);
@@ -242,26 +247,61 @@ impl ShardCoordinator {
             return;
         }
         if let Some(host) = self.state.allocate(&self.settings.allocation, shard) {
-            self.host_on(shard, host, vec![region]);
+            self.host_on(ctx, shard, host, vec![region]);
         }
     }
 
-    /// Tells `host` to start `shard`, with the ids handed off for it.
+    /// Tells `host` to start `shard`, with the ids handed off for it, and
+    /// again every `shard_start_timeout` until it says it did (Pekko's
+    /// `ResendShardHost`): a lost `HostShard`, or a host that failed to
+    /// start the shard, would otherwise leave the shard without a home
+    /// and every rebalance round waiting for it.
     fn host_on(
         &mut self,
+        ctx: &mut Context<Self>,
         shard: ShardId,
         host: ActorRef<RegionControl>,
         askers: Vec<ActorRef<RegionControl>>,
+    ) {
+        self.send_host_shard(ctx, shard, &host);
+        self.starting.insert(shard, Starting { host, askers });
+    }
+
+    fn send_host_shard(
+        &self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        host: &ActorRef<RegionControl>,
     ) {
         let remembered = self.handed.get(&shard).map(|(ids, _)| ids.clone());
         host.tell(RegionControl::HostShard {
             shard,
             remembered: remembered.unwrap_or_default(),
         });
-        self.starting.insert(shard, Starting { host, askers });
+        let every = self.settings.shard_start_timeout;
+        ctx.schedule_once(
+            host_timer(shard),
+            every,
+            CoordinatorMsg::ResendHostShard(shard),
+        );
     }
 
-    fn shard_started(&mut self, shard: ShardId, region: &ActorRef<RegionControl>) {
+    /// The start of `shard` was not confirmed in time: the same host is
+    /// told again, as long as it is the one the shard waits for.
+    fn resend_host_shard(&mut self, ctx: &mut Context<Self>, shard: ShardId) {
+        let Some(host) = self.starting.get(&shard).map(|s| s.host.clone()) else {
+            return;
+        };
+        tracing::warn!(%shard, %host, "no ShardStarted within shard_start_timeout: HostShard again");
+        self.send_host_shard(ctx, shard, &host);
+    }
+
+    fn shard_started(
+        &mut self,
+        ctx: &mut Context<Self>,
+        shard: ShardId,
+        region: &ActorRef<RegionControl>,
+    ) {
         let Some(starting) = self.starting.remove(&shard) else {
             // Started on an earlier coordinator's word: it lives there.
             if self.state.is_registered(region) {
@@ -273,6 +313,7 @@ impl ShardCoordinator {
             self.starting.insert(shard, starting);
             return;
         }
+        ctx.cancel_timer(host_timer(shard));
         self.handed_over(shard, region);
         for asker in starting.askers {
             let region = region.clone();
@@ -391,7 +432,7 @@ impl ShardCoordinator {
         for asker in askers.unwrap_or_default() {
             self.get_shard_home(ctx, shard, asker);
         }
-        self.restore_shards();
+        self.restore_shards(ctx);
     }
 
     /// The round took too long: the shard stays, and the askers are told
@@ -455,7 +496,9 @@ impl Actor for ShardCoordinator {
             CoordinatorMsg::GetShardHome { shard, region } => {
                 self.get_shard_home(ctx, shard, region)
             }
-            CoordinatorMsg::ShardStarted { shard, region } => self.shard_started(shard, &region),
+            CoordinatorMsg::ShardStarted { shard, region } => {
+                self.shard_started(ctx, shard, &region)
+            }
             CoordinatorMsg::BeginHandOffAck {
                 shard,
                 region,
@@ -474,6 +517,7 @@ impl Actor for ShardCoordinator {
             CoordinatorMsg::FreeRegion(region) => self.margin_over(ctx, &region),
             CoordinatorMsg::AskRegistrations => self.ask_registrations(ctx),
             CoordinatorMsg::StateWaitOver => self.end_startup(ctx),
+            CoordinatorMsg::ResendHostShard(shard) => self.resend_host_shard(ctx, shard),
         }
         Ok(())
     }

@@ -176,7 +176,7 @@ impl ShardCoordinator {
         }
         // Remembered shards first, where their ids are; then the askers.
         self.settle_all_reported();
-        self.restore_shards();
+        self.restore_shards(ctx);
         for (shard, asker) in startup.askers {
             self.get_shard_home(ctx, shard, asker);
         }

@@ -120,7 +120,7 @@ impl ShardCoordinator {
 
     /// Allocates every recorded shard that has no home, unless a new
     /// coordinator still waits for the regions' reports.
-    pub(super) fn restore_shards(&mut self) {
+    pub(super) fn restore_shards(&mut self, ctx: &mut Context<Self>) {
         let waiting = self
             .on_cluster
             .as_ref()
@@ -145,14 +145,14 @@ impl ShardCoordinator {
                 // Its store has the ids: the shard goes there; the other
                 // reporters hand theirs over once it has started.
                 self.state.assign(shard, &reporter);
-                self.host_on(shard, reporter, Vec::new());
+                self.host_on(ctx, shard, reporter, Vec::new());
                 continue;
             }
             let strategy = &self.settings.allocation;
             let Some(host) = self.state.allocate_to_staying(strategy, shard) else {
                 return;
             };
-            self.host_on(shard, host, Vec::new());
+            self.host_on(ctx, shard, host, Vec::new());
         }
     }
 

@@ -96,6 +96,10 @@ pub enum CoordinatorMsg {
     /// registrations; it allocates from now on.
     #[serde(skip)]
     StateWaitOver,
+    /// Local: `shard`'s host has not said it started it within
+    /// `shard_start_timeout`; tell it again.
+    #[serde(skip)]
+    ResendHostShard(ShardId),
 }
 
 /// What a coordinator tells a region.

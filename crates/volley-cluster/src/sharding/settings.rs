@@ -33,6 +33,10 @@ pub struct ShardingSettings {
     /// regions of the members to register and report their shards before
     /// it allocates anything.
     pub coordinator_state_wait: Duration,
+    /// How long the coordinator waits for a region to say it started a
+    /// shard it was told to host before it tells it again (Pekko's
+    /// `shard-start-timeout`).
+    pub shard_start_timeout: Duration,
     /// Where shards go and which move.
     pub allocation: LeastShardAllocation,
     /// The shards' passivation and buffer.
@@ -65,6 +69,7 @@ impl Default for ShardingSettings {
             handoff_timeout: Duration::from_secs(60),
             down_removal_margin: Duration::from_secs(7),
             coordinator_state_wait: Duration::from_secs(5),
+            shard_start_timeout: Duration::from_secs(10),
             allocation: LeastShardAllocation::default(),
             shard: ShardSettings::default(),
             remember_entities: false,

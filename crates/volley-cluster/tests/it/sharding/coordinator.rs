@@ -124,3 +124,37 @@ async fn a_region_that_joins_gets_shards_by_a_hand_off_round() {
     assert_eq!(home, second.me);
     system.terminate().await;
 }
+
+/// A `HostShard` that gets no `ShardStarted` (lost on the way, or a host
+/// that could not start the shard) is sent again every
+/// `shard_start_timeout` (Pekko's `ResendShardHost`); once the host
+/// answers, the asker gets the home and the resending stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_host_shard_is_sent_again_until_the_shard_starts() {
+    let system = ActorSystem::new("coordinator-resend").unwrap();
+    let settings = ShardingSettings {
+        shard_start_timeout: Duration::from_millis(50),
+        rebalance_interval: Duration::from_secs(3600),
+        ..ShardingSettings::default()
+    };
+    let coordinator = system
+        .spawn("coordinator", ShardCoordinator::props(settings))
+        .unwrap();
+    let host = region(&system, &coordinator);
+    let shard = ShardId(7);
+    coordinator.tell(CoordinatorMsg::GetShardHome {
+        shard,
+        region: host.me.clone(),
+    });
+    // The first is taken as lost: two more come, unasked.
+    for _ in 0..3 {
+        assert_eq!(host.expect(host_shard), shard);
+    }
+    coordinator.tell(CoordinatorMsg::ShardStarted {
+        shard,
+        region: host.me.clone(),
+    });
+    assert_eq!(host.expect(shard_home), shard);
+    host.probe.expect_no_msg(Duration::from_millis(200));
+    system.terminate().await;
+}
