@@ -139,6 +139,9 @@ impl Members {
                     continue;
                 }
             };
+            if echo_lines() {
+                eprintln!("sharding: member {i}: {} {:?}", event.event, event.fields);
+            }
             self.note(i, &event);
             if wanted(i, &event) {
                 return Ok((i, event));
@@ -264,4 +267,11 @@ mod tests {
             1
         );
     }
+}
+
+/// `VOLLEY_BENCH_ECHO_LINES` set: every member line the driver reads is
+/// echoed to stderr, to see what a row waited for.
+fn echo_lines() -> bool {
+    static ECHO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ECHO.get_or_init(|| std::env::var_os("VOLLEY_BENCH_ECHO_LINES").is_some())
 }
