@@ -254,6 +254,13 @@ pub fn duplicate_ids(per_member: &[Vec<String>]) -> u64 {
     seen.values().filter(|&&n| n > 1).count() as u64
 }
 
+/// `VOLLEY_BENCH_ECHO_LINES` set: every member line the driver reads is
+/// echoed to stderr, to see what a row waited for.
+fn echo_lines() -> bool {
+    static ECHO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ECHO.get_or_init(|| std::env::var_os("VOLLEY_BENCH_ECHO_LINES").is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,11 +274,4 @@ mod tests {
             1
         );
     }
-}
-
-/// `VOLLEY_BENCH_ECHO_LINES` set: every member line the driver reads is
-/// echoed to stderr, to see what a row waited for.
-fn echo_lines() -> bool {
-    static ECHO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ECHO.get_or_init(|| std::env::var_os("VOLLEY_BENCH_ECHO_LINES").is_some())
 }
