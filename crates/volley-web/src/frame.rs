@@ -178,12 +178,25 @@ const MAX_MSGPACK_DEPTH: usize = 128;
 /// Reads one client frame.
 pub fn decode(encoding: Encoding, bytes: &[u8]) -> Result<ClientFrame, BadFrame> {
     match encoding {
-        Encoding::Json => serde_json::from_slice(bytes).map_err(|e| BadFrame(e.to_string())),
+        // The common frames in one pass; the rest, and the errors, the
+        // derived way.
+        Encoding::Json => match crate::tag_first::decode(bytes) {
+            Some(frame) => Ok(frame),
+            None => serde_json::from_slice(bytes).map_err(|e| BadFrame(e.to_string())),
+        },
         Encoding::MsgPack => {
             let mut deserializer = rmp_serde::Deserializer::from_read_ref(bytes);
             deserializer.set_max_depth(MAX_MSGPACK_DEPTH);
             ClientFrame::deserialize(&mut deserializer).map_err(|e| BadFrame(e.to_string()))
         }
+    }
+}
+
+/// Reads one JSON client frame from a text known to be UTF-8.
+pub(crate) fn decode_text(json: &str) -> Result<ClientFrame, BadFrame> {
+    match crate::tag_first::decode_text(json) {
+        Some(frame) => Ok(frame),
+        None => serde_json::from_str(json).map_err(|e| BadFrame(e.to_string())),
     }
 }
 

@@ -47,18 +47,24 @@ pub(crate) struct Stats {
     pub(crate) sessions_opened: AtomicU64,
 }
 
+/// The gateway's tables, keyed by names the application registers and
+/// session ids the gateway draws: a client only looks keys up, never
+/// chooses one that goes in, so a fast hash (looked up twice per
+/// long-poll ask) does not open a hash-flooding attack.
+pub(crate) type Table<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 pub(crate) struct Inner {
     pub(crate) system: ActorSystem,
     pub(crate) settings: WebSettings,
-    pub(crate) services: HashMap<String, Box<dyn Service>>,
-    pub(crate) topics: HashMap<String, Box<dyn WebTopic>>,
+    pub(crate) services: Table<String, Box<dyn Service>>,
+    pub(crate) topics: Table<String, Box<dyn WebTopic>>,
     pub(crate) auth: Option<AuthHook>,
-    pub(crate) sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    pub(crate) sessions: Mutex<Table<Arc<str>, Arc<Session>>>,
     pub(crate) stats: Stats,
 }
 
 impl Inner {
-    pub(crate) fn sessions(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
+    pub(crate) fn sessions(&self) -> MutexGuard<'_, Table<Arc<str>, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -98,8 +104,8 @@ impl Opened {
 pub struct WebGatewayBuilder {
     system: ActorSystem,
     settings: WebSettings,
-    services: HashMap<String, Box<dyn Service>>,
-    topics: HashMap<String, Box<dyn WebTopic>>,
+    services: Table<String, Box<dyn Service>>,
+    topics: Table<String, Box<dyn WebTopic>>,
     auth: Option<AuthHook>,
 }
 
@@ -206,7 +212,7 @@ impl WebGatewayBuilder {
                 services: self.services,
                 topics: self.topics,
                 auth: self.auth,
-                sessions: Mutex::new(HashMap::new()),
+                sessions: Mutex::new(Table::default()),
                 stats: Stats::default(),
             }),
         }
@@ -226,8 +232,8 @@ impl WebGateway {
         WebGatewayBuilder {
             system: system.clone(),
             settings,
-            services: HashMap::new(),
-            topics: HashMap::new(),
+            services: Table::default(),
+            topics: Table::default(),
             auth: None,
         }
     }

@@ -50,6 +50,7 @@ mod outbox;
 mod service;
 mod session;
 mod settings;
+mod tag_first;
 mod topic;
 mod ws;
 

@@ -14,13 +14,14 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, Query, State};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use http::request::Parts;
 use http::{header, HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::auth::{check_origin, Refusal};
-use crate::frame::{close, encode, ClientFrame, Encoding, ErrorCode};
+use crate::frame::{close, decode, decode_text, encode, BadFrame, Encoding, ErrorCode};
 use crate::gateway::WebGateway;
 use crate::outbox::{Closing, Taken};
 use crate::service::Failure;
@@ -48,14 +49,37 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
     response
 }
 
-/// The body, at most `max_frame` bytes.
+/// The body, at most `max_frame` bytes. Read chunk by chunk rather than
+/// with `axum::body::to_bytes`, whose limit and collecting layers cost
+/// more than the body itself: a body that comes in one chunk, as a small
+/// one does, is kept as it came, and only a longer one is copied together.
 async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
     let max = gateway.inner.settings.max_frame;
-    axum::body::to_bytes(body, max).await.map_err(|_| Refusal {
+    let refused = || Refusal {
         code: close::TOO_LARGE,
         status: StatusCode::PAYLOAD_TOO_LARGE,
         text: format!("the body is larger than max_frame ({max} bytes)"),
-    })
+    };
+    let mut chunks = body.into_data_stream();
+    let mut first: Option<Bytes> = None;
+    let mut joined = Vec::new();
+    let mut len = 0;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|_| refused())?;
+        len += chunk.len();
+        if len > max {
+            return Err(refused());
+        }
+        match first.take() {
+            None if joined.is_empty() => first = Some(chunk),
+            None => joined.extend_from_slice(&chunk),
+            Some(one) => {
+                joined.extend_from_slice(&one);
+                joined.extend_from_slice(&chunk);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| joined.into()))
 }
 
 /// What `send`, `recv` and `close` are about: the session the query
@@ -125,7 +149,7 @@ pub(crate) async fn open(
         return Err(Refusal::protocol("long-poll speaks enc=json only"));
     }
     let body = read_body(&gateway, body).await?;
-    let hello = crate::frame::decode(Encoding::Json, &body)
+    let hello = decode(Encoding::Json, &body)
         .map_err(|e| Refusal::protocol(format!("the body must be hello: {e}")))?;
     let opened = gateway.open(&hello, &headers, Encoding::Json)?;
     // Attached and let go at once: the grace period runs until a recv.
@@ -154,9 +178,9 @@ pub(crate) async fn send(
         Refusal::protocol(text)
     })?;
     for frame in frames {
-        match serde_json::from_str::<ClientFrame>(frame.get()) {
+        match decode_text(frame.get()) {
             Ok(frame) => crate::inbound::handle(&session, frame),
-            Err(e) => session.fail(None, Failure::new(ErrorCode::BadFrame, e.to_string())),
+            Err(BadFrame(text)) => session.fail(None, Failure::new(ErrorCode::BadFrame, text)),
         }
     }
     Ok(StatusCode::NO_CONTENT.into_response())

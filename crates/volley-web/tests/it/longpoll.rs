@@ -93,6 +93,61 @@ async fn asks_over_long_poll_are_answered_and_resent_until_acknowledged() {
     server.stop().await;
 }
 
+/// A server whose `max_frame` is 256 bytes, and its router.
+async fn small_frames() -> (Server, axum::Router) {
+    let settings = WebSettings {
+        max_frame: 256,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let router = server.gateway.router();
+    (server, router)
+}
+
+/// `send` with its body in `chunks`, as a chunked request's arrives.
+async fn send_in_chunks(router: &axum::Router, session: &str, chunks: Vec<String>) -> StatusCode {
+    let chunks = chunks
+        .into_iter()
+        .map(|chunk| Ok::<_, std::io::Error>(axum::body::Bytes::from(chunk)));
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri(format!("/lp/send?session={session}"))
+        .body(Body::from_stream(futures_util::stream::iter(chunks)))
+        .unwrap();
+    router.clone().oneshot(request).await.unwrap().status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_in_chunks_is_read_whole_up_to_max_frame() {
+    let (server, router) = small_frames().await;
+    let session = open(&router).await;
+    let ask = r#"[{"t":"ask","id":1,"service":"counter","msg":{"add":5}}]"#;
+    let (a, b) = ask.split_at(20);
+    let (b, c) = b.split_at(20);
+    let chunks = vec![String::new(), a.into(), b.into(), String::new(), c.into()];
+    assert_eq!(
+        send_in_chunks(&router, &session, chunks).await,
+        StatusCode::NO_CONTENT
+    );
+    let mut got = Vec::new();
+    while got.is_empty() {
+        got = recv(&router, &session, 0).await;
+    }
+    assert_eq!((&got[0]["t"], &got[0]["id"]), (&json!("reply"), &json!(1)));
+    // Past max_frame only in the sum of its chunks.
+    let chunks = vec![
+        "[".to_string(),
+        " ".repeat(200),
+        " ".repeat(100),
+        "]".into(),
+    ];
+    assert_eq!(
+        send_in_chunks(&router, &session, chunks).await,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_poll_answers_an_empty_array_after_the_poll_timeout() {
     let settings = WebSettings {
@@ -108,12 +163,7 @@ async fn an_idle_poll_answers_an_empty_array_after_the_poll_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_http_statuses() {
-    let settings = WebSettings {
-        max_frame: 256,
-        ..WebSettings::default()
-    };
-    let server = Server::start(settings).await;
-    let router = server.gateway.router();
+    let (server, router) = small_frames().await;
     let (status, _) = call(&router, Method::GET, "/lp/recv?session=nope", Value::Null).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = call(&router, Method::POST, "/lp/open", json!({"t": "tell"})).await;
