@@ -56,6 +56,8 @@ pub(crate) struct SystemCore {
     dead_letter_log: LogLimiter,
     event_stream: EventStream,
     pub(crate) root: Mutex<Option<Arc<ActorCell<Guardian>>>>,
+    /// The root guardian's uid, for `stop` to tell it apart cheaply.
+    root_uid: OnceLock<u64>,
     /// Weak: the root guardian owns `/user`; spawning upgrades (one atomic)
     /// instead of locking and cloning, and a terminated system has none.
     user: OnceLock<Weak<ActorCell<Guardian>>>,
@@ -165,6 +167,7 @@ impl ActorSystem {
                 dead_letters: AtomicU64::new(0),
                 event_stream: EventStream::default(),
                 root: Mutex::new(None),
+                root_uid: OnceLock::new(),
                 user: OnceLock::new(),
                 system_guardian: Mutex::new(Weak::new()),
                 receptionist: Mutex::new(None),
@@ -188,6 +191,7 @@ impl ActorSystem {
         let user = root
             .spawn_child_cell(Some("user"), Props::new(|| Guardian))
             .expect("a new root guardian accepts /user");
+        let _ = system.shared.root_uid.set(root.any_ref().uid());
         *lock(&system.shared.root) = Some(root);
         let _ = system.shared.user.set(Arc::downgrade(&user));
         if system.shared.metrics.is_some() {
@@ -261,18 +265,20 @@ impl ActorSystem {
     /// reserved until then; a child's parent frees the name when it hears
     /// of the end. False if the actor had already terminated.
     pub fn stop(&self, actor: &impl ToAnyRef) -> bool {
+        // `Stop` goes to the actor itself, whatever its parent: the parent
+        // hears of the end as `ChildTerminated` and frees the name then,
+        // and needs no notice before (its own stop or restart sends `Stop`
+        // again, which a stopping actor ignores). Marking a top-level actor
+        // stopping in `/user`'s table first would cost every stop a lock of
+        // that table, which the guardian updates on another thread, and a
+        // random lookup in it: a cache miss per actor.
         let actor = actor.to_any_ref();
-        if let Ok(user) = self.user_guardian() {
-            if crate::actor::children::stop_child(&user.children, &actor) {
-                return true;
-            }
-        }
         if actor.is_terminated() {
             return false;
         }
         // The root guardian ends the system the coordinated way, as the
         // user guardian does (`guardian.rs`), not by skipping the phases.
-        if self.lookup("/").ok().flatten().as_ref() == Some(&actor) {
+        if self.is_root(&actor) {
             let system = self.clone();
             let reason = ShutdownReason::GuardianStopped;
             self.shared.handle.spawn(async move {
@@ -282,6 +288,12 @@ impl ActorSystem {
         }
         actor.send_system(crate::actor::system_msg::SystemMsg::Stop);
         true
+    }
+
+    /// True for this system's root guardian, told by its uid: a lookup of
+    /// `/` would parse a path on every stop.
+    fn is_root(&self, actor: &AnyRef) -> bool {
+        self.shared.root_uid.get() == Some(&actor.uid()) && actor.target.local().is_some()
     }
 
     /// Looks an actor up by path (`/user/a/b` or `volley://name/user/a/b`),

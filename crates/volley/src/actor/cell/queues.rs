@@ -47,8 +47,6 @@
 //!
 //! `loom_tests` below model-check these claims against this very code.
 
-use std::collections::VecDeque;
-
 use crate::actor::mailbox::{Mailbox, MailboxConfig, Priority};
 use crate::util::sync::{lock, AtomicU8, Mutex, Ordering};
 
@@ -88,21 +86,25 @@ struct SystemQueue<S> {
 
 /// Queued system messages, the first one inline: most actors only ever
 /// get one at a time (the `Stop` that ends them, a parent's
-/// `ChildTerminated`), and a deque allocates on its first push, which was
+/// `ChildTerminated`), and a vector allocates on its first push, which was
 /// one of the few allocations left in spawning and stopping an actor.
+/// `rest` is a `Vec`, not a deque: a batch is only ever pushed to and then
+/// taken whole, and dropping an empty deque (three per stopped actor:
+/// the drained batch, the closed queue's, the cell's) computes its two
+/// halves and walks them, where an empty vector's drop is a test.
 /// Invariant: `rest` is empty while `first` is `None`, so the order is
 /// `first` then `rest`.
 #[derive(Debug)]
 pub(crate) struct SystemBatch<S> {
     first: Option<S>,
-    rest: VecDeque<S>,
+    rest: Vec<S>,
 }
 
 impl<S> Default for SystemBatch<S> {
     fn default() -> Self {
         SystemBatch {
             first: None,
-            rest: VecDeque::new(),
+            rest: Vec::new(),
         }
     }
 }
@@ -113,7 +115,7 @@ impl<S> SystemBatch<S> {
             debug_assert!(self.rest.is_empty());
             self.first = Some(msg);
         } else {
-            self.rest.push_back(msg);
+            self.rest.push(msg);
         }
     }
 
@@ -130,8 +132,7 @@ impl<S> SystemBatch<S> {
 
 impl<S> IntoIterator for SystemBatch<S> {
     type Item = S;
-    type IntoIter =
-        std::iter::Chain<std::option::IntoIter<S>, std::collections::vec_deque::IntoIter<S>>;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<S>, std::vec::IntoIter<S>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.first.into_iter().chain(self.rest)
@@ -333,7 +334,7 @@ mod loom_tests {
                         .try_lock()
                         .expect("two activations of one cell at once");
                     self.queues.drain_system(|msg| actor.system.push(msg));
-                    let mut batch = VecDeque::new();
+                    let mut batch = std::collections::VecDeque::new();
                     self.queues.mailbox().take_all(&mut batch);
                     actor.user.extend(batch.into_iter().map(|env| match env {
                         Envelope::Msg(m) => m,

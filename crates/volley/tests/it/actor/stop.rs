@@ -224,6 +224,29 @@ async fn an_actor_stopped_at_once_starts_and_stops_once() {
     system.terminate().await;
 }
 
+/// `system.stop` of a top-level actor goes to the actor itself: a second
+/// stop while it stops changes nothing (one `post_stop`, one
+/// `Terminated`), and a stop after its end answers false.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_top_level_actor_stopped_twice_stops_once() {
+    let system = common::system("stop-twice").unwrap();
+    let events = TestProbe::<String>::new(&system);
+    let r = system
+        .spawn_anonymous(Subject::props(&events.actor_ref(), |_| {}))
+        .unwrap();
+    events.watch(&r);
+    events.expect_msg("preStart".into());
+    assert!(system.stop(&r));
+    // True if it came before the end, false after: either way no effect.
+    let _ = system.stop(&r);
+    events.expect_msg("postStop".into());
+    events.expect_terminated(&r);
+    assert!(!system.stop(&r), "a terminated actor was stopped again");
+    events.expect_no_msg(Duration::from_millis(100));
+    system.terminate().await;
+}
+
 /// StopSpec's "stopping after setup", for the setup of a restarted
 /// instance: `stop_self` in `post_restart` stops the actor; the new
 /// instance's `post_stop` runs once, after the old one's `pre_restart`.
