@@ -187,6 +187,11 @@ impl Members {
         answer: &str,
         timeout: Duration,
     ) -> crate::Result<Event> {
+        // Its `terminated` line may have come while the driver waited for
+        // another member's answer: a query now would wait for nothing.
+        if self.terminated[i] {
+            return Err(format!("member {i} terminated before {command:?}").into());
+        }
         self.command(i, command)?;
         let what = format!("{answer} line from member {i} after {command:?}");
         // A member that leaves may take the command and exit before it
