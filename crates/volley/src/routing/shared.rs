@@ -104,8 +104,17 @@ impl<M: Send + 'static> RouterShared<M> {
     /// Replaces the routee list. Called by the router actor only.
     pub(crate) fn publish(&self, refs: Vec<ActorRef<M>>) {
         let snapshot = Arc::new(Snapshot::new(refs, &*self.logic, true));
-        let old = std::mem::replace(&mut *write(&self.current), snapshot);
-        self.state.fetch_add(GENERATION, Ordering::Release);
+        let old = {
+            let mut current = write(&self.current);
+            let old = std::mem::replace(&mut *current, snapshot);
+            // Under the lock: whoever reads the new list (`routees()`) then
+            // finds the new generation too, so a sender's cached view is
+            // refreshed before its next message. Bumped after the lock, a
+            // caller could see two routees and still route to the one its
+            // view held (a test saw all ten messages go to one routee).
+            self.state.fetch_add(GENERATION, Ordering::Release);
+            old
+        };
         // Dropped outside the lock: it may hold the last ref to a routee.
         drop(old);
     }
