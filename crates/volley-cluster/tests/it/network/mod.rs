@@ -48,6 +48,24 @@ pub fn nodes() -> Nodes {
     })
 }
 
+/// Nodes for sharding tests: the singleton's and sharding's protocols, and
+/// the envelope of the entities' message type `M` (id 62).
+pub fn sharding_nodes<M>() -> Nodes
+where
+    M: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+{
+    Nodes::new(|| {
+        let mut registry = Registry::default();
+        registry.register::<u32>(1).expect("a fresh registry");
+        volley_cluster::singleton::register_singleton_types(&mut registry, 50).expect("free ids");
+        volley_cluster::sharding::register_sharding_types(&mut registry, 60).expect("free ids");
+        registry
+            .register::<volley_cluster::sharding::ShardEnvelope<M>>(62)
+            .expect("a free id");
+        registry
+    })
+}
+
 /// Timings a few times faster than the defaults, yet patient enough
 /// that a loaded machine does not see false suspicions.
 pub fn quick(name: &str, seeds: &[&Node]) -> ClusterSettings {

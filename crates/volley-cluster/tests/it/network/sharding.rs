@@ -10,16 +10,15 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use volley::{Actor, ActorSystem, Context, HandleResult, Props};
 use volley_cluster::sharding::{
-    register_sharding_types, ClusterSharding, Entity, EntityRef, EntityTypeKey, HashShards,
-    ShardEnvelope, Sharding, ShardingSettings,
+    ClusterSharding, Entity, EntityRef, EntityTypeKey, HashShards, Sharding, ShardingSettings,
 };
-use volley_cluster::singleton::register_singleton_types;
 use volley_cluster::{Cluster, ClusterEvent, MemberStatus};
-use volley_remote::Registry;
 use volley_testkit::remote::{Node, Nodes};
 use volley_testkit::{await_cond_within, TestProbe};
 
-use super::{all_up, deadline, expect_removed, form, oldest_index, quick, start_nodes};
+use super::{
+    all_up, deadline, expect_removed, form, oldest_index, quick, sharding_nodes, start_nodes,
+};
 
 /// One message to an entity: its sequence number from the one sender.
 #[derive(Debug, Serialize, Deserialize)]
@@ -83,19 +82,6 @@ impl Actor for Counted {
             }
         });
     }
-}
-
-fn sharding_nodes() -> Nodes {
-    Nodes::new(|| {
-        let mut registry = Registry::default();
-        registry.register::<u32>(1).expect("a fresh registry");
-        register_singleton_types(&mut registry, 50).expect("free ids");
-        register_sharding_types(&mut registry, 60).expect("free ids");
-        registry
-            .register::<ShardEnvelope<Seq>>(62)
-            .expect("a free id");
-        registry
-    })
 }
 
 fn key() -> EntityTypeKey<Seq> {
@@ -167,7 +153,7 @@ fn check_exactly_once(record: &Shared, sent: u32) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entities_live_on_both_nodes_and_get_every_message() {
-    let mut nodes = sharding_nodes();
+    let mut nodes = sharding_nodes::<Seq>();
     let members = start_nodes(&mut nodes, 2).await;
     let _clusters = form(&members);
     let record = Shared::default();
@@ -250,7 +236,7 @@ async fn the_shards_of_a_node_that_leaves_are_placed_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sharding_on_a_system_without_a_cluster_is_a_typed_error() {
-    let mut nodes = sharding_nodes();
+    let mut nodes = sharding_nodes::<Seq>();
     let node = start_nodes(&mut nodes, 1).await.remove(0);
     let entity = Entity::new(key(), |_id| {
         Props::new(|| Counted {
@@ -279,7 +265,7 @@ type Sharded = (
 );
 
 async fn three_sharded() -> Sharded {
-    let mut nodes = sharding_nodes();
+    let mut nodes = sharding_nodes::<Seq>();
     let members = start_nodes(&mut nodes, 3).await;
     let (clusters, probes) = form(&members);
     let record = Shared::default();
@@ -349,7 +335,7 @@ fn live_on(record: &Shared, port: u16) -> Vec<String> {
 /// twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margin() {
-    let mut nodes = sharding_nodes();
+    let mut nodes = sharding_nodes::<Seq>();
     let members = start_nodes(&mut nodes, 3).await;
     let (clusters, probes) = form_without_resolver(&members);
     let record = Shared::default();

@@ -13,16 +13,16 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use volley::{Actor, Context, DeadLetter, HandleResult, Props};
 use volley_cluster::sharding::{
-    register_sharding_types, ClusterSharding, Entity, EntityRef, EntityTypeKey, HashShards,
-    ShardEnvelope, Sharding, ShardingSettings,
+    ClusterSharding, Entity, EntityRef, EntityTypeKey, HashShards, ShardEnvelope, Sharding,
+    ShardingSettings,
 };
-use volley_cluster::singleton::register_singleton_types;
 use volley_cluster::{Cluster, MemberStatus};
-use volley_remote::Registry;
 use volley_testkit::await_cond_within;
-use volley_testkit::remote::{Node, Nodes};
+use volley_testkit::remote::Node;
 
-use super::{all_up, deadline, expect_removed, form, oldest_index, quick, start_nodes};
+use super::{
+    all_up, deadline, expect_removed, form, oldest_index, quick, sharding_nodes, start_nodes,
+};
 
 /// Message `n` (from 1, per entity) of sender `sender`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -126,19 +126,6 @@ fn count_dead_letters(node: &Node, counted: &Arc<AtomicU64>) {
     node.system.event_stream().subscribe(counter);
 }
 
-fn order_nodes() -> Nodes {
-    Nodes::new(|| {
-        let mut registry = Registry::default();
-        registry.register::<u32>(1).expect("a fresh registry");
-        register_singleton_types(&mut registry, 50).expect("free ids");
-        register_sharding_types(&mut registry, 60).expect("free ids");
-        registry
-            .register::<ShardEnvelope<Numbered>>(63)
-            .expect("a free id");
-        registry
-    })
-}
-
 const ENTITIES: usize = 1_000;
 const SHARDS: u32 = 40;
 
@@ -239,7 +226,7 @@ fn sent_per_entity(totals: &[(u8, u64)]) -> HashMap<(u8, String), u32> {
 /// fourth joins and takes shards; the third shuts down and hands its
 /// shards off; `dwell` of traffic around each change.
 async fn accounting_through_join_and_leave(dwell: Duration) {
-    let mut nodes = order_nodes();
+    let mut nodes = sharding_nodes::<Numbered>();
     let mut members = start_nodes(&mut nodes, 3).await;
     let (mut clusters, probes) = form(&members);
     let record = Shared::default();

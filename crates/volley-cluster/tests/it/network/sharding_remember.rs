@@ -15,16 +15,15 @@ use serde::{Deserialize, Serialize};
 use volley::{Actor, Context, HandleResult, Props};
 use volley_cluster::sharding::store::{MemoryStore, RedbStore, StoreLocation};
 use volley_cluster::sharding::{
-    register_sharding_types, ClusterSharding, Entity, EntityTypeKey, HashShards, ShardEnvelope,
-    Sharding, ShardingSettings,
+    ClusterSharding, Entity, EntityTypeKey, HashShards, Sharding, ShardingSettings,
 };
-use volley_cluster::singleton::register_singleton_types;
 use volley_cluster::{Cluster, MemberStatus};
-use volley_remote::Registry;
-use volley_testkit::remote::{Node, Nodes};
+use volley_testkit::remote::Node;
 use volley_testkit::{await_cond_within, dilated, TestProbe};
 
-use super::{all_up, deadline, expect_removed, form, oldest_index, quick, start_nodes};
+use super::{
+    all_up, deadline, expect_removed, form, oldest_index, quick, sharding_nodes, start_nodes,
+};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Ping(u32);
@@ -74,19 +73,6 @@ impl Actor for Remembered {
             }
         });
     }
-}
-
-fn remember_nodes() -> Nodes {
-    Nodes::new(|| {
-        let mut registry = Registry::default();
-        registry.register::<u32>(1).expect("a fresh registry");
-        register_singleton_types(&mut registry, 50).expect("free ids");
-        register_sharding_types(&mut registry, 60).expect("free ids");
-        registry
-            .register::<ShardEnvelope<Ping>>(62)
-            .expect("a free id");
-        registry
-    })
 }
 
 /// No rebalance rounds: a new coordinator allocates nothing until both
@@ -148,7 +134,7 @@ fn start_all_on_both(sharding: &Sharding<Ping>, live: &Shared, ports: [u16; 2]) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_entities_of_a_node_that_leaves_start_on_the_other_without_a_message() {
-    let mut nodes = remember_nodes();
+    let mut nodes = sharding_nodes::<Ping>();
     let members = start_nodes(&mut nodes, 2).await;
     let (clusters, _probes) = form(&members);
     let live = Shared::default();
@@ -199,7 +185,7 @@ async fn a_two_node_cluster_restarted_in_full_starts_every_entity_from_its_files
         .map(|i| dir.path().join(format!("node-{i}.redb")))
         .collect();
     let before = {
-        let mut nodes = remember_nodes();
+        let mut nodes = sharding_nodes::<Ping>();
         let members = start_nodes(&mut nodes, 2).await;
         let (clusters, _probes) = form(&members);
         let live = Shared::default();
@@ -218,7 +204,7 @@ async fn a_two_node_cluster_restarted_in_full_starts_every_entity_from_its_files
 
     // New nodes (new ports), each with the file of one of the old ones;
     // no message is sent to any entity.
-    let mut nodes = remember_nodes();
+    let mut nodes = sharding_nodes::<Ping>();
     let members = start_nodes(&mut nodes, 2).await;
     let _clusters = form(&members);
     let live = Shared::default();
@@ -276,7 +262,7 @@ fn join_without_resolver(node: &Node, seeds: &[&Node]) -> Cluster {
 async fn a_crashed_node_back_with_its_file_has_its_entities_started_where_their_shards_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("victim.redb");
-    let mut nodes = remember_nodes();
+    let mut nodes = sharding_nodes::<Ping>();
     let members = start_nodes(&mut nodes, 2).await;
     let seeds: Vec<&Node> = members.iter().collect();
     let clusters: Vec<Cluster> = members
