@@ -11,6 +11,12 @@
 //!   the hosting region; on its `ShardStopped` the shard is deallocated
 //!   and the askers of the round get its new home. A round that is not
 //!   acked within `handoff_timeout` ends with the shard where it was.
+//! - A region that registers for the first time also asks for a round,
+//!   so a joining node gets shards without waiting up to an interval; a
+//!   round asked for (by the tick or a registration) while shards are
+//!   still moving or starting runs as soon as they are done, instead of
+//!   at the next tick. Rounds still come at most one per ask, each
+//!   within the strategy's limits, so the pace stays bounded.
 //!
 //! On a cluster (as a singleton) two more rules keep an entity from
 //! running twice:
@@ -84,6 +90,9 @@ pub struct ShardCoordinator {
     /// homeless one is placed in one of them, and the others hand their
     /// ids to where it runs.
     reported: HashMap<ShardId, Vec<ActorRef<RegionControl>>>,
+    /// A round was asked for while another was moving shards: it runs
+    /// when they are done.
+    round_pending: bool,
 }
 
 const REBALANCE_TIMER: &str = "rebalance";
@@ -166,6 +175,7 @@ impl ShardCoordinator {
             recorded: BTreeSet::new(),
             handed: HashMap::new(),
             reported: HashMap::new(),
+            round_pending: false,
         }
     }
 
@@ -179,7 +189,8 @@ impl ShardCoordinator {
         if self.is_terminating(&region) {
             return;
         }
-        if self.state.register(region.clone()) {
+        let first_time = self.state.register(region.clone());
+        if first_time {
             ctx.watch_with(&region, CoordinatorMsg::RegionTerminated(region.clone()));
         }
         for shard in shards {
@@ -189,6 +200,9 @@ impl ShardCoordinator {
         let coordinator = ctx.myself();
         region.tell(RegionControl::RegisterAck { coordinator });
         self.restore_shards(ctx);
+        // A new coordinator's start-up re-registers every region: those
+        // are not joiners, and the tick paces what they need.
+        let joined = first_time && !self.in_startup();
         let at = self.authority(&region);
         if let Some(startup) = self.on_cluster.as_mut().and_then(|c| c.startup.as_mut()) {
             startup.unregistered.remove(&at);
@@ -196,6 +210,10 @@ impl ShardCoordinator {
                 self.end_startup(ctx);
             }
         }
+        if joined {
+            self.round_pending = true;
+        }
+        self.run_pending_round(ctx);
     }
 
     /// `region` says it hosts `shard`: its home, unless another region
@@ -319,22 +337,43 @@ impl ShardCoordinator {
             let region = region.clone();
             asker.tell(RegionControl::ShardHome { shard, region });
         }
+        self.run_pending_round(ctx);
     }
 
-    fn rebalance(&mut self, ctx: &mut Context<Self>) {
+    fn rebalance_tick(&mut self, ctx: &mut Context<Self>) {
         ctx.schedule_once(
             REBALANCE_TIMER,
             self.settings.rebalance_interval,
             CoordinatorMsg::RebalanceTick,
         );
+        self.round_pending = true;
+        self.run_pending_round(ctx);
+    }
+
+    /// Whether a new coordinator still waits for the regions to register.
+    fn in_startup(&self) -> bool {
+        self.on_cluster
+            .as_ref()
+            .is_some_and(|c| c.startup.is_some())
+    }
+
+    /// Whether shards are moving or starting, or the coordinator waits
+    /// for regions (its start-up, or regions of a member going away).
+    fn is_busy(&self) -> bool {
         let waiting = self
             .on_cluster
             .as_ref()
             .is_some_and(|c| c.startup.is_some() || c.terminating.values().any(|r| !r.is_empty()));
-        let gate = RebalanceGate {
-            in_progress: !self.rounds.is_empty() || !self.starting.is_empty() || waiting,
-            ..RebalanceGate::default()
-        };
+        !self.rounds.is_empty() || !self.starting.is_empty() || waiting
+    }
+
+    /// Runs the round asked for, once nothing is moving.
+    fn run_pending_round(&mut self, ctx: &mut Context<Self>) {
+        if !self.round_pending || self.is_busy() {
+            return;
+        }
+        self.round_pending = false;
+        let gate = RebalanceGate::default();
         for shard in self.state.to_rebalance(&self.settings.allocation, gate) {
             self.begin_round(ctx, shard);
         }
@@ -433,6 +472,7 @@ impl ShardCoordinator {
             self.get_shard_home(ctx, shard, asker);
         }
         self.restore_shards(ctx);
+        self.run_pending_round(ctx);
     }
 
     /// The round took too long: the shard stays, and the askers are told
@@ -445,6 +485,7 @@ impl ShardCoordinator {
         for asker in round.askers {
             self.get_shard_home(ctx, shard, asker);
         }
+        self.run_pending_round(ctx);
     }
 
     /// The region's shards are free, and rounds stop waiting for it.
@@ -472,6 +513,7 @@ impl ShardCoordinator {
             let askers = askers.into_iter().filter(|r| r != region);
             askers.for_each(|asker| self.get_shard_home(ctx, shard, asker));
         }
+        self.run_pending_round(ctx);
     }
 }
 
@@ -511,7 +553,7 @@ impl Actor for ShardCoordinator {
             } => self.region_stopped_shard(ctx, shard, &region, remembered),
             CoordinatorMsg::GracefulShutdownReq { region } => self.graceful_shutdown(ctx, &region),
             CoordinatorMsg::RegionTerminated(region) => self.region_terminated(ctx, region),
-            CoordinatorMsg::RebalanceTick => self.rebalance(ctx),
+            CoordinatorMsg::RebalanceTick => self.rebalance_tick(ctx),
             CoordinatorMsg::HandOffTimeout(shard) => self.hand_off_timeout(ctx, shard),
             CoordinatorMsg::Member(event) => self.on_member_event(ctx, &event),
             CoordinatorMsg::FreeRegion(region) => self.margin_over(ctx, &region),

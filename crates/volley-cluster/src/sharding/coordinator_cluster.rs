@@ -180,6 +180,7 @@ impl ShardCoordinator {
         for (shard, asker) in startup.askers {
             self.get_shard_home(ctx, shard, asker);
         }
+        self.run_pending_round(ctx);
     }
 
     pub(super) fn on_member_event(&mut self, ctx: &mut Context<Self>, event: &ClusterEvent) {

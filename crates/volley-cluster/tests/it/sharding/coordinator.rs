@@ -1,6 +1,6 @@
 //! The coordinator driven through Pekko's protocol by the test, which
 //! stands in for the regions: allocation, and a rebalance round when a
-//! second region registers.
+//! second region registers, at once and again when a round ends.
 
 use std::time::Duration;
 
@@ -30,6 +30,48 @@ fn region(system: &ActorSystem, coordinator: &ActorRef<CoordinatorMsg>) -> Regio
     Region { probe, me }
 }
 
+/// A region that registered and was given shards 0 to 3.
+fn region_hosting_four_shards(
+    system: &ActorSystem,
+    coordinator: &ActorRef<CoordinatorMsg>,
+) -> Region {
+    let first = region(system, coordinator);
+    for n in 0..4 {
+        let (shard, region) = (ShardId(n), first.me.clone());
+        coordinator.tell(CoordinatorMsg::GetShardHome { shard, region });
+        assert_eq!(first.expect(host_shard), ShardId(n));
+        coordinator.tell(CoordinatorMsg::ShardStarted {
+            shard,
+            region: first.me.clone(),
+        });
+        assert_eq!(first.expect(shard_home), ShardId(n));
+    }
+    first
+}
+
+/// A coordinator with `rebalance_interval` set to `every`, a first region
+/// hosting shards 0 to 3, and a second that registered after: both have
+/// been told the round that moves shard 0 began.
+fn second_region_joins(
+    name: &str,
+    every: Duration,
+) -> (ActorSystem, ActorRef<CoordinatorMsg>, Region, Region) {
+    let system = ActorSystem::new(name).unwrap();
+    let settings = ShardingSettings {
+        rebalance_interval: every,
+        ..ShardingSettings::default()
+    };
+    let coordinator = system
+        .spawn("coordinator", ShardCoordinator::props(settings))
+        .unwrap();
+    let first = region_hosting_four_shards(&system, &coordinator);
+    let second = region(&system, &coordinator);
+    // A round moves one shard (a tenth of four, at least one), the oldest.
+    assert_eq!(first.expect(begin), ShardId(0));
+    assert_eq!(second.expect(begin), ShardId(0));
+    (system, coordinator, first, second)
+}
+
 impl Region {
     /// The next message, which must be the one `pick` finds a shard in.
     fn expect(&self, pick: impl Fn(&RegionControl) -> Option<ShardId>) -> ShardId {
@@ -53,33 +95,8 @@ fn shard_home(msg: &RegionControl) -> Option<ShardId> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_region_that_joins_gets_shards_by_a_hand_off_round() {
-    let system = ActorSystem::new("coordinator-rebalance").unwrap();
-    let settings = ShardingSettings {
-        rebalance_interval: Duration::from_millis(50),
-        ..ShardingSettings::default()
-    };
-    let coordinator = system
-        .spawn("coordinator", ShardCoordinator::props(settings))
-        .unwrap();
-    let first = region(&system, &coordinator);
-    for n in 0..4 {
-        let (shard, region) = (ShardId(n), first.me.clone());
-        coordinator.tell(CoordinatorMsg::GetShardHome { shard, region });
-        assert_eq!(first.expect(host_shard), ShardId(n));
-        coordinator.tell(CoordinatorMsg::ShardStarted {
-            shard,
-            region: first.me.clone(),
-        });
-        assert_eq!(first.expect(shard_home), ShardId(n));
-    }
-    let second = region(&system, &coordinator);
-    // A round moves one shard (a tenth of four, at least one), the oldest.
-    let begin = |msg: &RegionControl| match msg {
-        RegionControl::BeginHandOff { shard } => Some(*shard),
-        _ => None,
-    };
-    assert_eq!(first.expect(begin), ShardId(0));
-    assert_eq!(second.expect(begin), ShardId(0));
+    let (system, coordinator, first, second) =
+        second_region_joins("coordinator-rebalance", Duration::from_millis(50));
     // The second region had sent the shard's messages to the first, and
     // a marker behind them (design §4): the `HandOff` names it.
     for (region, marker_to) in [(&second, Some(first.me.clone())), (&first, None)] {
@@ -156,5 +173,47 @@ async fn an_unanswered_host_shard_is_sent_again_until_the_shard_starts() {
     });
     assert_eq!(host.expect(shard_home), shard);
     host.probe.expect_no_msg(Duration::from_millis(200));
+    system.terminate().await;
+}
+
+fn begin(msg: &RegionControl) -> Option<ShardId> {
+    match msg {
+        RegionControl::BeginHandOff { shard } => Some(*shard),
+        _ => None,
+    }
+}
+
+/// With no tick in sight (an interval of an hour), a region that
+/// registers for the first time gets a round at once; a region that
+/// registers while that round moves its shard gets the next round as
+/// soon as the first one ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joining_region_gets_a_round_at_once_and_one_asked_meanwhile_follows_the_first() {
+    let (system, coordinator, first, second) =
+        second_region_joins("coordinator-join-round", Duration::from_secs(3600));
+    // Registered during the round: the next one waits for its end.
+    let third = region(&system, &coordinator);
+    third.probe.expect_no_msg(Duration::from_millis(20));
+    for region in [&first, &second] {
+        coordinator.tell(CoordinatorMsg::BeginHandOffAck {
+            shard: ShardId(0),
+            region: region.me.clone(),
+            marker_to: None,
+        });
+    }
+    first.probe.expect_msg_pf(|msg| match msg {
+        RegionControl::HandOff {
+            shard: ShardId(0), ..
+        } => Some(()),
+        _ => None,
+    });
+    coordinator.tell(CoordinatorMsg::ShardStopped {
+        shard: ShardId(0),
+        region: first.me.clone(),
+        remembered: Vec::new(),
+    });
+    for region in [&first, &second, &third] {
+        assert_eq!(region.expect(begin), ShardId(1));
+    }
     system.terminate().await;
 }
