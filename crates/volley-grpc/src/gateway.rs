@@ -15,19 +15,20 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tonic::Status;
+use volley::net::{ConnectionGate, ConnectionLimits};
 use volley::{ActorRef, ActorSystem, ReplyTo};
 
 use crate::body::UnaryBody;
 use crate::frame::{self, PREFIX_LEN};
 use crate::health::HealthCheck;
 use crate::metadata::{Call, TypedWithMetadata, WithMetadata};
+use crate::request_body::{read_whole, RequestBudget};
 use crate::streaming::{request_only, ResponseStream, StreamBody, StreamingMethod, TypedStream};
 use crate::unary::{AskTarget, Reply, Typed, UnaryMethod, UnaryReply};
 
@@ -46,7 +47,18 @@ pub struct GatewaySettings {
     /// How many encoded responses a server-streaming call holds before
     /// its actor's `try_send` answers `Full`. Default 16.
     pub stream_buffer: usize,
+    /// Request bytes held at once by every call being read, together: a
+    /// call whose body finds them spent is answered RESOURCE_EXHAUSTED.
+    /// Default 64 MiB.
+    pub max_buffered_request_bytes: usize,
+    /// What [`crate::serve`]'s listener keeps open: connections in all and
+    /// per IP (default 4,096 each), and how long a new connection has to
+    /// send HTTP/2's 24-byte preface (default 10 s).
+    pub connections: ConnectionLimits,
 }
+
+/// The length of HTTP/2's connection preface.
+const H2_PREFACE_LEN: usize = 24;
 
 impl Default for GatewaySettings {
     fn default() -> Self {
@@ -54,6 +66,13 @@ impl Default for GatewaySettings {
             default_timeout: Duration::from_secs(10),
             max_request_bytes: 4 * 1024 * 1024,
             stream_buffer: 16,
+            max_buffered_request_bytes: 64 * 1024 * 1024,
+            connections: ConnectionLimits {
+                max_connections: 4096,
+                max_connections_per_ip: 4096,
+                handshake_timeout: Duration::from_secs(10),
+                first_bytes: H2_PREFACE_LEN,
+            },
         }
     }
 }
@@ -271,6 +290,8 @@ impl GatewayBuilder {
             inner: Arc::new(Inner {
                 methods: self.methods,
                 streams: self.streams,
+                budget: RequestBudget::new(self.settings.max_buffered_request_bytes),
+                gate: ConnectionGate::new("grpc", self.settings.connections.clone()),
                 settings: self.settings,
                 open_streams: self.open_streams,
                 #[cfg(feature = "reflection")]
@@ -309,6 +330,8 @@ struct Inner {
     streams: HashMap<String, Box<dyn StreamingMethod>>,
     settings: GatewaySettings,
     open_streams: Arc<AtomicUsize>,
+    budget: RequestBudget,
+    gate: Arc<ConnectionGate>,
     #[cfg(feature = "reflection")]
     reflection: Option<crate::reflection::Reflection>,
 }
@@ -333,6 +356,18 @@ impl Gateway {
     /// nothing of the gateway's between their request and their reply.
     pub fn open_streams(&self) -> usize {
         self.inner.open_streams.load(Ordering::Relaxed)
+    }
+
+    /// The gate [`crate::serve`] admits connections through: how many
+    /// are open, and how many were refused and why.
+    pub fn connection_gate(&self) -> &Arc<ConnectionGate> {
+        &self.inner.gate
+    }
+
+    /// Request bytes the gateway could still take from bodies being read
+    /// (`max_buffered_request_bytes` less what calls hold now).
+    pub fn request_bytes_available(&self) -> usize {
+        self.inner.budget.available()
     }
 
     /// Answers one HTTP/2 request.
@@ -404,28 +439,25 @@ impl Gateway {
             Some(value) => frame::parse_timeout(value.as_bytes())?.min(settings.default_timeout),
             None => settings.default_timeout,
         };
+        let started = Instant::now();
         let (head, body) = request.into_parts();
-        let limited = Limited::new(body, settings.max_request_bytes + PREFIX_LEN);
-        let body = match limited.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) if e.is::<LengthLimitError>() => {
-                return Err(Status::resource_exhausted(format!(
-                    "the request is larger than the gateway takes (max_request_bytes = {})",
-                    settings.max_request_bytes
-                )));
-            }
-            Err(e) => {
-                return Err(Status::cancelled(format!(
-                    "reading the request failed: {e}"
-                )))
-            }
-        };
+        let max = settings.max_request_bytes + PREFIX_LEN;
+        let body = tokio::time::timeout(timeout, read_whole(body, max, &self.inner.budget))
+            .await
+            .map_err(|_| {
+                Status::deadline_exceeded("the request was not read within its deadline")
+            })??;
+        let timeout = timeout.saturating_sub(started.elapsed());
         let encoding = || head.headers.get("grpc-encoding").map(|e| e.as_bytes());
-        let message = frame::single_message(&body, encoding)?;
+        let message = frame::single_message(&body.bytes, encoding)?;
         match (unary, stream) {
-            (Some(method), _) => Ok(Answer::Unary(
-                method.call(message, &head.headers, timeout).await?,
-            )),
+            (Some(method), _) => {
+                // The message is decoded: its bytes go back to the budget
+                // while the actor answers.
+                let reply = method.call(message, &head.headers, timeout);
+                drop(body);
+                Ok(Answer::Unary(reply.await?))
+            }
             (None, Some(method)) => Ok(Answer::Stream(method.start(
                 message,
                 &head.headers,

@@ -87,6 +87,7 @@ mod health_watch;
 mod metadata;
 #[cfg(feature = "reflection")]
 mod reflection;
+mod request_body;
 mod server;
 mod streaming;
 mod unary;

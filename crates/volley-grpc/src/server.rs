@@ -1,6 +1,7 @@
 //! Serving a gateway over TCP: HTTP/2 only (gRPC needs nothing else), with
 //! `TCP_NODELAY` on every connection (small replies must not wait for
-//! Nagle), and a graceful stop.
+//! Nagle), connections admitted through the gateway's gate (its
+//! `connections` limits), and a graceful stop.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -11,6 +12,7 @@ use hyper::service::Service;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use volley::net::GatedListener;
 
 use crate::body::UnaryBody;
 use crate::gateway::Gateway;
@@ -38,23 +40,13 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let mut builder = http2::Builder::new(TokioExecutor::new());
     builder.timer(TokioTimer::new());
+    let listener = GatedListener::new(listener, gateway.connection_gate().clone());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of descriptors, say: the listener itself is fine.
-                    tracing::warn!("gRPC gateway: accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
+            accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(%peer, "gRPC gateway: cannot set TCP_NODELAY: {e}");
-        }
         let connection = builder.serve_connection(TokioIo::new(stream), gateway.clone());
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

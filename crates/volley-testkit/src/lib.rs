@@ -74,6 +74,7 @@ mod probe;
 pub mod relay;
 #[cfg(feature = "remote")]
 pub mod remote;
+mod socket;
 mod supervision;
 mod time;
 mod wait;
@@ -84,6 +85,7 @@ pub use dispatcher::DispatcherUnderTest;
 pub use metrics::RecordedMetrics;
 pub use pilot::AutoPilot;
 pub use probe::{FishingOutcome, TestProbe};
+pub use socket::{closed_by_peer, closed_by_peer_within};
 pub use supervision::{CaughtFailure, FailureSort, SupervisionEvent, SupervisorProbe};
 pub use time::ManualTime;
 /// Runs a test once per dispatcher kind, in the same test binary (tokio's

@@ -13,6 +13,7 @@ use axum::Router;
 use http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use volley::net::{ConnectionGate, GatedListener, GatedStream};
 use volley::{ActorRef, ActorSystem, Props, ReplyTo, TopicCommand};
 
 use crate::auth::{AuthHook, AuthRequest, Refusal};
@@ -61,6 +62,7 @@ pub(crate) struct Inner {
     pub(crate) auth: Option<AuthHook>,
     pub(crate) sessions: Mutex<Table<Arc<str>, Arc<Session>>>,
     pub(crate) stats: Stats,
+    pub(crate) gate: Arc<ConnectionGate>,
 }
 
 impl Inner {
@@ -207,6 +209,7 @@ impl WebGatewayBuilder {
     pub fn build(self) -> WebGateway {
         WebGateway {
             inner: Arc::new(Inner {
+                gate: ConnectionGate::new("web", self.settings.connections.clone()),
                 system: self.system,
                 settings: self.settings,
                 services: self.services,
@@ -252,7 +255,9 @@ impl WebGateway {
     }
 
     /// Serves the gateway's routes alone on `listener` until `shutdown`
-    /// resolves; then closes every session (1001) and returns.
+    /// resolves; then closes every session (1001) and returns. Every
+    /// connection is admitted through the gateway's gate first (its
+    /// settings' `connections` limits).
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
@@ -263,9 +268,16 @@ impl WebGateway {
             shutdown.await;
             gateway.close_all();
         };
+        let listener = Gated(GatedListener::new(listener, self.inner.gate.clone()));
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await
+    }
+
+    /// The gate [`WebGateway::serve`] admits connections through: how
+    /// many are open, and how many were refused and why.
+    pub fn connection_gate(&self) -> &Arc<ConnectionGate> {
+        &self.inner.gate
     }
 
     /// Ends every session: their WebSockets close with 1001.
@@ -408,5 +420,21 @@ impl WebGateway {
                 Err(Refusal::internal(e.to_string()))
             }
         }
+    }
+}
+
+/// `serve`'s listener: connections admitted through the gateway's gate.
+struct Gated(GatedListener);
+
+impl axum::serve::Listener for Gated {
+    type Io = GatedStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    fn accept(&mut self) -> impl Future<Output = (Self::Io, Self::Addr)> + Send {
+        self.0.accept()
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.0.local_addr()
     }
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use volley::net::ConnectionLimits;
+
 /// What a session does when its outbound queue is full (the client reads
 /// more slowly than the server sends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,7 +80,18 @@ pub struct WebSettings {
     /// is still read, over several reads. At least 512 bytes are used.
     /// Default 2 KiB (tungstenite's own default is 128 KiB).
     pub ws_read_buffer: usize,
+    /// What [`WebGateway::serve`](crate::WebGateway::serve)'s listener
+    /// keeps open: connections in all and per IP (default 16,384 each:
+    /// browsers behind one NAT share an address), and how long a new
+    /// connection has to send its first request line (16 bytes, default
+    /// 10 s). A gateway mounted in an application's own server
+    /// ([`WebGateway::router`](crate::WebGateway::router)) is under that
+    /// server's limits instead.
+    pub connections: ConnectionLimits,
 }
+
+/// The shortest request line: `GET / HTTP/1.1` and its line end.
+const SHORTEST_REQUEST_LINE: usize = 16;
 
 impl Default for WebSettings {
     fn default() -> Self {
@@ -97,6 +110,12 @@ impl Default for WebSettings {
             max_sessions: 10_000,
             origins: Origins::SameHost,
             ws_read_buffer: 2 * 1024,
+            connections: ConnectionLimits {
+                max_connections: 16_384,
+                max_connections_per_ip: 16_384,
+                handshake_timeout: Duration::from_secs(10),
+                first_bytes: SHORTEST_REQUEST_LINE,
+            },
         }
     }
 }

@@ -49,6 +49,7 @@ mod circuit_breaker;
 mod discovery;
 mod dispatcher;
 mod error;
+pub mod net;
 mod observability;
 pub mod remote;
 mod routing;

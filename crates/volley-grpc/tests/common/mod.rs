@@ -46,3 +46,25 @@ impl Served {
         Endpoint::from_shared(format!("http://127.0.0.1:{}", self.port)).unwrap()
     }
 }
+
+/// A bare HTTP/2 connection to the gateway on `port`, for what tonic's
+/// client neither sends nor shows; its connection task runs on its own.
+#[allow(dead_code)] // not every module sends bare requests
+pub async fn bare_http2<B>(port: u16) -> hyper::client::conn::http2::SendRequest<B>
+where
+    B: http_body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let (send, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    send
+}

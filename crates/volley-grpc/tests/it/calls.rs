@@ -159,16 +159,7 @@ async fn call(
 /// status of its Trailers-Only answer.
 async fn bare_call(s: &Server, text: &str, timeout: &str) -> Status {
     use http_body_util::BodyExt;
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", s.port))
-        .await
-        .unwrap();
-    let (mut send, connection) = hyper::client::conn::http2::handshake(
-        hyper_util::rt::TokioExecutor::new(),
-        hyper_util::rt::TokioIo::new(tcp),
-    )
-    .await
-    .unwrap();
-    tokio::spawn(connection);
+    let mut send = common::bare_http2(s.port).await;
     let mut message = Vec::new();
     prost::Message::encode(&Ping { text: text.into() }, &mut message).unwrap();
     let mut body = vec![0u8];

@@ -9,6 +9,7 @@ mod common;
 mod interop;
 #[path = "../interop_messages/mod.rs"]
 mod interop_messages;
+mod limits;
 mod reflection;
 mod stream_cancel;
 mod streaming;

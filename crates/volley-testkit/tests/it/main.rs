@@ -9,5 +9,6 @@ mod probe;
 mod probe_more;
 mod relay;
 mod remote;
+mod socket;
 mod supervision;
 mod wait;

@@ -145,3 +145,60 @@ async fn sessions_past_max_sessions_are_refused_with_1013() {
     assert_eq!(second.closed().await.0, 1013);
     server.stop().await;
 }
+
+fn connection_limits(per_ip: usize, handshake: Duration) -> volley::net::ConnectionLimits {
+    volley::net::ConnectionLimits {
+        max_connections: per_ip + 1,
+        max_connections_per_ip: per_ip,
+        handshake_timeout: handshake,
+        first_bytes: 16,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_per_ip_cap_are_closed_unread_and_counted() {
+    let settings = WebSettings {
+        connections: connection_limits(2, Duration::from_secs(30)),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let gate = server.gateway.connection_gate().clone();
+    let (ws, _) = server.client().await;
+    let idle = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    volley_testkit::eventually("two connections admitted", || gate.open() == 2).await;
+    let mut third = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    volley_testkit::closed_by_peer(&mut third).await;
+    assert_eq!(gate.refused().max_connections_per_ip, 1);
+    drop(idle);
+    ws.close(1000).await;
+    volley_testkit::eventually("both let go", || gate.open() == 0).await;
+    let (mut ws, _) = server.client().await;
+    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(ws.next().await["id"], 1);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_sends_no_request_line_in_time_is_closed() {
+    use tokio::io::AsyncWriteExt;
+    let settings = WebSettings {
+        connections: connection_limits(8, Duration::from_millis(100)),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let gate = server.gateway.connection_gate().clone();
+    let mut slow = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    slow.write_all(b"GET /").await.unwrap();
+    volley_testkit::closed_by_peer(&mut slow).await;
+    assert_eq!(gate.refused().handshake_timeout, 1);
+    volley_testkit::eventually("the connection let go", || gate.open() == 0).await;
+    // A client that starts in time is served past the timeout.
+    let (mut ws, _) = server.client().await;
+    let quiet = tokio::time::timeout(Duration::from_millis(300), ws.next()).await;
+    assert!(quiet.is_err(), "a frame came unasked: {quiet:?}");
+    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(ws.next().await["id"], 1);
+    server.stop().await;
+}

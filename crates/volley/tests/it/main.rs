@@ -18,6 +18,7 @@ mod discovery;
 mod dispatch;
 mod mailbox;
 mod metrics;
+mod net;
 mod remote_seam;
 mod routing;
 mod settings;

@@ -254,16 +254,7 @@ fn echo(code: i32, message: &str) -> SimpleRequest {
 /// body and trailers.
 async fn bare(port: u16, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Bare {
     use http_body_util::BodyExt;
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    let (mut send, connection) = hyper::client::conn::http2::handshake(
-        hyper_util::rt::TokioExecutor::new(),
-        hyper_util::rt::TokioIo::new(tcp),
-    )
-    .await
-    .unwrap();
-    tokio::spawn(connection);
+    let mut send = common::bare_http2(port).await;
     let mut request = http::Request::post(format!("http://127.0.0.1:{port}{path}"))
         .header("content-type", "application/grpc")
         .header("te", "trailers");
