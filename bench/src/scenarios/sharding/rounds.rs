@@ -107,23 +107,33 @@ fn run_load(m: &mut Members, args: &str) -> crate::Result<Outcome> {
 /// Places every entity (asks each once) until no ask fails, then waits
 /// until the shards are spread evenly over the members, so that no
 /// rebalance moves entities (and restarts their counts) inside a row.
+/// A shard a rebalance round moved after its entities had their ask has
+/// no live entity until its next message, so while the placement is not
+/// even the entities are asked again.
 pub fn warm(m: &mut Members, p: &Params) -> crate::Result<()> {
     let e = p.entities;
+    let ask_all = |m: &mut Members| run_load(m, &format!("warm {e} {ASK_WINDOW} 1 {e} e ask"));
     for _ in 0..WARM_TRIES {
-        let o = run_load(m, &format!("warm {e} {ASK_WINDOW} 1 {e} e ask"))?;
-        if o.answered_all(e) {
-            let members = m.running().len();
-            await_shards(m, SETTLE_TIMEOUT, |counts| {
-                balanced(counts, p.shards, members)
-            })?;
-            return Ok(());
+        if !ask_all(m)?.answered_all(e) {
+            continue;
         }
+        let members = m.running().len();
+        let even = |counts: &[(String, u64)]| balanced(counts, p.shards, members);
+        for _ in 0..SETTLE_ROUNDS {
+            if await_shards(m, SETTLE_STEP, even).is_ok() {
+                return Ok(());
+            }
+            ask_all(m)?;
+        }
+        return await_shards(m, SETTLE_STEP, even).map(|_| ());
     }
     Err(format!("the warm-up asks still failed after {WARM_TRIES} tries").into())
 }
 
-/// How long the shards may take to spread evenly after the warm-up.
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the shards may take to spread evenly after an ask of every
+/// entity, and how many times the entities are asked again.
+const SETTLE_STEP: Duration = Duration::from_secs(10);
+const SETTLE_ROUNDS: usize = 12;
 
 /// Every one of `shards` shards placed, on `members` regions that are at
 /// most one shard apart (where the least-shard strategy stops moving).
