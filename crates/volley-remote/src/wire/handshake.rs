@@ -10,7 +10,10 @@ use super::address::Address;
 /// two small allocations do not matter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandshakeRequest<'a> {
-    /// Protocol version; must equal the preamble's.
+    /// Handshake version: the preamble's protocol version (1), or
+    /// [`HANDSHAKE_VERSION_STAMPED`] when an [`IncarnationStamp`] frame
+    /// follows this one (docs/wire-protocol.md §5.1a). The frames after
+    /// the handshake are version 1's either way.
     pub version: u8,
     /// The initiator's own address.
     pub from: Address,
@@ -30,7 +33,8 @@ pub struct HandshakeRequest<'a> {
 /// The acceptor's answer to a [`HandshakeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandshakeResponse<'a> {
-    /// Protocol version; must equal the preamble's.
+    /// The request's handshake version: [`HANDSHAKE_VERSION_STAMPED`]
+    /// when an [`IncarnationStamp`] frame follows this one.
     pub version: u8,
     /// Whether the association is accepted.
     pub status: HandshakeStatus,
@@ -45,6 +49,28 @@ pub struct HandshakeResponse<'a> {
     pub auth: Option<&'a [u8]>,
     /// Human-readable explanation (empty when accepted).
     pub reason: &'a str,
+}
+
+/// The handshake version whose request and response are each followed by
+/// an [`IncarnationStamp`] frame (docs/wire-protocol.md §5.1a). Version 1
+/// handshakes carry no stamp: every peer built before stamps existed.
+pub const HANDSHAKE_VERSION_STAMPED: u8 = 2;
+
+/// When an incarnation started: the frame right after a
+/// [`HandshakeRequest`] or [`HandshakeResponse`] of version
+/// [`HANDSHAKE_VERSION_STAMPED`], from the side that sent it.
+///
+/// A separate frame rather than a field of the handshake, so that a node
+/// of version 1 refuses a stamped handshake with `IncompatibleVersion`
+/// (it decodes the request and checks its version) instead of failing to
+/// decode it: the initiator then knows to shake hands again without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IncarnationStamp {
+    /// The sender's start, in microseconds since the Unix epoch, taken
+    /// once when its remoting started; `0` when it tells no order. Of
+    /// two incarnations of one address, the one with the greater
+    /// `(stamp, uid)` is the newer.
+    pub stamp: u64,
 }
 
 /// Length of a challenge (a nonce) in the authentication exchange.
@@ -76,6 +102,11 @@ pub enum HandshakeStatus {
     /// The initiator's uid is quarantined by the acceptor: that incarnation
     /// may never associate again and must restart.
     Quarantined = 4,
+    /// The initiator's stamp says it started before the incarnation of
+    /// its address the acceptor talks to, which is alive: a late
+    /// connection of a previous run. Only ever the answer to a stamped
+    /// request (docs/wire-protocol.md §5.1a).
+    Superseded = 5,
 }
 
 impl HandshakeStatus {
@@ -87,6 +118,7 @@ impl HandshakeStatus {
             2 => HandshakeStatus::Unauthorized,
             3 => HandshakeStatus::WrongAddress,
             4 => HandshakeStatus::Quarantined,
+            5 => HandshakeStatus::Superseded,
             _ => return None,
         })
     }

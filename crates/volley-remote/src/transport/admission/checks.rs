@@ -10,12 +10,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::transport::admission::probe::confirm_claim;
 use crate::transport::admission::AdmissionContext;
 use crate::transport::handshake::auth::Secret;
-use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Request};
+use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Local, Request};
 use crate::transport::liveness::incarnations::Incarnations;
-use crate::transport::outbound::association::Origin;
+use crate::transport::liveness::order::judge;
+use crate::transport::outbound::association::{Origin, Refusal};
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
-use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
+use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, HANDSHAKE_VERSION_STAMPED, PROTOCOL_VERSION};
 
 /// Admits incarnation `r.uid` of the connecting node, unless it is gone,
 /// and makes sure this node talks back: the peer's failure detector needs
@@ -36,10 +37,12 @@ pub(in crate::transport) fn admit(
             format!("not associating: {e}"),
         )
     })?;
-    core.handshake_seen(&association, r.uid, r.lane)
+    core.handshake_seen(&association, r.incarnation(), r.lane)
         .map_err(|refusal| {
-            log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
-            (HandshakeStatus::Quarantined, refusal.to_string())
+            if !matches!(refusal, Refusal::Superseded { .. }) {
+                log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
+            }
+            (status_for(&refusal), refusal.to_string())
         })
 }
 
@@ -73,10 +76,13 @@ pub(in crate::transport) fn check(
     core: &impl AdmissionContext,
     r: &Request,
 ) -> Result<(), (HandshakeStatus, String)> {
-    if r.version != PROTOCOL_VERSION {
+    if r.version != PROTOCOL_VERSION && r.version != HANDSHAKE_VERSION_STAMPED {
         return Err((
             HandshakeStatus::IncompatibleVersion,
-            format!("protocol version {} is not {}", r.version, PROTOCOL_VERSION),
+            format!(
+                "handshake version {} is neither {PROTOCOL_VERSION} nor {HANDSHAKE_VERSION_STAMPED}",
+                r.version
+            ),
         ));
     }
     if r.to != *core.address() {
@@ -104,8 +110,9 @@ pub(in crate::transport) fn check(
     }
 }
 
-/// Refuses an incarnation of the peer that is known to be gone, without
-/// changing anything (`handshake_seen` records a new one later).
+/// Refuses an incarnation of the peer that is known to be gone, or older
+/// than the current one (`liveness/order.rs`), without changing anything
+/// (`handshake_seen` records a new one later).
 pub(in crate::transport) fn not_gone(
     core: &impl AdmissionContext,
     r: &Request,
@@ -113,14 +120,24 @@ pub(in crate::transport) fn not_gone(
     let Some(association) = core.associations().find(&r.from) else {
         return Ok(());
     };
-    let control = lock(&association.control);
-    if control.dead.contains(&r.uid) {
-        return Err((
-            HandshakeStatus::Quarantined,
-            format!("incarnation {} of {} is gone", r.uid, r.from),
-        ));
+    let mut control = lock(&association.control);
+    judge(&association, &mut control, r.incarnation()).map_err(|refusal| {
+        let why = match refusal {
+            Refusal::Superseded { .. } => refusal.to_string(),
+            _ => format!("incarnation {} of {} is gone", r.uid, r.from),
+        };
+        (status_for(&refusal), why)
+    })
+}
+
+/// The status a refused incarnation is answered with: an older one is
+/// told so, not that it is quarantined (it would quarantine this node in
+/// turn, and if a clock stepped back it is the newer one).
+fn status_for(refusal: &Refusal) -> HandshakeStatus {
+    match refusal {
+        Refusal::Superseded { .. } => HandshakeStatus::Superseded,
+        Refusal::Quarantined(_) | Refusal::Gone(_) => HandshakeStatus::Quarantined,
     }
-    Ok(())
 }
 
 /// The acceptor's side of the challenge-response: answers with its own
@@ -134,7 +151,12 @@ pub(in crate::transport) async fn authenticate(
     buf: &mut BytesMut,
 ) -> Result<(), HandshakeError> {
     let exchange = AcceptorAuth::new(secret, r, core.address(), core.uid())?;
-    setup::accept(stream, core.address(), core.uid(), Some(&exchange.response)).await?;
+    let local = Local {
+        address: core.address(),
+        uid: core.uid(),
+        stamp: r.answer_stamp(core.stamp()),
+    };
+    setup::accept(stream, &local, Some(&exchange.response)).await?;
     tokio::time::timeout(
         core.settings().handshake_timeout,
         exchange.read_proof(secret, stream, buf),

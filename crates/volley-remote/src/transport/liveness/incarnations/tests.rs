@@ -30,14 +30,16 @@ fn node() -> (tokio::runtime::Runtime, FakeNode, Arc<Association>) {
 #[test]
 fn the_first_handshake_on_the_control_lane_announces_the_incarnation_once() {
     let (_rt, fake, association) = node();
-    fake.handshake_seen(&association, 7, Lane::Ordinary)
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Ordinary)
         .unwrap();
     assert!(
         fake.take_asked().is_empty(),
         "a user lane announces nothing"
     );
-    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
-    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control)
+        .unwrap();
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control)
+        .unwrap();
     assert_eq!(
         fake.take_asked(),
         vec![Asked::Published(RemotingEvent::Associated {
@@ -51,9 +53,11 @@ fn the_first_handshake_on_the_control_lane_announces_the_incarnation_once() {
 #[test]
 fn a_new_incarnation_ends_the_old_one_before_any_event_tells_of_it() {
     let (_rt, fake, association) = node();
-    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control)
+        .unwrap();
     fake.take_asked();
-    fake.handshake_seen(&association, 8, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(8, None), Lane::Control)
+        .unwrap();
     assert_eq!(
         fake.take_asked(),
         vec![
@@ -75,7 +79,7 @@ fn a_new_incarnation_ends_the_old_one_before_any_event_tells_of_it() {
         ]
     );
     assert_eq!(
-        fake.handshake_seen(&association, 7, Lane::Control),
+        fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control),
         Err(Refusal::Gone(7)),
         "the old incarnation cannot come back"
     );
@@ -85,7 +89,8 @@ fn a_new_incarnation_ends_the_old_one_before_any_event_tells_of_it() {
 #[test]
 fn a_quarantined_incarnation_is_refused_and_a_new_one_is_welcome() {
     let (_rt, fake, association) = node();
-    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control)
+        .unwrap();
     fake.take_asked();
     fake.quarantine(&association, "a test");
     assert!(association.is_down());
@@ -99,10 +104,11 @@ fn a_quarantined_incarnation_is_refused_and_a_new_one_is_welcome() {
         }))
     );
     assert_eq!(
-        fake.handshake_seen(&association, 7, Lane::Ordinary),
+        fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Ordinary),
         Err(Refusal::Quarantined(7))
     );
-    fake.handshake_seen(&association, 9, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(9, None), Lane::Control)
+        .unwrap();
     assert!(
         !association.is_down(),
         "a new incarnation brings it back up"
@@ -112,7 +118,8 @@ fn a_quarantined_incarnation_is_refused_and_a_new_one_is_welcome() {
 #[test]
 fn a_node_that_said_goodbye_is_gone_once_its_last_connection_ends_and_not_quarantined() {
     let (_rt, fake, association) = node();
-    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control)
+        .unwrap();
     fake.reader_started(&association, 7);
     fake.reader_started(&association, 7);
     fake.goodbye_heard(&association, 7);
@@ -128,7 +135,7 @@ fn a_node_that_said_goodbye_is_gone_once_its_last_connection_ends_and_not_quaran
             reason: DisassociationReason::Shutdown,
         })));
     assert_eq!(
-        fake.handshake_seen(&association, 7, Lane::Control),
+        fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control),
         Err(Refusal::Gone(7)),
         "gone, not quarantined"
     );
@@ -167,11 +174,13 @@ fn an_old_incarnations_verdict_spares_a_new_one_that_shook_hands_meanwhile() {
             crate::transport::outbound::association::Origin::Vouched,
         )
         .unwrap();
-    fake.handshake_seen(&association, 7, Lane::Control).unwrap();
+    fake.handshake_seen(&association, Incarnation::new(7, None), Lane::Control)
+        .unwrap();
     let (node, restarted) = (Arc::downgrade(&fake), association.clone());
     *lock(&meanwhile.step) = Some(Box::new(move || {
         let node = node.upgrade().expect("the test holds the node");
-        node.handshake_seen(&restarted, 8, Lane::Control).unwrap();
+        node.handshake_seen(&restarted, Incarnation::new(8, None), Lane::Control)
+            .unwrap();
     }));
     // Incarnation 7 says it quarantined this node; while the verdict is
     // made, incarnation 8 shakes hands.
