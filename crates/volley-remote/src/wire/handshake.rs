@@ -56,14 +56,17 @@ pub struct HandshakeResponse<'a> {
 /// handshakes carry no stamp: every peer built before stamps existed.
 pub const HANDSHAKE_VERSION_STAMPED: u8 = 2;
 
-/// When an incarnation started: the frame right after a
-/// [`HandshakeRequest`] or [`HandshakeResponse`] of version
-/// [`HANDSHAKE_VERSION_STAMPED`], from the side that sent it.
+/// When an incarnation started, in a handshake of version
+/// [`HANDSHAKE_VERSION_STAMPED`]: the acceptor's right after its accepted
+/// [`HandshakeResponse`], the initiator's once it has that response
+/// (after its [`AuthProof`], with a secret).
 ///
-/// A separate frame rather than a field of the handshake, so that a node
-/// of version 1 refuses a stamped handshake with `IncompatibleVersion`
-/// (it decodes the request and checks its version) instead of failing to
-/// decode it: the initiator then knows to shake hands again without one.
+/// A frame of its own rather than a field of the request, so that a node
+/// of version 1 refuses a stamped request with `IncompatibleVersion` (it
+/// decodes the request and checks its version) instead of failing to
+/// decode it, and the initiator knows to shake hands again without one.
+/// The initiator's comes after the answer so that nothing but the request
+/// reaches an acceptor that has not answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IncarnationStamp {
     /// The sender's start, in microseconds since the Unix epoch, taken
@@ -102,11 +105,6 @@ pub enum HandshakeStatus {
     /// The initiator's uid is quarantined by the acceptor: that incarnation
     /// may never associate again and must restart.
     Quarantined = 4,
-    /// The initiator's stamp says it started before the incarnation of
-    /// its address the acceptor talks to, which is alive: a late
-    /// connection of a previous run. Only ever the answer to a stamped
-    /// request (docs/wire-protocol.md §5.1a).
-    Superseded = 5,
 }
 
 impl HandshakeStatus {
@@ -118,7 +116,6 @@ impl HandshakeStatus {
             2 => HandshakeStatus::Unauthorized,
             3 => HandshakeStatus::WrongAddress,
             4 => HandshakeStatus::Quarantined,
-            5 => HandshakeStatus::Superseded,
             _ => return None,
         })
     }

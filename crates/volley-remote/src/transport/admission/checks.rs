@@ -12,7 +12,6 @@ use crate::transport::admission::AdmissionContext;
 use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Local, Request};
 use crate::transport::liveness::incarnations::Incarnations;
-use crate::transport::liveness::order::judge;
 use crate::transport::outbound::association::{Origin, Refusal};
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
@@ -39,10 +38,11 @@ pub(in crate::transport) fn admit(
     })?;
     core.handshake_seen(&association, r.incarnation(), r.lane)
         .map_err(|refusal| {
+            // An older incarnation was warned of where it was judged.
             if !matches!(refusal, Refusal::Superseded { .. }) {
                 log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
             }
-            (status_for(&refusal), refusal.to_string())
+            (HandshakeStatus::Quarantined, refusal.to_string())
         })
 }
 
@@ -110,9 +110,9 @@ pub(in crate::transport) fn check(
     }
 }
 
-/// Refuses an incarnation of the peer that is known to be gone, or older
-/// than the current one (`liveness/order.rs`), without changing anything
-/// (`handshake_seen` records a new one later).
+/// Refuses an incarnation of the peer that is known to be gone, without
+/// changing anything (`handshake_seen` records a new one later). Its age
+/// is judged there: its stamp comes after this node's answer.
 pub(in crate::transport) fn not_gone(
     core: &impl AdmissionContext,
     r: &Request,
@@ -120,24 +120,14 @@ pub(in crate::transport) fn not_gone(
     let Some(association) = core.associations().find(&r.from) else {
         return Ok(());
     };
-    let mut control = lock(&association.control);
-    judge(&association, &mut control, r.incarnation()).map_err(|refusal| {
-        let why = match refusal {
-            Refusal::Superseded { .. } => refusal.to_string(),
-            _ => format!("incarnation {} of {} is gone", r.uid, r.from),
-        };
-        (status_for(&refusal), why)
-    })
-}
-
-/// The status a refused incarnation is answered with: an older one is
-/// told so, not that it is quarantined (it would quarantine this node in
-/// turn, and if a clock stepped back it is the newer one).
-fn status_for(refusal: &Refusal) -> HandshakeStatus {
-    match refusal {
-        Refusal::Superseded { .. } => HandshakeStatus::Superseded,
-        Refusal::Quarantined(_) | Refusal::Gone(_) => HandshakeStatus::Quarantined,
+    let control = lock(&association.control);
+    if control.dead.contains(&r.uid) || control.quarantined.contains(&r.uid) {
+        return Err((
+            HandshakeStatus::Quarantined,
+            format!("incarnation {} of {} is gone", r.uid, r.from),
+        ));
     }
+    Ok(())
 }
 
 /// The acceptor's side of the challenge-response: answers with its own

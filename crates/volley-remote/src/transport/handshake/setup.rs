@@ -60,8 +60,9 @@ pub(crate) struct Request {
     /// The initiator's challenge, if it sent one (checked by `check`).
     pub(crate) challenge: Option<Vec<u8>>,
     pub(crate) version: u8,
-    /// When the initiator's incarnation started, if it told
-    /// (a handshake of version [`HANDSHAKE_VERSION_STAMPED`]).
+    /// When the initiator's incarnation started, once its stamp frame,
+    /// which follows this node's response to a stamped request, was read
+    /// ([`read_initiator_stamp`]).
     pub(crate) stamp: Option<u64>,
 }
 
@@ -69,7 +70,13 @@ impl Request {
     /// This node's stamp if the request asks for one in the response: a
     /// stamped request gets a stamped response.
     pub(crate) fn answer_stamp(&self, local_stamp: u64) -> Option<u64> {
-        self.stamp.is_some().then_some(local_stamp)
+        self.is_stamped().then_some(local_stamp)
+    }
+
+    /// A request of the stamped version: after this node's answer, the
+    /// initiator tells its stamp.
+    pub(crate) fn is_stamped(&self) -> bool {
+        self.version == HANDSHAKE_VERSION_STAMPED
     }
 
     /// The initiator's incarnation, as the request tells it.
@@ -183,9 +190,10 @@ struct Answer {
 }
 
 /// Connects as the initiator of one lane, telling `local.stamp` if given
-/// (a handshake of version [`HANDSHAKE_VERSION_STAMPED`], its stamp frame
-/// right after the request). With a secret, the acceptor's proof is
-/// checked before anything but the request is sent, and this side's
+/// (a handshake of version [`HANDSHAKE_VERSION_STAMPED`]: the acceptor's
+/// stamp follows its response, this side's follows its proof, or the
+/// response if there is no secret). With a secret, the acceptor's proof
+/// is checked before anything but the request is sent, and this side's
 /// proof is written before this returns.
 pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
@@ -207,9 +215,6 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         auth: challenge.as_ref().map(|c| &c[..]),
     };
     encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)?;
-    if let Some(stamp) = local.stamp {
-        encode(&Pdu::IncarnationStamp(IncarnationStamp { stamp }), &mut out)?;
-    }
     stream.write_all(&out).await?;
     stream.flush().await?;
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
@@ -232,10 +237,15 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         true => Some(read_stamp(&mut stream, &mut buf, &decoder).await?),
         false => None,
     };
+    out.clear();
     if let (Some(secret), Some(challenge)) = (secret, &challenge) {
         let proof = initiator_proof(secret, &answer, remote, lane, local, challenge)?;
-        out.clear();
         encode(&Pdu::AuthProof(AuthProof { mac: proof }), &mut out)?;
+    }
+    if let (true, Some(stamp)) = (answer.stamped, local.stamp) {
+        encode(&Pdu::IncarnationStamp(IncarnationStamp { stamp }), &mut out)?;
+    }
+    if !out.is_empty() {
         stream.write_all(&out).await?;
         // Nothing may stay in a TLS session's buffer: the session is
         // taken apart next.
@@ -287,7 +297,23 @@ fn initiator_proof(
     Ok(secret.prove(Role::Initiator, &transcript))
 }
 
-/// Reads the stamp frame that follows a stamped request or response.
+/// Reads the initiator's stamp, the frame after this node's answer to a
+/// stamped request (after the initiator's proof, with a secret), and
+/// records it in `request`; nothing for a request of version 1.
+pub(crate) async fn read_initiator_stamp<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut BytesMut,
+    request: &mut Request,
+) -> Result<(), HandshakeError> {
+    if request.is_stamped() {
+        let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+        request.stamp = Some(read_stamp(stream, buf, &decoder).await?);
+    }
+    Ok(())
+}
+
+/// Reads the stamp frame that follows a stamped response, or the
+/// initiator's answer to one.
 async fn read_stamp<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut BytesMut,
@@ -327,7 +353,7 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
     };
     buf.advance(PREAMBLE_LEN);
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
-    let mut request = read_one(stream, buf, &decoder, |pdu| match pdu {
+    read_one(stream, buf, &decoder, |pdu| match pdu {
         Pdu::HandshakeRequest(r) => Ok(Request {
             lane: preamble.lane,
             from: r.from.clone(),
@@ -339,11 +365,7 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
         }),
         _ => Err(HandshakeError::Unexpected("expected a handshake request")),
     })
-    .await?;
-    if request.version == HANDSHAKE_VERSION_STAMPED {
-        request.stamp = Some(read_stamp(stream, buf, &decoder).await?);
-    }
-    Ok(request)
+    .await
 }
 
 /// The acceptor's side of the exchange for an accepted request: its

@@ -121,7 +121,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     core: &Arc<impl InboundContext>,
 ) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
-    let request = tokio::time::timeout(
+    let mut request = tokio::time::timeout(
         core.settings().handshake_timeout,
         setup::read_request(&mut stream, &mut buf),
     )
@@ -153,6 +153,13 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
             })?,
         None => setup::accept(&mut stream, &local, None).await?,
     }
+    // A stamped initiator tells its stamp once answered (after its proof).
+    tokio::time::timeout(
+        core.settings().handshake_timeout,
+        setup::read_initiator_stamp(&mut stream, &mut buf, &mut request),
+    )
+    .await
+    .map_err(|_| InboundError::HandshakeTimeout)??;
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is

@@ -165,7 +165,7 @@ fn header() -> impl Strategy<Value = MessageHeader> {
 }
 
 fn status() -> impl Strategy<Value = HandshakeStatus> {
-    (0u8..6).prop_map(|s| HandshakeStatus::from_u8(s).unwrap())
+    (0u8..5).prop_map(|s| HandshakeStatus::from_u8(s).unwrap())
 }
 
 fn owned() -> impl Strategy<Value = Owned> {
