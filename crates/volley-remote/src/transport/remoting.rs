@@ -202,6 +202,21 @@ impl Remoting {
         self.core.import_meter.bytes()
     }
 
+    /// Handshakes of `node` refused because their incarnation started
+    /// before the one this node talks to, which is alive
+    /// (docs/reference/remoting.md#restarts-and-quarantine); the metric
+    /// `volley_remote_superseded_handshakes_total`. `None` without an
+    /// association.
+    #[doc(hidden)]
+    pub fn superseded_handshakes(&self, node: &Address) -> Option<u64> {
+        let association = self.core.associations.find(node)?;
+        Some(
+            association
+                .superseded_handshakes
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
     /// Declarations refused for `limits.max_imported_refs` or
     /// `limits.max_imported_ref_bytes` so far; the metric
     /// `volley_remote_import_refusals_total`.

@@ -6,6 +6,7 @@ mod artery_more;
 mod closed_port;
 mod handshake;
 mod idle;
+mod late_incarnation;
 mod lifecycle;
 mod multi_node;
 mod node_comes_back;
