@@ -13,8 +13,15 @@ use crate::common;
 
 use std::time::Duration;
 
+use bytes::BytesMut;
 use common::holding_relay::HoldingRelay;
 use common::{ask_sum, free_port, node, record_events, remote_ref, spawn_calculator, T};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use volley_remote::wire::{
+    Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeStatus, IncarnationStamp,
+    Lane, Pdu, Preamble, HANDSHAKE_VERSION_STAMPED,
+};
 use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
 
 /// Node A's settings: listening on `port`, known by the relay's.
@@ -105,4 +112,90 @@ async fn a_late_answer_of_the_previous_incarnation_does_not_replace_the_new_one(
     );
     b.system.terminate().await;
     second.system.terminate().await;
+}
+
+/// A raw connection that shakes hands with `to` as incarnation `uid` of
+/// `from`, stamped `stamp` (handshake version 2); returns it once the
+/// stamp is sent, with the stamp `to` answered with.
+async fn stamped_handshake(to: &Address, from: &Address, uid: u64, stamp: u64) -> (TcpStream, u64) {
+    let mut s = crate::raw_peer::connect(to).await;
+    let mut out = BytesMut::new();
+    Preamble::new(Lane::Control).encode(&mut out);
+    let request = HandshakeRequest {
+        version: HANDSHAKE_VERSION_STAMPED,
+        from: from.clone(),
+        uid,
+        to: to.clone(),
+        auth: None,
+    };
+    let encoder = Encoder::for_lane(Lane::Control);
+    encoder
+        .encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)
+        .unwrap();
+    s.write_all(&out).await.unwrap();
+    // The answer: an accepted response of version 2, then the stamp.
+    let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    while frames.len() < 2 {
+        match decoder.decode_frame(&buf).unwrap() {
+            Some((pdu, used)) => {
+                frames.push(match pdu {
+                    Pdu::HandshakeResponse(r) => {
+                        assert_eq!((r.status, r.version), (HandshakeStatus::Accepted, 2));
+                        None
+                    }
+                    Pdu::IncarnationStamp(s) => Some(s.stamp),
+                    other => panic!("unexpected {other:?}"),
+                });
+                let _ = buf.split_to(used);
+            }
+            None => assert!(
+                s.read_buf(&mut buf).await.unwrap() > 0,
+                "closed in the answer"
+            ),
+        }
+    }
+    let answered = frames[1].expect("the stamp after the response");
+    out.clear();
+    encoder
+        .encode(&Pdu::IncarnationStamp(IncarnationStamp { stamp }), &mut out)
+        .unwrap();
+    s.write_all(&out).await.unwrap();
+    (s, answered)
+}
+
+/// The acceptor's side, on raw sockets: a stamped handshake of an older
+/// incarnation of a node B talks to is answered, then refused once its
+/// stamp is read (the connection closes, nothing of it is delivered), and
+/// B stays associated with the current incarnation.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_stamped_handshake_is_refused_and_the_current_incarnation_kept() {
+    let b = node("beta", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let a = node("alpha", RemoteSettings::default()).await;
+    spawn_calculator(&a, "calc");
+    assert_eq!(ask_sum(&remote_ref(&a, &b, "calc"), T).await.ok(), Some(42));
+    let events = record_events(&b);
+    let alpha = a.remoting.address().clone();
+
+    // Stamp 1: long before the current incarnation started.
+    let (mut old, b_stamp) = stamped_handshake(b.remoting.address(), &alpha, 77, 1).await;
+    assert!(b_stamp > 1, "B tells its own start");
+    assert!(
+        crate::raw_peer::closed_within(&mut old, T).await,
+        "the older incarnation's connection stays open"
+    );
+    assert_eq!(b.remoting.superseded_handshakes(&alpha), Some(1));
+
+    assert_eq!(ask_sum(&remote_ref(&b, &a, "calc"), T).await.ok(), Some(42));
+    assert_eq!(ask_sum(&remote_ref(&a, &b, "calc"), T).await.ok(), Some(42));
+    let given_up: Vec<_> = common::events_so_far(&events)
+        .into_iter()
+        .filter(|e| !matches!(e, RemotingEvent::Associated { .. }))
+        .collect();
+    assert!(given_up.is_empty(), "{given_up:?}");
+    b.system.terminate().await;
+    a.system.terminate().await;
 }

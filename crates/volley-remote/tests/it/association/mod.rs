@@ -5,6 +5,7 @@ mod artery;
 mod artery_more;
 mod closed_port;
 mod handshake;
+mod handshake_versions;
 mod idle;
 mod late_incarnation;
 mod lifecycle;
