@@ -120,6 +120,14 @@ impl Remoting {
         self.core.uid
     }
 
+    /// When this incarnation started: microseconds since the Unix epoch,
+    /// read once when remoting started. Its handshakes tell it, and of two
+    /// incarnations of one address the greater `(stamp, uid)` is the newer
+    /// (docs/reference/remoting.md#restarts-and-quarantine).
+    pub fn incarnation_stamp(&self) -> u64 {
+        self.core.stamp
+    }
+
     /// A ref to the actor at a full remote path
     /// (`volley://system@host:port/user/a`), whatever its incarnation (like
     /// an actor selection). Nothing is checked until a message is sent.
