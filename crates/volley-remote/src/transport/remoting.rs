@@ -123,7 +123,7 @@ impl Remoting {
     /// When this incarnation started: microseconds since the Unix epoch,
     /// read once when remoting started. Its handshakes tell it, and of two
     /// incarnations of one address the greater `(stamp, uid)` is the newer
-    /// (docs/reference/remoting.md#restarts-and-quarantine).
+    /// (docs/reference/remoting.md#incarnations-and-quarantine).
     pub fn incarnation_stamp(&self) -> u64 {
         self.core.stamp
     }
@@ -212,7 +212,7 @@ impl Remoting {
 
     /// Handshakes of `node` refused because their incarnation started
     /// before the one this node talks to, which is alive
-    /// (docs/reference/remoting.md#restarts-and-quarantine); the metric
+    /// (docs/reference/remoting.md#incarnations-and-quarantine); the metric
     /// `volley_remote_superseded_handshakes_total`. `None` without an
     /// association.
     #[doc(hidden)]

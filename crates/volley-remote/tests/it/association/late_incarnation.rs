@@ -1,5 +1,5 @@
 //! A late answer of a node's previous incarnation does not give its new
-//! incarnation up (docs/reference/remoting.md#restarts-and-quarantine).
+//! incarnation up (docs/reference/remoting.md#incarnations-and-quarantine).
 //!
 //! A relay in front of node A holds A's answers to B's dials while A's
 //! first incarnation is replaced by a second at the same address, which
