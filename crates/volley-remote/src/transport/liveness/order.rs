@@ -1,5 +1,5 @@
-//! The order of a node's incarnations, and the incarnations remembered as
-//! gone.
+//! The order of a node's incarnations, and the judgement of a handshake
+//! by it.
 //!
 //! A uid is random, so it says nothing of which of two incarnations of
 //! one address is the newer. A handshake of a node's previous incarnation
@@ -20,53 +20,9 @@
 //! again.
 //!
 //! Incarnations known to be gone (replaced, quarantined, shut down) are
-//! refused whether or not they carry a stamp. An association remembers at
-//! most [`REMEMBERED_GONE`] of them, the most recent, so a peer that
-//! shakes hands with ever new uids cannot grow this node's memory.
-
-use std::collections::{HashSet, VecDeque};
+//! refused whether or not they carry a stamp (`gone_uids.rs`).
 
 use crate::transport::outbound::association::{Association, Control, Refusal};
-
-/// The most incarnations of one node an association remembers as gone
-/// (and, apart, as quarantined).
-pub(crate) const REMEMBERED_GONE: usize = 64;
-
-/// A set of uids that forgets the oldest one past [`REMEMBERED_GONE`].
-#[derive(Debug, Default)]
-pub(crate) struct RecentUids {
-    set: HashSet<u64>,
-    order: VecDeque<u64>,
-}
-
-impl RecentUids {
-    /// Remembers `uid`; false if it was remembered already.
-    pub(crate) fn insert(&mut self, uid: u64) -> bool {
-        if !self.set.insert(uid) {
-            return false;
-        }
-        self.order.push_back(uid);
-        if self.order.len() > REMEMBERED_GONE {
-            if let Some(oldest) = self.order.pop_front() {
-                self.set.remove(&oldest);
-            }
-        }
-        true
-    }
-
-    pub(crate) fn contains(&self, uid: &u64) -> bool {
-        self.set.contains(uid)
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.set.is_empty()
-    }
-
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.set.len()
-    }
-}
 
 /// An incarnation as a handshake tells it: its uid, and its stamp if the
 /// handshake carried one (a node of handshake version 1 tells none, nor
@@ -174,19 +130,6 @@ mod tests {
         for (a, b) in [(stamped, unstamped), (unstamped, stamped), (zero, stamped)] {
             assert!(!a.is_older_than(&b) && !b.is_older_than(&a));
         }
-    }
-
-    #[test]
-    fn the_gone_uids_are_bounded_and_forget_the_oldest_first() {
-        let mut gone = RecentUids::default();
-        for uid in 0..(REMEMBERED_GONE as u64 + 10) {
-            assert!(gone.insert(uid));
-        }
-        assert_eq!(gone.len(), REMEMBERED_GONE);
-        assert!(!gone.contains(&0) && !gone.contains(&9));
-        assert!(gone.contains(&10) && gone.contains(&(REMEMBERED_GONE as u64 + 9)));
-        assert!(!gone.insert(10), "a uid remembered already");
-        assert_eq!(gone.len(), REMEMBERED_GONE);
     }
 
     #[test]
