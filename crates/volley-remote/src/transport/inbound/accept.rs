@@ -154,12 +154,19 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
         None => setup::accept(&mut stream, &local, None).await?,
     }
     // A stamped initiator tells its stamp once answered (after its proof).
-    tokio::time::timeout(
+    // One that closes first went away (killed, or its dial timed out):
+    // before stamps it would have closed an admitted connection as quietly.
+    let stamped = tokio::time::timeout(
         core.settings().handshake_timeout,
         setup::read_initiator_stamp(&mut stream, &mut buf, &mut request),
     )
     .await
-    .map_err(|_| InboundError::HandshakeTimeout)??;
+    .map_err(|_| InboundError::HandshakeTimeout)?;
+    if let Err(HandshakeError::Closed) = stamped {
+        tracing::debug!(from = %request.from, uid = request.uid, "closed before telling its stamp");
+        return Ok(());
+    }
+    stamped?;
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is
