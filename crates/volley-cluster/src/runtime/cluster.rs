@@ -2,7 +2,6 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc;
 use volley::ActorSystem;
@@ -267,12 +266,13 @@ impl Cluster {
 }
 
 /// This node's first identity: its canonical address, its incarnation
-/// uid and its start time (which orders restarts at one address).
+/// uid and its start time (which orders restarts at one address). The
+/// start is the one remoting's handshakes tell, in milliseconds, so that
+/// the membership and the transport order two incarnations of an address
+/// from one reading of the clock.
 fn identity_of(remoting: &Remoting) -> NodeId {
     let address = remoting.address();
-    let born_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let born_ms = remoting.incarnation_stamp() / 1000;
     NodeId::new(address.host(), address.port(), remoting.uid(), born_ms)
 }
 

@@ -19,6 +19,7 @@ use crate::transport::liveness::authority::{
     MemberReport, MemberVerdicts, Membership, MembershipAuthority,
 };
 use crate::transport::liveness::incarnations::Incarnations;
+use crate::transport::liveness::order::Incarnation;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
 use crate::transport::node::{NodeContext, Undeliverable};
@@ -112,6 +113,9 @@ impl NodeContext for FakeNode {
     fn uid(&self) -> u64 {
         1
     }
+    fn stamp(&self) -> u64 {
+        1
+    }
     fn is_shut_down(&self) -> bool {
         false
     }
@@ -192,10 +196,10 @@ impl OutboundContext for FakeNode {
     fn incarnation_answered(
         &self,
         association: &Association,
-        uid: u64,
+        peer: Incarnation,
         lane: Lane,
     ) -> Result<(), Refusal> {
-        Incarnations::handshake_seen(self, association, uid, lane)
+        Incarnations::handshake_seen(self, association, peer, lane)
     }
     fn refused_by_peer(&self, association: &Association, reason: DisassociationReason) {
         Incarnations::peer_left_for(self, association, reason)

@@ -28,6 +28,7 @@ pub const REMOTE_METRIC_NAMES: &[&str] = &[
     "volley_remote_connects_total",
     "volley_remote_reconnects_total",
     "volley_remote_control_refusals_total",
+    "volley_remote_superseded_handshakes_total",
     "volley_remote_phi",
     "volley_remote_heartbeat_rtt_seconds",
     "volley_remote_associations",

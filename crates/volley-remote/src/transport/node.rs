@@ -97,6 +97,9 @@ pub(crate) trait NodeContext: Send + Sync + 'static {
     fn address(&self) -> &Address;
     /// This node's incarnation.
     fn uid(&self) -> u64;
+    /// When this incarnation started, as its handshakes tell it
+    /// (`liveness/order.rs`).
+    fn stamp(&self) -> u64;
     /// Whether remoting is shut down (or shutting down).
     fn is_shut_down(&self) -> bool;
     /// Counts a message from or to `peer` as a dead letter.

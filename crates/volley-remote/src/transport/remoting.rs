@@ -120,6 +120,14 @@ impl Remoting {
         self.core.uid
     }
 
+    /// When this incarnation started: microseconds since the Unix epoch,
+    /// read once when remoting started. Its handshakes tell it, and of two
+    /// incarnations of one address the greater `(stamp, uid)` is the newer
+    /// (docs/reference/remoting.md#incarnations-and-quarantine).
+    pub fn incarnation_stamp(&self) -> u64 {
+        self.core.stamp
+    }
+
     /// A ref to the actor at a full remote path
     /// (`volley://system@host:port/user/a`), whatever its incarnation (like
     /// an actor selection). Nothing is checked until a message is sent.
@@ -200,6 +208,21 @@ impl Remoting {
     #[doc(hidden)]
     pub fn imported_ref_bytes(&self) -> usize {
         self.core.import_meter.bytes()
+    }
+
+    /// Handshakes of `node` refused because their incarnation started
+    /// before the one this node talks to, which is alive
+    /// (docs/reference/remoting.md#incarnations-and-quarantine); the metric
+    /// `volley_remote_superseded_handshakes_total`. `None` without an
+    /// association.
+    #[doc(hidden)]
+    pub fn superseded_handshakes(&self, node: &Address) -> Option<u64> {
+        let association = self.core.associations.find(node)?;
+        Some(
+            association
+                .superseded_handshakes
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// Declarations refused for `limits.max_imported_refs` or

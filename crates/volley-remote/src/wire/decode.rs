@@ -3,7 +3,9 @@
 use super::address::{validate_host, validate_system, Address};
 use super::error::DecodeError;
 use super::frame::{Lane, PduKind, SMALL_MAX_FRAME_LEN};
-use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus};
+use super::handshake::{
+    AuthProof, HandshakeRequest, HandshakeResponse, HandshakeStatus, IncarnationStamp,
+};
 use super::pdu::{
     ClusterChannel, ClusterFrame, Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader,
     Pdu, RefDeclaration, RefId, Reply, ReplyHandleDeclaration, Request, SpawnRequest,
@@ -335,6 +337,9 @@ fn decode_pdu<'a>(
         }
         PduKind::AuthProof => Pdu::AuthProof(AuthProof {
             mac: r.take("mac")?,
+        }),
+        PduKind::IncarnationStamp => Pdu::IncarnationStamp(IncarnationStamp {
+            stamp: r.u64("stamp")?,
         }),
         PduKind::SpawnRequest => Pdu::SpawnRequest(SpawnRequest {
             request_id: r.u64("request_id")?,

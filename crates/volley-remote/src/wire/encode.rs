@@ -405,6 +405,7 @@ fn encode_body(pdu: &Pdu<'_>, buf: &mut BytesMut) -> Result<(), EncodeError> {
             put_str16(buf, "reason", h.reason)?;
         }
         Pdu::AuthProof(p) => buf.put_slice(&p.mac),
+        Pdu::IncarnationStamp(s) => buf.put_u64_le(s.stamp),
         Pdu::Disassociate(d) => {
             buf.put_u8(d.reason.to_u8());
             put_str16(buf, "text", d.text)?;

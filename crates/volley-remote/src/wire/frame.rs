@@ -155,6 +155,8 @@ pub enum PduKind {
     Disassociate = 0x05,
     /// [`super::AuthProof`].
     AuthProof = 0x06,
+    /// [`super::IncarnationStamp`].
+    IncarnationStamp = 0x07,
     /// [`super::UserMessage`].
     UserMessage = 0x10,
     /// [`super::RefDeclaration`].
@@ -185,13 +187,14 @@ pub enum PduKind {
 
 impl PduKind {
     /// Every kind, in wire-value order.
-    pub const ALL: [PduKind; 19] = [
+    pub const ALL: [PduKind; 20] = [
         PduKind::HandshakeRequest,
         PduKind::HandshakeResponse,
         PduKind::Heartbeat,
         PduKind::HeartbeatAck,
         PduKind::Disassociate,
         PduKind::AuthProof,
+        PduKind::IncarnationStamp,
         PduKind::UserMessage,
         PduKind::RefDeclaration,
         PduKind::ReplyHandleDeclaration,
@@ -216,6 +219,7 @@ impl PduKind {
             0x04 => PduKind::HeartbeatAck,
             0x05 => PduKind::Disassociate,
             0x06 => PduKind::AuthProof,
+            0x07 => PduKind::IncarnationStamp,
             0x10 => PduKind::UserMessage,
             0x11 => PduKind::RefDeclaration,
             0x12 => PduKind::ReplyHandleDeclaration,

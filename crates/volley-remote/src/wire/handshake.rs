@@ -10,7 +10,10 @@ use super::address::Address;
 /// two small allocations do not matter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandshakeRequest<'a> {
-    /// Protocol version; must equal the preamble's.
+    /// Handshake version: the preamble's protocol version (1), or
+    /// [`HANDSHAKE_VERSION_STAMPED`] when an [`IncarnationStamp`] frame
+    /// follows this one (docs/wire-protocol.md §5.1a). The frames after
+    /// the handshake are version 1's either way.
     pub version: u8,
     /// The initiator's own address.
     pub from: Address,
@@ -30,7 +33,8 @@ pub struct HandshakeRequest<'a> {
 /// The acceptor's answer to a [`HandshakeRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandshakeResponse<'a> {
-    /// Protocol version; must equal the preamble's.
+    /// The request's handshake version: [`HANDSHAKE_VERSION_STAMPED`]
+    /// when an [`IncarnationStamp`] frame follows this one.
     pub version: u8,
     /// Whether the association is accepted.
     pub status: HandshakeStatus,
@@ -45,6 +49,31 @@ pub struct HandshakeResponse<'a> {
     pub auth: Option<&'a [u8]>,
     /// Human-readable explanation (empty when accepted).
     pub reason: &'a str,
+}
+
+/// The handshake version whose request and response are each followed by
+/// an [`IncarnationStamp`] frame (docs/wire-protocol.md §5.1a). Version 1
+/// handshakes carry no stamp: every peer built before stamps existed.
+pub const HANDSHAKE_VERSION_STAMPED: u8 = 2;
+
+/// When an incarnation started, in a handshake of version
+/// [`HANDSHAKE_VERSION_STAMPED`]: the acceptor's right after its accepted
+/// [`HandshakeResponse`], the initiator's once it has that response
+/// (after its [`AuthProof`], with a secret).
+///
+/// A frame of its own rather than a field of the request, so that a node
+/// of version 1 refuses a stamped request with `IncompatibleVersion` (it
+/// decodes the request and checks its version) instead of failing to
+/// decode it, and the initiator knows to shake hands again without one.
+/// The initiator's comes after the answer so that nothing but the request
+/// reaches an acceptor that has not answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IncarnationStamp {
+    /// The sender's start, in microseconds since the Unix epoch, taken
+    /// once when its remoting started; `0` when it tells no order. Of
+    /// two incarnations of one address, the one with the greater
+    /// `(stamp, uid)` is the newer.
+    pub stamp: u64,
 }
 
 /// Length of a challenge (a nonce) in the authentication exchange.

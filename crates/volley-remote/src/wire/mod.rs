@@ -22,8 +22,8 @@ pub use frame::{
     LARGE_MAX_FRAME_LEN, MAGIC, MAX_STR_LEN, PREAMBLE_LEN, PROTOCOL_VERSION, SMALL_MAX_FRAME_LEN,
 };
 pub use handshake::{
-    AuthProof, Features, HandshakeRequest, HandshakeResponse, HandshakeStatus, AUTH_MAC_LEN,
-    AUTH_NONCE_LEN, FEATURE_REQUESTS,
+    AuthProof, Features, HandshakeRequest, HandshakeResponse, HandshakeStatus, IncarnationStamp,
+    AUTH_MAC_LEN, AUTH_NONCE_LEN, FEATURE_REQUESTS, HANDSHAKE_VERSION_STAMPED,
 };
 pub use pdu::{
     ClusterChannel, ClusterFrame, Disassociate, DisassociateReason, Flush, FlushAck, MessageHeader,

@@ -8,7 +8,7 @@
 use std::num::NonZeroU32;
 
 use super::frame::PduKind;
-use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse};
+use super::handshake::{AuthProof, HandshakeRequest, HandshakeResponse, IncarnationStamp};
 use crate::serialization::SerializerId;
 
 /// A compressed actor reference: an index into the per-lane table the
@@ -343,6 +343,8 @@ pub enum Pdu<'a> {
     Disassociate(Disassociate<'a>),
     /// See [`AuthProof`].
     AuthProof(AuthProof),
+    /// See [`IncarnationStamp`].
+    IncarnationStamp(IncarnationStamp),
     /// See [`UserMessage`].
     UserMessage(UserMessage<'a>),
     /// See [`RefDeclaration`].
@@ -381,6 +383,7 @@ impl Pdu<'_> {
             Pdu::HeartbeatAck => PduKind::HeartbeatAck,
             Pdu::Disassociate(_) => PduKind::Disassociate,
             Pdu::AuthProof(_) => PduKind::AuthProof,
+            Pdu::IncarnationStamp(_) => PduKind::IncarnationStamp,
             Pdu::UserMessage(_) => PduKind::UserMessage,
             Pdu::RefDeclaration(_) => PduKind::RefDeclaration,
             Pdu::ReplyHandleDeclaration(_) => PduKind::ReplyHandleDeclaration,

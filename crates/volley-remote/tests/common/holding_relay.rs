@@ -2,6 +2,7 @@
 //! either direction or both, without closing anything: a partition as TCP
 //! sees one (nothing is lost, it waits), healed by letting the bytes go on.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -17,17 +18,27 @@ pub struct HoldingRelay {
     to_node: watch::Sender<bool>,
     /// Holds the bytes the node sends back.
     from_node: watch::Sender<bool>,
+    /// Chunks read while held, either way.
+    held_chunks: Arc<AtomicU64>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
 
 /// Copies `from` to `to`, holding each chunk read while `held` says so.
-async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, mut held: watch::Receiver<bool>) {
+async fn pump(
+    mut from: OwnedReadHalf,
+    mut to: OwnedWriteHalf,
+    mut held: watch::Receiver<bool>,
+    held_chunks: Arc<AtomicU64>,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if *held.borrow() {
+            held_chunks.fetch_add(1, Ordering::Relaxed);
+        }
         if held.wait_for(|held| !*held).await.is_err() {
             return;
         }
@@ -46,6 +57,8 @@ impl HoldingRelay {
         let (from_node, from_node_held) = watch::channel(false);
         let tasks = Arc::new(Mutex::new(Vec::new()));
         let links = tasks.clone();
+        let held_chunks = Arc::new(AtomicU64::new(0));
+        let counted = held_chunks.clone();
         let accept = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let Ok(node) = TcpStream::connect(("127.0.0.1", target)).await else {
@@ -54,8 +67,9 @@ impl HoldingRelay {
                 let (client_r, client_w) = client.into_split();
                 let (node_r, node_w) = node.into_split();
                 let mut links = links.lock().unwrap();
-                links.push(tokio::spawn(pump(client_r, node_w, to_node_held.clone())));
-                links.push(tokio::spawn(pump(node_r, client_w, from_node_held.clone())));
+                let (to, from) = (to_node_held.clone(), from_node_held.clone());
+                links.push(tokio::spawn(pump(client_r, node_w, to, counted.clone())));
+                links.push(tokio::spawn(pump(node_r, client_w, from, counted.clone())));
             }
         });
         tasks.lock().unwrap().push(accept);
@@ -63,8 +77,14 @@ impl HoldingRelay {
             port,
             to_node,
             from_node,
+            held_chunks,
             tasks,
         }
+    }
+
+    /// How many chunks were read while held (either way), since the start.
+    pub fn held_chunks(&self) -> u64 {
+        self.held_chunks.load(Ordering::Relaxed)
     }
 
     /// Holds the bytes towards the node, those from it, or both.

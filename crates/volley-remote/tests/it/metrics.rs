@@ -64,6 +64,7 @@ async fn an_association_reports_its_traffic_connections_and_phi() {
     assert!((2..=3).contains(&connects), "{connects} connections");
     assert_eq!(value("volley_remote_reconnects_total"), Some(0));
     assert_eq!(value("volley_remote_control_refusals_total"), Some(0));
+    assert_eq!(value("volley_remote_superseded_handshakes_total"), Some(0));
     // Heartbeats go on being queued; between them the queue is empty.
     eventually("everything sent taken by a writer", || {
         recorded.gauge("volley_remote_outbound_queue_bytes", &labels) == Some(0.0)

@@ -10,12 +10,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::transport::admission::probe::confirm_claim;
 use crate::transport::admission::AdmissionContext;
 use crate::transport::handshake::auth::Secret;
-use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Request};
+use crate::transport::handshake::setup::{self, AcceptorAuth, HandshakeError, Local, Request};
 use crate::transport::liveness::incarnations::Incarnations;
-use crate::transport::outbound::association::Origin;
+use crate::transport::outbound::association::{Origin, Refusal};
 use crate::transport::support::lock;
 use crate::transport::support::log_limited;
-use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, PROTOCOL_VERSION};
+use crate::wire::{HandshakeStatus, AUTH_NONCE_LEN, HANDSHAKE_VERSION_STAMPED, PROTOCOL_VERSION};
 
 /// Admits incarnation `r.uid` of the connecting node, unless it is gone,
 /// and makes sure this node talks back: the peer's failure detector needs
@@ -36,9 +36,12 @@ pub(in crate::transport) fn admit(
             format!("not associating: {e}"),
         )
     })?;
-    core.handshake_seen(&association, r.uid, r.lane)
+    core.handshake_seen(&association, r.incarnation(), r.lane)
         .map_err(|refusal| {
-            log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
+            // An older incarnation was warned of where it was judged.
+            if !matches!(refusal, Refusal::Superseded { .. }) {
+                log_limited!(warn, from = %r.from, "refused a handshake: {refusal}");
+            }
             (HandshakeStatus::Quarantined, refusal.to_string())
         })
 }
@@ -73,10 +76,13 @@ pub(in crate::transport) fn check(
     core: &impl AdmissionContext,
     r: &Request,
 ) -> Result<(), (HandshakeStatus, String)> {
-    if r.version != PROTOCOL_VERSION {
+    if r.version != PROTOCOL_VERSION && r.version != HANDSHAKE_VERSION_STAMPED {
         return Err((
             HandshakeStatus::IncompatibleVersion,
-            format!("protocol version {} is not {}", r.version, PROTOCOL_VERSION),
+            format!(
+                "handshake version {} is neither {PROTOCOL_VERSION} nor {HANDSHAKE_VERSION_STAMPED}",
+                r.version
+            ),
         ));
     }
     if r.to != *core.address() {
@@ -105,7 +111,8 @@ pub(in crate::transport) fn check(
 }
 
 /// Refuses an incarnation of the peer that is known to be gone, without
-/// changing anything (`handshake_seen` records a new one later).
+/// changing anything (`handshake_seen` records a new one later). Its age
+/// is judged there: its stamp comes after this node's answer.
 pub(in crate::transport) fn not_gone(
     core: &impl AdmissionContext,
     r: &Request,
@@ -114,7 +121,7 @@ pub(in crate::transport) fn not_gone(
         return Ok(());
     };
     let control = lock(&association.control);
-    if control.dead.contains(&r.uid) {
+    if control.dead.contains(&r.uid) || control.quarantined.contains(&r.uid) {
         return Err((
             HandshakeStatus::Quarantined,
             format!("incarnation {} of {} is gone", r.uid, r.from),
@@ -134,7 +141,12 @@ pub(in crate::transport) async fn authenticate(
     buf: &mut BytesMut,
 ) -> Result<(), HandshakeError> {
     let exchange = AcceptorAuth::new(secret, r, core.address(), core.uid())?;
-    setup::accept(stream, core.address(), core.uid(), Some(&exchange.response)).await?;
+    let local = Local {
+        address: core.address(),
+        uid: core.uid(),
+        stamp: r.answer_stamp(core.stamp()),
+    };
+    setup::accept(stream, &local, Some(&exchange.response)).await?;
     tokio::time::timeout(
         core.settings().handshake_timeout,
         exchange.read_proof(secret, stream, buf),

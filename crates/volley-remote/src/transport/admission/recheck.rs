@@ -22,6 +22,7 @@ use std::sync::Arc;
 use crate::transport::admission::probe::confirm_claim;
 use crate::transport::admission::AdmissionContext;
 use crate::transport::liveness::incarnations::Incarnations;
+use crate::transport::liveness::order::Incarnation;
 use crate::transport::outbound::association::Origin;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane};
@@ -50,7 +51,7 @@ async fn recheck(core: &impl AdmissionContext, from: &Address, uid: u64) {
         Ok(association) => association,
         Err(e) => return tracing::debug!(remote = %from, "not dialing back after all: {e}"),
     };
-    match core.handshake_seen(&association, uid, Lane::Control) {
+    match core.handshake_seen(&association, Incarnation::new(uid, None), Lane::Control) {
         Ok(()) => {
             log_limited!(info, remote = %from, uid, "the address a peer claimed answered a later check: dialing it back");
         }

@@ -30,6 +30,7 @@ use crate::transport::inbound::ends::{InboundEnds, InboundLives};
 use crate::transport::inbound::InboundContext;
 use crate::transport::liveness::authority::{MemberReport, MemberVerdicts, MembershipAuthority};
 use crate::transport::liveness::incarnations::Incarnations;
+use crate::transport::liveness::order::Incarnation;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
 use crate::transport::node::{NodeContext, Undeliverable};
@@ -57,6 +58,9 @@ impl NodeContext for RemotingCore {
     }
     fn uid(&self) -> u64 {
         self.uid
+    }
+    fn stamp(&self) -> u64 {
+        self.stamp
     }
     fn is_shut_down(&self) -> bool {
         RemotingCore::is_shut_down(self)
@@ -142,10 +146,10 @@ impl OutboundContext for RemotingCore {
     fn incarnation_answered(
         &self,
         association: &Association,
-        uid: u64,
+        peer: Incarnation,
         lane: Lane,
     ) -> Result<(), Refusal> {
-        Incarnations::handshake_seen(self, association, uid, lane)
+        Incarnations::handshake_seen(self, association, peer, lane)
     }
     fn refused_by_peer(&self, association: &Association, reason: DisassociationReason) {
         Incarnations::peer_left_for(self, association, reason)

@@ -60,6 +60,8 @@ pub(crate) struct RemotingCore {
     pub(crate) authority: String,
     /// This node's incarnation.
     pub(crate) uid: u64,
+    /// When it started (`liveness/order.rs`).
+    pub(crate) stamp: u64,
     pub(crate) me: Weak<RemotingCore>,
     pub(crate) associations: Associations,
     pub(crate) reply_handles: ReplyHandles,
@@ -117,6 +119,7 @@ impl RemotingCore {
             address,
             authority,
             uid: volley::remote::random_uid() | 1,
+            stamp: crate::transport::liveness::order::start_stamp(),
             me: me.clone(),
             associations: Associations::new()
                 .metered(system.settings().metrics.enabled.then(|| system.name())),

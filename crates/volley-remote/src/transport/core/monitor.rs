@@ -57,6 +57,7 @@ struct Handles {
     connects: Counter,
     reconnects: Counter,
     control_refusals: Counter,
+    superseded_handshakes: Counter,
     phi: Gauge,
     heartbeat_rtt: Histogram,
     exported_refs: Gauge,
@@ -74,6 +75,10 @@ impl Handles {
             connects: metrics::counter!("volley_remote_connects_total", &labels),
             reconnects: metrics::counter!("volley_remote_reconnects_total", &labels),
             control_refusals: metrics::counter!("volley_remote_control_refusals_total", &labels),
+            superseded_handshakes: metrics::counter!(
+                "volley_remote_superseded_handshakes_total",
+                &labels
+            ),
             phi: metrics::gauge!("volley_remote_phi", &labels),
             heartbeat_rtt: metrics::histogram!("volley_remote_heartbeat_rtt_seconds", &labels),
             exported_refs: metrics::gauge!("volley_remote_exported_refs", &labels),
@@ -159,6 +164,9 @@ impl AssociationMetrics {
             handles.reconnects.absolute(reconnects);
             let control = association.lane(crate::wire::Lane::Control);
             handles.control_refusals.absolute(control.refused_frames());
+            handles
+                .superseded_handshakes
+                .absolute(association.superseded_handshakes.load(Relaxed));
             handles.queued.set(out.queued_bytes as f64);
             handles.exported_refs.set(out.exported_refs as f64);
             handles

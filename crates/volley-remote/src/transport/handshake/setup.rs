@@ -9,10 +9,11 @@ use tokio::net::TcpStream;
 use crate::transport::handshake::auth::{self, Mac, Nonce, Role, Secret, Transcript};
 use crate::transport::handshake::tls::TlsSession;
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::liveness::order::Incarnation;
 use crate::wire::{
     Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, Features, HandshakeRequest,
-    HandshakeResponse, HandshakeStatus, Lane, Pdu, Preamble, AUTH_MAC_LEN, AUTH_NONCE_LEN,
-    PREAMBLE_LEN, PROTOCOL_VERSION,
+    HandshakeResponse, HandshakeStatus, IncarnationStamp, Lane, Pdu, Preamble, AUTH_MAC_LEN,
+    AUTH_NONCE_LEN, HANDSHAKE_VERSION_STAMPED, PREAMBLE_LEN, PROTOCOL_VERSION,
 };
 
 /// Why a connection did not come up.
@@ -42,6 +43,9 @@ pub(crate) enum HandshakeError {
 /// The initiator's view of an accepted handshake.
 pub(crate) struct Accepted {
     pub(crate) peer_uid: u64,
+    /// When that incarnation started, if its response told it
+    /// (`liveness/order.rs`).
+    pub(crate) peer_stamp: Option<u64>,
     /// What the acceptor advertised it decodes beyond the frames every
     /// version-1 peer does.
     pub(crate) features: Features,
@@ -56,6 +60,29 @@ pub(crate) struct Request {
     /// The initiator's challenge, if it sent one (checked by `check`).
     pub(crate) challenge: Option<Vec<u8>>,
     pub(crate) version: u8,
+    /// When the initiator's incarnation started, once its stamp frame,
+    /// which follows this node's response to a stamped request, was read
+    /// ([`read_initiator_stamp`]).
+    pub(crate) stamp: Option<u64>,
+}
+
+impl Request {
+    /// This node's stamp if the request asks for one in the response: a
+    /// stamped request gets a stamped response.
+    pub(crate) fn answer_stamp(&self, local_stamp: u64) -> Option<u64> {
+        self.is_stamped().then_some(local_stamp)
+    }
+
+    /// A request of the stamped version: after this node's answer, the
+    /// initiator tells its stamp.
+    pub(crate) fn is_stamped(&self) -> bool {
+        self.version == HANDSHAKE_VERSION_STAMPED
+    }
+
+    /// The initiator's incarnation, as the request tells it.
+    pub(crate) fn incarnation(&self) -> Incarnation {
+        Incarnation::new(self.uid, self.stamp)
+    }
 }
 
 /// Reads until one whole frame is buffered and hands it to `f`.
@@ -86,18 +113,45 @@ pub(crate) struct Dialed {
 }
 
 /// Opens a TCP connection to `remote`, with TLS if configured, and
-/// handshakes on it as the initiator of `lane` (`connect`).
+/// handshakes on it as the initiator of `lane` (`connect`), telling this
+/// node's stamp. A node that answers `IncompatibleVersion` speaks only
+/// handshake version 1: it is dialed again at once, without the stamp.
 pub(crate) async fn dial(
     core: &(impl HandshakeContext + ?Sized),
     remote: &Address,
     lane: Lane,
 ) -> Result<Dialed, HandshakeError> {
+    match dial_telling(core, remote, lane, Some(core.stamp())).await {
+        Err(HandshakeError::Refused {
+            status: HandshakeStatus::IncompatibleVersion,
+            reason,
+        }) => {
+            tracing::debug!(%remote, ?lane, "the peer refused a stamped handshake ({reason}): dialing it again with handshake version 1");
+            dial_telling(core, remote, lane, None).await
+        }
+        dialed => dialed,
+    }
+}
+
+/// [`dial`], telling `stamp` if given (handshake version 2), else with a
+/// handshake of version 1.
+async fn dial_telling(
+    core: &(impl HandshakeContext + ?Sized),
+    remote: &Address,
+    lane: Lane,
+    stamp: Option<u64>,
+) -> Result<Dialed, HandshakeError> {
     let stream = TcpStream::connect((remote.host(), remote.port())).await?;
     stream.set_nodelay(true)?;
-    let (local, uid, secret) = (core.address(), core.uid(), core.secret());
+    let local = Local {
+        address: core.address(),
+        uid: core.uid(),
+        stamp,
+    };
+    let secret = core.secret();
     match core.tls() {
         None => {
-            let (stream, accepted) = connect(stream, remote, lane, local, uid, secret).await?;
+            let (stream, accepted) = connect(stream, remote, lane, &local, secret).await?;
             Ok(Dialed {
                 stream,
                 tls: None,
@@ -107,7 +161,7 @@ pub(crate) async fn dial(
         Some(tls) => {
             let name = crate::transport::handshake::tls::server_name(remote.host())?;
             let sealed = tls.connector().connect(name, stream).await?;
-            let (sealed, accepted) = connect(sealed, remote, lane, local, uid, secret).await?;
+            let (sealed, accepted) = connect(sealed, remote, lane, &local, secret).await?;
             let (stream, session) = sealed.into_inner();
             Ok(Dialed {
                 stream,
@@ -118,31 +172,45 @@ pub(crate) async fn dial(
     }
 }
 
+/// Who dials: this node's address and incarnation, and the stamp it
+/// tells, if it tells one.
+pub(crate) struct Local<'a> {
+    pub(crate) address: &'a Address,
+    pub(crate) uid: u64,
+    pub(crate) stamp: Option<u64>,
+}
+
 /// What the initiator learns from an accepted response.
 struct Answer {
     peer_uid: u64,
+    /// The response is of the stamped version: its stamp frame follows.
+    stamped: bool,
     auth: Option<Vec<u8>>,
     features: Features,
 }
 
-/// Connects as the initiator of one lane. With a secret, the acceptor's
-/// proof is checked before anything but the request is sent, and this
-/// side's proof is written before this returns.
+/// Connects as the initiator of one lane, telling `local.stamp` if given
+/// (a handshake of version [`HANDSHAKE_VERSION_STAMPED`]: the acceptor's
+/// stamp follows its response, this side's follows its proof, or the
+/// response if there is no secret). With a secret, the acceptor's proof
+/// is checked before anything but the request is sent, and this side's
+/// proof is written before this returns.
 pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     remote: &Address,
     lane: Lane,
-    local: &Address,
-    local_uid: u64,
+    local: &Local<'_>,
     secret: Option<&Secret>,
 ) -> Result<(S, Accepted), HandshakeError> {
     let challenge = secret.map(|_| auth::nonce()).transpose()?;
     let mut out = BytesMut::with_capacity(256);
     Preamble::new(lane).encode(&mut out);
     let request = HandshakeRequest {
-        version: PROTOCOL_VERSION,
-        from: local.clone(),
-        uid: local_uid,
+        version: local
+            .stamp
+            .map_or(PROTOCOL_VERSION, |_| HANDSHAKE_VERSION_STAMPED),
+        from: local.address.clone(),
+        uid: local.uid,
         to: remote.clone(),
         auth: challenge.as_ref().map(|c| &c[..]),
     };
@@ -154,6 +222,7 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
     let answer = read_one(&mut stream, &mut buf, &decoder, |pdu| match pdu {
         Pdu::HandshakeResponse(r) if r.status == HandshakeStatus::Accepted => Ok(Answer {
             peer_uid: r.uid,
+            stamped: local.stamp.is_some() && r.version == HANDSHAKE_VERSION_STAMPED,
             auth: r.auth.map(<[u8]>::to_vec),
             features: r.features(),
         }),
@@ -164,10 +233,19 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         _ => Err(HandshakeError::Unexpected("expected a handshake response")),
     })
     .await?;
+    let peer_stamp = match answer.stamped {
+        true => Some(read_stamp(&mut stream, &mut buf, &decoder).await?),
+        false => None,
+    };
+    out.clear();
     if let (Some(secret), Some(challenge)) = (secret, &challenge) {
-        let proof = initiator_proof(secret, &answer, remote, lane, local, local_uid, challenge)?;
-        out.clear();
+        let proof = initiator_proof(secret, &answer, remote, lane, local, challenge)?;
         encode(&Pdu::AuthProof(AuthProof { mac: proof }), &mut out)?;
+    }
+    if let (true, Some(stamp)) = (answer.stamped, local.stamp) {
+        encode(&Pdu::IncarnationStamp(IncarnationStamp { stamp }), &mut out)?;
+    }
+    if !out.is_empty() {
         stream.write_all(&out).await?;
         // Nothing may stay in a TLS session's buffer: the session is
         // taken apart next.
@@ -177,6 +255,7 @@ pub(crate) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         stream,
         Accepted {
             peer_uid: answer.peer_uid,
+            peer_stamp,
             features: answer.features,
         },
     ))
@@ -188,8 +267,7 @@ fn initiator_proof(
     answer: &Answer,
     remote: &Address,
     lane: Lane,
-    local: &Address,
-    local_uid: u64,
+    local: &Local<'_>,
     challenge: &Nonce,
 ) -> Result<Mac, HandshakeError> {
     let auth = answer.auth.as_deref().ok_or(HandshakeError::Unauthenticated(
@@ -203,8 +281,8 @@ fn initiator_proof(
     let (peer_nonce, peer_mac) = auth.split_at(AUTH_NONCE_LEN);
     let peer_nonce: Nonce = peer_nonce.try_into().expect("split at the nonce length");
     let transcript = Transcript {
-        initiator: local,
-        initiator_uid: local_uid,
+        initiator: local.address,
+        initiator_uid: local.uid,
         initiator_nonce: challenge,
         acceptor: remote,
         acceptor_uid: answer.peer_uid,
@@ -217,6 +295,37 @@ fn initiator_proof(
         ));
     }
     Ok(secret.prove(Role::Initiator, &transcript))
+}
+
+/// Reads the initiator's stamp, the frame after this node's answer to a
+/// stamped request (after the initiator's proof, with a secret), and
+/// records it in `request`; nothing for a request of version 1.
+pub(crate) async fn read_initiator_stamp<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut BytesMut,
+    request: &mut Request,
+) -> Result<(), HandshakeError> {
+    if request.is_stamped() {
+        let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
+        request.stamp = Some(read_stamp(stream, buf, &decoder).await?);
+    }
+    Ok(())
+}
+
+/// Reads the stamp frame that follows a stamped response, or the
+/// initiator's answer to one.
+async fn read_stamp<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut BytesMut,
+    decoder: &Decoder,
+) -> Result<u64, HandshakeError> {
+    read_one(stream, buf, decoder, |pdu| match pdu {
+        Pdu::IncarnationStamp(s) => Ok(s.stamp),
+        _ => Err(HandshakeError::Unexpected(
+            "expected the incarnation stamp after a stamped handshake",
+        )),
+    })
+    .await
 }
 
 fn encode(pdu: &Pdu<'_>, out: &mut BytesMut) -> Result<(), HandshakeError> {
@@ -252,6 +361,7 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
             to: r.to.clone(),
             challenge: r.auth.map(<[u8]>::to_vec),
             version: r.version,
+            stamp: None,
         }),
         _ => Err(HandshakeError::Unexpected("expected a handshake request")),
     })
@@ -326,46 +436,45 @@ impl AcceptorAuth {
 }
 
 /// Accepts a handshake request, listing in the response's `reason` the
-/// features this node decodes (wire-protocol.md §5.2a); `auth` as for
-/// [`respond`].
+/// features this node decodes (wire-protocol.md §5.2a); `local` and
+/// `auth` as for [`respond`].
 pub(crate) async fn accept<S: AsyncWrite + Unpin>(
     stream: &mut S,
-    local: &Address,
-    local_uid: u64,
+    local: &Local<'_>,
     auth: Option<&[u8]>,
 ) -> std::io::Result<()> {
     let features = Features::SUPPORTED.list();
-    respond(
-        stream,
-        HandshakeStatus::Accepted,
-        local,
-        local_uid,
-        features,
-        auth,
-    )
-    .await
+    respond(stream, HandshakeStatus::Accepted, local, features, auth).await
 }
 
 /// Answers a handshake request; `auth` is the acceptor's challenge and
-/// proof, when the exchange is on.
+/// proof, when the exchange is on. With `local.stamp` (the request was
+/// stamped) the response is of the stamped version, and an accepted one
+/// is followed by this node's stamp.
 pub(crate) async fn respond<S: AsyncWrite + Unpin>(
     stream: &mut S,
     status: HandshakeStatus,
-    local: &Address,
-    local_uid: u64,
+    local: &Local<'_>,
     reason: &str,
     auth: Option<&[u8]>,
 ) -> std::io::Result<()> {
     let mut out = BytesMut::with_capacity(256);
     let response = HandshakeResponse {
-        version: PROTOCOL_VERSION,
+        version: local
+            .stamp
+            .map_or(PROTOCOL_VERSION, |_| HANDSHAKE_VERSION_STAMPED),
         status,
-        from: local.clone(),
-        uid: local_uid,
+        from: local.address.clone(),
+        uid: local.uid,
         auth,
         reason,
     };
-    if encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out).is_ok() {
+    let mut encoded = encode(&Pdu::HandshakeResponse(Box::new(response)), &mut out);
+    if let (Some(stamp), HandshakeStatus::Accepted) = (local.stamp, status) {
+        encoded = encoded
+            .and_then(|()| encode(&Pdu::IncarnationStamp(IncarnationStamp { stamp }), &mut out));
+    }
+    if encoded.is_ok() {
         stream.write_all(&out).await?;
         stream.flush().await?;
     }

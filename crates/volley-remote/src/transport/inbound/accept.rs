@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::transport::admission::checks::{admit, authenticate, check, dials_back, not_gone};
-use crate::transport::handshake::setup::{self, HandshakeError};
+use crate::transport::handshake::setup::{self, HandshakeError, Local};
 use crate::transport::inbound::guard::InboundGuard;
 use crate::transport::inbound::protocol_error;
 use crate::transport::inbound::reader::{Reader, READ_CHUNK};
@@ -121,7 +121,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     core: &Arc<impl InboundContext>,
 ) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
-    let request = tokio::time::timeout(
+    let mut request = tokio::time::timeout(
         core.settings().handshake_timeout,
         setup::read_request(&mut stream, &mut buf),
     )
@@ -130,17 +130,15 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     // Nothing happens for a peer before it is answered (and, with a
     // secret, has proved it): the checks here change no state.
     let checked = check(&**core, &request).and_then(|()| not_gone(&**core, &request));
+    let local = Local {
+        address: core.address(),
+        uid: core.uid(),
+        stamp: request.answer_stamp(core.stamp()),
+    };
     if let Err((status, reason)) = checked {
-        setup::respond(
-            &mut stream,
-            status,
-            core.address(),
-            core.uid(),
-            &reason,
-            None,
-        )
-        .await
-        .ok();
+        setup::respond(&mut stream, status, &local, &reason, None)
+            .await
+            .ok();
         return Err(InboundError::Refused {
             from: request.from,
             reason,
@@ -153,8 +151,22 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
                 HandshakeError::TimedOut => InboundError::HandshakeTimeout,
                 e => e.into(),
             })?,
-        None => setup::accept(&mut stream, core.address(), core.uid(), None).await?,
+        None => setup::accept(&mut stream, &local, None).await?,
     }
+    // A stamped initiator tells its stamp once answered (after its proof).
+    // One that closes first went away (killed, or its dial timed out):
+    // before stamps it would have closed an admitted connection as quietly.
+    let stamped = tokio::time::timeout(
+        core.settings().handshake_timeout,
+        setup::read_initiator_stamp(&mut stream, &mut buf, &mut request),
+    )
+    .await
+    .map_err(|_| InboundError::HandshakeTimeout)?;
+    if let Err(HandshakeError::Closed) = stamped {
+        tracing::debug!(from = %request.from, uid = request.uid, "closed before telling its stamp");
+        return Ok(());
+    }
+    stamped?;
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is

@@ -78,7 +78,10 @@ impl<C: InboundContext> Reader<'_, C> {
                 };
                 cluster::receive::receive(&**core, from, &mut self.peer.cluster_rate, frame);
             }
-            Pdu::HandshakeRequest(_) | Pdu::HandshakeResponse(_) | Pdu::AuthProof(_) => {
+            Pdu::HandshakeRequest(_)
+            | Pdu::HandshakeResponse(_)
+            | Pdu::AuthProof(_)
+            | Pdu::IncarnationStamp(_) => {
                 log_limited!(warn, peer = %peer, "handshake frame after the handshake; ignored");
             }
         }

@@ -14,6 +14,9 @@
 //!   letters, sends fail at once, connections are dropped, and the node's
 //!   watchers get `Terminated` (`AddressTerminated`). A handshake with a new
 //!   incarnation brings it back up.
+//! - **An older uid** (its handshake's stamp says it started before the
+//!   current incarnation, which is alive) is refused and changes nothing:
+//!   a late connection of a previous run (`order.rs`).
 //! - **Quarantined**: a gone incarnation given up for a failure (detector,
 //!   system messages not acknowledged) is refused for good: its handshakes
 //!   are answered `Quarantined`, a connection to it is closed, as in Akka.
@@ -28,6 +31,7 @@ use std::time::Instant;
 
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::liveness::authority::{MemberReport, MemberVerdicts};
+use crate::transport::liveness::order::{judge, Incarnation};
 use crate::transport::liveness::LivenessContext;
 use crate::transport::outbound::association::{Association, Refusal};
 use crate::transport::support::lock;
@@ -37,24 +41,26 @@ use crate::wire::{Address, Lane, PduKind};
 /// What this module decides, for any node whose context offers what it
 /// needs (`RemotingCore` in the transport, a fake in a test).
 pub(crate) trait Incarnations: LivenessContext + Sized {
-    /// A handshake on `lane` (ours or the peer's) with incarnation `uid` of
-    /// the node of `association` completed. Refused if that incarnation is
-    /// gone; a new one replaces the last.
+    /// A handshake on `lane` (ours or the peer's) with incarnation `peer`
+    /// of the node of `association` completed. Refused if that incarnation
+    /// is gone, or older than the current one while that one is alive
+    /// (`order.rs`); a new one replaces the last.
     fn handshake_seen(
         &self,
         association: &Association,
-        uid: u64,
+        peer: Incarnation,
         lane: Lane,
     ) -> Result<(), Refusal> {
+        let uid = peer.uid;
         let mut control = lock(&association.control);
-        if control.quarantined.contains(&uid) {
-            return Err(Refusal::Quarantined(uid));
-        }
-        if control.dead.contains(&uid) {
-            return Err(Refusal::Gone(uid));
-        }
+        judge(association, &mut control, peer)?;
         let mut replaced = None;
         let new_incarnation = control.uid != Some(uid);
+        if new_incarnation || control.stamp.is_none() {
+            // A stamp is learnt with the incarnation, or later from a
+            // stamped handshake of it.
+            control.stamp = peer.stamp;
+        }
         if new_incarnation {
             let previous = control.uid.replace(uid);
             if let Some(old) = previous {

@@ -3,13 +3,16 @@
 //! `heartbeat` sends, `rtt` times the answers, `failure_detector` is the
 //! phi accrual detector and `reachability` keeps one per node and reports
 //! the unreachable. `incarnations` decides which incarnation of a node
-//! this one talks to, and what ends when one is gone; `authority`, once a
+//! this one talks to, and what ends when one is gone, and `order` which of
+//! two incarnations of a node is the newer; `authority`, once a
 //! cluster set one, decides instead for the cluster's members.
 
 pub(crate) mod authority;
 pub(crate) mod failure_detector;
+pub(crate) mod gone_uids;
 pub(crate) mod heartbeat;
 pub(crate) mod incarnations;
+pub(crate) mod order;
 pub(crate) mod reachability;
 pub(crate) mod rtt;
 

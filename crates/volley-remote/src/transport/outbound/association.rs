@@ -11,12 +11,13 @@
 //! tasks end, and the table lets go of it, so it is removed once no ref
 //! points at it any more (see [`Associations`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use volley::remote::RemoteSendError;
 
+use crate::transport::liveness::{gone_uids::RecentUids, order::Incarnation};
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::settings::RemoteSettings;
 use crate::transport::support::lock;
@@ -37,6 +38,9 @@ pub(crate) enum Refusal {
     Quarantined(u64),
     /// It shut down or was replaced; it cannot be back.
     Gone(u64),
+    /// It started before the node's current incarnation, which is alive
+    /// (`liveness/order.rs`): a late connection of a previous run.
+    Superseded { uid: u64, current: u64 },
 }
 
 impl std::fmt::Display for Refusal {
@@ -44,6 +48,10 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::Quarantined(uid) => write!(f, "incarnation {uid} is quarantined"),
             Refusal::Gone(uid) => write!(f, "incarnation {uid} has left"),
+            Refusal::Superseded { uid, current } => write!(
+                f,
+                "incarnation {uid} started before the current incarnation {current}"
+            ),
         }
     }
 }
@@ -106,6 +114,9 @@ pub(crate) struct Association {
     /// per read, while the system's metrics are on).
     pub(crate) bytes_in: AtomicU64,
     pub(crate) frames_in: AtomicU64,
+    /// Handshakes refused because their incarnation started before the
+    /// current one (`liveness/order.rs`).
+    pub(crate) superseded_handshakes: AtomicU64,
     /// Round trips of this node's heartbeats to the peer (`liveness/rtt.rs`).
     pub(crate) heartbeat_rtt: Mutex<HeartbeatRtt>,
 }
@@ -122,10 +133,16 @@ pub(crate) struct Readers {
 pub(crate) struct Control {
     /// The incarnation last seen in a handshake.
     pub(crate) uid: Option<u64>,
-    /// Incarnations known to be gone: never associated with again.
-    pub(crate) dead: HashSet<u64>,
-    /// Among `dead`, those this node quarantined (or that quarantined it).
-    pub(crate) quarantined: HashSet<u64>,
+    /// Its stamp, once a handshake of it told one (`liveness/order.rs`).
+    pub(crate) stamp: Option<u64>,
+    /// Incarnations known to be gone: never associated with again (the
+    /// most recent [`REMEMBERED_GONE`](crate::transport::liveness::gone_uids::REMEMBERED_GONE)).
+    pub(crate) dead: RecentUids,
+    /// Those this node quarantined (or that quarantined it), likewise
+    /// bounded.
+    pub(crate) quarantined: RecentUids,
+    /// The older incarnation last refused, so it is warned of once.
+    pub(crate) superseded_logged: Option<u64>,
     /// The incarnation an `Associated` event was published for.
     pub(crate) announced: Option<u64>,
     /// System messages to the current incarnation not yet acknowledged.
@@ -133,6 +150,13 @@ pub(crate) struct Control {
     /// What was reported of the current incarnation to the membership
     /// authority, once each (`liveness/authority.rs`).
     pub(crate) reported_to_authority: u8,
+}
+
+impl Control {
+    /// The current incarnation, if a handshake told it.
+    pub(crate) fn incarnation(&self) -> Option<Incarnation> {
+        self.uid.map(|uid| Incarnation::new(uid, self.stamp))
+    }
 }
 
 impl Association {
@@ -170,8 +194,10 @@ impl Association {
             deaths: AtomicU64::new(0),
             control: Mutex::new(Control {
                 uid: None,
-                dead: HashSet::new(),
-                quarantined: HashSet::new(),
+                stamp: None,
+                dead: RecentUids::default(),
+                quarantined: RecentUids::default(),
+                superseded_logged: None,
                 announced: None,
                 outbox: Outbox::default(),
                 reported_to_authority: 0,
@@ -183,6 +209,7 @@ impl Association {
             heard: AtomicBool::new(false),
             bytes_in: AtomicU64::new(0),
             frames_in: AtomicU64::new(0),
+            superseded_handshakes: AtomicU64::new(0),
             heartbeat_rtt: Mutex::new(
                 crate::transport::outbound::association::HeartbeatRtt::default(),
             ),

@@ -24,6 +24,7 @@ use volley::{ActorPath, AnyRef};
 
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::liveness::order::Incarnation;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::{
     Association, AssociationId, Associations, Origin, Refusal,
@@ -76,12 +77,12 @@ pub(crate) trait OutboundContext: HandshakeContext {
     ) -> Result<(), SystemKind>;
     /// Writes every unacknowledged system message to a new connection.
     fn resend_unacknowledged(&self, association: &Association, out: &mut BytesMut);
-    /// A handshake with incarnation `uid` completed on `lane`: refused if
-    /// that incarnation is gone (`liveness/incarnations.rs`).
+    /// A handshake with incarnation `peer` completed on `lane`: refused if
+    /// that incarnation is gone or superseded (`liveness/incarnations.rs`).
     fn incarnation_answered(
         &self,
         association: &Association,
-        uid: u64,
+        peer: Incarnation,
         lane: Lane,
     ) -> Result<(), Refusal>;
     /// The peer refused this node (`liveness/incarnations.rs`).

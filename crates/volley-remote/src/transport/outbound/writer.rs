@@ -36,6 +36,7 @@ use volley::DeadLetterReason;
 use crate::sync::Ordering;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::setup::{Accepted, HandshakeError};
+use crate::transport::liveness::order::Incarnation;
 use crate::transport::outbound::association::Refusal;
 use crate::transport::outbound::backoff::Backoff;
 use crate::transport::outbound::lane::{LaneConnection, OutboundLane};
@@ -147,7 +148,8 @@ pub(crate) async fn run_writer(lane: Arc<OutboundLane>, core: Arc<impl OutboundC
         let connected = match connect(&lane, core).await {
             Ok((stream, tls, accepted)) => {
                 let conn = Connection::new(stream.clone(), tls);
-                match admit(&lane, core, accepted.peer_uid) {
+                let peer = Incarnation::new(accepted.peer_uid, accepted.peer_stamp);
+                match admit(&lane, core, peer) {
                     Ok(()) => Ok((stream, conn, accepted.features)),
                     Err(refusal) => {
                         refuse(conn, &refusal).await;
@@ -249,14 +251,14 @@ fn report(
 /// most this many a second.
 pub(crate) const CONNECT_WARNINGS_PER_SECOND: u32 = 10;
 
-/// Whether this lane may talk to incarnation `peer_uid`.
+/// Whether this lane may talk to incarnation `peer`.
 fn admit(
     lane: &OutboundLane,
     core: &(impl OutboundContext + ?Sized),
-    peer_uid: u64,
+    peer: Incarnation,
 ) -> Result<(), Refusal> {
     match lane.association() {
-        Some(association) => core.incarnation_answered(&association, peer_uid, lane.lane),
+        Some(association) => core.incarnation_answered(&association, peer, lane.lane),
         None => Ok(()),
     }
 }
@@ -266,7 +268,7 @@ fn admit(
 async fn refuse(mut conn: Connection, refusal: &Refusal) {
     let reason = match refusal {
         Refusal::Quarantined(_) => DisassociateReason::Quarantined,
-        Refusal::Gone(_) => DisassociateReason::HandshakeFailed,
+        Refusal::Gone(_) | Refusal::Superseded { .. } => DisassociateReason::HandshakeFailed,
     };
     let text = refusal.to_string();
     let goodbye = Pdu::Disassociate(Disassociate {

@@ -175,7 +175,7 @@ fn truncated_frames() {
 
 #[test]
 fn unknown_pdu_kind() {
-    for kind in [0x00, 0x07, 0x17, 0x1f, 0x7f, 0xff] {
+    for kind in [0x00, 0x08, 0x17, 0x1f, 0x7f, 0xff] {
         assert_eq!(
             decode_one(&frame(kind, &[])),
             Err(DecodeError::UnknownPduKind(kind))

@@ -119,6 +119,35 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
         Some(rsp),
     ));
 
+    // A stamped request (handshake version 2, wire-protocol.md §5.1a),
+    // without a secret: each side tells its stamp once it is answered.
+    let stamped = Pdu::HandshakeRequest(Box::new(HandshakeRequest {
+        version: HANDSHAKE_VERSION_STAMPED,
+        from: from.clone(),
+        uid: 0x0123_4567_89ab_cdef,
+        to: to.clone(),
+        auth: None,
+    }));
+    let mut fields = vec![
+        ("version = 2: stamped".to_string(), 1),
+        ("uid (u64 LE)".into(), 8),
+    ];
+    fields.extend(address_fields("from", &from));
+    fields.extend(address_fields("to", &to));
+    fields.push(("auth present = 0".into(), 1));
+    out.push((
+        Vector {
+            name: "handshake_request_stamped",
+            description: format!("{stamped:?}"),
+            bytes: encode(&stamped),
+            fields: frame_fields(PduKind::HandshakeRequest, &[])
+                .into_iter()
+                .chain(fields)
+                .collect(),
+        },
+        Some(stamped),
+    ));
+
     // An accepted response listing the acceptor's features in `reason`
     // (wire-protocol.md §5.2a), as volley answers without a secret.
     let features = Pdu::HandshakeResponse(Box::new(HandshakeResponse {
@@ -356,6 +385,24 @@ fn vectors(ping_payload: &[u8]) -> Vec<(Vector, Option<Pdu<'_>>)> {
             ),
         },
         Some(proof),
+    ));
+
+    // The stamp that follows a stamped handshake (wire-protocol.md §5.1a):
+    // 2026-11-30 09:00:00 UTC in microseconds since the Unix epoch.
+    let stamp = Pdu::IncarnationStamp(IncarnationStamp {
+        stamp: 1_796_029_200_000_000,
+    });
+    out.push((
+        Vector {
+            name: "incarnation_stamp",
+            description: format!("{stamp:?}"),
+            bytes: encode(&stamp),
+            fields: frame_fields(
+                PduKind::IncarnationStamp,
+                &[("stamp: microseconds since the Unix epoch (u64 LE)", 8)],
+            ),
+        },
+        Some(stamp),
     ));
 
     let ack = Pdu::SystemAck(SystemAck { ack: 12 });

@@ -15,6 +15,7 @@ enum Owned {
     HeartbeatAck,
     Disassociate(u8, String),
     AuthProof([u8; 32]),
+    IncarnationStamp(u64),
     User(MessageHeader, Vec<u8>),
     Request(u64, MessageHeader, Vec<u8>),
     Traced(MessageHeader, volley::TraceParent, Vec<u8>),
@@ -60,6 +61,9 @@ impl Owned {
                 text,
             }),
             Owned::AuthProof(mac) => Pdu::AuthProof(AuthProof { mac: *mac }),
+            Owned::IncarnationStamp(stamp) => {
+                Pdu::IncarnationStamp(IncarnationStamp { stamp: *stamp })
+            }
             Owned::User(header, payload) => Pdu::UserMessage(UserMessage {
                 header: *header,
                 payload,
@@ -187,6 +191,7 @@ fn owned() -> impl Strategy<Value = Owned> {
         Just(Owned::HeartbeatAck),
         (any::<u8>(), text()).prop_map(|(r, t)| Owned::Disassociate(r, t)),
         any::<[u8; 32]>().prop_map(Owned::AuthProof),
+        any::<u64>().prop_map(Owned::IncarnationStamp),
         (header(), bytes(300)).prop_map(|(h, p)| Owned::User(h, p)),
         (1u64.., header(), bytes(300)).prop_map(|(c, h, p)| Owned::Request(c, h, p)),
         // Any ids, the all-zero ones W3C calls invalid included: the

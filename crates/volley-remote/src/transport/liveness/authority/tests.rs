@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::*;
 use crate::transport::events::RemotingEvent;
 use crate::transport::fake::{Asked, FakeNode, RecordingAuthority};
+use crate::transport::liveness::order::Incarnation;
 use crate::transport::node::NodeContext;
 use crate::transport::outbound::association::system_buffers::{Pending, SystemKind};
 use crate::transport::outbound::association::{Origin, Refusal};
@@ -46,7 +47,7 @@ fn with_members(settings: RemoteSettings, members: &[u64], uid: u64) -> Setup {
         Arc::new(FakeNode::with_settings(settings).with_authority(authority.clone()))
     };
     let association = fake.associate(&peer(), Origin::Vouched).unwrap();
-    fake.handshake_seen(&association, uid, Lane::Control)
+    fake.handshake_seen(&association, Incarnation::new(uid, None), Lane::Control)
         .unwrap();
     fake.take_asked();
     Setup {
@@ -212,7 +213,7 @@ fn a_new_incarnation_of_a_member_may_be_reported_again() {
     let s = with_members(RemoteSettings::default(), &[MEMBER, MEMBER + 1], MEMBER);
     for uid in [MEMBER, MEMBER + 1] {
         s.fake
-            .handshake_seen(&s.association, uid, Lane::Control)
+            .handshake_seen(&s.association, Incarnation::new(uid, None), Lane::Control)
             .unwrap();
         s.fake
             .peer_left(&s.association, uid, DisassociationReason::Quarantined);
@@ -238,7 +239,11 @@ fn a_member_removed_as_down_is_terminated_and_quarantined_at_once() {
         "{asked:?}"
     );
     assert_eq!(
-        s.fake.handshake_seen(&s.association, MEMBER, Lane::Control),
+        s.fake.handshake_seen(
+            &s.association,
+            Incarnation::new(MEMBER, None),
+            Lane::Control
+        ),
         Err(Refusal::Quarantined(MEMBER))
     );
 }
@@ -270,7 +275,7 @@ fn a_member_that_left_has_its_watches_ended_then_is_quarantined_after_the_delay(
 fn a_removed_incarnation_already_replaced_is_only_quarantined() {
     let s = node(MEMBER);
     s.fake
-        .handshake_seen(&s.association, OTHER, Lane::Control)
+        .handshake_seen(&s.association, Incarnation::new(OTHER, None), Lane::Control)
         .unwrap();
     s.fake.take_asked();
     s.fake.member_removed(s.association.clone(), MEMBER, true);
@@ -285,21 +290,32 @@ fn a_removed_incarnation_already_replaced_is_only_quarantined() {
 fn a_new_incarnation_of_a_member_quarantines_the_old_one() {
     let s = node(MEMBER);
     s.fake
-        .handshake_seen(&s.association, OTHER, Lane::Control)
+        .handshake_seen(&s.association, Incarnation::new(OTHER, None), Lane::Control)
         .unwrap();
     assert!(quarantined(&s.fake.take_asked(), MEMBER));
     assert_eq!(
-        s.fake
-            .handshake_seen(&s.association, MEMBER, Lane::Ordinary),
+        s.fake.handshake_seen(
+            &s.association,
+            Incarnation::new(MEMBER, None),
+            Lane::Ordinary
+        ),
         Err(Refusal::Quarantined(MEMBER))
     );
     // A non-member's old incarnation is gone, as without an authority.
     s.fake
-        .handshake_seen(&s.association, OTHER + 1, Lane::Control)
+        .handshake_seen(
+            &s.association,
+            Incarnation::new(OTHER + 1, None),
+            Lane::Control,
+        )
         .unwrap();
     assert!(!quarantined(&s.fake.take_asked(), OTHER));
     assert_eq!(
-        s.fake.handshake_seen(&s.association, OTHER, Lane::Ordinary),
+        s.fake.handshake_seen(
+            &s.association,
+            Incarnation::new(OTHER, None),
+            Lane::Ordinary
+        ),
         Err(Refusal::Gone(OTHER))
     );
 }
