@@ -7,7 +7,7 @@
 //! waiting for its timeout.
 
 use std::any::{Any, TypeId};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Waker;
 
@@ -217,6 +217,9 @@ impl<R: Send + 'static> Expire for Exchange<R> {
 /// The reply handle's target.
 pub(super) struct Promise<R> {
     path: OnceLock<ActorPath>,
+    /// The correlation id the remote transport named this handle by (0:
+    /// none yet).
+    correlation: AtomicU64,
     system: ActorSystem,
     exchange: Arc<Exchange<R>>,
 }
@@ -225,6 +228,7 @@ impl<R: Send + 'static> Promise<R> {
     pub(super) fn new(system: ActorSystem, exchange: Arc<Exchange<R>>) -> Self {
         Promise {
             path: OnceLock::new(),
+            correlation: AtomicU64::new(0),
             system,
             exchange,
         }
@@ -299,6 +303,10 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
 
     fn is_reply_handle(&self) -> bool {
         true
+    }
+
+    fn correlation_cell(&self) -> Option<&AtomicU64> {
+        Some(&self.correlation)
     }
 }
 
