@@ -180,16 +180,24 @@ impl Table {
     }
 
     /// Puts `waiting` into a free slot under a fresh tag; returns its id.
+    /// The tag is never the slot's previous one, so a late reply to the
+    /// ask that last held the slot cannot reach this one.
     fn insert(&mut self, waiting: Waiting) -> u64 {
-        let tag = self.tags.next();
+        let mut tag = self.tags.next();
         let index = match self.free.pop() {
             Some(index) => index as usize,
             None => {
-                self.slots.push(Slot { tag, waiting: None });
+                self.slots.push(Slot {
+                    tag: !tag,
+                    waiting: None,
+                });
                 self.slots.len() - 1
             }
         };
         let slot = &mut self.slots[index];
+        while tag == slot.tag {
+            tag = self.tags.next();
+        }
         slot.tag = tag;
         slot.waiting = Some(waiting);
         self.held += 1;
@@ -462,6 +470,45 @@ mod tests {
             .tell(2);
         assert_eq!(second.await.unwrap(), Ok(2));
         assert_eq!(table.len(), 0);
+        system.terminate().await;
+    }
+
+    /// A slot reused under a tag drawn equal to its last one draws again:
+    /// the previous ask's id never names the next one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reused_slot_never_gets_its_previous_tag() {
+        let system = ActorSystem::new("reply-handles-tags").unwrap();
+        let table = ReplyHandles::default();
+        let asks = KeptAsks::new(&system);
+        let (first, h1) = asks.start().await;
+        let id1 = table.register(&h1, None);
+        table
+            .take(id1, None)
+            .unwrap()
+            .downcast::<u32>()
+            .unwrap()
+            .tell(1);
+        assert_eq!(first.await.unwrap(), Ok(1));
+        {
+            // The next two tags drawn: the slot's last one, then another.
+            let mut t = lock(&table.waiting);
+            let at = t.tags.next.min(TAG_BLOCK - 2);
+            t.tags.block[at] = (id1 >> 32) as u32;
+            t.tags.block[at + 1] = !((id1 >> 32) as u32);
+            t.tags.next = at;
+        }
+        let (second, h2) = asks.start().await;
+        let id2 = table.register(&h2, None);
+        assert_eq!(id2 as u32, id1 as u32, "the freed slot is reused");
+        assert_eq!(id2 >> 32, u64::from(!((id1 >> 32) as u32)));
+        assert_eq!(table.take(id1, None).err(), Some(NotTaken::NotWaiting));
+        table
+            .take(id2, None)
+            .unwrap()
+            .downcast::<u32>()
+            .unwrap()
+            .tell(2);
+        assert_eq!(second.await.unwrap(), Ok(2));
         system.terminate().await;
     }
 }
