@@ -174,6 +174,20 @@ impl<'a> RawFrame<'a> {
     #[inline]
     pub fn reply(&self) -> Option<Result<Reply<'a>, DecodeError>> {
         (self.kind == PduKind::Reply as u8).then(|| {
+            // A whole head with a correlation is read in place; anything
+            // else goes through the field reader, which names the fault.
+            if let Some((head, payload)) = self.body.split_first_chunk::<14>() {
+                let correlation = u64::from_le_bytes(*head.first_chunk::<8>().expect("8 of 14"));
+                if correlation != 0 {
+                    let (_, rest) = head.split_at(8);
+                    return Ok(Reply {
+                        correlation,
+                        serializer: SerializerId(u16::from_le_bytes([rest[0], rest[1]])),
+                        type_id: u32::from_le_bytes([rest[2], rest[3], rest[4], rest[5]]),
+                        payload,
+                    });
+                }
+            }
             let mut r = Reader {
                 kind: PduKind::Reply,
                 buf: self.body,

@@ -15,6 +15,7 @@ use std::fmt;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,6 +57,11 @@ pub(crate) trait SystemTarget: Runnable {
     /// worth remembering in a table.
     fn is_reply_handle(&self) -> bool {
         false
+    }
+    /// A local ask's reply handle: where the remote transport keeps the
+    /// handle's correlation id once it has given it one.
+    fn correlation_cell(&self) -> Option<&AtomicU64> {
+        None
     }
     /// The remote ref behind this target, if it is one.
     fn as_remote(self: Arc<Self>) -> Option<Arc<RemoteRef>> {
@@ -436,6 +442,15 @@ impl AnyRef {
     /// and is gone, so tables should not remember it.
     pub fn is_reply_handle(&self) -> bool {
         self.target.is_reply_handle()
+    }
+
+    /// For a local ask's reply handle, a cell the remote transport keeps
+    /// the handle's correlation id in (0 until it has one), so that a
+    /// handle sent again, or watched, is named by the same id without a
+    /// lookup by uid; `None` for anything else, a remote reply handle
+    /// included.
+    pub fn correlation_cell(&self) -> Option<&AtomicU64> {
+        self.target.correlation_cell()
     }
 
     /// True if both handles point at the very same target object (cheaper

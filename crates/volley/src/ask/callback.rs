@@ -115,7 +115,8 @@ fn ask_with_callback<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 'st
     let weak: Weak<Exchange<R>> = Arc::downgrade(&exchange);
     let weak: Weak<dyn Expire> = weak;
     let deadline = crate::time::clock::saturating_add(started, timeout);
-    if !system.expire_at(deadline, weak) {
+    // No future to hand the entry back: a later scan drops it.
+    if system.expire_at(deadline, weak).is_none() {
         exchange.expire(Expiry::SystemTerminated);
     }
 }

@@ -5,10 +5,19 @@
 //! and a local one whose reply is slow) would register a timer entry in
 //! tokio's wheel, locking a driver shard to insert it and again to remove
 //! it, for a timeout that almost never fires: nearly every ask is answered
-//! first. Here a parked ask pushes a weak reference to its exchange and its
-//! deadline onto a shard of this table (one uncontended lock, no
-//! allocation once the shard's vector has grown), and nothing happens when
-//! the reply comes: the entry is left behind and swept out later.
+//! first. Here a parked ask puts a weak reference to its exchange and its
+//! deadline into a slot of a shard of this table (one uncontended lock, no
+//! allocation once the shard has grown) and gets a [`Ticket`] back.
+//!
+//! An ask that waits in a future (`ActorRef::ask`) hands its ticket back
+//! when it ends, which empties the slot at once. Leaving the entry behind
+//! for a later scan, as before, kept each ended exchange's memory alive
+//! until then (a weak reference keeps the allocation): thousands of them
+//! were freed in a burst per scan, past the allocator's per-thread cache,
+//! and the allocator's consolidation pass then showed in every remote ask's
+//! profile. An ask with no future to end it (an actor's `ctx.ask`,
+//! a callback) leaves its entry to the scans, which still drop entries of
+//! ended asks.
 //!
 //! One task on the system's runtime does all the timing. It sleeps until
 //! the earliest deadline it knows of, or one tick ([`TICK`]) at most, since
@@ -70,13 +79,36 @@ impl Entry {
     }
 }
 
+/// One slot of a shard: its entry, if any, and how many times it was
+/// emptied (a ticket names the generation it was given, so a ticket of an
+/// emptied slot empties nothing else).
+#[derive(Default)]
+struct Slot {
+    generation: u32,
+    entry: Option<Entry>,
+}
+
+/// Where an entry is: handed back by [`AskDeadlines::cancel`] to empty its
+/// slot when the ask ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ticket {
+    shard: u8,
+    slot: u32,
+    generation: u32,
+}
+
 #[derive(Default)]
 struct Shard {
-    entries: Vec<Entry>,
-    /// The earliest deadline among `entries` (entries of ended asks
+    slots: Vec<Slot>,
+    /// Empty slots, the latest emptied last (reused first).
+    free: Vec<u32>,
+    /// Slots holding an entry.
+    held: usize,
+    /// The earliest deadline among the entries (entries of ended asks
     /// included: at worst a scan comes early and finds nothing due).
     earliest: Option<Instant>,
-    /// The size at which the shard is scanned even if nothing is due.
+    /// The number of entries at which the shard is scanned even if nothing
+    /// is due.
     scan_at: usize,
     /// The sweeper waits for a push to this shard (set while all shards
     /// were empty).
@@ -93,12 +125,63 @@ pub(crate) struct AskDeadlines {
     sweeper_started: AtomicBool,
 }
 
+impl Shard {
+    /// Puts `entry` into a free slot; returns the slot and its generation.
+    fn insert(&mut self, entry: Entry) -> (u32, u32) {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let s = &mut self.slots[slot as usize];
+        s.entry = Some(entry);
+        self.held += 1;
+        (slot, s.generation)
+    }
+
+    /// Empties `slot`, which holds an entry: a new generation for its next
+    /// entry.
+    fn empty(&mut self, slot: usize) -> Option<Entry> {
+        let s = &mut self.slots[slot];
+        let entry = s.entry.take()?;
+        s.generation = s.generation.wrapping_add(1);
+        self.free.push(slot as u32);
+        self.held -= 1;
+        Some(entry)
+    }
+
+    /// Empties the slots of ended asks and of asks due at `now` (those go
+    /// into `due`); returns the earliest deadline left.
+    fn scan(&mut self, now: Instant, due: &mut Vec<Weak<dyn Expire>>) -> Option<Instant> {
+        let mut earliest = None::<Instant>;
+        for slot in 0..self.slots.len() {
+            let Some(entry) = &self.slots[slot].entry else {
+                continue;
+            };
+            if entry.is_held() && entry.deadline > now {
+                if earliest.is_none_or(|e| entry.deadline < e) {
+                    earliest = Some(entry.deadline);
+                }
+                continue;
+            }
+            let entry = self.empty(slot).expect("the slot holds an entry");
+            if entry.is_held() {
+                due.push(entry.exchange);
+            }
+        }
+        earliest
+    }
+}
+
 /// What a push asks the caller to do.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Pushed {
-    Done,
-    /// The sweeper is not running yet: start it.
-    StartSweeper,
+    /// Registered; the ticket empties the entry's slot.
+    Done(Ticket),
+    /// Registered, but the sweeper is not running yet: start it.
+    StartSweeper(Ticket),
     /// The system has terminated: the ask cannot wait.
     Closed,
 }
@@ -130,16 +213,22 @@ fn my_shard() -> usize {
 impl AskDeadlines {
     /// Registers `exchange`, which waits until `deadline`.
     pub(crate) fn push(&self, deadline: Instant, exchange: Weak<dyn Expire>) -> Pushed {
-        let wake_sweeper = {
-            let mut shard = lock(&self.shards[my_shard()]);
+        let index = my_shard();
+        let (ticket, wake_sweeper) = {
+            let mut shard = lock(&self.shards[index]);
             if shard.closed {
                 return Pushed::Closed;
             }
-            shard.entries.push(Entry { deadline, exchange });
+            let (slot, generation) = shard.insert(Entry { deadline, exchange });
             if shard.earliest.is_none_or(|e| deadline < e) {
                 shard.earliest = Some(deadline);
             }
-            std::mem::take(&mut shard.sweeper_idle)
+            let ticket = Ticket {
+                shard: index as u8,
+                slot,
+                generation,
+            };
+            (ticket, std::mem::take(&mut shard.sweeper_idle))
         };
         if wake_sweeper {
             self.wake.notify_one();
@@ -147,10 +236,26 @@ impl AskDeadlines {
         if self.sweeper_started.load(Ordering::Relaxed)
             || self.sweeper_started.swap(true, Ordering::AcqRel)
         {
-            Pushed::Done
+            Pushed::Done(ticket)
         } else {
-            Pushed::StartSweeper
+            Pushed::StartSweeper(ticket)
         }
+    }
+
+    /// Empties the slot of `ticket` (its ask ended), unless the sweeper
+    /// emptied it first. The exchange's memory is then freed as soon as
+    /// the asker and the reply handle let go of it.
+    pub(crate) fn cancel(&self, ticket: Ticket) {
+        let entry = {
+            let mut shard = lock(&self.shards[usize::from(ticket.shard)]);
+            let slot = ticket.slot as usize;
+            match shard.slots.get(slot) {
+                Some(s) if s.generation == ticket.generation => shard.empty(slot),
+                _ => None,
+            }
+        };
+        // The weak reference is dropped outside the lock.
+        drop(entry);
     }
 
     /// Ends the asks due at `now` and drops entries of ended asks where a
@@ -162,25 +267,11 @@ impl AskDeadlines {
         let mut next: Option<Instant> = None;
         for shard in &self.shards {
             let mut shard = lock(shard);
-            let scan =
-                shard.earliest.is_some_and(|e| e <= now) || shard.entries.len() >= shard.scan_at;
+            let scan = shard.earliest.is_some_and(|e| e <= now) || shard.held >= shard.scan_at;
             if scan {
-                let mut earliest = None::<Instant>;
-                shard.entries.retain(|entry| {
-                    if !entry.is_held() {
-                        return false;
-                    }
-                    if entry.deadline <= now {
-                        due.push(entry.exchange.clone());
-                        return false;
-                    }
-                    if earliest.is_none_or(|e| entry.deadline < e) {
-                        earliest = Some(entry.deadline);
-                    }
-                    true
-                });
+                let earliest = shard.scan(now, &mut due);
                 shard.earliest = earliest;
-                shard.scan_at = (2 * shard.entries.len()).max(SCAN_FROM);
+                shard.scan_at = (2 * shard.held).max(SCAN_FROM);
             }
             if let Some(e) = shard.earliest {
                 next = Some(next.map_or(e, |n| n.min(e)));
@@ -204,7 +295,7 @@ impl AskDeadlines {
     /// locks held, so no push slips between the check and the marks).
     fn park_if_empty(&self) -> bool {
         let mut shards: Vec<_> = self.shards.iter().map(lock).collect();
-        if shards.iter().any(|s| !s.entries.is_empty()) {
+        if shards.iter().any(|s| s.held > 0) {
             return false;
         }
         for shard in &mut shards {
@@ -221,7 +312,9 @@ impl AskDeadlines {
             let mut shard = lock(shard);
             shard.closed = true;
             shard.earliest = None;
-            left.append(&mut shard.entries);
+            for slot in 0..shard.slots.len() {
+                left.extend(shard.empty(slot));
+            }
         }
         for entry in left {
             if let Some(exchange) = entry.exchange.upgrade() {
@@ -233,27 +326,39 @@ impl AskDeadlines {
     /// The number of entries held, live or not (tests).
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).entries.len()).sum()
+        self.shards.iter().map(|s| lock(s).held).sum()
     }
 }
 
 impl ActorSystem {
     /// Has the system's sweeper end `exchange` at `deadline` if it still
-    /// waits then; false once the system has terminated.
-    pub(crate) fn expire_at(&self, deadline: Instant, exchange: Weak<dyn Expire>) -> bool {
+    /// waits then; `None` once the system has terminated. The ticket,
+    /// given back to [`ActorSystem::cancel_expiry`] when the ask ends,
+    /// drops the entry at once; an entry never given back is dropped by a
+    /// later scan.
+    pub(crate) fn expire_at(
+        &self,
+        deadline: Instant,
+        exchange: Weak<dyn Expire>,
+    ) -> Option<Ticket> {
         let table = self.ask_deadlines();
         match table.push(deadline, exchange) {
-            Pushed::Done => true,
-            Pushed::StartSweeper => {
+            Pushed::Done(ticket) => Some(ticket),
+            Pushed::StartSweeper(ticket) => {
                 let terminated = self.terminated_receiver();
                 drop(
                     self.runtime_handle()
                         .spawn(sweeper(table.clone(), terminated)),
                 );
-                true
+                Some(ticket)
             }
-            Pushed::Closed => false,
+            Pushed::Closed => None,
         }
+    }
+
+    /// The ask of `ticket` ended: its deadline entry goes now.
+    pub(crate) fn cancel_expiry(&self, ticket: Ticket) {
+        self.ask_deadlines().cancel(ticket);
     }
 }
 
@@ -327,14 +432,14 @@ mod tests {
         let t0 = Instant::now();
         let soon = Arc::new(Probe::default());
         let later = Arc::new(Probe::default());
-        assert_eq!(
+        assert!(matches!(
             table.push(t0 + Duration::from_millis(5), weak(&soon)),
-            Pushed::StartSweeper
-        );
-        assert_eq!(
+            Pushed::StartSweeper(_)
+        ));
+        assert!(matches!(
             table.push(t0 + Duration::from_secs(5), weak(&later)),
-            Pushed::Done
-        );
+            Pushed::Done(_)
+        ));
         // Nothing due yet: the next sweep is at the earliest deadline.
         assert_eq!(table.sweep(t0), Some(t0 + Duration::from_millis(5)));
         assert_eq!(soon.ended(), None);
@@ -379,6 +484,56 @@ mod tests {
         assert_eq!(waiting.ended(), None);
     }
 
+    fn ticket(pushed: Pushed) -> Ticket {
+        match pushed {
+            Pushed::Done(t) | Pushed::StartSweeper(t) => t,
+            Pushed::Closed => panic!("the table is closed"),
+        }
+    }
+
+    /// A cancelled entry is gone at once (its exchange's memory with it),
+    /// and is never expired.
+    #[test]
+    fn a_cancelled_entry_is_dropped_at_once_and_never_expired() {
+        let table = AskDeadlines::default();
+        let t0 = Instant::now();
+        let answered = Arc::new(Probe::default());
+        let t = ticket(table.push(t0 + Duration::from_millis(1), weak(&answered)));
+        assert_eq!(Arc::weak_count(&answered), 1);
+        table.cancel(t);
+        assert_eq!(
+            Arc::weak_count(&answered),
+            0,
+            "the weak reference is dropped"
+        );
+        assert_eq!(table.len(), 0);
+        assert_eq!(table.sweep(t0 + Duration::from_secs(1)), None);
+        assert_eq!(answered.ended(), None);
+    }
+
+    /// A ticket whose slot was emptied (the ask timed out) and reused by
+    /// another ask leaves that other ask's entry alone.
+    #[test]
+    fn a_stale_ticket_empties_nothing_else() {
+        let table = AskDeadlines::default();
+        let t0 = Instant::now();
+        let first = Arc::new(Probe::default());
+        let stale = ticket(table.push(t0 + Duration::from_millis(1), weak(&first)));
+        table.sweep(t0 + Duration::from_millis(1));
+        assert_eq!(first.ended(), Some(Expiry::TimedOut));
+        let second = Arc::new(Probe::default());
+        let fresh = ticket(table.push(t0 + Duration::from_millis(2), weak(&second)));
+        assert_eq!(fresh.slot, stale.slot, "the slot is reused");
+        table.cancel(stale);
+        assert_eq!(table.len(), 1);
+        table.sweep(t0 + Duration::from_millis(2));
+        assert_eq!(second.ended(), Some(Expiry::TimedOut));
+        // Cancelling twice, or after the sweep, is harmless.
+        table.cancel(fresh);
+        table.cancel(fresh);
+        assert_eq!(table.len(), 0);
+    }
+
     #[test]
     fn an_empty_table_parks_the_sweeper_and_a_push_wakes_it() {
         let table = AskDeadlines::default();
@@ -405,10 +560,10 @@ mod tests {
         table.close();
         assert_eq!(p.ended(), Some(Expiry::SystemTerminated));
         let q = Arc::new(Probe::default());
-        assert_eq!(
+        assert!(matches!(
             table.push(Instant::now() + Duration::from_secs(60), weak(&q)),
             Pushed::Closed
-        );
+        ));
         assert_eq!(q.ended(), None);
     }
 }

@@ -65,7 +65,8 @@ pub(crate) fn ask_from_actor<N, R, M>(
     let weak: Weak<Exchange<R>> = Arc::downgrade(&exchange);
     let weak: Weak<dyn Expire> = weak;
     let deadline = crate::time::clock::saturating_add(Instant::now(), timeout);
-    if !system.expire_at(deadline, weak) {
+    // No future to hand the entry back: a later scan drops it.
+    if system.expire_at(deadline, weak).is_none() {
         exchange.expire(Expiry::SystemTerminated);
     }
 }

@@ -42,7 +42,7 @@ use crate::actor::actor_ref::ActorRef;
 use crate::dispatcher::Dispatcher;
 use crate::error::TellError;
 use crate::system::actor_system::ActorSystem;
-use deadlines::Expire;
+use deadlines::{Expire, Ticket};
 use promise::{Exchange, Outcome, Promise};
 
 /// How an ask waits for its reply before it registers its waker and arms
@@ -183,7 +183,7 @@ pub(crate) async fn ask<const WAIT_FOR_ROOM: bool, M: Send + 'static, R: Send + 
         // `Duration::MAX` waits for ever in practice instead of overflowing.
         deadline: crate::time::clock::saturating_add(started, timeout),
         no_time_left: timeout.is_zero(),
-        registered: false,
+        deadline_entry: None,
         ran_inline,
     };
     match reply.await {
@@ -250,8 +250,9 @@ struct ReplyWait<'a, R> {
     deadline: Instant,
     /// A zero timeout: the ask ends as soon as it would wait.
     no_time_left: bool,
-    /// The deadline is with the system's sweeper.
-    registered: bool,
+    /// The deadline is with the system's sweeper, in this entry: handed
+    /// back when the wait ends (see `Drop`).
+    deadline_entry: Option<Ticket>,
     /// The asked actor ran in this task: one unit of its budget is due.
     ran_inline: bool,
 }
@@ -293,7 +294,7 @@ impl<R: Send + 'static> Future for ReplyWait<'_, R> {
         if let Some(outcome) = exchange.take_or_register(cx.waker()) {
             return this.waiting.took(outcome);
         }
-        if !this.registered {
+        if this.deadline_entry.is_none() {
             // A zero timeout needs no sweeper. (One spent waiting for
             // room ends at the sweeper's next look, within a tick.)
             if this.no_time_left {
@@ -301,12 +302,24 @@ impl<R: Send + 'static> Future for ReplyWait<'_, R> {
             }
             let weak: Weak<Exchange<R>> = Arc::downgrade(exchange);
             let weak: Weak<dyn Expire> = weak;
-            if !this.system.expire_at(this.deadline, weak) {
+            let Some(entry) = this.system.expire_at(this.deadline, weak) else {
                 // The system is gone: nothing will answer.
                 return Poll::Ready(Ended::SystemTerminated);
-            }
-            this.registered = true;
+            };
+            this.deadline_entry = Some(entry);
         }
         Poll::Pending
+    }
+}
+
+impl<R> Drop for ReplyWait<'_, R> {
+    /// However the wait ends (reply, timeout, or the caller dropped the
+    /// ask), the sweeper's entry goes now, and with it the last weak
+    /// reference to the exchange: its memory is freed when the asker's
+    /// side is dropped, right after this, not at a later scan.
+    fn drop(&mut self) {
+        if let Some(entry) = self.deadline_entry.take() {
+            self.system.cancel_expiry(entry);
+        }
     }
 }

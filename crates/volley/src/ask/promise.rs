@@ -7,6 +7,7 @@
 //! waiting for its timeout.
 
 use std::any::{Any, TypeId};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Waker;
 
@@ -37,6 +38,11 @@ pub(super) enum Outcome<R> {
 pub(super) struct Exchange<R> {
     /// The reply handle's uid, which its watchers are told.
     uid: u64,
+    /// False once the exchange has ended (it never waits again): set under
+    /// the state's lock, read without it, so that asking whether the ask
+    /// still waits, and the dropped promise's end after a reply, take no
+    /// lock.
+    waiting: AtomicBool,
     state: Mutex<State<R>>,
 }
 
@@ -79,6 +85,7 @@ impl<R> Exchange<R> {
     pub(super) fn new() -> Self {
         Exchange {
             uid: next_uid(),
+            waiting: AtomicBool::new(true),
             state: Mutex::new(State {
                 phase: Phase::Waiting,
                 waker: None,
@@ -133,6 +140,7 @@ impl<R> Exchange<R> {
         let watchers = {
             let mut state = lock(&self.state);
             state.phase = Phase::Closed;
+            self.waiting.store(false, Ordering::Release);
             state.waker = None;
             std::mem::take(&mut state.watchers)
         };
@@ -149,6 +157,7 @@ impl<R> Exchange<R> {
             }
             let sink = state.sink.take();
             state.phase = Phase::Closed;
+            self.waiting.store(false, Ordering::Release);
             let outcome = match sink {
                 // Delivered below, outside the lock.
                 Some(sink) => Some((sink, outcome)),
@@ -174,7 +183,7 @@ impl<R> Exchange<R> {
     }
 
     pub(super) fn is_waiting(&self) -> bool {
-        matches!(lock(&self.state).phase, Phase::Waiting)
+        self.waiting.load(Ordering::Acquire)
     }
 
     /// Adds a watcher, or tells it at once if the exchange has ended.
@@ -208,6 +217,9 @@ impl<R: Send + 'static> Expire for Exchange<R> {
 /// The reply handle's target.
 pub(super) struct Promise<R> {
     path: OnceLock<ActorPath>,
+    /// The correlation id the remote transport named this handle by (0:
+    /// none yet).
+    correlation: AtomicU64,
     system: ActorSystem,
     exchange: Arc<Exchange<R>>,
 }
@@ -216,6 +228,7 @@ impl<R: Send + 'static> Promise<R> {
     pub(super) fn new(system: ActorSystem, exchange: Arc<Exchange<R>>) -> Self {
         Promise {
             path: OnceLock::new(),
+            correlation: AtomicU64::new(0),
             system,
             exchange,
         }
@@ -234,8 +247,11 @@ impl<R: Send + 'static> Promise<R> {
 
 impl<R> Drop for Promise<R> {
     fn drop(&mut self) {
-        // The last copy of the handle is gone: no reply can come.
-        let _ = self.exchange.end(Outcome::Dropped);
+        // The last copy of the handle is gone: no reply can come. After a
+        // reply (the usual case) there is nothing to end, and no lock.
+        if self.exchange.is_waiting() {
+            let _ = self.exchange.end(Outcome::Dropped);
+        }
     }
 }
 
@@ -287,6 +303,10 @@ impl<R: Send + 'static> SystemTarget for Promise<R> {
 
     fn is_reply_handle(&self) -> bool {
         true
+    }
+
+    fn correlation_cell(&self) -> Option<&AtomicU64> {
+        Some(&self.correlation)
     }
 }
 

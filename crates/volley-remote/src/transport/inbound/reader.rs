@@ -18,8 +18,9 @@ use std::sync::Arc;
 use bytes::{Buf, BytesMut};
 use tokio::io::AsyncRead;
 
-use volley::ActorPath;
+use volley::{ActorPath, AnyRef};
 
+use crate::transport::control::reply_handles::NotTaken;
 use crate::transport::control::system_messages::SystemMessages;
 use crate::transport::inbound::accept::InboundError;
 use crate::transport::inbound::delivery::TypeCache;
@@ -48,6 +49,9 @@ pub(crate) struct Reader<'c, C: InboundContext> {
     /// Counts the connection among its incarnation's while it lives.
     _counted: Option<ReaderGuard<'c, C>>,
     metered: bool,
+    /// The handles a run of replies took, kept between runs (empty) so
+    /// that a run allocates nothing.
+    pub(super) taken: Vec<Result<AnyRef, NotTaken>>,
 }
 
 impl<'c, C: InboundContext> Reader<'c, C> {
@@ -142,6 +146,7 @@ impl<'c, C: InboundContext> Reader<'c, C> {
             peer: Peer::new(address, uid, lane, association, root, detector),
             _counted: counted,
             metered: core.associations().is_metered(),
+            taken: Vec::new(),
         };
         Ok((reader, Decoder::new(config)))
     }

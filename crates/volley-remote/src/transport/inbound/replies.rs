@@ -122,11 +122,11 @@ impl<C: InboundContext> Reader<'_, C> {
                     .unwrap_or(0),
             ),
         };
-        let mut taken = Vec::with_capacity(len);
+        let mut taken = std::mem::take(&mut self.taken);
         core.reply_handles()
             .take_run(&run.correlations[..len], from_association, &mut taken);
         for ((handle, payload), correlation) in taken
-            .into_iter()
+            .drain(..)
             .zip(&run.payloads[..len])
             .zip(&run.correlations[..len])
         {
@@ -149,5 +149,6 @@ impl<C: InboundContext> Reader<'_, C> {
                 core.undeliverable(peer, not_delivered(ty.name, type_id, error));
             }
         }
+        self.taken = taken;
     }
 }

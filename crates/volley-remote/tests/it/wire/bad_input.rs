@@ -326,6 +326,41 @@ fn bad_replies() {
     }
 }
 
+/// The transport's own Reply decode (`RawFrame::reply`, which reads a
+/// whole head in place) agrees with the generic one on every cut of a
+/// reply, on a zero correlation, and on whole replies.
+#[test]
+fn the_raw_reply_decode_agrees_with_the_generic_one() {
+    let mut bodies = Vec::new();
+    for body in [reply_body(5, b""), reply_body(u64::MAX, b"payload")] {
+        for cut in 0..=body.len() {
+            bodies.push(body[..cut].to_vec());
+        }
+    }
+    bodies.push(reply_body(0, b"x"));
+    bodies.push(reply_body(0, b""));
+    for body in bodies {
+        let raw = RawFrame {
+            kind: 0x13,
+            body: &body,
+        };
+        let framed = frame(0x13, &body);
+        let generic = decode_one(&framed).map(|pdu| match pdu {
+            Some(Pdu::Reply(r)) => r,
+            other => panic!("not a reply: {other:?}"),
+        });
+        assert_eq!(raw.reply(), Some(generic), "body {body:?}");
+    }
+    assert_eq!(
+        RawFrame {
+            kind: 0x12,
+            body: &[]
+        }
+        .reply(),
+        None
+    );
+}
+
 #[test]
 fn malformed_utf8_path() {
     let mut body = 1u32.to_le_bytes().to_vec();
