@@ -18,9 +18,6 @@
 //! a per-payload budget: elements that take no input bytes (`Vec<()>`) or
 //! far more memory than input (`Vec<Option<[u64; 32]>>`, one byte per
 //! `None`) cannot make a frame of bounded size cost unbounded time or memory.
-//! A struct's fields are not charged: bincode and postcard (the formats
-//! this adapter serves) hand a struct's visitor a sequence of exactly its
-//! declared fields, a number the type fixes and the peer cannot raise.
 
 use std::cell::Cell;
 use std::fmt;
@@ -93,9 +90,6 @@ struct Wrap<'b, V> {
     visitor: V,
     left: u32,
     budget: &'b Cell<usize>,
-    /// It visits a struct: a sequence it is given holds the struct's
-    /// fields, which are not charged.
-    fields: bool,
 }
 
 /// Seq, map, enum and variant accesses one level down.
@@ -103,8 +97,6 @@ struct Access<'b, A> {
     inner: A,
     left: u32,
     budget: &'b Cell<usize>,
-    /// A sequence of a struct's fields: its elements are not charged.
-    fields: bool,
 }
 
 fn too_deep<E: Error>() -> E {
@@ -155,7 +147,7 @@ macro_rules! forward_deserialize {
     ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            self.inner.$method($($arg,)* Wrap { visitor, left: self.left, budget: self.budget, fields: false })
+            self.inner.$method($($arg,)* Wrap { visitor, left: self.left, budget: self.budget })
         }
     )*};
 }
@@ -191,25 +183,10 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<'_, D> {
         deserialize_tuple(len: usize);
         deserialize_tuple_struct(name: &'static str, len: usize);
         deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
         deserialize_enum(name: &'static str, variants: &'static [&'static str]);
         deserialize_identifier();
         deserialize_ignored_any();
-    }
-
-    #[inline]
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        let wrapped = Wrap {
-            visitor,
-            left: self.left,
-            budget: self.budget,
-            fields: true,
-        };
-        self.inner.deserialize_struct(name, fields, wrapped)
     }
 
     fn is_human_readable(&self) -> bool {
@@ -293,7 +270,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
             inner,
             left,
             budget: self.budget,
-            fields: self.fields,
         })
     }
 
@@ -304,7 +280,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
             inner,
             left,
             budget: self.budget,
-            fields: false,
         })
     }
 
@@ -315,7 +290,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
             inner,
             left,
             budget: self.budget,
-            fields: false,
         })
     }
 }
@@ -339,9 +313,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Access<'_, A> {
         &mut self,
         seed: S,
     ) -> Result<Option<S::Value>, A::Error> {
-        if !self.fields {
-            charge::<S::Value, _>(self.budget)?;
-        }
+        charge::<S::Value, _>(self.budget)?;
         self.inner.next_element_seed(self.nested(seed))
     }
 
@@ -390,7 +362,6 @@ impl<'de, 'b, A: EnumAccess<'de>> EnumAccess<'de> for Access<'b, A> {
                 inner,
                 left: self.left,
                 budget: self.budget,
-                fields: false,
             },
         ))
     }
@@ -416,7 +387,6 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Access<'_, A> {
             visitor,
             left: self.left,
             budget: self.budget,
-            fields: false,
         };
         self.inner.tuple_variant(len, wrapped)
     }
@@ -431,7 +401,6 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Access<'_, A> {
             visitor,
             left: self.left,
             budget: self.budget,
-            fields: true,
         };
         self.inner.struct_variant(fields, wrapped)
     }
@@ -514,41 +483,5 @@ mod tests {
         assert!(e.contains("more than"), "{e}");
         let ok: Vec<Option<u8>> = BincodeSerializer.decode(&amplified).unwrap();
         assert_eq!(ok.len(), 200_000);
-    }
-
-    #[derive(Serialize, Deserialize, Debug, PartialEq)]
-    enum Fields {
-        Pair { a: u64, b: u64 },
-        Plain(Pair),
-        List(Vec<u64>),
-    }
-
-    #[derive(Serialize, Deserialize, Debug, PartialEq)]
-    struct Pair {
-        a: u64,
-        b: u64,
-    }
-
-    #[test]
-    fn a_structs_fields_are_not_charged_but_its_collections_are() {
-        let encode = |value: &Fields| {
-            let mut buf = bytes::BytesMut::new();
-            BincodeSerializer.encode(value, &mut buf).unwrap();
-            buf
-        };
-        let tight = |bytes: &[u8]| {
-            // Less than two u64s of collection budget.
-            with_decode_limits(128, 15, || {
-                Serializer::<Fields>::decode(&BincodeSerializer, bytes)
-            })
-        };
-        for fixed in [
-            Fields::Pair { a: 1, b: 2 },
-            Fields::Plain(Pair { a: 3, b: 4 }),
-        ] {
-            assert_eq!(tight(&encode(&fixed)).unwrap(), fixed);
-        }
-        let e = decode_error(tight(&encode(&Fields::List(vec![5, 6]))));
-        assert!(e.contains("limits.max_decode_collection_bytes"), "{e}");
     }
 }

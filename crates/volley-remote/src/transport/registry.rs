@@ -8,7 +8,6 @@
 //! message.
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use volley::{Actor, ActorSystem, AnyRef, Props};
 
-use crate::transport::refs::tables::{with_request_handle, ExportTable, ImportTable};
+use crate::transport::refs::tables::{with_request_handle, ImportTable};
 use crate::transport::support::FastMap;
 
 use crate::serialization::{BincodeSerializer, SerializeError, Serializer, SerializerId};
@@ -37,10 +36,7 @@ pub(crate) enum DeliverError {
     WrongSerializer(SerializerId),
 }
 
-/// Encodes a message of the registered type into the buffer, with the
-/// connection's export table as the scope of the `ActorRef`s inside it.
-pub(crate) type EncodeFn =
-    fn(&(dyn Any + Send), &mut BytesMut, &RefCell<ExportTable>) -> Result<(), SerializeError>;
+pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), SerializeError>;
 pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
 /// Decodes a run of payloads for one recipient and delivers them together;
 /// what cannot be delivered goes to the callback, the rest in order. The
@@ -127,7 +123,6 @@ pub enum RegistryError {
 fn encode<M: Send + 'static, S: Serializer<M> + Default>(
     msg: &(dyn Any + Send),
     buf: &mut BytesMut,
-    exports: &RefCell<ExportTable>,
 ) -> Result<(), SerializeError> {
     let serializer = S::default();
     let Some(m) = msg.downcast_ref::<M>() else {
@@ -140,14 +135,8 @@ fn encode<M: Send + 'static, S: Serializer<M> + Default>(
     // a payload in the lane's buffer, nor unwind through the lane's lock:
     // the message fails like one that does not serialize (Artery likewise
     // drops a message whose serializer throws and keeps the connection).
-    // The export table's scope is set here, inside the guard's frame, and
-    // not around the whole frame in the lane: there `scoped_tls`'s `set`
-    // stayed a call of its own, with the frame's writes inlined into it,
-    // on every message sent (docs/benchmarks-remote.md, "One remote
-    // message, instruction by instruction").
     let start = buf.len();
-    let encode = || ExportTable::scope(exports, || serializer.encode(m, buf));
-    match std::panic::catch_unwind(AssertUnwindSafe(encode)) {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| serializer.encode(m, buf))) {
         Ok(outcome) => outcome,
         Err(panic) => {
             buf.truncate(start);

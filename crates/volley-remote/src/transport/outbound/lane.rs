@@ -274,13 +274,7 @@ impl<C: LaneConnection> OutboundLane<C> {
 
     /// Encodes a user message for `target` into the buffer (a reply to an
     /// ask made on the peer as a Reply frame, which carries no trace
-    /// context). Inlined into the route's send: a call here cost every
-    /// remote tell its frame and the passing of seven arguments (measured
-    /// in docs/benchmarks-remote.md, "One remote message, instruction by
-    /// instruction"). The route's rare sends (`RouteHint::refused`) are
-    /// out of line, so the copies inlined there cost the common send
-    /// nothing.
-    #[inline(always)]
+    /// context).
     pub(crate) fn send_user<F: Framing>(
         self: &Arc<Self>,
         core: &(impl OutboundContext + ?Sized),
@@ -319,7 +313,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 |buf| {
                     self.encoder
                         .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
-                            (ty.encode)(msg, b, exports)
+                            (ty.encode)(msg, b)
                         })
                 },
             );
@@ -347,11 +341,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             exports,
             buf,
             inline_reply_handle,
-            |buf| {
-                framing.frame(&self.encoder, buf, &header, |b| {
-                    (ty.encode)(msg, b, exports)
-                })
-            },
+            |buf| framing.frame(&self.encoder, buf, &header, |b| (ty.encode)(msg, b)),
         );
         self.unlock_and_kick(st, was_empty, true);
         outcome

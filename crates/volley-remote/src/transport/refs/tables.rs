@@ -11,10 +11,9 @@
 //! too.
 //!
 //! The codec's functions reach the connection's table through scoped
-//! thread-locals (`scoped-tls`: a borrowed value, no allocation, no
-//! reference count): set around one payload's serializer when writing
-//! (`registry::encode`, under the lane's lock), and around a run of
-//! payloads when reading.
+//! thread-locals that the lane (writing) and the reader set around one
+//! message (`scoped-tls`: a borrowed value, no allocation, no reference
+//! count).
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -45,10 +45,9 @@ pub(super) fn recipient_id(
     Ok(id)
 }
 
-/// Encodes one message frame with `encode` (whose payload is serialized
-/// inside the export table's scope, `registry::encode`, so refs in it get
-/// ids), and puts the declarations of refs seen for the first time before
-/// it. With `inline_reply_handle`, the
+/// Encodes one message frame with `encode`, inside the export table's
+/// scope so refs in the payload get ids, and puts the declarations of refs
+/// seen for the first time before it. With `inline_reply_handle`, the
 /// frame (a UserMessage) becomes a Request if its payload holds a reply
 /// handle of this node: the first such handle is named by its correlation
 /// id in the frame instead of being declared (wire-protocol.md §5.5b).
@@ -66,7 +65,7 @@ pub(super) fn encode_with_refs(
     if !inline_reply_handle {
         exports.borrow_mut().allow_requests(false);
     }
-    let encoded = encode(buf);
+    let encoded = ExportTable::scope(exports, || encode(buf));
     if !inline_reply_handle {
         exports.borrow_mut().allow_requests(true);
     }
