@@ -15,11 +15,11 @@ use crate::transport::handshake::auth::Secret;
 use crate::transport::handshake::tls::TlsContext;
 use crate::transport::handshake::trust::Trust;
 use crate::transport::handshake::HandshakeContext;
+use crate::transport::incarnation::Incarnation;
 use crate::transport::liveness::authority::{
     MemberReport, MemberVerdicts, Membership, MembershipAuthority,
 };
 use crate::transport::liveness::incarnations::Incarnations;
-use crate::transport::liveness::order::Incarnation;
 use crate::transport::liveness::reachability::Reachability;
 use crate::transport::liveness::LivenessContext;
 use crate::transport::node::{NodeContext, Undeliverable};

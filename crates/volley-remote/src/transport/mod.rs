@@ -16,6 +16,7 @@
 //! | `events` | `RemotingEvent`, what the event stream learns about other nodes |
 //! | `settings/` | the `[remote]` section and its subsections: `limits` (what a peer cannot grow this node past), `tls`, `trust`; `duration_keys` (durations with units, and the deprecated keys they replaced); `reconnect`; `warnings` |
 //! | `registry`, `errors`, `metrics`, `support` | registrations, the API's errors, metrics, shared helpers (locks, hashing, the peer-log limiter) |
+//! | `incarnation`, `gone_uids` | an incarnation as a handshake tells it (uid and start stamp) and their order; the bounded memory of uids gone: leaves the handshake, the sending side and liveness all name |
 //!
 //! `docs/architecture.md` follows one remote tell through these modules.
 
@@ -27,9 +28,11 @@ mod errors;
 mod events;
 #[cfg(test)]
 mod fake;
+mod gone_uids;
 mod handshake;
 mod idle;
 mod inbound;
+mod incarnation;
 mod liveness;
 mod metrics;
 mod node;

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use crate::transport::admission::probe::confirm_claim;
 use crate::transport::admission::AdmissionContext;
+use crate::transport::incarnation::Incarnation;
 use crate::transport::liveness::incarnations::Incarnations;
-use crate::transport::liveness::order::Incarnation;
 use crate::transport::outbound::association::Origin;
 use crate::transport::support::log_limited;
 use crate::wire::{Address, Lane};

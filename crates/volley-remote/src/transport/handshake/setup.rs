@@ -9,7 +9,7 @@ use tokio::net::TcpStream;
 use crate::transport::handshake::auth::{self, Mac, Nonce, Role, Secret, Transcript};
 use crate::transport::handshake::tls::TlsSession;
 use crate::transport::handshake::HandshakeContext;
-use crate::transport::liveness::order::Incarnation;
+use crate::transport::incarnation::Incarnation;
 use crate::wire::{
     Address, AuthProof, DecodeError, Decoder, DecoderConfig, Encoder, Features, HandshakeRequest,
     HandshakeResponse, HandshakeStatus, IncarnationStamp, Lane, Pdu, Preamble, AUTH_MAC_LEN,

@@ -30,8 +30,9 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::transport::events::{DisassociationReason, RemotingEvent};
+use crate::transport::incarnation::Incarnation;
 use crate::transport::liveness::authority::{MemberReport, MemberVerdicts};
-use crate::transport::liveness::order::{judge, Incarnation};
+use crate::transport::liveness::order::judge;
 use crate::transport::liveness::LivenessContext;
 use crate::transport::outbound::association::{Association, Refusal};
 use crate::transport::support::lock;

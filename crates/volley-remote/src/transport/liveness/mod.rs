@@ -9,7 +9,6 @@
 
 pub(crate) mod authority;
 pub(crate) mod failure_detector;
-pub(crate) mod gone_uids;
 pub(crate) mod heartbeat;
 pub(crate) mod incarnations;
 pub(crate) mod order;

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use volley::remote::RemoteSendError;
 
-use crate::transport::liveness::{gone_uids::RecentUids, order::Incarnation};
+use crate::transport::gone_uids::RecentUids;
+use crate::transport::incarnation::Incarnation;
 use crate::transport::outbound::lane::OutboundLane;
 use crate::transport::settings::RemoteSettings;
 use crate::transport::support::lock;
@@ -136,7 +137,7 @@ pub(crate) struct Control {
     /// Its stamp, once a handshake of it told one (`liveness/order.rs`).
     pub(crate) stamp: Option<u64>,
     /// Incarnations known to be gone: never associated with again (the
-    /// most recent [`REMEMBERED_GONE`](crate::transport::liveness::gone_uids::REMEMBERED_GONE)).
+    /// most recent [`REMEMBERED_GONE`](crate::transport::gone_uids::REMEMBERED_GONE)).
     pub(crate) dead: RecentUids,
     /// Those this node quarantined (or that quarantined it), likewise
     /// bounded.

@@ -24,7 +24,7 @@ use volley::{ActorPath, AnyRef};
 
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::HandshakeContext;
-use crate::transport::liveness::order::Incarnation;
+use crate::transport::incarnation::Incarnation;
 use crate::transport::outbound::association::system_buffers::SystemKind;
 use crate::transport::outbound::association::{
     Association, AssociationId, Associations, Origin, Refusal,

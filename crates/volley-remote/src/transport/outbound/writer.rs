@@ -36,7 +36,7 @@ use volley::DeadLetterReason;
 use crate::sync::Ordering;
 use crate::transport::events::{DisassociationReason, RemotingEvent};
 use crate::transport::handshake::setup::{Accepted, HandshakeError};
-use crate::transport::liveness::order::Incarnation;
+use crate::transport::incarnation::Incarnation;
 use crate::transport::outbound::association::Refusal;
 use crate::transport::outbound::backoff::Backoff;
 use crate::transport::outbound::lane::{LaneConnection, OutboundLane};

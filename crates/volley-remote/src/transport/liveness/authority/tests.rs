@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::*;
 use crate::transport::events::RemotingEvent;
 use crate::transport::fake::{Asked, FakeNode, RecordingAuthority};
-use crate::transport::liveness::order::Incarnation;
+use crate::transport::incarnation::Incarnation;
 use crate::transport::node::NodeContext;
 use crate::transport::outbound::association::system_buffers::{Pending, SystemKind};
 use crate::transport::outbound::association::{Origin, Refusal};

@@ -332,7 +332,7 @@ fn a_stamp_learnt_later_orders_the_current_incarnation() {
 #[test]
 fn a_peer_cycling_uids_cannot_grow_the_memory_of_gone_ones() {
     let (_rt, fake, association) = node();
-    let many = crate::transport::liveness::gone_uids::REMEMBERED_GONE as u64 * 3;
+    let many = crate::transport::gone_uids::REMEMBERED_GONE as u64 * 3;
     for uid in 1..=many {
         fake.handshake_seen(&association, stamped(uid, uid), Lane::Ordinary)
             .unwrap();
@@ -340,7 +340,7 @@ fn a_peer_cycling_uids_cannot_grow_the_memory_of_gone_ones() {
     let control = lock(&association.control);
     assert_eq!(
         control.dead.len(),
-        crate::transport::liveness::gone_uids::REMEMBERED_GONE
+        crate::transport::gone_uids::REMEMBERED_GONE
     );
     assert!(control.dead.contains(&(many - 1)) && !control.dead.contains(&1));
 }

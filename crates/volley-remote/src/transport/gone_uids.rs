@@ -1,6 +1,6 @@
 //! The incarnations of a node an association remembers as gone
 //! (replaced, shut down, quarantined): refused whatever their stamps
-//! (`order.rs`). Bounded, the most recent kept, so that a peer that shakes
+//! (`liveness/order.rs`). Bounded, the most recent kept, so that a peer that shakes
 //! hands with ever new uids cannot grow this node's memory.
 
 use std::collections::{HashSet, VecDeque};
