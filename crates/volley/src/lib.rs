@@ -49,6 +49,8 @@ mod circuit_breaker;
 mod discovery;
 mod dispatcher;
 mod error;
+// tokio has no `net` under `--cfg loom` (the model checks' build).
+#[cfg(not(loom))]
 pub mod net;
 mod observability;
 pub mod remote;
