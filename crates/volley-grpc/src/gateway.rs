@@ -2,7 +2,9 @@
 //! served as one HTTP/2 service.
 //!
 //! Each call is handled inside the connection's own future: the body is
-//! read whole (bounded by `max_request_bytes`), the one message decoded in
+//! read whole within the call's deadline (bounded by `max_request_bytes`,
+//! and with every other body being read by `max_buffered_request_bytes`,
+//! `request_body.rs`), the one message decoded in
 //! place, the actor asked, the reply encoded once into the single data
 //! frame of the response. That is Akka gRPC's "strict" unary path: no
 //! stream machinery per call beyond HTTP/2's own.
