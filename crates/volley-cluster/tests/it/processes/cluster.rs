@@ -272,7 +272,8 @@ impl ProcessCluster {
             }
             assert!(
                 got < expected && std::time::Instant::now() < deadline,
-                "node {i} received {got} numbers, expected {expected}\n{}",
+                "node {i} received {got} numbers, expected {expected} (every line: {})\n{}",
+                self.transcript.save().display(),
                 self.transcript.tail()
             );
         }

@@ -36,7 +36,7 @@ use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::registry::Registry;
 use crate::transport::settings::RemoteSettings;
 use crate::transport::support::lock;
-use crate::wire::{Address, Disassociate, DisassociateReason, Pdu};
+use crate::wire::{Address, Disassociate, DisassociateReason, Lane, Pdu};
 
 /// Why a ref a peer declared on a third node is not sent to.
 const NOT_DIALED_DECLARED: &str = "a peer's declaration may not make this node dial a node it has no association with (trust.dial_declared_nodes, trust.known_peers)";
@@ -383,9 +383,11 @@ impl RemotingCore {
             }
         }
         let said = self.flush(&live, deadline).await;
-        if !(flushed && said) {
+        let unwritten = self.discard_unwritten(&live);
+        if !(flushed && said) || unwritten > 0 {
             tracing::warn!(
-                "remoting shut down before everything queued was written (shutdown_flush_timeout = {:?})",
+                unwritten,
+                "remoting shut down before everything queued was written (shutdown_flush_timeout = {:?}); the unwritten messages are counted as dead letters",
                 self.settings.shutdown_flush_timeout
             );
         }
@@ -407,16 +409,17 @@ impl RemotingCore {
     }
 
     /// Waits until every lane of `associations` that has a connection is
-    /// drained, and every one still making its first connection with
-    /// something queued has connected and drained, or `deadline`; true if
-    /// all were.
+    /// drained, and every one still connecting with something queued has
+    /// connected and drained, or `deadline`; true if all were. A lane
+    /// whose last attempt failed counts only while its node answers on
+    /// the control lane (a node that was killed closed that connection, and
+    /// its failure detector may still call it reachable for seconds).
     async fn flush(&self, associations: &[&Association], deadline: tokio::time::Instant) -> bool {
         loop {
-            // A lane whose connection failed has nobody to flush to now.
-            let busy = associations
-                .iter()
-                .flat_map(|a| a.lanes())
-                .any(|lane| lane.awaits_flush());
+            let busy = associations.iter().any(|a| {
+                let alive = a.lane(Lane::Control).is_connected();
+                a.lanes().iter().any(|lane| lane.awaits_flush(alive))
+            });
             if !busy {
                 return true;
             }
@@ -425,6 +428,17 @@ impl RemotingCore {
             }
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
+    }
+
+    /// Drops what the lanes of `associations` still hold after the leave's
+    /// flush, each message a counted dead letter (nothing is dropped
+    /// silently at shutdown); returns how many.
+    fn discard_unwritten(&self, associations: &[&Association]) -> usize {
+        associations
+            .iter()
+            .flat_map(|a| a.lanes())
+            .map(|lane| lane.discard_queued(self))
+            .sum()
     }
 
     /// Stops every task and closes every connection; returns the tasks,

@@ -554,8 +554,9 @@ impl<C: LaneConnection> OutboundLane<C> {
     }
 
     /// Drops everything queued (the node is gone): each message a counted
-    /// dead letter, and senders waiting for room are woken.
-    pub(crate) fn discard_queued(&self, core: &(impl OutboundContext + ?Sized)) {
+    /// dead letter, and senders waiting for room are woken; returns how
+    /// many messages were dropped.
+    pub(crate) fn discard_queued(&self, core: &(impl OutboundContext + ?Sized)) -> usize {
         let dropped = {
             let mut st = self.state.lock();
             let dropped = crate::transport::outbound::writer::messages_from(&st.buf, 0);
@@ -569,6 +570,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         for _ in 0..dropped {
             core.count_dead_letter(&self.remote, DeadLetterReason::Undeliverable);
         }
+        dropped
     }
 
     /// Drops the queued frames of the given kinds, keeping the rest in

@@ -21,6 +21,11 @@
 //!   quarantined for its silence:
 //!   `a_restarted_asker_is_answered_after_a_clean_leave` and
 //!   `a_restarted_asker_is_answered_after_its_first_incarnation_was_quarantined`.
+//! - Artery's flush on shutdown (what is queued is written before the
+//!   transport stops), with a lane whose first connection failed and
+//!   whose node still answers on its control lane: the leave waits for
+//!   the redial and writes what was queued:
+//!   `a_leaving_node_waits_for_a_lane_redialing_a_node_that_answers`.
 //!
 //! Skipped, with the reason:
 //! - `artery.HandshakeRetrySpec` ("be retried during handshake-timeout, no
@@ -40,10 +45,12 @@ use crate::raw_peer;
 
 use std::time::{Duration, Instant};
 
+use bytes::BytesMut;
 use common::{ask_sum, free_port, node, on_port, quick_detector, record_events, spawn_calculator};
 use common::{Calc, Node, T};
+use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use volley_remote::wire::Address;
+use volley_remote::wire::{Address, Decoder, DecoderConfig, Lane, Pdu};
 use volley_remote::{RemoteSettings, RemotingEvent};
 
 /// Asks `calc` with short timeouts until one answer comes, within [`T`].
@@ -183,6 +190,159 @@ async fn a_node_retrying_a_refused_connection_terminates_and_stops_retrying() {
         dialed.is_err(),
         "the terminated node still dials {port}: {dialed:?}"
     );
+}
+
+/// How many of the ordinary lane's connections [`refusing_first_ordinary`]
+/// refuses: the first failure is redialed at once (the association, made
+/// meanwhile, asked for a redial), the second waits out the backoff.
+const REFUSED: usize = 2;
+
+/// A raw node that takes the control lane, refuses the ordinary lane's
+/// first [`REFUSED`] connections, the first once the control lane has
+/// carried a frame past its handshake (closes them unanswered; each
+/// reported on `refused`), and reports
+/// how many user messages each later ordinary connection carried, once it
+/// closes.
+fn refusing_first_ordinary(
+    listener: TcpListener,
+    me: Address,
+) -> (
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+    tokio::sync::mpsc::UnboundedReceiver<usize>,
+) {
+    let (refused_tx, refused) = tokio::sync::mpsc::unbounded_channel();
+    let (carried_tx, carried) = tokio::sync::mpsc::unbounded_channel();
+    let control_heard = std::sync::Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(async move {
+        let mut ordinary = 0;
+        loop {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let (lane, mut buf) = raw_peer::read_handshake(&mut s).await;
+            if lane == Lane::Ordinary {
+                ordinary += 1;
+                if ordinary <= REFUSED {
+                    let (heard, refused_tx) = (control_heard.clone(), refused_tx.clone());
+                    tokio::spawn(async move {
+                        if ordinary == 1 {
+                            heard.notified().await;
+                        }
+                        drop(s);
+                        let _ = refused_tx.send(());
+                    });
+                    continue;
+                }
+            }
+            raw_peer::respond_accepted(&mut s, &me, 11).await;
+            let (carried_tx, heard) = (carried_tx.clone(), control_heard.clone());
+            tokio::spawn(async move {
+                let first = || heard.notify_one();
+                let messages = user_messages_until_closed(&mut s, &mut buf, lane, first).await;
+                if lane == Lane::Ordinary {
+                    let _ = carried_tx.send(messages);
+                }
+            });
+        }
+    });
+    (refused, carried)
+}
+
+/// The user messages a lane's connection carries until it closes;
+/// `first_frame` runs at its first frame past the handshake.
+async fn user_messages_until_closed(
+    s: &mut TcpStream,
+    buf: &mut BytesMut,
+    lane: Lane,
+    first_frame: impl Fn(),
+) -> usize {
+    let decoder = Decoder::new(DecoderConfig::for_lane(lane));
+    let (mut messages, mut frames) = (0, 0);
+    loop {
+        while let Ok(Some((pdu, used))) = decoder.decode_frame(buf) {
+            if !matches!(pdu, Pdu::IncarnationStamp(_)) {
+                frames += 1;
+                if frames == 1 {
+                    first_frame();
+                }
+            }
+            messages += usize::from(matches!(pdu, Pdu::UserMessage(_)));
+            let _ = buf.split_to(used);
+        }
+        match s.read_buf(buf).await {
+            Ok(n) if n > 0 => {}
+            _ => return messages,
+        }
+    }
+}
+
+/// A leaving node waits, within `shutdown_flush_timeout`, for a lane whose
+/// first connection failed while its node still answers on another lane:
+/// on a loaded machine a first handshake can time out and the redial
+/// succeed. What was queued there is written before the node stops.
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaving_node_waits_for_a_lane_redialing_a_node_that_answers() {
+    log_capture::install();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let me: Address = format!("volley://redialed@127.0.0.1:{port}")
+        .parse()
+        .unwrap();
+    let (mut refused, mut carried) = refusing_first_ordinary(listener, me.clone());
+    // The second redial comes half a second after the leave has started,
+    // so only a leave that waits for it writes the messages.
+    let a = node(
+        "redialing",
+        RemoteSettings {
+            reconnect_backoff: Duration::from_millis(500),
+            shutdown_flush_timeout: T,
+            ..RemoteSettings::default()
+        },
+    )
+    .await;
+    let sink = a
+        .remoting
+        .resolve::<Calc>(&format!("{me}/user/sink"))
+        .unwrap();
+    let reply_to = a
+        .system
+        .spawn(
+            "replies",
+            volley::Props::new(|| common::Relay(tokio::sync::mpsc::unbounded_channel().0)),
+        )
+        .unwrap();
+    const QUEUED: usize = 5;
+    for n in 0..QUEUED as i64 {
+        sink.tell(Calc::Add {
+            a: n,
+            b: 1,
+            reply_to: reply_to.clone(),
+        });
+    }
+    for _ in 0..REFUSED {
+        tokio::time::timeout(T, refused.recv())
+            .await
+            .expect("an ordinary connection was made");
+    }
+    let remote = format!("remote={me}");
+    volley_testkit::await_cond("the node saw its ordinary connections fail", || {
+        log_capture::events(|e| {
+            e.text.contains("during the handshake; retrying")
+                && e.text.contains(&remote)
+                && e.text.contains("lane=Ordinary")
+        })
+        .len()
+            >= REFUSED
+    });
+    let dead_before = a.system.dead_letter_count();
+    tokio::time::timeout(T * 2, a.system.terminate())
+        .await
+        .expect("terminate ends");
+    let written = tokio::time::timeout(T, carried.recv())
+        .await
+        .expect("the redial's connection closed")
+        .expect("a count");
+    assert_eq!(written, QUEUED, "the messages queued on the redialing lane");
+    assert_eq!(a.system.dead_letter_count(), dead_before);
 }
 
 #[volley_testkit::each_dispatcher]

@@ -183,14 +183,17 @@ impl<C: LaneConnection> OutboundLane<C> {
     }
 
     /// Whether a leaving node should wait for this lane: it is connected
-    /// and not drained, or it has something queued and is connecting
-    /// with no failure yet (a first connection still under way), since
-    /// messages sent just before `terminate` wait there.
-    pub(crate) fn awaits_flush(&self) -> bool {
+    /// and not drained, or it has something queued and is connecting,
+    /// since messages sent just before `terminate` wait there. A lane
+    /// whose last attempt failed is waited for only while its peer is
+    /// `peer_alive` (it answers on another lane): on a loaded machine a
+    /// first handshake can time out and succeed on the redial, while a
+    /// peer that is gone would only hold the leave to its deadline.
+    pub(crate) fn awaits_flush(&self, peer_alive: bool) -> bool {
         if self.is_connected() {
             return !self.is_drained();
         }
-        !self.failing.load(std::sync::atomic::Ordering::Relaxed)
+        (peer_alive || !self.failing.load(std::sync::atomic::Ordering::Relaxed))
             && !self.state.lock().buf.is_empty()
     }
 
