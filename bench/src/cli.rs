@@ -111,7 +111,8 @@ pub struct Cli {
     /// cluster: the rounds, `membership` (join, receptionist, kill, leave)
     /// and `partition` (default both).
     /// kontraktor: volley's senders, of tell-actor,tell-task,ask-actors,
-    /// ask-tasks (default all; `--peers none` leaves kontraktor out).
+    /// ask-tasks,ask-tasks-app (default all; `--peers none` leaves
+    /// kontraktor out).
     /// spawn: the modes, `children` and `top-level` (default both).
     #[arg(long, value_delimiter = ',', value_name = "CASE,..")]
     pub cases: Option<Vec<String>>,

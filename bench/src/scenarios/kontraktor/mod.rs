@@ -45,7 +45,7 @@ fn sizes(ctx: &Ctx) -> (u64, u64) {
 }
 
 /// volley's senders, in table order.
-const VOLLEY: [Sender; 4] = [
+const VOLLEY: [Sender; 5] = [
     Sender::TellActor,
     Sender::TellTask,
     Sender::AskActors {
@@ -53,10 +53,15 @@ const VOLLEY: [Sender; 4] = [
         window: 1_000,
     },
     Sender::AskTasks { tasks: 10_000 },
+    Sender::AskTasksApp {
+        tasks: 10_000,
+        workers: 2,
+    },
 ];
 
 /// volley's senders that `--cases` names (default all): `tell-actor`,
-/// `tell-task`, `ask-actors`, `ask-tasks`, e.g. to profile one of them.
+/// `tell-task`, `ask-actors`, `ask-tasks`, `ask-tasks-app`, e.g. to
+/// profile one of them.
 fn volley_senders(cases: Option<&[String]>) -> crate::Result<Vec<Sender>> {
     let Some(cases) = cases else {
         return Ok(VOLLEY.to_vec());
@@ -69,7 +74,8 @@ fn volley_senders(cases: Option<&[String]>) -> crate::Result<Vec<Sender>> {
                 .find(|s| s.case() == case)
                 .ok_or_else(|| {
                     format!(
-                        "--cases {case}: expected tell-actor, tell-task, ask-actors or ask-tasks"
+                        "--cases {case}: expected tell-actor, tell-task, ask-actors, ask-tasks \
+                         or ask-tasks-app"
                     )
                     .into()
                 })

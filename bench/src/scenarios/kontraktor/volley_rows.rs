@@ -28,6 +28,10 @@ pub enum Sender {
     AskActors { clients: u64, window: u64 },
     /// `ActorRef::ask` from `tasks` tokio tasks on node A's runtime.
     AskTasks { tasks: usize },
+    /// `ActorRef::ask` from `tasks` tokio tasks on an application's own
+    /// runtime of `workers` workers, node A's system keeping its runtime
+    /// (what `#[tokio::main]` and `ActorSystem::new` give).
+    AskTasksApp { tasks: usize, workers: usize },
 }
 
 impl Sender {
@@ -44,6 +48,9 @@ impl Sender {
             Sender::TellTask => "1 task".into(),
             Sender::AskActors { clients, .. } => format!("{clients} client actors"),
             Sender::AskTasks { tasks } => format!("ask from {tasks} tasks"),
+            Sender::AskTasksApp { tasks, workers } => {
+                format!("ask from {tasks} tasks, app runtime ({workers} workers)")
+            }
         }
     }
 
@@ -54,6 +61,7 @@ impl Sender {
             Sender::TellTask => "tell-task",
             Sender::AskActors { .. } => "ask-actors",
             Sender::AskTasks { .. } => "ask-tasks",
+            Sender::AskTasksApp { .. } => "ask-tasks-app",
         }
     }
 
@@ -61,7 +69,7 @@ impl Sender {
         match self {
             Sender::TellActor | Sender::TellTask => None,
             Sender::AskActors { clients, window } => Some(clients * window),
-            Sender::AskTasks { tasks } => Some(tasks as u64),
+            Sender::AskTasks { tasks } | Sender::AskTasksApp { tasks, .. } => Some(tasks as u64),
         }
     }
 
@@ -74,7 +82,7 @@ impl Sender {
                 let one = Tally::range_plus(0, n / clients, ASK_B);
                 (1..clients).fold(one, |t, _| t.plus(one))
             }
-            Sender::AskTasks { tasks } => {
+            Sender::AskTasks { tasks } | Sender::AskTasksApp { tasks, .. } => {
                 let tasks = (tasks as u64).clamp(1, n.max(1));
                 Tally::range_plus(0, n / tasks * tasks, ASK_B)
             }
@@ -91,6 +99,10 @@ impl Sender {
             Sender::AskActors { clients, window } => actors_once(nodes, adder, n, clients, window)?,
             Sender::AskTasks { tasks } => {
                 let on = nodes.a.system.runtime_handle();
+                ask_once(ctx, nodes, adder, n, tasks, &on)?
+            }
+            Sender::AskTasksApp { tasks, workers } => {
+                let on = app_runtime(workers)?.handle().clone();
                 ask_once(ctx, nodes, adder, n, tasks, &on)?
             }
         };
@@ -125,6 +137,22 @@ impl Sender {
     }
 }
 
+/// The application's runtime of [`Sender::AskTasksApp`]: built once, for
+/// the process (its warm-up and runs share it, as an application's tasks
+/// would).
+fn app_runtime(workers: usize) -> crate::Result<&'static tokio::runtime::Runtime> {
+    static APP: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(rt) = APP.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("app")
+        .enable_all()
+        .build()?;
+    Ok(APP.get_or_init(|| rt))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,8 +164,12 @@ mod tests {
             window: 1000,
         };
         let tasks = Sender::AskTasks { tasks: 10_000 };
+        let app = Sender::AskTasksApp {
+            tasks: 10_000,
+            workers: 2,
+        };
         assert_eq!(
-            [Sender::TellActor, Sender::TellTask, actors, tasks].map(|s| (
+            [Sender::TellActor, Sender::TellTask, actors, tasks, app].map(|s| (
                 s.test(),
                 s.name(),
                 s.in_flight()
@@ -147,11 +179,22 @@ mod tests {
                 (Test::Tell, "1 task".to_string(), None),
                 (Test::Ask, "10 client actors".to_string(), Some(10_000)),
                 (Test::Ask, "ask from 10000 tasks".to_string(), Some(10_000)),
+                (
+                    Test::Ask,
+                    "ask from 10000 tasks, app runtime (2 workers)".to_string(),
+                    Some(10_000)
+                ),
             ]
         );
         assert_eq!(
-            [Sender::TellActor, Sender::TellTask, actors, tasks].map(Sender::case),
-            ["tell-actor", "tell-task", "ask-actors", "ask-tasks"]
+            [Sender::TellActor, Sender::TellTask, actors, tasks, app].map(Sender::case),
+            [
+                "tell-actor",
+                "tell-task",
+                "ask-actors",
+                "ask-tasks",
+                "ask-tasks-app"
+            ]
         );
     }
 
@@ -166,5 +209,10 @@ mod tests {
         // 4 tasks × 2 asks: a = 0..8, b = 7; a remainder is not asked.
         let tasks = Sender::AskTasks { tasks: 4 };
         assert_eq!(tasks.ask_tally(9), Tally::new(8, 28 + 56));
+        let app = Sender::AskTasksApp {
+            tasks: 4,
+            workers: 2,
+        };
+        assert_eq!(app.ask_tally(9), tasks.ask_tally(9));
     }
 }

@@ -197,8 +197,17 @@ impl<R> Exchange<R> {
         }
     }
 
-    /// Tells the handle's watchers that it is done.
+    /// Tells the handle's watchers that it is done. Nearly every ask has
+    /// none: that check is inlined into `end` and `abandon`, the loop is not.
+    #[inline]
     fn notify(&self, watchers: Vec<AnyRef>) {
+        if !watchers.is_empty() {
+            self.notify_watchers(watchers);
+        }
+    }
+
+    #[inline(never)]
+    fn notify_watchers(&self, watchers: Vec<AnyRef>) {
         for w in watchers {
             w.send_system(SystemMsg::DeathWatchNotification(self.uid));
         }

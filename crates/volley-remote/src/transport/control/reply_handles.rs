@@ -23,7 +23,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use ring::rand::{SecureRandom, SystemRandom};
@@ -156,9 +156,10 @@ impl Table {
         self.slots.get_mut(index).filter(|s| s.tag == tag)
     }
 
-    /// The id `handle` was given, if its slot still holds it.
-    fn registered(&mut self, handle: &AnyRef) -> Option<(u64, &mut Waiting)> {
-        let id = handle.correlation_cell()?.load(Ordering::Relaxed);
+    /// The id `handle` was given (`cell`: its correlation cell), if its
+    /// slot still holds it.
+    fn registered(&mut self, handle: &AnyRef, cell: &AtomicU64) -> Option<(u64, &mut Waiting)> {
+        let id = cell.load(Ordering::Relaxed);
         let waiting = self.slot_mut(id)?.waiting.as_mut()?;
         waiting.handle.same_target(handle).then_some((id, waiting))
     }
@@ -229,11 +230,11 @@ impl ReplyHandles {
     /// The correlation id `handle` is named by on the wire; never 0.
     /// Registers it (for a reply from any association) if it has none.
     pub(crate) fn correlation_of(&self, handle: &AnyRef) -> u64 {
-        let mut table = lock(&self.waiting);
-        if let Some((id, _)) = table.registered(handle) {
-            return id;
+        if let Some(cell) = handle.correlation_cell() {
+            if let Some((id, _)) = lock(&self.waiting).registered(handle, cell) {
+                return id;
+            }
         }
-        drop(table);
         self.register(handle, None)
     }
 
@@ -245,8 +246,11 @@ impl ReplyHandles {
     /// do not pile up, and a table whose size hovers around one value is
     /// not swept on every insert.
     pub(crate) fn register(&self, handle: &AnyRef, association: Option<AssociationId>) -> u64 {
+        // One virtual call for the cell, used for both the look-up and the
+        // store.
+        let cell = handle.correlation_cell();
         let mut table = lock(&self.waiting);
-        if let Some((id, waiting)) = table.registered(handle) {
+        if let Some((id, waiting)) = cell.and_then(|c| table.registered(handle, c)) {
             waiting.association = association;
             return id;
         }
@@ -257,7 +261,7 @@ impl ReplyHandles {
             handle: handle.clone(),
             association,
         });
-        if let Some(cell) = handle.correlation_cell() {
+        if let Some(cell) = cell {
             cell.store(id, Ordering::Relaxed);
         }
         id
