@@ -49,11 +49,28 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
     response
 }
 
+/// The body, at most `max_frame` bytes, within `body_timeout`: a client
+/// that sends its headers and then trickles (or never ends) its body
+/// would otherwise hold the request, and its connection, for as long as
+/// it likes.
+async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
+    let limit = gateway.inner.settings.body_timeout;
+    tokio::time::timeout(limit, read_body_within_max(gateway, body))
+        .await
+        .unwrap_or_else(|_| {
+            Err(Refusal {
+                code: close::TIMEOUT,
+                status: StatusCode::REQUEST_TIMEOUT,
+                text: format!("the body did not arrive within body_timeout ({limit:?})"),
+            })
+        })
+}
+
 /// The body, at most `max_frame` bytes. Read chunk by chunk rather than
 /// with `axum::body::to_bytes`, whose limit and collecting layers cost
 /// more than the body itself: a body that comes in one chunk, as a small
 /// one does, is kept as it came, and only a longer one is copied together.
-async fn read_body(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
+async fn read_body_within_max(gateway: &WebGateway, body: Body) -> Result<Bytes, Refusal> {
     let max = gateway.inner.settings.max_frame;
     let refused = || Refusal {
         code: close::TOO_LARGE,

@@ -61,6 +61,10 @@ pub struct WebSettings {
     /// How long a long-poll `recv` is held open when nothing is to be
     /// sent; it then answers `[]`. Default 25 s.
     pub poll_timeout: Duration,
+    /// How long a long-poll request's body (`open`'s hello, `send`'s
+    /// frames) may take to arrive once its headers have; past it the
+    /// request is answered 408 and its connection let go. Default 10 s.
+    pub body_timeout: Duration,
     /// The timeout of an `ask` that names none. Default 10 s.
     pub default_ask_timeout: Duration,
     /// The longest timeout a client may ask for (`timeout_ms` is clamped
@@ -104,6 +108,7 @@ impl Default for WebSettings {
             idle_timeout: Duration::from_secs(60),
             resume_grace: Duration::from_secs(30),
             poll_timeout: Duration::from_secs(25),
+            body_timeout: Duration::from_secs(10),
             default_ask_timeout: Duration::from_secs(10),
             max_ask_timeout: Duration::from_secs(60),
             max_open_asks: 256,

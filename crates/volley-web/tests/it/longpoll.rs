@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use axum::body::Body;
+use futures_util::StreamExt;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
@@ -115,6 +116,53 @@ async fn send_in_chunks(router: &axum::Router, session: &str, chunks: Vec<String
         .body(Body::from_stream(futures_util::stream::iter(chunks)))
         .unwrap();
     router.clone().oneshot(request).await.unwrap().status()
+}
+
+/// A body that starts and never ends (a client trickling it, or gone
+/// quiet) is answered 408 after `body_timeout`, for `open` and `send`
+/// alike, and the session it named still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_never_ends_is_answered_408_after_body_timeout() {
+    let settings = WebSettings {
+        body_timeout: Duration::from_millis(200),
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let router = server.gateway.router();
+    let session = open(&router).await;
+    let endless = |uri: String, start: &'static str| {
+        let first = futures_util::stream::once(async move {
+            Ok::<_, std::io::Error>(axum::body::Bytes::from(start))
+        });
+        let body = Body::from_stream(first.chain(futures_util::stream::pending()));
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(uri)
+            .body(body)
+            .unwrap();
+        router.clone().oneshot(request)
+    };
+    let answered = |r: Result<axum::response::Response, _>| r.unwrap().status();
+    let held = endless("/lp/open".into(), r#"{"t":"hel"#);
+    let held = tokio::time::timeout(Duration::from_secs(10), held).await;
+    assert_eq!(
+        answered(held.expect("answered")),
+        StatusCode::REQUEST_TIMEOUT
+    );
+    let held = endless(format!("/lp/send?session={session}"), "[");
+    let held = tokio::time::timeout(Duration::from_secs(10), held).await;
+    assert_eq!(
+        answered(held.expect("answered")),
+        StatusCode::REQUEST_TIMEOUT
+    );
+    let ask = r#"[{"t":"ask","id":1,"service":"counter","msg":{"add":5}}]"#;
+    assert_eq!(
+        send_in_chunks(&router, &session, vec![ask.into()]).await,
+        StatusCode::NO_CONTENT
+    );
+    let replies = recv(&router, &session, 0).await;
+    assert_eq!(replies[0]["id"], 1, "{replies:?}");
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
