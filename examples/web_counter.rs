@@ -64,11 +64,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await?;
     println!("LISTENING {}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
-    let stop = gateway.clone();
-    axum::serve(listener, routes(&gateway, args.pages))
-        .with_graceful_shutdown(async move {
+    // `serve_router`, not `axum::serve`: the gateway's connection and
+    // header limits hold for the pages as for the gateway's routes.
+    let routes = routes(&gateway, args.pages);
+    gateway
+        .serve_router(listener, routes, async {
             let _ = tokio::signal::ctrl_c().await;
-            stop.close_all();
         })
         .await?;
     system.terminate().await;

@@ -13,7 +13,7 @@ use axum::Router;
 use http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use volley::net::{ConnectionGate, GatedListener, GatedStream};
+use volley::net::{ConnectionGate, GatedListener};
 use volley::{ActorRef, ActorSystem, Props, ReplyTo, TopicCommand};
 
 use crate::auth::{AuthHook, AuthRequest, Refusal};
@@ -257,10 +257,24 @@ impl WebGateway {
     /// Serves the gateway's routes alone on `listener` until `shutdown`
     /// resolves; then closes every session (1001) and returns. Every
     /// connection is admitted through the gateway's gate first (its
-    /// settings' `connections` limits).
+    /// settings' `connections` limits), and its request headers are held
+    /// to `header_timeout` and `max_header_bytes`.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let router = self.router();
+        self.serve_router(listener, router, shutdown).await
+    }
+
+    /// [`WebGateway::serve`] for an application's `router` that mounts
+    /// the gateway's routes among its own (static pages, say): the same
+    /// gate and header limits for all of them.
+    pub async fn serve_router(
+        self,
+        listener: tokio::net::TcpListener,
+        router: Router,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let gateway = self.clone();
@@ -268,10 +282,9 @@ impl WebGateway {
             shutdown.await;
             gateway.close_all();
         };
-        let listener = Gated(GatedListener::new(listener, self.inner.gate.clone()));
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
+        let listener = GatedListener::new(listener, self.inner.gate.clone());
+        crate::serve::serve(listener, router, &self.inner.settings, shutdown).await;
+        Ok(())
     }
 
     /// The gate [`WebGateway::serve`] admits connections through: how
@@ -420,21 +433,5 @@ impl WebGateway {
                 Err(Refusal::internal(e.to_string()))
             }
         }
-    }
-}
-
-/// `serve`'s listener: connections admitted through the gateway's gate.
-struct Gated(GatedListener);
-
-impl axum::serve::Listener for Gated {
-    type Io = GatedStream<tokio::net::TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    fn accept(&mut self) -> impl Future<Output = (Self::Io, Self::Addr)> + Send {
-        self.0.accept()
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.0.local_addr()
     }
 }

@@ -47,6 +47,7 @@ mod gateway;
 mod inbound;
 mod longpoll;
 mod outbox;
+mod serve;
 mod service;
 mod session;
 mod settings;

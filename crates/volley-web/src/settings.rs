@@ -92,6 +92,14 @@ pub struct WebSettings {
     /// ([`WebGateway::router`](crate::WebGateway::router)) is under that
     /// server's limits instead.
     pub connections: ConnectionLimits,
+    /// How long a request's line and headers may take to arrive on a
+    /// connection [`WebGateway::serve`](crate::WebGateway::serve) keeps;
+    /// then the connection is closed. Default 10 s.
+    pub header_timeout: Duration,
+    /// The most bytes of an unfinished request line and headers such a
+    /// connection buffers (hyper's read buffer, at least 8 KiB); more
+    /// gets 431 or a close. Default 16 KiB.
+    pub max_header_bytes: usize,
 }
 
 /// The shortest request line: `GET / HTTP/1.1` and its line end.
@@ -121,6 +129,8 @@ impl Default for WebSettings {
                 handshake_timeout: Duration::from_secs(10),
                 first_bytes: SHORTEST_REQUEST_LINE,
             },
+            header_timeout: Duration::from_secs(10),
+            max_header_bytes: 16 * 1024,
         }
     }
 }

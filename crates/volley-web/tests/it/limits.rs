@@ -202,3 +202,50 @@ async fn a_connection_that_sends_no_request_line_in_time_is_closed() {
     assert_eq!(ws.next().await["id"], 1);
     server.stop().await;
 }
+
+/// A client past the request line that never finishes its headers is
+/// closed after `header_timeout`; one that sends more header bytes than
+/// `max_header_bytes` is answered 431 or closed, without the gateway
+/// buffering them; a well-behaved client is served meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unfinished_or_oversized_request_headers_are_cut_off() {
+    use tokio::io::AsyncWriteExt;
+    let settings = WebSettings {
+        header_timeout: Duration::from_millis(300),
+        max_header_bytes: 16 * 1024,
+        ..WebSettings::default()
+    };
+    let server = Server::start(settings).await;
+    let gate = server.gateway.connection_gate().clone();
+    let mut trickle = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    trickle
+        .write_all(b"GET /lp/recv HTTP/1.1\r\nHost: x\r\nX-One: 1\r\n")
+        .await
+        .unwrap();
+    let mut flood = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    flood
+        .write_all(b"GET /lp/recv HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let header = format!("X-Filler: {}\r\n", "a".repeat(1000));
+    for _ in 0..64 {
+        // Past the bound the server stops reading, and may close.
+        if flood.write_all(header.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    assert!(
+        volley_testkit::closed_by_peer_within(Duration::from_secs(10), &mut flood).await,
+        "64 KiB of unfinished headers were kept"
+    );
+    assert!(
+        volley_testkit::closed_by_peer_within(Duration::from_secs(10), &mut trickle).await,
+        "unfinished headers were waited for past header_timeout"
+    );
+    volley_testkit::eventually("both let go", || gate.open() == 0).await;
+    let (mut ws, _) = server.client().await;
+    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(ws.next().await["id"], 1);
+    server.stop().await;
+}
