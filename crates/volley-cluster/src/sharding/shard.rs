@@ -7,8 +7,10 @@
 //!   shard and starts the entity again once it has stopped, in order;
 //! - an entity is stopped with `graceful_stop`, behind what it was sent
 //!   before, so passivation loses none of its queued messages;
-//! - on hand-off, what waits for stopping entities goes back to the
-//!   asker with the answer, to follow the shard to its new home;
+//! - on hand-off, what waits for stopping entities, and what comes
+//!   meanwhile for entities already stopped (or never started), goes
+//!   back to the asker with the answer, to follow the shard to its new
+//!   home;
 //! - past `buffer_limit`, a message is a dead letter (counted).
 //!
 //! With remembered entities on, it also records in the node's store each
@@ -64,8 +66,9 @@ pub enum ShardMsg<M: Send + 'static> {
 pub struct HandedOff<M> {
     /// The shard.
     pub shard: ShardId,
-    /// Messages that waited for entities that were stopping, in the
-    /// order they came, per entity: the region sends them on to the
+    /// Messages that waited for entities that were stopping, and those
+    /// that came during the hand-off for entities already stopped, in
+    /// the order they came, per entity: the region sends them on to the
     /// shard's new home.
     pub undelivered: Vec<(Arc<str>, M)>,
     /// With remembered entities: the ids to start again at the shard's
@@ -158,8 +161,11 @@ impl<A: Actor> Shard<A> {
     }
 
     fn deliver(&mut self, ctx: &mut Context<Self>, entity_id: Arc<str>, msg: A::Msg) {
-        if self.handing_off.is_some() || self.failed {
+        if self.failed {
             return dead_letter::<A>(ctx, DeadLetterReason::RecipientTerminated);
+        }
+        if self.handing_off.is_some() && !self.entities.contains_key(&entity_id) {
+            return self.keep_for_next_home(ctx, entity_id, msg);
         }
         match self.entities.get_mut(&entity_id) {
             Some(Entity::Running(entity)) => entity.tell(msg),
@@ -193,6 +199,17 @@ impl<A: Actor> Shard<A> {
         if self.settings.passivation.is_enabled() {
             self.active.touch(&entity_id, Instant::now());
         }
+    }
+
+    /// During a hand-off, a message for an entity that has stopped (or
+    /// never ran) goes with the answer to the shard's next home, in the
+    /// order it came. (One for a stopping entity waits for it as usual,
+    /// and follows the same way.) Both count against `buffer_limit`.
+    fn keep_for_next_home(&mut self, ctx: &mut Context<Self>, id: Arc<str>, msg: A::Msg) {
+        if self.buffered + self.undelivered.len() >= self.settings.buffer_limit {
+            return dead_letter::<A>(ctx, DeadLetterReason::BufferOverflow);
+        }
+        self.undelivered.push((id, msg));
     }
 
     /// Starts entity `id` as a child named after it, watched.
