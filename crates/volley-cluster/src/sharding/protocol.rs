@@ -181,7 +181,8 @@ pub enum RegionControl {
 }
 
 /// What one region sends another's `deliver` child: an entity's message
-/// for a shard the other hosts, or the marker that ends them when the
+/// (or a batch of them) for shards the other hosts, or the marker that
+/// ends them when the
 /// shard moves. One channel for both, so the marker comes behind every
 /// message sent before it. Register it for remoting, with the entity
 /// type's message type, on every node:
@@ -198,10 +199,6 @@ pub enum ShardEnvelope<M> {
         /// The message.
         msg: M,
     },
-    /// Entities' messages, in the order the sending region took them:
-    /// the messages for one region that the sender handled in a row go
-    /// as one remote message (`region_outbox.rs` says when).
-    Messages(Vec<RoutedMessage<M>>),
     /// `from` got `BeginHandOff` for `shard`: it sends this region no
     /// more of the shard's messages (design §4).
     HandOffMarker {
@@ -210,6 +207,11 @@ pub enum ShardEnvelope<M> {
         /// The sending region's control address.
         from: ActorRef<RegionControl>,
     },
+    /// Entities' messages, in the order the sending region took them:
+    /// the messages for one region that the sender handled in a row go
+    /// as one remote message (`region_outbox.rs` says when). Last, so
+    /// that the other variants keep their numbers on the wire.
+    Messages(Vec<RoutedMessage<M>>),
 }
 
 /// One entity's message in a [`ShardEnvelope::Messages`].

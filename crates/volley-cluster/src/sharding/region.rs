@@ -7,6 +7,10 @@
 //!   limit for all shards; past it a counted dead letter) and the region
 //!   asks the coordinator `GetShardHome` once; the answer `ShardHome`
 //!   sends the buffer on, in order.
+//! - Messages for shards in other nodes' regions go in batches, one per
+//!   region, each sent once the region has handled what was queued
+//!   when it began (`region_outbox.rs`); a hand-off marker goes behind
+//!   its destination's batch.
 //! - `HostShard` starts the shard here and answers `ShardStarted`.
 //! - `BeginHandOff` forgets the home (what comes next is buffered), sends
 //!   the home a hand-off marker behind what went there, and acks;
