@@ -34,6 +34,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use foldhash::fast::RandomState as FastHash;
 use tokio::sync::oneshot;
 
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props};
@@ -135,8 +136,9 @@ pub struct ShardRegion<A: Actor> {
     registered: bool,
     remoting: Option<Remoting>,
     control: Option<ActorRef<RegionControl>>,
-    homes: HashMap<ShardId, Home<A::Msg>>,
-    hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>>,
+    /// Read for every message, as is `hosted` for one hosted here.
+    homes: HashMap<ShardId, Home<A::Msg>, FastHash>,
+    hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>, FastHash>,
     asked: HashSet<ShardId>,
     /// Other regions that stopped.
     gone: HashSet<ActorRef<RegionControl>>,
@@ -209,8 +211,8 @@ impl<A: Actor> ShardRegion<A> {
             registered: false,
             remoting: remoting.clone(),
             control: None,
-            homes: HashMap::new(),
-            hosted: HashMap::new(),
+            homes: HashMap::default(),
+            hosted: HashMap::default(),
             asked: HashSet::new(),
             gone: HashSet::new(),
             stopping: HashMap::new(),
@@ -235,9 +237,14 @@ impl<A: Actor> ShardRegion<A> {
 
     fn deliver(&mut self, ctx: &mut Context<Self>, shard: ShardId, id: Arc<str>, msg: A::Msg) {
         match self.homes.get(&shard) {
-            Some(Home::Here) => match self.local_shard(ctx, shard) {
+            // Told through the borrowed ref: a clone would write the
+            // shard's reference count, a line its own thread writes too.
+            Some(Home::Here) => match self.hosted.get(&shard) {
                 Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
-                None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+                None => match self.local_shard(ctx, shard) {
+                    Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
+                    None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+                },
             },
             Some(Home::Elsewhere(_, region)) => {
                 if self.outbox.push(region, shard, id, msg) {

@@ -22,6 +22,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use foldhash::fast::RandomState as FastHash;
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props, ReplyTo};
 
 use super::allocation::ShardId;
@@ -116,7 +117,8 @@ pub struct Shard<A: Actor> {
     id: ShardId,
     factory: EntityFactory<A>,
     settings: ShardSettings,
-    entities: HashMap<Arc<str>, Entity<A::Msg>>,
+    /// Looked up for every message: a seeded fast hash (ids are short).
+    entities: HashMap<Arc<str>, Entity<A::Msg>, FastHash>,
     active: ActiveEntities<Arc<str>>,
     buffered: usize,
     handing_off: Option<ReplyTo<HandedOff<A::Msg>>>,
@@ -149,7 +151,7 @@ impl<A: Actor> Shard<A> {
             id,
             factory: factory.clone(),
             settings,
-            entities: HashMap::new(),
+            entities: HashMap::default(),
             active: ActiveEntities::default(),
             buffered: 0,
             handing_off: None,
