@@ -29,6 +29,7 @@ mod cluster_sharding;
 mod coordinator;
 mod coordinator_state;
 mod entity;
+mod entity_key;
 mod entity_name;
 mod entity_ref;
 mod extractor;

@@ -26,6 +26,7 @@ use foldhash::fast::RandomState as FastHash;
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props, ReplyTo};
 
 use super::allocation::ShardId;
+use super::entity_key::EntityKey;
 use super::entity_name::entity_name;
 use super::passivation::{ActiveEntities, PassivationSettings};
 use super::remembering::Remembering;
@@ -117,8 +118,9 @@ pub struct Shard<A: Actor> {
     id: ShardId,
     factory: EntityFactory<A>,
     settings: ShardSettings,
-    /// Looked up for every message: a seeded fast hash (ids are short).
-    entities: HashMap<Arc<str>, Entity<A::Msg>, FastHash>,
+    /// Looked up for every message: a seeded fast hash, and the id in
+    /// the slot ([`EntityKey`]).
+    entities: HashMap<EntityKey, Entity<A::Msg>, FastHash>,
     active: ActiveEntities<Arc<str>>,
     buffered: usize,
     handing_off: Option<ReplyTo<HandedOff<A::Msg>>>,
@@ -166,10 +168,10 @@ impl<A: Actor> Shard<A> {
         if self.failed {
             return dead_letter::<A>(ctx, DeadLetterReason::RecipientTerminated);
         }
-        if self.handing_off.is_some() && !self.entities.contains_key(&entity_id) {
+        if self.handing_off.is_some() && !self.entities.contains_key(&*entity_id) {
             return self.keep_for_next_home(ctx, entity_id, msg);
         }
-        match self.entities.get_mut(&entity_id) {
+        match self.entities.get_mut(&*entity_id) {
             Some(Entity::Running(entity)) => entity.tell(msg),
             Some(Entity::Stopping(waiting)) => {
                 if self.buffered >= self.settings.buffer_limit {
@@ -229,14 +231,14 @@ impl<A: Actor> Shard<A> {
         };
         ctx.watch_with(&entity, ShardMsg::EntityStopped(id.clone()));
         self.entities
-            .insert(id.clone(), Entity::Running(entity.clone()));
+            .insert(EntityKey::new(id), Entity::Running(entity.clone()));
         Some(entity)
     }
 
     /// Stops entity `id` behind what it was sent; what comes meanwhile
     /// waits here.
     fn passivate(&mut self, id: &Arc<str>) {
-        if let Some(slot) = self.entities.get_mut(id) {
+        if let Some(slot) = self.entities.get_mut(&**id) {
             if let Entity::Running(entity) = slot {
                 entity.graceful_stop();
                 *slot = Entity::Stopping(VecDeque::new());
@@ -247,8 +249,8 @@ impl<A: Actor> Shard<A> {
     /// An entity asked to stop for good (Akka's `Passivate`): it stops
     /// behind what it was sent; one waiting to restart is forgotten.
     fn passivate_asked(&mut self, ctx: &mut Context<Self>, id: &Arc<str>) {
-        if matches!(self.entities.get(id), Some(Entity::Remembered)) {
-            self.entities.remove(id);
+        if matches!(self.entities.get(&**id), Some(Entity::Remembered)) {
+            self.entities.remove(&**id);
             ctx.cancel_timer(restart_timer(id));
             return self.record_stop(ctx, id);
         }
@@ -277,11 +279,12 @@ impl<A: Actor> Shard<A> {
     /// a hand-off, goes with the answer.
     fn entity_stopped(&mut self, ctx: &mut Context<Self>, id: Arc<str>) {
         self.active.remove(&id);
-        let (waiting, passivated) = match self.entities.remove(&id) {
+        let (waiting, passivated) = match self.entities.remove(&*id) {
             Some(Entity::Stopping(waiting)) => (waiting, true),
             Some(Entity::Remembered) => {
                 // Not this entity's stop: a stale one.
-                self.entities.insert(id, Entity::Remembered);
+                self.entities
+                    .insert(EntityKey::new(&id), Entity::Remembered);
                 return;
             }
             _ => (VecDeque::new(), false),
@@ -300,7 +303,8 @@ impl<A: Actor> Shard<A> {
         }
         if self.remember.is_some() {
             // Still remembered: it starts again without a write.
-            self.entities.insert(id.clone(), Entity::Remembered);
+            self.entities
+                .insert(EntityKey::new(&id), Entity::Remembered);
         }
         for msg in waiting {
             self.deliver(ctx, id.clone(), msg);
@@ -311,7 +315,7 @@ impl<A: Actor> Shard<A> {
         self.handing_off = Some(reply);
         ctx.cancel_timer(PASSIVATION_TIMER);
         self.take_remembered(ctx);
-        let ids: Vec<Arc<str>> = self.entities.keys().cloned().collect();
+        let ids: Vec<Arc<str>> = self.entities.keys().map(EntityKey::to_shared).collect();
         for id in ids {
             self.passivate(&id);
         }
