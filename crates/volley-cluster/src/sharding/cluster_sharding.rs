@@ -119,6 +119,12 @@ impl<M: Send + 'static> Sharding<M> {
     pub fn store_failures(&self) -> u64 {
         self.counters.store_failures.load(Relaxed)
     }
+
+    /// Entities' messages this node's region sent other regions in
+    /// batches of more than one (reference/sharding.md, "On a cluster").
+    pub fn batched_messages(&self) -> u64 {
+        self.counters.batched.load(Relaxed)
+    }
 }
 
 /// The entity types of one system, by name, each with its message type.

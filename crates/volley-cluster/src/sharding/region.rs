@@ -222,6 +222,7 @@ impl<A: Actor> ShardRegion<A> {
                 size_of,
                 settings.remote_batch_messages,
                 settings.remote_batch_bytes,
+                counters.clone(),
             ),
             markers: HandOffMarkers::default(),
             counters: counters.clone(),

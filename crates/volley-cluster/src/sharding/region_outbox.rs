@@ -29,6 +29,7 @@
 //!
 //! [`RegionMsg::SendBatches`]: super::region::RegionMsg::SendBatches
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use bytes::BytesMut;
@@ -39,6 +40,7 @@ use volley_remote::serialization::{BincodeSerializer, Serializer};
 
 use super::allocation::ShardId;
 use super::protocol::{RoutedMessage, ShardEnvelope};
+use super::region_counters::RegionCounters;
 
 /// Measures a message's encoding for a batch: its size in bytes, or
 /// `None` if it must go alone. `scratch` is the caller's to reuse.
@@ -74,12 +76,20 @@ pub(super) struct Outbox<M: Send + 'static> {
     scratch: BytesMut,
     /// A `SendBatches` is on its way through the region's mailbox.
     send_asked: bool,
+    /// Counts the messages sent in batches.
+    counters: Arc<RegionCounters>,
 }
 
 impl<M: Send + 'static> Outbox<M> {
     /// An outbox that batches with `size_of` (none: every message goes
-    /// alone) up to `max_messages` and `max_bytes` a batch.
-    pub(super) fn new(size_of: Option<SizeOf<M>>, max_messages: usize, max_bytes: usize) -> Self {
+    /// alone) up to `max_messages` and `max_bytes` a batch, counting in
+    /// `counters`.
+    pub(super) fn new(
+        size_of: Option<SizeOf<M>>,
+        max_messages: usize,
+        max_bytes: usize,
+        counters: Arc<RegionCounters>,
+    ) -> Self {
         Self {
             size_of: size_of.filter(|_| max_messages > 1),
             max_messages,
@@ -87,6 +97,7 @@ impl<M: Send + 'static> Outbox<M> {
             batches: Vec::new(),
             scratch: BytesMut::new(),
             send_asked: false,
+            counters,
         }
     }
 
@@ -128,7 +139,8 @@ impl<M: Send + 'static> Outbox<M> {
         let batch = &mut self.batches[at];
         if batch.bytes + size > self.max_bytes {
             let full = Vec::with_capacity(self.max_messages);
-            send(std::mem::replace(&mut batch.messages, full), &batch.to);
+            let sent = std::mem::replace(&mut batch.messages, full);
+            send(sent, &batch.to, &self.counters);
             batch.bytes = 0;
         }
         batch.messages.push(RoutedMessage {
@@ -139,7 +151,7 @@ impl<M: Send + 'static> Outbox<M> {
         batch.bytes += size;
         if batch.messages.len() >= self.max_messages {
             let batch = self.batches.swap_remove(at);
-            send(batch.messages, &batch.to);
+            send(batch.messages, &batch.to, &self.counters);
             return false;
         }
         !std::mem::replace(&mut self.send_asked, true)
@@ -149,7 +161,7 @@ impl<M: Send + 'static> Outbox<M> {
     pub(super) fn send_to(&mut self, to: &ActorRef<ShardEnvelope<M>>) {
         if let Some(at) = self.batches.iter().position(|b| b.to == *to) {
             let batch = self.batches.swap_remove(at);
-            send(batch.messages, &batch.to);
+            send(batch.messages, &batch.to, &self.counters);
         }
     }
 
@@ -157,14 +169,18 @@ impl<M: Send + 'static> Outbox<M> {
     pub(super) fn send_all(&mut self) {
         self.send_asked = false;
         for batch in self.batches.drain(..) {
-            send(batch.messages, &batch.to);
+            send(batch.messages, &batch.to, &self.counters);
         }
     }
 }
 
 /// One message alone as `Message` (the form a node without batches
 /// sends too), more as `Messages`.
-fn send<M: Send + 'static>(mut messages: Vec<RoutedMessage<M>>, to: &ActorRef<ShardEnvelope<M>>) {
+fn send<M: Send + 'static>(
+    mut messages: Vec<RoutedMessage<M>>,
+    to: &ActorRef<ShardEnvelope<M>>,
+    counters: &RegionCounters,
+) {
     match messages.len() {
         0 => {}
         1 => {
@@ -179,7 +195,10 @@ fn send<M: Send + 'static>(mut messages: Vec<RoutedMessage<M>>, to: &ActorRef<Sh
                 msg,
             });
         }
-        _ => to.tell(ShardEnvelope::Messages(messages)),
+        n => {
+            counters.batched.fetch_add(n as u64, Relaxed);
+            to.tell(ShardEnvelope::Messages(messages));
+        }
     }
 }
 

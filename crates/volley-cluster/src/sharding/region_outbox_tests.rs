@@ -1,3 +1,5 @@
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -32,7 +34,7 @@ fn odd_alone(n: &u32, scratch: &mut BytesMut) -> Option<usize> {
 }
 
 fn outbox(size_of: SizeOf<u32>, max_messages: usize, max_bytes: usize) -> Outbox<u32> {
-    Outbox::new(Some(size_of), max_messages, max_bytes)
+    Outbox::new(Some(size_of), max_messages, max_bytes, Arc::default())
 }
 
 fn push(outbox: &mut Outbox<u32>, to: &ActorRef<ShardEnvelope<u32>>, n: u32) -> bool {
@@ -67,6 +69,7 @@ async fn messages_wait_per_destination_and_go_as_one_batch_each_in_order() {
     outbox.send_all();
     assert_eq!(sent(a.receive_msg()), Sent::Batch(vec![0, 2, 4]));
     assert_eq!(sent(b.receive_msg()), Sent::Batch(vec![1, 3, 5]));
+    assert_eq!(outbox.counters.batched.load(Relaxed), 6);
     // Sent: the next message asks again; one alone goes as `Message`.
     assert!(push(&mut outbox, &to_a, 6));
     outbox.send_all();
@@ -123,7 +126,7 @@ async fn a_message_that_goes_alone_or_a_send_to_first_sends_what_waited_for_its_
 async fn without_a_measure_or_with_batches_of_one_every_message_goes_alone() {
     let (system, a, to_a) = system_and_probe("outbox-off");
     for mut outbox in [
-        Outbox::new(None, 64, 4096),
+        Outbox::new(None, 64, 4096, Arc::default()),
         outbox(bincode_size::<u32>, 1, 4096),
     ] {
         assert!(!push(&mut outbox, &to_a, 0));
