@@ -61,6 +61,9 @@ pub fn bincode_size<M: Serialize + DeserializeOwned>(
 /// shard and the id's length prefix.
 const ROUTING_BYTES: usize = 12;
 
+/// The most of the measuring buffer kept between messages.
+const SCRATCH_KEPT: usize = 64 * 1024;
+
 struct Batch<M: Send + 'static> {
     to: ActorRef<ShardEnvelope<M>>,
     messages: Vec<RoutedMessage<M>>,
@@ -115,6 +118,9 @@ impl<M: Send + 'static> Outbox<M> {
         let size = self
             .size_of
             .and_then(|size_of| size_of(&msg, &mut self.scratch));
+        if self.scratch.capacity() > SCRATCH_KEPT {
+            self.scratch = BytesMut::new(); // a large message's, not kept
+        }
         let size = size.map(|s| s + ROUTING_BYTES + entity_id.len());
         let Some(size) = size.filter(|s| *s <= self.max_bytes) else {
             self.send_to(to);
