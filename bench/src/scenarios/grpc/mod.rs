@@ -257,7 +257,7 @@ fn measure_one(
 }
 
 /// User plus system CPU time of process `pid` so far (`/proc/PID/stat`).
-fn cpu_time(pid: u32) -> crate::Result<Duration> {
+pub(crate) fn cpu_time(pid: u32) -> crate::Result<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // Fields after the command name, which is in parentheses and may hold
     // spaces: utime and stime are the 12th and 13th of those.

@@ -14,6 +14,7 @@ use super::Params;
 use crate::scenarios::cluster::node::{node_args, Line, NodeProcess, Program};
 use crate::scenarios::cluster::round::free_ports;
 use crate::scenarios::cluster::view::Event;
+use crate::scenarios::grpc::cpu_time;
 
 /// The members that seed the cluster (the first three, as in `cluster`).
 const SEEDS: usize = 3;
@@ -219,6 +220,14 @@ impl Members {
         if let Some(p) = self.procs[i].take() {
             p.stop(Duration::from_secs(10));
         }
+    }
+
+    /// The CPU time the running members have used so far, user and
+    /// system, all threads (from `/proc`).
+    pub fn cpu_time(&self) -> crate::Result<Duration> {
+        let running = self.running();
+        let procs = running.iter().filter_map(|&i| self.procs[i].as_ref());
+        procs.map(|p| cpu_time(p.pid())).sum()
     }
 
     /// Closes every member's stdin and waits for them to exit.

@@ -87,7 +87,11 @@ impl Params {
             entities: 10_000,
             // A million: at volley's rate a shorter row lasts a fraction of a
             // second, where one scheduling hiccup on 2 cores moves the figure.
-            tell_messages: if quick { 100_000 } else { 1_000_000 },
+            tell_messages: env_number("VOLLEY_BENCH_SHARDING_TELLS").unwrap_or(if quick {
+                100_000
+            } else {
+                1_000_000
+            }),
             ask_messages: if quick { 20_000 } else { 50_000 },
             activations: if quick { 5_000 } else { 20_000 },
             shards: 100,
@@ -239,10 +243,24 @@ fn run_system(
         .extend(rows.into_iter().map(|r| Row::measured(name, r)));
 }
 
+/// A number from the environment variable `name`, if set.
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok()?.parse().ok()
+}
+
+/// `VOLLEY_BENCH_SHARDING_ROWS=tell`: only the warm-up and the tell row
+/// (for alternating builds of one change).
+fn tell_only() -> bool {
+    std::env::var("VOLLEY_BENCH_SHARDING_ROWS").is_ok_and(|rows| rows == "tell")
+}
+
 /// The rows of one formed cluster, in an order where each leaves the
 /// cluster as the next needs it (the singleton's kill last).
 fn system_rows(m: &mut Members, p: &Params) -> Vec<ShardingRow> {
     let mut rows = sharded_rows(m, p);
+    if tell_only() {
+        return rows;
+    }
     rows.push(
         rounds::singleton_kill(m)
             .unwrap_or_else(|e| ShardingRow::failed("singleton-kill", "ms", &e.to_string())),
@@ -282,6 +300,9 @@ fn sharded_rows(m: &mut Members, p: &Params) -> Vec<ShardingRow> {
         r.unwrap_or_else(|e| ShardingRow::failed(row, unit, &e.to_string()))
     };
     rows.push(or_failed("tell", "msgs/s", rounds::tell(m, p)));
+    if tell_only() {
+        return rows;
+    }
     rows.push(or_failed("ask", "msgs/s", rounds::ask(m, p)));
     rows.push(or_failed(
         "activate",

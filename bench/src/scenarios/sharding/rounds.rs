@@ -151,7 +151,9 @@ fn balanced(counts: &[(String, u64)], shards: u64, members: usize) -> bool {
 pub fn tell(m: &mut Members, p: &Params) -> crate::Result<ShardingRow> {
     let (n, e) = (p.tell_messages, p.entities);
     reset(m)?;
+    let cpu_before = m.cpu_time()?;
     let o = run_load(m, &format!("tell {n} {TELL_WINDOW} {ACK_EVERY} {e} e tell"))?;
+    let cpu = m.cpu_time()?.saturating_sub(cpu_before);
     let t = check(m, (n / e) as i64, true)?;
     let acks = n.div_ceil(ACK_EVERY);
     let verified = o.answered_all(acks)
@@ -169,12 +171,15 @@ pub fn tell(m: &mut Members, p: &Params) -> crate::Result<ShardingRow> {
         note: format!(
             "{n} tells to {e} entities, an acknowledged one every {ACK_EVERY} (at most \
              {TELL_WINDOW} outstanding); entities counted {} in all, {} live, {} with a count \
-             other than {}; acks: {}",
+             other than {}; acks: {}; the members' CPU time (user and system, all {} \
+             processes): {:.3} µs per message",
             t.received,
             t.live,
             t.mismatched,
             n / e,
-            o.describe()
+            o.describe(),
+            m.running().len(),
+            cpu.as_secs_f64() * 1e6 / n as f64
         ),
     })
 }

@@ -158,13 +158,25 @@ impl ShardingFlags {
 
     /// The settings of the entity type: Pekko's defaults but for the
     /// driver's flags; no passivation (the default).
+    /// `VOLLEY_BENCH_SHARDING_BATCH=<messages>,<bytes>` sets the
+    /// batches between regions (to compare limits; the default is
+    /// volley's).
     fn settings(&self) -> crate::Result<ShardingSettings> {
-        Ok(ShardingSettings {
+        let mut settings = ShardingSettings {
             rebalance_interval: Duration::from_millis(self.rebalance_ms),
             allocation: LeastShardAllocation::new(self.absolute_limit, self.relative_limit)
                 .map_err(|e| format!("rebalance limits: {e}"))?,
             ..ShardingSettings::default()
-        })
+        };
+        if let Ok(batch) = std::env::var("VOLLEY_BENCH_SHARDING_BATCH") {
+            let limits = batch
+                .split_once(',')
+                .and_then(|(messages, bytes)| Some((messages.parse().ok()?, bytes.parse().ok()?)));
+            let bad = || format!("VOLLEY_BENCH_SHARDING_BATCH is not <messages>,<bytes>: {batch}");
+            (settings.remote_batch_messages, settings.remote_batch_bytes) =
+                limits.ok_or_else(bad)?;
+        }
+        Ok(settings)
     }
 
     /// The `started` line's sharding fields, named as Pekko's.
@@ -181,6 +193,8 @@ impl ShardingFlags {
         fields.insert("rebalance_relative_limit".into(), json!(relative));
         fields.insert("passivation".into(), json!("none"));
         fields.insert("remember_entities".into(), json!("off"));
+        let batch = (settings.remote_batch_messages, settings.remote_batch_bytes);
+        fields.insert("remote_batch".into(), json!(batch));
         fields
     }
 }

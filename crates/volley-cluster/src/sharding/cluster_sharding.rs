@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use tokio::sync::oneshot;
 use volley::{Actor, ActorRef, ActorSystem};
 use volley_remote::transport::RegistryError;
@@ -20,6 +22,7 @@ use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
 use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region::{RegionMsg, ShardRegion};
 use super::region_counters::RegionCounters;
+use super::region_outbox::{bincode_size, SizeOf};
 use super::remembering::Remembering;
 use super::settings::ShardingError;
 use crate::singleton::{ClusterSingleton, SingletonError, SingletonSettings};
@@ -39,11 +42,12 @@ pub fn register_sharding_types(
 }
 
 /// Where an entity type's coordinator runs.
-enum CoordinatorHome<'a> {
+enum CoordinatorHome<'a, M> {
     /// In this process, for this node alone.
     Local,
-    /// As a cluster singleton, for the regions of every node.
-    Singleton(&'a Remoting),
+    /// As a cluster singleton, for the regions of every node, which
+    /// measure messages for batches to each other with the function.
+    Singleton(&'a Remoting, SizeOf<M>),
 }
 
 /// The longest entity type name: its actors' names add to it.
@@ -115,6 +119,12 @@ impl<M: Send + 'static> Sharding<M> {
     pub fn store_failures(&self) -> u64 {
         self.counters.store_failures.load(Relaxed)
     }
+
+    /// Entities' messages this node's region sent other regions in
+    /// batches of more than one (reference/sharding.md, "On a cluster").
+    pub fn batched_messages(&self) -> u64 {
+        self.counters.batched.load(Relaxed)
+    }
 }
 
 /// The entity types of one system, by name, each with its message type.
@@ -150,18 +160,27 @@ impl ClusterSharding {
     /// other's shards through `remoting`. The protocol's types and the
     /// entity type's `ShardEnvelope<M>` must be registered for remoting
     /// ([`register_sharding_types`]).
+    ///
+    /// The message type is serde's: a region measures each message's
+    /// encoding to batch what it sends another region (`remote_batch_*`
+    /// in [`ShardingSettings`]).
     pub fn init_on_cluster<A: Actor>(
         system: &ActorSystem,
         remoting: &Remoting,
         entity: Entity<A>,
-    ) -> Result<Sharding<A::Msg>, ShardingError> {
-        Self::init_at(system, entity, CoordinatorHome::Singleton(remoting))
+    ) -> Result<Sharding<A::Msg>, ShardingError>
+    where
+        A::Msg: Serialize + DeserializeOwned,
+    {
+        let size_of: SizeOf<A::Msg> = bincode_size::<A::Msg>;
+        let home = CoordinatorHome::Singleton(remoting, size_of);
+        Self::init_at(system, entity, home)
     }
 
     fn init_at<A: Actor>(
         system: &ActorSystem,
         entity: Entity<A>,
-        home: CoordinatorHome<'_>,
+        home: CoordinatorHome<'_, A::Msg>,
     ) -> Result<Sharding<A::Msg>, ShardingError> {
         let name = entity.key.name().to_owned();
         let encoded = match entity_name(&name) {
@@ -221,19 +240,19 @@ fn start<A: Actor>(
     system: &ActorSystem,
     encoded: &str,
     entity: Entity<A>,
-    home: CoordinatorHome<'_>,
+    home: CoordinatorHome<'_, A::Msg>,
 ) -> Result<Sharding<A::Msg>, ShardingError> {
     let settings = entity.settings;
     let name = format!("sharding-{encoded}-coordinator");
     let region_name = format!("sharding-{encoded}");
     let counters = Arc::new(RegionCounters::default());
     let remember = remembering(system, entity.key.name(), &settings, &counters)?;
-    let (coordinator, remoting) = match home {
+    let (coordinator, remoting, size_of) = match home {
         CoordinatorHome::Local => {
             let props = ShardCoordinator::props_remembering(settings.clone(), remember.clone());
-            (system.spawn(&name, props).map_err(spawn_error)?, None)
+            (system.spawn(&name, props).map_err(spawn_error)?, None, None)
         }
-        CoordinatorHome::Singleton(remoting) => {
+        CoordinatorHome::Singleton(remoting, size_of) => {
             let props = ShardCoordinator::props_on_cluster_remembering(
                 settings.clone(),
                 remoting.clone(),
@@ -250,7 +269,8 @@ fn start<A: Actor>(
                         other => ShardingError::Spawn(other.to_string()),
                     }
                 })?;
-            (started.proxy().clone(), Some(remoting.clone()))
+            let remoting = Some(remoting.clone());
+            (started.proxy().clone(), remoting, Some(size_of))
         }
     };
     let on_cluster = remoting.clone();
@@ -261,6 +281,7 @@ fn start<A: Actor>(
         counters.clone(),
         remoting,
         remember,
+        size_of,
     );
     let region = system
         .spawn(&region_name, region_props)

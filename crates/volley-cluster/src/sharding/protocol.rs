@@ -6,6 +6,8 @@
 //! serves any entity type and the protocol can cross nodes as it is; the
 //! variants marked local never do.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use volley::ActorRef;
 
@@ -179,7 +181,8 @@ pub enum RegionControl {
 }
 
 /// What one region sends another's `deliver` child: an entity's message
-/// for a shard the other hosts, or the marker that ends them when the
+/// (or a batch of them) for shards the other hosts, or the marker that
+/// ends them when the
 /// shard moves. One channel for both, so the marker comes behind every
 /// message sent before it. Register it for remoting, with the entity
 /// type's message type, on every node:
@@ -190,8 +193,9 @@ pub enum ShardEnvelope<M> {
     Message {
         /// The entity's shard.
         shard: ShardId,
-        /// The entity.
-        entity_id: String,
+        /// The entity (a string on the wire).
+        #[serde(with = "shared_str")]
+        entity_id: Arc<str>,
         /// The message.
         msg: M,
     },
@@ -203,4 +207,54 @@ pub enum ShardEnvelope<M> {
         /// The sending region's control address.
         from: ActorRef<RegionControl>,
     },
+    /// Entities' messages, in the order the sending region took them:
+    /// the messages for one region that the sender handled in a row go
+    /// as one remote message (`region_outbox.rs` says when). Last, so
+    /// that the other variants keep their numbers on the wire.
+    Messages(Vec<RoutedMessage<M>>),
+}
+
+/// One entity's message in a [`ShardEnvelope::Messages`].
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RoutedMessage<M> {
+    /// The entity's shard.
+    pub shard: ShardId,
+    /// The entity (a string on the wire).
+    #[serde(with = "shared_str")]
+    pub entity_id: Arc<str>,
+    /// The message.
+    pub msg: M,
+}
+
+/// An `Arc<str>` as a plain string on the wire, decoded into one
+/// allocation (serde's own impl needs its `rc` feature, which the
+/// workspace leaves off; through a `String` it would be two).
+mod shared_str {
+    use std::fmt;
+    use std::sync::Arc;
+
+    use serde::de::{Deserializer, Error, Visitor};
+    use serde::Serializer;
+
+    pub(super) fn serialize<S: Serializer>(id: &Arc<str>, out: S) -> Result<S::Ok, S::Error> {
+        out.serialize_str(id)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(input: D) -> Result<Arc<str>, D::Error> {
+        input.deserialize_str(SharedStr)
+    }
+
+    struct SharedStr;
+
+    impl Visitor<'_> for SharedStr {
+        type Value = Arc<str>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: Error>(self, v: &str) -> Result<Arc<str>, E> {
+            Ok(v.into())
+        }
+    }
 }

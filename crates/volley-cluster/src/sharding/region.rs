@@ -7,6 +7,10 @@
 //!   limit for all shards; past it a counted dead letter) and the region
 //!   asks the coordinator `GetShardHome` once; the answer `ShardHome`
 //!   sends the buffer on, in order.
+//! - Messages for shards in other nodes' regions go in batches, one per
+//!   region, each sent once the region has handled what was queued
+//!   when it began (`region_outbox.rs`); a hand-off marker goes behind
+//!   its destination's batch.
 //! - `HostShard` starts the shard here and answers `ShardStarted`.
 //! - `BeginHandOff` forgets the home (what comes next is buffered), sends
 //!   the home a hand-off marker behind what went there, and acks;
@@ -30,6 +34,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use foldhash::fast::RandomState as FastHash;
 use tokio::sync::oneshot;
 
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props};
@@ -37,11 +42,12 @@ use volley_remote::Remoting;
 
 use super::allocation::ShardId;
 use super::link::Link;
-use super::protocol::{CoordinatorMsg, RegionControl, ShardEnvelope};
+use super::protocol::{CoordinatorMsg, RegionControl, RoutedMessage, ShardEnvelope};
 use super::region_buffer::RegionBuffer;
 use super::region_counters::RegionCounters;
 use super::region_markers::HandOffMarkers;
 use super::region_members::authority_of;
+use super::region_outbox::{Outbox, SizeOf};
 use super::remembering::Remembering;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
@@ -82,6 +88,12 @@ pub enum RegionMsg<M: Send + 'static> {
     RegionTerminated(ActorRef<RegionControl>),
     /// A change of the cluster's membership (on a cluster).
     Member(ClusterEvent),
+    /// From another region: entities' messages, in order
+    /// ([`ShardEnvelope::Messages`]).
+    DeliverAll(Vec<RoutedMessage<M>>),
+    /// From the region to itself: send the batches of messages for other
+    /// regions (`region_outbox.rs`).
+    SendBatches,
     /// The node leaves: hand every shard off, then stop; the sender is
     /// dropped when the region has stopped (coordinated shutdown's
     /// `cluster-sharding-shutdown-region`).
@@ -124,8 +136,9 @@ pub struct ShardRegion<A: Actor> {
     registered: bool,
     remoting: Option<Remoting>,
     control: Option<ActorRef<RegionControl>>,
-    homes: HashMap<ShardId, Home<A::Msg>>,
-    hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>>,
+    /// Read for every message, as is `hosted` for one hosted here.
+    homes: HashMap<ShardId, Home<A::Msg>, FastHash>,
+    hosted: HashMap<ShardId, ActorRef<ShardMsg<A::Msg>>, FastHash>,
     asked: HashSet<ShardId>,
     /// Other regions that stopped.
     gone: HashSet<ActorRef<RegionControl>>,
@@ -136,6 +149,8 @@ pub struct ShardRegion<A: Actor> {
     /// actor of its previous hand-off is still stopping.
     spawned: u64,
     buffer: RegionBuffer<A::Msg>,
+    /// What waits to go to other regions, batched.
+    outbox: Outbox<A::Msg>,
     markers: HandOffMarkers,
     counters: Arc<RegionCounters>,
     /// Set once the node leaves: who waits for this region to stop.
@@ -166,11 +181,20 @@ impl<A: Actor> ShardRegion<A> {
         counters: Arc<RegionCounters>,
         remoting: Option<Remoting>,
     ) -> Props<Self> {
-        Self::props_remembering(factory, settings, coordinator, counters, remoting, None)
+        Self::props_remembering(
+            factory,
+            settings,
+            coordinator,
+            counters,
+            remoting,
+            None,
+            None,
+        )
     }
 
     /// [`props`](Self::props), with the entity type's store when it
-    /// remembers its entities.
+    /// remembers its entities, and how to measure a message for a batch
+    /// to another region (without it, each message goes alone).
     pub(crate) fn props_remembering(
         factory: EntityFactory<A>,
         settings: ShardingSettings,
@@ -178,6 +202,7 @@ impl<A: Actor> ShardRegion<A> {
         counters: Arc<RegionCounters>,
         remoting: Option<Remoting>,
         remember: Option<Remembering>,
+        size_of: Option<SizeOf<A::Msg>>,
     ) -> Props<Self> {
         Props::new(move || ShardRegion {
             factory: factory.clone(),
@@ -186,13 +211,19 @@ impl<A: Actor> ShardRegion<A> {
             registered: false,
             remoting: remoting.clone(),
             control: None,
-            homes: HashMap::new(),
-            hosted: HashMap::new(),
+            homes: HashMap::default(),
+            hosted: HashMap::default(),
             asked: HashSet::new(),
             gone: HashSet::new(),
             stopping: HashMap::new(),
             spawned: 0,
             buffer: RegionBuffer::new(settings.buffer_size),
+            outbox: Outbox::new(
+                size_of,
+                settings.remote_batch_messages,
+                settings.remote_batch_bytes,
+                counters.clone(),
+            ),
             markers: HandOffMarkers::default(),
             counters: counters.clone(),
             shutting_down: None,
@@ -207,15 +238,20 @@ impl<A: Actor> ShardRegion<A> {
 
     fn deliver(&mut self, ctx: &mut Context<Self>, shard: ShardId, id: Arc<str>, msg: A::Msg) {
         match self.homes.get(&shard) {
-            Some(Home::Here) => match self.local_shard(ctx, shard) {
+            // Told through the borrowed ref: a clone would write the
+            // shard's reference count, a line its own thread writes too.
+            Some(Home::Here) => match self.hosted.get(&shard) {
                 Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
-                None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+                None => match self.local_shard(ctx, shard) {
+                    Some(local) => local.tell(ShardMsg::Deliver { entity_id: id, msg }),
+                    None => dead_letter::<A>(ctx, DeadLetterReason::Undeliverable),
+                },
             },
-            Some(Home::Elsewhere(_, region)) => region.tell(ShardEnvelope::Message {
-                shard,
-                entity_id: id.to_string(),
-                msg,
-            }),
+            Some(Home::Elsewhere(_, region)) => {
+                if self.outbox.push(region, shard, id, msg) {
+                    ctx.myself().tell(RegionMsg::SendBatches);
+                }
+            }
             None => self.buffer_for(ctx, shard, id, msg),
         }
     }
@@ -403,6 +439,7 @@ impl<A: Actor> ShardRegion<A> {
             Some(Home::Here) => None,
             Some(Home::Elsewhere(home, deliver)) => {
                 let from = region.clone();
+                self.outbox.send_to(deliver); // the marker comes behind them
                 deliver.tell(ShardEnvelope::HandOffMarker { shard, from });
                 Some(home.clone())
             }
@@ -619,9 +656,10 @@ impl<A: Actor> Actor for ShardRegion<A> {
                 msg,
             } => RegionMsg::Deliver {
                 shard,
-                entity_id: entity_id.into(),
+                entity_id,
                 msg,
             },
+            ShardEnvelope::Messages(messages) => RegionMsg::DeliverAll(messages),
             ShardEnvelope::HandOffMarker { shard, from } => {
                 RegionMsg::HandOffMarker { shard, from }
             }
@@ -650,8 +688,24 @@ impl<A: Actor> Actor for ShardRegion<A> {
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),
             RegionMsg::Member(event) => self.on_member_event(ctx, &event),
+            RegionMsg::DeliverAll(messages) => {
+                for RoutedMessage {
+                    shard,
+                    entity_id,
+                    msg,
+                } in messages
+                {
+                    self.deliver(ctx, shard, entity_id, msg);
+                }
+            }
+            RegionMsg::SendBatches => self.outbox.send_all(),
             RegionMsg::RestartShard(shard) => self.restart_shard(ctx, shard),
         }
         Ok(())
+    }
+
+    fn post_stop(&mut self, _ctx: &mut Context<Self>) {
+        // Taken before the stop: they go as they would have.
+        self.outbox.send_all();
     }
 }

@@ -14,4 +14,7 @@ pub struct RegionCounters {
     /// Operations of the remembered-entities store that failed on this
     /// node, for the entity type (each also a `RememberStoreFailed` event).
     pub store_failures: AtomicU64,
+    /// Entities' messages this region sent other regions in batches of
+    /// more than one (`ShardEnvelope::Messages`).
+    pub batched: AtomicU64,
 }

@@ -58,6 +58,16 @@ pub struct ShardingSettings {
     /// (Pekko's `shard-failure-backoff`). A message for it starts it at
     /// once.
     pub shard_failure_backoff: Duration,
+    /// Most entity messages a region sends another region as one remote
+    /// message (a batch of what it handled in a row). 1: each goes
+    /// alone.
+    pub remote_batch_messages: usize,
+    /// Most bytes of a batch, by the messages' bincode encoding; a
+    /// message over it goes alone. Keep it well below the remote
+    /// transport's `large_message_threshold` (64 KiB by default): a batch
+    /// over that threshold would take the large lane, and messages on two
+    /// lanes keep no order.
+    pub remote_batch_bytes: usize,
 }
 
 impl Default for ShardingSettings {
@@ -75,6 +85,8 @@ impl Default for ShardingSettings {
             remember_entities: false,
             remember_store: None,
             shard_failure_backoff: Duration::from_secs(10),
+            remote_batch_messages: 64,
+            remote_batch_bytes: 4 * 1024,
         }
     }
 }

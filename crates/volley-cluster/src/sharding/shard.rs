@@ -7,8 +7,10 @@
 //!   shard and starts the entity again once it has stopped, in order;
 //! - an entity is stopped with `graceful_stop`, behind what it was sent
 //!   before, so passivation loses none of its queued messages;
-//! - on hand-off, what waits for stopping entities goes back to the
-//!   asker with the answer, to follow the shard to its new home;
+//! - on hand-off, what waits for stopping entities, and what comes
+//!   meanwhile for entities already stopped (or never started), goes
+//!   back to the asker with the answer, to follow the shard to its new
+//!   home;
 //! - past `buffer_limit`, a message is a dead letter (counted).
 //!
 //! With remembered entities on, it also records in the node's store each
@@ -20,9 +22,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use foldhash::fast::RandomState as FastHash;
 use volley::{Actor, ActorRef, Context, DeadLetterReason, HandleResult, Props, ReplyTo};
 
 use super::allocation::ShardId;
+use super::entity_key::EntityKey;
 use super::entity_name::entity_name;
 use super::passivation::{ActiveEntities, PassivationSettings};
 use super::remembering::Remembering;
@@ -64,8 +68,9 @@ pub enum ShardMsg<M: Send + 'static> {
 pub struct HandedOff<M> {
     /// The shard.
     pub shard: ShardId,
-    /// Messages that waited for entities that were stopping, in the
-    /// order they came, per entity: the region sends them on to the
+    /// Messages that waited for entities that were stopping, and those
+    /// that came during the hand-off for entities already stopped, in
+    /// the order they came, per entity: the region sends them on to the
     /// shard's new home.
     pub undelivered: Vec<(Arc<str>, M)>,
     /// With remembered entities: the ids to start again at the shard's
@@ -113,7 +118,9 @@ pub struct Shard<A: Actor> {
     id: ShardId,
     factory: EntityFactory<A>,
     settings: ShardSettings,
-    entities: HashMap<Arc<str>, Entity<A::Msg>>,
+    /// Looked up for every message: a seeded fast hash, and the id in
+    /// the slot ([`EntityKey`]).
+    entities: HashMap<EntityKey, Entity<A::Msg>, FastHash>,
     active: ActiveEntities<Arc<str>>,
     buffered: usize,
     handing_off: Option<ReplyTo<HandedOff<A::Msg>>>,
@@ -146,7 +153,7 @@ impl<A: Actor> Shard<A> {
             id,
             factory: factory.clone(),
             settings,
-            entities: HashMap::new(),
+            entities: HashMap::default(),
             active: ActiveEntities::default(),
             buffered: 0,
             handing_off: None,
@@ -158,10 +165,13 @@ impl<A: Actor> Shard<A> {
     }
 
     fn deliver(&mut self, ctx: &mut Context<Self>, entity_id: Arc<str>, msg: A::Msg) {
-        if self.handing_off.is_some() || self.failed {
+        if self.failed {
             return dead_letter::<A>(ctx, DeadLetterReason::RecipientTerminated);
         }
-        match self.entities.get_mut(&entity_id) {
+        if self.handing_off.is_some() && !self.entities.contains_key(&*entity_id) {
+            return self.keep_for_next_home(ctx, entity_id, msg);
+        }
+        match self.entities.get_mut(&*entity_id) {
             Some(Entity::Running(entity)) => entity.tell(msg),
             Some(Entity::Stopping(waiting)) => {
                 if self.buffered >= self.settings.buffer_limit {
@@ -195,6 +205,17 @@ impl<A: Actor> Shard<A> {
         }
     }
 
+    /// During a hand-off, a message for an entity that has stopped (or
+    /// never ran) goes with the answer to the shard's next home, in the
+    /// order it came. (One for a stopping entity waits for it as usual,
+    /// and follows the same way.) Both count against `buffer_limit`.
+    fn keep_for_next_home(&mut self, ctx: &mut Context<Self>, id: Arc<str>, msg: A::Msg) {
+        if self.buffered + self.undelivered.len() >= self.settings.buffer_limit {
+            return dead_letter::<A>(ctx, DeadLetterReason::BufferOverflow);
+        }
+        self.undelivered.push((id, msg));
+    }
+
     /// Starts entity `id` as a child named after it, watched.
     fn start(&mut self, ctx: &mut Context<Self>, id: &Arc<str>) -> Option<ActorRef<A::Msg>> {
         let Some(name) = entity_name(id) else {
@@ -210,14 +231,14 @@ impl<A: Actor> Shard<A> {
         };
         ctx.watch_with(&entity, ShardMsg::EntityStopped(id.clone()));
         self.entities
-            .insert(id.clone(), Entity::Running(entity.clone()));
+            .insert(EntityKey::new(id), Entity::Running(entity.clone()));
         Some(entity)
     }
 
     /// Stops entity `id` behind what it was sent; what comes meanwhile
     /// waits here.
     fn passivate(&mut self, id: &Arc<str>) {
-        if let Some(slot) = self.entities.get_mut(id) {
+        if let Some(slot) = self.entities.get_mut(&**id) {
             if let Entity::Running(entity) = slot {
                 entity.graceful_stop();
                 *slot = Entity::Stopping(VecDeque::new());
@@ -228,8 +249,8 @@ impl<A: Actor> Shard<A> {
     /// An entity asked to stop for good (Akka's `Passivate`): it stops
     /// behind what it was sent; one waiting to restart is forgotten.
     fn passivate_asked(&mut self, ctx: &mut Context<Self>, id: &Arc<str>) {
-        if matches!(self.entities.get(id), Some(Entity::Remembered)) {
-            self.entities.remove(id);
+        if matches!(self.entities.get(&**id), Some(Entity::Remembered)) {
+            self.entities.remove(&**id);
             ctx.cancel_timer(restart_timer(id));
             return self.record_stop(ctx, id);
         }
@@ -258,11 +279,12 @@ impl<A: Actor> Shard<A> {
     /// a hand-off, goes with the answer.
     fn entity_stopped(&mut self, ctx: &mut Context<Self>, id: Arc<str>) {
         self.active.remove(&id);
-        let (waiting, passivated) = match self.entities.remove(&id) {
+        let (waiting, passivated) = match self.entities.remove(&*id) {
             Some(Entity::Stopping(waiting)) => (waiting, true),
             Some(Entity::Remembered) => {
                 // Not this entity's stop: a stale one.
-                self.entities.insert(id, Entity::Remembered);
+                self.entities
+                    .insert(EntityKey::new(&id), Entity::Remembered);
                 return;
             }
             _ => (VecDeque::new(), false),
@@ -281,7 +303,8 @@ impl<A: Actor> Shard<A> {
         }
         if self.remember.is_some() {
             // Still remembered: it starts again without a write.
-            self.entities.insert(id.clone(), Entity::Remembered);
+            self.entities
+                .insert(EntityKey::new(&id), Entity::Remembered);
         }
         for msg in waiting {
             self.deliver(ctx, id.clone(), msg);
@@ -292,7 +315,7 @@ impl<A: Actor> Shard<A> {
         self.handing_off = Some(reply);
         ctx.cancel_timer(PASSIVATION_TIMER);
         self.take_remembered(ctx);
-        let ids: Vec<Arc<str>> = self.entities.keys().cloned().collect();
+        let ids: Vec<Arc<str>> = self.entities.keys().map(EntityKey::to_shared).collect();
         for id in ids {
             self.passivate(&id);
         }

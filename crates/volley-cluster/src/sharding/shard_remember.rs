@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use volley::{Actor, Context, DeadLetterReason};
 
-use super::{dead_letter, restart_timer, Entity, Shard, ShardMsg};
+use super::{dead_letter, restart_timer, Entity, EntityKey, Shard, ShardMsg};
 use crate::sharding::store::{StoreError, StoreUpdate};
 
 impl<A: Actor> Shard<A> {
@@ -49,7 +49,7 @@ impl<A: Actor> Shard<A> {
         }
         for id in ids {
             let id = Arc::from(id);
-            match self.entities.get(&id) {
+            match self.entities.get(&*id) {
                 None => {}
                 Some(Entity::Remembered) => {
                     ctx.cancel_timer(restart_timer(&id));
@@ -100,13 +100,14 @@ impl<A: Actor> Shard<A> {
             return;
         }
         let backoff = self.settings.entity_restart_backoff;
-        self.entities.insert(id.clone(), Entity::Remembered);
+        self.entities
+            .insert(EntityKey::new(&id), Entity::Remembered);
         ctx.schedule_once(restart_timer(&id), backoff, ShardMsg::RestartEntity(id));
     }
 
     /// The backoff of entity `id` is over.
     pub(super) fn restart_entity(&mut self, ctx: &mut Context<Self>, id: &Arc<str>) {
-        let waiting = matches!(self.entities.get(id), Some(Entity::Remembered));
+        let waiting = matches!(self.entities.get(&**id), Some(Entity::Remembered));
         if waiting && self.handing_off.is_none() && !self.failed {
             self.start(ctx, id);
         }
@@ -126,12 +127,12 @@ impl<A: Actor> Shard<A> {
                 Entity::Running(_) => (true, true),
                 Entity::Stopping(waiting) => (true, !waiting.is_empty()),
                 Entity::Remembered => {
-                    ctx.cancel_timer(restart_timer(id));
+                    ctx.cancel_timer(restart_timer(id.as_str()));
                     (false, true)
                 }
             };
             if remember {
-                remembered.push(id.to_string());
+                remembered.push(id.as_str().to_string());
             }
             keep
         });

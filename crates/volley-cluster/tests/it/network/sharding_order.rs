@@ -272,12 +272,15 @@ async fn accounting_through_join_and_leave(dwell: Duration) {
         totals.push((id, sender.task.await.expect("the sender runs")));
     }
     let all_sent: u64 = totals.iter().map(|(_, n)| n).sum();
+    // Bursts of 25 tells from a task: the regions batch what crosses.
+    let batched: u64 = shardings.iter().map(Sharding::batched_messages).sum();
+    assert!(batched > 0, "the regions sent batches");
     await_cond_within(deadline(), "every message arrives or is counted", || {
         with(&record, |r| r.total) + dead.load(Relaxed) >= all_sent
     });
     let missing = check_order(&record, &sent_per_entity(&totals));
     let counted = dead.load(Relaxed);
-    eprintln!("{all_sent} sent to {ENTITIES} entities; {missing} missing, {counted} dead letters");
+    eprintln!("{all_sent} sent to {ENTITIES} entities ({batched} in batches); {missing} missing, {counted} dead letters");
     assert_eq!(
         missing, counted,
         "every lost message is a counted dead letter"

@@ -123,12 +123,33 @@ async fn messages_sent_while_an_entity_stops_reach_it_again_in_order() {
     system.terminate().await;
 }
 
+/// A shard with default settings, its entities' events, and a probe for
+/// its hand-off's answer.
+fn handing_off(
+    system: &ActorSystem,
+) -> (
+    ActorRef<ShardMsg<Rec>>,
+    TestProbe<Event>,
+    TestProbe<HandedOff<Rec>>,
+) {
+    let (shard, events) = shard(system, ShardSettings::default());
+    (shard, events, TestProbe::new(system))
+}
+
+/// The numbered messages of a hand-off's answer, as (id, n).
+fn numbered(undelivered: Vec<(std::sync::Arc<str>, Rec)>) -> Vec<(String, u32)> {
+    let number = |(id, msg): (std::sync::Arc<str>, Rec)| match msg {
+        Rec::Num(n) => (id.to_string(), n),
+        other => panic!("{other:?}"),
+    };
+    undelivered.into_iter().map(number).collect()
+}
+
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_off_stops_every_entity_and_returns_what_waited() {
     let system = ActorSystem::new("shard-hand-off").unwrap();
-    let (shard, events) = shard(&system, ShardSettings::default());
-    let answers = TestProbe::<HandedOff<Rec>>::new(&system);
+    let (shard, events, answers) = handing_off(&system);
     answers.watch(&shard);
     deliver(&shard, "free", 1);
     // In one run of the shard's mailbox, so that "stopping" stops only
@@ -142,14 +163,7 @@ async fn a_hand_off_stops_every_entity_and_returns_what_waited() {
     ]);
     let answer = answers.receive_msg();
     assert_eq!(answer.shard, ShardId(7));
-    let waited: Vec<(String, u32)> = answer
-        .undelivered
-        .into_iter()
-        .map(|(id, msg)| match msg {
-            Rec::Num(n) => (id.to_string(), n),
-            other => panic!("{other:?}"),
-        })
-        .collect();
+    let waited = numbered(answer.undelivered);
     assert_eq!(waited, [("stopping".into(), 2), ("stopping".into(), 3)]);
     let expected = vec![
         started("free"),
@@ -161,6 +175,34 @@ async fn a_hand_off_stops_every_entity_and_returns_what_waited() {
     ];
     assert_eq!(sorted(events.receive_n(6)), sorted(expected));
     answers.expect_terminated(&shard);
+    system.terminate().await;
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_for_a_stopped_entity_during_a_hand_off_goes_with_the_answer() {
+    let system = ActorSystem::new("shard-hand-off-late").unwrap();
+    let (shard, events, answers) = handing_off(&system);
+    // In one run of the shard's mailbox: "e" is still stopping when the
+    // messages behind the hand-off come (its stop is announced behind
+    // them), and "late" has no entity. Neither may be lost: both follow
+    // the shard to its next home, each in its order.
+    shard.tell_all(&mut vec![
+        message("e", 0),
+        ShardMsg::HandOff(answers.actor_ref()),
+        message("late", 1),
+        message("e", 2),
+        message("late", 3),
+    ]);
+    let answer = answers.receive_msg();
+    let mut waited = numbered(answer.undelivered);
+    waited.sort_by_key(|(id, _)| id.clone()); // the order per entity is kept
+    let expected = [("e", 2), ("late", 1), ("late", 3)].map(|(id, n)| (id.to_string(), n));
+    assert_eq!(waited, expected);
+    let ran = vec![started("e"), got("e", 0), stopped("e")];
+    assert_eq!(sorted(events.receive_n(3)), sorted(ran));
+    events.expect_no_msg(Duration::from_millis(100));
+    assert_eq!(system.dead_letter_count(), 0);
     system.terminate().await;
 }
 
