@@ -313,7 +313,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 |buf| {
                     self.encoder
                         .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
-                            (ty.encode)(msg, b)
+                            (ty.encode)(msg, b, exports)
                         })
                 },
             );
@@ -341,7 +341,11 @@ impl<C: LaneConnection> OutboundLane<C> {
             exports,
             buf,
             inline_reply_handle,
-            |buf| framing.frame(&self.encoder, buf, &header, |b| (ty.encode)(msg, b)),
+            |buf| {
+                framing.frame(&self.encoder, buf, &header, |b| {
+                    (ty.encode)(msg, b, exports)
+                })
+            },
         );
         self.unlock_and_kick(st, was_empty, true);
         outcome

@@ -45,8 +45,9 @@ pub(super) fn recipient_id(
     Ok(id)
 }
 
-/// Encodes one message frame with `encode`, inside the export table's
-/// scope so refs in the payload get ids, and puts the declarations of refs
+/// Encodes one message frame with `encode`, which names the refs in the
+/// payload by `exports` (the serde path sets the table's scope around the
+/// serializer itself, `registry.rs`), and puts the declarations of refs
 /// seen for the first time before it. With `inline_reply_handle`, the
 /// frame (a UserMessage) becomes a Request if its payload holds a reply
 /// handle of this node: the first such handle is named by its correlation
@@ -65,7 +66,7 @@ pub(super) fn encode_with_refs(
     if !inline_reply_handle {
         exports.borrow_mut().allow_requests(false);
     }
-    let encoded = ExportTable::scope(exports, || encode(buf));
+    let encoded = encode(buf);
     if !inline_reply_handle {
         exports.borrow_mut().allow_requests(true);
     }
