@@ -26,7 +26,7 @@
 
 use std::cell::RefCell;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use volley::remote::codec::ImportedRef;
 use volley::ActorRef;
 
@@ -121,7 +121,9 @@ impl<'a> DirectWriter<'a> {
     /// Writes an enum's variant index.
     #[inline(always)]
     pub fn variant(&mut self, index: u32) {
-        self.buf.put_u32_le(index);
+        // Not `put_u32_le`: `BufMut`'s provided writers go through an
+        // out-of-line `put_slice` and a `memcpy` call per field.
+        self.buf.extend_from_slice(&index.to_le_bytes());
     }
 
     /// Writes raw bytes (what a field's own encoding produced).
