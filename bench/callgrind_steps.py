@@ -42,15 +42,17 @@ STEPS = [
     ("ref codec scopes (scoped_tls, with what is inlined in them)", r"scoped_tls|encode_in_scope|"
      r"decode_in_scope|with_decode_limits|ExportTable|ImportTable::scope"),
     ("lane buffer: lock, recipient id, declarations, frame header",
-     r"(outbound::lane|wire::encode|Encoder|declarations)"),
+     r"(outbound::lane|wire::encode|(?<!Serde)Encoder|declarations)"),
     ("encode payload: serializer and its panic guard",
-     r"(registry::encode|ser::Serialize|SerdeEncoder|bincode::enc|Serialize for|serialize_field)"),
+     r"(registry::encode|ser::Serialize|SerdeEncoder|bincode::enc|Serialize for|serialize_field|"
+     r"direct::encode_with|DirectCodec>::encode|DirectWriter|Serializer<T>>::encode)"),
     ("frame decode and run building (reader pass)", r"(Reader<C>::read_buffer|inbound::frames|"
      r"inbound::sorting|Run::flush|Run::push|wire::decode)"),
     ("ref and type lookup, run to mailbox", r"(deliver_run|TypeCache|ImportTable|IdSlots|"
      r"registry::deliver|Reader<C>::deliver)"),
     ("decode payload: deserializer and its panic guard",
-     r"(decode_guarded|decode_run|decode_payload|bincode|Deserialize|deserialize|de_borrowed)"),
+     r"(decode_guarded|decode_run|decode_payload|bincode|Deserialize|deserialize|de_borrowed|"
+     r"direct::decode_with|DirectCodec>::decode|DirectReader|Serializer<T>>::decode)"),
     ("mailbox push and take", r"(VecDeque|enqueue_all|Mailbox|mailbox|tell_all)"),
     ("activation: ActorCell::call and the actor's handle",
      r"(ActorCell<A>>::call|as volley::actor::definition::Actor>::handle|Client::ping)"),

@@ -16,6 +16,7 @@ pub mod local_pingpong;
 pub mod raw_tcp;
 pub mod remote_ask;
 pub mod remote_common;
+pub mod remote_direct;
 pub mod remote_latency;
 pub mod remote_pingpong;
 pub mod remote_tell;

@@ -102,13 +102,25 @@ impl Actor for Adder {
 }
 
 /// The protocol, the same on both nodes; `echo` and `adder` are spawnable.
+/// Every message type is registered direct (`remote_direct.rs`): the same
+/// bytes as through serde, without serde. With `VOLLEY_BENCH_SERDE=1` in
+/// the environment (a child process inherits it) they are registered the
+/// serde way instead, to measure that path.
 pub fn registry() -> Registry {
     let mut r = Registry::default();
-    r.register::<Ping>(PING_ID).expect("fresh id");
-    r.register::<u32>(PONG_ID).expect("fresh id");
-    r.register::<Calc>(CALC_ID).expect("fresh id");
-    r.register::<i64>(SUM_ID).expect("fresh id");
-    r.register::<Counts>(COUNTS_ID).expect("fresh id");
+    if std::env::var_os("VOLLEY_BENCH_SERDE").is_some_and(|v| v == "1") {
+        r.register::<Ping>(PING_ID).expect("fresh id");
+        r.register::<u32>(PONG_ID).expect("fresh id");
+        r.register::<Calc>(CALC_ID).expect("fresh id");
+        r.register::<i64>(SUM_ID).expect("fresh id");
+        r.register::<Counts>(COUNTS_ID).expect("fresh id");
+    } else {
+        r.register_direct::<Ping>(PING_ID).expect("fresh id");
+        r.register_direct::<u32>(PONG_ID).expect("fresh id");
+        r.register_direct::<Calc>(CALC_ID).expect("fresh id");
+        r.register_direct::<i64>(SUM_ID).expect("fresh id");
+        r.register_direct::<Counts>(COUNTS_ID).expect("fresh id");
+    }
     r.spawnable::<Echo, ()>("echo", |()| Echo)
         .expect("fresh kind");
     r.spawnable::<Adder, ()>("adder", |()| Adder::default())

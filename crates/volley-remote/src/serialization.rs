@@ -14,9 +14,11 @@ use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer};
 use serde::Serialize;
 
 mod depth;
+pub mod direct;
 mod topic;
 
 pub use depth::{with_decode_limits, DEFAULT_MAX_COLLECTION_BYTES, DEFAULT_MAX_DEPTH};
+pub use direct::{DirectCodec, DirectError, DirectReader, DirectSerializer, DirectWriter};
 pub use topic::TopicSerializer;
 
 /// The seed the serde serializers decode with: `T`, within this thread's

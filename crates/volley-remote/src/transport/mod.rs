@@ -37,7 +37,7 @@ mod liveness;
 mod metrics;
 mod node;
 mod outbound;
-mod refs;
+pub(crate) mod refs;
 mod registry;
 mod remoting;
 mod remoting_cluster;

@@ -8,7 +8,9 @@
 //! message.
 
 use std::any::{Any, TypeId};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,9 +20,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use volley::{Actor, ActorSystem, AnyRef, Props};
 
-use crate::transport::refs::tables::{with_request_handle, ImportTable};
+use crate::transport::refs::tables::{with_request_handle, ExportTable, ImportTable};
 use crate::transport::support::FastMap;
 
+use crate::serialization::direct::{self, DirectCodec};
 use crate::serialization::{BincodeSerializer, SerializeError, Serializer, SerializerId};
 
 /// Why a message could not be delivered after it was read.
@@ -36,7 +39,10 @@ pub(crate) enum DeliverError {
     WrongSerializer(SerializerId),
 }
 
-pub(crate) type EncodeFn = fn(&(dyn Any + Send), &mut BytesMut) -> Result<(), SerializeError>;
+/// Encodes a message into the frame being built, naming the refs in it by
+/// the connection's export table.
+pub(crate) type EncodeFn =
+    fn(&(dyn Any + Send), &mut BytesMut, &RefCell<ExportTable>) -> Result<(), SerializeError>;
 pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
 /// Decodes a run of payloads for one recipient and delivers them together;
 /// what cannot be delivered goes to the callback, the rest in order. The
@@ -120,14 +126,115 @@ pub enum RegistryError {
     DuplicateKind(String),
 }
 
-fn encode<M: Send + 'static, S: Serializer<M> + Default>(
+/// How a registered type's payloads are written and read: through a serde
+/// [`Serializer`] inside the connection's ref-table scopes ([`Serde`]), or
+/// by a [`DirectCodec`] handed the tables ([`Direct`]), which needs no
+/// scope at all.
+pub(crate) trait Codec<M> {
+    /// The serializer id in the frames.
+    fn id() -> SerializerId;
+    /// Appends `msg`'s payload; `exports` names the refs in it.
+    fn encode(
+        msg: &M,
+        buf: &mut BytesMut,
+        exports: &RefCell<ExportTable>,
+    ) -> Result<(), SerializeError>;
+    /// Runs `f`, which decodes payloads of the connection whose table is
+    /// `imports`, in the scope those payloads need.
+    fn scope<R>(imports: &ImportTable, f: impl FnOnce() -> R) -> R;
+    /// Decodes one payload, inside [`Codec::scope`]; `request` is the reply
+    /// handle of the Request frame it came in (what ref id 0 names).
+    fn decode(
+        payload: &[u8],
+        imports: &ImportTable,
+        request: Option<AnyRef>,
+    ) -> Result<M, SerializeError>;
+}
+
+/// The serde path: `S` finds the connection's tables through the scoped
+/// thread-locals of `refs/tables.rs`.
+pub(crate) struct Serde<S>(PhantomData<S>);
+
+impl<M, S: Serializer<M> + Default> Codec<M> for Serde<S> {
+    #[inline]
+    fn id() -> SerializerId {
+        S::default().id()
+    }
+
+    #[inline]
+    fn encode(
+        msg: &M,
+        buf: &mut BytesMut,
+        exports: &RefCell<ExportTable>,
+    ) -> Result<(), SerializeError> {
+        ExportTable::scope(exports, || S::default().encode(msg, buf))
+    }
+
+    #[inline]
+    fn scope<R>(imports: &ImportTable, f: impl FnOnce() -> R) -> R {
+        imports.scope(f)
+    }
+
+    #[inline]
+    fn decode(
+        payload: &[u8],
+        _imports: &ImportTable,
+        request: Option<AnyRef>,
+    ) -> Result<M, SerializeError> {
+        match request {
+            None => S::default().decode(payload),
+            Some(handle) => with_request_handle(handle, || S::default().decode(payload)),
+        }
+    }
+}
+
+/// The direct path (`serialization/direct.rs`): the tables are arguments.
+pub(crate) struct Direct;
+
+impl<M: DirectCodec> Codec<M> for Direct {
+    #[inline]
+    fn id() -> SerializerId {
+        SerializerId::BINCODE
+    }
+
+    #[inline]
+    fn encode(
+        msg: &M,
+        buf: &mut BytesMut,
+        exports: &RefCell<ExportTable>,
+    ) -> Result<(), SerializeError> {
+        direct::encode_with(msg, buf, Some(exports))
+    }
+
+    #[inline]
+    fn scope<R>(_imports: &ImportTable, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    #[inline]
+    fn decode(
+        payload: &[u8],
+        imports: &ImportTable,
+        request: Option<AnyRef>,
+    ) -> Result<M, SerializeError> {
+        match request {
+            None => direct::decode_with(payload, Some(imports), None),
+            Some(handle) => {
+                let handle = volley::remote::codec::ImportedRef::once(handle);
+                direct::decode_with(payload, Some(imports), Some(&handle))
+            }
+        }
+    }
+}
+
+fn encode<M: Send + 'static, C: Codec<M>>(
     msg: &(dyn Any + Send),
     buf: &mut BytesMut,
+    exports: &RefCell<ExportTable>,
 ) -> Result<(), SerializeError> {
-    let serializer = S::default();
     let Some(m) = msg.downcast_ref::<M>() else {
         return Err(SerializeError::Encode {
-            serializer: serializer.id(),
+            serializer: C::id(),
             source: "message is not of its registered type".into(),
         });
     };
@@ -136,26 +243,29 @@ fn encode<M: Send + 'static, S: Serializer<M> + Default>(
     // the message fails like one that does not serialize (Artery likewise
     // drops a message whose serializer throws and keeps the connection).
     let start = buf.len();
-    match std::panic::catch_unwind(AssertUnwindSafe(|| serializer.encode(m, buf))) {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| C::encode(m, buf, exports))) {
         Ok(outcome) => outcome,
         Err(panic) => {
             buf.truncate(start);
             Err(SerializeError::Encode {
-                serializer: serializer.id(),
+                serializer: C::id(),
                 source: format!("serializer panicked: {}", panic_text(&*panic)).into(),
             })
         }
     }
 }
 
-/// Decodes one payload; a serializer that panics on the peer's bytes makes
-/// the message undeliverable instead of ending the connection's reader.
+/// Decodes one plain payload; a serializer that panics on the peer's bytes
+/// makes the message undeliverable instead of ending the connection's
+/// reader.
 #[inline]
-fn decode_guarded<M, S: Serializer<M>>(
-    serializer: &S,
+fn decode_guarded<M, C: Codec<M>>(
+    imports: &ImportTable,
     payload: &[u8],
 ) -> Result<M, SerializeError> {
-    guarded(serializer.id(), || serializer.decode(payload))
+    C::scope(imports, || {
+        guarded(C::id(), || C::decode(payload, imports, None))
+    })
 }
 
 /// `decode()`, with a panic in it made the decode error of `serializer`.
@@ -176,31 +286,28 @@ fn panic_text(panic: &(dyn Any + Send)) -> &str {
         .unwrap_or("(no message)")
 }
 
-/// Decodes one payload, inside the import table's scope; one that came in
-/// a Request with its reply handle as ref id 0. Without a panic guard: the
+/// Decodes one payload, inside the codec's scope; one that came in a
+/// Request with its reply handle as ref id 0. Without a panic guard: the
 /// caller holds one ([`guarded`], [`decode_run`]).
 #[inline]
-fn decode_unguarded<M, S: Serializer<M>>(
-    serializer: &S,
+fn decode_unguarded<M, C: Codec<M>>(
     payload: &[u8],
+    imports: &ImportTable,
     reply: u64,
     handle_of: &dyn Fn(u64) -> Option<AnyRef>,
 ) -> Result<M, SerializeError> {
     match reply {
-        0 => serializer.decode(payload),
+        0 => C::decode(payload, imports, None),
         // Without a handle (no way back to the peer), ref id 0 is
         // undeclared and the message fails to decode, saying so.
-        correlation => match handle_of(correlation) {
-            Some(handle) => with_request_handle(handle, || serializer.decode(payload)),
-            None => serializer.decode(payload),
-        },
+        correlation => C::decode(payload, imports, handle_of(correlation)),
     }
 }
 
 /// Decodes payloads `0..len` of a run in order (`decode(i)`) into `batch`,
 /// under one panic guard for the run instead of one per message: a
 /// serializer that panics fails its own message only (as
-/// [`decode_guarded`] would), and decoding goes on with the next one under
+/// [`guarded`] would), and decoding goes on with the next one under
 /// a new guard.
 #[inline]
 fn decode_run<M>(
@@ -237,7 +344,7 @@ fn panicked(serializer: SerializerId, panic: &(dyn Any + Send)) -> SerializeErro
     }
 }
 
-fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
+fn deliver<M: Send + 'static, C: Codec<M>>(
     payload: &[u8],
     reply: u64,
     imports: &ImportTable,
@@ -245,10 +352,9 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     handle_of: &dyn Fn(u64) -> Option<AnyRef>,
 ) -> Result<(), DeliverError> {
     let decode = || {
-        let serializer = S::default();
-        imports.scope(|| {
-            guarded(serializer.id(), || {
-                decode_unguarded(&serializer, payload, reply, handle_of)
+        C::scope(imports, || {
+            guarded(C::id(), || {
+                decode_unguarded::<M, C>(payload, imports, reply, handle_of)
             })
         })
     };
@@ -270,7 +376,7 @@ fn deliver<M: Send + 'static, S: Serializer<M> + Default>(
     Ok(())
 }
 
-fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
+fn deliver_run<M: Send + 'static, C: Codec<M>>(
     payloads: Payloads<'_>,
     imports: &ImportTable,
     recipient: u32,
@@ -288,7 +394,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
         // paths, one message at a time.
         for (i, payload) in payloads.bytes.iter().enumerate() {
             let reply = reply_of(i);
-            if let Err(e) = deliver::<M, S>(payload, reply, imports, recipient, handle_of) {
+            if let Err(e) = deliver::<M, C>(payload, reply, imports, recipient, handle_of) {
                 failed(e);
             }
         }
@@ -305,16 +411,15 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
         return Err(Stale);
     }
     let batch = stage::<M>(slot);
-    imports.scope(|| {
-        let serializer = S::default();
-        let id = serializer.id();
+    C::scope(imports, || {
+        let id = C::id();
         match payloads.replies {
             // Plain messages only, as if Requests did not exist.
             None => decode_run(payloads.bytes.len(), id, batch, failed, |i| {
-                serializer.decode(payloads.bytes[i])
+                C::decode(payloads.bytes[i], imports, None)
             }),
             Some(replies) => decode_run(payloads.bytes.len(), id, batch, failed, |i| {
-                decode_unguarded(&serializer, payloads.bytes[i], replies[i], handle_of)
+                decode_unguarded::<M, C>(payloads.bytes[i], imports, replies[i], handle_of)
             }),
         }
     });
@@ -322,7 +427,7 @@ fn deliver_run<M: Send + 'static, S: Serializer<M> + Default>(
     Ok(())
 }
 
-fn deliver_traced<M: Send + 'static, S: Serializer<M> + Default>(
+fn deliver_traced<M: Send + 'static, C: Codec<M>>(
     payload: &[u8],
     imports: &ImportTable,
     recipient: u32,
@@ -333,12 +438,12 @@ fn deliver_traced<M: Send + 'static, S: Serializer<M> + Default>(
         .ok_or(DeliverError::UnknownRecipient(recipient))?
         .typed::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
-    let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
+    let msg: M = decode_guarded::<M, C>(imports, payload)?;
     volley::remote::tell_with_trace_parent(&target, msg, context);
     Ok(())
 }
 
-fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
+fn deliver_to<M: Send + 'static, C: Codec<M>>(
     payload: &[u8],
     imports: &ImportTable,
     recipient: &AnyRef,
@@ -346,7 +451,7 @@ fn deliver_to<M: Send + 'static, S: Serializer<M> + Default>(
     let target = recipient
         .downcast::<M>()
         .ok_or(DeliverError::WrongProtocol(std::any::type_name::<M>()))?;
-    let msg: M = imports.scope(|| decode_guarded(&S::default(), payload))?;
+    let msg: M = decode_guarded::<M, C>(imports, payload)?;
     target.tell(msg);
     Ok(())
 }
@@ -387,6 +492,25 @@ impl Registry {
         &mut self,
         id: u32,
     ) -> Result<(), RegistryError> {
+        self.register_codec::<M, Serde<S>>(id)
+    }
+
+    /// Registers `M`, which writes and reads its bincode bytes itself
+    /// ([`DirectCodec`]), under `id`: the same bytes and serializer id as
+    /// [`Registry::register`] (a peer may register `M` either way), without
+    /// serde and without the per-message thread-local scopes that serde's
+    /// `ActorRef`s need.
+    pub fn register_direct<M: DirectCodec + Send + 'static>(
+        &mut self,
+        id: u32,
+    ) -> Result<(), RegistryError> {
+        self.register_codec::<M, Direct>(id)
+    }
+
+    fn register_codec<M: Send + 'static, C: Codec<M>>(
+        &mut self,
+        id: u32,
+    ) -> Result<(), RegistryError> {
         // Whoever registers types is about to use remoting: make its
         // settings section known before settings are parsed.
         crate::transport::settings::register_settings();
@@ -402,8 +526,8 @@ impl Registry {
         }
         let outbound = OutboundType {
             wire_id: id,
-            serializer: S::default().id(),
-            encode: encode::<M, S>,
+            serializer: C::id(),
+            encode: encode::<M, C>,
         };
         self.by_type.insert(TypeId::of::<M>(), self.outbound.len());
         self.outbound.push((TypeId::of::<M>(), outbound));
@@ -411,10 +535,10 @@ impl Registry {
             id,
             InboundType {
                 name,
-                serializer: S::default().id(),
-                deliver_to: deliver_to::<M, S>,
-                deliver_run: deliver_run::<M, S>,
-                deliver_traced: deliver_traced::<M, S>,
+                serializer: C::id(),
+                deliver_to: deliver_to::<M, C>,
+                deliver_run: deliver_run::<M, C>,
+                deliver_traced: deliver_traced::<M, C>,
                 mirror: volley::mirror_fn::<M>(),
             },
         );

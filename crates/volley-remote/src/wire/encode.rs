@@ -65,7 +65,7 @@ impl Encoder {
     /// afterwards, so there is no intermediate buffer.
     ///
     /// `write_payload` must only append to the buffer.
-    #[inline]
+    #[inline(always)]
     pub fn user_message_with<F>(
         &self,
         buf: &mut BytesMut,

@@ -38,7 +38,10 @@ mod idleness;
 mod peer_features;
 mod token;
 
-use declarations::{encode_declaration, encode_with_refs, recipient_id, write_declarations};
+use declarations::{
+    begin_message, encode_declaration, encode_with_refs, end_message, recipient_id,
+    write_declarations,
+};
 
 #[cfg(all(test, feature = "loom-model"))]
 mod loom_model;
@@ -313,7 +316,7 @@ impl<C: LaneConnection> OutboundLane<C> {
                 |buf| {
                     self.encoder
                         .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
-                            (ty.encode)(msg, b)
+                            (ty.encode)(msg, b, exports)
                         })
                 },
             );
@@ -334,14 +337,21 @@ impl<C: LaneConnection> OutboundLane<C> {
             serializer: ty.serializer,
             type_id: ty.wire_id,
         };
-        let outcome = encode_with_refs(
+        // Written out rather than through `encode_with_refs`: the frame's
+        // header writes stay in this function instead of a closure that
+        // the compiler keeps out of line.
+        let msg_start = begin_message(exports, buf, inline_reply_handle);
+        let encoded = framing.frame(&self.encoder, buf, &header, |b| {
+            (ty.encode)(msg, b, exports)
+        });
+        let outcome = end_message(
             core,
             &self.encoder,
             self.association_id,
             exports,
             buf,
-            inline_reply_handle,
-            |buf| framing.frame(&self.encoder, buf, &header, |b| (ty.encode)(msg, b)),
+            (msg_start, inline_reply_handle),
+            encoded,
         );
         self.unlock_and_kick(st, was_empty, true);
         outcome

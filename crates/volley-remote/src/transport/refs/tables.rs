@@ -172,7 +172,7 @@ impl ExportTable {
     /// `export` for a target known by identity, building the handle only on
     /// a cache miss (saves two reference-count operations per message).
     #[inline]
-    fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> u32 {
+    pub(crate) fn export_at(&mut self, key: TargetKey, make: impl FnOnce() -> AnyRef) -> u32 {
         let slot = slot_of(key);
         let (cached, id) = self.recent[slot];
         if cached == Some(key) && id != 0 {

@@ -5,6 +5,7 @@ mod ask;
 mod backpressure;
 mod compression;
 mod delivery;
+mod direct_codec;
 mod export_id_reuse;
 mod kept_reply_handles;
 mod receptionist;

@@ -45,12 +45,15 @@ pub(super) fn recipient_id(
     Ok(id)
 }
 
-/// Encodes one message frame with `encode`, inside the export table's
-/// scope so refs in the payload get ids, and puts the declarations of refs
+/// Encodes one message frame with `encode`, which names the refs in the
+/// payload by `exports` (the serde path sets the table's scope around the
+/// serializer itself, `registry.rs`), and puts the declarations of refs
 /// seen for the first time before it. With `inline_reply_handle`, the
 /// frame (a UserMessage) becomes a Request if its payload holds a reply
 /// handle of this node: the first such handle is named by its correlation
 /// id in the frame instead of being declared (wire-protocol.md §5.5b).
+/// The plain send does the same without a closure ([`begin_message`],
+/// [`end_message`]).
 #[inline]
 pub(super) fn encode_with_refs(
     core: &(impl OutboundContext + ?Sized),
@@ -61,11 +64,47 @@ pub(super) fn encode_with_refs(
     inline_reply_handle: bool,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
-    let msg_start = buf.len();
+    let msg_start = begin_message(exports, buf, inline_reply_handle);
+    let encoded = encode(buf);
+    end_message(
+        core,
+        encoder,
+        association,
+        exports,
+        buf,
+        (msg_start, inline_reply_handle),
+        encoded,
+    )
+}
+
+/// Before a message frame is encoded into `buf`: turns the export table's
+/// Request slot off if the frame cannot be a Request. Returns where the
+/// frame starts, for [`end_message`].
+#[inline(always)]
+pub(super) fn begin_message(
+    exports: &RefCell<ExportTable>,
+    buf: &BytesMut,
+    inline_reply_handle: bool,
+) -> usize {
     if !inline_reply_handle {
         exports.borrow_mut().allow_requests(false);
     }
-    let encoded = ExportTable::scope(exports, || encode(buf));
+    buf.len()
+}
+
+/// After a message frame (started at `msg_start`, from [`begin_message`])
+/// was encoded: makes it a Request, or puts the declarations of refs it
+/// named for the first time before it.
+#[inline(always)]
+pub(super) fn end_message(
+    core: &(impl OutboundContext + ?Sized),
+    encoder: &Encoder,
+    association: Option<AssociationId>,
+    exports: &RefCell<ExportTable>,
+    buf: &mut BytesMut,
+    (msg_start, inline_reply_handle): (usize, bool),
+    encoded: Result<(), EncodeError>,
+) -> Result<(), LaneRefusal> {
     if !inline_reply_handle {
         exports.borrow_mut().allow_requests(true);
     }
