@@ -13,6 +13,7 @@ mod join;
 mod membership;
 mod reachability;
 mod services;
+mod suspicion;
 mod sync;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -313,8 +314,13 @@ impl ClusterCore {
                 self.gated(Channel::SyncDigest, bytes, Self::receive_digest)?
             }
             Input::SyncData(bytes) => self.gated(Channel::SyncData, bytes, Self::receive_page)?,
+            Input::Timer(ClusterTimer::Swim(timer)) if self.is_refuted_verdict(&timer) => {}
             Input::Timer(ClusterTimer::Swim(timer)) => {
-                self.foca.handle_timer(timer, &mut self.outbox)?
+                let probe_period = matches!(timer, Timer::ProbeRandomMember(_));
+                self.foca.handle_timer(timer, &mut self.outbox)?;
+                if probe_period {
+                    self.tell_suspects()?;
+                }
             }
             Input::Timer(ClusterTimer::Tick) => self.tick(now)?,
             Input::Join(via) => self.join_via(now, via)?,
