@@ -13,7 +13,9 @@ mod join;
 mod membership;
 mod reachability;
 mod services;
+mod suspicion;
 mod sync;
+mod unmonitored;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem;
@@ -199,6 +201,15 @@ pub struct ClusterCore {
     leader_checked: Option<(u64, u64, usize, usize)>,
     /// foca's `suspect_to_down_after` (foca does not hand its config back).
     suspect_to_down_after: Duration,
+    /// foca's `probe_period`.
+    probe_period: Duration,
+    /// Since when each member of the table has been unknown to foca
+    /// (`unmonitored.rs`).
+    unmonitored_since: BTreeMap<UniqueAddress, Duration>,
+    /// The members judged unreachable for being unknown to foca.
+    judged_unmonitored: BTreeSet<UniqueAddress>,
+    /// Whether the tick asked for the judgement of unmonitored members.
+    unmonitored_check_due: bool,
     /// When each member was last suspected on a lost connection: once per
     /// `suspect_to_down_after` at most, so a link that keeps failing while
     /// the member lives (refuting each time) does not churn suspicions.
@@ -249,6 +260,7 @@ impl ClusterCore {
         }
         let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let suspect_to_down_after = swim.suspect_to_down_after;
+        let probe_period = swim.probe_period;
         let resolver = downing::resolver_for(&me, config.split_brain_resolver.clone());
         Self {
             foca: Foca::with_custom_broadcast(identity, swim, rng, ClusterCodec, knowledge.clone()),
@@ -266,6 +278,10 @@ impl ClusterCore {
             next_leader_actions: Duration::ZERO,
             leader_checked: None,
             suspect_to_down_after,
+            probe_period,
+            unmonitored_since: BTreeMap::new(),
+            judged_unmonitored: BTreeSet::new(),
+            unmonitored_check_due: false,
             hinted: BTreeMap::new(),
             tick_scheduled: false,
             push_broadcasts: false,
@@ -313,8 +329,13 @@ impl ClusterCore {
                 self.gated(Channel::SyncDigest, bytes, Self::receive_digest)?
             }
             Input::SyncData(bytes) => self.gated(Channel::SyncData, bytes, Self::receive_page)?,
+            Input::Timer(ClusterTimer::Swim(timer)) if self.is_refuted_verdict(&timer) => {}
             Input::Timer(ClusterTimer::Swim(timer)) => {
-                self.foca.handle_timer(timer, &mut self.outbox)?
+                let probe_period = matches!(timer, Timer::ProbeRandomMember(_));
+                self.foca.handle_timer(timer, &mut self.outbox)?;
+                if probe_period {
+                    self.tell_suspects()?;
+                }
             }
             Input::Timer(ClusterTimer::Tick) => self.tick(now)?,
             Input::Join(via) => self.join_via(now, via)?,

@@ -4,6 +4,7 @@ use foca::{Codec, Header, Message};
 use proptest::prelude::*;
 
 use super::*;
+use crate::member::{MemberRecord, MemberStatus};
 
 const NOW: Duration = Duration::from_secs(100);
 
@@ -244,22 +245,8 @@ fn the_first_seed_forms_the_cluster_alone_after_the_seed_node_timeout() {
     let other: crate::node_id::Addr = (std::sync::Arc::from("10.0.0.2"), 2);
     let start = a.handle(NOW, Input::JoinSeedNodes(vec![me, other]));
     assert_eq!(start.packets.len(), 1, "an announce to the other seed");
-    let mut now = NOW;
-    let mut events = Vec::new();
     let mut ticks = start.timers;
-    while now < NOW + Duration::from_secs(8) {
-        let Some(tick) = ticks
-            .iter()
-            .position(|t| t.timer == ClusterTimer::Tick)
-            .map(|i| ticks.remove(i))
-        else {
-            break;
-        };
-        now = tick.at;
-        let mut out = a.handle(now, Input::Timer(ClusterTimer::Tick));
-        events.append(&mut out.cluster_events);
-        ticks.append(&mut out.timers);
-    }
+    let (_, events) = run_ticks(&mut a, &mut ticks, NOW + Duration::from_secs(8));
     let state = a.state();
     let me = state.self_member.expect("a member");
     assert_eq!(me.status, crate::member::MemberStatus::Up, "{events:?}");
@@ -275,6 +262,82 @@ fn the_first_seed_forms_the_cluster_alone_after_the_seed_node_timeout() {
         })
         .collect();
     assert_eq!(kinds, ["joined", "leader", "up"]);
+}
+
+/// Hands `core` the membership's ticks among `timers` (and those they
+/// arm) until `until`; returns the time of the last and the cluster
+/// events they made.
+fn run_ticks(
+    core: &mut ClusterCore,
+    timers: &mut Vec<TimerAt>,
+    until: Duration,
+) -> (Duration, Vec<ClusterEvent>) {
+    let (mut now, mut events) = (NOW, Vec::new());
+    while now < until {
+        let Some(tick) = timers
+            .iter()
+            .position(|t| t.timer == ClusterTimer::Tick)
+            .map(|i| timers.remove(i))
+        else {
+            break;
+        };
+        now = tick.at;
+        let mut out = core.handle(now, Input::Timer(ClusterTimer::Tick));
+        events.append(&mut out.cluster_events);
+        timers.append(&mut out.timers);
+    }
+    (now, events)
+}
+
+/// A member of the table that foca never heard of (its record came, its
+/// SWIM identity did not) is unreachable once it has been unknown for
+/// `probe_period` plus `suspect_to_down_after`, not before, and reachable
+/// again once foca holds it alive (`core/unmonitored.rs`). Before, it
+/// was never probed and counted as reachable for ever: a node that had
+/// joined just before a partition took its side for the majority.
+#[test]
+fn a_member_foca_never_heard_of_is_unreachable_after_the_grace() {
+    let mut a = core(1, 7);
+    let me = a.identity().addr();
+    let mut ticks = a.handle(NOW, Input::JoinSeedNodes(vec![me])).timers;
+    let (formed, _) = run_ticks(&mut a, &mut ticks, NOW + Duration::from_secs(8));
+    assert_eq!(a.join, JoinPlan::Joined);
+    let stranger = NodeId::new("10.0.0.9", 9, 9, 1);
+    let record = MemberRecord::joining(stranger.clone(), "1".to_owned(), BTreeSet::new())
+        .with_status(MemberStatus::Up);
+    a.knowledge.lock().table.merge(record, formed);
+    let grace = config().probe_period + config().suspect_to_down_after;
+    let unreachable = |events: &[ClusterEvent]| {
+        events.iter().any(|e| {
+            matches!(e, ClusterEvent::UnreachableMember { member }
+            if member.node.same_incarnation(&stranger))
+        })
+    };
+    let (_, before) = run_ticks(
+        &mut a,
+        &mut ticks,
+        formed + grace - Duration::from_millis(500),
+    );
+    assert!(
+        !unreachable(&before),
+        "unreachable before the grace: {before:?}"
+    );
+    let (_, after) = run_ticks(&mut a, &mut ticks, formed + grace + Duration::from_secs(2));
+    assert!(unreachable(&after), "{after:?}");
+    a.foca
+        .apply_many(
+            std::iter::once(Member::alive(stranger.clone())),
+            false,
+            &mut a.outbox,
+        )
+        .expect("applied");
+    let until = formed + grace + Duration::from_secs(3);
+    let (_, back) = run_ticks(&mut a, &mut ticks, until);
+    let reachable = back.iter().any(|e| {
+        matches!(e, ClusterEvent::ReachableMember { member }
+            if member.node.same_incarnation(&stranger))
+    });
+    assert!(reachable, "{back:?}");
 }
 
 #[test]

@@ -27,6 +27,7 @@ impl ClusterCore {
             timer: ClusterTimer::Tick,
         });
         self.sbr_tick_due = true;
+        self.unmonitored_check_due = true;
         self.join_tick(now)?;
         {
             let mut knowledge = self.knowledge.lock();
@@ -271,6 +272,9 @@ impl ClusterCore {
     ) -> Result<(), RefusedBy> {
         let mut reachability = Vec::new();
         self.track_reachability(swim_events, &mut reachability)?;
+        if mem::take(&mut self.unmonitored_check_due) {
+            self.track_unmonitored(&mut reachability);
+        }
         self.join_if_cluster_known()?;
         self.leader_actions_on_change()?;
         self.announce_seen()?;

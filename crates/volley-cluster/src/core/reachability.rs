@@ -110,7 +110,7 @@ impl ClusterCore {
     }
 
     /// The record of a member that is neither Down nor Removed.
-    fn live_record(&self, member: &UniqueAddress) -> Option<MemberRecord> {
+    pub(super) fn live_record(&self, member: &UniqueAddress) -> Option<MemberRecord> {
         let knowledge = self.knowledge.lock();
         knowledge
             .table

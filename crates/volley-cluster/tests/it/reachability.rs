@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use volley_cluster::sim::{seeds, SimConfig, Simulation};
-use volley_cluster::{Addr, ClusterEvent, Identity, MemberStatus};
+use volley_cluster::{Addr, ClusterEvent, Identity, MemberStatus, NodeId};
 
 use crate::common::{all_up, assert_nobody_lost, cluster_events_of, run_until, seeded_cluster};
 
@@ -115,6 +115,17 @@ fn three_up(seed: u64) -> (Simulation, Vec<Addr>, Duration, Duration) {
     (sim, addrs, timings.0, timings.1)
 }
 
+/// The identity and incarnation `observer`'s foca holds for the member at
+/// `member`.
+fn known_as(sim: &Simulation, observer: &Addr, member: &Addr) -> (NodeId, u16) {
+    sim.node(observer)
+        .expect("running")
+        .membership_state()
+        .find(|m| m.id().addr() == *member)
+        .map(|m| (m.id().clone(), m.incarnation()))
+        .expect("known")
+}
+
 fn unique_address(sim: &Simulation, addr: &Addr) -> volley_cluster::UniqueAddress {
     sim.state(addr)
         .and_then(|state| state.self_member)
@@ -192,14 +203,7 @@ fn a_connection_lost_again_and_again_suspects_once_per_suspect_to_down_after() {
     for seed in seeds(&[46]) {
         let (mut sim, addrs, _, suspect_to_down_after) = three_up(seed);
         let suspected = unique_address(&sim, &addrs[1]);
-        let incarnation = |sim: &Simulation| {
-            sim.node(&addrs[0])
-                .expect("running")
-                .membership_state()
-                .find(|m| m.id().addr() == addrs[1])
-                .map(|m| m.incarnation())
-                .expect("known")
-        };
+        let incarnation = |sim: &Simulation| known_as(sim, &addrs[0], &addrs[1]).1;
         let before = incarnation(&sim);
         let every = Duration::from_millis(100);
         let losses = 100u32;
@@ -215,5 +219,38 @@ fn a_connection_lost_again_and_again_suspects_once_per_suspect_to_down_after() {
             "seed {seed}: {refuted} refutations for {losses} lost connections over {span:?}"
         );
         assert!(all_up(&sim, &addrs), "seed {seed}: not all Up everywhere");
+    }
+}
+
+/// A live member suspected while nothing reaches it (cut off for half of
+/// `suspect_to_down_after`, longer than foca's few piggybacked
+/// transmissions of the suspicion last) learns of the suspicion once the
+/// links pass again, from the suspecter's direct notice, and refutes it:
+/// nobody ever sees it unreachable, and it keeps its identity at a higher
+/// incarnation (`core/suspicion.rs`). Without the notice nobody tells it
+/// any more, and the suspecter declares it down though it answers every
+/// probe after the heal (what the process tests met under load); without
+/// dropping the refuted suspicion's verdict, foca tells it it is down
+/// anyway and it renews its identity.
+#[test]
+fn a_suspect_cut_off_while_the_suspicion_spread_refutes_it_after_the_heal() {
+    for seed in seeds(&[47, 48, 49]) {
+        let (mut sim, addrs, _, suspect_to_down_after) = three_up(seed);
+        let suspected = unique_address(&sim, &addrs[2]);
+        let (identity, before) = known_as(&sim, &addrs[0], &addrs[2]);
+        sim.partition(&[addrs[..2].to_vec(), addrs[2..].to_vec()]);
+        sim.connection_lost(&addrs[0], &suspected);
+        sim.run_for(suspect_to_down_after / 2);
+        sim.heal();
+        // Time passing is the test: past the verdict, twice over.
+        sim.run_for(suspect_to_down_after * 2);
+        assert_nobody_lost(&sim, seed);
+        assert!(all_up(&sim, &addrs), "seed {seed}: not all Up everywhere");
+        let (now, after) = known_as(&sim, &addrs[0], &addrs[2]);
+        assert_eq!(
+            now, identity,
+            "seed {seed}: the suspect renewed its identity"
+        );
+        assert!(after > before, "seed {seed}: the suspect never refuted");
     }
 }

@@ -19,6 +19,17 @@ pub fn step() -> Duration {
     dilated(Duration::from_secs(20))
 }
 
+/// The nodes' `suspect_to_down_after`: Akka's `acceptable-heartbeat-pause`
+/// (3 s), the silence Akka's failure detector forgives a member before it
+/// is unreachable. With 2 s, a member that had just joined a loaded
+/// machine's cluster was declared unreachable while alive: its peers'
+/// connections to it took up to 2.8 s to shake hands (seen in the
+/// ten-restart soak's transcripts at a load average of 24), so neither
+/// their probes nor its refutation could pass in time. Akka forgives a
+/// new member more still: its first heartbeat is awaited
+/// `expected-response-after` (1 s) before the pause counts.
+pub const SUSPECT_TO_DOWN_AFTER: Duration = Duration::from_secs(3);
+
 /// How long a node has to exit when told to.
 const EXIT_LIMIT: Duration = Duration::from_secs(10);
 
@@ -57,7 +68,7 @@ impl ProcessCluster {
                     seeds: seeds.clone(),
                     cluster: "test".to_owned(),
                     secret: None,
-                    suspect_ms: 2000,
+                    suspect_ms: SUSPECT_TO_DOWN_AFTER.as_millis() as u64,
                     strategy: "keep-majority".to_owned(),
                     singleton: None,
                     sharding: None,

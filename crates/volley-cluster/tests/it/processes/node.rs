@@ -194,7 +194,7 @@ pub async fn run_node() {
         return;
     };
     let config = NodeConfig::decode(&config);
-    log_capture::install_to_stderr(tracing::Level::INFO);
+    log_capture::install_to_stderr(log_level());
     tokio::spawn(async {
         tokio::time::sleep(LIFETIME).await;
         eprintln!("node: lived {LIFETIME:?} without being told to exit");
@@ -213,6 +213,16 @@ pub async fn run_node() {
     node.system.terminate().await;
     say("EXITED");
     std::process::exit(0);
+}
+
+/// The nodes' log level: `RUST_LOG` when it is a plain level (`debug`,
+/// `trace`, ...), to see what a failure's transcript does not show;
+/// `info` otherwise.
+fn log_level() -> tracing::Level {
+    std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|level| level.parse().ok())
+        .unwrap_or(tracing::Level::INFO)
 }
 
 async fn start(config: &NodeConfig) -> Node {

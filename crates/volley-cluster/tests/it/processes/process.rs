@@ -101,7 +101,13 @@ fn collect(from: impl Read + Send + 'static, run: usize, log: bool, to: &Arc<Tra
     let to = to.clone();
     std::thread::spawn(move || {
         for text in BufReader::new(from).lines().map_while(Result::ok) {
-            to.push(Line { run, log, text });
+            let at_us = super::singleton::now_us();
+            to.push(Line {
+                run,
+                log,
+                text,
+                at_us,
+            });
         }
     });
 }

@@ -48,7 +48,7 @@ fn a_node_restarted_ten_times_is_a_new_member_each_time() {
         assert!(
             unreachable.is_empty(),
             "node {i}: {unreachable:?}\n{}",
-            cluster.tail()
+            cluster.tail_and_save()
         );
     }
 }

@@ -13,6 +13,8 @@ pub struct Line {
     /// A log line (stderr) rather than the node's report (stdout).
     pub log: bool,
     pub text: String,
+    /// When the test read it (wall clock, µs), for the saved transcript.
+    pub at_us: u128,
 }
 
 #[derive(Default)]
@@ -107,10 +109,15 @@ impl Transcript {
     pub fn save(&self) -> std::path::PathBuf {
         let names = self.names.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut out = String::new();
-        for line in self.lines().iter() {
+        let lines = self.lines();
+        let first_us = lines.first().map_or(0, |l| l.at_us);
+        for line in lines.iter() {
             let tag = if line.log { "log" } else { "out" };
-            out.push_str(&format!("{} {tag}| {}\n", names[line.run], line.text));
+            let ms = line.at_us.saturating_sub(first_us) as f64 / 1000.0;
+            let name = &names[line.run];
+            out.push_str(&format!("{ms:>10.1} {name} {tag}| {}\n", line.text));
         }
+        drop(lines);
         let path = std::env::temp_dir().join(format!(
             "volley-processes-{}-{}.log",
             std::process::id(),
