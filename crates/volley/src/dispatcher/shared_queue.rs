@@ -63,12 +63,9 @@ impl<T> SharedQueue<T> {
     #[inline]
     pub(crate) fn push(&self, task: T) {
         // Behind an overflowed backlog, not ahead of it.
-        if self.overflow.is_empty() {
-            match self.ring.push(task) {
-                Ok(()) => return,
-                Err(task) => self.overflow.push(task),
-            }
-        } else {
+        if !self.overflow.is_empty() {
+            self.overflow.push(task);
+        } else if let Err(task) = self.ring.push(task) {
             self.overflow.push(task);
         }
     }
