@@ -295,7 +295,7 @@ impl Pool {
         // Now and then look at the shared queue first: a busy actor that keeps
         // rescheduling itself locally must not starve outside submissions.
         if tick % GLOBAL_QUEUE_INTERVAL == 0 {
-            if let Steal::Success(t) = self.shared.take(|t| local.push(t)) {
+            if let Steal::Success(t) = self.shared.take(tick % 2 == 1, |t| local.push(t)) {
                 return Some(t);
             }
         }
@@ -304,7 +304,9 @@ impl Pool {
         }
         loop {
             let mut retry = false;
-            match self.shared.take(|t| local.push(t)) {
+            // Workers alternate which part of the shared queue they look
+            // at first, so that a backlog in either moves.
+            match self.shared.take(tick % 2 == 1, |t| local.push(t)) {
                 Steal::Success(t) => return Some(t),
                 Steal::Retry => retry = true,
                 Steal::Empty => {}

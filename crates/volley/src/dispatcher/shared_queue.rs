@@ -13,13 +13,14 @@
 //! the task goes to an `Injector`, the overflow, which only a backlog
 //! larger than the ring ever uses.
 //!
-//! Order and fairness: while the overflow holds anything, pushes go there
-//! too, and takers look at the ring first. So an overflowed task is passed
-//! over by at most the ring's contents plus one task per pusher caught
-//! between its two looks: none waits for ever, though the queue is not
-//! strictly first in, first out across the two parts (nothing relies on
-//! that: a cell is queued at most once at a time, and its messages keep
-//! their order in its mailbox).
+//! Order and fairness: a push goes to the ring whenever it has room, so
+//! a burst that overflowed does not keep later pushes off the ring. A
+//! taker says which part it looks at first, and the workers alternate
+//! (by their count of tasks run): with a backlog in both parts, both
+//! move, so no task waits for ever, though the queue is not strictly
+//! first in, first out across the two parts (nothing relies on that: a
+//! cell is queued at most once at a time, and its messages keep their
+//! order in its mailbox).
 //!
 //! No lost wake-up (`parking`): a push is one atomic operation on one of
 //! the two parts, and `is_empty` looks at both, which is what the parking
@@ -62,10 +63,7 @@ impl<T> SharedQueue<T> {
     /// Queues `task`; never blocks, never drops it.
     #[inline]
     pub(crate) fn push(&self, task: T) {
-        // Behind an overflowed backlog, not ahead of it.
-        if !self.overflow.is_empty() {
-            self.overflow.push(task);
-        } else if let Err(task) = self.ring.push(task) {
+        if let Err(task) = self.ring.push(task) {
             self.overflow.push(task);
         }
     }
@@ -76,23 +74,39 @@ impl<T> SharedQueue<T> {
         self.ring.is_empty() && self.overflow.is_empty()
     }
 
-    /// Takes one task to run, and hands up to half of what else the ring
-    /// holds (at most [`MAX_BATCH`]) to `keep`, the taker's own queue.
-    /// `Retry` when a race with another taker lost the overflow's task:
-    /// look again.
+    /// Takes one task to run, from the overflow first if `overflow_first`
+    /// (callers alternate, so that a backlog in either part moves), and
+    /// hands up to half of what else the ring holds (at most
+    /// [`MAX_BATCH`]) to `keep`, the taker's own queue. `Retry` when a
+    /// race with another taker lost the overflow's task: look again.
     #[inline]
-    pub(crate) fn take(&self, mut keep: impl FnMut(T)) -> Steal<T> {
-        if let Some(task) = self.ring.pop() {
-            let extra = (self.ring.len() / 2).min(MAX_BATCH);
-            for _ in 0..extra {
-                match self.ring.pop() {
-                    Some(more) => keep(more),
-                    None => break,
-                }
+    pub(crate) fn take(&self, overflow_first: bool, keep: impl FnMut(T)) -> Steal<T> {
+        if overflow_first {
+            match self.overflow.steal() {
+                Steal::Empty => {}
+                found => return found,
             }
-            return Steal::Success(task);
+            return self
+                .take_from_ring(keep)
+                .map_or(Steal::Empty, Steal::Success);
         }
-        self.overflow.steal()
+        match self.take_from_ring(keep) {
+            Some(task) => Steal::Success(task),
+            None => self.overflow.steal(),
+        }
+    }
+
+    #[inline]
+    fn take_from_ring(&self, mut keep: impl FnMut(T)) -> Option<T> {
+        let task = self.ring.pop()?;
+        let extra = (self.ring.len() / 2).min(MAX_BATCH);
+        for _ in 0..extra {
+            match self.ring.pop() {
+                Some(more) => keep(more),
+                None => break,
+            }
+        }
+        Some(task)
     }
 }
 
@@ -102,13 +116,15 @@ mod tests {
 
     fn take_all(queue: &SharedQueue<u32>) -> Vec<u32> {
         let mut taken = Vec::new();
-        loop {
-            match queue.take(|t| taken.push(t)) {
+        for turn in 0.. {
+            match queue.take(turn % 2 == 1, |t| taken.push(t)) {
                 Steal::Success(t) => taken.push(t),
                 Steal::Retry => {}
-                Steal::Empty => return taken,
+                Steal::Empty if queue.is_empty() => return taken,
+                Steal::Empty => {}
             }
         }
+        unreachable!()
     }
 
     #[test]
@@ -125,25 +141,20 @@ mod tests {
     }
 
     #[test]
-    fn pushes_go_behind_an_overflowed_backlog() {
+    fn an_overflowed_task_is_taken_while_the_ring_refills() {
         let queue = SharedQueue::new(2);
-        for i in 0..4 {
-            queue.push(i); // 0 and 1 in the ring, 2 and 3 overflow
+        for i in 0..3 {
+            queue.push(i); // 0 and 1 in the ring, 2 overflows
         }
-        assert!(matches!(queue.take(|_| {}), Steal::Success(0)));
-        // The ring has room again, but 2 and 3 wait in the overflow: 4
-        // goes behind them.
-        queue.push(4);
-        assert!(matches!(queue.take(|_| {}), Steal::Success(1)));
-        let rest: Vec<u32> = std::iter::from_fn(|| match queue.take(|_| {}) {
-            Steal::Success(t) => Some(t),
-            _ => None,
-        })
-        .collect();
-        assert_eq!(rest, vec![2, 3, 4]);
-        // Overflow drained: the ring takes pushes again.
-        queue.push(5);
-        assert_eq!(queue.ring.len(), 1);
+        assert!(matches!(queue.take(false, |_| {}), Steal::Success(0)));
+        queue.push(3); // the ring has room again: it goes there
+        assert_eq!(queue.ring.len(), 2);
+        // The next taker looks at the overflow first.
+        assert!(matches!(queue.take(true, |_| {}), Steal::Success(2)));
+        assert!(matches!(queue.take(true, |_| {}), Steal::Success(1)));
+        assert!(matches!(queue.take(false, |_| {}), Steal::Success(3)));
+        assert!(queue.is_empty());
+        assert!(matches!(queue.take(true, |_| {}), Steal::Empty));
     }
 
     #[test]
@@ -153,7 +164,10 @@ mod tests {
             queue.push(i);
         }
         let mut kept = Vec::new();
-        assert!(matches!(queue.take(|t| kept.push(t)), Steal::Success(0)));
+        assert!(matches!(
+            queue.take(false, |t| kept.push(t)),
+            Steal::Success(0)
+        ));
         assert_eq!(kept, vec![1, 2, 3, 4]);
         assert_eq!(queue.ring.len(), 4);
     }
@@ -185,7 +199,7 @@ mod loom_tests {
                 let queue = queue.clone();
                 thread::spawn(move || {
                     let mut taken = Vec::new();
-                    if let Steal::Success(t) = queue.take(|t| taken.push(t)) {
+                    if let Steal::Success(t) = queue.take(false, |t| taken.push(t)) {
                         taken.push(t);
                     }
                     taken
@@ -194,7 +208,8 @@ mod loom_tests {
             queue.push(2);
             pusher.join().unwrap();
             let mut taken = taker.join().unwrap();
-            while let Steal::Success(t) = queue.take(|t| taken.push(t)) {
+            // Overflow first, then the ring: both orders run in the model.
+            while let Steal::Success(t) = queue.take(true, |t| taken.push(t)) {
                 taken.push(t);
             }
             assert!(queue.is_empty());
@@ -216,8 +231,10 @@ mod loom_tests {
             let worker = {
                 let (parking, queue, done) = (parking.clone(), queue.clone(), done.clone());
                 thread::spawn(move || {
+                    let mut turn = 0;
                     while done.load(Ordering::Relaxed) < 2 {
-                        match queue.take(|()| {
+                        turn += 1;
+                        match queue.take(turn % 2 == 0, |()| {
                             done.fetch_add(1, Ordering::Relaxed);
                         }) {
                             Steal::Success(()) => {
