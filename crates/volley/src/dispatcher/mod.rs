@@ -14,7 +14,11 @@
 //! submitter pushes, then (after a SeqCst fence) looks at the idle count, so
 //! either the sleeper sees the task or the submitter sees the sleeper. That
 //! protocol is the one job of [`parking::Parking`], which is model-checked
-//! with loom; the deques around it are crossbeam's and are not.
+//! with loom; the workers' deques are crossbeam's and are not. The shared
+//! queue ([`shared_queue`]) is crossbeam's bounded ring with an overflow,
+//! so that a spawn from outside the pool allocates nothing on the way in;
+//! how it composes the two, and the parking protocol over it, are
+//! model-checked too.
 //!
 //! Work a worker postpones to the end of its batch of activations (the
 //! transport's socket writes) is [`batch_end`], public as `volley::batch_end`.
@@ -22,6 +26,7 @@
 pub mod batch_end;
 mod on_runtime;
 mod parking;
+mod shared_queue;
 mod stats;
 
 use std::cell::RefCell;
@@ -30,12 +35,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 
 use crate::settings::{DispatcherKind, DispatcherSettings};
 use crate::util::sync::Parker;
 pub(crate) use on_runtime::{capture_woken, run_captured};
 use parking::Parking;
+use shared_queue::SharedQueue;
 pub(crate) use stats::Counts;
 use stats::{PoolStats, WorkerStats};
 
@@ -103,7 +109,8 @@ struct Pool {
     throughput: usize,
     deadline: Option<Duration>,
     idle_spin: Option<Duration>,
-    injector: Injector<Task>,
+    /// Tasks submitted from outside the workers (`shared_queue`).
+    shared: SharedQueue<Task>,
     stealers: Vec<Stealer<Task>>,
     parking: Parking,
     shutdown: AtomicBool,
@@ -153,7 +160,7 @@ impl Dispatcher {
             throughput: settings.throughput.max(1),
             deadline: settings.throughput_deadline,
             idle_spin: (!settings.idle_spin.is_zero()).then_some(settings.idle_spin),
-            injector: Injector::new(),
+            shared: SharedQueue::new(shared_queue::RING_CAPACITY),
             stealers: workers.iter().map(Worker::stealer).collect(),
             parking: Parking::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
             shutdown: AtomicBool::new(false),
@@ -209,7 +216,7 @@ impl Dispatcher {
 
     /// Queues a newly woken task: in the current worker's `NEXT` slot when
     /// called from one of this pool's workers (locality), else on the shared
-    /// injector.
+    /// queue.
     #[inline]
     pub(crate) fn submit(&self, task: Task) {
         self.submit_inner(task, true);
@@ -235,7 +242,7 @@ impl Dispatcher {
             // outside the pool would wait up to `GLOBAL_QUEUE_INTERVAL`
             // activations of a busy one (Pekko's DispatcherActorSpec,
             // "respect throughput deadline"; tests/pekko_dispatchers.rs).
-            Some((id, _)) if *id == pool.id && !next && !pool.injector.is_empty() => Err(task),
+            Some((id, _)) if *id == pool.id && !next && !pool.shared.is_empty() => Err(task),
             Some((id, worker)) if *id == pool.id => {
                 let displaced = if next {
                     NEXT.with_borrow_mut(|slot| slot.replace(task))
@@ -261,7 +268,7 @@ impl Dispatcher {
             Err(task) => match &pool.on_runtime {
                 Some(runtime) => runtime.submit(task, next),
                 None => {
-                    pool.injector.push(task);
+                    pool.shared.push(task);
                     pool.parking.notify_one();
                 }
             },
@@ -288,7 +295,7 @@ impl Pool {
         // Now and then look at the shared queue first: a busy actor that keeps
         // rescheduling itself locally must not starve outside submissions.
         if tick % GLOBAL_QUEUE_INTERVAL == 0 {
-            if let Steal::Success(t) = self.injector.steal_batch_and_pop(local) {
+            if let Steal::Success(t) = self.shared.take(tick % 2 == 1, |t| local.push(t)) {
                 return Some(t);
             }
         }
@@ -297,7 +304,9 @@ impl Pool {
         }
         loop {
             let mut retry = false;
-            match self.injector.steal_batch_and_pop(local) {
+            // Workers alternate which part of the shared queue they look
+            // at first, so that a backlog in either moves.
+            match self.shared.take(tick % 2 == 1, |t| local.push(t)) {
                 Steal::Success(t) => return Some(t),
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
@@ -322,7 +331,7 @@ impl Pool {
     }
 
     fn has_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.shared.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
 
     /// Runs one activation, counted when the pool is metered: `stats` is

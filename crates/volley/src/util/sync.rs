@@ -3,14 +3,20 @@
 //!
 //! Two protocols decide who runs what without a lock held across the
 //! decision: the cell's scheduling bits (`actor::cell::queues`) and the dispatcher's
-//! park/unpark (`dispatcher::parking`). Their atomics, locks and parkers come
+//! park/unpark (`dispatcher::parking`), with the pool's shared queue
+//! (`dispatcher::shared_queue`). Their atomics, locks, parkers and queues come
 //! from here. Built normally (`cfg(not(loom))`) these are the standard
 //! library's types, the `spin` crate's mutex and crossbeam's parker, with no
 //! wrapper in between; built with `RUSTFLAGS="--cfg loom"` they are loom's
 //! mocks, so the loom tests model-check the production code itself rather
 //! than a copy of it.
 //!
-//! Only those two protocols go through here. Everything else (statics,
+//! crossbeam's queues are not built on loom: under `--cfg loom` the shared
+//! queue's two parts are linearizable stand-ins (a loom mutex around a
+//! `VecDeque`), so the models check how the dispatcher composes them, and
+//! crossbeam checks its own.
+//!
+//! Only those protocols go through here. Everything else (statics,
 //! counters for statistics, the system's own locks) keeps the standard
 //! library's types: loom's need a running model, and a `static` cannot hold
 //! one of them anyway. Under `--cfg loom` the rest of the crate still
@@ -142,6 +148,88 @@ mod loom_parker {
         pub(crate) fn unpark(&self) {
             *self.inner.token.lock().unwrap() = true;
             self.inner.cv.notify_one();
+        }
+    }
+}
+
+#[cfg(not(loom))]
+pub(crate) use crossbeam_deque::Injector;
+#[cfg(not(loom))]
+pub(crate) use crossbeam_queue::ArrayQueue;
+
+#[cfg(loom)]
+pub(crate) use loom_queues::{ArrayQueue, Injector};
+
+#[cfg(loom)]
+mod loom_queues {
+    use std::collections::VecDeque;
+
+    use crossbeam_deque::Steal;
+    use loom::sync::Mutex;
+
+    /// crossbeam's bounded queue as the shared queue uses it: a push to a
+    /// full queue hands the value back.
+    pub(crate) struct ArrayQueue<T> {
+        capacity: usize,
+        items: Mutex<VecDeque<T>>,
+    }
+
+    impl<T> ArrayQueue<T> {
+        pub(crate) fn new(capacity: usize) -> Self {
+            ArrayQueue {
+                capacity,
+                items: Mutex::new(VecDeque::with_capacity(capacity)),
+            }
+        }
+
+        pub(crate) fn push(&self, value: T) -> Result<(), T> {
+            let mut items = super::lock(&self.items);
+            if items.len() == self.capacity {
+                return Err(value);
+            }
+            items.push_back(value);
+            Ok(())
+        }
+
+        pub(crate) fn pop(&self) -> Option<T> {
+            super::lock(&self.items).pop_front()
+        }
+
+        pub(crate) fn len(&self) -> usize {
+            super::lock(&self.items).len()
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            super::lock(&self.items).is_empty()
+        }
+    }
+
+    /// crossbeam's unbounded injector as the shared queue uses it (its
+    /// `steal` may also say `Retry`, which the callers loop on).
+    pub(crate) struct Injector<T> {
+        items: Mutex<VecDeque<T>>,
+    }
+
+    impl<T> Injector<T> {
+        pub(crate) fn new() -> Self {
+            Injector {
+                items: Mutex::new(VecDeque::new()),
+            }
+        }
+
+        pub(crate) fn push(&self, value: T) {
+            super::lock(&self.items).push_back(value);
+        }
+
+        pub(crate) fn steal(&self) -> Steal<T> {
+            match super::lock(&self.items).pop_front() {
+                Some(value) => Steal::Success(value),
+                None => Steal::Empty,
+            }
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            super::lock(&self.items).is_empty()
         }
     }
 }
