@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use volley_web::{SlowConsumer, WebSettings};
 
-use crate::common::Server;
+use crate::common::{Server, Ws};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_acknowledges_is_closed_with_4429_under_policy_close() {
@@ -146,6 +146,14 @@ async fn sessions_past_max_sessions_are_refused_with_1013() {
     server.stop().await;
 }
 
+/// Asks the counter over `ws` and checks the answer comes: the gateway
+/// still serves a client after what a test made it refuse or cut off.
+async fn the_counter_answers(ws: &mut Ws) {
+    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
+        .await;
+    assert_eq!(ws.next().await["id"], 1);
+}
+
 fn connection_limits(per_ip: usize, handshake: Duration) -> volley::net::ConnectionLimits {
     volley::net::ConnectionLimits {
         max_connections: per_ip + 1,
@@ -173,9 +181,7 @@ async fn connections_past_the_per_ip_cap_are_closed_unread_and_counted() {
     ws.close(1000).await;
     volley_testkit::eventually("both let go", || gate.open() == 0).await;
     let (mut ws, _) = server.client().await;
-    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
-        .await;
-    assert_eq!(ws.next().await["id"], 1);
+    the_counter_answers(&mut ws).await;
     server.stop().await;
 }
 
@@ -197,9 +203,7 @@ async fn a_connection_that_sends_no_request_line_in_time_is_closed() {
     let (mut ws, _) = server.client().await;
     let quiet = tokio::time::timeout(Duration::from_millis(300), ws.next()).await;
     assert!(quiet.is_err(), "a frame came unasked: {quiet:?}");
-    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
-        .await;
-    assert_eq!(ws.next().await["id"], 1);
+    the_counter_answers(&mut ws).await;
     server.stop().await;
 }
 
@@ -244,8 +248,6 @@ async fn unfinished_or_oversized_request_headers_are_cut_off() {
     );
     volley_testkit::eventually("both let go", || gate.open() == 0).await;
     let (mut ws, _) = server.client().await;
-    ws.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
-        .await;
-    assert_eq!(ws.next().await["id"], 1);
+    the_counter_answers(&mut ws).await;
     server.stop().await;
 }
