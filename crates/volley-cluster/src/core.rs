@@ -28,7 +28,7 @@ use rand::SeedableRng;
 use crate::codec::{ClusterCodec, CodecError};
 use crate::event::MembershipEvent;
 use crate::member::knowledge::SharedKnowledge;
-use crate::member::{ClusterEvent, MembershipConfig, UniqueAddress};
+use crate::member::{ClusterEvent, MemberTable, MembershipConfig, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::{Channel, ClusterTimer, Outbox, Packet, TimerAt};
 use crate::receptionist::{ServiceChange, ServiceEntry, ServiceRefused, ServiceRegistry};
@@ -255,6 +255,7 @@ impl ClusterCore {
         {
             let mut knowledge = knowledge.lock();
             knowledge.prune_after = config.prune_gossip_tombstones_after;
+            knowledge.table = MemberTable::with_max_members(config.max_members);
             knowledge.service_bounds = config.service_bounds;
             knowledge.services = ServiceRegistry::new(me.clone());
         }

@@ -34,6 +34,7 @@ impl ClusterCore {
             knowledge
                 .table
                 .prune(now, self.config.prune_gossip_tombstones_after);
+            knowledge.forget_strangers_seen();
             self.unreachable
                 .retain(|member| !knowledge.table.is_removed(member));
         }
@@ -191,6 +192,12 @@ impl ClusterCore {
     /// leadership, because `exiting_confirm_timeout` passed.
     pub fn exiting_timeouts(&self) -> u64 {
         self.exiting_timeouts
+    }
+
+    /// Records, tombstones and seen entries of other nodes' gossip refused
+    /// because the table held `max_members` already.
+    pub fn refused_table_full(&self) -> u64 {
+        self.knowledge.lock().refused_full
     }
 
     /// Whether this node confirmed its exit.

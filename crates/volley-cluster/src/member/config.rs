@@ -30,6 +30,11 @@ pub struct MembershipConfig {
     /// Tombstones of removed members are kept this long (Akka
     /// `prune-gossip-tombstones-after`).
     pub prune_gossip_tombstones_after: Duration,
+    /// The most members the table holds, and the most tombstones of
+    /// removed ones: a record or tombstone of a member new to a full
+    /// table is refused and counted (no peer's gossip grows the table
+    /// without end). Akka has no such bound.
+    pub max_members: usize,
     /// The largest anti-entropy data page, in bytes.
     pub max_sync_page_bytes: usize,
     /// How many members the table holds but foca does not know are
@@ -65,6 +70,7 @@ impl Default for MembershipConfig {
             seed_node_timeout: Duration::from_secs(5),
             retry_unsuccessful_join_after: Duration::from_secs(10),
             prune_gossip_tombstones_after: Duration::from_secs(24 * 3600),
+            max_members: super::table::DEFAULT_MAX_MEMBERS,
             max_sync_page_bytes: 64 * 1024,
             announces_to_unknown_per_tick: 3,
             split_brain_resolver: None,

@@ -47,12 +47,23 @@ pub(crate) struct Knowledge {
     /// The cluster receptionist's registry, whose owners are members.
     pub(crate) services: ServiceRegistry,
     pub(crate) service_bounds: ServiceBounds,
+    /// Records, tombstones and seen entries refused because the table
+    /// (or the seen entries of non-members) was full.
+    pub(crate) refused_full: u64,
 }
+
+/// The most seen entries kept for nodes the table does not hold (a
+/// joining node's digest brings one before its record exists), beyond
+/// one per member.
+const STRANGERS_SEEN: usize = 64;
 
 impl Knowledge {
     /// Merges a record; true if the table changed.
     pub(crate) fn apply_record(&mut self, record: MemberRecord) -> bool {
         let merged = self.table.merge(record.clone(), self.now);
+        if merged == Merged::Full {
+            self.refused_full += 1;
+        }
         self.note(merged, record)
     }
 
@@ -67,21 +78,52 @@ impl Knowledge {
             } => self.note_removed(previous),
             Merged::New { previous: None } => true,
             Merged::Stale => false,
+            Merged::Full => {
+                self.refused_full += 1;
+                false
+            }
         }
     }
 
-    /// Keeps `seen` for `member` if it is newer; true if it was.
+    /// Keeps `seen` for `member` if it is newer; true if it was. A node
+    /// the table does not hold gets an entry only while there are fewer
+    /// than [`STRANGERS_SEEN`] entries beyond the members' (counted in
+    /// `refused_full` otherwise); [`Knowledge::forget_strangers_seen`]
+    /// drops them again.
     pub(crate) fn apply_seen(&mut self, member: UniqueAddress, seen: Seen) -> bool {
         if self.table.is_removed(&member) {
             return false;
         }
         match self.seen.get(&member) {
             Some(known) if known.version >= seen.version => false,
-            _ => {
-                self.seen.insert(member, seen);
-                self.seen_hash = None;
-                true
+            Some(_) => self.keep_seen(member, seen),
+            None if self.table.get(&member).is_some() => self.keep_seen(member, seen),
+            None if self.seen.len() < self.table.len() + STRANGERS_SEEN => {
+                self.keep_seen(member, seen)
             }
+            None => {
+                self.refused_full += 1;
+                false
+            }
+        }
+    }
+
+    fn keep_seen(&mut self, member: UniqueAddress, seen: Seen) -> bool {
+        self.seen.insert(member, seen);
+        self.seen_hash = None;
+        true
+    }
+
+    /// Drops the seen entries of nodes the table does not hold (run on
+    /// every tick): a joining node's digest brings its entry again each
+    /// tick until its record is in, and one that never joins is forgotten.
+    pub(crate) fn forget_strangers_seen(&mut self) {
+        let before = self.seen.len();
+        let (table, services) = (&self.table, &self.services);
+        self.seen
+            .retain(|member, _| table.get(member).is_some() || services.is_me(member));
+        if self.seen.len() != before {
+            self.seen_hash = None;
         }
     }
 

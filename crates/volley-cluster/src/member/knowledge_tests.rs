@@ -98,3 +98,44 @@ fn an_exit_confirmation_is_kept_for_a_leaving_member_until_its_removal() {
     assert!(key.invalidates(&ItemKey::ExitingConfirmed(who)));
     assert!(!key.invalidates(&ItemKey::ExitingConfirmed(member(2, 2))));
 }
+
+#[test]
+fn seen_entries_of_nodes_the_table_does_not_hold_are_bounded_and_forgotten() {
+    let mut knowledge = Knowledge {
+        prune_after: Duration::from_secs(60),
+        ..Knowledge::default()
+    };
+    knowledge.apply_record(record(1));
+    let seen = Seen {
+        version: 1,
+        hash: 9,
+    };
+    let strangers = (2..).map(|port| member(port, u64::from(port)));
+    let kept = strangers
+        .take(STRANGERS_SEEN + 10)
+        .filter(|stranger| knowledge.apply_seen(stranger.clone(), seen))
+        .count();
+    assert_eq!(kept, STRANGERS_SEEN + 1, "one member without an entry yet");
+    assert_eq!(knowledge.refused_full, 9);
+    assert!(
+        knowledge.apply_seen(member(1, 1), seen),
+        "a member's is always kept"
+    );
+    knowledge.forget_strangers_seen();
+    assert_eq!(knowledge.seen.keys().collect::<Vec<_>>(), [&member(1, 1)]);
+    assert_eq!(knowledge.seen_hash(), fresh_seen_hash(&knowledge));
+}
+
+#[test]
+fn records_beyond_max_members_are_refused_and_counted() {
+    let mut knowledge = Knowledge {
+        table: MemberTable::with_max_members(3),
+        ..Knowledge::default()
+    };
+    let added = (1..=5)
+        .filter(|port| knowledge.apply_record(record(*port)))
+        .count();
+    assert_eq!(added, 3);
+    assert_eq!(knowledge.refused_full, 2);
+    assert_eq!(knowledge.table.len(), 3);
+}

@@ -1,5 +1,12 @@
 //! The member table: a record per member and a tombstone per removed
 //! member, merged as a join-semilattice (design §3.2).
+//!
+//! Records and tombstones come from other members' gossip, which may name
+//! members that never existed (a faulty or hostile peer past the
+//! handshake); the table holds at most `max_members` of each, so no peer
+//! can grow it without end. A record or tombstone of a member new to a
+//! full table is refused; the removal of a member the table holds always
+//! goes through, and a full set of tombstones then forgets its oldest.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -13,6 +20,9 @@ use super::wire;
 pub(crate) enum Merged {
     /// Nothing new: the table already held as much.
     Stale,
+    /// A member new to the table, refused: the table holds `max_members`
+    /// records (or tombstones, for a removed one) already.
+    Full,
     /// The table changed; `previous` is the member's record before, `None`
     /// if the table did not hold the member.
     New {
@@ -21,17 +31,39 @@ pub(crate) enum Merged {
     },
 }
 
+/// The most records, and the most tombstones, a table holds by default.
+pub const DEFAULT_MAX_MEMBERS: usize = 10_000;
+
 /// Every member this node knows of, and the members removed lately.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct MemberTable {
     records: BTreeMap<UniqueAddress, MemberRecord>,
     /// Removed members and when they were removed, on this node's clock.
     tombstones: BTreeMap<UniqueAddress, Duration>,
     /// The hash of `records`, computed again only after a change.
     hash: Option<u64>,
+    /// The most records, and the most tombstones, held.
+    max_members: usize,
+}
+
+impl Default for MemberTable {
+    fn default() -> Self {
+        Self::with_max_members(DEFAULT_MAX_MEMBERS)
+    }
 }
 
 impl MemberTable {
+    /// An empty table holding at most `max_members` records and as many
+    /// tombstones.
+    pub fn with_max_members(max_members: usize) -> Self {
+        Self {
+            records: BTreeMap::new(),
+            tombstones: BTreeMap::new(),
+            hash: None,
+            max_members,
+        }
+    }
+
     /// The members, in address order (Removed ones are tombstones).
     pub fn records(&self) -> impl Iterator<Item = &MemberRecord> {
         self.records.values()
@@ -70,10 +102,7 @@ impl MemberTable {
             return Merged::Stale;
         }
         if record.status == MemberStatus::Removed {
-            self.tombstones.insert(member.clone(), now);
-            self.hash = None;
-            let previous = self.records.remove(&member);
-            return Merged::New { previous };
+            return self.bury(member, now);
         }
         let merged = match self.records.get(&member) {
             Some(known) => {
@@ -83,6 +112,7 @@ impl MemberTable {
                 }
                 merged
             }
+            None if self.records.len() >= self.max_members => return Merged::Full,
             None => record,
         };
         self.hash = None;
@@ -103,11 +133,35 @@ impl MemberTable {
         if ago >= prune_after || self.tombstones.contains_key(&member) {
             return Merged::Stale;
         }
-        self.tombstones
-            .insert(member.clone(), now.saturating_sub(ago));
+        self.bury(member, now.saturating_sub(ago))
+    }
+
+    /// Removes `member`, leaving a tombstone dated `removed_at`: refused
+    /// for a member the table does not hold when the tombstones are full;
+    /// for one it holds, the oldest tombstone makes room.
+    fn bury(&mut self, member: UniqueAddress, removed_at: Duration) -> Merged {
+        let full = self.tombstones.len() >= self.max_members;
+        if full && !self.records.contains_key(&member) {
+            return Merged::Full;
+        }
+        if full {
+            self.forget_oldest_tombstone();
+        }
+        self.tombstones.insert(member.clone(), removed_at);
         self.hash = None;
         let previous = self.records.remove(&member);
         Merged::New { previous }
+    }
+
+    fn forget_oldest_tombstone(&mut self) {
+        let oldest = self
+            .tombstones
+            .iter()
+            .min_by_key(|(_, removed_at)| **removed_at)
+            .map(|(member, _)| member.clone());
+        if let Some(oldest) = oldest {
+            self.tombstones.remove(&oldest);
+        }
     }
 
     /// Forgets tombstones older than `prune_after`; returns how many.

@@ -7,6 +7,7 @@ use super::*;
 use crate::node_id::NodeId;
 
 const NOW: Duration = Duration::from_secs(10);
+const DAY: Duration = Duration::from_secs(24 * 3600);
 
 fn status() -> impl Strategy<Value = MemberStatus> {
     prop_oneof![
@@ -162,4 +163,55 @@ fn the_hash_follows_the_records() {
     assert_ne!(empty, joining);
     table.merge(record.with_status(MemberStatus::Up), NOW);
     assert_ne!(joining, table.hash());
+}
+
+#[test]
+fn a_full_table_refuses_new_members_but_still_takes_news_of_its_own() {
+    let record = |port| {
+        MemberRecord::joining(
+            NodeId::new("h", port, 1, 7),
+            "1".to_owned(),
+            BTreeSet::new(),
+        )
+    };
+    let mut table = MemberTable::with_max_members(2);
+    table.merge(record(1), NOW);
+    table.merge(record(2), NOW);
+    assert_eq!(table.merge(record(3), NOW), Merged::Full);
+    assert_eq!(
+        table.merge_tombstone(record(4).unique_address(), Duration::ZERO, NOW, DAY),
+        Merged::New { previous: None },
+        "tombstones have their own room"
+    );
+    let up = record(1).with_status(MemberStatus::Up);
+    assert!(matches!(table.merge(up, NOW), Merged::New { .. }));
+    assert_eq!(table.len(), 2);
+    assert!(table.get(&record(3).unique_address()).is_none());
+}
+
+#[test]
+fn full_tombstones_refuse_strangers_and_forget_the_oldest_for_a_member_removed() {
+    let member = |port| UniqueAddress::of(&NodeId::new("h", port, 1, 7));
+    let mut table = MemberTable::with_max_members(2);
+    let second = Duration::from_secs(1);
+    table.merge_tombstone(member(1), 3 * second, NOW, DAY);
+    table.merge_tombstone(member(2), second, NOW, DAY);
+    assert_eq!(
+        table.merge_tombstone(member(3), Duration::ZERO, NOW, DAY),
+        Merged::Full
+    );
+    let record = MemberRecord::joining(NodeId::new("h", 4, 1, 7), "1".to_owned(), BTreeSet::new());
+    table.merge(record.clone(), NOW);
+    let removed = record.clone().with_status(MemberStatus::Removed);
+    assert!(matches!(
+        table.merge(removed, NOW),
+        Merged::New { previous: Some(_) }
+    ));
+    assert!(table.is_removed(&member(4)));
+    assert!(
+        !table.is_removed(&member(1)),
+        "the oldest tombstone made room"
+    );
+    assert!(table.is_removed(&member(2)));
+    assert_eq!(table.tombstones().count(), 2);
 }

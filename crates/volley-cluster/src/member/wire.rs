@@ -287,6 +287,12 @@ pub(crate) fn decode_item(bytes: &[u8]) -> Result<Item, CodecError> {
     finish(reader, item)
 }
 
+/// The sender an anti-entropy message names (digests and pages both
+/// open with it), read without the rest.
+pub(crate) fn decode_sync_sender(bytes: &[u8]) -> Result<NodeId, CodecError> {
+    Reader(bytes).node_id()
+}
+
 pub(crate) fn decode_digest(bytes: &[u8]) -> Result<Digest, CodecError> {
     let mut reader = Reader(bytes);
     let digest = Digest {

@@ -17,6 +17,7 @@ use crate::runtime::authority::Authority;
 use crate::runtime::driver::{Command, Driver};
 use crate::runtime::error::ClusterError;
 use crate::runtime::inbound::InboundHook;
+use crate::runtime::member_callbacks;
 use crate::runtime::outgoing::Outgoing;
 use crate::runtime::phases::add_cluster_phases;
 use crate::runtime::settings::ClusterSettings;
@@ -167,10 +168,45 @@ impl Cluster {
         self.request(Command::Leave)
     }
 
+    /// Runs `callback` once when this node is Up (Akka's
+    /// `registerOnMemberUp`): at once, on tokio's blocking pool, if it is
+    /// Up already; never if the node is removed, or the cluster stops,
+    /// first. A panic in it is logged. `Err(Stopped)` if the cluster has
+    /// stopped.
+    pub fn register_on_member_up(
+        &self,
+        callback: impl FnOnce() + Send + 'static,
+    ) -> Result<(), ClusterError> {
+        self.request(Command::OnMemberUp(Box::new(callback)))
+    }
+
+    /// Runs `callback` once when this node is removed from the cluster,
+    /// or when the cluster stops (the system terminates) before that
+    /// (Akka's `registerOnMemberRemoved`); on this thread, now, if the
+    /// cluster has stopped already. A panic in it is logged.
+    pub fn register_on_member_removed(&self, callback: impl FnOnce() + Send + 'static) {
+        if let Err(refused) = self
+            .commands
+            .send(Command::OnMemberRemoved(Box::new(callback)))
+        {
+            if let Command::OnMemberRemoved(callback) = refused.0 {
+                member_callbacks::run(callback);
+            }
+        }
+    }
+
     /// Exiting members this node, as leader, removed without their
     /// confirmation because `exiting_confirm_timeout` passed.
     pub fn exiting_timeouts(&self) -> u64 {
         self.shared.exiting_timeouts.load(Relaxed)
+    }
+
+    /// Records, tombstones and seen entries in other members' gossip that
+    /// this node refused because its member table held `max_members`
+    /// members (or tombstones) already: a peer naming members that do
+    /// not exist, or a cluster larger than the setting.
+    pub fn refused_table_full(&self) -> u64 {
+        self.shared.refused_table_full.load(Relaxed)
     }
 
     /// Downs a member (what an operator or a split-brain resolver asks);

@@ -18,12 +18,13 @@ use volley_remote::Remoting;
 use crate::codec::ClusterCodec;
 use crate::core::{ClusterCore, Input, Outputs, RefusedBy};
 use crate::formation;
-use crate::member::{ClusterEvent, MemberStatus, UniqueAddress};
+use crate::member::{wire, ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::receptionist::mirror::ServiceMirror;
 use crate::receptionist::ServiceEntry;
 use crate::runtime::inbound::Received;
+use crate::runtime::member_callbacks::{MemberCallback, MemberCallbacks};
 use crate::runtime::metrics::ClusterMetrics;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
 use crate::runtime::phases::{shut_down_downed, shut_down_leaving};
@@ -57,6 +58,10 @@ pub(crate) enum Command {
         entry: ServiceEntry,
         registered: bool,
     },
+    /// Run this when this node is Up (at once if it is).
+    OnMemberUp(MemberCallback),
+    /// Run this when this node is removed, or the driver stops.
+    OnMemberRemoved(MemberCallback),
     /// The system terminates: stop.
     Stop,
 }
@@ -79,6 +84,7 @@ pub(crate) struct Driver {
     /// The `volley_cluster_*` metrics, when the system records metrics.
     metrics: Option<ClusterMetrics>,
     services: ServiceMirror,
+    callbacks: MemberCallbacks,
 }
 
 impl Driver {
@@ -105,6 +111,7 @@ impl Driver {
             shutdown_when_down,
             shutdown_when_leaving,
             downed: false,
+            callbacks: MemberCallbacks::default(),
         }
     }
 
@@ -138,6 +145,7 @@ impl Driver {
                 () = tokio::time::sleep_until(wake) => self.wake_up(),
             }
         }
+        self.callbacks.stopped();
         self.shared.mark_stopped();
         tracing::debug!(node = %self.core.unique_address(), "cluster driver stopped");
     }
@@ -177,11 +185,11 @@ impl Driver {
 
     fn received(&mut self, frame: Received) {
         Shared::add(&self.shared.gossip_bytes_in, frame.payload.len());
-        if frame.channel == Channel::Swim && !claims_its_connection(&frame) {
+        if !claims_its_connection(&frame) {
             // A member claiming another's address (design §2.2).
             Shared::count(&self.shared.refused_inputs);
             if refusal_logged() {
-                tracing::warn!(from = %frame.from, "cluster input refused: a SWIM packet whose sender is not its connection's node");
+                tracing::warn!(from = %frame.from, channel = ?frame.channel, "cluster input refused: a cluster frame whose sender is not its connection's node");
             }
             return;
         }
@@ -209,6 +217,11 @@ impl Driver {
             Command::Service { entry, registered } => {
                 self.handle(Input::Service { entry, registered })
             }
+            Command::OnMemberUp(callback) => {
+                let status = self.core.state().self_member.map(|m| m.status);
+                self.callbacks.on_up(callback, status);
+            }
+            Command::OnMemberRemoved(callback) => self.callbacks.on_removed(callback),
             Command::Shutdown | Command::Stop => {}
         }
     }
@@ -278,16 +291,31 @@ impl Driver {
         self.shared
             .exiting_timeouts
             .store(self.core.exiting_timeouts(), Relaxed);
+        self.note_table_full();
         if cluster_events.is_empty() {
             return;
         }
         self.publish_state();
         for event in cluster_events {
             self.confirm_if_nothing_to_do(&event);
+            self.callbacks.event(&event, self.core.unique_address());
             self.end_removed(&event);
             self.services.reachability(&event);
             self.shut_down_if_downed(&event);
             self.system.event_stream().publish(event);
+        }
+    }
+
+    /// Publishes the gossip the full table refused, with a warning when
+    /// that count grew (at most a few a minute).
+    fn note_table_full(&self) {
+        let refused = self.core.refused_table_full();
+        let before = self.shared.refused_table_full.swap(refused, Relaxed);
+        if refused > before && refusal_logged() {
+            tracing::warn!(
+                refused = refused - before,
+                "cluster gossip refused: the member table holds max_members already"
+            );
         }
     }
 
@@ -378,16 +406,22 @@ fn refusal_logged() -> bool {
     LIMIT.allow()
 }
 
-/// Whether a SWIM packet's sender is the node and incarnation its
-/// connection shook hands with; an unreadable envelope or an undecodable
-/// header is the core's to refuse.
+/// Whether a cluster frame's sender (a SWIM packet's header, an
+/// anti-entropy message's leading node id) is the node and incarnation
+/// its connection shook hands with; an unreadable envelope or an
+/// undecodable sender is the core's to refuse.
 fn claims_its_connection(frame: &Received) -> bool {
     let Ok(opened) = formation::open(&frame.payload) else {
         return true;
     };
-    match ClusterCodec.decode_header(opened.body) {
-        Ok(header) => {
-            let src = header.src;
+    let sender = match frame.channel {
+        Channel::Swim => ClusterCodec
+            .decode_header(opened.body)
+            .map(|header| header.src),
+        Channel::SyncDigest | Channel::SyncData => wire::decode_sync_sender(opened.body),
+    };
+    match sender {
+        Ok(src) => {
             src.host() == frame.from.host()
                 && src.port() == frame.from.port()
                 && src.uid() == frame.uid

@@ -63,6 +63,7 @@ pub(crate) struct ClusterMetrics {
     /// an unreadable envelope.
     refused_other_formation: Counter,
     refused_bad_envelope: Counter,
+    refused_table_full: Counter,
 }
 
 impl ClusterMetrics {
@@ -101,6 +102,10 @@ impl ClusterMetrics {
                 "volley_cluster_packets_refused_total",
                 &with("reason", "bad_envelope")
             ),
+            refused_table_full: metrics::counter!(
+                "volley_cluster_packets_refused_total",
+                &with("reason", "table_full")
+            ),
         })
     }
 
@@ -121,6 +126,8 @@ impl ClusterMetrics {
             .absolute(shared.refused_other_formation.load(Relaxed));
         self.refused_bad_envelope
             .absolute(shared.refused_bad_envelope.load(Relaxed));
+        self.refused_table_full
+            .absolute(shared.refused_table_full.load(Relaxed));
     }
 
     /// Counts one decision of the split-brain resolver.

@@ -11,6 +11,7 @@
 //! - `shared`: what the driver publishes for other threads; `metrics`:
 //!   the `volley_cluster_*` metrics;
 //! - `timers`: the core's timers on the driver's clock;
+//! - `member_callbacks`: code run when this node is Up or removed;
 //! - `settings`: the `[cluster]` section, `sbr_section` its
 //!   `[cluster.split_brain_resolver]`; `error`: [`ClusterError`].
 
@@ -19,6 +20,7 @@ mod cluster;
 mod driver;
 mod error;
 mod inbound;
+mod member_callbacks;
 mod metrics;
 mod outgoing;
 mod phases;

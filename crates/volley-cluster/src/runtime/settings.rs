@@ -63,6 +63,10 @@ pub struct ClusterSettings {
     /// Removed members' tombstones are kept this long. Default 24 h.
     #[serde(with = "humantime_serde")]
     pub prune_gossip_tombstones_after: Duration,
+    /// The most members the table holds, and the most tombstones of
+    /// removed ones; gossip naming more is refused and counted
+    /// (`Cluster::refused_table_full`). Default 10,000.
+    pub max_members: usize,
     /// Cluster frames waiting for the driver task; past it a frame is
     /// dropped and counted (`Cluster::inbound_dropped`). Default 1024.
     pub inbound_queue: usize,
@@ -130,6 +134,7 @@ impl Default for ClusterSettings {
             seed_node_timeout: membership.seed_node_timeout,
             retry_unsuccessful_join_after: membership.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
+            max_members: membership.max_members,
             inbound_queue: 1024,
             run_coordinated_shutdown_when_down: true,
             run_coordinated_shutdown_when_leaving: true,
@@ -193,6 +198,9 @@ impl ClusterSettings {
         if self.min_nr_of_members == 0 {
             return out_of_range("min_nr_of_members", "must be at least 1");
         }
+        if self.max_members == 0 {
+            return out_of_range("max_members", "must be at least 1");
+        }
         if self.inbound_queue == 0 {
             return out_of_range("inbound_queue", "must be at least 1");
         }
@@ -224,6 +232,7 @@ impl ClusterSettings {
             seed_node_timeout: self.seed_node_timeout,
             retry_unsuccessful_join_after: self.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: self.prune_gossip_tombstones_after,
+            max_members: self.max_members,
             // Checked by `validate`; refused settings run no resolver.
             split_brain_resolver: self.split_brain_resolver.settings().ok().flatten(),
             // The exiting-done phase of coordinated shutdown, or the

@@ -18,7 +18,7 @@ fn absent_section_gives_the_defaults() {
 fn akka_names_and_durations_with_units_parse() {
     let s = parse(
         "[cluster]\nname = \"shop\"\nseed_nodes = [\"volley://sys@127.0.0.1:2552\"]\n\
-         roles = [\"backend\"]\nmin_nr_of_members = 2\ngossip_interval = \"200ms\"\n\
+         roles = [\"backend\"]\nmin_nr_of_members = 2\ngossip_interval = \"200ms\"\nmax_members = 50\n\
          [cluster.swim]\nprobe_period = \"300ms\"\nprobe_rtt = \"100ms\"\n\
          suspect_to_down_after = \"2s\"\n",
     )
@@ -33,6 +33,7 @@ fn akka_names_and_durations_with_units_parse() {
     let membership = s.membership();
     assert!(membership.roles.contains("backend"));
     assert_eq!(membership.gossip_interval, Duration::from_millis(200));
+    assert_eq!(membership.max_members, 50);
 }
 
 #[test]
@@ -42,6 +43,7 @@ fn bad_settings_name_their_key() {
         ("[cluster]\ngossip_interval = \"0s\"", "gossip_interval"),
         ("[cluster]\nname = \"\"", "name"),
         ("[cluster]\ninbound_queue = 0", "inbound_queue"),
+        ("[cluster]\nmax_members = 0", "max_members"),
         (
             "[cluster.swim]\nprobe_period = \"100ms\"\nprobe_rtt = \"100ms\"",
             "swim.probe_rtt",

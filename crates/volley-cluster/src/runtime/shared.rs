@@ -43,6 +43,7 @@ pub(crate) struct Shared {
     /// Exiting members this node, as leader, removed unconfirmed at
     /// `exiting_confirm_timeout`.
     pub(crate) exiting_timeouts: AtomicU64,
+    pub(crate) refused_table_full: AtomicU64,
     /// This node's formation (0 before it has one), and the payloads
     /// refused for another formation or an unreadable envelope.
     pub(crate) formation: AtomicU64,
@@ -63,6 +64,7 @@ impl Default for Shared {
             gossip_bytes_in: AtomicU64::default(),
             sbr_decisions: AtomicU64::default(),
             exiting_timeouts: AtomicU64::default(),
+            refused_table_full: AtomicU64::default(),
             formation: AtomicU64::default(),
             refused_other_formation: AtomicU64::default(),
             refused_bad_envelope: AtomicU64::default(),

@@ -4,6 +4,7 @@
 //! sleeps.
 
 mod bad_packets;
+mod callbacks;
 mod downing;
 mod formations;
 mod forming;
