@@ -14,7 +14,7 @@ use crate::member::{ClusterState, UniqueAddress};
 use crate::node_id::NodeId;
 use crate::receptionist::mirror::LocalServices;
 use crate::runtime::authority::Authority;
-use crate::runtime::driver::{Command, Driver};
+use crate::runtime::driver::{Command, Driver, ShutdownRules};
 use crate::runtime::error::ClusterError;
 use crate::runtime::inbound::InboundHook;
 use crate::runtime::member_callbacks;
@@ -98,8 +98,11 @@ impl Cluster {
             remoting.clone(),
             system.clone(),
             shared.clone(),
-            settings.run_coordinated_shutdown_when_down,
-            settings.run_coordinated_shutdown_when_leaving,
+            ShutdownRules {
+                when_down: settings.run_coordinated_shutdown_when_down,
+                when_leaving: settings.run_coordinated_shutdown_when_leaving,
+                join_unsuccessful_after: settings.shutdown_after_unsuccessful_join_seed_nodes,
+            },
         );
         system.runtime_handle().spawn(driver.run(frames, requests));
         add_cluster_phases(system, remoting, commands.clone(), shared.clone())?;

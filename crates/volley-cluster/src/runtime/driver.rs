@@ -27,7 +27,7 @@ use crate::runtime::inbound::Received;
 use crate::runtime::member_callbacks::{MemberCallback, MemberCallbacks};
 use crate::runtime::metrics::ClusterMetrics;
 use crate::runtime::outgoing::{Outgoing, RETRY_HELD_EVERY};
-use crate::runtime::phases::{shut_down_downed, shut_down_leaving};
+use crate::runtime::phases::{shut_down_downed, shut_down_join_unsuccessful, shut_down_leaving};
 use crate::runtime::shared::Shared;
 use crate::runtime::timers::Timers;
 
@@ -66,6 +66,17 @@ pub(crate) enum Command {
     Stop,
 }
 
+/// When a node runs coordinated shutdown, from its `[cluster]` settings.
+pub(crate) struct ShutdownRules {
+    /// When it sees itself downed.
+    pub(crate) when_down: bool,
+    /// When `Cluster::leave` is called.
+    pub(crate) when_leaving: bool,
+    /// When it has not joined through its seed nodes this long after
+    /// `JoinSeedNodes`.
+    pub(crate) join_unsuccessful_after: Option<Duration>,
+}
+
 /// The driver's state.
 pub(crate) struct Driver {
     core: ClusterCore,
@@ -75,10 +86,11 @@ pub(crate) struct Driver {
     system: ActorSystem,
     shared: Arc<Shared>,
     started: Instant,
-    /// Run coordinated shutdown when this node sees itself downed.
-    shutdown_when_down: bool,
-    /// Run coordinated shutdown when `Cluster::leave` is called.
-    shutdown_when_leaving: bool,
+    /// When this node runs coordinated shutdown.
+    shutdown: ShutdownRules,
+    /// When this node gives up joining through its seed nodes (set by
+    /// `JoinSeedNodes` with `shutdown_after_unsuccessful_join_seed_nodes`).
+    join_deadline: Option<Instant>,
     /// Whether that shutdown has begun.
     downed: bool,
     /// The `volley_cluster_*` metrics, when the system records metrics.
@@ -94,8 +106,7 @@ impl Driver {
         remoting: Remoting,
         system: ActorSystem,
         shared: Arc<Shared>,
-        shutdown_when_down: bool,
-        shutdown_when_leaving: bool,
+        shutdown: ShutdownRules,
     ) -> Self {
         let metrics = ClusterMetrics::when_enabled(&system, remoting.address().to_string());
         Driver {
@@ -108,8 +119,8 @@ impl Driver {
             system,
             shared,
             started: Instant::now(),
-            shutdown_when_down,
-            shutdown_when_leaving,
+            shutdown,
+            join_deadline: None,
             downed: false,
             callbacks: MemberCallbacks::default(),
         }
@@ -158,10 +169,31 @@ impl Driver {
             .outgoing
             .holds_any()
             .then(|| Instant::now() + RETRY_HELD_EVERY);
-        [timer, retry].into_iter().flatten().min().unwrap_or(idle)
+        [timer, retry, self.join_deadline]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(idle)
+    }
+
+    /// Gives up at the join deadline: a node that is not a member by then
+    /// runs coordinated shutdown (Akka's
+    /// `shutdown-after-unsuccessful-join-seed-nodes`).
+    fn check_join_deadline(&mut self) {
+        let Some(deadline) = self.join_deadline else {
+            return;
+        };
+        if self.core.state().self_member.is_some() {
+            self.join_deadline = None;
+        } else if Instant::now() >= deadline {
+            self.join_deadline = None;
+            tracing::warn!(node = %self.core.unique_address(), "joining through the seed nodes was unsuccessful: coordinated shutdown (shutdown_after_unsuccessful_join_seed_nodes)");
+            shut_down_join_unsuccessful(&self.system);
+        }
     }
 
     fn wake_up(&mut self) {
+        self.check_join_deadline();
         if self.outgoing.holds_any() {
             self.outgoing.retry_held();
         }
@@ -203,6 +235,9 @@ impl Driver {
                 self.handle(Input::Join(via));
             }
             Command::JoinSeedNodes(seeds) => {
+                if let Some(after) = self.shutdown.join_unsuccessful_after {
+                    self.join_deadline.get_or_insert(Instant::now() + after);
+                }
                 let seeds = seeds.iter().map(addr_of).collect();
                 self.handle(Input::JoinSeedNodes(seeds));
             }
@@ -323,7 +358,7 @@ impl Driver {
     /// phase leaves, `Command::Leave` again) unless the settings say not
     /// or it runs already.
     fn leave(&mut self) {
-        if self.shutdown_when_leaving && self.system.coordinated_shutdown().reason().is_none() {
+        if self.shutdown.when_leaving && self.system.coordinated_shutdown().reason().is_none() {
             tracing::info!(node = %self.core.unique_address(), "leaving: coordinated shutdown");
             shut_down_leaving(&self.system);
         } else {
@@ -363,7 +398,7 @@ impl Driver {
         };
         if downed && !self.downed {
             self.downed = true;
-            if self.shutdown_when_down {
+            if self.shutdown.when_down {
                 tracing::warn!(node = %self.core.unique_address(), "this node was downed: coordinated shutdown");
                 shut_down_downed(&self.system);
             } else {

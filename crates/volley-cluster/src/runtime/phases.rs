@@ -122,6 +122,13 @@ pub(crate) fn shut_down_downed(system: &ActorSystem) {
     run_shutdown(system, ShutdownReason::ClusterDowning);
 }
 
+/// Runs the system's coordinated shutdown because this node did not join
+/// through its seed nodes in time (Akka's
+/// `shutdown-after-unsuccessful-join-seed-nodes`), without waiting for it.
+pub(crate) fn shut_down_join_unsuccessful(system: &ActorSystem) {
+    run_shutdown(system, ShutdownReason::ClusterJoinUnsuccessful);
+}
+
 fn run_shutdown(system: &ActorSystem, reason: ShutdownReason) {
     let system = system.clone();
     let handle = system.runtime_handle().clone();

@@ -63,6 +63,13 @@ pub struct ClusterSettings {
     /// Removed members' tombstones are kept this long. Default 24 h.
     #[serde(with = "humantime_serde")]
     pub prune_gossip_tombstones_after: Duration,
+    /// A node that has not joined through its seed nodes this long after
+    /// it began runs coordinated shutdown (reason
+    /// `ClusterJoinUnsuccessful`), as Akka's
+    /// `shutdown-after-unsuccessful-join-seed-nodes`. Absent (the
+    /// default): it keeps trying.
+    #[serde(with = "humantime_serde")]
+    pub shutdown_after_unsuccessful_join_seed_nodes: Option<Duration>,
     /// The most members the table holds, and the most tombstones of
     /// removed ones; gossip naming more is refused and counted
     /// (`Cluster::refused_table_full`). Default 10,000.
@@ -135,6 +142,7 @@ impl Default for ClusterSettings {
             retry_unsuccessful_join_after: membership.retry_unsuccessful_join_after,
             prune_gossip_tombstones_after: membership.prune_gossip_tombstones_after,
             max_members: membership.max_members,
+            shutdown_after_unsuccessful_join_seed_nodes: None,
             inbound_queue: 1024,
             run_coordinated_shutdown_when_down: true,
             run_coordinated_shutdown_when_leaving: true,
@@ -197,6 +205,15 @@ impl ClusterSettings {
         }
         if self.min_nr_of_members == 0 {
             return out_of_range("min_nr_of_members", "must be at least 1");
+        }
+        if self
+            .shutdown_after_unsuccessful_join_seed_nodes
+            .is_some_and(|d| d.is_zero())
+        {
+            return out_of_range(
+                "shutdown_after_unsuccessful_join_seed_nodes",
+                "must be above zero",
+            );
         }
         if self.max_members == 0 {
             return out_of_range("max_members", "must be at least 1");

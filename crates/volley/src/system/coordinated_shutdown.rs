@@ -57,6 +57,10 @@ pub enum ShutdownReason {
     /// This node left its cluster (`Cluster::leave`): Akka's
     /// `ClusterLeavingReason`.
     ClusterLeaving,
+    /// This node did not join its cluster through its seed nodes within
+    /// the cluster's `shutdown_after_unsuccessful_join_seed_nodes`:
+    /// Akka's `ClusterJoinUnsuccessfulReason`.
+    ClusterJoinUnsuccessful,
 }
 
 /// Published on the event stream when coordinated shutdown begins.

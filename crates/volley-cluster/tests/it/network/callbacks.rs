@@ -1,14 +1,17 @@
 //! `Cluster::register_on_member_up` and `register_on_member_removed`
-//! (Akka's `registerOnMemberUp` and `registerOnMemberRemoved`).
+//! (Akka's `registerOnMemberUp` and `registerOnMemberRemoved`), and
+//! `shutdown_after_unsuccessful_join_seed_nodes`.
 
 use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
+use volley::ShutdownReason;
 use volley_cluster::{Cluster, ClusterError};
 use volley_testkit::await_cond_within;
 use volley_testkit::remote::Node;
 
-use super::{all_up, deadline, nodes, oldest_index, quick, start_nodes};
+use super::{all_up, deadline, nodes, oldest_index, quick, quick_with_seeds, start_nodes, SYSTEM};
 
 /// What a callback tells the test: its name and the thread it ran on.
 type Ran = mpsc::Sender<(&'static str, thread::ThreadId)>;
@@ -100,4 +103,35 @@ async fn an_up_callback_waits_for_the_join_and_a_removal_callback_for_the_end() 
 fn oldest_index_when_up(clusters: &[Cluster]) -> usize {
     all_up(clusters);
     oldest_index(clusters)
+}
+
+/// `shutdown_after_unsuccessful_join_seed_nodes`: a node whose only seed
+/// never answers runs coordinated shutdown (`ClusterJoinUnsuccessful`)
+/// once the time is up; one that joined in time does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_cannot_join_its_seeds_in_time_shuts_down() {
+    let mut nodes = nodes();
+    let members = start_nodes(&mut nodes, 2).await;
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let nobody = format!("volley://{SYSTEM}@{}", silent.local_addr().expect("bound"));
+    let mut lonely = quick_with_seeds("test", vec![nobody]);
+    lonely.shutdown_after_unsuccessful_join_seed_nodes = Some(Duration::from_millis(300));
+    let mut joins = quick("test", &[&members[1]]);
+    joins.shutdown_after_unsuccessful_join_seed_nodes = Some(Duration::from_millis(300));
+    let (ran, runs): (Ran, _) = mpsc::channel();
+    let lonely =
+        Cluster::start(&members[0].system, &members[0].remoting, lonely).expect("a cluster starts");
+    lonely.register_on_member_removed(tell(&ran, "removed"));
+    let joined =
+        Cluster::start(&members[1].system, &members[1].remoting, joins).expect("a cluster starts");
+    await_cond_within(deadline(), "the lonely node shut down", || {
+        members[0].system.coordinated_shutdown().reason()
+            == Some(ShutdownReason::ClusterJoinUnsuccessful)
+    });
+    assert_eq!(runs.recv_timeout(deadline()).expect("removed").0, "removed");
+    assert!(lonely.state().self_member.is_none(), "it never joined");
+    assert!(joined.state().self_member.is_some());
+    assert_eq!(members[1].system.coordinated_shutdown().reason(), None);
+    drop(silent);
+    nodes.stop_all().await;
 }
