@@ -33,6 +33,7 @@ pub struct Cluster {
     commands: mpsc::UnboundedSender<Command>,
     shared: Arc<Shared>,
     self_member: UniqueAddress,
+    self_roles: Arc<[String]>,
     system: String,
 }
 
@@ -118,6 +119,7 @@ impl Cluster {
             commands,
             shared,
             self_member,
+            self_roles: settings.roles.iter().cloned().collect(),
             system: system.name().to_owned(),
         };
         // The first cluster of the system stays its cluster; a second one
@@ -196,6 +198,11 @@ impl Cluster {
                 member_callbacks::run(callback);
             }
         }
+    }
+
+    /// This node's roles (Akka's `selfRoles`), as its settings name them.
+    pub fn self_roles(&self) -> &[String] {
+        &self.self_roles
     }
 
     /// Exiting members this node, as leader, removed without their

@@ -20,11 +20,12 @@ use super::entity_name::entity_name;
 use super::entity_ref::{EntityRef, EntityTypeKey};
 use super::extractor::{checked_shard_of, ShardExtractor, ShardOfError};
 use super::protocol::{CoordinatorMsg, RegionControl};
-use super::region::{RegionMsg, ShardRegion};
+use super::region::{RegionExtras, RegionMsg, ShardRegion};
 use super::region_counters::RegionCounters;
 use super::region_outbox::{bincode_size, SizeOf};
 use super::remembering::Remembering;
 use super::settings::ShardingError;
+use crate::runtime::Cluster;
 use crate::singleton::{ClusterSingleton, SingletonError, SingletonSettings};
 
 /// Registers the regions' and coordinators' protocol for remoting, under
@@ -46,8 +47,13 @@ enum CoordinatorHome<'a, M> {
     /// In this process, for this node alone.
     Local,
     /// As a cluster singleton, for the regions of every node, which
-    /// measure messages for batches to each other with the function.
-    Singleton(&'a Remoting, SizeOf<M>),
+    /// measure messages for batches to each other with `size_of`; this
+    /// node's region is a `proxy` or may host shards.
+    Singleton {
+        remoting: &'a Remoting,
+        size_of: SizeOf<M>,
+        proxy: bool,
+    },
 }
 
 /// The longest entity type name: its actors' names add to it.
@@ -172,8 +178,44 @@ impl ClusterSharding {
     where
         A::Msg: Serialize + DeserializeOwned,
     {
+        let cluster = Cluster::get(system).ok_or(ShardingError::NoCluster)?;
+        let role = entity.settings.role.as_deref();
+        let proxy = role.is_some_and(|role| !cluster.self_roles().iter().any(|r| r == role));
+        Self::init_on_cluster_as(system, remoting, entity, proxy)
+    }
+
+    /// Starts entity type `entity` on `system` as a proxy (Pekko's
+    /// `startProxy`): its region routes messages to the shards the other
+    /// members host, and hosts none itself, whatever this node's roles.
+    /// [`init_on_cluster`](Self::init_on_cluster) starts a proxy by
+    /// itself on a member without the entity type's `role`. The entity
+    /// factory is not used.
+    pub fn init_proxy_on_cluster<A: Actor>(
+        system: &ActorSystem,
+        remoting: &Remoting,
+        entity: Entity<A>,
+    ) -> Result<Sharding<A::Msg>, ShardingError>
+    where
+        A::Msg: Serialize + DeserializeOwned,
+    {
+        Self::init_on_cluster_as(system, remoting, entity, true)
+    }
+
+    fn init_on_cluster_as<A: Actor>(
+        system: &ActorSystem,
+        remoting: &Remoting,
+        entity: Entity<A>,
+        proxy: bool,
+    ) -> Result<Sharding<A::Msg>, ShardingError>
+    where
+        A::Msg: Serialize + DeserializeOwned,
+    {
         let size_of: SizeOf<A::Msg> = bincode_size::<A::Msg>;
-        let home = CoordinatorHome::Singleton(remoting, size_of);
+        let home = CoordinatorHome::Singleton {
+            remoting,
+            size_of,
+            proxy,
+        };
         Self::init_at(system, entity, home)
     }
 
@@ -247,12 +289,16 @@ fn start<A: Actor>(
     let region_name = format!("sharding-{encoded}");
     let counters = Arc::new(RegionCounters::default());
     let remember = remembering(system, entity.key.name(), &settings, &counters)?;
-    let (coordinator, remoting, size_of) = match home {
+    let (size_of, proxy) = match &home {
+        CoordinatorHome::Local => (None, false),
+        CoordinatorHome::Singleton { size_of, proxy, .. } => (Some(*size_of), *proxy),
+    };
+    let (coordinator, remoting) = match home {
         CoordinatorHome::Local => {
             let props = ShardCoordinator::props_remembering(settings.clone(), remember.clone());
-            (system.spawn(&name, props).map_err(spawn_error)?, None, None)
+            (system.spawn(&name, props).map_err(spawn_error)?, None)
         }
-        CoordinatorHome::Singleton(remoting, size_of) => {
+        CoordinatorHome::Singleton { remoting, .. } => {
             let props = ShardCoordinator::props_on_cluster_remembering(
                 settings.clone(),
                 remoting.clone(),
@@ -262,6 +308,7 @@ fn start<A: Actor>(
             let mut singleton = SingletonSettings::new(&name);
             singleton.retry_interval = settings.retry_interval;
             singleton.down_removal_margin = settings.down_removal_margin;
+            singleton.role = settings.role.clone();
             let started =
                 ClusterSingleton::start(system, remoting, singleton, props).map_err(|error| {
                     match error {
@@ -270,8 +317,13 @@ fn start<A: Actor>(
                     }
                 })?;
             let remoting = Some(remoting.clone());
-            (started.proxy().clone(), remoting, Some(size_of))
+            (started.proxy().clone(), remoting)
         }
+    };
+    let extras = RegionExtras {
+        remember,
+        size_of,
+        proxy,
     };
     let on_cluster = remoting.clone();
     let region_props = ShardRegion::props_remembering(
@@ -280,8 +332,7 @@ fn start<A: Actor>(
         coordinator.clone(),
         counters.clone(),
         remoting,
-        remember,
-        size_of,
+        extras,
     );
     let region = system
         .spawn(&region_name, region_props)

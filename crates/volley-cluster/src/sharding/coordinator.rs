@@ -55,6 +55,16 @@ use cluster_side::OnCluster;
 #[path = "coordinator_remember.rs"]
 mod remember;
 
+/// What a region's `Register` says of it.
+struct Registration {
+    /// The shards it hosts.
+    shards: Vec<ShardId>,
+    /// The shards its store remembers entities of.
+    remembered: Vec<ShardId>,
+    /// It is a proxy: it hosts nothing.
+    proxy: bool,
+}
+
 /// A shard being started: its region, and who asked where it is.
 struct Starting {
     host: ActorRef<RegionControl>,
@@ -183,13 +193,17 @@ impl ShardCoordinator {
         &mut self,
         ctx: &mut Context<Self>,
         region: ActorRef<RegionControl>,
-        shards: Vec<ShardId>,
-        remembered: Vec<ShardId>,
+        registration: Registration,
     ) {
+        let Registration {
+            shards,
+            remembered,
+            proxy,
+        } = registration;
         if self.is_terminating(&region) {
             return;
         }
-        let first_time = self.state.register(region.clone());
+        let first_time = self.state.register(region.clone(), proxy);
         if first_time {
             ctx.watch_with(&region, CoordinatorMsg::RegionTerminated(region.clone()));
         }
@@ -261,7 +275,7 @@ impl ShardCoordinator {
         }
         // With no region yet, or a store that failed, the asker asks
         // again on its retry timer.
-        if self.state.regions().next().is_none() || !self.record_shard(ctx, shard) {
+        if !self.state.has_hosts() || !self.record_shard(ctx, shard) {
             return;
         }
         if let Some(host) = self.state.allocate(&self.settings.allocation, shard) {
@@ -534,7 +548,16 @@ impl Actor for ShardCoordinator {
                 region,
                 shards,
                 remembered,
-            } => self.register(ctx, region, shards, remembered),
+                proxy,
+            } => self.register(
+                ctx,
+                region,
+                Registration {
+                    shards,
+                    remembered,
+                    proxy,
+                },
+            ),
             CoordinatorMsg::GetShardHome { shard, region } => {
                 self.get_shard_home(ctx, shard, region)
             }

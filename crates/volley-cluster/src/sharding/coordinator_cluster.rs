@@ -13,7 +13,7 @@ use crate::runtime::Cluster;
 use crate::sharding::allocation::ShardId;
 use crate::sharding::protocol::{CoordinatorMsg, RegionControl};
 use crate::sharding::region::CONTROL;
-use crate::sharding::region_members::{authority_of, RegionMembers, WhenFree};
+use crate::sharding::region_members::{authority_of, with_role, RegionMembers, WhenFree};
 
 const ASK_TIMER: &str = "ask-registrations";
 
@@ -119,8 +119,16 @@ impl ShardCoordinator {
         let events = ctx.message_adapter(CoordinatorMsg::Member);
         ctx.system().event_stream().subscribe(events);
         on_cluster.self_authority = authority_of(cluster.self_member());
-        on_cluster.members = RegionMembers::from_state(&cluster.state());
-        let unregistered = on_cluster.members.hosting().cloned().collect();
+        let state = cluster.state();
+        on_cluster.members = RegionMembers::from_state(&state);
+        // Proxies register too, but allocation need not wait for them.
+        let hosts = with_role(&state, self.settings.role.as_deref());
+        let unregistered = on_cluster
+            .members
+            .hosting()
+            .filter(|at| hosts.contains(*at))
+            .cloned()
+            .collect();
         on_cluster.cluster = Some(cluster);
         on_cluster.startup = Some(Startup {
             unregistered,

@@ -13,6 +13,9 @@ pub(crate) struct RegionShards {
     pub(crate) shards: Vec<ShardId>,
     /// Shutting down: it gets no new shard.
     pub(crate) leaving: bool,
+    /// A proxy: it gets no shard at all, but is a region all the same
+    /// (told of hand-offs, watched).
+    pub(crate) proxy: bool,
 }
 
 /// Which region each shard is allocated to.
@@ -22,8 +25,9 @@ pub(crate) struct CoordinatorState {
 }
 
 impl CoordinatorState {
-    /// Adds `region`; false if it was registered already.
-    pub(crate) fn register(&mut self, region: ActorRef<RegionControl>) -> bool {
+    /// Adds `region`, a proxy or a region that may host shards; false if
+    /// it was registered already.
+    pub(crate) fn register(&mut self, region: ActorRef<RegionControl>, proxy: bool) -> bool {
         if self.regions.iter().any(|r| r.region == region) {
             return false;
         }
@@ -31,8 +35,14 @@ impl CoordinatorState {
             region,
             shards: Vec::new(),
             leaving: false,
+            proxy,
         });
         true
+    }
+
+    /// Whether any registered region may host shards (not a proxy).
+    pub(crate) fn has_hosts(&self) -> bool {
+        self.regions.iter().any(|r| !r.proxy)
     }
 
     /// Removes `region`, returning the shards it had.
@@ -126,13 +136,14 @@ impl CoordinatorState {
         strategy.rebalance(&self.entries(), gate)
     }
 
-    /// The regions as the strategy sees them, by index. A region is taken
-    /// as Up unless it is shutting down (then as Leaving, so it gets no
-    /// new shard), and all of one version.
+    /// The regions as the strategy sees them, by index, proxies left out.
+    /// A region is taken as Up unless it is shutting down (then as
+    /// Leaving, so it gets no new shard), and all of one version.
     fn entries(&self) -> Vec<RegionEntry<'_, usize>> {
         self.regions
             .iter()
             .enumerate()
+            .filter(|(_, r)| !r.proxy)
             .map(|(at, r)| RegionEntry {
                 region: at,
                 status: if r.leaving {

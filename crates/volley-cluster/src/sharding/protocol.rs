@@ -30,6 +30,11 @@ pub enum CoordinatorMsg {
         /// restart of its node): the coordinator starts them there.
         #[serde(default)]
         remembered: Vec<ShardId>,
+        /// The region is a proxy (on a member without the entity type's
+        /// role, or started as one): it hosts no shard, but is told of
+        /// hand-offs as every region is.
+        #[serde(default)]
+        proxy: bool,
     },
     /// Where does `shard` live? Answered with [`RegionControl::ShardHome`]
     /// once the shard has started somewhere.

@@ -160,6 +160,19 @@ pub struct ShardRegion<A: Actor> {
     /// Shards the store remembers and that are not hosted here: named in
     /// the registration, so that the coordinator starts them here.
     remembered: BTreeSet<ShardId>,
+    /// A proxy: routes messages to shards elsewhere, hosts none.
+    proxy: bool,
+}
+
+/// What a region on a cluster has besides its settings.
+pub(crate) struct RegionExtras<M> {
+    /// The entity type's store, when it remembers its entities.
+    pub(crate) remember: Option<Remembering>,
+    /// How to measure a message for a batch to another region (without
+    /// it, each message goes alone).
+    pub(crate) size_of: Option<SizeOf<M>>,
+    /// The region is a proxy: it registers as one and hosts no shard.
+    pub(crate) proxy: bool,
 }
 
 const RETRY_TIMER: &str = "retry";
@@ -181,29 +194,28 @@ impl<A: Actor> ShardRegion<A> {
         counters: Arc<RegionCounters>,
         remoting: Option<Remoting>,
     ) -> Props<Self> {
-        Self::props_remembering(
-            factory,
-            settings,
-            coordinator,
-            counters,
-            remoting,
-            None,
-            None,
-        )
+        let extras = RegionExtras {
+            remember: None,
+            size_of: None,
+            proxy: false,
+        };
+        Self::props_remembering(factory, settings, coordinator, counters, remoting, extras)
     }
 
-    /// [`props`](Self::props), with the entity type's store when it
-    /// remembers its entities, and how to measure a message for a batch
-    /// to another region (without it, each message goes alone).
+    /// [`props`](Self::props), with `extras`.
     pub(crate) fn props_remembering(
         factory: EntityFactory<A>,
         settings: ShardingSettings,
         coordinator: ActorRef<CoordinatorMsg>,
         counters: Arc<RegionCounters>,
         remoting: Option<Remoting>,
-        remember: Option<Remembering>,
-        size_of: Option<SizeOf<A::Msg>>,
+        extras: RegionExtras<A::Msg>,
     ) -> Props<Self> {
+        let RegionExtras {
+            remember,
+            size_of,
+            proxy,
+        } = extras;
         Props::new(move || ShardRegion {
             factory: factory.clone(),
             settings: settings.clone(),
@@ -229,6 +241,7 @@ impl<A: Actor> ShardRegion<A> {
             shutting_down: None,
             remember: remember.clone(),
             remembered: BTreeSet::new(),
+            proxy,
         })
     }
 
@@ -308,6 +321,9 @@ impl<A: Actor> ShardRegion<A> {
                 self.registered = true;
                 let waiting: Vec<ShardId> = self.buffer.shards().collect();
                 waiting.into_iter().for_each(|shard| self.ask_home(shard));
+            }
+            RegionControl::HostShard { shard, .. } if self.proxy => {
+                tracing::warn!(%shard, "a sharding proxy was told to host a shard; it hosts none");
             }
             RegionControl::HostShard { shard, remembered } => {
                 if self.record_handed(ctx, shard, remembered) {
@@ -596,6 +612,7 @@ impl<A: Actor> ShardRegion<A> {
             region,
             shards,
             remembered,
+            proxy: self.proxy,
         });
     }
 

@@ -9,7 +9,7 @@
 //! removed and stop its region. A member that is merely unreachable is
 //! neither, so its shards stay.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::member::{ClusterEvent, ClusterState, MemberRecord, MemberStatus, UniqueAddress};
 
@@ -32,6 +32,17 @@ pub(crate) fn authority_of(member: &UniqueAddress) -> String {
 
 fn authority(record: &MemberRecord) -> String {
     authority_of(&record.unique_address())
+}
+
+/// The members of `state` (by `host:port`) whose regions may host shards
+/// of an entity type with `role`: every member when it has none.
+pub(crate) fn with_role(state: &ClusterState, role: Option<&str>) -> HashSet<String> {
+    state
+        .members
+        .iter()
+        .filter(|record| role.is_none_or(|role| record.roles.contains(role)))
+        .map(authority)
+        .collect()
 }
 
 /// The members by `host:port`.

@@ -68,6 +68,11 @@ pub struct ShardingSettings {
     /// over that threshold would take the large lane, and messages on two
     /// lanes keep no order.
     pub remote_batch_bytes: usize,
+    /// The role of the members that host this entity type's shards
+    /// (Pekko's `role`): on a member without it the region is a proxy,
+    /// which routes messages but hosts no shard, and the coordinator runs
+    /// on the oldest member with it. `None`: every member hosts.
+    pub role: Option<String>,
 }
 
 impl Default for ShardingSettings {
@@ -87,6 +92,7 @@ impl Default for ShardingSettings {
             shard_failure_backoff: Duration::from_secs(10),
             remote_batch_messages: 64,
             remote_batch_bytes: 4 * 1024,
+            role: None,
         }
     }
 }

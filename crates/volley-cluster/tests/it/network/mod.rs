@@ -16,6 +16,7 @@ mod refusing;
 mod sharding;
 mod sharding_order;
 mod sharding_remember;
+mod sharding_roles;
 mod shutdown;
 mod singleton;
 mod topics;

@@ -16,12 +16,18 @@ struct Region {
 }
 
 fn region(system: &ActorSystem, coordinator: &ActorRef<CoordinatorMsg>) -> Region {
+    registered(system, coordinator, false)
+}
+
+/// A region, or a proxy, that registered and got its ack.
+fn registered(system: &ActorSystem, coordinator: &ActorRef<CoordinatorMsg>, proxy: bool) -> Region {
     let probe = TestProbe::<RegionControl>::new(system);
     let me = probe.actor_ref();
     coordinator.tell(CoordinatorMsg::Register {
         region: me.clone(),
         shards: Vec::new(),
         remembered: Vec::new(),
+        proxy,
     });
     probe.expect_msg_pf(|msg| match msg {
         RegionControl::RegisterAck { .. } => Some(()),
@@ -215,5 +221,59 @@ async fn a_joining_region_gets_a_round_at_once_and_one_asked_meanwhile_follows_t
     for region in [&first, &second, &third] {
         assert_eq!(region.expect(begin), ShardId(1));
     }
+    system.terminate().await;
+}
+
+/// A proxy (Pekko's `startProxy`, or a member without the entity type's
+/// role) is a registered region that gets no shard: with only a proxy
+/// registered a shard is not allocated; once a region registers, the
+/// proxy's next ask allocates the shard there and the proxy learns the
+/// home; the proxy is told of a rebalance round as every region is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_gets_homes_but_never_hosts_a_shard() {
+    let system = ActorSystem::new("coordinator-proxy").unwrap();
+    let settings = ShardingSettings {
+        rebalance_interval: Duration::from_millis(50),
+        ..ShardingSettings::default()
+    };
+    let coordinator = system
+        .spawn("coordinator", ShardCoordinator::props(settings))
+        .unwrap();
+    let proxy = registered(&system, &coordinator, true);
+    let ask = |shard| {
+        coordinator.tell(CoordinatorMsg::GetShardHome {
+            shard: ShardId(shard),
+            region: proxy.me.clone(),
+        })
+    };
+    ask(3);
+    let first = region(&system, &coordinator);
+    ask(3);
+    assert_eq!(first.expect(host_shard), ShardId(3));
+    coordinator.tell(CoordinatorMsg::ShardStarted {
+        shard: ShardId(3),
+        region: first.me.clone(),
+    });
+    // The proxy's first message since its ack: no HostShard came before.
+    let home = proxy.probe.expect_msg_pf(|msg| match msg {
+        RegionControl::ShardHome { shard, region } => Some((shard, region)),
+        _ => None,
+    });
+    assert_eq!(home, (ShardId(3), first.me.clone()));
+    for n in 0..3 {
+        ask(n);
+        assert_eq!(first.expect(host_shard), ShardId(n));
+        coordinator.tell(CoordinatorMsg::ShardStarted {
+            shard: ShardId(n),
+            region: first.me.clone(),
+        });
+        assert_eq!(proxy.expect(shard_home), ShardId(n));
+    }
+    // A second region joins: a round moves a shard, and the proxy hears
+    // of it as the regions do (it buffers for the shard meanwhile).
+    let second = region(&system, &coordinator);
+    let moved = first.expect(begin);
+    assert_eq!(second.expect(begin), moved);
+    assert_eq!(proxy.expect(begin), moved);
     system.terminate().await;
 }
