@@ -23,6 +23,7 @@ use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region::{RegionExtras, RegionMsg, ShardRegion};
 use super::region_counters::RegionCounters;
 use super::region_outbox::{bincode_size, SizeOf};
+use super::region_state::CurrentShardRegionState;
 use super::remembering::Remembering;
 use super::settings::ShardingError;
 use crate::runtime::Cluster;
@@ -124,6 +125,16 @@ impl<M: Send + 'static> Sharding<M> {
     /// as a [`RememberStoreFailed`](super::RememberStoreFailed)).
     pub fn store_failures(&self) -> u64 {
         self.counters.store_failures.load(Relaxed)
+    }
+
+    /// What this node's region hosts: its shards and their entities
+    /// (Pekko's `GetShardRegionState`). A shard that does not answer within
+    /// `shard_region_query_timeout` is listed in `failed`.
+    /// `Err(RegionStopped)` once the region has stopped.
+    pub async fn shard_region_state(&self) -> Result<CurrentShardRegionState, ShardingError> {
+        let (reply, state) = oneshot::channel();
+        self.region.tell(RegionMsg::GetState(reply));
+        state.await.map_err(|_| ShardingError::RegionStopped)
     }
 
     /// Entities' messages this node's region sent other regions in

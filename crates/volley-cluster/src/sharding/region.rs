@@ -48,6 +48,7 @@ use super::region_counters::RegionCounters;
 use super::region_markers::HandOffMarkers;
 use super::region_members::authority_of;
 use super::region_outbox::{Outbox, SizeOf};
+use super::region_state::{self, CurrentShardRegionState};
 use super::remembering::Remembering;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
@@ -101,6 +102,8 @@ pub enum RegionMsg<M: Send + 'static> {
     /// A hosted shard stopped by a failure of the store: start it again
     /// (remembered entities).
     RestartShard(ShardId),
+    /// What the region hosts (`Sharding::shard_region_state`).
+    GetState(oneshot::Sender<CurrentShardRegionState>),
 }
 
 /// Where a shard lives, as far as this region knows.
@@ -701,6 +704,12 @@ impl<A: Actor> Actor for ShardRegion<A> {
             RegionMsg::MarkerTimeout(shard) => self.marker_timeout(ctx, shard),
             RegionMsg::HandedOff(handed) => self.handed_off(ctx, handed),
             RegionMsg::GracefulShutdown(waiter) => self.graceful_shutdown(ctx, waiter),
+            RegionMsg::GetState(reply) => {
+                let shards = self.hosted.iter().map(|(id, shard)| (*id, shard.clone()));
+                let timeout = self.settings.shard_region_query_timeout;
+                let runtime = ctx.system().runtime_handle();
+                region_state::collect(&runtime, shards.collect(), timeout, reply);
+            }
             RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(ctx, shard, &actor),
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),

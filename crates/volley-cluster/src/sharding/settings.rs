@@ -73,6 +73,10 @@ pub struct ShardingSettings {
     /// which routes messages but hosts no shard, and the coordinator runs
     /// on the oldest member with it. `None`: every member hosts.
     pub role: Option<String>,
+    /// How long `Sharding::shard_region_state` waits for the region's
+    /// shards to answer; one that does not is listed as failed (Pekko's
+    /// `shard-region-query-timeout`).
+    pub shard_region_query_timeout: Duration,
 }
 
 impl Default for ShardingSettings {
@@ -93,6 +97,7 @@ impl Default for ShardingSettings {
             remote_batch_messages: 64,
             remote_batch_bytes: 4 * 1024,
             role: None,
+            shard_region_query_timeout: Duration::from_secs(3),
         }
     }
 }
@@ -134,4 +139,7 @@ pub enum ShardingError {
     /// The region or coordinator could not be started.
     #[error("sharding could not start its actors: {0}")]
     Spawn(String),
+    /// The region has stopped (its node left, or the system terminated).
+    #[error("the sharding region has stopped")]
+    RegionStopped,
 }

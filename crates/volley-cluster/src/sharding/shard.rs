@@ -29,6 +29,7 @@ use super::allocation::ShardId;
 use super::entity_key::EntityKey;
 use super::entity_name::entity_name;
 use super::passivation::{ActiveEntities, PassivationSettings};
+use super::region_state::ShardState;
 use super::remembering::Remembering;
 
 #[path = "shard_remember.rs"]
@@ -38,6 +39,7 @@ mod remember;
 pub type EntityFactory<A> = Arc<dyn Fn(&str) -> Props<A> + Send + Sync>;
 
 /// What a shard takes.
+#[derive(Debug)]
 pub enum ShardMsg<M: Send + 'static> {
     /// A message for entity `entity_id`, started on demand.
     Deliver {
@@ -61,6 +63,9 @@ pub enum ShardMsg<M: Send + 'static> {
     /// From the region: start these remembered ids, recorded already (a
     /// node that came back handed them over).
     StartRemembered(Vec<String>),
+    /// From the region: the shard's entities, for
+    /// `Sharding::shard_region_state`.
+    GetState(tokio::sync::oneshot::Sender<ShardState>),
 }
 
 /// A shard's answer to [`ShardMsg::HandOff`]: its entities have stopped.
@@ -381,6 +386,14 @@ impl<A: Actor> Actor for Shard<A> {
             ShardMsg::PassivationTick => self.passivate_idle(ctx),
             ShardMsg::RestartEntity(id) => self.restart_entity(ctx, &id),
             ShardMsg::StartRemembered(ids) => self.start_ids(ctx, ids),
+            ShardMsg::GetState(reply) => {
+                let entity_ids = self.entities.keys().map(|k| k.as_str().to_owned());
+                let state = ShardState {
+                    shard: self.id,
+                    entity_ids: entity_ids.collect(),
+                };
+                let _asker_gone = reply.send(state);
+            }
         }
         Ok(())
     }

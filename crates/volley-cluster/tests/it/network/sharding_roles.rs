@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use volley::{Actor, Context, HandleResult, Props};
 use volley_cluster::sharding::{
-    ClusterSharding, Entity, EntityTypeKey, HashShards, Sharding, ShardingSettings,
+    ClusterSharding, CurrentShardRegionState, Entity, EntityTypeKey, HashShards, Sharding,
+    ShardingSettings,
 };
 use volley_cluster::Cluster;
 use volley_testkit::await_cond_within;
@@ -67,7 +68,8 @@ fn entity(node: &Node, record: &Record) -> Entity<Target> {
 /// Three members: 0 and 1 have the role `backend`, 2 has none. The entity
 /// type has role `backend`; member 1 starts it as a proxy all the same.
 /// Every entity starts on member 0 alone, and every message sent from the
-/// two proxies arrives there exactly once.
+/// two proxies arrives there exactly once; the regions' states
+/// (`shard_region_state`) say the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_members_with_the_role_host_and_proxies_reach_them() {
     let mut nodes = sharding_nodes::<Hit>();
@@ -116,6 +118,20 @@ async fn only_members_with_the_role_host_and_proxies_reach_them() {
         assert_eq!(ports, &[host_port], "{id} started only on the host");
         assert_eq!(got.len(), 1, "{id} got its message once");
     }
-    drop(host);
+    let hosted = host.shard_region_state().await.expect("the region runs");
+    assert!(hosted.failed.is_empty());
+    assert_eq!(
+        hosted.entity_ids().count(),
+        count,
+        "every entity, on the host"
+    );
+    for proxy in proxies {
+        let state = proxy.shard_region_state().await.expect("the proxy runs");
+        assert_eq!(
+            state,
+            CurrentShardRegionState::default(),
+            "a proxy hosts nothing"
+        );
+    }
     nodes.stop_all().await;
 }
