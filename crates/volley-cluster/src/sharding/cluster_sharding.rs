@@ -14,6 +14,7 @@ use volley::{Actor, ActorRef, ActorSystem};
 use volley_remote::transport::RegistryError;
 use volley_remote::{Registry, Remoting};
 
+use super::cluster_stats::{self, ClusterShardingStats};
 use super::coordinator::ShardCoordinator;
 use super::entity::Entity;
 use super::entity_name::entity_name;
@@ -135,6 +136,18 @@ impl<M: Send + 'static> Sharding<M> {
         let (reply, state) = oneshot::channel();
         self.region.tell(RegionMsg::GetState(reply));
         state.await.map_err(|_| ShardingError::RegionStopped)
+    }
+
+    /// How many entities every region of the entity type hosts, per shard
+    /// (Pekko's `GetClusterShardingStats`), asked of the coordinator and
+    /// then of each region, all within `timeout`: a region that does not
+    /// answer in time is left out. `Err(QueryTimedOut)` if the
+    /// coordinator does not answer in time.
+    pub async fn cluster_sharding_stats(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Result<ClusterShardingStats, ShardingError> {
+        cluster_stats::query(&self.coordinator, timeout).await
     }
 
     /// Entities' messages this node's region sent other regions in

@@ -583,6 +583,10 @@ impl Actor for ShardCoordinator {
             CoordinatorMsg::AskRegistrations => self.ask_registrations(ctx),
             CoordinatorMsg::StateWaitOver => self.end_startup(ctx),
             CoordinatorMsg::ResendHostShard(shard) => self.resend_host_shard(ctx, shard),
+            CoordinatorMsg::GetCurrentRegions { reply_to } => {
+                let regions = self.state.hosting_regions().cloned().collect();
+                reply_to.tell(RegionControl::CurrentRegions { regions });
+            }
         }
         Ok(())
     }

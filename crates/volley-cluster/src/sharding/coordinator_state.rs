@@ -82,6 +82,12 @@ impl CoordinatorState {
         self.regions.iter().map(|r| &r.region)
     }
 
+    /// The regions that may host shards (no proxies), in registration
+    /// order.
+    pub(crate) fn hosting_regions(&self) -> impl Iterator<Item = &ActorRef<RegionControl>> {
+        self.regions.iter().filter(|r| !r.proxy).map(|r| &r.region)
+    }
+
     /// The region `shard` is allocated to.
     pub(crate) fn home(&self, shard: ShardId) -> Option<&ActorRef<RegionControl>> {
         self.regions

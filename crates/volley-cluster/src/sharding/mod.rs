@@ -26,6 +26,7 @@
 
 pub mod allocation;
 mod cluster_sharding;
+mod cluster_stats;
 mod coordinator;
 mod coordinator_state;
 mod entity;
@@ -62,6 +63,7 @@ pub use shard::{passivate, EntityFactory, HandedOff, Shard, ShardMsg, ShardSetti
 pub use version::AppVersion;
 
 pub use cluster_sharding::{register_sharding_types, ClusterSharding, Sharding};
+pub use cluster_stats::{ClusterShardingStats, ShardRegionStats};
 pub use coordinator::ShardCoordinator;
 pub use entity::{Entity, DEFAULT_NUMBER_OF_SHARDS};
 pub use entity_ref::{EntityRef, EntityTypeKey};

@@ -79,6 +79,16 @@ pub enum CoordinatorMsg {
         /// The region.
         region: ActorRef<RegionControl>,
     },
+    /// Which regions may host shards (Pekko's `GetCurrentRegions`; proxies
+    /// left out): answered with [`RegionControl::CurrentRegions`].
+    GetCurrentRegions {
+        /// Who asks.
+        reply_to: ActorRef<RegionControl>,
+    },
+    // The local variants come last: serde numbers a variant by its place
+    // when it writes and by its place among the variants it reads when it
+    // reads, so a variant that crosses the wire after a skipped one would
+    // be read as another (or refused).
     /// Local: a registered region stopped.
     #[serde(skip)]
     RegionTerminated(ActorRef<RegionControl>),
@@ -182,6 +192,27 @@ pub enum RegionControl {
         ids: Vec<String>,
         /// The region that sends them.
         from: ActorRef<RegionControl>,
+    },
+    /// The coordinator's answer to [`CoordinatorMsg::GetCurrentRegions`].
+    CurrentRegions {
+        /// The registered regions that may host shards.
+        regions: Vec<ActorRef<RegionControl>>,
+    },
+    /// How many entities each shard hosted here has (Pekko's
+    /// `GetShardRegionStats`): answered with [`RegionControl::Stats`].
+    GetStats {
+        /// Who asks.
+        reply_to: ActorRef<RegionControl>,
+    },
+    /// A region's answer to [`RegionControl::GetStats`].
+    Stats {
+        /// The region's node, as its remoting address.
+        address: String,
+        /// Each shard that answered in time and its number of entities.
+        shards: Vec<(ShardId, u32)>,
+        /// The shards that did not answer within
+        /// `shard_region_query_timeout`.
+        failed: Vec<ShardId>,
     },
 }
 

@@ -48,7 +48,7 @@ use super::region_counters::RegionCounters;
 use super::region_markers::HandOffMarkers;
 use super::region_members::authority_of;
 use super::region_outbox::{Outbox, SizeOf};
-use super::region_state::{self, CurrentShardRegionState};
+use super::region_state::{self, CurrentShardRegionState, ShardState};
 use super::remembering::Remembering;
 use super::settings::ShardingSettings;
 use super::shard::{EntityFactory, HandedOff, Shard, ShardMsg};
@@ -344,6 +344,10 @@ impl<A: Actor> ShardRegion<A> {
             RegionControl::HandOverRemembered { shard, home } => {
                 self.hand_over_remembered(ctx, shard, &home)
             }
+            RegionControl::GetStats { reply_to } => self.report_stats(ctx, reply_to),
+            RegionControl::CurrentRegions { .. } | RegionControl::Stats { .. } => {
+                tracing::debug!("a region got an answer meant for a stats query; dropped");
+            }
             RegionControl::AddRemembered { shard, ids, from } => {
                 self.add_remembered(ctx, shard, ids, &from)
             }
@@ -606,6 +610,26 @@ impl<A: Actor> ShardRegion<A> {
     /// Registers with the coordinator, with the shards hosted here (a new
     /// coordinator rebuilds its map from them). A shard in hand-off
     /// counts until it has stopped: its `ShardStopped` frees it.
+    /// Answers a stats query (`Sharding::cluster_sharding_stats`) with
+    /// the number of entities of each shard hosted here.
+    fn report_stats(&self, ctx: &mut Context<Self>, reply_to: ActorRef<RegionControl>) {
+        let address = match &self.remoting {
+            Some(remoting) => remoting.address().to_string(),
+            None => ctx.system().name().to_owned(),
+        };
+        let shards = self.hosted.iter().map(|(id, shard)| (*id, shard.clone()));
+        let timeout = self.settings.shard_region_query_timeout;
+        let runtime = ctx.system().runtime_handle();
+        region_state::collect(&runtime, shards.collect(), timeout, move |state| {
+            let count = |s: &ShardState| u32::try_from(s.entity_ids.len()).unwrap_or(u32::MAX);
+            reply_to.tell(RegionControl::Stats {
+                address,
+                shards: state.shards.iter().map(|s| (s.shard, count(s))).collect(),
+                failed: state.failed.into_iter().collect(),
+            });
+        });
+    }
+
     fn register(&self) {
         let region = self.control();
         let mut shards: Vec<ShardId> = self.hosted.keys().copied().collect();
@@ -708,7 +732,9 @@ impl<A: Actor> Actor for ShardRegion<A> {
                 let shards = self.hosted.iter().map(|(id, shard)| (*id, shard.clone()));
                 let timeout = self.settings.shard_region_query_timeout;
                 let runtime = ctx.system().runtime_handle();
-                region_state::collect(&runtime, shards.collect(), timeout, reply);
+                region_state::collect(&runtime, shards.collect(), timeout, move |state| {
+                    let _asker_gone = reply.send(state);
+                });
             }
             RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(ctx, shard, &actor),
             RegionMsg::Retry => self.retry(ctx),

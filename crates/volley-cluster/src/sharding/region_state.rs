@@ -45,14 +45,14 @@ impl CurrentShardRegionState {
     }
 }
 
-/// Asks each of `shards` for its state and sends the whole to `reply`,
+/// Asks each of `shards` for its state and hands the whole to `done`,
 /// waiting at most `timeout` for all; runs on `runtime`, so the region
 /// goes on meanwhile.
 pub(crate) fn collect<M: Send + 'static>(
     runtime: &tokio::runtime::Handle,
     shards: Vec<(ShardId, ActorRef<ShardMsg<M>>)>,
     timeout: Duration,
-    reply: oneshot::Sender<CurrentShardRegionState>,
+    done: impl FnOnce(CurrentShardRegionState) + Send + 'static,
 ) {
     let asked: Vec<_> = shards
         .into_iter()
@@ -74,7 +74,7 @@ pub(crate) fn collect<M: Send + 'static>(
             }
         }
         state.shards.sort_by_key(|s| s.shard);
-        let _asker_gone = reply.send(state);
+        done(state);
     });
 }
 

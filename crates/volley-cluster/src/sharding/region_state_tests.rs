@@ -23,7 +23,9 @@ async fn answering_shards_are_listed_and_a_silent_one_is_failed() {
     ];
     let (reply, state) = oneshot::channel();
     let runtime = system.runtime_handle();
-    collect(&runtime, shards, Duration::from_millis(100), reply);
+    collect(&runtime, shards, Duration::from_millis(100), move |state| {
+        let _ = reply.send(state);
+    });
     let asked = answering.expect_msg_pf(|msg| match msg {
         ShardMsg::GetState(reply) => Some(reply),
         _ => None,

@@ -139,6 +139,9 @@ pub enum ShardingError {
     /// The region or coordinator could not be started.
     #[error("sharding could not start its actors: {0}")]
     Spawn(String),
+    /// A stats query's coordinator did not answer in time.
+    #[error("the sharding coordinator did not answer the query in time")]
+    QueryTimedOut,
     /// The region has stopped (its node left, or the system terminated).
     #[error("the sharding region has stopped")]
     RegionStopped,

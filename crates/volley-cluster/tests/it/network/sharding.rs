@@ -173,6 +173,13 @@ async fn entities_live_on_both_nodes_and_get_every_message() {
         with(&record, |r| r.starts.values().flatten().copied().collect());
     assert_eq!(ports.len(), 2, "entities on both nodes");
     assert_eq!(check_exactly_once(&record, 20), 0, "one sender, no move");
+    // Pekko's GetClusterShardingStats, from either node: both regions.
+    let stats = shardings[1]
+        .cluster_sharding_stats(Duration::from_secs(3))
+        .await;
+    let stats = stats.expect("the coordinator answers");
+    assert_eq!(stats.regions.len(), 2, "{stats:?}");
+    assert_eq!(stats.entity_count(), count as u64);
     nodes.stop_all().await;
 }
 

@@ -288,3 +288,33 @@ async fn by_default_a_forwarded_request_cannot_make_the_third_node_dial_the_aske
         n.system.terminate().await;
     }
 }
+
+/// A asks an actor of its own, which passes the request, reply handle
+/// included, to B: B's answer reaches the asker (a singleton proxy or a
+/// router in front of a remote actor does this).
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_request_passed_on_to_another_node_is_answered() {
+    let a = node("alpha", RemoteSettings::default()).await;
+    let b = node("beta", RemoteSettings::default()).await;
+    spawn_calculator(&b, "calc");
+    let to_b = remote_ref(&a, &b, "calc");
+    let local = a.system.spawn("forwarder", forwarder(to_b)).unwrap();
+    for i in 0..10 {
+        let sum = local
+            .ask(
+                |reply_to| Calc::Add {
+                    a: i,
+                    b: 2,
+                    reply_to,
+                },
+                T,
+            )
+            .await
+            .unwrap();
+        assert_eq!(sum, i + 2);
+    }
+    for n in [a, b] {
+        n.system.terminate().await;
+    }
+}
