@@ -84,6 +84,7 @@ mod frame;
 mod gateway;
 pub mod health;
 mod health_watch;
+mod http2_limits;
 mod metadata;
 #[cfg(feature = "reflection")]
 mod reflection;
@@ -94,6 +95,7 @@ mod unary;
 
 pub use body::UnaryBody;
 pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};
+pub use http2_limits::Http2Limits;
 pub use metadata::{Call, WithMetadata};
 pub use server::serve;
 pub use streaming::{ResponseStream, StreamSendError};

@@ -40,6 +40,7 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let mut builder = http2::Builder::new(TokioExecutor::new());
     builder.timer(TokioTimer::new());
+    gateway.http2_limits().apply(&mut builder);
     let listener = GatedListener::new(listener, gateway.connection_gate().clone());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

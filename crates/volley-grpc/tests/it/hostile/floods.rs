@@ -1,0 +1,69 @@
+//! Connections that stop taking part: a peer silent after the preface, and
+//! peers that flood PINGs or SETTINGS without reading the answers. The
+//! gateway's keep-alive PING goes unanswered, and the connection is closed
+//! after `keep_alive_timeout`, holding no more than the socket buffers.
+
+use std::time::Duration;
+
+use volley_grpc::{GatewaySettings, Http2Limits};
+
+use super::frames::*;
+use crate::echo_server::server;
+
+/// Keep-alive at a pace a test can wait for.
+fn quick_keep_alive() -> GatewaySettings {
+    GatewaySettings {
+        http2: Http2Limits {
+            keep_alive_interval: Some(Duration::from_millis(100)),
+            keep_alive_timeout: Duration::from_millis(200),
+            ..Http2Limits::default()
+        },
+        ..GatewaySettings::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_silent_after_the_preface_is_pinged_then_closed() {
+    let s = server(quick_keep_alive()).await;
+    let gate = s.gateway.connection_gate().clone();
+    let mut raw = RawH2::tcp(s.served.port).await;
+    raw.send(PREFACE).await;
+    // No SETTINGS, no PING ACK: nothing more at all.
+    let ping = raw.until(|f| f.kind == PING && f.flags & ACK == 0).await;
+    assert!(ping.is_some(), "a keep-alive PING before the close");
+    raw.closed().await;
+    crate::common::wait_for("the connection let go", || gate.open() == 0).await;
+    s.still_answers().await;
+}
+
+/// Floods `chunk`s without reading: the server, which answers each, stops
+/// reading once its answers back up, and its unanswered keep-alive closes
+/// the connection.
+async fn flood_unread(chunk: Vec<u8>) {
+    let s = server(quick_keep_alive()).await;
+    let gate = s.gateway.connection_gate().clone();
+    let mut raw = RawH2::connect(s.served.port, &[]).await;
+    let flood = raw.flood(move |_| chunk.clone(), 1 << 30);
+    let max = volley_testkit::default_timeout();
+    let Ok(ended) = tokio::time::timeout(max, flood).await else {
+        panic!("the server neither read on nor closed for {max:?}");
+    };
+    let (sent, cut_off) = ended.unwrap();
+    assert!(cut_off, "the server read all {sent} bytes");
+    crate::common::wait_for("the connection let go", || gate.open() == 0).await;
+    s.still_answers().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_unread_is_cut_off() {
+    let pings: Vec<u8> = (0..1000u64)
+        .flat_map(|i| frame(PING, 0, 0, &i.to_be_bytes()))
+        .collect();
+    flood_unread(pings).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_flood_unread_is_cut_off() {
+    let one = settings(&[(INITIAL_WINDOW_SIZE, 65_535)]);
+    flood_unread(one.repeat(1000)).await;
+}
