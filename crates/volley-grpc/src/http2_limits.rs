@@ -9,7 +9,9 @@
 //! connection forever. The CONTINUATION flood (2024) and PING/SETTINGS
 //! floods are bounded by h2 itself: it stops reading from a peer it
 //! cannot answer, and counts CONTINUATION frames against
-//! `max_header_list_size`.
+//! `max_header_list_size`. All of these end in a frame the server must
+//! write; `send_timeout` (`write_stall.rs`) lets go of a peer that reads
+//! nothing, which that frame cannot reach.
 
 use std::time::Duration;
 
@@ -34,6 +36,11 @@ pub struct Http2Limits {
     pub keep_alive_interval: Option<Duration>,
     /// How long a keep-alive PING may go unanswered. Default 20 s.
     pub keep_alive_timeout: Duration,
+    /// How long the server's writes to a connection may stay blocked,
+    /// the client taking no bytes, before the connection is dropped
+    /// without more: the GOAWAY that a keep-alive timeout or a flood
+    /// limit sends cannot reach a client that reads nothing. Default 20 s.
+    pub send_timeout: Duration,
     /// Streams a client may open and reset before the gateway took them
     /// up (rapid reset, CVE-2023-44487), at once; one more ends the
     /// connection with GOAWAY `ENHANCE_YOUR_CALM`. Default 20.
@@ -51,6 +58,7 @@ impl Default for Http2Limits {
             max_header_list_size: 16 * 1024,
             keep_alive_interval: Some(Duration::from_secs(30)),
             keep_alive_timeout: Duration::from_secs(20),
+            send_timeout: Duration::from_secs(20),
             max_pending_accept_reset_streams: 20,
             max_local_error_reset_streams: 1024,
         }

@@ -73,8 +73,7 @@
 //! serves tonic's reflection service over the descriptors given.
 //!
 //! Not yet: client streaming, bidirectional streaming, compression,
-//! response metadata on server-streaming calls, the deadline of a streaming call
-//! whose client stopped reading.
+//! response metadata on server-streaming calls.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -92,6 +91,7 @@ mod request_body;
 mod server;
 mod streaming;
 mod unary;
+mod write_stall;
 
 pub use body::UnaryBody;
 pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};

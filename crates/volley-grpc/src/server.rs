@@ -16,6 +16,7 @@ use volley::net::GatedListener;
 
 use crate::body::UnaryBody;
 use crate::gateway::Gateway;
+use crate::write_stall::WriteStall;
 
 impl Service<http::Request<Incoming>> for Gateway {
     type Response = http::Response<UnaryBody>;
@@ -48,6 +49,7 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
+        let stream = WriteStall::new(stream, gateway.http2_limits().send_timeout);
         let connection = builder.serve_connection(TokioIo::new(stream), gateway.clone());
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

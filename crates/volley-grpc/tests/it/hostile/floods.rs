@@ -1,7 +1,10 @@
-//! Connections that stop taking part: a peer silent after the preface, and
-//! peers that flood PINGs or SETTINGS without reading the answers. The
-//! gateway's keep-alive PING goes unanswered, and the connection is closed
-//! after `keep_alive_timeout`, holding no more than the socket buffers.
+//! Connections that stop taking part: a peer silent after the preface,
+//! whose keep-alive PING goes unanswered (closed after
+//! `keep_alive_timeout`), and peers that flood PINGs or SETTINGS without
+//! reading the answers: h2 stops reading them once its answers back up,
+//! and the writes that stay blocked end the connection after
+//! `send_timeout`. The floods run with keep-alive off: its GOAWAY would
+//! itself wait on the blocked writes.
 
 use std::time::Duration;
 
@@ -15,7 +18,19 @@ fn quick_keep_alive() -> GatewaySettings {
     GatewaySettings {
         http2: Http2Limits {
             keep_alive_interval: Some(Duration::from_millis(100)),
-            keep_alive_timeout: Duration::from_millis(200),
+            keep_alive_timeout: Duration::from_millis(500),
+            ..Http2Limits::default()
+        },
+        ..GatewaySettings::default()
+    }
+}
+
+/// No keep-alive; writes blocked for 300 ms end a connection.
+fn quick_send_timeout() -> GatewaySettings {
+    GatewaySettings {
+        http2: Http2Limits {
+            keep_alive_interval: None,
+            send_timeout: Duration::from_millis(300),
             ..Http2Limits::default()
         },
         ..GatewaySettings::default()
@@ -37,16 +52,19 @@ async fn a_peer_silent_after_the_preface_is_pinged_then_closed() {
 }
 
 /// Floods `chunk`s without reading: the server, which answers each, stops
-/// reading once its answers back up, and its unanswered keep-alive closes
-/// the connection.
+/// reading once its answers back up, and its blocked writes end the
+/// connection.
 async fn flood_unread(chunk: Vec<u8>) {
-    let s = server(quick_keep_alive()).await;
+    let s = server(quick_send_timeout()).await;
     let gate = s.gateway.connection_gate().clone();
     let mut raw = RawH2::connect(s.served.port, &[]).await;
     let flood = raw.flood(move |_| chunk.clone(), 1 << 30);
     let max = volley_testkit::default_timeout();
     let Ok(ended) = tokio::time::timeout(max, flood).await else {
-        panic!("the server neither read on nor closed for {max:?}");
+        panic!(
+            "the server neither read on nor closed for {max:?}; open {}",
+            gate.open()
+        );
     };
     let (sent, cut_off) = ended.unwrap();
     assert!(cut_off, "the server read all {sent} bytes");

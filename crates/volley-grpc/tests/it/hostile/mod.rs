@@ -7,6 +7,7 @@
 mod floods;
 mod frames;
 mod streams;
+mod window;
 
 use crate::echo_server::Ping;
 
