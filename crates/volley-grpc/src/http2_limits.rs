@@ -10,7 +10,7 @@
 //! floods are bounded by h2 itself: it stops reading from a peer it
 //! cannot answer, and counts CONTINUATION frames against
 //! `max_header_list_size`. All of these end in a frame the server must
-//! write; `send_timeout` (`write_stall.rs`) lets go of a peer that reads
+//! write; `send_timeout` (`volley::net::WriteStall`) lets go of a peer that reads
 //! nothing, which that frame cannot reach.
 
 use std::time::Duration;

@@ -91,7 +91,6 @@ mod request_body;
 mod server;
 mod streaming;
 mod unary;
-mod write_stall;
 
 pub use body::UnaryBody;
 pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};

@@ -12,11 +12,10 @@ use hyper::service::Service;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use volley::net::GatedListener;
+use volley::net::{GatedListener, WriteStall};
 
 use crate::body::UnaryBody;
 use crate::gateway::Gateway;
-use crate::write_stall::WriteStall;
 
 impl Service<http::Request<Incoming>> for Gateway {
     type Response = http::Response<UnaryBody>;

@@ -59,7 +59,10 @@ pub struct WebSettings {
     /// How long the server waits to hand one frame (a close included) to
     /// a WebSocket client's socket; a client that reads too slowly or not
     /// at all is then dropped, without a close it would not read, and its
-    /// session waits to be resumed. Default 10 s.
+    /// session waits to be resumed. On the connections
+    /// [`WebGateway::serve`](crate::WebGateway::serve) keeps, also how
+    /// long any write may stay blocked (a long-poll answer never read).
+    /// Default 10 s.
     pub send_timeout: Duration,
     /// How long a session outlives its connection, waiting for the client
     /// to resume it (a long-poll session: between two polls). Then it ends

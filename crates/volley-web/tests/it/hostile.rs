@@ -144,3 +144,69 @@ async fn a_client_that_never_reads_is_dropped_after_the_send_timeout() {
     session_ended(&server).await;
     server.stop().await;
 }
+
+/// One long-poll call through the gateway's router (no socket); the body.
+async fn lp_call(server: &Server, method: http::Method, uri: &str, body: &str) -> bytes::Bytes {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let request = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let response = server.gateway.router().oneshot(request).await.unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_answer_never_read_lets_its_connection_go() {
+    let server = Server::start(WebSettings {
+        send_timeout: Duration::from_millis(200),
+        ..WebSettings::default()
+    })
+    .await;
+    let gate = server.gateway.connection_gate().clone();
+    let welcome = lp_call(
+        &server,
+        http::Method::POST,
+        "/lp/open",
+        r#"{"t":"hello","v":1}"#,
+    )
+    .await;
+    let welcome: serde_json::Value = serde_json::from_slice(&welcome).unwrap();
+    let session = welcome["session"].as_str().unwrap().to_string();
+    let send = format!("/lp/send?session={session}");
+    lp_call(
+        &server,
+        http::Method::POST,
+        &send,
+        r#"[{"t":"sub","topic":"news"}]"#,
+    )
+    .await;
+    server.subscribers(1).await;
+    // A client whose socket takes 64 KiB unread, admitted first.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(64 * 1024).unwrap();
+    let mut unread = socket.connect(server.addr).await.unwrap();
+    volley_testkit::eventually("the connection admitted", || gate.open() == 1).await;
+    // Then an answer of 8 MB waiting for it: all 80 frames queued (a
+    // `recv` that acknowledges nothing takes them all, and leaves them).
+    let big = "n".repeat(100_000);
+    for _ in 0..80 {
+        server.news.tell(volley::TopicCommand::Publish(big.clone()));
+    }
+    let recv = format!("/lp/recv?session={session}&ack=0");
+    volley_testkit::eventually_async("all 80 frames queued", async || {
+        let held = lp_call(&server, http::Method::GET, &recv, "").await;
+        let held: Vec<serde_json::Value> = serde_json::from_slice(&held).unwrap();
+        (held.len() == 80).then_some(())
+    })
+    .await;
+    let request = format!("GET /lp/recv?session={session}&ack=0 HTTP/1.1\r\nhost: x\r\n\r\n");
+    tokio::io::AsyncWriteExt::write_all(&mut unread, request.as_bytes())
+        .await
+        .unwrap();
+    volley_testkit::eventually("the connection let go", || gate.open() == 0).await;
+    server.stop().await;
+}

@@ -1,11 +1,13 @@
 //! A connection's socket whose writes may not stay blocked for longer
-//! than a bound: past it, the write fails, and hyper ends the connection.
+//! than a bound: past it, the write fails, and the server (hyper) ends the
+//! connection.
 //!
-//! HTTP/2's own defences all end in a frame the server has to write (a
-//! keep-alive timeout in GOAWAY, h2's flood limits in GOAWAY too), and a
-//! client that reads nothing, its socket buffers full, never lets that
-//! frame out: the connection then waits on the write for ever. A write
-//! that makes no progress for `limit` is taken as a dead peer.
+//! A server's defences against a client mostly end in something it has to
+//! write (HTTP/2's GOAWAY after a keep-alive timeout or a flood limit, an
+//! HTTP/1 response), and a client that reads nothing, its socket buffers
+//! full, never lets that out: the connection then waits on the write for
+//! ever. A write that makes no progress for the limit is taken as a dead
+//! peer.
 
 use std::future::Future;
 use std::io;
@@ -16,9 +18,10 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Sleep;
 
-/// `inner`, whose writes fail once blocked for `limit` without a byte
-/// taken.
-pub(crate) struct WriteStall<S> {
+/// A stream whose writes (and flushes, and shutdown) fail with
+/// `TimedOut` once blocked for the limit without a byte taken; reads pass
+/// through.
+pub struct WriteStall<S> {
     inner: S,
     limit: Duration,
     /// Set while writes are blocked: when they stop waiting.
@@ -26,7 +29,8 @@ pub(crate) struct WriteStall<S> {
 }
 
 impl<S> WriteStall<S> {
-    pub(crate) fn new(inner: S, limit: Duration) -> Self {
+    /// `inner`, its writes failing after `limit` blocked.
+    pub fn new(inner: S, limit: Duration) -> Self {
         WriteStall {
             inner,
             limit,
