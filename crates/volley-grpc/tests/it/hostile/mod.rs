@@ -1,8 +1,10 @@
 //! Hostile clients on raw sockets: frames no HTTP/2 library sends, sent by
 //! hand (`frames`), against the gateway's per-connection HTTP/2 limits
 //! (`GatewaySettings::http2`). Each test checks that the gateway ends
-//! what the client started, with HTTP/2's own error, and answers an
-//! ordinary call afterwards.
+//! what the client started, with HTTP/2's own error (or, for a client
+//! that reads nothing, by dropping the connection), and answers an
+//! ordinary call afterwards; `window` checks a streaming call's deadline
+//! against a client that never opens its window.
 
 mod floods;
 mod frames;
