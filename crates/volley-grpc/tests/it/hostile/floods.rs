@@ -81,6 +81,8 @@ async fn a_ping_flood_unread_is_cut_off() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "about 2 s in a debug build (h2 acknowledges some 400,000 SETTINGS before its \
+            writes block); the same path as the PING flood, which runs by default"]
 async fn a_settings_flood_unread_is_cut_off() {
     let one = settings(&[(INITIAL_WINDOW_SIZE, 65_535)]);
     flood_unread(one.repeat(1000)).await;
