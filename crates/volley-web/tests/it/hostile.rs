@@ -1,8 +1,9 @@
-//! Hostile WebSocket clients: frames the protocol does not allow, a
-//! message never finished, a ping flood, a client that never reads. Each
-//! gets a close that names what it did, or, when it does not read, is
-//! dropped after `send_timeout`; the gateway holds no more for it than
-//! its bounds.
+//! Hostile clients: WebSocket frames the protocol does not allow,
+//! fragments past the message bound, a message never finished, a ping
+//! flood, a WebSocket or long-poll client that never reads. Each gets a
+//! close that names what it did, or, when it does not read, is dropped
+//! after `send_timeout`; the gateway holds no more for it than its
+//! bounds.
 
 use std::time::Duration;
 
@@ -50,6 +51,28 @@ async fn a_bad_first_frame_closes_with_its_code_before_hello() {
     ws.send_message(raw(Data::Text, &[0xc3, 0x28], true)).await;
     let (code, reason) = ws.closed().await;
     assert_eq!(code, 1007, "{reason}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fragments_past_the_message_bound_close_with_1009() {
+    let server = Server::start(WebSettings {
+        max_frame: 1024,
+        ..WebSettings::default()
+    })
+    .await;
+    let (mut ws, _) = server.client().await;
+    // Five fragments of 500 bytes, none the last: the fifth takes the
+    // message past twice max_frame (2,048 bytes), where the library stops
+    // gathering them. (No more are sent: the server may have closed.)
+    ws.send_message(raw(Data::Text, &[b'a'; 500], false)).await;
+    for _ in 0..4 {
+        let continued = Frame::message(vec![b'a'; 500], OpCode::Data(Data::Continue), false);
+        ws.send_message(Message::Frame(continued)).await;
+    }
+    let (code, reason) = ws.closed().await;
+    assert_eq!(code, 1009, "{reason}");
+    assert!(reason.contains("too long"), "{reason}");
     server.stop().await;
 }
 
