@@ -29,6 +29,7 @@ use volley::{ActorRef, ActorSystem, ReplyTo};
 use crate::body::UnaryBody;
 use crate::frame::{self, PREFIX_LEN};
 use crate::health::HealthCheck;
+use crate::http2_limits::Http2Limits;
 use crate::metadata::{Call, TypedWithMetadata, WithMetadata};
 use crate::request_body::{read_whole, RequestBudget};
 use crate::streaming::{request_only, ResponseStream, StreamBody, StreamingMethod, TypedStream};
@@ -57,6 +58,10 @@ pub struct GatewaySettings {
     /// per IP (default 4,096 each), and how long a new connection has to
     /// send HTTP/2's 24-byte preface (default 10 s).
     pub connections: ConnectionLimits,
+    /// What one HTTP/2 connection may open, send and leave unread:
+    /// concurrent streams, header list size, keep-alive, reset streams
+    /// (see [`Http2Limits`] for each and its default).
+    pub http2: Http2Limits,
 }
 
 /// The length of HTTP/2's connection preface.
@@ -75,6 +80,7 @@ impl Default for GatewaySettings {
                 handshake_timeout: Duration::from_secs(10),
                 first_bytes: H2_PREFACE_LEN,
             },
+            http2: Http2Limits::default(),
         }
     }
 }
@@ -370,6 +376,11 @@ impl Gateway {
     /// (`max_buffered_request_bytes` less what calls hold now).
     pub fn request_bytes_available(&self) -> usize {
         self.inner.budget.available()
+    }
+
+    /// The per-connection HTTP/2 limits [`crate::serve`] sets.
+    pub(crate) fn http2_limits(&self) -> &Http2Limits {
+        &self.inner.settings.http2
     }
 
     /// Answers one HTTP/2 request.

@@ -73,8 +73,7 @@
 //! serves tonic's reflection service over the descriptors given.
 //!
 //! Not yet: client streaming, bidirectional streaming, compression,
-//! response metadata on server-streaming calls, the deadline of a streaming call
-//! whose client stopped reading.
+//! response metadata on server-streaming calls.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -84,6 +83,7 @@ mod frame;
 mod gateway;
 pub mod health;
 mod health_watch;
+mod http2_limits;
 mod metadata;
 #[cfg(feature = "reflection")]
 mod reflection;
@@ -94,6 +94,7 @@ mod unary;
 
 pub use body::UnaryBody;
 pub use gateway::{Gateway, GatewayBuilder, GatewayError, GatewaySettings};
+pub use http2_limits::Http2Limits;
 pub use metadata::{Call, WithMetadata};
 pub use server::serve;
 pub use streaming::{ResponseStream, StreamSendError};

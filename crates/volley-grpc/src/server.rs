@@ -12,7 +12,7 @@ use hyper::service::Service;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use volley::net::GatedListener;
+use volley::net::{GatedListener, WriteStall};
 
 use crate::body::UnaryBody;
 use crate::gateway::Gateway;
@@ -40,6 +40,7 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let mut builder = http2::Builder::new(TokioExecutor::new());
     builder.timer(TokioTimer::new());
+    gateway.http2_limits().apply(&mut builder);
     let listener = GatedListener::new(listener, gateway.connection_gate().clone());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -47,6 +48,7 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
+        let stream = WriteStall::new(stream, gateway.http2_limits().send_timeout);
         let connection = builder.serve_connection(TokioIo::new(stream), gateway.clone());
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

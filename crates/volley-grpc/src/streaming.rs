@@ -8,6 +8,13 @@
 //! so a slow client fills the buffer and `try_send` answers `Full`. The
 //! actor is never blocked: it asks to be told, by a message of its
 //! choosing, when there is room again (`notify_when_ready`).
+//!
+//! The deadline is kept on both sides. The body ends the call
+//! DEADLINE_EXCEEDED when hyper polls it; but hyper does not poll a body
+//! while the client's flow-control window is shut, so the actor's side
+//! checks the deadline itself: past it, the stream is closed to the actor
+//! (`try_send` answers `Closed`, and the watchers tell) whether or not the
+//! client ever reads again.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -20,6 +27,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::HeaderMap;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tonic::Status;
 use volley::ActorRef;
 
@@ -51,12 +59,17 @@ pub struct ResponseStream<Resp> {
     ended: Arc<AtomicBool>,
     runtime: tokio::runtime::Handle,
     method: String,
+    /// The call's deadline.
+    deadline: Instant,
     types: PhantomData<fn(Resp)>,
 }
 
 impl<Resp: prost::Message> ResponseStream<Resp> {
     /// Queues one response, encoded once into its own data frame.
     pub fn try_send(&self, response: &Resp) -> Result<(), StreamSendError> {
+        if self.past_deadline() {
+            return Err(StreamSendError::Closed);
+        }
         let permit = self.data.try_reserve().map_err(|e| match e {
             mpsc::error::TrySendError::Full(()) => StreamSendError::Full,
             mpsc::error::TrySendError::Closed(()) => StreamSendError::Closed,
@@ -73,12 +86,14 @@ impl<Resp: prost::Message> ResponseStream<Resp> {
         let data = self.data.clone();
         let ended = self.ended.clone();
         let actor = actor.clone();
+        let deadline = self.deadline;
         self.runtime.spawn(async move {
             // The permit is released at once: it only proves there is room.
-            let message = match data.reserve().await {
-                Ok(_) => ready,
-                Err(_) => closed,
+            let room = tokio::select! {
+                reserved = data.reserve() => reserved.is_ok(),
+                () = tokio::time::sleep_until(deadline) => false,
             };
+            let message = if room { ready } else { closed };
             if !ended.load(Ordering::Acquire) {
                 actor.tell(message);
             }
@@ -94,25 +109,26 @@ impl<Resp: prost::Message> ResponseStream<Resp> {
         let data = self.data.clone();
         let ended = self.ended.clone();
         let actor = actor.clone();
+        let deadline = self.deadline;
         self.runtime.spawn(async move {
             // Resolves at once when the receiver is already gone, so a
             // watch armed after the cancel does not miss it.
-            data.closed().await;
+            tokio::select! {
+                () = data.closed() => {}
+                () = tokio::time::sleep_until(deadline) => {}
+            }
             if !ended.load(Ordering::Acquire) {
                 actor.tell(cancelled);
             }
         });
     }
 
-    /// Whether the call is over on the client's side.
-    pub fn is_closed(&self) -> bool {
-        self.data.is_closed()
-    }
-
     /// Ends the call: `Ok(())` is OK, `Err(status)` the actor's status.
-    /// Responses already queued are sent first.
+    /// Responses already queued are sent first. Past the deadline the
+    /// call ends DEADLINE_EXCEEDED whatever the actor says.
     pub fn finish(mut self, result: Result<(), Status>) {
         let status = match result {
+            _ if self.past_deadline() => late(),
             Ok(()) => Status::ok(""),
             Err(status) => status,
         };
@@ -129,10 +145,35 @@ impl<Resp> ResponseStream<Resp> {
     /// first, the watchers still tell: an actor that lets the stream go
     /// after one watcher's `closed` must not silence the other's.
     fn mark_ended(&self) {
-        if !self.data.is_closed() {
+        if !self.is_closed() {
             self.ended.store(true, Ordering::Release);
         }
     }
+}
+
+impl<Resp> ResponseStream<Resp> {
+    fn past_deadline(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Whether the call is over on the client's side: it went, or the
+    /// deadline passed.
+    pub fn is_closed(&self) -> bool {
+        self.data.is_closed() || self.past_deadline()
+    }
+}
+
+/// `timeout` from now; a year from now for a timeout past what an
+/// `Instant` holds (a `default_timeout` of `Duration::MAX`).
+fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
+/// The status of a call whose deadline passed first.
+fn late() -> Status {
+    Status::deadline_exceeded("the stream did not end before its deadline")
 }
 
 impl<Resp> Drop for ResponseStream<Resp> {
@@ -183,7 +224,7 @@ impl StreamBody {
             }
             end.unwrap_or_else(|_| Status::internal("the response stream vanished"))
         } else if self.deadline.as_mut().poll(cx).is_ready() {
-            Status::deadline_exceeded("the stream did not end before its deadline")
+            late()
         } else {
             return Poll::Pending;
         };
@@ -252,12 +293,14 @@ where
         let request = (self.input)(crate::unary::decode_request::<Req>(message)?, headers);
         let (data_tx, data_rx) = mpsc::channel(self.buffer.max(1));
         let (end_tx, end_rx) = oneshot::channel();
+        let deadline = deadline_after(timeout);
         let stream = ResponseStream {
             data: data_tx,
             end: Some(end_tx),
             ended: Arc::new(AtomicBool::new(false)),
             runtime: tokio::runtime::Handle::current(),
             method: self.path.clone(),
+            deadline,
             types: PhantomData,
         };
         self.target
@@ -272,7 +315,7 @@ where
         Ok(StreamBody {
             data: data_rx,
             end: end_rx,
-            deadline: Box::pin(tokio::time::sleep(timeout)),
+            deadline: Box::pin(tokio::time::sleep_until(deadline)),
             done: false,
             open: self.open.clone(),
         })

@@ -257,7 +257,13 @@ impl ErrorCode {
 pub mod close {
     /// The server is shutting down.
     pub const GOING_AWAY: u16 = 1001;
-    /// A frame over `max_frame`.
+    /// A frame the WebSocket protocol does not allow: an unknown opcode,
+    /// reserved bits set, a continuation with nothing to continue.
+    pub const WS_PROTOCOL: u16 = 1002;
+    /// A text message that is not UTF-8.
+    pub const INVALID_TEXT: u16 = 1007;
+    /// A frame over `max_frame`, or a message (whole or still in
+    /// fragments) past the WebSocket library's bound, twice `max_frame`.
     pub const TOO_LARGE: u16 = 1009;
     /// The server dropped the connection (`ClientRef::drop_connection`);
     /// the session can be resumed.

@@ -54,6 +54,7 @@ mod settings;
 mod tag_first;
 mod topic;
 mod ws;
+mod ws_close;
 
 pub use auth::AuthRequest;
 pub use client::{ClientRef, INBOX};

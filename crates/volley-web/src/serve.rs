@@ -9,7 +9,8 @@
 //! client could make the node hold. So the gateway builds its connections
 //! itself: headers within `header_timeout` and at most `max_header_bytes`
 //! buffered (hyper answers 431, or closes), then axum's router as usual,
-//! upgrades (WebSockets) included.
+//! upgrades (WebSockets) included. Writes a client does not take for
+//! `send_timeout` end the connection (`volley::net::WriteStall`).
 
 use std::future::Future;
 
@@ -18,7 +19,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::sync::watch;
-use volley::net::GatedListener;
+use volley::net::{GatedListener, WriteStall};
 
 use crate::settings::WebSettings;
 
@@ -47,6 +48,9 @@ pub(crate) async fn serve(
         tokio::select! {
             (stream, _) = listener.accept() => {
                 let service = TowerToHyperService::new(router.clone());
+                // A response the client never reads would hold the
+                // connection for ever: hyper has no write deadline.
+                let stream = WriteStall::new(stream, settings.send_timeout);
                 let connection = connections
                     .serve_connection(TokioIo::new(stream), service)
                     .with_upgrades();

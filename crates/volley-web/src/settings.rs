@@ -53,7 +53,17 @@ pub struct WebSettings {
     pub ping_timeout: Duration,
     /// How long a client may send nothing at all (no frame, pong
     /// included) before the connection is closed with 4408. Default 60 s.
+    /// Only whole frames count: WebSocket-level pings and the fragments of
+    /// a message not yet complete do not.
     pub idle_timeout: Duration,
+    /// How long the server waits to hand one frame (a close included) to
+    /// a WebSocket client's socket; a client that reads too slowly or not
+    /// at all is then dropped, without a close it would not read, and its
+    /// session waits to be resumed. On the connections
+    /// [`WebGateway::serve`](crate::WebGateway::serve) keeps, also how
+    /// long any write may stay blocked (a long-poll answer never read).
+    /// Default 10 s.
+    pub send_timeout: Duration,
     /// How long a session outlives its connection, waiting for the client
     /// to resume it (a long-poll session: between two polls). Then it ends
     /// for good. Default 30 s.
@@ -114,6 +124,7 @@ impl Default for WebSettings {
             ping_interval: Duration::from_secs(15),
             ping_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            send_timeout: Duration::from_secs(10),
             resume_grace: Duration::from_secs(30),
             poll_timeout: Duration::from_secs(25),
             body_timeout: Duration::from_secs(10),

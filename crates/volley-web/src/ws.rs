@@ -8,11 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::stream::SplitStream;
 use futures_util::{SinkExt, StreamExt};
 use http::HeaderMap;
 use serde::Deserialize;
@@ -25,8 +25,7 @@ use crate::gateway::{Opened, WebGateway};
 use crate::outbox::Taken;
 use crate::service::Failure;
 use crate::session::Session;
-
-type Sink = SplitSink<WebSocket, Message>;
+use crate::ws_close::{send_close, unreadable, Sink};
 
 /// The query of the upgrade request.
 #[derive(Debug, Deserialize)]
@@ -61,7 +60,10 @@ async fn connection(
     let (mut sink, mut stream) = socket.split();
     let (opened, encoding) = match handshake(&gateway, &mut stream, &headers, enc).await {
         Ok(done) => done,
-        Err(refusal) => return send_close(&mut sink, refusal.code, &refusal.text).await,
+        Err(refusal) => {
+            let within = gateway.inner.settings.send_timeout;
+            return send_close(&mut sink, refusal.code, &refusal.text, within).await;
+        }
     };
     let session = opened.session.clone();
     let (generation, waker) = session.outbox.attach(opened.last_seq);
@@ -111,7 +113,16 @@ async fn read_hello(
             })
         }
         Ok(Some(Ok(message))) => message,
-        Ok(_) => return Err(Refusal::protocol("the connection ended before hello")),
+        Ok(Some(Err(e))) => {
+            return Err(match unreadable(e) {
+                Some((code, why)) => Refusal {
+                    code,
+                    ..Refusal::protocol(why)
+                },
+                None => Refusal::protocol("the connection ended before hello"),
+            })
+        }
+        Ok(None) => return Err(Refusal::protocol("the connection ended before hello")),
     };
     let Some(bytes) = payload(&message) else {
         return Err(Refusal::protocol("the first frame must be hello"));
@@ -143,20 +154,6 @@ fn payload(message: &Message) -> Option<&[u8]> {
     }
 }
 
-async fn send_close(sink: &mut Sink, code: u16, reason: &str) {
-    // A close reason is at most 123 bytes.
-    let mut end = reason.len().min(123);
-    while !reason.is_char_boundary(end) {
-        end -= 1;
-    }
-    let frame = CloseFrame {
-        code,
-        reason: Utf8Bytes::from(&reason[..end]),
-    };
-    let _ = sink.send(Message::Close(Some(frame))).await;
-    let _ = sink.close().await;
-}
-
 /// How a connection ended.
 enum End {
     /// The connection went; the session waits to be resumed.
@@ -182,11 +179,18 @@ impl Connection<'_> {
             },
             Encoding::MsgPack => Message::Binary(bytes),
         };
-        self.sink.send(message).await.map_err(|_| ())
+        // A client that does not read would hold this task, and with it
+        // the heartbeat, for ever.
+        let within = self.gateway.inner.settings.send_timeout;
+        match tokio::time::timeout(within, self.sink.send(message)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) | Err(_) => Err(()),
+        }
     }
 
     async fn close(&mut self, code: u16, reason: &str) {
-        send_close(&mut self.sink, code, reason).await;
+        let within = self.gateway.inner.settings.send_timeout;
+        send_close(&mut self.sink, code, reason, within).await;
     }
 
     /// Runs until the connection or the session ends; true for the latter.
@@ -205,10 +209,21 @@ impl Connection<'_> {
                 () = waker.notified() => self.flush().await,
                 message = stream.next() => match message {
                     Some(Ok(message)) => {
-                        heartbeat.heard();
+                        // WebSocket pings, which the library answers on its
+                        // own, would keep alive a client that sends nothing
+                        // else (a message it never finishes, say).
+                        if matches!(message, Message::Text(_) | Message::Binary(_)) {
+                            heartbeat.heard();
+                        }
                         self.receive(message).await
                     }
-                    _ => Some(End::Dropped),
+                    Some(Err(e)) => {
+                        if let Some((code, why)) = unreadable(e) {
+                            self.close(code, &why).await;
+                        }
+                        Some(End::Dropped)
+                    }
+                    None => Some(End::Dropped),
                 },
                 _ = ticker.tick() => match heartbeat.check(settings) {
                     Ok(Some(n)) => {

@@ -13,49 +13,11 @@ use bytes::Bytes;
 use http_body::Frame;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tonic::{Code, Request, Status};
+use tonic::{Code, Status};
 use volley::net::ConnectionLimits;
-use volley::{Actor, ActorSystem, Context, HandleResult, Props, ReplyTo};
-use volley_grpc::{Gateway, GatewaySettings, Reply};
+use volley_grpc::GatewaySettings;
 
-#[derive(Clone, PartialEq, prost::Message)]
-struct Ping {
-    #[prost(string, tag = "1")]
-    text: String,
-}
-
-type Call = (Ping, ReplyTo<Reply<Ping>>);
-
-struct Echo;
-
-impl Actor for Echo {
-    type Msg = Call;
-    fn handle(&mut self, _ctx: &mut Context<Self>, (ping, reply_to): Call) -> HandleResult {
-        reply_to.tell(Ok(ping));
-        Ok(())
-    }
-}
-
-struct Server {
-    _system: ActorSystem,
-    gateway: Gateway,
-    served: common::Served,
-}
-
-async fn server(settings: GatewaySettings) -> Server {
-    let system = ActorSystem::new("grpc-limits").unwrap();
-    let echo = system.spawn("echo", Props::new(|| Echo)).unwrap();
-    let gateway = Gateway::builder(&system, settings)
-        .unary("/test.Svc/Call", echo, |p: Ping, r| (p, r))
-        .unwrap()
-        .build();
-    let served = common::Served::start(gateway.clone()).await;
-    Server {
-        _system: system,
-        gateway,
-        served,
-    }
-}
+use crate::echo_server::server;
 
 fn limits(max_connections: usize, per_ip: usize, handshake: Duration) -> ConnectionLimits {
     ConnectionLimits {
@@ -64,17 +26,6 @@ fn limits(max_connections: usize, per_ip: usize, handshake: Duration) -> Connect
         handshake_timeout: handshake,
         first_bytes: 24,
     }
-}
-
-async fn call(s: &Server, text: String) -> Result<String, Status> {
-    let channel = s.served.endpoint().connect().await.unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready().await.unwrap();
-    let codec = tonic_prost::ProstCodec::<Ping, Ping>::default();
-    let path = http::uri::PathAndQuery::from_static("/test.Svc/Call");
-    grpc.unary(Request::new(Ping { text }), path, codec)
-        .await
-        .map(|r| r.into_inner().text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,7 +46,7 @@ async fn past_its_caps_a_connection_is_closed_unread_and_counted() {
     assert_eq!(gate.open(), 2);
     drop((first, second));
     wait_for("both connections let go", || gate.open() == 0).await;
-    assert_eq!(call(&s, "after".into()).await.unwrap(), "after");
+    assert_eq!(s.call("after".into()).await.unwrap(), "after");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,7 +65,7 @@ async fn a_connection_without_the_preface_is_closed_after_the_handshake_timeout(
     volley_testkit::closed_by_peer(&mut slow).await;
     assert_eq!(gate.refused().handshake_timeout, 1);
     wait_for("the connection let go", || gate.open() == 0).await;
-    assert_eq!(call(&s, "after".into()).await.unwrap(), "after");
+    assert_eq!(s.call("after".into()).await.unwrap(), "after");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,11 +75,11 @@ async fn request_bytes_past_the_shared_budget_are_refused_and_given_back() {
         ..GatewaySettings::default()
     })
     .await;
-    let e = call(&s, "x".repeat(4096)).await.unwrap_err();
+    let e = s.call("x".repeat(4096)).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
     assert!(e.message().contains("max_buffered_request_bytes"), "{e:?}");
     assert_eq!(s.gateway.request_bytes_available(), 1024);
-    assert_eq!(call(&s, "small".into()).await.unwrap(), "small");
+    assert_eq!(s.call("small".into()).await.unwrap(), "small");
     assert_eq!(s.gateway.request_bytes_available(), 1024);
 }
 

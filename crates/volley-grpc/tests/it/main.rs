@@ -6,6 +6,8 @@ mod calls;
 mod client_calls;
 #[path = "../common/mod.rs"]
 mod common;
+mod echo_server;
+mod hostile;
 mod interop;
 #[path = "../interop_messages/mod.rs"]
 mod interop_messages;

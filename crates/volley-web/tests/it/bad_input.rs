@@ -106,11 +106,13 @@ async fn an_oversized_frame_closes_with_1009() {
     assert_eq!(code, 1009, "{reason}");
     assert!(reason.contains("max_frame"), "{reason}");
     // Past the WebSocket library's own bound (twice max_frame) the
-    // connection just ends; the server goes on.
+    // library stops reading; the close says why, and the server goes on.
     let (mut huge, _) = server.client().await;
     let huge_text = json!({"t": "tell", "service": "log", "msg": "y".repeat(10_000)}).to_string();
     huge.send_text(&huge_text).await;
-    huge.ended().await;
+    let (code, reason) = huge.closed().await;
+    assert_eq!(code, 1009, "{reason}");
+    assert!(reason.contains("too long"), "{reason}");
     let (mut next, _) = server.client().await;
     next.send(json!({"t": "ask", "id": 1, "service": "counter", "msg": "get"}))
         .await;

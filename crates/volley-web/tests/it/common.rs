@@ -240,12 +240,36 @@ impl Ws {
         Ws { stream }
     }
 
+    /// A client whose socket takes at most `receive_buffer` bytes it has
+    /// not read (the kernel does not grow it): for tests of a client that
+    /// stops reading, so that the server's writes back up soon.
+    pub async fn open_unread(addr: SocketAddr, receive_buffer: u32) -> Ws {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(receive_buffer).unwrap();
+        let tcp = socket.connect(addr).await.unwrap();
+        let request = format!("ws://{addr}/ws").into_client_request().unwrap();
+        let (stream, _) = tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(tcp))
+            .await
+            .unwrap();
+        Ws { stream }
+    }
+
     pub async fn send(&mut self, frame: Value) {
         self.send_text(&frame.to_string()).await;
     }
 
     pub async fn send_text(&mut self, text: &str) {
         self.stream.send(Message::text(text)).await.unwrap();
+    }
+
+    /// Sends `message` as it is: a raw frame, a ping, anything.
+    pub async fn send_message(&mut self, message: Message) {
+        self.stream.send(message).await.unwrap();
+    }
+
+    /// The WebSocket stream, for a test that stops reading it.
+    pub fn into_stream(self) -> WebSocketStream<MaybeTlsStream<TcpStream>> {
+        self.stream
     }
 
     pub async fn send_binary(&mut self, bytes: Vec<u8>) {
@@ -287,17 +311,6 @@ impl Ws {
             if let Message::Close(frame) = self.message().await {
                 let frame = frame.expect("a close frame with a code");
                 return (u16::from(frame.code), frame.reason.to_string());
-            }
-        }
-    }
-
-    /// Reads until the connection ends, with a close frame or without.
-    pub async fn ended(&mut self) {
-        loop {
-            let next = tokio::time::timeout(patience(), self.stream.next()).await;
-            match next.expect("the connection ends in time") {
-                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
-                Some(Ok(_)) => continue,
             }
         }
     }

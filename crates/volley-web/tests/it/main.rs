@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod common;
+mod hostile;
 mod limits;
 mod longpoll;
 mod msgpack;
