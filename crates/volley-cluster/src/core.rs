@@ -214,6 +214,11 @@ pub struct ClusterCore {
     /// `suspect_to_down_after` at most, so a link that keeps failing while
     /// the member lives (refuting each time) does not churn suspicions.
     hinted: BTreeMap<UniqueAddress, Duration>,
+    /// When this node last sent each peer its table (anti-entropy), so
+    /// that a peer is answered once per half `gossip_interval` at most.
+    sync_answered: BTreeMap<UniqueAddress, Duration>,
+    /// Digests and push-pull pages left unanswered by that limit.
+    sync_answers_withheld: u64,
     tick_scheduled: bool,
     /// Whether this input added membership items to push out at once.
     push_broadcasts: bool,
@@ -284,6 +289,8 @@ impl ClusterCore {
             judged_unmonitored: BTreeSet::new(),
             unmonitored_check_due: false,
             hinted: BTreeMap::new(),
+            sync_answered: BTreeMap::new(),
+            sync_answers_withheld: 0,
             tick_scheduled: false,
             push_broadcasts: false,
             left_swim: false,

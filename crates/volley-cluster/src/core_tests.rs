@@ -410,3 +410,35 @@ fn a_local_registration_beyond_the_bounds_is_refused_and_changes_nothing() {
     assert_eq!(held.version, 1);
     assert_eq!(held.entries.len(), 1);
 }
+
+/// A peer's digests are answered with the table once per half
+/// `gossip_interval` at most; more are counted and left unanswered.
+#[test]
+fn a_peer_that_sends_digests_too_often_gets_the_table_once_per_half_interval() {
+    let mut a = core(1, 7);
+    let me = a.identity().addr();
+    a.handle(NOW, Input::JoinSeedNodes(vec![me]));
+    assert!(a.state().self_member.is_some(), "formed alone");
+    let peer = NodeId::new("10.0.0.1", 2, 2, 1);
+    let digest = crate::member::wire::encode_digest(&crate::member::wire::Digest {
+        from: peer.clone(),
+        seen: crate::member::wire::Seen {
+            version: 1,
+            hash: 12_345,
+        },
+        seen_hash: 1,
+        services_hash: 2,
+    });
+    let digest = crate::formation::seal(a.formation(), &digest);
+    let half = a.config.gossip_interval / 2;
+    let pages_at = |a: &mut ClusterCore, at: Duration| {
+        let outputs = a.handle(at, Input::SyncDigest(&digest));
+        assert!(outputs.refused.is_none(), "{:?}", outputs.refused);
+        let to_peer = |p: &&Packet| p.to == peer && p.channel == Channel::SyncData;
+        outputs.packets.iter().filter(to_peer).count()
+    };
+    assert!(pages_at(&mut a, NOW) > 0, "the first digest is answered");
+    assert_eq!(pages_at(&mut a, NOW + half / 2), 0, "too soon");
+    assert_eq!(a.sync_answers_withheld(), 1);
+    assert!(pages_at(&mut a, NOW + half) > 0, "half an interval later");
+}

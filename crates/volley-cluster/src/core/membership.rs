@@ -40,6 +40,9 @@ impl ClusterCore {
         }
         let cooled = self.suspect_to_down_after;
         self.hinted.retain(|_, at| now < at.saturating_add(cooled));
+        let interval = self.config.gossip_interval;
+        self.sync_answered
+            .retain(|_, at| now < at.saturating_add(interval));
         self.send_digest();
         self.announce_to_unknown()?;
         if now >= self.next_leader_actions {

@@ -4,6 +4,11 @@
 //! its own if, once merged, its table or seen-set still differs
 //! (push-pull). Custom broadcasts are best effort; this makes the tables
 //! meet for certain, and teaches a node that missed them everything.
+//!
+//! A node sends one peer its table once per half `gossip_interval` at
+//! most: a peer sends one digest a tick, so only a faulty or hostile one
+//! asks more often, and each answer is the whole table (pages). What is
+//! withheld is asked again at the peer's next tick.
 
 use std::collections::HashSet;
 
@@ -63,7 +68,7 @@ impl ClusterCore {
                 || knowledge.seen_hash() != digest.seen_hash
                 || knowledge.services.hash() != digest.services_hash
         };
-        if differs {
+        if differs && self.may_answer(&digest.from) {
             let peer = PeerHashes {
                 table: digest.seen.hash,
                 services: digest.services_hash,
@@ -102,6 +107,9 @@ impl ClusterCore {
                     || knowledge.services.hash() != page.services_hash)
         };
         if let (true, Some(from)) = (answer, page.from) {
+            if !self.may_answer(&from) {
+                return Ok(());
+            }
             let peer = PeerHashes {
                 table: page.table_hash,
                 services: page.services_hash,
@@ -109,6 +117,31 @@ impl ClusterCore {
             self.send_pages(from, false, peer);
         }
         Ok(())
+    }
+
+    /// Whether this node may send its table to `from` now (module doc);
+    /// notes the answer when it may.
+    fn may_answer(&mut self, from: &NodeId) -> bool {
+        let now = self.outbox.now;
+        let member = UniqueAddress::of(from);
+        let every = self.config.gossip_interval / 2;
+        match self.sync_answered.get(&member) {
+            Some(at) if now < at.saturating_add(every) => {
+                self.sync_answers_withheld += 1;
+                false
+            }
+            _ => {
+                self.sync_answered.insert(member, now);
+                true
+            }
+        }
+    }
+
+    /// Digests and push-pull pages this node left unanswered because it
+    /// had sent the peer its table less than half a `gossip_interval`
+    /// before.
+    pub fn sync_answers_withheld(&self) -> u64 {
+        self.sync_answers_withheld
     }
 
     /// Sends this node's table to `to`, whose hashes are `peer`: without

@@ -3,16 +3,24 @@
 //! socket's inode (`/proc/net/tcp`, `/proc/net/tcp6`) and which member's
 //! process holds it (`/proc/<pid>/fd`). All members run on this machine.
 
+/// How many times the kernel's tables are read for one socket.
+const TABLE_READS: usize = 3;
+
 /// Which of the processes `pids` holds the socket connected from
 /// `local_port` to `remote_port` on the loopback; `None` when none does
 /// (or outside Linux).
 pub(crate) fn owner(local_port: u16, remote_port: u16, pids: &[u32]) -> Option<usize> {
-    let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .find_map(|table| {
-            let text = std::fs::read_to_string(table).ok()?;
-            socket_inode(&text, local_port, remote_port)
-        })?;
+    // The kernel writes a large table in chunks, and a table that changes
+    // meanwhile (other processes' connections coming and going) can skip
+    // a row: a socket not found is looked for again.
+    let inode = (0..TABLE_READS).find_map(|_| {
+        ["/proc/net/tcp", "/proc/net/tcp6"]
+            .iter()
+            .find_map(|table| {
+                let text = std::fs::read_to_string(table).ok()?;
+                socket_inode(&text, local_port, remote_port)
+            })
+    })?;
     let link = format!("socket:[{inode}]");
     pids.iter().position(|pid| {
         std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
