@@ -217,6 +217,8 @@ pub struct ClusterCore {
     /// When this node last sent each peer its table (anti-entropy), so
     /// that a peer is answered once per half `gossip_interval` at most.
     sync_answered: BTreeMap<UniqueAddress, Duration>,
+    /// The leader of each role, as last published.
+    role_leaders: BTreeMap<String, Option<UniqueAddress>>,
     /// Digests and push-pull pages left unanswered by that limit.
     sync_answers_withheld: u64,
     tick_scheduled: bool,
@@ -290,6 +292,7 @@ impl ClusterCore {
             unmonitored_check_due: false,
             hinted: BTreeMap::new(),
             sync_answered: BTreeMap::new(),
+            role_leaders: BTreeMap::new(),
             sync_answers_withheld: 0,
             tick_scheduled: false,
             push_broadcasts: false,

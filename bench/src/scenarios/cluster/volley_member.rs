@@ -182,6 +182,15 @@ fn describe(event: &ClusterEvent) -> (&'static str, Map<String, Value>) {
             fields.insert("member".into(), member);
             ("leader", fields)
         }
+        ClusterEvent::RoleLeaderChanged { role, leader } => {
+            let member = leader
+                .as_ref()
+                .map_or(Value::Null, |l| json!(format!("{}:{}", l.host, l.port)));
+            let mut fields = Map::new();
+            fields.insert("role".into(), json!(role));
+            fields.insert("member".into(), member);
+            ("role-leader", fields)
+        }
     }
 }
 

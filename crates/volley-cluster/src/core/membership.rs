@@ -110,8 +110,12 @@ impl ClusterCore {
                 return Ok(());
             }
             let exiting = self.exiting_progress(&knowledge.exiting_confirmed);
-            let changes =
-                leader::leader_actions(&knowledge.table, self.config.min_nr_of_members, &exiting);
+            let may_move_up = leader::min_nr_fulfilled(
+                &knowledge.table,
+                self.config.min_nr_of_members,
+                &self.config.role_min_nr_of_members,
+            );
+            let changes = leader::leader_actions(&knowledge.table, may_move_up, &exiting);
             let removals: Vec<(UniqueAddress, Option<ExitingRemoval>)> = changes
                 .iter()
                 .filter(|record| record.status == MemberStatus::Removed)
@@ -316,10 +320,38 @@ impl ClusterCore {
             self.leader = leader.clone();
             events.push(ClusterEvent::LeaderChanged { leader });
         }
+        self.role_leaders_changed(events);
         if mem::take(&mut self.push_broadcasts) {
             self.foca.broadcast(&mut self.outbox)?;
         }
         Ok(())
+    }
+
+    /// Publishes `RoleLeaderChanged` for each role whose leader changed,
+    /// and with no leader for a role no member has any more.
+    fn role_leaders_changed(&mut self, events: &mut Vec<ClusterEvent>) {
+        let now = {
+            let knowledge = self.knowledge.lock();
+            leader::role_leaders(&knowledge.table, &self.unreachable, &self.me)
+        };
+        if now == self.role_leaders {
+            return;
+        }
+        for (role, leader) in &now {
+            if self.role_leaders.get(role) != Some(leader) {
+                events.push(ClusterEvent::RoleLeaderChanged {
+                    role: role.clone(),
+                    leader: leader.clone(),
+                });
+            }
+        }
+        for role in self.role_leaders.keys().filter(|r| !now.contains_key(*r)) {
+            events.push(ClusterEvent::RoleLeaderChanged {
+                role: role.clone(),
+                leader: None,
+            });
+        }
+        self.role_leaders = now;
     }
 
     /// Tells the others which table this node now holds, when it changed.
@@ -388,6 +420,7 @@ impl ClusterCore {
             members,
             unreachable,
             leader: self.leader.clone(),
+            role_leaders: self.role_leaders.clone(),
             seen_by,
         }
     }

@@ -15,6 +15,10 @@ pub struct MembershipConfig {
     /// Joining members are not moved Up before the table holds this many
     /// members (Akka `min-nr-of-members`).
     pub min_nr_of_members: usize,
+    /// Per role, no Joining member is moved Up before the table holds this
+    /// many members with the role (Akka's
+    /// `role.<name>.min-nr-of-members`).
+    pub role_min_nr_of_members: std::collections::BTreeMap<String, usize>,
     /// How often a node sends its digest to one random member, and how
     /// often the core's own timer runs (Akka `gossip-interval`).
     pub gossip_interval: Duration,
@@ -65,6 +69,7 @@ impl Default for MembershipConfig {
             roles: BTreeSet::new(),
             app_version: "0.0.0".to_owned(),
             min_nr_of_members: 1,
+            role_min_nr_of_members: std::collections::BTreeMap::new(),
             gossip_interval: Duration::from_secs(1),
             leader_actions_interval: Duration::from_secs(1),
             seed_node_timeout: Duration::from_secs(5),

@@ -57,6 +57,14 @@ pub enum ClusterEvent {
         /// The new leader, if any.
         leader: Option<UniqueAddress>,
     },
+    /// The leader of the members with `role` changed (Akka's
+    /// `RoleLeaderChanged`); `None` when no reachable member has it.
+    RoleLeaderChanged {
+        /// The role.
+        role: String,
+        /// Its new leader, if any.
+        leader: Option<UniqueAddress>,
+    },
 }
 
 /// The event for a status change, if the status has one (a member first

@@ -17,14 +17,41 @@ pub(crate) fn leader_of(
     unreachable: &BTreeSet<UniqueAddress>,
     me: &UniqueAddress,
 ) -> Option<UniqueAddress> {
+    leader_among(table, unreachable, me, |_| true)
+}
+
+/// Akka's `roleLeaderOf`: [`leader_of`] among the members with each role
+/// any member has, by role.
+pub(crate) fn role_leaders(
+    table: &MemberTable,
+    unreachable: &BTreeSet<UniqueAddress>,
+    me: &UniqueAddress,
+) -> BTreeMap<String, Option<UniqueAddress>> {
+    let roles: BTreeSet<&String> = table.records().flat_map(|r| &r.roles).collect();
+    roles
+        .into_iter()
+        .map(|role| {
+            let leader = leader_among(table, unreachable, me, |r| r.roles.contains(role));
+            (role.clone(), leader)
+        })
+        .collect()
+}
+
+fn leader_among(
+    table: &MemberTable,
+    unreachable: &BTreeSet<UniqueAddress>,
+    me: &UniqueAddress,
+    eligible: impl Fn(&MemberRecord) -> bool,
+) -> Option<UniqueAddress> {
     // This runs after every input: with every member reachable (the
     // usual case) no record's address is built.
     let reachable = || {
         table.records().filter(|record| {
-            unreachable.is_empty() || {
-                let member = record.unique_address();
-                member == *me || !unreachable.contains(&member)
-            }
+            eligible(record)
+                && (unreachable.is_empty() || {
+                    let member = record.unique_address();
+                    member == *me || !unreachable.contains(&member)
+                })
         })
     };
     let first_up = reachable().find(|record| record.status.counts_for_convergence());
@@ -114,18 +141,29 @@ impl ExitingProgress<'_> {
     }
 }
 
-/// What the leader changes at convergence: Joining to Up (once the table
-/// holds `min_nr_of_members`), with up-numbers in address order after the
+/// Whether the table holds enough members for the leader to move Joining
+/// ones Up (Akka's `isMinNrOfMembersFulfilled`): `min_nr_of_members` in
+/// all, and for each role of `per_role` that many members with the role.
+pub(crate) fn min_nr_fulfilled(
+    table: &MemberTable,
+    min_nr_of_members: usize,
+    per_role: &BTreeMap<String, usize>,
+) -> bool {
+    let with_role = |role: &String| table.records().filter(|r| r.roles.contains(role)).count();
+    table.len() >= min_nr_of_members && per_role.iter().all(|(role, min)| with_role(role) >= *min)
+}
+
+/// What the leader changes at convergence: Joining to Up (when
+/// `may_move_up`, [`min_nr_fulfilled`]), with up-numbers in address order after the
 /// greatest given; Leaving to Exiting; Down to Removed, and Exiting to
 /// Removed once `exiting` allows it (confirmed, unreachable or timed
 /// out). Each member moves one step a round, so every step is seen by all
 /// before the next.
 pub(crate) fn leader_actions(
     table: &MemberTable,
-    min_nr_of_members: usize,
+    may_move_up: bool,
     exiting: &ExitingProgress<'_>,
 ) -> Vec<MemberRecord> {
-    let may_move_up = table.len() >= min_nr_of_members;
     let mut next_up = table
         .records()
         .map(|record| record.up_number)

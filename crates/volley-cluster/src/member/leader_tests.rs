@@ -162,7 +162,7 @@ fn leader_actions_move_each_member_one_step() {
     let confirmed = BTreeSet::from([member(4)]);
     let (none, since) = (BTreeSet::new(), BTreeMap::new());
     let exiting = progress(&confirmed, &none, &since, Duration::ZERO);
-    let moves: Vec<(u16, MemberStatus, u32)> = leader_actions(&table, 1, &exiting)
+    let moves: Vec<(u16, MemberStatus, u32)> = leader_actions(&table, true, &exiting)
         .iter()
         .map(|record| (record.node.port(), record.status, record.up_number))
         .collect();
@@ -176,10 +176,14 @@ fn leader_actions_move_each_member_one_step() {
             (6, MemberStatus::Up, 3),
         ]
     );
-    let held: Vec<MemberStatus> = leader_actions(&table, 7, &exiting)
-        .iter()
-        .map(|r| r.status)
-        .collect();
+    let held: Vec<MemberStatus> = leader_actions(
+        &table,
+        min_nr_fulfilled(&table, 7, &BTreeMap::new()),
+        &exiting,
+    )
+    .iter()
+    .map(|r| r.status)
+    .collect();
     assert!(
         !held.contains(&MemberStatus::Up),
         "min-nr-of-members holds Joining"
@@ -205,11 +209,15 @@ fn an_exiting_member_is_removed_only_once_it_confirmed_or_is_unreachable_or_late
         (member(5), Duration::ZERO),
     ]);
     let removed = |now| -> Vec<u16> {
-        leader_actions(&table, 1, &progress(&confirmed, &unreachable, &since, now))
-            .iter()
-            .filter(|record| record.status == MemberStatus::Removed)
-            .map(|record| record.node.port())
-            .collect()
+        leader_actions(
+            &table,
+            true,
+            &progress(&confirmed, &unreachable, &since, now),
+        )
+        .iter()
+        .filter(|record| record.status == MemberStatus::Removed)
+        .map(|record| record.node.port())
+        .collect()
     };
     // 5 has been Exiting for 30 s exactly: its time is up; 4 for 20 s.
     assert_eq!(removed(TIMEOUT), [2, 3, 5]);
@@ -224,4 +232,49 @@ fn an_exiting_member_is_removed_only_once_it_confirmed_or_is_unreachable_or_late
     assert_eq!(exiting.removal(&member(5)), Some(ExitingRemoval::TimedOut));
     // A member this leader never saw Exiting has no clock running yet.
     assert_eq!(exiting.removal(&member(6)), None);
+}
+
+fn with_roles(port: u16, status: MemberStatus, roles: &[&str]) -> MemberRecord {
+    MemberRecord {
+        roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+        ..record(port, status)
+    }
+}
+
+#[test]
+fn each_role_has_the_leader_of_its_own_members() {
+    let table = table(&[
+        with_roles(1, MemberStatus::Up, &["front"]),
+        with_roles(2, MemberStatus::Joining, &["back"]),
+        with_roles(3, MemberStatus::Up, &["back", "front"]),
+        with_roles(4, MemberStatus::Up, &["back"]),
+    ]);
+    let none = BTreeSet::new();
+    let leaders = role_leaders(&table, &none, &member(1));
+    let expected = BTreeMap::from([
+        ("back".to_owned(), Some(member(3))),
+        ("front".to_owned(), Some(member(1))),
+    ]);
+    assert_eq!(leaders, expected, "Up before Joining, then by address");
+    let third_unreachable = BTreeSet::from([member(3)]);
+    let leaders = role_leaders(&table, &third_unreachable, &member(1));
+    assert_eq!(leaders["back"], Some(member(4)));
+}
+
+#[test]
+fn joining_members_wait_for_each_role_minimum() {
+    let table = table(&[
+        with_roles(1, MemberStatus::Up, &["back"]),
+        with_roles(2, MemberStatus::Joining, &["front"]),
+    ]);
+    let per_role = BTreeMap::from([("back".to_owned(), 2)]);
+    assert!(!min_nr_fulfilled(&table, 1, &per_role), "one back member");
+    assert!(min_nr_fulfilled(&table, 2, &BTreeMap::new()));
+    let mut more = table.clone();
+    more.merge(
+        with_roles(3, MemberStatus::Joining, &["back"]),
+        Duration::ZERO,
+    );
+    assert!(min_nr_fulfilled(&more, 2, &per_role));
+    assert!(!min_nr_fulfilled(&more, 4, &per_role), "and the total too");
 }

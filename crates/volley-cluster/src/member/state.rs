@@ -11,6 +11,8 @@ pub struct ClusterState {
     pub unreachable: Vec<MemberRecord>,
     /// The leader this node computes.
     pub leader: Option<UniqueAddress>,
+    /// The leader of each role any member has (Akka's `roleLeaderMap`).
+    pub role_leaders: std::collections::BTreeMap<String, Option<UniqueAddress>>,
     /// The members that have seen this node's table.
     pub seen_by: Vec<UniqueAddress>,
     /// This node's own record, once it has joined (and until removed).

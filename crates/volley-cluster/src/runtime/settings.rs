@@ -2,7 +2,7 @@
 //! durations with units (`gossip_interval = "1s"`), and foca's timings in
 //! `[cluster.swim]`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::time::Duration;
 
@@ -46,6 +46,10 @@ pub struct ClusterSettings {
     /// No Joining member moves Up before the cluster holds this many.
     /// Default 1.
     pub min_nr_of_members: usize,
+    /// Per role, no Joining member moves Up before the cluster holds this
+    /// many members with the role (`[cluster.role_min_nr_of_members]`,
+    /// Akka's `role.<name>.min-nr-of-members`). Default none.
+    pub role_min_nr_of_members: BTreeMap<String, usize>,
     /// The membership's periodic work: digests, announces, join retries.
     /// Default 1 s.
     #[serde(with = "humantime_serde")]
@@ -136,6 +140,7 @@ impl Default for ClusterSettings {
             roles: Vec::new(),
             app_version: membership.app_version,
             min_nr_of_members: membership.min_nr_of_members,
+            role_min_nr_of_members: BTreeMap::new(),
             gossip_interval: membership.gossip_interval,
             leader_actions_interval: membership.leader_actions_interval,
             seed_node_timeout: membership.seed_node_timeout,
@@ -215,6 +220,9 @@ impl ClusterSettings {
                 "must be above zero",
             );
         }
+        if self.role_min_nr_of_members.values().any(|n| *n == 0) {
+            return out_of_range("role_min_nr_of_members", "each must be at least 1");
+        }
         if self.max_members == 0 {
             return out_of_range("max_members", "must be at least 1");
         }
@@ -244,6 +252,7 @@ impl ClusterSettings {
             roles: self.roles.iter().cloned().collect::<BTreeSet<_>>(),
             app_version: self.app_version.clone(),
             min_nr_of_members: self.min_nr_of_members,
+            role_min_nr_of_members: self.role_min_nr_of_members.clone(),
             gossip_interval: self.gossip_interval,
             leader_actions_interval: self.leader_actions_interval,
             seed_node_timeout: self.seed_node_timeout,

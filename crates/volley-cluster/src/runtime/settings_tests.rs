@@ -19,6 +19,7 @@ fn akka_names_and_durations_with_units_parse() {
     let s = parse(
         "[cluster]\nname = \"shop\"\nseed_nodes = [\"volley://sys@127.0.0.1:2552\"]\n\
          roles = [\"backend\"]\nmin_nr_of_members = 2\ngossip_interval = \"200ms\"\nmax_members = 50\n\
+         [cluster.role_min_nr_of_members]\nbackend = 3\n\
          [cluster.swim]\nprobe_period = \"300ms\"\nprobe_rtt = \"100ms\"\n\
          suspect_to_down_after = \"2s\"\n",
     )
@@ -34,6 +35,7 @@ fn akka_names_and_durations_with_units_parse() {
     assert!(membership.roles.contains("backend"));
     assert_eq!(membership.gossip_interval, Duration::from_millis(200));
     assert_eq!(membership.max_members, 50);
+    assert_eq!(membership.role_min_nr_of_members["backend"], 3);
 }
 
 #[test]
@@ -44,6 +46,10 @@ fn bad_settings_name_their_key() {
         ("[cluster]\nname = \"\"", "name"),
         ("[cluster]\ninbound_queue = 0", "inbound_queue"),
         ("[cluster]\nmax_members = 0", "max_members"),
+        (
+            "[cluster.role_min_nr_of_members]\nbackend = 0",
+            "role_min_nr_of_members",
+        ),
         (
             "[cluster.swim]\nprobe_period = \"100ms\"\nprobe_rtt = \"100ms\"",
             "swim.probe_rtt",

@@ -57,6 +57,7 @@ mod tests {
             leader: None,
             seen_by: seen_by.iter().map(|r| r.unique_address()).collect(),
             self_member: members.first().cloned(),
+            ..ClusterState::default()
         }
     }
 

@@ -88,6 +88,14 @@ async fn only_members_with_the_role_host_and_proxies_reach_them() {
         .collect();
     all_up(&clusters);
     assert_eq!(clusters[0].self_roles(), ["backend"]);
+    // Akka's role leader: the first backend member by address.
+    let backends = [clusters[0].self_member(), clusters[1].self_member()];
+    let leader = backends.into_iter().min().cloned();
+    await_cond_within(deadline(), "every node names the backend leader", || {
+        clusters
+            .iter()
+            .all(|c| c.state().role_leaders.get("backend") == Some(&leader))
+    });
     let record = Record::default();
     let start = |at: usize| {
         let node = &members[at];

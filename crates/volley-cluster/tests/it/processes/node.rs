@@ -145,6 +145,10 @@ pub fn describe(event: &ClusterEvent) -> String {
             let leader = leader.as_ref().map_or("none".to_owned(), |l| l.to_string());
             return format!("Leader {leader}");
         }
+        ClusterEvent::RoleLeaderChanged { role, leader } => {
+            let leader = leader.as_ref().map_or("none".to_owned(), |l| l.to_string());
+            return format!("RoleLeader {role} {leader}");
+        }
     };
     format!("{kind} {}", member.unique_address())
 }
