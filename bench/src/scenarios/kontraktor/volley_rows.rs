@@ -32,6 +32,9 @@ pub enum Sender {
     /// runtime of `workers` workers, node A's system keeping its runtime
     /// (what `#[tokio::main]` and `ActorSystem::new` give).
     AskTasksApp { tasks: usize, workers: usize },
+    /// `ActorRef::ask` from `tasks` tokio tasks on node A's runtime, each
+    /// keeping `window` asks in flight (`super::ask_many`).
+    AskTasksMany { tasks: usize, window: usize },
 }
 
 impl Sender {
@@ -51,6 +54,9 @@ impl Sender {
             Sender::AskTasksApp { tasks, workers } => {
                 format!("ask from {tasks} tasks, app runtime ({workers} workers)")
             }
+            Sender::AskTasksMany { tasks, window } => {
+                format!("ask from {tasks} tasks × {window} in flight")
+            }
         }
     }
 
@@ -62,6 +68,21 @@ impl Sender {
             Sender::AskActors { .. } => "ask-actors",
             Sender::AskTasks { .. } => "ask-tasks",
             Sender::AskTasksApp { .. } => "ask-tasks-app",
+            Sender::AskTasksMany { .. } => "ask-tasks-many",
+        }
+    }
+
+    /// `--inflight K`: `K` one-ask tasks instead of 10,000 (to see what
+    /// the number of tasks, and so their memory, does to the rate); the
+    /// other senders as they are.
+    pub fn with_tasks(self, inflight: Option<usize>) -> Sender {
+        match (self, inflight) {
+            (Sender::AskTasks { .. }, Some(k)) => Sender::AskTasks { tasks: k.max(1) },
+            (Sender::AskTasksApp { workers, .. }, Some(k)) => Sender::AskTasksApp {
+                tasks: k.max(1),
+                workers,
+            },
+            (s, _) => s,
         }
     }
 
@@ -70,6 +91,7 @@ impl Sender {
             Sender::TellActor | Sender::TellTask => None,
             Sender::AskActors { clients, window } => Some(clients * window),
             Sender::AskTasks { tasks } | Sender::AskTasksApp { tasks, .. } => Some(tasks as u64),
+            Sender::AskTasksMany { tasks, window } => Some((tasks * window) as u64),
         }
     }
 
@@ -82,7 +104,9 @@ impl Sender {
                 let one = Tally::range_plus(0, n / clients, ASK_B);
                 (1..clients).fold(one, |t, _| t.plus(one))
             }
-            Sender::AskTasks { tasks } | Sender::AskTasksApp { tasks, .. } => {
+            Sender::AskTasks { tasks }
+            | Sender::AskTasksApp { tasks, .. }
+            | Sender::AskTasksMany { tasks, .. } => {
                 let tasks = (tasks as u64).clamp(1, n.max(1));
                 Tally::range_plus(0, n / tasks * tasks, ASK_B)
             }
@@ -104,6 +128,10 @@ impl Sender {
             Sender::AskTasksApp { tasks, workers } => {
                 let on = app_runtime(workers)?.handle().clone();
                 ask_once(ctx, nodes, adder, n, tasks, &on)?
+            }
+            Sender::AskTasksMany { tasks, window } => {
+                let on = nodes.a.system.runtime_handle();
+                super::ask_many::ask_many_once(ctx, nodes, adder, n, (tasks, window), &on)?
             }
         };
         let expected = self.ask_tally(n);
