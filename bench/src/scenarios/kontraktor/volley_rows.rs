@@ -227,6 +227,46 @@ mod tests {
     }
 
     #[test]
+    fn many_in_flight_per_task_and_the_number_of_tasks() {
+        let many = Sender::AskTasksMany {
+            tasks: 10,
+            window: 1000,
+        };
+        assert_eq!(
+            (many.name(), many.case(), many.in_flight()),
+            (
+                "ask from 10 tasks × 1000 in flight".to_string(),
+                "ask-tasks-many",
+                Some(10_000)
+            )
+        );
+        // The same pairs as 10 one-ask tasks: a = 0..n, b = 7.
+        assert_eq!(
+            many.ask_tally(25),
+            Sender::AskTasks { tasks: 10 }.ask_tally(25)
+        );
+        // `--inflight` sets the one-ask tasks' number only.
+        let tasks = Sender::AskTasks { tasks: 10_000 };
+        assert_eq!(
+            tasks.with_tasks(Some(1000)),
+            Sender::AskTasks { tasks: 1000 }
+        );
+        assert_eq!(
+            Sender::AskTasksApp {
+                tasks: 10_000,
+                workers: 2
+            }
+            .with_tasks(Some(0)),
+            Sender::AskTasksApp {
+                tasks: 1,
+                workers: 2
+            }
+        );
+        assert_eq!(many.with_tasks(Some(5)), many);
+        assert_eq!(tasks.with_tasks(None), tasks);
+    }
+
+    #[test]
     fn the_expected_ask_tally_follows_remote_asks_pairs() {
         // 2 clients × 3 requests: a = 0, 1, 2 each, b = 7.
         let actors = Sender::AskActors {
