@@ -47,6 +47,8 @@ pub struct Cli {
     pub pairs: Option<Vec<usize>>,
 
     /// local-pingpong: messages in flight per pair in the sweeps (default 100).
+    /// kontraktor: the number of one-ask tasks of `ask-tasks` and
+    /// `ask-tasks-app` (default 10000).
     #[arg(long, value_name = "K")]
     pub inflight: Option<usize>,
 

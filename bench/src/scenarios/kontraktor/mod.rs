@@ -7,6 +7,7 @@
 //! and Pekko Artery (`bench/peers/pekko`'s sum test, see [`pekko`]). Every
 //! row is verified on both sides: see [`verify`].
 
+pub mod ask_many;
 pub mod chart;
 pub mod peer;
 pub mod pekko;
@@ -45,7 +46,7 @@ fn sizes(ctx: &Ctx) -> (u64, u64) {
 }
 
 /// volley's senders, in table order.
-const VOLLEY: [Sender; 5] = [
+const VOLLEY: [Sender; 6] = [
     Sender::TellActor,
     Sender::TellTask,
     Sender::AskActors {
@@ -57,14 +58,23 @@ const VOLLEY: [Sender; 5] = [
         tasks: 10_000,
         workers: 2,
     },
+    Sender::AskTasksMany {
+        tasks: 10,
+        window: 1_000,
+    },
 ];
 
-/// volley's senders that `--cases` names (default all): `tell-actor`,
-/// `tell-task`, `ask-actors`, `ask-tasks`, `ask-tasks-app`, e.g. to
-/// profile one of them.
+/// volley's senders that `--cases` names: `tell-actor`, `tell-task`,
+/// `ask-actors`, `ask-tasks`, `ask-tasks-app`, `ask-tasks-many`, e.g. to
+/// profile one of them. By default all but `ask-tasks-many`, which is an
+/// experiment (docs/benchmarks-kontraktor.md, "Where the wall-clock time
+/// goes"), not a row of the table.
 fn volley_senders(cases: Option<&[String]>) -> crate::Result<Vec<Sender>> {
     let Some(cases) = cases else {
-        return Ok(VOLLEY.to_vec());
+        return Ok(VOLLEY
+            .into_iter()
+            .filter(|s| !matches!(s, Sender::AskTasksMany { .. }))
+            .collect());
     };
     cases
         .iter()
@@ -74,8 +84,8 @@ fn volley_senders(cases: Option<&[String]>) -> crate::Result<Vec<Sender>> {
                 .find(|s| s.case() == case)
                 .ok_or_else(|| {
                     format!(
-                        "--cases {case}: expected tell-actor, tell-task, ask-actors, ask-tasks \
-                         or ask-tasks-app"
+                        "--cases {case}: expected tell-actor, tell-task, ask-actors, ask-tasks, \
+                         ask-tasks-app or ask-tasks-many"
                     )
                     .into()
                 })
@@ -85,7 +95,10 @@ fn volley_senders(cases: Option<&[String]>) -> crate::Result<Vec<Sender>> {
 
 fn run(ctx: &Ctx) -> crate::Result<Report<KontraktorRow>> {
     let (tell_n, ask_n) = sizes(ctx);
-    let senders = volley_senders(ctx.cli.cases.as_deref())?;
+    let senders = volley_senders(ctx.cli.cases.as_deref())?
+        .into_iter()
+        .map(|s| s.with_tasks(ctx.cli.inflight))
+        .collect::<Vec<_>>();
     let runs = ctx.cli.runs();
     let progress = Progress::new(senders.len() as u64 + 5);
     progress.note(&format!("load before the run: {}", load()));
@@ -251,7 +264,9 @@ mod tests {
 
     #[test]
     fn cases_pick_volleys_senders_by_name() {
-        assert_eq!(volley_senders(None).unwrap(), VOLLEY.to_vec());
+        assert_eq!(volley_senders(None).unwrap(), VOLLEY[..5].to_vec());
+        let many = ["ask-tasks-many".to_string()];
+        assert_eq!(volley_senders(Some(&many)).unwrap(), [VOLLEY[5]]);
         let cases = ["ask-tasks".to_string(), "tell-actor".to_string()];
         assert_eq!(
             volley_senders(Some(&cases)).unwrap(),

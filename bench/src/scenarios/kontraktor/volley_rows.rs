@@ -32,6 +32,9 @@ pub enum Sender {
     /// runtime of `workers` workers, node A's system keeping its runtime
     /// (what `#[tokio::main]` and `ActorSystem::new` give).
     AskTasksApp { tasks: usize, workers: usize },
+    /// `ActorRef::ask` from `tasks` tokio tasks on node A's runtime, each
+    /// keeping `window` asks in flight (`super::ask_many`).
+    AskTasksMany { tasks: usize, window: usize },
 }
 
 impl Sender {
@@ -51,6 +54,9 @@ impl Sender {
             Sender::AskTasksApp { tasks, workers } => {
                 format!("ask from {tasks} tasks, app runtime ({workers} workers)")
             }
+            Sender::AskTasksMany { tasks, window } => {
+                format!("ask from {tasks} tasks × {window} in flight")
+            }
         }
     }
 
@@ -62,6 +68,21 @@ impl Sender {
             Sender::AskActors { .. } => "ask-actors",
             Sender::AskTasks { .. } => "ask-tasks",
             Sender::AskTasksApp { .. } => "ask-tasks-app",
+            Sender::AskTasksMany { .. } => "ask-tasks-many",
+        }
+    }
+
+    /// `--inflight K`: `K` one-ask tasks instead of 10,000 (to see what
+    /// the number of tasks, and so their memory, does to the rate); the
+    /// other senders as they are.
+    pub fn with_tasks(self, inflight: Option<usize>) -> Sender {
+        match (self, inflight) {
+            (Sender::AskTasks { .. }, Some(k)) => Sender::AskTasks { tasks: k.max(1) },
+            (Sender::AskTasksApp { workers, .. }, Some(k)) => Sender::AskTasksApp {
+                tasks: k.max(1),
+                workers,
+            },
+            (s, _) => s,
         }
     }
 
@@ -70,6 +91,7 @@ impl Sender {
             Sender::TellActor | Sender::TellTask => None,
             Sender::AskActors { clients, window } => Some(clients * window),
             Sender::AskTasks { tasks } | Sender::AskTasksApp { tasks, .. } => Some(tasks as u64),
+            Sender::AskTasksMany { tasks, window } => Some((tasks * window) as u64),
         }
     }
 
@@ -82,7 +104,9 @@ impl Sender {
                 let one = Tally::range_plus(0, n / clients, ASK_B);
                 (1..clients).fold(one, |t, _| t.plus(one))
             }
-            Sender::AskTasks { tasks } | Sender::AskTasksApp { tasks, .. } => {
+            Sender::AskTasks { tasks }
+            | Sender::AskTasksApp { tasks, .. }
+            | Sender::AskTasksMany { tasks, .. } => {
                 let tasks = (tasks as u64).clamp(1, n.max(1));
                 Tally::range_plus(0, n / tasks * tasks, ASK_B)
             }
@@ -104,6 +128,10 @@ impl Sender {
             Sender::AskTasksApp { tasks, workers } => {
                 let on = app_runtime(workers)?.handle().clone();
                 ask_once(ctx, nodes, adder, n, tasks, &on)?
+            }
+            Sender::AskTasksMany { tasks, window } => {
+                let on = nodes.a.system.runtime_handle();
+                super::ask_many::ask_many_once(ctx, nodes, adder, n, (tasks, window), &on)?
             }
         };
         let expected = self.ask_tally(n);
@@ -196,6 +224,46 @@ mod tests {
                 "ask-tasks-app"
             ]
         );
+    }
+
+    #[test]
+    fn many_in_flight_per_task_and_the_number_of_tasks() {
+        let many = Sender::AskTasksMany {
+            tasks: 10,
+            window: 1000,
+        };
+        assert_eq!(
+            (many.name(), many.case(), many.in_flight()),
+            (
+                "ask from 10 tasks × 1000 in flight".to_string(),
+                "ask-tasks-many",
+                Some(10_000)
+            )
+        );
+        // The same pairs as 10 one-ask tasks: a = 0..n, b = 7.
+        assert_eq!(
+            many.ask_tally(25),
+            Sender::AskTasks { tasks: 10 }.ask_tally(25)
+        );
+        // `--inflight` sets the one-ask tasks' number only.
+        let tasks = Sender::AskTasks { tasks: 10_000 };
+        assert_eq!(
+            tasks.with_tasks(Some(1000)),
+            Sender::AskTasks { tasks: 1000 }
+        );
+        assert_eq!(
+            Sender::AskTasksApp {
+                tasks: 10_000,
+                workers: 2
+            }
+            .with_tasks(Some(0)),
+            Sender::AskTasksApp {
+                tasks: 1,
+                workers: 2
+            }
+        );
+        assert_eq!(many.with_tasks(Some(5)), many);
+        assert_eq!(tasks.with_tasks(None), tasks);
     }
 
     #[test]
