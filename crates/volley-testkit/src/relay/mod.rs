@@ -7,8 +7,12 @@
 //! The relay learns which member dialled a connection from the kernel
 //! (`owner`), so each directed link — the bytes that member `from` sends to
 //! member `to`, on any connection between them — has a [`LinkMode`] of its
-//! own. A connection whose dialler is not found is relayed and never
-//! judged ([`Relays::unknown`] counts them).
+//! own. Each connection is set up on a thread of its own, and one
+//! look-up finds the diallers of all the connections waiting
+//! (`identifier`), so a burst of redials costs no more than one. A connection whose
+//! dialler is not found ([`Relays::unknown`] counts them) is looked for
+//! again whenever a link changes; until found it passes, and it is cut
+//! while any link of the member it reaches is dropped.
 //!
 //! ```no_run
 //! use volley_testkit::relay::{LinkMode, Relays};
@@ -22,15 +26,20 @@
 //! relays.heal(); // every link passes again
 //! ```
 
+mod identifier;
 mod owner;
 mod pump;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
+
+use identifier::{Identifier, Identify};
 
 /// What happens to the bytes of one directed link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,17 +60,27 @@ pub enum LinkMode {
     Block,
 }
 
+/// How many times a connection's dialler is looked for when it is set up.
+const LOOK_UPS: usize = 3;
+
 /// A directed link: bytes from member `.0` to member `.1`.
 type Link = (usize, usize);
 
 /// A relayed connection, kept to close it when its link drops.
 struct Open {
     id: u64,
-    /// The dialling member, if found.
-    from: Option<usize>,
+    /// The dialling member, once found (its pumps read it too).
+    from: Dialler,
+    /// The dialling socket's port and the relay's: where to look for the
+    /// dialler again.
+    ports: (u16, u16),
     to: usize,
     streams: [TcpStream; 2],
 }
+
+/// The member that dialled a connection, set once it is found: when the
+/// connection is accepted, or when a link changes ([`Relays::set_link`]).
+pub(crate) type Dialler = Arc<OnceLock<usize>>;
 
 #[derive(Default)]
 struct State {
@@ -79,18 +98,31 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// Whether a connection dialled by `from` to `to` carries a dropped link.
-    fn drops(&self, from: Option<usize>, to: usize) -> bool {
-        from.is_some_and(|from| {
-            self.mode(Some((from, to))) == LinkMode::Drop
-                || self.mode(Some((to, from))) == LinkMode::Drop
-        })
+    /// Whether a connection dialled by `from` to `to` carries a dropped
+    /// link; one whose dialler is unknown does when any link of `to`
+    /// drops: it may cross a partition, and if it does not, cutting it
+    /// costs its dialler a redial, whose dialler is found again.
+    fn refuses(&self, from: Option<usize>, to: usize) -> bool {
+        match from {
+            Some(from) => {
+                let dropped = |link: Link| self.mode(Some(link)) == LinkMode::Drop;
+                dropped((from, to)) || dropped((to, from))
+            }
+            None => self.any_link_drops(to),
+        }
+    }
+
+    /// Whether a link from or to `member` drops.
+    fn any_link_drops(&self, member: usize) -> bool {
+        self.links
+            .iter()
+            .any(|(link, mode)| (link.0 == member || link.1 == member) && *mode == LinkMode::Drop)
     }
 
     fn close_dropped(&mut self) {
         let (cut, keep): (Vec<Open>, Vec<Open>) = std::mem::take(&mut self.open)
             .into_iter()
-            .partition(|o| self.drops(o.from, o.to));
+            .partition(|o| self.refuses(o.from.get().copied(), o.to));
         self.open = keep;
         for open in cut {
             close(&open.streams);
@@ -110,6 +142,10 @@ struct Shared {
     /// Signalled at every change of a link's mode.
     changed: Condvar,
     unknown: AtomicU64,
+    /// How a connection's dialler is found: by the look-up thread while
+    /// it is set up, directly when a link changes.
+    identifier: Identifier,
+    identify: Arc<Identify>,
     /// Bytes written on, both directions of every connection.
     relayed: AtomicU64,
     stopped: AtomicBool,
@@ -132,10 +168,17 @@ pub struct Relays {
 impl Relays {
     /// One relay per member, member `i` listening on 127.0.0.1:`targets[i]`.
     pub fn start(targets: &[u16]) -> io::Result<Relays> {
+        Self::start_identifying(targets, Arc::new(owner::owners))
+    }
+
+    /// [`Relays::start`], finding diallers with `identify`.
+    fn start_identifying(targets: &[u16], identify: Arc<Identify>) -> io::Result<Relays> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             unknown: AtomicU64::new(0),
+            identifier: Identifier::start(identify.clone())?,
+            identify,
             relayed: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         });
@@ -172,7 +215,10 @@ impl Relays {
     }
 
     /// Sets the mode of the link from member `from` to member `to`.
+    /// Connections whose dialler was not found are looked for again
+    /// first, so that the link's mode applies to them too.
     pub fn set_link(&self, from: usize, to: usize, mode: LinkMode) {
+        self.find_unknown_diallers();
         let mut state = self.shared.state();
         if mode == LinkMode::Pass {
             state.links.remove(&(from, to));
@@ -181,6 +227,32 @@ impl Relays {
         }
         state.close_dropped();
         self.shared.changed.notify_all();
+    }
+
+    /// Looks again for the dialler of each open connection whose dialler
+    /// was not found (outside the lock: the look-up reads the kernel's
+    /// tables).
+    fn find_unknown_diallers(&self) {
+        let (diallers, sockets, pids) = {
+            let state = self.shared.state();
+            let unknown: Vec<&Open> = state
+                .open
+                .iter()
+                .filter(|o| o.from.get().is_none())
+                .collect();
+            let diallers: Vec<Dialler> = unknown.iter().map(|o| o.from.clone()).collect();
+            let sockets: Vec<(u16, u16)> = unknown.iter().map(|o| o.ports).collect();
+            (diallers, sockets, state.pids.clone())
+        };
+        if sockets.is_empty() {
+            return;
+        }
+        let found = (self.shared.identify)(&sockets, &pids);
+        for (dialler, found) in diallers.iter().zip(found) {
+            if let Some(from) = found {
+                let _ = dialler.set(from);
+            }
+        }
     }
 
     /// The mode of the link from `from` to `to`.
@@ -206,8 +278,8 @@ impl Relays {
         self.shared.changed.notify_all();
     }
 
-    /// Connections whose dialling member was not found (relayed, never
-    /// judged).
+    /// Connections whose dialling member was not found when they were
+    /// accepted (but for diallers that had closed already).
     pub fn unknown(&self) -> u64 {
         self.shared.unknown.load(Ordering::Relaxed)
     }
@@ -244,45 +316,126 @@ fn accept(listener: TcpListener, to: usize, target: u16, shared: &Arc<Shared>) {
             return;
         }
         let Ok(inbound) = inbound else { continue };
-        let dialled_from = inbound.peer_addr().map_or(0, |a| a.port());
-        let pids = shared.state().pids.clone();
-        let from = owner::owner(dialled_from, relay_port, &pids);
+        // Set up on a thread of its own: finding the dialler reads the
+        // kernel's socket tables, which under load took long enough that
+        // the dozen redials of a restart, set up one after another here,
+        // outlasted their handshake timeout and redialled, faster than
+        // they were set up (the member looked deaf for seconds).
+        // A thread that cannot start drops (closes) the connection.
+        let shared = shared.clone();
+        let _ = std::thread::Builder::new()
+            .name(format!("relay-setup-{to}"))
+            .spawn(move || set_up(inbound, relay_port, to, target, &shared));
+    }
+}
+
+/// Finds who dialled `inbound`, dials member `to` (listening on `target`)
+/// for it, and relays the two, unless a dropped link refuses it.
+fn set_up(inbound: TcpStream, relay_port: u16, to: usize, target: u16, shared: &Arc<Shared>) {
+    let ports = (inbound.peer_addr().map_or(0, |a| a.port()), relay_port);
+    // While a link of the member drops, the dialler is found first, so
+    // that a refused connection never reaches the member. Otherwise the
+    // member is dialled first: while it is down (killed, restarting) its
+    // peers redial it every few tens of milliseconds, and a look-up for
+    // each, all refused anyway, starved the relays and the members.
+    let mut found = None;
+    if shared.state().any_link_drops(to) {
+        let dialler = find_dialler(&inbound, ports, shared);
+        if dialler == Found::Closed || shared.state().refuses(dialler.member(), to) {
+            close(&[inbound]);
+            return;
+        }
+        found = Some(dialler);
+    }
+    // A member that is not listening (stopped, killed) refuses.
+    let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)) else {
+        close(&[inbound]);
+        return;
+    };
+    let found = found.unwrap_or_else(|| find_dialler(&inbound, ports, shared));
+    match found {
         // A dialler that already closed its end (a dial given up, under
-        // load) has left no socket to find, and carries nothing to judge.
-        if from.is_none() && !owner::closed_by_dialler(&inbound) {
+        // load) left no socket to find, and nothing for the member.
+        Found::Closed => return close(&[inbound, outbound]),
+        Found::Unknown => {
             shared.unknown.fetch_add(1, Ordering::Relaxed);
         }
-        // Refused before the member is dialled, so it sees nothing.
-        if shared.state().drops(from, to) {
-            close(&[inbound]);
-            continue;
-        }
-        // A member that is not listening (stopped, killed) refuses.
-        let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)) else {
-            close(&[inbound]);
-            continue;
-        };
-        let (Ok(in2), Ok(out2)) = (inbound.try_clone(), outbound.try_clone()) else {
-            continue;
-        };
-        let id = {
-            // Judged under the lock that `set_link` takes, so no drop
-            // slips between the check and the registration.
-            let mut state = shared.state();
-            if state.drops(from, to) {
-                close(&[inbound, outbound]);
-                continue;
-            }
-            let id = state.next_id;
-            state.next_id += 1;
-            state.open.push(Open {
-                id,
-                from,
-                to,
-                streams: [in2, out2],
-            });
-            id
-        };
-        pump::relay(shared.clone(), id, inbound, outbound, from, to);
+        Found::Member(_) => {}
     }
+    register_and_relay(shared, found.member(), ports, to, inbound, outbound);
+}
+
+/// Who dialled a connection, as far as the relay can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    Member(usize),
+    /// Not a member's socket, or one the look-ups missed.
+    Unknown,
+    /// The dialler closed its end, leaving no socket to find.
+    Closed,
+}
+
+impl Found {
+    fn member(self) -> Option<usize> {
+        match self {
+            Found::Member(member) => Some(member),
+            _ => None,
+        }
+    }
+}
+
+/// Looks for the member whose socket dialled `inbound`, from the
+/// dialling port and the relay's (`ports`). The kernel's table is read
+/// in pieces while sockets come and go, so a live socket can be missed
+/// once: it is looked for again before giving up.
+fn find_dialler(inbound: &TcpStream, ports: (u16, u16), shared: &Shared) -> Found {
+    for _ in 0..LOOK_UPS {
+        let pids = shared.state().pids.clone();
+        if let Some(member) = shared.identifier.find(ports, pids) {
+            return Found::Member(member);
+        }
+        if owner::closed_by_dialler(inbound) {
+            return Found::Closed;
+        }
+    }
+    Found::Unknown
+}
+
+/// Keeps the connection (to close it when its link drops) and relays it,
+/// unless a link dropped meanwhile.
+fn register_and_relay(
+    shared: &Arc<Shared>,
+    from: Option<usize>,
+    ports: (u16, u16),
+    to: usize,
+    inbound: TcpStream,
+    outbound: TcpStream,
+) {
+    let (Ok(in2), Ok(out2)) = (inbound.try_clone(), outbound.try_clone()) else {
+        return;
+    };
+    let dialler = Arc::new(OnceLock::new());
+    if let Some(from) = from {
+        let _ = dialler.set(from);
+    }
+    let id = {
+        // Judged under the lock that `set_link` takes, so no drop slips
+        // between the check and the registration.
+        let mut state = shared.state();
+        if state.refuses(from, to) {
+            close(&[inbound, outbound]);
+            return;
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.open.push(Open {
+            id,
+            from: dialler.clone(),
+            ports,
+            to,
+            streams: [in2, out2],
+        });
+        id
+    };
+    pump::relay(shared.clone(), id, inbound, outbound, dialler, to);
 }
