@@ -10,7 +10,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use volley_remote::wire::{
     Address, Decoder, DecoderConfig, Encoder, Features, HandshakeRequest, HandshakeResponse,
-    HandshakeStatus, Lane, Pdu, Preamble, PREAMBLE_LEN, PROTOCOL_VERSION,
+    HandshakeStatus, Lane, Pdu, Preamble, HANDSHAKE_VERSION_STAMPED, PREAMBLE_LEN,
+    PROTOCOL_VERSION,
 };
 
 pub async fn connect(to: &Address) -> TcpStream {
@@ -53,6 +54,25 @@ pub fn handshake_bytes(to: &Address, me: &Address, uid: u64, lane: Lane) -> Byte
             })),
             &mut out,
         )
+        .unwrap();
+    out
+}
+
+/// A preamble for the control lane and a stamped handshake request
+/// (handshake version 2) from incarnation `uid` of `me` to `to`: once
+/// answered, the node waits for the stamp that follows.
+pub fn stamped_request_bytes(to: &Address, me: &Address, uid: u64) -> BytesMut {
+    let mut out = BytesMut::new();
+    Preamble::new(Lane::Control).encode(&mut out);
+    let request = HandshakeRequest {
+        version: HANDSHAKE_VERSION_STAMPED,
+        from: me.clone(),
+        uid,
+        to: to.clone(),
+        auth: None,
+    };
+    Encoder::for_lane(Lane::Control)
+        .encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)
         .unwrap();
     out
 }

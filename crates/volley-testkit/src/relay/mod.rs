@@ -7,8 +7,13 @@
 //! The relay learns which member dialled a connection from the kernel
 //! (`owner`), so each directed link — the bytes that member `from` sends to
 //! member `to`, on any connection between them — has a [`LinkMode`] of its
-//! own. A connection whose dialler is not found is relayed and never
-//! judged ([`Relays::unknown`] counts them).
+//! own. Each connection is set up on a thread of its own (`setup`), and
+//! one look-up finds the diallers of all the connections waiting
+//! (`identifier`), so a burst of redials costs no more than one. A
+//! connection whose dialler is not found ([`Relays::unknown`] counts
+//! them) is looked for again whenever a link changes; until found it
+//! passes, and it is cut while any link of the member it reaches is
+//! dropped.
 //!
 //! ```no_run
 //! use volley_testkit::relay::{LinkMode, Relays};
@@ -22,15 +27,21 @@
 //! relays.heal(); // every link passes again
 //! ```
 
+mod identifier;
 mod owner;
 mod pump;
+mod setup;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
+
+use identifier::{Identifier, Identify};
 
 /// What happens to the bytes of one directed link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,11 +68,18 @@ type Link = (usize, usize);
 /// A relayed connection, kept to close it when its link drops.
 struct Open {
     id: u64,
-    /// The dialling member, if found.
-    from: Option<usize>,
+    /// The dialling member, once found (its pumps read it too).
+    from: Dialler,
+    /// The dialling socket's port and the relay's: where to look for the
+    /// dialler again.
+    ports: (u16, u16),
     to: usize,
     streams: [TcpStream; 2],
 }
+
+/// The member that dialled a connection, set once it is found: when the
+/// connection is accepted, or when a link changes ([`Relays::set_link`]).
+pub(crate) type Dialler = Arc<OnceLock<usize>>;
 
 #[derive(Default)]
 struct State {
@@ -79,18 +97,31 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// Whether a connection dialled by `from` to `to` carries a dropped link.
-    fn drops(&self, from: Option<usize>, to: usize) -> bool {
-        from.is_some_and(|from| {
-            self.mode(Some((from, to))) == LinkMode::Drop
-                || self.mode(Some((to, from))) == LinkMode::Drop
-        })
+    /// Whether a connection dialled by `from` to `to` carries a dropped
+    /// link; one whose dialler is unknown does when any link of `to`
+    /// drops: it may cross a partition, and if it does not, cutting it
+    /// costs its dialler a redial, whose dialler is found again.
+    fn refuses(&self, from: Option<usize>, to: usize) -> bool {
+        match from {
+            Some(from) => {
+                let dropped = |link: Link| self.mode(Some(link)) == LinkMode::Drop;
+                dropped((from, to)) || dropped((to, from))
+            }
+            None => self.any_link_drops(to),
+        }
+    }
+
+    /// Whether a link from or to `member` drops.
+    fn any_link_drops(&self, member: usize) -> bool {
+        self.links
+            .iter()
+            .any(|(link, mode)| (link.0 == member || link.1 == member) && *mode == LinkMode::Drop)
     }
 
     fn close_dropped(&mut self) {
         let (cut, keep): (Vec<Open>, Vec<Open>) = std::mem::take(&mut self.open)
             .into_iter()
-            .partition(|o| self.drops(o.from, o.to));
+            .partition(|o| self.refuses(o.from.get().copied(), o.to));
         self.open = keep;
         for open in cut {
             close(&open.streams);
@@ -110,6 +141,10 @@ struct Shared {
     /// Signalled at every change of a link's mode.
     changed: Condvar,
     unknown: AtomicU64,
+    /// How a connection's dialler is found: by the look-up thread while
+    /// it is set up, directly when a link changes.
+    identifier: Identifier,
+    identify: Arc<Identify>,
     /// Bytes written on, both directions of every connection.
     relayed: AtomicU64,
     stopped: AtomicBool,
@@ -132,10 +167,17 @@ pub struct Relays {
 impl Relays {
     /// One relay per member, member `i` listening on 127.0.0.1:`targets[i]`.
     pub fn start(targets: &[u16]) -> io::Result<Relays> {
+        Self::start_identifying(targets, Arc::new(owner::owners))
+    }
+
+    /// [`Relays::start`], finding diallers with `identify`.
+    fn start_identifying(targets: &[u16], identify: Arc<Identify>) -> io::Result<Relays> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             unknown: AtomicU64::new(0),
+            identifier: Identifier::start(identify.clone())?,
+            identify,
             relayed: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
         });
@@ -146,7 +188,7 @@ impl Relays {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name(format!("relay-accept-{to}"))
-                .spawn(move || accept(listener, to, target, &shared))?;
+                .spawn(move || setup::accept(listener, to, target, &shared))?;
         }
         Ok(Relays { shared, ports })
     }
@@ -172,7 +214,10 @@ impl Relays {
     }
 
     /// Sets the mode of the link from member `from` to member `to`.
+    /// Connections whose dialler was not found are looked for again
+    /// first, so that the link's mode applies to them too.
     pub fn set_link(&self, from: usize, to: usize, mode: LinkMode) {
+        self.find_unknown_diallers();
         let mut state = self.shared.state();
         if mode == LinkMode::Pass {
             state.links.remove(&(from, to));
@@ -181,6 +226,32 @@ impl Relays {
         }
         state.close_dropped();
         self.shared.changed.notify_all();
+    }
+
+    /// Looks again for the dialler of each open connection whose dialler
+    /// was not found (outside the lock: the look-up reads the kernel's
+    /// tables).
+    fn find_unknown_diallers(&self) {
+        let (diallers, sockets, pids) = {
+            let state = self.shared.state();
+            let unknown: Vec<&Open> = state
+                .open
+                .iter()
+                .filter(|o| o.from.get().is_none())
+                .collect();
+            let diallers: Vec<Dialler> = unknown.iter().map(|o| o.from.clone()).collect();
+            let sockets: Vec<(u16, u16)> = unknown.iter().map(|o| o.ports).collect();
+            (diallers, sockets, state.pids.clone())
+        };
+        if sockets.is_empty() {
+            return;
+        }
+        let found = (self.shared.identify)(&sockets, &pids);
+        for (dialler, found) in diallers.iter().zip(found) {
+            if let Some(from) = found {
+                let _ = dialler.set(from);
+            }
+        }
     }
 
     /// The mode of the link from `from` to `to`.
@@ -206,8 +277,8 @@ impl Relays {
         self.shared.changed.notify_all();
     }
 
-    /// Connections whose dialling member was not found (relayed, never
-    /// judged).
+    /// Connections whose dialling member was not found when they were
+    /// accepted (but for diallers that had closed already).
     pub fn unknown(&self) -> u64 {
         self.shared.unknown.load(Ordering::Relaxed)
     }
@@ -234,55 +305,5 @@ impl Drop for Relays {
         for port in &self.ports {
             let _ = TcpStream::connect(("127.0.0.1", *port));
         }
-    }
-}
-
-fn accept(listener: TcpListener, to: usize, target: u16, shared: &Arc<Shared>) {
-    let relay_port = listener.local_addr().map_or(0, |a| a.port());
-    for inbound in listener.incoming() {
-        if shared.stopped.load(Ordering::SeqCst) {
-            return;
-        }
-        let Ok(inbound) = inbound else { continue };
-        let dialled_from = inbound.peer_addr().map_or(0, |a| a.port());
-        let pids = shared.state().pids.clone();
-        let from = owner::owner(dialled_from, relay_port, &pids);
-        // A dialler that already closed its end (a dial given up, under
-        // load) has left no socket to find, and carries nothing to judge.
-        if from.is_none() && !owner::closed_by_dialler(&inbound) {
-            shared.unknown.fetch_add(1, Ordering::Relaxed);
-        }
-        // Refused before the member is dialled, so it sees nothing.
-        if shared.state().drops(from, to) {
-            close(&[inbound]);
-            continue;
-        }
-        // A member that is not listening (stopped, killed) refuses.
-        let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)) else {
-            close(&[inbound]);
-            continue;
-        };
-        let (Ok(in2), Ok(out2)) = (inbound.try_clone(), outbound.try_clone()) else {
-            continue;
-        };
-        let id = {
-            // Judged under the lock that `set_link` takes, so no drop
-            // slips between the check and the registration.
-            let mut state = shared.state();
-            if state.drops(from, to) {
-                close(&[inbound, outbound]);
-                continue;
-            }
-            let id = state.next_id;
-            state.next_id += 1;
-            state.open.push(Open {
-                id,
-                from,
-                to,
-                streams: [in2, out2],
-            });
-            id
-        };
-        pump::relay(shared.clone(), id, inbound, outbound, from, to);
     }
 }

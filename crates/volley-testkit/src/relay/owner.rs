@@ -3,32 +3,65 @@
 //! socket's inode (`/proc/net/tcp`, `/proc/net/tcp6`) and which member's
 //! process holds it (`/proc/<pid>/fd`). All members run on this machine.
 
-/// How many times the kernel's tables are read for one socket.
-const TABLE_READS: usize = 3;
-
 /// Which of the processes `pids` holds the socket connected from
 /// `local_port` to `remote_port` on the loopback; `None` when none does
 /// (or outside Linux).
+#[cfg(test)]
 pub(crate) fn owner(local_port: u16, remote_port: u16, pids: &[u32]) -> Option<usize> {
-    // The kernel writes a large table in chunks, and a table that changes
-    // meanwhile (other processes' connections coming and going) can skip
-    // a row: a socket not found is looked for again.
-    let inode = (0..TABLE_READS).find_map(|_| {
-        ["/proc/net/tcp", "/proc/net/tcp6"]
+    owners(&[(local_port, remote_port)], pids)[0]
+}
+
+/// [`owner`] of each `(local_port, remote_port)` in `sockets`, with one
+/// read of the kernel's tables and of each process's descriptors for all
+/// of them: a read costs as much for one socket as for a hundred.
+pub(crate) fn owners(sockets: &[(u16, u16)], pids: &[u32]) -> Vec<Option<usize>> {
+    let mut inodes: Vec<Option<u64>> = vec![None; sockets.len()];
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        if inodes.iter().all(Option::is_some) {
+            break;
+        }
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        let found = socket_inodes(&text, sockets);
+        for (inode, found) in inodes.iter_mut().zip(found) {
+            *inode = inode.or(found);
+        }
+    }
+    let mut owners: Vec<Option<usize>> = vec![None; sockets.len()];
+    for (index, pid) in pids.iter().enumerate() {
+        if inodes
             .iter()
-            .find_map(|table| {
-                let text = std::fs::read_to_string(table).ok()?;
-                socket_inode(&text, local_port, remote_port)
-            })
-    })?;
-    let link = format!("socket:[{inode}]");
-    pids.iter().position(|pid| {
-        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-            fds.map_while(Result::ok).any(|fd| {
-                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == link.as_str())
-            })
+            .zip(&owners)
+            .all(|(i, o)| i.is_none() || o.is_some())
+        {
+            break;
+        }
+        let held = socket_inodes_of(*pid);
+        for (owner, inode) in owners.iter_mut().zip(&inodes) {
+            if owner.is_none() && inode.is_some_and(|i| held.contains(&i)) {
+                *owner = Some(index);
+            }
+        }
+    }
+    owners
+}
+
+/// The inodes of the sockets process `pid` holds.
+fn socket_inodes_of(pid: u32) -> std::collections::HashSet<u64> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Default::default();
+    };
+    fds.map_while(Result::ok)
+        .filter_map(|fd| {
+            let link = std::fs::read_link(fd.path()).ok()?;
+            let link = link.to_str()?;
+            link.strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
         })
-    })
+        .collect()
 }
 
 /// Whether the dialler of `accepted` has closed its end with nothing
@@ -43,17 +76,24 @@ pub(crate) fn closed_by_dialler(accepted: &std::net::TcpStream) -> bool {
     closed
 }
 
-/// The inode of the socket from `local_port` to `remote_port` in a
-/// `/proc/net/tcp` or `tcp6` table (addresses as hex `ADDR:PORT`).
-pub(crate) fn socket_inode(table: &str, local_port: u16, remote_port: u16) -> Option<u64> {
+/// The inode of each socket `(local_port, remote_port)` of `sockets` in
+/// a `/proc/net/tcp` or `tcp6` table (addresses as hex `ADDR:PORT`).
+pub(crate) fn socket_inodes(table: &str, sockets: &[(u16, u16)]) -> Vec<Option<u64>> {
     let port = |field: &str| u16::from_str_radix(field.rsplit(':').next()?, 16).ok();
-    table.lines().skip(1).find_map(|line| {
+    let mut inodes = vec![None; sockets.len()];
+    for line in table.lines().skip(1) {
         let f: Vec<&str> = line.split_whitespace().collect();
-        let (local, remote, inode) = (f.get(1)?, f.get(2)?, f.get(9)?);
-        (port(local) == Some(local_port) && port(remote) == Some(remote_port))
-            .then(|| inode.parse().ok())
-            .flatten()
-    })
+        let (Some(local), Some(remote), Some(inode)) = (f.get(1), f.get(2), f.get(9)) else {
+            continue;
+        };
+        let here = (port(local), port(remote));
+        for (socket, found) in sockets.iter().zip(inodes.iter_mut()) {
+            if found.is_none() && here == (Some(socket.0), Some(socket.1)) {
+                *found = inode.parse().ok();
+            }
+        }
+    }
+    inodes
 }
 
 #[cfg(test)]
@@ -66,8 +106,10 @@ mod tests {
         let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
            0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1\n\
            1: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2222 1\n";
-        assert_eq!(socket_inode(table, 0xC350, 0x1F90), Some(2222));
-        assert_eq!(socket_inode(table, 0x1F90, 0xC350), None);
+        assert_eq!(
+            socket_inodes(table, &[(0xC350, 0x1F90), (0x1F90, 0xC350)]),
+            [Some(2222), None]
+        );
     }
 
     #[test]

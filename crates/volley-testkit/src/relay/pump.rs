@@ -7,7 +7,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{close, Link, LinkMode, Shared};
+use super::{close, Dialler, Link, LinkMode, Shared};
 
 /// Chunks read ahead of the writer per direction: with `CHUNK` bytes
 /// each, what a held or delayed direction buffers at most before the
@@ -15,14 +15,14 @@ use super::{close, Link, LinkMode, Shared};
 const AHEAD: usize = 64;
 const CHUNK: usize = 64 * 1024;
 
-/// Relays both directions of connection `id`, dialled by `from` (if
+/// Relays both directions of connection `id`, dialled by `from` (once
 /// found) to member `to`, on threads of their own.
 pub(super) fn relay(
     shared: Arc<Shared>,
     id: u64,
     inbound: TcpStream,
     outbound: TcpStream,
-    from: Option<usize>,
+    from: Dialler,
     to: usize,
 ) {
     let _ = inbound.set_nodelay(true);
@@ -32,8 +32,16 @@ pub(super) fn relay(
         return;
     };
     let shared2 = shared.clone();
-    let forward = from.map(|f| (f, to));
-    let backward = from.map(|f| (to, f));
+    let forward = Direction {
+        from: from.clone(),
+        to,
+        toward_member: true,
+    };
+    let backward = Direction {
+        from,
+        to,
+        toward_member: false,
+    };
     let _ = std::thread::Builder::new()
         .name("relay-link".into())
         .spawn(move || direction(&shared, id, inbound, outbound, forward));
@@ -42,9 +50,28 @@ pub(super) fn relay(
         .spawn(move || direction(&shared2, id, out2, in2, backward));
 }
 
+/// One direction of a relayed connection: toward member `to`, or back
+/// to the member that dialled it.
+struct Direction {
+    from: Dialler,
+    to: usize,
+    toward_member: bool,
+}
+
+impl Direction {
+    /// The link this direction carries, once its dialler is known.
+    fn link(&self) -> Option<Link> {
+        let from = *self.from.get()?;
+        Some(match self.toward_member {
+            true => (from, self.to),
+            false => (self.to, from),
+        })
+    }
+}
+
 /// Copies `src` to `dst` until either ends or the link drops, then
 /// closes both (the other direction ends with them).
-fn direction(shared: &Shared, id: u64, src: TcpStream, mut dst: TcpStream, link: Option<Link>) {
+fn direction(shared: &Shared, id: u64, src: TcpStream, mut dst: TcpStream, link: Direction) {
     let (tx, rx) = sync_channel::<(Instant, Vec<u8>)>(AHEAD);
     let Ok(mut reader) = src.try_clone() else {
         return;
@@ -72,10 +99,10 @@ fn write_in_turn(
     shared: &Shared,
     chunks: &Receiver<(Instant, Vec<u8>)>,
     dst: &mut TcpStream,
-    link: Option<Link>,
+    link: Direction,
 ) {
     for (arrived, bytes) in chunks {
-        if !await_turn(shared, link, arrived) || dst.write_all(&bytes).is_err() {
+        if !await_turn(shared, &link, arrived) || dst.write_all(&bytes).is_err() {
             return;
         }
         shared
@@ -86,13 +113,13 @@ fn write_in_turn(
 
 /// Waits until a chunk that arrived at `arrived` may go on `link`: false
 /// when the link drops (or the relays stop) instead.
-fn await_turn(shared: &Shared, link: Option<Link>, arrived: Instant) -> bool {
+fn await_turn(shared: &Shared, link: &Direction, arrived: Instant) -> bool {
     let mut state = shared.state();
     loop {
         if shared.stopped.load(std::sync::atomic::Ordering::SeqCst) {
             return false;
         }
-        state = match state.mode(link) {
+        state = match state.mode(link.link()) {
             LinkMode::Pass => return true,
             LinkMode::Drop => return false,
             LinkMode::Block => shared

@@ -381,6 +381,19 @@ impl ProcessCluster {
     }
 }
 
+/// With `VOLLEY_KEEP_TRANSCRIPTS` set, a run that passed keeps its
+/// transcript too (its path on stderr), to compare passing runs' timings.
+impl Drop for ProcessCluster {
+    fn drop(&mut self) {
+        if std::env::var_os(KEEP_TRANSCRIPTS).is_some() && !std::thread::panicking() {
+            eprintln!("every line: {}", self.transcript.save().display());
+        }
+    }
+}
+
+/// The variable that keeps every run's transcript.
+const KEEP_TRANSCRIPTS: &str = "VOLLEY_KEEP_TRANSCRIPTS";
+
 fn reported(lines: &[Line], run: usize, text: &str) -> bool {
     lines
         .iter()

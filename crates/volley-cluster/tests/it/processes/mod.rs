@@ -7,6 +7,11 @@
 //!
 //! The cases take turns (`serial`): each starts several processes whose
 //! failure detectors must not starve one another on a small machine.
+//!
+//! A failed case saves its transcript (every node's lines, with arrival
+//! times) and names the file; with `VOLLEY_KEEP_TRANSCRIPTS` set a case
+//! that passed keeps its own too, and `RUST_LOG=debug` (a plain level)
+//! sets the nodes' log level.
 
 mod blocking;
 mod cluster;

@@ -14,6 +14,7 @@ use crate::transport::handshake::setup::{self, HandshakeError, Local};
 use crate::transport::inbound::guard::InboundGuard;
 use crate::transport::inbound::protocol_error;
 use crate::transport::inbound::reader::{Reader, READ_CHUNK};
+use crate::transport::inbound::stages::{Stage, Stages};
 use crate::transport::inbound::InboundContext;
 use crate::transport::outbound::association::system_buffers::SystemMessageError;
 use crate::transport::refs::limit_error::LimitError;
@@ -27,10 +28,12 @@ pub(crate) async fn run_listener(listener: TcpListener, core: Arc<impl InboundCo
             Ok((stream, peer)) => {
                 // Over a cap, the stream is closed here, unread.
                 if let Some(admission) = guard.admit(peer.ip()) {
+                    tracing::trace!(%peer, open = admission.open(), "inbound connection accepted");
+                    let mut stages = Stages::start(peer);
                     let core2 = core.clone();
                     let task = tokio::spawn(admission.run(async move {
-                        if let Err(e) = serve(stream, &core2).await {
-                            log_limited!(warn, %peer, "inbound connection closed: {e}");
+                        if let Err(e) = serve(stream, &core2, &mut stages).await {
+                            log_limited!(warn, %peer, %stages, "inbound connection closed: {e}");
                         }
                     }));
                     core.track(task);
@@ -86,10 +89,15 @@ impl InboundError {
     }
 }
 
-async fn serve(stream: TcpStream, core: &Arc<impl InboundContext>) -> Result<(), InboundError> {
+async fn serve(
+    stream: TcpStream,
+    core: &Arc<impl InboundContext>,
+    stages: &mut Stages,
+) -> Result<(), InboundError> {
+    stages.reached(Stage::TaskRuns);
     stream.set_nodelay(true)?;
     let Some(tls) = core.tls() else {
-        return serve_on(stream, core).await;
+        return serve_on(stream, core, stages).await;
     };
     // The TLS handshake comes first: a peer that does not speak TLS (a
     // plaintext preamble) fails here, before anything of it is read.
@@ -100,7 +108,8 @@ async fn serve(stream: TcpStream, core: &Arc<impl InboundContext>) -> Result<(),
     .await
     .map_err(|_| InboundError::HandshakeTimeout)?
     .map_err(InboundError::Tls)?;
-    serve_on(sealed, core).await
+    stages.reached(Stage::Tls);
+    serve_on(sealed, core, stages).await
 }
 
 /// The volley handshake and the read loop, on a plain or TLS stream; a
@@ -108,8 +117,9 @@ async fn serve(stream: TcpStream, core: &Arc<impl InboundContext>) -> Result<(),
 async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     core: &Arc<impl InboundContext>,
+    stages: &mut Stages,
 ) -> Result<(), InboundError> {
-    let served = handshake_and_read(&mut stream, core).await;
+    let served = handshake_and_read(&mut stream, core, stages).await;
     if let Some(error) = served.as_ref().err().and_then(InboundError::codec_error) {
         protocol_error::tell(&mut stream, error).await;
     }
@@ -119,6 +129,7 @@ async fn serve_on<S: AsyncRead + AsyncWrite + Unpin>(
 async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: &mut S,
     core: &Arc<impl InboundContext>,
+    stages: &mut Stages,
 ) -> Result<(), InboundError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut request = tokio::time::timeout(
@@ -127,6 +138,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     )
     .await
     .map_err(|_| InboundError::HandshakeTimeout)??;
+    stages.reached(Stage::RequestRead);
     // Nothing happens for a peer before it is answered (and, with a
     // secret, has proved it): the checks here change no state.
     let checked = check(&**core, &request).and_then(|()| not_gone(&**core, &request));
@@ -153,6 +165,7 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
             })?,
         None => setup::accept(&mut stream, &local, None).await?,
     }
+    stages.reached(Stage::Answered);
     // A stamped initiator tells its stamp once answered (after its proof).
     // One that closes first went away (killed, or its dial timed out):
     // before stamps it would have closed an admitted connection as quietly.
@@ -163,10 +176,11 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
     .await
     .map_err(|_| InboundError::HandshakeTimeout)?;
     if let Err(HandshakeError::Closed) = stamped {
-        tracing::debug!(from = %request.from, uid = request.uid, "closed before telling its stamp");
+        tracing::debug!(from = %request.from, uid = request.uid, %stages, "closed before telling its stamp");
         return Ok(());
     }
     stamped?;
+    stages.reached(Stage::StampRead);
     // Whether to dial back is decided after answering: a node that dialed
     // this one without knowing it may be checking this node's address in
     // turn, and would not answer that check until its own handshake is
@@ -177,6 +191,6 @@ async fn handshake_and_read<S: AsyncRead + AsyncWrite + Unpin>(
         from: request.from.clone(),
         reason,
     })?;
-    tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, "inbound lane accepted");
+    tracing::debug!(from = %request.from, uid = request.uid, lane = ?request.lane, %stages, "inbound lane accepted");
     Reader::run(core, request.lane, request.from, request.uid, stream, buf).await
 }

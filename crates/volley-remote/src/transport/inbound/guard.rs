@@ -111,6 +111,12 @@ pub(crate) struct Admission {
 }
 
 impl Admission {
+    /// The inbound connections open now, this one included (for the
+    /// listener's debug lines).
+    pub(crate) fn open(&self) -> usize {
+        lock(&self.guard.open).total
+    }
+
     /// Runs the connection's task: the admission is held until it ends, and
     /// the read loop finds the guard for its [`IdleWatch`].
     pub(crate) fn run<F: Future<Output = ()>>(self, task: F) -> impl Future<Output = ()> {

@@ -6,7 +6,8 @@
 //! (`frames`) into a sink (`sorting`): user messages go to mailboxes in
 //! runs (`delivery`), every other frame to `control_frames`; `peer` is the
 //! reader's view of the node on the other end.
-//! `guard` caps what an inbound connection may cost, `ends` closes the
+//! `stages` times a connection's steps up to its first frame (for the
+//! logs). `guard` caps what an inbound connection may cost, `ends` closes the
 //! connections of an incarnation that is gone, and `protocol_error` tells
 //! a peer that broke the protocol why it is closed.
 
@@ -21,6 +22,7 @@ pub(crate) mod protocol_error;
 pub(crate) mod reader;
 mod replies;
 mod sorting;
+mod stages;
 
 use std::sync::Arc;
 

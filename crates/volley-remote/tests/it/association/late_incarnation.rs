@@ -19,8 +19,7 @@ use common::{ask_sum, free_port, node, record_events, remote_ref, spawn_calculat
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use volley_remote::wire::{
-    Address, Decoder, DecoderConfig, Encoder, HandshakeRequest, HandshakeStatus, IncarnationStamp,
-    Lane, Pdu, Preamble, HANDSHAKE_VERSION_STAMPED,
+    Address, Decoder, DecoderConfig, Encoder, HandshakeStatus, IncarnationStamp, Lane, Pdu,
 };
 use volley_remote::{DisassociationReason, RemoteSettings, RemotingEvent};
 
@@ -119,19 +118,7 @@ async fn a_late_answer_of_the_previous_incarnation_does_not_replace_the_new_one(
 /// stamp is sent, with the stamp `to` answered with.
 async fn stamped_handshake(to: &Address, from: &Address, uid: u64, stamp: u64) -> (TcpStream, u64) {
     let mut s = crate::raw_peer::connect(to).await;
-    let mut out = BytesMut::new();
-    Preamble::new(Lane::Control).encode(&mut out);
-    let request = HandshakeRequest {
-        version: HANDSHAKE_VERSION_STAMPED,
-        from: from.clone(),
-        uid,
-        to: to.clone(),
-        auth: None,
-    };
-    let encoder = Encoder::for_lane(Lane::Control);
-    encoder
-        .encode(&Pdu::HandshakeRequest(Box::new(request)), &mut out)
-        .unwrap();
+    let mut out = crate::raw_peer::stamped_request_bytes(to, from, uid);
     s.write_all(&out).await.unwrap();
     // The answer: an accepted response of version 2, then the stamp.
     let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Control));
@@ -158,7 +145,7 @@ async fn stamped_handshake(to: &Address, from: &Address, uid: u64, stamp: u64) -
     }
     let answered = frames[1].expect("the stamp after the response");
     out.clear();
-    encoder
+    Encoder::for_lane(Lane::Control)
         .encode(&Pdu::IncarnationStamp(IncarnationStamp { stamp }), &mut out)
         .unwrap();
     s.write_all(&out).await.unwrap();

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use common::{Node, CALC_ID};
-use raw_peer::{closed_within, connect, handshake_bytes, handshaken_as, rss_bytes};
+use raw_peer::{
+    closed_within, connect, handshake_bytes, handshaken_as, rss_bytes, stamped_request_bytes,
+};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -303,6 +305,51 @@ async fn a_socket_stuck_in_the_preamble_is_closed_after_the_handshake_timeout() 
     s.write_all(b"VLL").await.unwrap();
     assert!(closed_within(&mut s, Duration::from_secs(10)).await);
     n.system.terminate().await;
+}
+
+/// Connections stopped at each stage before a handshake's end (silent
+/// after the TCP handshake, inside the request, answered but never
+/// telling the stamp nor reading the answer) hold up no other peer's
+/// handshake: each is served on its own, and the listener accepts on.
+/// (A node once answered no handshake for seconds behind the test relay,
+/// which set its connections up one at a time: `volley_testkit::relay`.)
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_stuck_at_each_handshake_stage_hold_up_no_other_peer() {
+    let _serial = SERIAL.lock().await;
+    // Long enough that none of them times out during the test.
+    let patient = |s: &mut RemoteSettings| s.handshake_timeout = Duration::from_secs(60);
+    let b = node("stuck-b", LimitSettings::default(), patient).await;
+    let addr = b.remoting.address().clone();
+    let (me, uid) = mallory(11);
+    let mut stuck = Vec::new();
+    for _ in 0..8 {
+        stuck.push(connect(&addr).await);
+        let request = handshake_bytes(&addr, &me, uid, Lane::Ordinary);
+        let mut inside = connect(&addr).await;
+        inside
+            .write_all(&request[..request.len() / 2])
+            .await
+            .unwrap();
+        stuck.push(inside);
+        let mut unstamped = connect(&addr).await;
+        let request = stamped_request_bytes(&addr, &me, uid);
+        unstamped.write_all(&request).await.unwrap();
+        stuck.push(unstamped);
+    }
+    let a = node("stuck-a", LimitSettings::default(), patient).await;
+    common::spawn_calculator(&b, "calc");
+    let calc = common::remote_ref(&a, &b, "calc");
+    // Within the ask's own timeout (10 s), far below the handshake's.
+    assert_eq!(common::add(&calc, 1, 2).await, 3);
+    for s in &mut stuck {
+        assert!(
+            !closed_within(s, Duration::ZERO).await,
+            "a stuck connection was closed"
+        );
+    }
+    a.system.terminate().await;
+    b.system.terminate().await;
 }
 
 #[volley_testkit::each_dispatcher]
