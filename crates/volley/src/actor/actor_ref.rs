@@ -185,6 +185,7 @@ impl<M: Send + 'static> ActorRef<M> {
 
     /// Sends only if the mailbox has room (Akka's `offer`): a full bounded
     /// mailbox or a terminated actor hands the message back.
+    #[inline]
     pub fn try_tell(&self, msg: M) -> Result<(), TellError<M>> {
         if let Some(dispatcher) = self.target.try_enqueue(msg)? {
             dispatcher.submit(self.target.clone());

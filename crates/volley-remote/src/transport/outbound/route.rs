@@ -142,33 +142,37 @@ impl<C: OutboundContext> RouteHint<C> {
         refusal: LaneRefusal,
     ) -> Result<(), RemoteSendError> {
         let core = &*self.core;
-        let on = |lane| {
-            association
-                .lane(lane)
-                .send_user(core, target, &self.recipient, outbound, msg, framing)
-        };
-        let mut outcome = match refusal {
-            LaneRefusal::TooBig(_) => on(Lane::Large),
-            other => Err(other),
-        };
-        if let Err(LaneRefusal::Retired) = outcome {
-            core.revive(association);
-            outcome = match on(Lane::Ordinary) {
-                Err(LaneRefusal::TooBig(_)) => on(Lane::Large),
-                other => other,
+        // One send per turn, in one place: the lane's send is inlined
+        // (`OutboundLane::send_user`), so this function holds one copy.
+        let (mut lane, mut revived) = (Lane::Ordinary, false);
+        let mut refusal = refusal;
+        loop {
+            lane = match refusal {
+                LaneRefusal::TooBig(_) if lane == Lane::Ordinary => Lane::Large,
+                LaneRefusal::Retired if !revived => {
+                    core.revive(association);
+                    revived = true;
+                    Lane::Ordinary
+                }
+                LaneRefusal::Retired => {
+                    return Err(RemoteSendError::Unavailable(format!(
+                        "the association with {} was stopped again while starting",
+                        association.remote
+                    )))
+                }
+                LaneRefusal::TooBig(size) => {
+                    return Err(RemoteSendError::TooLarge {
+                        size,
+                        limit: core.settings().max_frame_size as usize,
+                    })
+                }
+                LaneRefusal::Failed(e) => return Err(e),
             };
-        }
-        match outcome {
-            Ok(()) => Ok(()),
-            Err(LaneRefusal::Retired) => Err(RemoteSendError::Unavailable(format!(
-                "the association with {} was stopped again while starting",
-                association.remote
-            ))),
-            Err(LaneRefusal::TooBig(size)) => Err(RemoteSendError::TooLarge {
-                size,
-                limit: core.settings().max_frame_size as usize,
-            }),
-            Err(LaneRefusal::Failed(e)) => Err(e),
+            let on = association.lane(lane);
+            refusal = match on.send_user(core, target, &self.recipient, outbound, msg, framing) {
+                Ok(()) => return Ok(()),
+                Err(refusal) => refusal,
+            };
         }
     }
 }

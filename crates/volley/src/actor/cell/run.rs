@@ -243,6 +243,9 @@ impl<A: Actor> ActorCell<A> {
     /// Runs a fallible callback on the actor; a returned error or a panic
     /// becomes a failure for the supervisor. What the callback leaves in its
     /// third argument is kept for `pre_restart` (see `keep_for_restart`).
+    /// Inlined into each caller: in the activation loop a call frame per
+    /// message costs more than the panic guard itself.
+    #[inline(always)]
     pub(super) fn call(
         &self,
         inner: &mut Inner<A>,
