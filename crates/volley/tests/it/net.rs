@@ -1,11 +1,14 @@
 //! The gateways' connection gate: caps on open connections, in all and per
-//! IP, and the deadline for a new connection's first bytes.
+//! IP, and the deadline for a new connection's first bytes; and the bound
+//! on a write the peer does not take (`WriteStall`).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use volley::net::{ConnectionGate, ConnectionLimits, GatedStream, Refusal, RefusedCounts};
+use volley::net::{
+    ConnectionGate, ConnectionLimits, GatedStream, Refusal, RefusedCounts, WriteStall,
+};
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_millis(50);
 
@@ -76,4 +79,30 @@ async fn a_connection_that_started_in_time_has_no_deadline_after() {
     assert_eq!(gated.read(&mut buf).await.unwrap(), 4);
     assert_eq!(gate.refused(), RefusedCounts::default());
     assert_eq!(gate.open(), 1);
+}
+
+/// A write blocked on a full pipe goes on once the peer reads; a write the
+/// peer never takes fails with `TimedOut`, not before the limit.
+#[tokio::test]
+async fn a_write_the_peer_does_not_take_fails_after_the_limit() {
+    let limit = Duration::from_millis(100);
+    let (ours, mut theirs) = tokio::io::duplex(64);
+    let mut stream = WriteStall::new(ours, limit);
+    let chunk = [7u8; 64];
+    stream
+        .write_all(&chunk)
+        .await
+        .expect("the pipe takes one chunk");
+    // One task: the second write blocks first, then the read frees it.
+    let mut got = [0u8; 64];
+    let (wrote, read) = tokio::join!(stream.write_all(&chunk), theirs.read_exact(&mut got));
+    wrote.expect("the peer read");
+    read.expect("a chunk");
+    let started = std::time::Instant::now();
+    let error = stream
+        .write_all(&[1u8; 65])
+        .await
+        .expect_err("nobody reads");
+    assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+    assert!(started.elapsed() >= limit, "not before the limit");
 }
