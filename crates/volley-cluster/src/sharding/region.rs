@@ -617,10 +617,7 @@ impl<A: Actor> ShardRegion<A> {
             Some(remoting) => remoting.address().to_string(),
             None => ctx.system().name().to_owned(),
         };
-        let shards = self.hosted.iter().map(|(id, shard)| (*id, shard.clone()));
-        let timeout = self.settings.shard_region_query_timeout;
-        let runtime = ctx.system().runtime_handle();
-        region_state::collect(&runtime, shards.collect(), timeout, move |state| {
+        self.collect_state(ctx, move |state| {
             let count = |s: &ShardState| u32::try_from(s.entity_ids.len()).unwrap_or(u32::MAX);
             reply_to.tell(RegionControl::Stats {
                 address,
@@ -628,6 +625,19 @@ impl<A: Actor> ShardRegion<A> {
                 failed: state.failed.into_iter().collect(),
             });
         });
+    }
+
+    /// Asks the hosted shards for their entities and hands the whole to
+    /// `done`, off the region's thread (`region_state.rs`).
+    fn collect_state(
+        &self,
+        ctx: &mut Context<Self>,
+        done: impl FnOnce(CurrentShardRegionState) + Send + 'static,
+    ) {
+        let shards = self.hosted.iter().map(|(id, shard)| (*id, shard.clone()));
+        let timeout = self.settings.shard_region_query_timeout;
+        let runtime = ctx.system().runtime_handle();
+        region_state::collect(&runtime, shards.collect(), timeout, done);
     }
 
     fn register(&self) {
@@ -728,14 +738,9 @@ impl<A: Actor> Actor for ShardRegion<A> {
             RegionMsg::MarkerTimeout(shard) => self.marker_timeout(ctx, shard),
             RegionMsg::HandedOff(handed) => self.handed_off(ctx, handed),
             RegionMsg::GracefulShutdown(waiter) => self.graceful_shutdown(ctx, waiter),
-            RegionMsg::GetState(reply) => {
-                let shards = self.hosted.iter().map(|(id, shard)| (*id, shard.clone()));
-                let timeout = self.settings.shard_region_query_timeout;
-                let runtime = ctx.system().runtime_handle();
-                region_state::collect(&runtime, shards.collect(), timeout, move |state| {
-                    let _asker_gone = reply.send(state);
-                });
-            }
+            RegionMsg::GetState(reply) => self.collect_state(ctx, move |state| {
+                let _asker_gone = reply.send(state);
+            }),
             RegionMsg::ShardTerminated(shard, actor) => self.shard_terminated(ctx, shard, &actor),
             RegionMsg::Retry => self.retry(ctx),
             RegionMsg::RegionTerminated(region) => self.region_terminated(region),

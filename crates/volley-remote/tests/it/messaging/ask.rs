@@ -5,7 +5,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{node, remote_ref, spawn_calculator, Calc, T};
+use common::{add, node, remote_ref, spawn_calculator, Calc, T};
 use serde::{Deserialize, Serialize};
 use volley::{Actor, ActorRef, ActorSystem, AskError, Context, HandleResult, Props, Settings};
 use volley_remote::serialization::PostcardSerializer;
@@ -301,18 +301,7 @@ async fn a_local_request_passed_on_to_another_node_is_answered() {
     let to_b = remote_ref(&a, &b, "calc");
     let local = a.system.spawn("forwarder", forwarder(to_b)).unwrap();
     for i in 0..10 {
-        let sum = local
-            .ask(
-                |reply_to| Calc::Add {
-                    a: i,
-                    b: 2,
-                    reply_to,
-                },
-                T,
-            )
-            .await
-            .unwrap();
-        assert_eq!(sum, i + 2);
+        assert_eq!(add(&local, i, 2).await, i + 2);
     }
     for n in [a, b] {
         n.system.terminate().await;
