@@ -1,14 +1,14 @@
 //! The receive timeout (Akka's `setReceiveTimeout`): a signal to an actor
 //! that got no message for a while.
 //!
-//! One timer task per armed timeout, not one per message: an activation
-//! that handled a message that counts notes the time once (one clock read;
-//! the activation loop has a copy without the check, for actors that armed
-//! no timeout), or earlier, before a signal it meets, so that the signal
-//! sees the messages handled ahead of it. The task, when it fires, checks
-//! whether the actor has been idle long enough. If not, it is armed again
-//! for the time left; so the signal comes the full timeout after the last
-//! message, as in Akka, and a busy actor costs no timer churn. A
+//! One timer task per armed timeout, not one per message: the activation
+//! loop notes the time (one clock read) as it takes a message that counts,
+//! before the handler runs, so that anything the handler sends is ordered
+//! after the note (the loop has a copy without the check, for actors that
+//! armed no timeout). The task, when it fires, checks whether the actor
+//! has been idle long enough. If not, it is armed again for the time left;
+//! so the signal comes the full timeout after the last message that counts
+//! was taken (Akka counts from the end of its handler), and a busy actor costs no timer churn. A
 //! generation number discards the signal of a timeout that was changed or
 //! cancelled meanwhile.
 

@@ -33,16 +33,9 @@ impl<A: Actor> Runnable for ActorCell<A> {
         let handled = if inner.traced {
             self.handle_traced_batch(inner, throughput, deadline)
         } else if inner.ctx.receive_timeout.is_some() {
-            let (handled, active) = self.handle_batch::<true, false>(inner, throughput, deadline);
-            if active {
-                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
-                    timeout.touch();
-                }
-            }
-            handled
+            self.handle_batch::<true, false>(inner, throughput, deadline)
         } else {
             self.handle_batch::<false, false>(inner, throughput, deadline)
-                .0
         };
         if inner.mode == Mode::Terminated {
             // Dropping the inner state drops the context and with it the
@@ -83,11 +76,11 @@ fn influences_receive_timeout<A: Actor>(env: &Envelope<A::Msg>) -> bool {
 
 impl<A: Actor> ActorCell<A> {
     /// Handles up to `throughput` user messages (system messages first
-    /// whenever there are any); returns how many. With `TIMED`, returns
-    /// also whether one of them counts as activity for the receive
-    /// timeout, which the caller then notes once for the whole activation
-    /// (or the loop notes before a receive-timeout signal, so that the
-    /// signal sees the messages handled ahead of it); a timeout set while
+    /// whenever there are any); returns how many. With `TIMED`, a message
+    /// that counts as activity for the receive timeout is noted as it is
+    /// taken, before its handler runs: whatever the handler sends (a reply
+    /// a test waits for before advancing a manual clock) comes after the
+    /// note, and a signal later in the batch sees it. A timeout set while
     /// handling starts counting from its setting.
     #[inline(always)]
     fn handle_batch<const TIMED: bool, const TRACED: bool>(
@@ -95,9 +88,8 @@ impl<A: Actor> ActorCell<A> {
         inner: &mut Inner<A>,
         throughput: usize,
         deadline: Option<Instant>,
-    ) -> (usize, bool) {
+    ) -> usize {
         let mut handled = 0;
-        let mut active = false;
         while inner.mode == Mode::Running && handled < throughput {
             if self.queues.has_system() {
                 self.process_system(inner);
@@ -110,18 +102,9 @@ impl<A: Actor> ActorCell<A> {
             let Some(env) = inner.ctx.batch.pop_front() else {
                 break;
             };
-            if TIMED {
-                if let Envelope::ReceiveTimeout(_) = env {
-                    // A message that counts was handled ahead of the
-                    // signal in this activation: note it now, not at the
-                    // end, or the signal would find the actor idle.
-                    if std::mem::take(&mut active) {
-                        if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
-                            timeout.touch();
-                        }
-                    }
-                } else {
-                    active |= influences_receive_timeout::<A>(&env);
+            if TIMED && influences_receive_timeout::<A>(&env) {
+                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
+                    timeout.touch();
                 }
             }
             if TRACED {
@@ -149,7 +132,7 @@ impl<A: Actor> ActorCell<A> {
                 break;
             }
         }
-        (handled, active)
+        handled
     }
 
     /// The activation loop of a traced actor, kept out of line: it is the
@@ -162,16 +145,9 @@ impl<A: Actor> ActorCell<A> {
         deadline: Option<Instant>,
     ) -> usize {
         if inner.ctx.receive_timeout.is_some() {
-            let (handled, active) = self.handle_batch::<true, true>(inner, throughput, deadline);
-            if active {
-                if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
-                    timeout.touch();
-                }
-            }
-            handled
+            self.handle_batch::<true, true>(inner, throughput, deadline)
         } else {
             self.handle_batch::<false, true>(inner, throughput, deadline)
-                .0
         }
     }
 

@@ -51,6 +51,8 @@ enum Msg {
     /// Quiet: answers "held", waits for the latch, then handles the
     /// message it carries.
     Hold(Latch, Box<Msg>),
+    /// Counts: answers "held" and waits for the latch.
+    BusyHold(Latch),
     /// Counts: answers "crashing" and fails.
     Crash,
     /// Sets the timeout and stops the actor in one handler.
@@ -142,6 +144,10 @@ impl Actor for Subject {
                 latch.wait();
                 return self.handle(ctx, *then);
             }
+            Msg::BusyHold(latch) => {
+                self.tell("held");
+                latch.wait();
+            }
             Msg::Crash => {
                 self.tell("crashing");
                 return Err(ActorError::new("crashing on purpose"));
@@ -171,7 +177,7 @@ impl Actor for Subject {
     fn influences_receive_timeout(msg: &Msg) -> bool {
         matches!(
             msg,
-            Msg::Tick | Msg::BusyTick | Msg::Crash | Msg::SetAndStop(_)
+            Msg::Tick | Msg::BusyTick | Msg::BusyHold(_) | Msg::Crash | Msg::SetAndStop(_)
         )
     }
 }
@@ -487,6 +493,28 @@ async fn a_message_that_counts_just_before_the_signal_holds_it_off() {
     case.advance(s(99));
     case.ping(&subject);
     case.advance(s(1));
+    case.expect_report("timeout Some(100s)");
+    case.end().await;
+}
+
+/// The silence is counted from when the last message that counts was
+/// taken, before its handler ran: a test that waits for the handler's reply
+/// and then advances the clock has the timeout counted from before the
+/// advance, however long the handler goes on (Akka counts from the end of
+/// the handler; docs/reference/receive-timeout.md).
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_silence_counts_from_when_the_message_was_taken() {
+    let case = Case::new("prt-taken");
+    let subject = case.spawn_subject(Opts {
+        on_start: Some(s(100)),
+        ..Opts::default()
+    });
+    let latch = Latch::new(1);
+    subject.tell(Msg::BusyHold(latch.clone()));
+    case.expect_report("held");
+    case.advance(s(100));
+    latch.count_down();
     case.expect_report("timeout Some(100s)");
     case.end().await;
 }
