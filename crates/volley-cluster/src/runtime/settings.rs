@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::member::MembershipConfig;
 use crate::runtime::error::ClusterError;
 use crate::runtime::sbr_section::SplitBrainResolverSection;
+use crate::sharding::ShardingSection;
 use crate::singleton::SingletonSection;
 
 /// The name of this crate's section in the actor system's settings.
@@ -28,7 +29,7 @@ pub fn register_settings() {
 }
 
 /// How this node takes part in a cluster (`[cluster]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClusterSettings {
     /// The cluster's name, carried by every cluster frame: frames naming
@@ -105,6 +106,10 @@ pub struct ClusterSettings {
     pub split_brain_resolver: SplitBrainResolverSection,
     /// The defaults of this node's singletons (`[cluster.singleton]`).
     pub singleton: SingletonSection,
+    /// The defaults of this node's sharded entity types
+    /// (`[cluster.sharding]`), read by
+    /// `ShardingSettings::from_system_settings`.
+    pub sharding: ShardingSection,
 }
 
 /// foca's timings (`[cluster.swim]`), foca's names.
@@ -155,6 +160,7 @@ impl Default for ClusterSettings {
             swim: SwimSettings::default(),
             split_brain_resolver: SplitBrainResolverSection::default(),
             singleton: SingletonSection::default(),
+            sharding: ShardingSection::default(),
         }
     }
 }
@@ -243,6 +249,7 @@ impl ClusterSettings {
         }
         self.split_brain_resolver.settings()?;
         self.singleton.validate()?;
+        self.sharding.validate()?;
         Ok(())
     }
 

@@ -256,6 +256,7 @@ impl ClusterSharding {
         if entity.number_of_shards == 0 {
             return Err(ShardOfError::NoShards.into());
         }
+        entity.settings.validate()?;
         let types = entity_types(system);
         let mut types = types.0.lock().unwrap_or_else(PoisonError::into_inner);
         if types.contains_key(&name) {

@@ -47,6 +47,7 @@ mod region_members;
 mod region_outbox;
 mod region_state;
 mod remembering;
+mod section;
 mod settings;
 mod shard;
 #[cfg(test)]
@@ -72,4 +73,5 @@ pub use region::{RegionMsg, ShardRegion, CONTROL, DELIVER};
 pub use region_counters::RegionCounters;
 pub use region_state::{CurrentShardRegionState, ShardState};
 pub use remembering::RememberStoreFailed;
+pub use section::ShardingSection;
 pub use settings::{ShardingError, ShardingSettings};

@@ -102,6 +102,45 @@ impl Default for ShardingSettings {
     }
 }
 
+impl ShardingSettings {
+    /// Checks the values: a refused one is named by its field. Starting
+    /// an entity type checks its settings with this.
+    pub fn validate(&self) -> Result<(), ShardingError> {
+        let out_of_range = |key, reason| Err(ShardingError::OutOfRange { key, reason });
+        let periods = [
+            ("retry_interval", self.retry_interval),
+            ("rebalance_interval", self.rebalance_interval),
+            ("handoff_timeout", self.handoff_timeout),
+            ("shard_start_timeout", self.shard_start_timeout),
+            (
+                "shard_region_query_timeout",
+                self.shard_region_query_timeout,
+            ),
+            (
+                "shard.passivation_check_interval",
+                self.shard.passivation_check_interval,
+            ),
+        ];
+        if let Some((key, _)) = periods.iter().find(|(_, d)| d.is_zero()) {
+            return out_of_range(key, "must be above zero");
+        }
+        if self.remote_batch_messages == 0 {
+            return out_of_range("remote_batch_messages", "must be at least 1");
+        }
+        if self.role.as_deref().is_some_and(str::is_empty) {
+            return out_of_range("role", "must not be empty (leave it out for every member)");
+        }
+        let passivation = &self.shard.passivation;
+        if passivation.idle_timeout.is_some_and(|d| d.is_zero()) {
+            return out_of_range("shard.passivation.idle_timeout", "must be above zero");
+        }
+        if passivation.max_active == Some(0) {
+            return out_of_range("shard.passivation.max_active", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
 /// Why sharding refused a request. None of these stops the node.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShardingError {
@@ -145,4 +184,13 @@ pub enum ShardingError {
     /// The region has stopped (its node left, or the system terminated).
     #[error("the sharding region has stopped")]
     RegionStopped,
+    /// A setting is out of its range.
+    #[error("sharding setting {key} {reason}")]
+    OutOfRange {
+        /// The field, as `ShardingSettings` names it (dotted below
+        /// `shard`).
+        key: &'static str,
+        /// What it must be.
+        reason: &'static str,
+    },
 }

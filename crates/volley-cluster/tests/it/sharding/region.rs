@@ -246,6 +246,25 @@ async fn an_unknown_or_mistyped_entity_type_and_a_second_init_are_typed_errors()
         ClusterSharding::init(&system, nameless),
         Err(ShardingError::InvalidTypeName(_))
     ));
+    // Settings out of range are refused by name, and start nothing.
+    let (factory, _) = recorders(&system);
+    let spinning = ShardingSettings {
+        retry_interval: Duration::ZERO,
+        ..ShardingSettings::default()
+    };
+    let refused = Entity::<Recorder>::new(EntityTypeKey::new("refused"), move |id| factory(id))
+        .with_settings(spinning);
+    assert_eq!(
+        ClusterSharding::init(&system, refused).err().unwrap(),
+        ShardingError::OutOfRange {
+            key: "retry_interval",
+            reason: "must be above zero"
+        }
+    );
+    assert!(matches!(
+        ClusterSharding::get(&system, &EntityTypeKey::<Rec>::new("refused")),
+        Err(ShardingError::UnknownEntityType(_))
+    ));
     assert!(matches!(
         sharding.entity_ref(""),
         Err(ShardingError::ShardOf(ShardOfError::EmptyEntityId))
