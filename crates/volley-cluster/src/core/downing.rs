@@ -38,6 +38,7 @@ pub(super) fn resolver_for(
 fn sbr_member(record: &MemberRecord) -> Option<SbrMember> {
     let status = match record.status {
         MemberStatus::Joining => SbrStatus::Joining,
+        MemberStatus::WeaklyUp => SbrStatus::WeaklyUp,
         MemberStatus::Up => SbrStatus::Up,
         MemberStatus::Leaving => SbrStatus::Leaving,
         MemberStatus::Exiting => SbrStatus::Exiting,
@@ -57,6 +58,7 @@ fn sbr_input(event: &ClusterEvent, me: &UniqueAddress) -> Option<SbrInput> {
     let node = |member: &MemberRecord| sbr_node(&member.unique_address());
     Some(match event {
         ClusterEvent::MemberJoined { member }
+        | ClusterEvent::MemberWeaklyUp { member }
         | ClusterEvent::MemberUp { member }
         | ClusterEvent::MemberLeft { member }
         | ClusterEvent::MemberExited { member }

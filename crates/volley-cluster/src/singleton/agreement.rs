@@ -25,7 +25,7 @@ pub(crate) fn may_start(state: &ClusterState, me: &UniqueAddress, role: Option<&
     oldest.as_ref() == Some(me) && view_agreed(state)
 }
 
-/// True if every reachable Joining, Up or Leaving member of `state` has
+/// True if every reachable Joining, WeaklyUp, Up or Leaving member of `state` has
 /// seen the table this node holds (this node included).
 pub(crate) fn view_agreed(state: &ClusterState) -> bool {
     let seen: BTreeSet<&UniqueAddress> = state.seen_by.iter().collect();
@@ -38,7 +38,10 @@ pub(crate) fn view_agreed(state: &ClusterState) -> bool {
         let member = record.unique_address();
         let counts = matches!(
             record.status,
-            MemberStatus::Joining | MemberStatus::Up | MemberStatus::Leaving
+            MemberStatus::Joining
+                | MemberStatus::WeaklyUp
+                | MemberStatus::Up
+                | MemberStatus::Leaving
         );
         !counts || unreachable.contains(&member) || seen.contains(&member)
     })
