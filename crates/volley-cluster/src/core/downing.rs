@@ -186,6 +186,10 @@ mod tests {
         });
         assert_eq!(first.0, renewed.0);
         assert_eq!((first.1, renewed.1), (SbrStatus::Up, SbrStatus::Down));
+        let weakly = key(&ClusterEvent::MemberWeaklyUp {
+            member: record(1, MemberStatus::WeaklyUp),
+        });
+        assert_eq!((weakly.0, weakly.1), (first.0.clone(), SbrStatus::WeaklyUp));
         assert_eq!(first.2, 3);
         let removed = ClusterEvent::MemberRemoved {
             member: record(2, MemberStatus::Removed),

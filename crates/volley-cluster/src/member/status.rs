@@ -12,8 +12,8 @@ pub enum MemberStatus {
     /// Moved on by the leader while convergence was out of reach (a
     /// member unreachable) for `allow_weakly_up_members`: it takes part
     /// in messaging and the receptionist, but is not counted where
-    /// convergence or a quorum matters and hosts no singleton or shard.
-    /// The leader moves it Up at the next convergence.
+    /// convergence or a quorum matters and hosts no singleton. The
+    /// leader moves it Up at the next convergence.
     WeaklyUp,
     /// Moved up by the leader at convergence: a full member.
     Up,

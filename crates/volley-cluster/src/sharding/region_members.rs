@@ -95,8 +95,7 @@ impl RegionMembers {
 
     /// The members whose regions may host shards now: Up, Leaving or
     /// Exiting (a Joining or WeaklyUp member has not started its region
-    /// yet as far as allocation goes, as Akka's allocation leaves out
-    /// members still joining; a Down one cannot answer).
+    /// yet as far as allocation goes; a Down one cannot answer).
     pub(crate) fn hosting(&self) -> impl Iterator<Item = &String> {
         self.status
             .iter()

@@ -65,7 +65,7 @@ mod tests {
     }
 
     #[test]
-    fn a_view_that_a_joining_or_up_member_has_not_seen_is_not_agreed() {
+    fn a_view_that_a_joining_weakly_up_or_up_member_has_not_seen_is_not_agreed() {
         let me = member(2, 2, MemberStatus::Up, &[]);
         // Moved Up before this node, which still holds it as Joining.
         let lagging = member(1, 0, MemberStatus::Joining, &[]);
@@ -74,6 +74,14 @@ mod tests {
         assert!(view_agreed(&state(&members, &[&me, &lagging])));
         let up = member(3, 3, MemberStatus::Up, &[]);
         assert!(!view_agreed(&state(&[me.clone(), up], &[&me])));
+        // A WeaklyUp member is asked as a Joining one is, and is never
+        // the oldest Up member.
+        let weakly = member(1, 0, MemberStatus::WeaklyUp, &[]);
+        let members = [me.clone(), weakly.clone()];
+        assert!(!view_agreed(&state(&members, &[&me])));
+        let agreed = state(&members, &[&me, &weakly]);
+        assert!(may_start(&agreed, &me.unique_address(), None));
+        assert!(!may_start(&agreed, &weakly.unique_address(), None));
     }
 
     #[test]
