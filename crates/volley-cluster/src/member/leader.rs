@@ -65,8 +65,8 @@ fn leader_among(
 /// and every unreachable member is Down or Exiting.
 ///
 /// While no member is Up or Leaving, every reachable Joining (or
-/// WeaklyUp) member must have seen it too. Records travel one by one, so a node can become a
-/// member having heard of another joiner but not yet of the first seed
+/// WeaklyUp) member must have seen it too. Records travel one by one, so
+/// a node can become a member having heard of another joiner but not yet of the first seed
 /// that formed the cluster; as the leader of that partial table (all
 /// Joining, so trivially converged by Akka's rule) it would move itself
 /// and the joiner Up beside the first seed's own move, a second cluster
@@ -155,8 +155,8 @@ pub(crate) fn min_nr_fulfilled(
 
 /// What the leader changes at convergence: Joining and WeaklyUp to Up
 /// (when `may_move_up`, [`min_nr_fulfilled`]), with up-numbers in address
-/// order after the greatest given; Leaving to Exiting; Down to Removed, and Exiting to
-/// Removed once `exiting` allows it (confirmed, unreachable or timed
+/// order after the greatest given; Leaving to Exiting; Down to Removed,
+/// and Exiting to Removed once `exiting` allows it (confirmed, unreachable or timed
 /// out). Each member moves one step a round, so every step is seen by all
 /// before the next.
 pub(crate) fn leader_actions(
@@ -214,10 +214,13 @@ pub(crate) struct WithoutConvergence<'a> {
 /// `moveJoiningToWeaklyUp`): once it has seen none for `weakly_up_after`,
 /// every Joining member it can reach goes to WeaklyUp, its up-number
 /// still 0 (it gets one when it moves Up at convergence). Only a leader
-/// that is itself Up or Leaving moves anyone: one picked among members
-/// not yet Up (no Up member reachable, or a cluster still forming) could
-/// otherwise let one side of a formation, or a cut-off joiner, start a
-/// cluster of its own. Akka's leader has no such condition.
+/// that is itself Up or Leaving moves anyone. One picked among members
+/// not yet Up (a cluster still forming, or a joiner cut off from every
+/// Up member) was not admitted itself: records reach it one by one, so
+/// its table may lack members, and it counts as reachable the members
+/// its SWIM group has not heard of yet (for `probe_period` plus
+/// `suspect_to_down_after`, `core/unmonitored.rs`).
+/// Akka's leader has no such condition.
 pub(crate) fn weakly_up_moves(
     table: &MemberTable,
     without: &WithoutConvergence<'_>,
