@@ -238,6 +238,9 @@ pub struct ClusterCore {
     /// Exiting members the leader removed without their confirmation
     /// because `exiting_confirm_timeout` passed.
     exiting_timeouts: u64,
+    /// Since when this node, as the leader, has seen no convergence: the
+    /// clock of `allow_weakly_up_members`.
+    unconverged_since: Option<Duration>,
     /// This node's formation, and the payloads refused for theirs.
     gate: FormationGate,
 }
@@ -302,6 +305,7 @@ impl ClusterCore {
             exiting_since: BTreeMap::new(),
             exiting_confirmed: false,
             exiting_timeouts: 0,
+            unconverged_since: None,
             gate: FormationGate::default(),
         }
     }

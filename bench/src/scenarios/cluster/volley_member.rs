@@ -167,6 +167,8 @@ fn member_field(member: &MemberRecord) -> Map<String, Value> {
 fn describe(event: &ClusterEvent) -> (&'static str, Map<String, Value>) {
     match event {
         ClusterEvent::MemberJoined { member } => ("joining", member_field(member)),
+        // The Pekko peer prints no line for it; the view ignores this one.
+        ClusterEvent::MemberWeaklyUp { member } => ("weakly-up", member_field(member)),
         ClusterEvent::MemberUp { member } => ("up", member_field(member)),
         ClusterEvent::MemberLeft { member } => ("leaving", member_field(member)),
         ClusterEvent::MemberExited { member } => ("exiting", member_field(member)),

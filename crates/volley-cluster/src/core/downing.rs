@@ -38,6 +38,7 @@ pub(super) fn resolver_for(
 fn sbr_member(record: &MemberRecord) -> Option<SbrMember> {
     let status = match record.status {
         MemberStatus::Joining => SbrStatus::Joining,
+        MemberStatus::WeaklyUp => SbrStatus::WeaklyUp,
         MemberStatus::Up => SbrStatus::Up,
         MemberStatus::Leaving => SbrStatus::Leaving,
         MemberStatus::Exiting => SbrStatus::Exiting,
@@ -57,6 +58,7 @@ fn sbr_input(event: &ClusterEvent, me: &UniqueAddress) -> Option<SbrInput> {
     let node = |member: &MemberRecord| sbr_node(&member.unique_address());
     Some(match event {
         ClusterEvent::MemberJoined { member }
+        | ClusterEvent::MemberWeaklyUp { member }
         | ClusterEvent::MemberUp { member }
         | ClusterEvent::MemberLeft { member }
         | ClusterEvent::MemberExited { member }
@@ -184,6 +186,10 @@ mod tests {
         });
         assert_eq!(first.0, renewed.0);
         assert_eq!((first.1, renewed.1), (SbrStatus::Up, SbrStatus::Down));
+        let weakly = key(&ClusterEvent::MemberWeaklyUp {
+            member: record(1, MemberStatus::WeaklyUp),
+        });
+        assert_eq!((weakly.0, weakly.1), (first.0.clone(), SbrStatus::WeaklyUp));
         assert_eq!(first.2, 3);
         let removed = ClusterEvent::MemberRemoved {
             member: record(2, MemberStatus::Removed),

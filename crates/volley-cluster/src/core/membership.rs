@@ -11,7 +11,7 @@ use super::{ClusterCore, RefusedBy};
 use crate::event::MembershipEvent;
 use crate::member::event::status_events;
 use crate::member::knowledge::StatusChange;
-use crate::member::leader::{ExitingProgress, ExitingRemoval};
+use crate::member::leader::{ExitingProgress, ExitingRemoval, WithoutConvergence};
 use crate::member::wire::{self, Item, Seen};
 use crate::member::{
     leader, ClusterEvent, ClusterState, MemberRecord, MemberStatus, UniqueAddress,
@@ -91,24 +91,56 @@ impl ClusterCore {
         self.leader_actions()
     }
 
-    /// The leader's moves, only at convergence (design §3.4).
+    /// The leader's moves (design §3.4): at convergence, and Joining to
+    /// WeaklyUp once it has gone without for `allow_weakly_up_members`.
     fn leader_actions(&mut self) -> Result<(), RefusedBy> {
         if self.join != JoinPlan::Joined || self.leader.as_ref() != Some(&self.me) {
+            self.unconverged_since = None;
             return Ok(());
         }
+        if self.converged() {
+            self.unconverged_since = None;
+            self.leader_actions_at_convergence()
+        } else {
+            let since = *self.unconverged_since.get_or_insert(self.outbox.now);
+            self.move_joining_to_weakly_up(since)
+        }
+    }
+
+    /// Akka's `moveJoiningToWeaklyUp` ([`leader::weakly_up_moves`]).
+    fn move_joining_to_weakly_up(&mut self, since: Duration) -> Result<(), RefusedBy> {
+        let moves = {
+            let knowledge = self.knowledge.lock();
+            let without = WithoutConvergence {
+                unreachable: &self.unreachable,
+                me: &self.me,
+                since,
+                now: self.outbox.now,
+                weakly_up_after: self.config.allow_weakly_up_members,
+                may_move_up: leader::min_nr_fulfilled(
+                    &knowledge.table,
+                    self.config.min_nr_of_members,
+                    &self.config.role_min_nr_of_members,
+                ),
+            };
+            leader::weakly_up_moves(&knowledge.table, &without)
+        };
+        for record in moves {
+            tracing::info!(
+                member = %record.unique_address(),
+                without_convergence_ms = self.outbox.now.saturating_sub(since).as_millis() as u64,
+                "leader moves a Joining member to WeaklyUp without convergence"
+            );
+            self.publish(record)?;
+        }
+        Ok(())
+    }
+
+    /// The leader's moves at convergence, which the caller has seen.
+    fn leader_actions_at_convergence(&mut self) -> Result<(), RefusedBy> {
         let changes = {
-            let mut knowledge = self.knowledge.lock();
-            let hash = knowledge.table.hash();
+            let knowledge = self.knowledge.lock();
             let knowledge = &*knowledge;
-            if !leader::converged(
-                &knowledge.table,
-                &knowledge.seen,
-                &self.unreachable,
-                &self.me,
-                hash,
-            ) {
-                return Ok(());
-            }
             let exiting = self.exiting_progress(&knowledge.exiting_confirmed);
             let may_move_up = leader::min_nr_fulfilled(
                 &knowledge.table,

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use crate::sbr::SbrSettings;
 
+/// Akka's default `allow-weakly-up-members`.
+pub(crate) const DEFAULT_WEAKLY_UP_AFTER: Duration = Duration::from_secs(7);
+
 /// How membership behaves on one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MembershipConfig {
@@ -59,6 +62,11 @@ pub struct MembershipConfig {
     /// waits without bound: a node in coordinated shutdown confirms or
     /// stops).
     pub exiting_confirm_timeout: Duration,
+    /// How long the leader goes without convergence before it moves the
+    /// Joining members it reaches to WeaklyUp (Akka
+    /// `allow-weakly-up-members`, 7 s); `None`: off, Joining members wait
+    /// for convergence.
+    pub allow_weakly_up_members: Option<Duration>,
     /// The cluster receptionist's limits on each member's services.
     pub service_bounds: crate::receptionist::ServiceBounds,
 }
@@ -81,6 +89,7 @@ impl Default for MembershipConfig {
             split_brain_resolver: None,
             confirm_exiting_on_request: false,
             exiting_confirm_timeout: Duration::from_secs(30),
+            allow_weakly_up_members: Some(DEFAULT_WEAKLY_UP_AFTER),
             service_bounds: crate::receptionist::ServiceBounds::default(),
         }
     }

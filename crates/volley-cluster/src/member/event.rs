@@ -14,6 +14,13 @@ pub enum ClusterEvent {
         /// The member's record.
         member: MemberRecord,
     },
+    /// A member is WeaklyUp: the leader moved it on from Joining while
+    /// convergence was out of reach (Akka's `MemberWeaklyUp`). A
+    /// `MemberUp` follows once the leader sees convergence again.
+    MemberWeaklyUp {
+        /// The member's record.
+        member: MemberRecord,
+    },
     /// A member is Up.
     MemberUp {
         /// The member's record.
@@ -73,6 +80,7 @@ pub(crate) fn status_event(change: StatusChange) -> Option<ClusterEvent> {
     let member = change.record;
     Some(match member.status {
         MemberStatus::Joining => ClusterEvent::MemberJoined { member },
+        MemberStatus::WeaklyUp => ClusterEvent::MemberWeaklyUp { member },
         MemberStatus::Up => ClusterEvent::MemberUp { member },
         MemberStatus::Leaving => ClusterEvent::MemberLeft { member },
         MemberStatus::Exiting => ClusterEvent::MemberExited { member },

@@ -139,3 +139,43 @@ fn records_beyond_max_members_are_refused_and_counted() {
     assert_eq!(knowledge.refused_full, 2);
     assert_eq!(knowledge.table.len(), 3);
 }
+
+#[test]
+fn a_member_moved_weakly_up_then_up_gives_one_event_each_in_status_order() {
+    use crate::member::event::status_events;
+    use crate::member::ClusterEvent;
+    let mut knowledge = Knowledge::default();
+    let joiner = record(1);
+    knowledge.apply_record(joiner.clone());
+    knowledge.apply_record(joiner.with_status(MemberStatus::WeaklyUp));
+    // A stale Joining record changes nothing: WeaklyUp is the greater.
+    assert!(!knowledge.apply_record(joiner.clone()));
+    let up = MemberRecord {
+        up_number: 3,
+        ..joiner.with_status(MemberStatus::Up)
+    };
+    knowledge.apply_record(up.clone());
+    let changes = std::mem::take(&mut knowledge.changes);
+    let events = status_events(changes);
+    assert_eq!(
+        events,
+        [
+            ClusterEvent::MemberJoined {
+                member: joiner.clone()
+            },
+            ClusterEvent::MemberWeaklyUp {
+                member: joiner.with_status(MemberStatus::WeaklyUp)
+            },
+            ClusterEvent::MemberUp { member: up },
+        ]
+    );
+    // A node that hears of the member only once it is WeaklyUp reports
+    // that alone (it missed the Joining step).
+    let mut late = Knowledge::default();
+    late.apply_record(joiner.with_status(MemberStatus::WeaklyUp));
+    let events = status_events(std::mem::take(&mut late.changes));
+    assert!(matches!(
+        events.as_slice(),
+        [ClusterEvent::MemberWeaklyUp { .. }]
+    ));
+}

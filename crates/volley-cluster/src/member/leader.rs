@@ -64,9 +64,9 @@ fn leader_among(
 /// member has seen the table this node holds (its hash is `own_hash`),
 /// and every unreachable member is Down or Exiting.
 ///
-/// While no member is Up or Leaving, every reachable Joining member must
-/// have seen it too. Records travel one by one, so a node can become a
-/// member having heard of another joiner but not yet of the first seed
+/// While no member is Up or Leaving, every reachable Joining (or
+/// WeaklyUp) member must have seen it too. Records travel one by one, so
+/// a node can become a member having heard of another joiner but not yet of the first seed
 /// that formed the cluster; as the leader of that partial table (all
 /// Joining, so trivially converged by Akka's rule) it would move itself
 /// and the joiner Up beside the first seed's own move, a second cluster
@@ -83,7 +83,7 @@ pub(crate) fn converged(
         .records()
         .any(|record| record.status.counts_for_convergence());
     let counts = |status: MemberStatus| {
-        status.counts_for_convergence() || (forming && status == MemberStatus::Joining)
+        status.counts_for_convergence() || (forming && status.is_not_yet_up())
     };
     table.records().all(|record| {
         let member = record.unique_address();
@@ -153,10 +153,10 @@ pub(crate) fn min_nr_fulfilled(
     table.len() >= min_nr_of_members && per_role.iter().all(|(role, min)| with_role(role) >= *min)
 }
 
-/// What the leader changes at convergence: Joining to Up (when
-/// `may_move_up`, [`min_nr_fulfilled`]), with up-numbers in address order after the
-/// greatest given; Leaving to Exiting; Down to Removed, and Exiting to
-/// Removed once `exiting` allows it (confirmed, unreachable or timed
+/// What the leader changes at convergence: Joining and WeaklyUp to Up
+/// (when `may_move_up`, [`min_nr_fulfilled`]), with up-numbers in address
+/// order after the greatest given; Leaving to Exiting; Down to Removed,
+/// and Exiting to Removed once `exiting` allows it (confirmed, unreachable or timed
 /// out). Each member moves one step a round, so every step is seen by all
 /// before the next.
 pub(crate) fn leader_actions(
@@ -172,7 +172,7 @@ pub(crate) fn leader_actions(
     let mut changes = Vec::new();
     for record in table.records() {
         let next = match record.status {
-            MemberStatus::Joining if may_move_up => {
+            MemberStatus::Joining | MemberStatus::WeaklyUp if may_move_up => {
                 next_up += 1;
                 MemberRecord {
                     up_number: next_up,
@@ -189,6 +189,57 @@ pub(crate) fn leader_actions(
         changes.push(next);
     }
     changes
+}
+
+/// What the leader knows while it sees no convergence, for Akka's
+/// `allow-weakly-up-members`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WithoutConvergence<'a> {
+    /// The members this node cannot reach.
+    pub(crate) unreachable: &'a BTreeSet<UniqueAddress>,
+    /// This node, the leader.
+    pub(crate) me: &'a UniqueAddress,
+    /// Since when the leader has seen no convergence.
+    pub(crate) since: Duration,
+    /// Now, on the core's clock.
+    pub(crate) now: Duration,
+    /// How long without convergence before Joining members move to
+    /// WeaklyUp; `None`: never.
+    pub(crate) weakly_up_after: Option<Duration>,
+    /// Whether the table holds enough members ([`min_nr_fulfilled`]).
+    pub(crate) may_move_up: bool,
+}
+
+/// What the leader changes without convergence (Akka's
+/// `moveJoiningToWeaklyUp`): once it has seen none for `weakly_up_after`,
+/// every Joining member it can reach goes to WeaklyUp, its up-number
+/// still 0 (it gets one when it moves Up at convergence). Only a leader
+/// that is itself Up or Leaving moves anyone. One picked among members
+/// not yet Up (a cluster still forming, or a joiner cut off from every
+/// Up member) was not admitted itself: records reach it one by one, so
+/// its table may lack members, and it counts as reachable the members
+/// its SWIM group has not heard of yet (for `probe_period` plus
+/// `suspect_to_down_after`, `core/unmonitored.rs`).
+/// Akka's leader has no such condition.
+pub(crate) fn weakly_up_moves(
+    table: &MemberTable,
+    without: &WithoutConvergence<'_>,
+) -> Vec<MemberRecord> {
+    let due = without
+        .weakly_up_after
+        .is_some_and(|after| without.now >= without.since.saturating_add(after));
+    let leader_up = table
+        .get(without.me)
+        .is_some_and(|own| own.status.counts_for_convergence());
+    if !due || !leader_up || !without.may_move_up {
+        return Vec::new();
+    }
+    table
+        .records()
+        .filter(|record| record.status == MemberStatus::Joining)
+        .filter(|record| !without.unreachable.contains(&record.unique_address()))
+        .map(|record| record.with_status(MemberStatus::WeaklyUp))
+        .collect()
 }
 
 #[cfg(test)]

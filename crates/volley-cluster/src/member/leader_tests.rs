@@ -40,6 +40,14 @@ fn progress<'a>(
     }
 }
 
+/// Each moved record's port, new status and up-number.
+fn summary(moves: &[MemberRecord]) -> Vec<(u16, MemberStatus, u32)> {
+    moves
+        .iter()
+        .map(|record| (record.node.port(), record.status, record.up_number))
+        .collect()
+}
+
 fn member(port: u16) -> UniqueAddress {
     record(port, MemberStatus::Up).unique_address()
 }
@@ -162,12 +170,8 @@ fn leader_actions_move_each_member_one_step() {
     let confirmed = BTreeSet::from([member(4)]);
     let (none, since) = (BTreeSet::new(), BTreeMap::new());
     let exiting = progress(&confirmed, &none, &since, Duration::ZERO);
-    let moves: Vec<(u16, MemberStatus, u32)> = leader_actions(&table, true, &exiting)
-        .iter()
-        .map(|record| (record.node.port(), record.status, record.up_number))
-        .collect();
     assert_eq!(
-        moves,
+        summary(&leader_actions(&table, true, &exiting)),
         [
             (2, MemberStatus::Up, 2),
             (3, MemberStatus::Exiting, 0),
@@ -277,4 +281,148 @@ fn joining_members_wait_for_each_role_minimum() {
     );
     assert!(min_nr_fulfilled(&more, 2, &per_role));
     assert!(!min_nr_fulfilled(&more, 4, &per_role), "and the total too");
+}
+
+/// The leader's view while it has seen no convergence since `since`,
+/// with Akka's default `allow-weakly-up-members`.
+fn without<'a>(
+    unreachable: &'a BTreeSet<UniqueAddress>,
+    me: &'a UniqueAddress,
+    since: Duration,
+    now: Duration,
+) -> WithoutConvergence<'a> {
+    WithoutConvergence {
+        unreachable,
+        me,
+        since,
+        now,
+        weakly_up_after: Some(WEAKLY_UP_AFTER),
+        may_move_up: true,
+    }
+}
+
+const WEAKLY_UP_AFTER: Duration = Duration::from_secs(7);
+
+fn moved(table: &MemberTable, without: &WithoutConvergence<'_>) -> Vec<(u16, MemberStatus, u32)> {
+    summary(&weakly_up_moves(table, without))
+}
+
+#[test]
+fn reachable_joining_members_go_weakly_up_once_convergence_is_missing_long_enough() {
+    let table = table(&[
+        MemberRecord {
+            up_number: 1,
+            ..record(1, MemberStatus::Up)
+        },
+        record(2, MemberStatus::Joining),
+        MemberRecord {
+            up_number: 2,
+            ..record(3, MemberStatus::Up)
+        },
+        record(4, MemberStatus::Joining),
+        record(5, MemberStatus::Leaving),
+    ]);
+    // 3 is cut off, and so is the joiner 4: only 2 is reachable.
+    let unreachable = BTreeSet::from([member(3), member(4)]);
+    let leader = member(1);
+    let since = Duration::from_secs(100);
+    let just_before = since + WEAKLY_UP_AFTER - Duration::from_millis(1);
+    assert_eq!(
+        moved(&table, &without(&unreachable, &leader, since, just_before)),
+        []
+    );
+    let due = since + WEAKLY_UP_AFTER;
+    assert_eq!(
+        moved(&table, &without(&unreachable, &leader, since, due)),
+        [(2, MemberStatus::WeaklyUp, 0)],
+        "no up-number before Up"
+    );
+    let off = WithoutConvergence {
+        weakly_up_after: None,
+        ..without(
+            &unreachable,
+            &leader,
+            since,
+            due + Duration::from_secs(3600),
+        )
+    };
+    assert_eq!(moved(&table, &off), [], "off: Joining until convergence");
+    let too_few = WithoutConvergence {
+        may_move_up: false,
+        ..without(&unreachable, &leader, since, due)
+    };
+    assert_eq!(moved(&table, &too_few), [], "min-nr-of-members holds them");
+}
+
+#[test]
+fn a_leader_that_is_not_up_itself_moves_no_one_weakly_up() {
+    // 2 leads a side with no Up member (1, the only one, is cut off).
+    let table = table(&[
+        MemberRecord {
+            up_number: 1,
+            ..record(1, MemberStatus::Up)
+        },
+        record(2, MemberStatus::Joining),
+        record(3, MemberStatus::Joining),
+    ]);
+    let unreachable = BTreeSet::from([member(1)]);
+    assert_eq!(leader_of(&table, &unreachable, &member(2)), Some(member(2)));
+    let late = Duration::from_secs(3600);
+    let leader = member(2);
+    let leaderless = without(&unreachable, &leader, Duration::ZERO, late);
+    assert_eq!(moved(&table, &leaderless), []);
+    // A Leaving leader still moves them, as an Up one does.
+    let mut leaving = table.clone();
+    leaving.merge(record(2, MemberStatus::Leaving), Duration::ZERO);
+    assert_eq!(
+        moved(&leaving, &leaderless),
+        [(3, MemberStatus::WeaklyUp, 0)]
+    );
+}
+
+#[test]
+fn weakly_up_members_go_up_at_convergence_and_never_lead_or_block_it() {
+    let mut table = table(&[
+        record(1, MemberStatus::WeaklyUp),
+        MemberRecord {
+            up_number: 4,
+            ..record(2, MemberStatus::Up)
+        },
+        record(3, MemberStatus::Joining),
+        record(4, MemberStatus::WeaklyUp),
+    ]);
+    let none = BTreeSet::new();
+    // Up members lead before WeaklyUp ones, whatever the address order.
+    assert_eq!(leader_of(&table, &none, &member(1)), Some(member(2)));
+    // A WeaklyUp member that has not seen the table does not hold back
+    // convergence once someone is Up (it is not counted, as Joining).
+    let hash = table.hash();
+    assert!(converged(&table, &BTreeMap::new(), &none, &member(2), hash));
+    let (nothing, since) = (BTreeSet::new(), BTreeMap::new());
+    let exiting = progress(&nothing, &none, &since, Duration::ZERO);
+    assert_eq!(
+        summary(&leader_actions(&table, true, &exiting)),
+        [
+            (1, MemberStatus::Up, 5),
+            (3, MemberStatus::Up, 6),
+            (4, MemberStatus::Up, 7),
+        ],
+        "WeaklyUp and Joining alike, numbered in address order"
+    );
+    // While a cluster forms (no one Up), a WeaklyUp member must have seen
+    // the table, as a Joining one must.
+    let mut forming = self::table(&[
+        record(1, MemberStatus::WeaklyUp),
+        record(3, MemberStatus::Joining),
+    ]);
+    let hash = forming.hash();
+    let seen_by_1 = BTreeMap::from([(member(1), Seen { version: 1, hash })]);
+    assert!(!converged(
+        &forming,
+        &BTreeMap::new(),
+        &none,
+        &member(3),
+        hash
+    ));
+    assert!(converged(&forming, &seen_by_1, &none, &member(3), hash));
 }

@@ -15,6 +15,7 @@ mod table;
 pub(crate) mod wire;
 
 pub use self::config::MembershipConfig;
+pub(crate) use self::config::DEFAULT_WEAKLY_UP_AFTER;
 pub use self::event::ClusterEvent;
 pub use self::record::{MemberRecord, UniqueAddress};
 pub use self::state::ClusterState;

@@ -12,6 +12,7 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 fn status() -> impl Strategy<Value = MemberStatus> {
     prop_oneof![
         Just(MemberStatus::Joining),
+        Just(MemberStatus::WeaklyUp),
         Just(MemberStatus::Up),
         Just(MemberStatus::Leaving),
         Just(MemberStatus::Exiting),

@@ -54,6 +54,43 @@ fn items_round_trip() {
 }
 
 #[test]
+fn every_status_round_trips_with_its_fixed_code() {
+    let codes = [
+        (MemberStatus::Joining, 0),
+        (MemberStatus::WeaklyUp, 1),
+        (MemberStatus::Up, 2),
+        (MemberStatus::Leaving, 3),
+        (MemberStatus::Exiting, 4),
+        (MemberStatus::Down, 5),
+        (MemberStatus::Removed, 6),
+    ];
+    let status_at = 2 + 8 + 2 + 8 + 8 + 2;
+    for (status, code) in codes {
+        let weakly = MemberRecord {
+            status,
+            up_number: 0,
+            ..record()
+        };
+        let mut bytes = Vec::new();
+        put_record(&mut bytes, &weakly);
+        assert_eq!(bytes[status_at], code, "{status:?}");
+        let item = Item::Record(weakly);
+        assert_eq!(decode_item(&encode_item(&item)), Ok(item));
+    }
+    let page = DataPage {
+        from: Some(record().node),
+        last: true,
+        records: vec![MemberRecord {
+            status: MemberStatus::WeaklyUp,
+            up_number: 0,
+            ..record()
+        }],
+        ..DataPage::default()
+    };
+    assert_eq!(decode_page(&encode_page(&page, &record().node)), Ok(page));
+}
+
+#[test]
 fn digests_and_pages_round_trip() {
     let digest = Digest {
         from: record().node,
@@ -114,8 +151,8 @@ fn bad_items_are_typed_errors() {
     assert_eq!(decode_item(&[0x7f]), Err(CodecError::UnknownItem(0x7f)));
     let mut bytes = encode_item(&Item::Record(record()));
     let status_at = 1 + 2 + 8 + 2 + 8 + 8 + 2;
-    bytes[status_at] = 1; // WeaklyUp's reserved code
-    assert_eq!(decode_item(&bytes), Err(CodecError::UnknownStatus(1)));
+    bytes[status_at] = 7; // past Removed
+    assert_eq!(decode_item(&bytes), Err(CodecError::UnknownStatus(7)));
     let mut trailing = encode_item(&Item::Record(record()));
     trailing.push(0);
     assert_eq!(decode_item(&trailing), Err(CodecError::TrailingBytes(1)));

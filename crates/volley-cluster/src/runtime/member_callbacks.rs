@@ -77,3 +77,44 @@ pub(crate) fn run(callback: MemberCallback) {
         tracing::error!("a cluster member callback panicked");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::MemberCallbacks;
+    use crate::member::{ClusterEvent, MemberRecord, MemberStatus};
+    use crate::node_id::NodeId;
+
+    fn member(status: MemberStatus, up_number: u32) -> MemberRecord {
+        MemberRecord {
+            status,
+            up_number,
+            ..MemberRecord::joining(
+                NodeId::new("h", 1, 1, 1),
+                "1".to_owned(),
+                Default::default(),
+            )
+        }
+    }
+
+    /// Akka's `registerOnMemberUp` waits for Up: WeaklyUp is not Up.
+    #[tokio::test]
+    async fn the_up_callbacks_wait_for_up_not_weakly_up() {
+        let mut callbacks = MemberCallbacks::default();
+        let (ran, mut ran_rx) = tokio::sync::mpsc::unbounded_channel();
+        let weakly = member(MemberStatus::WeaklyUp, 0);
+        let me = weakly.unique_address();
+        let early = ran.clone();
+        callbacks.on_up(
+            Box::new(move || early.send("registered").expect("open")),
+            Some(MemberStatus::WeaklyUp),
+        );
+        callbacks.event(&ClusterEvent::MemberWeaklyUp { member: weakly }, &me);
+        assert!(ran_rx.try_recv().is_err(), "not on WeaklyUp");
+        let up = member(MemberStatus::Up, 1);
+        callbacks.event(&ClusterEvent::MemberUp { member: up }, &me);
+        let first = tokio::time::timeout(Duration::from_secs(10), ran_rx.recv()).await;
+        assert_eq!(first.expect("in time"), Some("registered"));
+    }
+}

@@ -27,8 +27,9 @@ pub const CLUSTER_METRIC_NAMES: &[&str] = &[
 ];
 
 /// The statuses in `volley_cluster_members{status}`, in order.
-const STATUSES: [(MemberStatus, &str); 6] = [
+const STATUSES: [(MemberStatus, &str); 7] = [
     (MemberStatus::Joining, "joining"),
+    (MemberStatus::WeaklyUp, "weakly_up"),
     (MemberStatus::Up, "up"),
     (MemberStatus::Leaving, "leaving"),
     (MemberStatus::Exiting, "exiting"),

@@ -26,6 +26,7 @@ mod outgoing;
 mod phases;
 mod sbr_section;
 mod settings;
+mod settings_duration_or_off;
 mod shared;
 mod timers;
 

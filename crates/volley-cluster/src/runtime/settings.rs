@@ -99,6 +99,14 @@ pub struct ClusterSettings {
     /// `Cluster::exiting_timeouts`). Default 30 s.
     #[serde(with = "humantime_serde")]
     pub exiting_confirm_timeout: Duration,
+    /// How long the leader goes without convergence (a member
+    /// unreachable) before it moves the Joining members it reaches to
+    /// WeaklyUp, as Akka's `allow-weakly-up-members`: a duration
+    /// (`"7s"`), or `"off"` (also `false`) to keep Joining members
+    /// Joining until convergence; `"on"` (also `true`) is the default.
+    /// Default 7 s.
+    #[serde(with = "crate::runtime::settings_duration_or_off")]
+    pub allow_weakly_up_members: Option<Duration>,
     /// foca's (SWIM's) timings.
     pub swim: SwimSettings,
     /// The split-brain resolver (`[cluster.split_brain_resolver]`).
@@ -157,6 +165,7 @@ impl Default for ClusterSettings {
             run_coordinated_shutdown_when_down: true,
             run_coordinated_shutdown_when_leaving: true,
             exiting_confirm_timeout: membership.exiting_confirm_timeout,
+            allow_weakly_up_members: membership.allow_weakly_up_members,
             swim: SwimSettings::default(),
             split_brain_resolver: SplitBrainResolverSection::default(),
             singleton: SingletonSection::default(),
@@ -244,6 +253,9 @@ impl ClusterSettings {
         if !(512..=65_535).contains(&self.swim.max_packet_size) {
             return out_of_range("swim.max_packet_size", "must be 512 to 65,535 bytes");
         }
+        if self.allow_weakly_up_members.is_some_and(|d| d.is_zero()) {
+            return out_of_range("allow_weakly_up_members", "must be above zero, or \"off\"");
+        }
         if self.swim.suspect_to_down_after.is_some_and(|d| d.is_zero()) {
             return out_of_range("swim.suspect_to_down_after", "must be above zero");
         }
@@ -272,6 +284,7 @@ impl ClusterSettings {
             // driver when none runs, confirms.
             confirm_exiting_on_request: true,
             exiting_confirm_timeout: self.exiting_confirm_timeout,
+            allow_weakly_up_members: self.allow_weakly_up_members,
             ..MembershipConfig::default()
         }
     }

@@ -120,3 +120,53 @@ fn bad_split_brain_resolver_settings_are_typed_errors() {
         Err(ClusterError::InvalidSettings(_))
     ));
 }
+
+#[test]
+fn allow_weakly_up_members_is_a_duration_or_off() {
+    let default = parse("").unwrap();
+    assert_eq!(
+        default.allow_weakly_up_members,
+        Some(Duration::from_secs(7))
+    );
+    assert_eq!(
+        default.membership().allow_weakly_up_members,
+        Some(Duration::from_secs(7))
+    );
+    let cases = [
+        ("\"3s\"", Some(Duration::from_secs(3))),
+        ("\"1500ms\"", Some(Duration::from_millis(1500))),
+        ("\"off\"", None),
+        ("\"OFF\"", None),
+        ("false", None),
+        ("\"on\"", Some(Duration::from_secs(7))),
+        ("true", Some(Duration::from_secs(7))),
+    ];
+    for (value, expected) in cases {
+        let s = parse(&format!("[cluster]\nallow_weakly_up_members = {value}")).unwrap();
+        assert_eq!(s.allow_weakly_up_members, expected, "{value}");
+        assert_eq!(s.membership().allow_weakly_up_members, expected, "{value}");
+    }
+    match parse("[cluster]\nallow_weakly_up_members = \"0s\"") {
+        Err(ClusterError::OutOfRange { key, .. }) => assert_eq!(key, "allow_weakly_up_members"),
+        other => panic!("a zero duration: {other:?}"),
+    }
+    for bad in ["\"soon\"", "7"] {
+        let toml = format!("[cluster]\nallow_weakly_up_members = {bad}");
+        match parse(&toml) {
+            Err(ClusterError::InvalidSettings(why)) => {
+                assert!(why.contains("allow_weakly_up_members"), "{bad}: {why}");
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn settings_written_back_read_the_same() {
+    for value in ["\"off\"", "\"2s 500ms\""] {
+        let s = parse(&format!("[cluster]\nallow_weakly_up_members = {value}")).unwrap();
+        let written = toml::to_string(&s).expect("the section serializes");
+        let back: super::ClusterSettings = toml::from_str(&written).expect("and parses back");
+        assert_eq!(back, s, "{written}");
+    }
+}

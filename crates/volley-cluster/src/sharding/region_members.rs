@@ -65,6 +65,7 @@ impl RegionMembers {
     pub(crate) fn apply(&mut self, event: &ClusterEvent) -> Option<String> {
         match event {
             ClusterEvent::MemberJoined { member }
+            | ClusterEvent::MemberWeaklyUp { member }
             | ClusterEvent::MemberUp { member }
             | ClusterEvent::MemberLeft { member }
             | ClusterEvent::MemberExited { member }
@@ -84,15 +85,17 @@ impl RegionMembers {
     /// When the shards of a region on `at` that stopped are free.
     pub(crate) fn when_free(&self, at: &str) -> WhenFree {
         match self.status.get(at) {
-            Some(MemberStatus::Joining | MemberStatus::Up) => WhenFree::Now,
+            Some(MemberStatus::Joining | MemberStatus::WeaklyUp | MemberStatus::Up) => {
+                WhenFree::Now
+            }
             Some(_) => WhenFree::AtRemoval,
             None => WhenFree::AfterMargin,
         }
     }
 
     /// The members whose regions may host shards now: Up, Leaving or
-    /// Exiting (a Joining member has not started its region yet as far
-    /// as allocation goes; a Down one cannot answer).
+    /// Exiting (a Joining or WeaklyUp member has not started its region
+    /// yet as far as allocation goes; a Down one cannot answer).
     pub(crate) fn hosting(&self) -> impl Iterator<Item = &String> {
         self.status
             .iter()

@@ -25,7 +25,7 @@ pub(crate) fn may_start(state: &ClusterState, me: &UniqueAddress, role: Option<&
     oldest.as_ref() == Some(me) && view_agreed(state)
 }
 
-/// True if every reachable Joining, Up or Leaving member of `state` has
+/// True if every reachable Joining, WeaklyUp, Up or Leaving member of `state` has
 /// seen the table this node holds (this node included).
 pub(crate) fn view_agreed(state: &ClusterState) -> bool {
     let seen: BTreeSet<&UniqueAddress> = state.seen_by.iter().collect();
@@ -38,7 +38,10 @@ pub(crate) fn view_agreed(state: &ClusterState) -> bool {
         let member = record.unique_address();
         let counts = matches!(
             record.status,
-            MemberStatus::Joining | MemberStatus::Up | MemberStatus::Leaving
+            MemberStatus::Joining
+                | MemberStatus::WeaklyUp
+                | MemberStatus::Up
+                | MemberStatus::Leaving
         );
         !counts || unreachable.contains(&member) || seen.contains(&member)
     })
@@ -62,7 +65,7 @@ mod tests {
     }
 
     #[test]
-    fn a_view_that_a_joining_or_up_member_has_not_seen_is_not_agreed() {
+    fn a_view_that_a_joining_weakly_up_or_up_member_has_not_seen_is_not_agreed() {
         let me = member(2, 2, MemberStatus::Up, &[]);
         // Moved Up before this node, which still holds it as Joining.
         let lagging = member(1, 0, MemberStatus::Joining, &[]);
@@ -71,6 +74,14 @@ mod tests {
         assert!(view_agreed(&state(&members, &[&me, &lagging])));
         let up = member(3, 3, MemberStatus::Up, &[]);
         assert!(!view_agreed(&state(&[me.clone(), up], &[&me])));
+        // A WeaklyUp member is asked as a Joining one is, and is never
+        // the oldest Up member.
+        let weakly = member(1, 0, MemberStatus::WeaklyUp, &[]);
+        let members = [me.clone(), weakly.clone()];
+        assert!(!view_agreed(&state(&members, &[&me])));
+        let agreed = state(&members, &[&me, &weakly]);
+        assert!(may_start(&agreed, &me.unique_address(), None));
+        assert!(!may_start(&agreed, &weakly.unique_address(), None));
     }
 
     #[test]

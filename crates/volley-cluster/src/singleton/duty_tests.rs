@@ -128,3 +128,26 @@ fn a_joining_member_with_a_lower_address_may_be_older_and_is_waited_for() {
     let a = member(1, 1, MemberStatus::Up, &[]);
     assert_eq!(duty(&view, &a.unique_address(), None, false), Duty::Start);
 }
+
+#[test]
+fn a_weakly_up_member_never_runs_the_instance_and_is_waited_for_as_a_joining_one() {
+    // The lowest address, WeaklyUp: not the oldest, since not Up.
+    let weakly = member(1, 0, MemberStatus::WeaklyUp, &[]);
+    let b = member(2, 2, MemberStatus::Up, &[]);
+    let mut view = members(std::slice::from_ref(&b));
+    view.apply(&ClusterEvent::MemberWeaklyUp {
+        member: weakly.clone(),
+    });
+    assert_eq!(view.oldest_up(None), Some(&b));
+    assert_eq!(
+        duty(&view, &weakly.unique_address(), None, false),
+        Duty::Younger
+    );
+    // The leader moves it Up with the next round, numbered first.
+    assert_eq!(duty(&view, &b.unique_address(), None, false), Duty::AwaitUp);
+    view.apply(&up(member(1, 1, MemberStatus::Up, &[])));
+    assert_eq!(
+        duty(&view, &weakly.unique_address(), None, false),
+        Duty::Start
+    );
+}

@@ -50,6 +50,7 @@ impl Membership {
     pub(crate) fn apply(&mut self, event: &ClusterEvent) -> bool {
         match event {
             ClusterEvent::MemberJoined { member }
+            | ClusterEvent::MemberWeaklyUp { member }
             | ClusterEvent::MemberUp { member }
             | ClusterEvent::MemberLeft { member }
             | ClusterEvent::MemberExited { member }
@@ -104,7 +105,8 @@ impl Membership {
         self.records.get(member)
     }
 
-    /// The oldest Up member with `role`: where the singleton belongs.
+    /// The oldest Up member with `role`: where the singleton belongs
+    /// (never a WeaklyUp member, as in Akka).
     pub(crate) fn oldest_up(&self, role: Option<&str>) -> Option<&MemberRecord> {
         self.records
             .values()
@@ -112,14 +114,15 @@ impl Membership {
             .min_by_key(|r| age(r))
     }
 
-    /// Joining members with `role`.
+    /// Joining and WeaklyUp members with `role`: the leader moves them
+    /// Up at its next convergence, numbered in address order.
     pub(crate) fn joining<'a>(
         &'a self,
         role: Option<&'a str>,
     ) -> impl Iterator<Item = &'a MemberRecord> + 'a {
         self.records
             .values()
-            .filter(move |r| r.status == MemberStatus::Joining && has_role(r, role))
+            .filter(move |r| r.status.is_not_yet_up() && has_role(r, role))
     }
 
     /// Members with `role`, older than `than`, in `status`, that have

@@ -18,5 +18,6 @@ mod reachability;
 mod replay;
 mod services;
 mod sharding;
+mod weakly_up;
 
 use volley_testkit::log_capture;

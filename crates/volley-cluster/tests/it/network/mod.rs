@@ -20,6 +20,7 @@ mod sharding_roles;
 mod shutdown;
 mod singleton;
 mod topics;
+mod weakly_up;
 
 use std::time::Duration;
 

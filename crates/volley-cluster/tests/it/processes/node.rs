@@ -134,6 +134,7 @@ impl Actor for EventPrinter {
 pub fn describe(event: &ClusterEvent) -> String {
     let (kind, member) = match event {
         ClusterEvent::MemberJoined { member } => ("Joined", member),
+        ClusterEvent::MemberWeaklyUp { member } => ("WeaklyUp", member),
         ClusterEvent::MemberUp { member } => ("Up", member),
         ClusterEvent::MemberLeft { member } => ("Left", member),
         ClusterEvent::MemberExited { member } => ("Exited", member),
