@@ -24,7 +24,7 @@
 use std::fmt;
 
 use super::version::AppVersion;
-use crate::member::MemberStatus;
+use crate::member::{ClusterState, MemberStatus};
 
 /// A shard's number: the message extractor maps each entity id to one of
 /// `number_of_shards` shards.
@@ -79,6 +79,23 @@ pub struct RebalanceGate {
     pub unreachable: bool,
     /// Whether some member is still joining.
     pub joining: bool,
+}
+
+impl RebalanceGate {
+    /// The gate as the cluster's state sets it (Akka's
+    /// `isAGoodTimeToRebalance`): closed while any member is unreachable
+    /// (its region could not acknowledge a hand-off) or still joining
+    /// (Joining or WeaklyUp: it should be Up soon, and take shards then).
+    pub fn of_cluster(state: &ClusterState) -> Self {
+        RebalanceGate {
+            in_progress: false,
+            unreachable: !state.unreachable.is_empty(),
+            joining: state
+                .members
+                .iter()
+                .any(|m| matches!(m.status, MemberStatus::Joining | MemberStatus::WeaklyUp)),
+        }
+    }
 }
 
 /// A limit the strategy refused.

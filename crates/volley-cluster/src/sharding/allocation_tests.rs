@@ -186,6 +186,43 @@ fn nothing_moves_while_the_gate_is_closed() {
         .is_empty());
 }
 
+/// A member on port `port`, with `status`.
+fn member(port: u16, status: MemberStatus) -> crate::member::MemberRecord {
+    let node = crate::node_id::NodeId::new("10.0.0.1", port, u64::from(port), 0);
+    let roles = std::collections::BTreeSet::new();
+    let mut record = crate::member::MemberRecord::joining(node, String::new(), roles);
+    record.status = status;
+    record
+}
+
+#[test]
+fn the_cluster_state_closes_the_gate_while_a_member_is_unreachable_or_joining() {
+    let up = |port| member(port, MemberStatus::Up);
+    let settled = ClusterState {
+        members: vec![up(1), up(2), member(3, MemberStatus::Leaving)],
+        ..ClusterState::default()
+    };
+    assert_eq!(
+        RebalanceGate::of_cluster(&settled),
+        RebalanceGate::default()
+    );
+    for status in [MemberStatus::Joining, MemberStatus::WeaklyUp] {
+        let joining = ClusterState {
+            members: vec![up(1), member(2, status)],
+            ..ClusterState::default()
+        };
+        let gate = RebalanceGate::of_cluster(&joining);
+        assert!(gate.joining && !gate.unreachable, "{status:?}: {gate:?}");
+    }
+    let unreachable = ClusterState {
+        members: vec![up(1), up(2)],
+        unreachable: vec![up(2)],
+        ..ClusterState::default()
+    };
+    let gate = RebalanceGate::of_cluster(&unreachable);
+    assert!(gate.unreachable && !gate.joining, "{gate:?}");
+}
+
 #[test]
 fn nothing_moves_during_a_rolling_update() {
     let mut a = allocations(5, 5, 0);

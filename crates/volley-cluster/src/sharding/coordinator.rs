@@ -41,7 +41,7 @@ use std::collections::{BTreeSet, HashMap};
 use volley::{Actor, ActorRef, Context, HandleResult, Props};
 use volley_remote::Remoting;
 
-use super::allocation::{RebalanceGate, ShardId};
+use super::allocation::ShardId;
 use super::coordinator_state::CoordinatorState;
 use super::protocol::{CoordinatorMsg, RegionControl};
 use super::region_members::RegionMembers;
@@ -381,13 +381,18 @@ impl ShardCoordinator {
         !self.rounds.is_empty() || !self.starting.is_empty() || waiting
     }
 
-    /// Runs the round asked for, once nothing is moving.
-    fn run_pending_round(&mut self, ctx: &mut Context<Self>) {
+    /// Runs the round asked for, once nothing is moving and the cluster
+    /// lets it (no member unreachable or joining: then it waits for the
+    /// member event that opens the gate).
+    pub(super) fn run_pending_round(&mut self, ctx: &mut Context<Self>) {
         if !self.round_pending || self.is_busy() {
             return;
         }
+        let gate = self.rebalance_gate();
+        if gate.unreachable || gate.joining {
+            return;
+        }
         self.round_pending = false;
-        let gate = RebalanceGate::default();
         for shard in self.state.to_rebalance(&self.settings.allocation, gate) {
             self.begin_round(ctx, shard);
         }

@@ -10,7 +10,7 @@ use volley_remote::Remoting;
 use super::ShardCoordinator;
 use crate::member::ClusterEvent;
 use crate::runtime::Cluster;
-use crate::sharding::allocation::ShardId;
+use crate::sharding::allocation::{RebalanceGate, ShardId};
 use crate::sharding::protocol::{CoordinatorMsg, RegionControl};
 use crate::sharding::region::CONTROL;
 use crate::sharding::region_members::{authority_of, with_role, RegionMembers, WhenFree};
@@ -85,6 +85,15 @@ impl ShardCoordinator {
                 self.end_startup(ctx);
             }
         }
+    }
+
+    /// Whether a rebalance round may move shards now, by the cluster's
+    /// state (always on one node).
+    pub(super) fn rebalance_gate(&self) -> RebalanceGate {
+        let cluster = self.on_cluster.as_ref().and_then(|c| c.cluster.as_ref());
+        cluster.map_or_else(RebalanceGate::default, |cluster| {
+            RebalanceGate::of_cluster(&cluster.state())
+        })
     }
 
     /// Whether `region` stopped and its shards wait to be freed.
@@ -199,6 +208,8 @@ impl ShardCoordinator {
         if let Some(at) = removed {
             self.member_removed(ctx, &at);
         }
+        // A round held back by a joining or unreachable member may run now.
+        self.run_pending_round(ctx);
     }
 
     pub(super) fn margin_over(
