@@ -206,6 +206,7 @@ impl ShardCoordinator {
         let first_time = self.state.register(region.clone(), proxy);
         if first_time {
             ctx.watch_with(&region, CoordinatorMsg::RegionTerminated(region.clone()));
+            self.refresh_region_members();
         }
         for shard in shards {
             self.claim(shard, &region);

@@ -208,8 +208,28 @@ impl ShardCoordinator {
         if let Some(at) = removed {
             self.member_removed(ctx, &at);
         }
+        self.refresh_region_members();
         // A round held back by a joining or unreachable member may run now.
         self.run_pending_round(ctx);
+    }
+
+    /// Gives the map each region's member status and application version,
+    /// for the strategy (a rolling update's newest version first).
+    pub(super) fn refresh_region_members(&mut self) {
+        let Some(on_cluster) = self.on_cluster.as_ref() else {
+            return;
+        };
+        if on_cluster.cluster.is_none() {
+            return;
+        }
+        let members = &on_cluster.members;
+        let own = &on_cluster.self_authority;
+        self.state.set_members(|region| {
+            let at = region.path().authority().unwrap_or(own);
+            members
+                .member(at)
+                .map(|(status, version)| (status, version.to_owned()))
+        });
     }
 
     pub(super) fn margin_over(

@@ -16,6 +16,10 @@ pub(crate) struct RegionShards {
     /// A proxy: it gets no shard at all, but is a region all the same
     /// (told of hand-offs, watched).
     pub(crate) proxy: bool,
+    /// Its member's status and application version, when the coordinator
+    /// runs on a cluster and knows them; otherwise taken as Up, of one
+    /// version.
+    pub(crate) member: Option<(MemberStatus, String)>,
 }
 
 /// Which region each shard is allocated to.
@@ -36,8 +40,20 @@ impl CoordinatorState {
             shards: Vec::new(),
             leaving: false,
             proxy,
+            member: None,
         });
         true
+    }
+
+    /// Sets each region's member from `member_of` (its status and
+    /// application version; `None`: unknown).
+    pub(crate) fn set_members(
+        &mut self,
+        member_of: impl Fn(&ActorRef<RegionControl>) -> Option<(MemberStatus, String)>,
+    ) {
+        for entry in &mut self.regions {
+            entry.member = member_of(&entry.region);
+        }
     }
 
     /// Whether any registered region may host shards (not a proxy).
@@ -142,23 +158,30 @@ impl CoordinatorState {
         strategy.rebalance(&self.entries(), gate)
     }
 
-    /// The regions as the strategy sees them, by index, proxies left out.
-    /// A region is taken as Up unless it is shutting down (then as
-    /// Leaving, so it gets no new shard), and all of one version.
+    /// The regions as the strategy sees them, by index, proxies left out:
+    /// with their member's status and application version (Up and one
+    /// version when unknown), and as Leaving when shutting down, so that
+    /// such a region gets no new shard.
     fn entries(&self) -> Vec<RegionEntry<'_, usize>> {
         self.regions
             .iter()
             .enumerate()
             .filter(|(_, r)| !r.proxy)
-            .map(|(at, r)| RegionEntry {
-                region: at,
-                status: if r.leaving {
-                    MemberStatus::Leaving
-                } else {
-                    MemberStatus::Up
-                },
-                app_version: "",
-                shards: &r.shards,
+            .map(|(at, r)| {
+                let (status, app_version) = match &r.member {
+                    Some((status, version)) => (*status, version.as_str()),
+                    None => (MemberStatus::Up, ""),
+                };
+                RegionEntry {
+                    region: at,
+                    status: if r.leaving {
+                        MemberStatus::Leaving
+                    } else {
+                        status
+                    },
+                    app_version,
+                    shards: &r.shards,
+                }
             })
             .collect()
     }

@@ -45,10 +45,11 @@ pub(crate) fn with_role(state: &ClusterState, role: Option<&str>) -> HashSet<Str
         .collect()
 }
 
-/// The members by `host:port`.
+/// The members by `host:port`: status and application version.
 #[derive(Debug, Default)]
 pub(crate) struct RegionMembers {
     status: HashMap<String, MemberStatus>,
+    app_version: HashMap<String, String>,
 }
 
 impl RegionMembers {
@@ -56,7 +57,7 @@ impl RegionMembers {
     pub(crate) fn from_state(state: &ClusterState) -> Self {
         let mut members = Self::default();
         for record in &state.members {
-            members.status.insert(authority(record), record.status);
+            members.note(record);
         }
         members
     }
@@ -70,16 +71,32 @@ impl RegionMembers {
             | ClusterEvent::MemberLeft { member }
             | ClusterEvent::MemberExited { member }
             | ClusterEvent::MemberDowned { member } => {
-                self.status.insert(authority(member), member.status);
+                self.note(member);
                 None
             }
             ClusterEvent::MemberRemoved { member, .. } => {
                 let at = authority(member);
                 self.status.remove(&at);
+                self.app_version.remove(&at);
                 Some(at)
             }
             _ => None,
         }
+    }
+
+    fn note(&mut self, record: &MemberRecord) {
+        let at = authority(record);
+        self.app_version
+            .insert(at.clone(), record.app_version.clone());
+        self.status.insert(at, record.status);
+    }
+
+    /// The status and application version of the member on `at`, if it
+    /// is one.
+    pub(crate) fn member(&self, at: &str) -> Option<(MemberStatus, &str)> {
+        let status = *self.status.get(at)?;
+        let version = self.app_version.get(at).map_or("", String::as_str);
+        Some((status, version))
     }
 
     /// When the shards of a region on `at` that stopped are free.

@@ -17,6 +17,7 @@ mod sharding;
 mod sharding_order;
 mod sharding_remember;
 mod sharding_roles;
+mod sharding_versions;
 mod shutdown;
 mod singleton;
 mod topics;

@@ -18,16 +18,18 @@ use volley_testkit::remote::Node;
 
 use super::{all_up, deadline, quick, sharding_nodes, start_nodes};
 
+/// The message of the entities here and in `sharding_versions`.
 #[derive(Debug, Serialize, Deserialize)]
-struct Hit(u32);
+pub(super) struct Hit(pub(super) u32);
 
-/// Entity id to the port it started on and the numbers it got.
-type Record = Arc<Mutex<BTreeMap<String, (Vec<u16>, Vec<u32>)>>>;
+/// Entity id to the ports it started on and the numbers it got.
+pub(super) type Record = Arc<Mutex<BTreeMap<String, (Vec<u16>, Vec<u32>)>>>;
 
-struct Target {
-    id: String,
-    port: u16,
-    record: Record,
+/// An entity that records where it started and what it got.
+pub(super) struct Target {
+    pub(super) id: String,
+    pub(super) port: u16,
+    pub(super) record: Record,
 }
 
 impl Actor for Target {
