@@ -213,6 +213,28 @@ impl ShardCoordinator {
         self.run_pending_round(ctx);
     }
 
+    /// Whether `region` may register: on a cluster, only a region whose
+    /// member is Up, Leaving or Exiting as this coordinator knows it (as
+    /// Akka's coordinator takes registrations from Up members only; a
+    /// leaving member's region must still reach a new coordinator to hand
+    /// its shards off). A region refused registers again after its
+    /// `retry_interval`, so a joining member's region comes in once its
+    /// member is Up, and a WeaklyUp member hosts nothing.
+    pub(super) fn may_register(&self, region: &ActorRef<RegionControl>) -> bool {
+        let Some(on_cluster) = self.on_cluster.as_ref() else {
+            return true;
+        };
+        if on_cluster.cluster.is_none() {
+            return true;
+        }
+        let at = self.authority(region);
+        let admitted = at == on_cluster.self_authority || on_cluster.members.may_register(&at);
+        if !admitted {
+            tracing::debug!(%region, "a region of a member that is not Up yet asked to register: refused for now");
+        }
+        admitted
+    }
+
     /// Gives the map each region's member status and application version,
     /// for the strategy (a rolling update's newest version first).
     pub(super) fn refresh_region_members(&mut self) {

@@ -45,11 +45,33 @@ pub(crate) fn with_role(state: &ClusterState, role: Option<&str>) -> HashSet<Str
         .collect()
 }
 
-/// The members by `host:port`: status and application version.
+/// The members by `host:port`: the latest incarnation on each, with its
+/// status and application version.
+///
+/// A node restarted on the same `host:port` is a new member (another uid)
+/// while the old one is still on its way out, and the events of the two
+/// interleave: the new one's `MemberUp` may come before the old one's
+/// `MemberRemoved`. So the entry follows the incarnation that is not
+/// leaving: an event of another uid that says it is on its way out, or
+/// removed, leaves the entry of the one that is not.
 #[derive(Debug, Default)]
 pub(crate) struct RegionMembers {
-    status: HashMap<String, MemberStatus>,
-    app_version: HashMap<String, String>,
+    members: HashMap<String, Incarnation>,
+}
+
+#[derive(Debug)]
+struct Incarnation {
+    uid: u64,
+    status: MemberStatus,
+    app_version: String,
+}
+
+/// Whether a member of `status` is on its way out of the cluster.
+fn going(status: MemberStatus) -> bool {
+    matches!(
+        status,
+        MemberStatus::Leaving | MemberStatus::Exiting | MemberStatus::Down | MemberStatus::Removed
+    )
 }
 
 impl RegionMembers {
@@ -76,8 +98,13 @@ impl RegionMembers {
             }
             ClusterEvent::MemberRemoved { member, .. } => {
                 let at = authority(member);
-                self.status.remove(&at);
-                self.app_version.remove(&at);
+                if self
+                    .members
+                    .get(&at)
+                    .is_some_and(|i| i.uid == member.node.uid())
+                {
+                    self.members.remove(&at);
+                }
                 Some(at)
             }
             _ => None,
@@ -86,22 +113,43 @@ impl RegionMembers {
 
     fn note(&mut self, record: &MemberRecord) {
         let at = authority(record);
-        self.app_version
-            .insert(at.clone(), record.app_version.clone());
-        self.status.insert(at, record.status);
+        let uid = record.node.uid();
+        if let Some(held) = self.members.get(&at) {
+            if held.uid != uid && going(record.status) && !going(held.status) {
+                return; // the old incarnation leaving beside a new one
+            }
+        }
+        let incarnation = Incarnation {
+            uid,
+            status: record.status,
+            app_version: record.app_version.clone(),
+        };
+        self.members.insert(at, incarnation);
     }
 
     /// The status and application version of the member on `at`, if it
     /// is one.
     pub(crate) fn member(&self, at: &str) -> Option<(MemberStatus, &str)> {
-        let status = *self.status.get(at)?;
-        let version = self.app_version.get(at).map_or("", String::as_str);
-        Some((status, version))
+        let held = self.members.get(at)?;
+        Some((held.status, held.app_version.as_str()))
+    }
+
+    /// Whether a region on `at` may register with the coordinator: its
+    /// member is Up, Leaving or Exiting (not Joining or WeaklyUp, and
+    /// known).
+    pub(crate) fn may_register(&self, at: &str) -> bool {
+        matches!(
+            self.member(at),
+            Some((
+                MemberStatus::Up | MemberStatus::Leaving | MemberStatus::Exiting,
+                _
+            ))
+        )
     }
 
     /// When the shards of a region on `at` that stopped are free.
     pub(crate) fn when_free(&self, at: &str) -> WhenFree {
-        match self.status.get(at) {
+        match self.member(at).map(|(status, _)| status) {
             Some(MemberStatus::Joining | MemberStatus::WeaklyUp | MemberStatus::Up) => {
                 WhenFree::Now
             }
@@ -114,11 +162,11 @@ impl RegionMembers {
     /// Exiting (a Joining or WeaklyUp member has not started its region
     /// yet as far as allocation goes; a Down one cannot answer).
     pub(crate) fn hosting(&self) -> impl Iterator<Item = &String> {
-        self.status
+        self.members
             .iter()
-            .filter(|(_, s)| {
+            .filter(|(_, held)| {
                 matches!(
-                    s,
+                    held.status,
                     MemberStatus::Up | MemberStatus::Leaving | MemberStatus::Exiting
                 )
             })

@@ -78,3 +78,79 @@ fn regions_of_up_leaving_and_exiting_members_are_asked_to_register() {
     hosting.sort();
     assert_eq!(hosting, ["10.0.0.1:2", "10.0.0.1:3", "10.0.0.1:4"]);
 }
+
+#[test]
+fn only_a_region_of_an_up_leaving_or_exiting_member_may_register() {
+    for (status, admitted) in [
+        (MemberStatus::Joining, false),
+        (MemberStatus::WeaklyUp, false),
+        (MemberStatus::Up, true),
+        (MemberStatus::Leaving, true),
+        (MemberStatus::Exiting, true),
+        (MemberStatus::Down, false),
+    ] {
+        assert_eq!(with_status(status).may_register(AT), admitted, "{status:?}");
+    }
+    assert!(
+        !RegionMembers::default().may_register(AT),
+        "an unknown member"
+    );
+}
+
+#[test]
+fn the_members_version_is_kept_and_forgotten_at_removal() {
+    let mut members = RegionMembers::default();
+    let mut record = member(7, MemberStatus::Up);
+    record.app_version = "1.2.0".to_owned();
+    members.apply(&ClusterEvent::MemberUp {
+        member: record.clone(),
+    });
+    assert_eq!(members.member(AT), Some((MemberStatus::Up, "1.2.0")));
+    record.status = MemberStatus::Removed;
+    members.apply(&ClusterEvent::MemberRemoved {
+        member: record,
+        previous_status: MemberStatus::Up,
+    });
+    assert_eq!(members.member(AT), None);
+}
+
+/// The member on port 7 of 10.0.0.1 in its incarnation `uid`, with
+/// `status`.
+fn incarnation(uid: u64, status: MemberStatus) -> MemberRecord {
+    let node = NodeId::new("10.0.0.1", 7, uid, 0);
+    let mut record = MemberRecord::joining(node, String::new(), BTreeSet::new());
+    record.status = status;
+    record
+}
+
+#[test]
+fn a_restarted_member_is_not_forgotten_at_its_old_incarnations_removal() {
+    let mut members = RegionMembers::default();
+    members.apply(&ClusterEvent::MemberUp {
+        member: incarnation(1, MemberStatus::Up),
+    });
+    // Restarted on the same address: the new one joins and is Up before
+    // the old one, downed, is removed.
+    members.apply(&ClusterEvent::MemberJoined {
+        member: incarnation(2, MemberStatus::Joining),
+    });
+    members.apply(&ClusterEvent::MemberDowned {
+        member: incarnation(1, MemberStatus::Down),
+    });
+    members.apply(&ClusterEvent::MemberUp {
+        member: incarnation(2, MemberStatus::Up),
+    });
+    let removed = members.apply(&ClusterEvent::MemberRemoved {
+        member: incarnation(1, MemberStatus::Removed),
+        previous_status: MemberStatus::Down,
+    });
+    assert_eq!(removed.as_deref(), Some(AT));
+    assert_eq!(members.member(AT), Some((MemberStatus::Up, "")));
+    assert!(members.may_register(AT));
+    // The new one's own removal forgets it.
+    members.apply(&ClusterEvent::MemberRemoved {
+        member: incarnation(2, MemberStatus::Removed),
+        previous_status: MemberStatus::Up,
+    });
+    assert_eq!(members.member(AT), None);
+}
