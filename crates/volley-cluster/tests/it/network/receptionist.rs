@@ -130,6 +130,47 @@ async fn a_member_that_leaves_takes_its_services_out_of_every_listing() {
     nodes.stop_all().await;
 }
 
+/// Akka's `ClusterReceptionistSpec` "work with services registered before
+/// node joins cluster": a service registered on a node before it starts
+/// its cluster is listed on the members once it has joined, and a service
+/// of theirs is listed on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_registered_before_its_node_joined_is_listed_once_it_has() {
+    let mut nodes = nodes();
+    let members = start_nodes(&mut nodes, 2).await;
+    let early = worker(&members[1].system, "early");
+    let receptionist = members[1].system.receptionist().expect("a receptionist");
+    receptionist.register(&key(), &early);
+    let first = Cluster::start(
+        &members[0].system,
+        &members[0].remoting,
+        quick("test", &[&members[0]]),
+    )
+    .expect("a cluster starts");
+    all_up(std::slice::from_ref(&first));
+    let member_side = subscribed(&members[0].system);
+    let theirs = worker(&members[0].system, "theirs");
+    members[0]
+        .system
+        .receptionist()
+        .expect("a receptionist")
+        .register(&key(), &theirs);
+    expect_listing(&member_side, &["theirs"]);
+    let joiner_side = subscribed(&members[1].system);
+    expect_listing(&joiner_side, &["early"]);
+
+    let joiner = Cluster::start(
+        &members[1].system,
+        &members[1].remoting,
+        quick("test", &[&members[0]]),
+    )
+    .expect("a cluster starts");
+    all_up(&[first, joiner]);
+    expect_listing(&member_side, &["early", "theirs"]);
+    expect_listing(&joiner_side, &["early", "theirs"]);
+    nodes.stop_all().await;
+}
+
 /// A key whose protocol is not registered for remoting stays on its node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_whose_protocol_is_not_remotable_stays_local() {
