@@ -114,3 +114,51 @@ fn a_member_that_leaves_takes_its_services_out_of_every_registry() {
         });
     }
 }
+
+/// Akka's `ClusterReceptionistSpec` "handle a new incarnation of the same
+/// node well": a member killed and started again on its address (a new
+/// uid) registers a service anew; every member lists the new
+/// incarnation's service and, once the old one is removed, nothing of it.
+#[test]
+fn a_restarted_members_old_services_go_and_its_new_ones_are_listed() {
+    for seed in seeds(&[15]) {
+        let (mut sim, addrs, _) = formed(seed, 4);
+        let restarted = addrs[3].clone();
+        let old_owner = sim
+            .node(&restarted)
+            .expect("running")
+            .unique_address()
+            .clone();
+        let old_service = BTreeSet::from([entry(&restarted, "old", 0)]);
+        sim.register_service(&restarted, entry(&restarted, "old", 0), true);
+        run_until(&mut sim, LIMIT, "the old service everywhere", |sim| {
+            everyone_holds(sim, &addrs, &old_owner, &old_service)
+        });
+        sim.kill(&restarted);
+        sim.run_for(Duration::from_secs(2));
+        sim.start_node(&restarted.0, restarted.1);
+        let seed_node = sim.node(&addrs[0]).expect("running").identity().clone();
+        sim.join(&restarted, &seed_node);
+        let new_owner = sim
+            .node(&restarted)
+            .expect("running")
+            .unique_address()
+            .clone();
+        assert_ne!(new_owner, old_owner, "a new incarnation");
+        let new_service = BTreeSet::from([entry(&restarted, "new", 0)]);
+        run_until(
+            &mut sim,
+            LIMIT,
+            "the new incarnation Up everywhere",
+            |sim| all_up(sim, &addrs),
+        );
+        sim.register_service(&restarted, entry(&restarted, "new", 0), true);
+        let others = &addrs[..3];
+        run_until(&mut sim, LIMIT, "new listed, old gone, everywhere", |sim| {
+            everyone_holds(sim, &addrs, &new_owner, &new_service)
+                && others
+                    .iter()
+                    .all(|addr| held(sim, addr, &old_owner).is_empty())
+        });
+    }
+}
