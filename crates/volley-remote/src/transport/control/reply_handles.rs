@@ -229,10 +229,20 @@ impl Table {
 impl ReplyHandles {
     /// The correlation id `handle` is named by on the wire; never 0.
     /// Registers it (for a reply from any association) if it has none.
+    ///
+    /// A handle whose ask has ended keeps the id it was known by, even
+    /// once its reply took it out of the table: a watch of it that comes
+    /// after the reply is answered with a death notice naming that id, the
+    /// one the watcher's node knows (a new registration would name an ask
+    /// nobody knows, and the watcher would never hear of the end).
     pub(crate) fn correlation_of(&self, handle: &AnyRef) -> u64 {
         if let Some(cell) = handle.correlation_cell() {
             if let Some((id, _)) = lock(&self.waiting).registered(handle, cell) {
                 return id;
+            }
+            let known = cell.load(Ordering::Relaxed);
+            if known != 0 && handle.is_terminated() {
+                return known;
             }
         }
         self.register(handle, None)
@@ -427,6 +437,23 @@ mod tests {
         taken.downcast::<u32>().unwrap().tell(5);
         assert_eq!(ask.await.unwrap(), Ok(5));
         assert_eq!(table.len(), 0);
+        system.terminate().await;
+    }
+
+    /// A handle answered (taken out of the table, its ask ended) is still
+    /// named by the id it was registered under, not registered anew.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answered_handle_keeps_its_id() {
+        let system = ActorSystem::new("reply-handles-answered").unwrap();
+        let table = ReplyHandles::default();
+        let (ask, handle) = KeptAsks::new(&system).start().await;
+        let id = table.register(&handle, None);
+        let taken = table.take(id, None).unwrap();
+        taken.downcast::<u32>().unwrap().tell(5);
+        assert_eq!(ask.await.unwrap(), Ok(5));
+        assert!(handle.is_terminated());
+        assert_eq!(table.correlation_of(&handle), id);
+        assert_eq!(table.len(), 0, "nothing registered anew");
         system.terminate().await;
     }
 

@@ -235,8 +235,9 @@ impl RemotingCore {
     /// ask's reply handle so that the reply can find it.
     pub(crate) fn export_path(&self, actor: &AnyRef) -> String {
         if is_local_reply_handle(actor) {
-            // Known to peers by its correlation id, never by its uid.
-            let correlation = self.reply_handles.register(actor, None);
+            // Known to peers by its correlation id, never by its uid (the
+            // one it had, if its ask has ended).
+            let correlation = self.reply_handles.correlation_of(actor);
             return actor
                 .path()
                 .reply_handle(correlation)
