@@ -2,6 +2,7 @@
 
 use super::knowledge::StatusChange;
 use super::record::{MemberRecord, UniqueAddress};
+use super::state::ClusterState;
 use super::status::MemberStatus;
 
 /// One change in the membership as this node sees it. Each is reported
@@ -98,3 +99,42 @@ pub(crate) fn status_events(mut changes: Vec<StatusChange>) -> Vec<ClusterEvent>
     changes.sort_by_key(|change| change.record.status);
     changes.into_iter().filter_map(status_event).collect()
 }
+
+/// `state` as events (Akka's `InitialStateAsEvents`): each member's status
+/// event, in address order; an `UnreachableMember` for each member this
+/// node cannot reach; the leader; each role's leader. What a subscriber
+/// that had listened from the start would know last.
+pub fn state_as_events(state: &ClusterState) -> Vec<ClusterEvent> {
+    let members = state.members.iter().filter_map(|record| {
+        status_event(StatusChange {
+            record: record.clone(),
+            previous: None,
+        })
+    });
+    let unreachable = state
+        .unreachable
+        .iter()
+        .map(|member| ClusterEvent::UnreachableMember {
+            member: member.clone(),
+        });
+    let leader = ClusterEvent::LeaderChanged {
+        leader: state.leader.clone(),
+    };
+    let role_leaders =
+        state
+            .role_leaders
+            .iter()
+            .map(|(role, leader)| ClusterEvent::RoleLeaderChanged {
+                role: role.clone(),
+                leader: leader.clone(),
+            });
+    members
+        .chain(unreachable)
+        .chain(std::iter::once(leader))
+        .chain(role_leaders)
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "event_tests.rs"]
+mod tests;

@@ -4,13 +4,13 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use volley::ActorSystem;
+use volley::{ActorRef, ActorSystem};
 use volley_remote::wire::Address;
 use volley_remote::Remoting;
 
 use crate::core::ClusterCore;
 use crate::formation::Formation;
-use crate::member::{ClusterState, UniqueAddress};
+use crate::member::{ClusterEvent, ClusterState, UniqueAddress};
 use crate::node_id::NodeId;
 use crate::receptionist::mirror::LocalServices;
 use crate::runtime::authority::Authority;
@@ -198,6 +198,18 @@ impl Cluster {
                 member_callbacks::run(callback);
             }
         }
+    }
+
+    /// Subscribes `listener` to this node's cluster events, starting with
+    /// the current state as events (Akka's `subscribe` with
+    /// `InitialStateAsEvents`): each member's status event, the
+    /// unreachable members, the leader and the role leaders, then every
+    /// change, with none missed or told twice in between (subscribing to
+    /// the event stream and reading `state()` apart leaves a gap).
+    /// Unsubscribe through the event stream (`unsubscribe`), or stop the
+    /// listener. `Err(Stopped)` if the cluster has stopped.
+    pub fn subscribe(&self, listener: ActorRef<ClusterEvent>) -> Result<(), ClusterError> {
+        self.request(Command::Subscribe(listener))
     }
 
     /// This node's roles (Akka's `selfRoles`), as its settings name them.

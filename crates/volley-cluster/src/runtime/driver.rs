@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use foca::Codec;
 use tokio::sync::mpsc;
-use volley::ActorSystem;
+use volley::{ActorRef, ActorSystem};
 use volley_remote::transport::MemberReport;
 use volley_remote::wire::Address;
 use volley_remote::Remoting;
@@ -18,7 +18,7 @@ use volley_remote::Remoting;
 use crate::codec::ClusterCodec;
 use crate::core::{ClusterCore, Input, Outputs, RefusedBy};
 use crate::formation;
-use crate::member::{wire, ClusterEvent, MemberStatus, UniqueAddress};
+use crate::member::{state_as_events, wire, ClusterEvent, MemberStatus, UniqueAddress};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::receptionist::mirror::ServiceMirror;
@@ -62,6 +62,9 @@ pub(crate) enum Command {
     OnMemberUp(MemberCallback),
     /// Run this when this node is removed, or the driver stops.
     OnMemberRemoved(MemberCallback),
+    /// Tell this listener the current state as events, then every event
+    /// after (`Cluster::subscribe`).
+    Subscribe(ActorRef<ClusterEvent>),
     /// The system terminates: stop.
     Stop,
 }
@@ -257,7 +260,22 @@ impl Driver {
                 self.callbacks.on_up(callback, status);
             }
             Command::OnMemberRemoved(callback) => self.callbacks.on_removed(callback),
+            Command::Subscribe(listener) => self.subscribe(listener),
             Command::Shutdown | Command::Stop => {}
+        }
+    }
+
+    /// Subscribes `listener` to the event stream and tells it the current
+    /// state as events first. Only the driver publishes cluster events,
+    /// and it does both here between two of its inputs: the listener
+    /// misses no event and gets none twice. Already subscribed, it gets
+    /// nothing more.
+    fn subscribe(&self, listener: ActorRef<ClusterEvent>) {
+        if !self.system.event_stream().subscribe(listener.clone()) {
+            return;
+        }
+        for event in state_as_events(&self.core.state()) {
+            listener.tell(event);
         }
     }
 

@@ -20,6 +20,7 @@ mod sharding_roles;
 mod sharding_versions;
 mod shutdown;
 mod singleton;
+mod subscribe;
 mod topics;
 mod weakly_up;
 
