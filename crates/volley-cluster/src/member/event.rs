@@ -75,6 +75,23 @@ pub enum ClusterEvent {
     },
 }
 
+impl ClusterEvent {
+    /// The member whose status this event reports (`MemberJoined` to
+    /// `MemberDowned`), with that status; `None` for a removal and for
+    /// the reachability and leader events.
+    pub fn status_member(&self) -> Option<&MemberRecord> {
+        match self {
+            ClusterEvent::MemberJoined { member }
+            | ClusterEvent::MemberWeaklyUp { member }
+            | ClusterEvent::MemberUp { member }
+            | ClusterEvent::MemberLeft { member }
+            | ClusterEvent::MemberExited { member }
+            | ClusterEvent::MemberDowned { member } => Some(member),
+            _ => None,
+        }
+    }
+}
+
 /// The event for a status change, if the status has one (a member first
 /// heard of as Removed has none).
 pub(crate) fn status_event(change: StatusChange) -> Option<ClusterEvent> {

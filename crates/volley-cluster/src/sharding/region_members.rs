@@ -86,16 +86,11 @@ impl RegionMembers {
 
     /// Applies one event; on a removal, the member's `host:port`.
     pub(crate) fn apply(&mut self, event: &ClusterEvent) -> Option<String> {
+        if let Some(member) = event.status_member() {
+            self.note(member);
+            return None;
+        }
         match event {
-            ClusterEvent::MemberJoined { member }
-            | ClusterEvent::MemberWeaklyUp { member }
-            | ClusterEvent::MemberUp { member }
-            | ClusterEvent::MemberLeft { member }
-            | ClusterEvent::MemberExited { member }
-            | ClusterEvent::MemberDowned { member } => {
-                self.note(member);
-                None
-            }
             ClusterEvent::MemberRemoved { member, .. } => {
                 let at = authority(member);
                 if self

@@ -48,13 +48,10 @@ impl Membership {
 
     /// Applies one event; true if a record changed.
     pub(crate) fn apply(&mut self, event: &ClusterEvent) -> bool {
+        if let Some(member) = event.status_member() {
+            return self.upsert(member);
+        }
         match event {
-            ClusterEvent::MemberJoined { member }
-            | ClusterEvent::MemberWeaklyUp { member }
-            | ClusterEvent::MemberUp { member }
-            | ClusterEvent::MemberLeft { member }
-            | ClusterEvent::MemberExited { member }
-            | ClusterEvent::MemberDowned { member } => self.upsert(member),
             ClusterEvent::MemberRemoved {
                 member,
                 previous_status,

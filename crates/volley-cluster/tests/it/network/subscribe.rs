@@ -10,15 +10,8 @@ use super::{all_up, deadline, formed, nodes, quick, start_nodes};
 
 /// The member of a status event, if `event` is one.
 fn member_of(event: &ClusterEvent) -> Option<(UniqueAddress, MemberStatus)> {
-    match event {
-        ClusterEvent::MemberJoined { member }
-        | ClusterEvent::MemberWeaklyUp { member }
-        | ClusterEvent::MemberUp { member }
-        | ClusterEvent::MemberLeft { member }
-        | ClusterEvent::MemberExited { member }
-        | ClusterEvent::MemberDowned { member } => Some((member.unique_address(), member.status)),
-        _ => None,
-    }
+    let member = event.status_member()?;
+    Some((member.unique_address(), member.status))
 }
 
 /// Two members Up: a listener subscribed on the first gets a `MemberUp`
