@@ -65,6 +65,11 @@ pub enum Input<'a> {
     Leave,
     /// Down a member (what the split-brain resolver, or an operator, asks).
     Down(UniqueAddress),
+    /// Make another member leave gracefully (Akka's `Cluster.leave` of
+    /// another's address): its status goes to Leaving here, and the
+    /// member, seeing it, leaves as if it had asked. This node's own
+    /// address is [`Input::Leave`].
+    LeaveMember(UniqueAddress),
     /// This node, Exiting, finished its exiting tasks (Akka's
     /// `ExitingCompleted`): it tells the others, so that the leader may
     /// remove it. Ignored unless this node is Exiting.
@@ -109,6 +114,7 @@ impl<'a> Input<'a> {
             Input::Gossip => "gossip",
             Input::Leave => "leave",
             Input::Down(_) => "down",
+            Input::LeaveMember(_) => "leave of a member",
             Input::ConfirmExiting => "exiting confirmation",
             Input::ConnectionLost(_) => "connection lost",
             Input::Shutdown => "shutdown",
@@ -358,6 +364,7 @@ impl ClusterCore {
             Input::Gossip => self.foca.gossip(&mut self.outbox)?,
             Input::Leave => self.leave()?,
             Input::Down(member) => self.down(&member)?,
+            Input::LeaveMember(member) => self.leave_member(&member)?,
             Input::ConfirmExiting => self.confirm_exiting()?,
             Input::ConnectionLost(member) => self.suspect_at_once(now, &member)?,
             Input::Shutdown => self.leave_swim()?,

@@ -271,6 +271,24 @@ impl ClusterCore {
         }
     }
 
+    /// Moves `member` to Leaving and spreads it (this node: [`leave`]);
+    /// nothing if it is Leaving or further already.
+    ///
+    /// [`leave`]: Self::leave
+    pub(super) fn leave_member(&mut self, member: &UniqueAddress) -> Result<(), RefusedBy> {
+        if *member == self.me {
+            return self.leave();
+        }
+        let record = self.knowledge.lock().table.get(member).cloned();
+        match record {
+            None => Err(RefusedBy::UnknownMember(member.clone())),
+            Some(record) if record.status < MemberStatus::Leaving => {
+                self.publish(record.with_status(MemberStatus::Leaving))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
     /// Downs `member`, and tells foca so that it stops probing it.
     pub(super) fn down(&mut self, member: &UniqueAddress) -> Result<(), RefusedBy> {
         if !self.mark_down(member)? || *member == self.me {

@@ -173,6 +173,16 @@ impl Cluster {
         self.request(Command::Leave)
     }
 
+    /// Makes `member` leave gracefully (Akka's `Cluster.leave` with another
+    /// member's address): its status goes to Leaving here and spreads;
+    /// the member, seeing it, leaves as [`leave`](Self::leave) does on
+    /// it (coordinated shutdown with reason `ClusterLeaving`, unless its
+    /// settings say not). This node's own address is `leave()`. A member
+    /// this node does not know is refused by the driver (logged).
+    pub fn leave_member(&self, member: UniqueAddress) -> Result<(), ClusterError> {
+        self.request(Command::LeaveMember(member))
+    }
+
     /// Runs `callback` once when this node is Up (Akka's
     /// `registerOnMemberUp`): at once, on tokio's blocking pool, if it is
     /// Up already; never if the node is removed, or the cluster stops,

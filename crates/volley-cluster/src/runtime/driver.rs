@@ -41,6 +41,8 @@ pub(crate) enum Command {
     Leave,
     /// Down this member.
     Down(UniqueAddress),
+    /// Make this member (another) leave.
+    LeaveMember(UniqueAddress),
     /// This node finished its exiting tasks: confirm its exit.
     ConfirmExiting,
     /// The transport's verdict on a member (the membership authority).
@@ -246,6 +248,8 @@ impl Driver {
             }
             Command::Leave => self.leave(),
             Command::Down(member) => self.handle(Input::Down(member)),
+            Command::LeaveMember(member) if member == *self.core.unique_address() => self.leave(),
+            Command::LeaveMember(member) => self.handle(Input::LeaveMember(member)),
             Command::ConfirmExiting => self.handle(Input::ConfirmExiting),
             Command::Report {
                 address,
@@ -355,6 +359,7 @@ impl Driver {
             self.end_removed(&event);
             self.services.reachability(&event);
             self.shut_down_if_downed(&event);
+            self.leave_if_told(&event);
             self.system.event_stream().publish(event);
         }
     }
@@ -381,6 +386,22 @@ impl Driver {
             shut_down_leaving(&self.system);
         } else {
             self.handle(Input::Leave);
+        }
+    }
+
+    /// This node made Leaving by another member (`Cluster::leave_member`
+    /// there) leaves as if it had asked: coordinated shutdown with reason
+    /// `ClusterLeaving`, as an Akka node does, unless the settings say not
+    /// or a shutdown runs already.
+    fn leave_if_told(&mut self, event: &ClusterEvent) {
+        let ClusterEvent::MemberLeft { member } = event else {
+            return;
+        };
+        let me = member.unique_address() == *self.core.unique_address();
+        if me && self.shutdown.when_leaving && self.system.coordinated_shutdown().reason().is_none()
+        {
+            tracing::info!(node = %self.core.unique_address(), "made Leaving by another member: coordinated shutdown");
+            shut_down_leaving(&self.system);
         }
     }
 

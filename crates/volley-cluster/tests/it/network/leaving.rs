@@ -50,6 +50,39 @@ async fn a_member_that_leaves_is_removed_and_its_watches_end_once() {
     nodes.stop_all().await;
 }
 
+/// Akka's `Cluster.leave` of another member's address (the
+/// `MembershipChangeListenerLeavingSpec` and `LeaderLeavingSpec` way):
+/// the first of three makes the third leave; the third, seeing itself
+/// Leaving, runs coordinated shutdown with reason `ClusterLeaving` and
+/// its system terminates; the others see it Removed from Exiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_made_to_leave_by_another_leaves_as_if_it_had_asked() {
+    let mut nodes = nodes();
+    let (members, clusters, probes) = formed(&mut nodes, 3).await;
+    let gone = clusters[2].self_member().clone();
+    clusters[0]
+        .leave_member(gone.clone())
+        .expect("the cluster runs");
+    for probe in &probes[..2] {
+        expect_removed(probe, &gone, MemberStatus::Exiting);
+    }
+    let leaver = members[2].system.clone();
+    tokio::time::timeout(deadline(), leaver.when_terminated())
+        .await
+        .expect("the member made to leave terminates");
+    assert_eq!(
+        leaver.coordinated_shutdown().reason(),
+        Some(volley::ShutdownReason::ClusterLeaving)
+    );
+    // Leaving oneself through `leave_member` is `leave`.
+    let me = clusters[1].self_member().clone();
+    clusters[1]
+        .leave_member(me.clone())
+        .expect("the cluster runs");
+    expect_removed(&probes[0], &me, MemberStatus::Exiting);
+    nodes.stop_all().await;
+}
+
 /// With `run_coordinated_shutdown_when_leaving = false`, `Cluster::leave`
 /// only leaves: no coordinated shutdown runs, the node confirms its exit
 /// as soon as it is Exiting (nothing to wait for), the leader removes it
