@@ -141,8 +141,9 @@ impl Cluster {
 
     /// Joins the cluster through the node at `address` (Akka's
     /// `Cluster.join`), retrying every `retry_unsuccessful_join_after`
-    /// until this node is a member. Joining through this node's own
-    /// address does not form a cluster: use seed nodes for that.
+    /// until this node is a member. Joining this node's own address forms
+    /// a cluster of this node alone, at once (Akka's
+    /// `join(selfAddress)`), which others then join.
     pub fn join(&self, address: &Address) -> Result<(), ClusterError> {
         self.check_system(address)?;
         self.request(Command::Join(address.clone()))

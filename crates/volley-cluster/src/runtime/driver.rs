@@ -235,6 +235,11 @@ impl Driver {
 
     fn command(&mut self, command: Command) {
         match command {
+            Command::Join(address) if self.is_this_node(&address) => {
+                // Akka's `join(selfAddress)`: a cluster of this node alone,
+                // formed at once (as by itself as the only seed).
+                self.handle(Input::JoinSeedNodes(vec![addr_of(&address)]));
+            }
             Command::Join(address) => {
                 let via = NodeId::new(address.host(), address.port(), 0, 0);
                 self.handle(Input::Join(via));
@@ -281,6 +286,13 @@ impl Driver {
         for event in state_as_events(&self.core.state()) {
             listener.tell(event);
         }
+    }
+
+    /// Whether `address` names this node (host and port as it advertises
+    /// them).
+    fn is_this_node(&self, address: &Address) -> bool {
+        let me = self.core.unique_address();
+        *me.host == *address.host() && me.port == address.port()
     }
 
     /// The transport's verdicts (design §3.8): reachability is foca's to
