@@ -75,21 +75,51 @@ pub enum RemoteSendError {
 }
 
 /// The Rust type of a message handed to [`RemoteRoute::send`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// One constant per type, handed to the route by reference: a send passes
+/// one pointer for it, and the name is computed only when an error or a
+/// dead letter needs it.
+#[derive(Clone, Copy)]
 pub struct MessageType {
-    /// Its `TypeId`, by which the transport finds its registration.
-    pub id: TypeId,
-    /// Its name, for errors and dead letters.
-    pub name: &'static str,
+    id: TypeId,
+    name: fn() -> &'static str,
 }
 
 impl MessageType {
     /// The type `M`.
-    pub fn of<M: 'static>() -> Self {
-        MessageType {
-            id: TypeId::of::<M>(),
-            name: std::any::type_name::<M>(),
+    #[inline(always)]
+    pub fn of<M: 'static>() -> &'static Self {
+        const {
+            &MessageType {
+                id: TypeId::of::<M>(),
+                name: std::any::type_name::<M>,
+            }
         }
+    }
+
+    /// Its `TypeId`, by which the transport finds its registration.
+    #[inline(always)]
+    pub fn id(&self) -> TypeId {
+        self.id
+    }
+
+    /// Its name, for errors and dead letters.
+    pub fn name(&self) -> &'static str {
+        (self.name)()
+    }
+}
+
+impl PartialEq for MessageType {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for MessageType {}
+
+impl fmt::Debug for MessageType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -133,12 +163,15 @@ pub enum RemoteSystemMsg {
 /// tokio task, any thread) and must not block.
 pub trait RemoteRoute: Send + Sync + 'static {
     /// Serializes `msg`, of Rust type `ty`, and queues it for `target`.
+    ///
+    /// The error is boxed so that the result is one word: every remote
+    /// send returns it, and a refusal is rare.
     fn send(
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError>;
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>>;
 
     /// [`RemoteRoute::send`] with the sender's trace context, for the
     /// receiving node's handler span. A transport that cannot carry it
@@ -147,9 +180,9 @@ pub trait RemoteRoute: Send + Sync + 'static {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
+        ty: &MessageType,
         _context: &TraceParent,
-    ) -> Result<(), RemoteSendError> {
+    ) -> Result<(), Box<RemoteSendError>> {
         self.send(target, msg, ty)
     }
 
@@ -422,7 +455,11 @@ impl RemoteRef {
     /// propagator this is one test on the send path; the rest is out of
     /// line (inlined, it cost every remote send a call frame).
     #[inline(always)]
-    fn route_send(&self, msg: &(dyn Any + Send), ty: MessageType) -> Result<(), RemoteSendError> {
+    fn route_send(
+        &self,
+        msg: &(dyn Any + Send),
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         match &self.system.settings().tracing.propagator {
             None => self.route.send(self, msg, ty),
             Some(propagation) => self.route_send_traced(propagation, msg, ty),
@@ -434,8 +471,8 @@ impl RemoteRef {
         &self,
         propagation: &crate::observability::trace_context::Propagation,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError> {
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         let current = tracing::Span::current();
         if !current.is_none() {
             if let Some(context) = propagation.0.inject(&current).filter(TraceParent::is_valid) {
@@ -443,6 +480,14 @@ impl RemoteRef {
             }
         }
         self.route.send(self, msg, ty)
+    }
+
+    /// What `try_enqueue` does with a refusal other than a full queue or a
+    /// node that is gone: out of line, since the common send has none.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, ty: &MessageType, e: Box<RemoteSendError>) {
+        self.undeliverable(ty.name(), &e);
     }
 }
 
@@ -457,7 +502,7 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         };
         let ty = MessageType::of::<M>();
         if let Err(e) = self.route_send(&msg, ty) {
-            self.undeliverable(ty.name, &e);
+            self.refused(ty, e);
         }
         None
     }
@@ -468,15 +513,17 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         let ty = MessageType::of::<M>();
         match self.route_send(&msg, ty) {
             Ok(()) => Ok(None),
-            Err(RemoteSendError::QueueFull(_)) => Err(TellError::Full(msg)),
-            // The node is gone (or remoting stopped): like a terminated
-            // local actor, the message is handed back, so that
-            // `send().await` fails instead of waiting.
-            Err(RemoteSendError::Unavailable(_)) => Err(TellError::Terminated(msg)),
-            Err(e) => {
-                self.undeliverable(ty.name, &e);
-                Ok(None)
-            }
+            Err(e) => match *e {
+                RemoteSendError::QueueFull(_) => Err(TellError::Full(msg)),
+                // The node is gone (or remoting stopped): like a terminated
+                // local actor, the message is handed back, so that
+                // `send().await` fails instead of waiting.
+                RemoteSendError::Unavailable(_) => Err(TellError::Terminated(msg)),
+                _ => {
+                    self.refused(ty, e);
+                    Ok(None)
+                }
+            },
         }
     }
 

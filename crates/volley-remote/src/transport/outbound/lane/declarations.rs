@@ -16,9 +16,10 @@ use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::refs::tables::{ExportTable, TEMPORARY_IDS};
 use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
 
-/// The recipient's export id on this connection, exported now if it is new;
-/// cached in the route unless temporary. Out of line: the cached id in the
-/// route answers nearly every send.
+/// The recipient's export id on this connection, exported now if it is new
+/// (its declaration is then pending); cached in the route unless
+/// temporary. Out of line: the cached id in the route answers nearly every
+/// send.
 #[cold]
 #[inline(never)]
 pub(super) fn recipient_id(
