@@ -333,8 +333,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         // header writes stay in this function instead of a closure that
         // the compiler keeps out of line.
         let msg_start = begin_message(exports, buf, inline_reply_handle);
+        let table = &*exports;
         let encoded = framing.frame(&self.encoder, buf, &header, |b| {
-            (ty.encode)(msg, b, exports).map_err(|e| *e)
+            (ty.encode)(msg, b, table).map_err(|e| *e)
         });
         let outcome = end_message(
             core,
@@ -371,7 +372,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             exports,
             buf,
             false,
-            |buf| {
+            |buf, exports| {
                 self.encoder
                     .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
                         (ty.encode)(msg, b, exports).map_err(|e| *e)

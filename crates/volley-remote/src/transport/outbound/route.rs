@@ -379,12 +379,17 @@ impl RecipientCache {
         (u64::from(generation) << 32) | lane as u64
     }
 
-    /// The cached id for `lane` on connection `generation`.
+    /// The bits of a word that say which lane and connection it is for.
+    const TAG_BITS: u64 = 0xffff_ffff_0000_00ff;
+
+    /// The cached id for `lane` on connection `generation`: one mask and
+    /// one comparison. A lane's generation is never 0, so the empty word
+    /// matches no tag.
     #[inline]
     pub(crate) fn get(&self, lane: Lane, generation: u32) -> Option<u32> {
+        debug_assert_ne!(generation, 0, "a lane's generation starts at 1");
         let word = self.0.load(Ordering::Relaxed);
-        let tag = Self::tag(lane, generation);
-        let matches = word != 0 && word >> 32 == tag >> 32 && word & 0xff == tag & 0xff;
+        let matches = word & Self::TAG_BITS == Self::tag(lane, generation);
         matches.then_some(((word >> 8) & 0xff_ffff) as u32)
     }
 

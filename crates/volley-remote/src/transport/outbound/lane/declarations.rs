@@ -60,13 +60,13 @@ pub(super) fn encode_with_refs(
     core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
-    exports: &RefCell<ExportTable>,
+    exports: &mut RefCell<ExportTable>,
     buf: &mut BytesMut,
     inline_reply_handle: bool,
-    encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+    encode: impl FnOnce(&mut BytesMut, &RefCell<ExportTable>) -> Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
     let msg_start = begin_message(exports, buf, inline_reply_handle);
-    let encoded = encode(buf);
+    let encoded = encode(buf, exports);
     end_message(
         core,
         encoder,
@@ -80,15 +80,16 @@ pub(super) fn encode_with_refs(
 
 /// Before a message frame is encoded into `buf`: turns the export table's
 /// Request slot off if the frame cannot be a Request. Returns where the
-/// frame starts, for [`end_message`].
+/// frame starts, for [`end_message`]. The table is taken `&mut` (the lane
+/// holds its lock) so that no borrow flag is checked.
 #[inline(always)]
 pub(super) fn begin_message(
-    exports: &RefCell<ExportTable>,
+    exports: &mut RefCell<ExportTable>,
     buf: &BytesMut,
     inline_reply_handle: bool,
 ) -> usize {
     if !inline_reply_handle {
-        exports.borrow_mut().allow_requests(false);
+        exports.get_mut().allow_requests(false);
     }
     buf.len()
 }
@@ -101,16 +102,16 @@ pub(super) fn end_message(
     core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
-    exports: &RefCell<ExportTable>,
+    exports: &mut RefCell<ExportTable>,
     buf: &mut BytesMut,
     (msg_start, inline_reply_handle): (usize, bool),
     encoded: Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
     if !inline_reply_handle {
-        exports.borrow_mut().allow_requests(true);
+        exports.get_mut().allow_requests(true);
     }
     // The common case: no new ref in the message, one check.
-    if !exports.borrow().has_pending_or_request() {
+    if !exports.get_mut().has_pending_or_request() {
         return encoded.map_err(refusal);
     }
     finish_with_refs(core, encoder, association, exports, buf, msg_start, encoded)
