@@ -74,52 +74,24 @@ pub enum RemoteSendError {
     Unavailable(String),
 }
 
-/// The Rust type of a message handed to [`RemoteRoute::send`].
-///
-/// One constant per type, handed to the route by reference: a send passes
-/// one pointer for it, and the name is computed only when an error or a
-/// dead letter needs it.
-#[derive(Clone, Copy)]
+/// The Rust type of a message handed to [`RemoteRoute::send`] (by
+/// reference: one pointer per send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageType {
-    id: TypeId,
-    name: fn() -> &'static str,
+    /// Its `TypeId`, by which the transport finds its registration.
+    pub id: TypeId,
+    /// Its name, for errors and dead letters.
+    pub name: &'static str,
 }
 
 impl MessageType {
     /// The type `M`.
     #[inline(always)]
-    pub fn of<M: 'static>() -> &'static Self {
-        const {
-            &MessageType {
-                id: TypeId::of::<M>(),
-                name: std::any::type_name::<M>,
-            }
+    pub fn of<M: 'static>() -> Self {
+        MessageType {
+            id: TypeId::of::<M>(),
+            name: std::any::type_name::<M>(),
         }
-    }
-
-    /// Its `TypeId`, by which the transport finds its registration.
-    #[inline(always)]
-    pub fn id(&self) -> TypeId {
-        self.id
-    }
-
-    /// Its name, for errors and dead letters.
-    pub fn name(&self) -> &'static str {
-        (self.name)()
-    }
-}
-
-impl PartialEq for MessageType {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-
-impl Eq for MessageType {}
-
-impl fmt::Debug for MessageType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -487,7 +459,7 @@ impl RemoteRef {
     #[cold]
     #[inline(never)]
     fn refused(&self, ty: &MessageType, e: Box<RemoteSendError>) {
-        self.undeliverable(ty.name(), &e);
+        self.undeliverable(ty.name, &e);
     }
 }
 
@@ -501,8 +473,8 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
             }
         };
         let ty = MessageType::of::<M>();
-        if let Err(e) = self.route_send(&msg, ty) {
-            self.refused(ty, e);
+        if let Err(e) = self.route_send(&msg, &ty) {
+            self.refused(&ty, e);
         }
         None
     }
@@ -511,7 +483,7 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         // No separate "is it full" look-up: `send` borrows the message and
         // answers `QueueFull` without having taken it.
         let ty = MessageType::of::<M>();
-        match self.route_send(&msg, ty) {
+        match self.route_send(&msg, &ty) {
             Ok(()) => Ok(None),
             Err(e) => match *e {
                 RemoteSendError::QueueFull(_) => Err(TellError::Full(msg)),
@@ -520,7 +492,7 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
                 // `send().await` fails instead of waiting.
                 RemoteSendError::Unavailable(_) => Err(TellError::Terminated(msg)),
                 _ => {
-                    self.refused(ty, e);
+                    self.refused(&ty, e);
                     Ok(None)
                 }
             },

@@ -58,7 +58,7 @@ impl RemoteRoute for Recorder {
         }
         let text = match msg.downcast_ref::<u32>() {
             Some(n) => format!("send {n} to {}", target.path().name()),
-            None => format!("send {} to {}", ty.name(), target.path().name()),
+            None => format!("send {} to {}", ty.name, target.path().name()),
         };
         self.log.lock().unwrap().push(text);
         Ok(())

@@ -368,12 +368,12 @@ impl<C: ControlContext> RemoteRoute for NoSuchActor<C> {
             self.refused,
             crate::transport::node::address_of(target.path()),
         ) {
-            let what = format!("{} to {}: {reason}", ty.name(), target.path());
+            let what = format!("{} to {}: {reason}", ty.name, target.path());
             self.core.trust().log_refused(&node, &what);
         }
         self.core
             .system()
-            .dead_letter(target.path(), ty.name(), DeadLetterReason::Undeliverable);
+            .dead_letter(target.path(), ty.name, DeadLetterReason::Undeliverable);
         Ok(())
     }
 

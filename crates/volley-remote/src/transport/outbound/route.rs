@@ -189,7 +189,7 @@ impl<C: OutboundContext> RouteHint<C> {
         framing: impl Framing,
     ) -> Result<(), Box<RemoteSendError>> {
         let core = &*self.core;
-        let Some(outbound) = core.registry().outbound_for(ty.id(), &self.outbound_type) else {
+        let Some(outbound) = core.registry().outbound_for(ty.id, &self.outbound_type) else {
             return Err(unregistered(ty));
         };
         if core.is_shut_down() {
@@ -329,7 +329,7 @@ impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
 #[cold]
 #[inline(never)]
 fn unregistered(ty: &MessageType) -> Box<RemoteSendError> {
-    Box::new(RemoteSendError::Unregistered(ty.name()))
+    Box::new(RemoteSendError::Unregistered(ty.name))
 }
 
 #[cold]
