@@ -315,6 +315,10 @@ impl<C: LaneConnection> OutboundLane<C> {
         // path comparison. Nothing else leaves declarations pending between
         // two sends (each message's own are written by `end_message`), so
         // only a new recipient has any to write before the frame.
+        debug_assert!(
+            !exports.get_mut().has_pending(),
+            "declarations left pending by an earlier send"
+        );
         let recipient = match recipient_cache.get(self.lane, *generation) {
             Some(id) => id,
             None => {
