@@ -40,9 +40,10 @@ pub(crate) enum DeliverError {
 }
 
 /// Encodes a message into the frame being built, naming the refs in it by
-/// the connection's export table.
+/// the connection's export table. The error is boxed so that the result
+/// is one word in a register: every remote send returns it.
 pub(crate) type EncodeFn =
-    fn(&(dyn Any + Send), &mut BytesMut, &RefCell<ExportTable>) -> Result<(), SerializeError>;
+    fn(&(dyn Any + Send), &mut BytesMut, &RefCell<ExportTable>) -> Result<(), Box<SerializeError>>;
 pub(crate) type DeliverToFn = fn(&[u8], &ImportTable, &AnyRef) -> Result<(), DeliverError>;
 /// Decodes a run of payloads for one recipient and delivers them together;
 /// what cannot be delivered goes to the callback, the rest in order. The
@@ -231,12 +232,12 @@ fn encode<M: Send + 'static, C: Codec<M>>(
     msg: &(dyn Any + Send),
     buf: &mut BytesMut,
     exports: &RefCell<ExportTable>,
-) -> Result<(), SerializeError> {
+) -> Result<(), Box<SerializeError>> {
     let Some(m) = msg.downcast_ref::<M>() else {
-        return Err(SerializeError::Encode {
+        return Err(Box::new(SerializeError::Encode {
             serializer: C::id(),
             source: "message is not of its registered type".into(),
-        });
+        }));
     };
     // A serializer (or a `Serialize` impl) that panics must not leave half
     // a payload in the lane's buffer, nor unwind through the lane's lock:
@@ -244,13 +245,13 @@ fn encode<M: Send + 'static, C: Codec<M>>(
     // drops a message whose serializer throws and keeps the connection).
     let start = buf.len();
     match std::panic::catch_unwind(AssertUnwindSafe(|| C::encode(m, buf, exports))) {
-        Ok(outcome) => outcome,
+        Ok(outcome) => outcome.map_err(Box::new),
         Err(panic) => {
             buf.truncate(start);
-            Err(SerializeError::Encode {
+            Err(Box::new(SerializeError::Encode {
                 serializer: C::id(),
                 source: format!("serializer panicked: {}", panic_text(&*panic)).into(),
-            })
+            }))
         }
     }
 }
@@ -460,20 +461,20 @@ impl Registry {
     /// The outbound registration of `type_id`, found through the index the
     /// ref cached from its last send when it matches.
     #[inline]
-    pub(crate) fn outbound_for(&self, type_id: TypeId, hint: &AtomicU64) -> Option<OutboundType> {
+    pub(crate) fn outbound_for(&self, type_id: TypeId, hint: &AtomicU64) -> Option<&OutboundType> {
         let at = hint.load(Ordering::Relaxed) as usize;
         match self.outbound.get(at.wrapping_sub(1)) {
-            Some((id, ty)) if *id == type_id => Some(*ty),
+            Some((id, ty)) if *id == type_id => Some(ty),
             _ => self.outbound_by_hash(type_id, hint),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn outbound_by_hash(&self, type_id: TypeId, hint: &AtomicU64) -> Option<OutboundType> {
+    fn outbound_by_hash(&self, type_id: TypeId, hint: &AtomicU64) -> Option<&OutboundType> {
         let at = *self.by_type.get(&type_id)?;
         hint.store(at as u64 + 1, Ordering::Relaxed);
-        Some(self.outbound[at].1)
+        Some(&self.outbound[at].1)
     }
 
     /// Registers protocol `M` under the stable wire id `id`; both nodes must

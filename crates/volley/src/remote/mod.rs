@@ -74,7 +74,8 @@ pub enum RemoteSendError {
     Unavailable(String),
 }
 
-/// The Rust type of a message handed to [`RemoteRoute::send`].
+/// The Rust type of a message handed to [`RemoteRoute::send`] (by
+/// reference: one pointer per send).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageType {
     /// Its `TypeId`, by which the transport finds its registration.
@@ -85,6 +86,7 @@ pub struct MessageType {
 
 impl MessageType {
     /// The type `M`.
+    #[inline(always)]
     pub fn of<M: 'static>() -> Self {
         MessageType {
             id: TypeId::of::<M>(),
@@ -133,12 +135,15 @@ pub enum RemoteSystemMsg {
 /// tokio task, any thread) and must not block.
 pub trait RemoteRoute: Send + Sync + 'static {
     /// Serializes `msg`, of Rust type `ty`, and queues it for `target`.
+    ///
+    /// The error is boxed so that the result is one word: every remote
+    /// send returns it, and a refusal is rare.
     fn send(
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError>;
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>>;
 
     /// [`RemoteRoute::send`] with the sender's trace context, for the
     /// receiving node's handler span. A transport that cannot carry it
@@ -147,9 +152,9 @@ pub trait RemoteRoute: Send + Sync + 'static {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
+        ty: &MessageType,
         _context: &TraceParent,
-    ) -> Result<(), RemoteSendError> {
+    ) -> Result<(), Box<RemoteSendError>> {
         self.send(target, msg, ty)
     }
 
@@ -422,7 +427,11 @@ impl RemoteRef {
     /// propagator this is one test on the send path; the rest is out of
     /// line (inlined, it cost every remote send a call frame).
     #[inline(always)]
-    fn route_send(&self, msg: &(dyn Any + Send), ty: MessageType) -> Result<(), RemoteSendError> {
+    fn route_send(
+        &self,
+        msg: &(dyn Any + Send),
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         match &self.system.settings().tracing.propagator {
             None => self.route.send(self, msg, ty),
             Some(propagation) => self.route_send_traced(propagation, msg, ty),
@@ -434,8 +443,8 @@ impl RemoteRef {
         &self,
         propagation: &crate::observability::trace_context::Propagation,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError> {
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         let current = tracing::Span::current();
         if !current.is_none() {
             if let Some(context) = propagation.0.inject(&current).filter(TraceParent::is_valid) {
@@ -443,6 +452,14 @@ impl RemoteRef {
             }
         }
         self.route.send(self, msg, ty)
+    }
+
+    /// What `try_enqueue` does with a refusal other than a full queue or a
+    /// node that is gone: out of line, since the common send has none.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, ty: &MessageType, e: Box<RemoteSendError>) {
+        self.undeliverable(ty.name, &e);
     }
 }
 
@@ -456,8 +473,8 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
             }
         };
         let ty = MessageType::of::<M>();
-        if let Err(e) = self.route_send(&msg, ty) {
-            self.undeliverable(ty.name, &e);
+        if let Err(e) = self.route_send(&msg, &ty) {
+            self.refused(&ty, e);
         }
         None
     }
@@ -466,17 +483,19 @@ impl<M: Send + 'static> RefTarget<M> for RemoteRef {
         // No separate "is it full" look-up: `send` borrows the message and
         // answers `QueueFull` without having taken it.
         let ty = MessageType::of::<M>();
-        match self.route_send(&msg, ty) {
+        match self.route_send(&msg, &ty) {
             Ok(()) => Ok(None),
-            Err(RemoteSendError::QueueFull(_)) => Err(TellError::Full(msg)),
-            // The node is gone (or remoting stopped): like a terminated
-            // local actor, the message is handed back, so that
-            // `send().await` fails instead of waiting.
-            Err(RemoteSendError::Unavailable(_)) => Err(TellError::Terminated(msg)),
-            Err(e) => {
-                self.undeliverable(ty.name, &e);
-                Ok(None)
-            }
+            Err(e) => match *e {
+                RemoteSendError::QueueFull(_) => Err(TellError::Full(msg)),
+                // The node is gone (or remoting stopped): like a terminated
+                // local actor, the message is handed back, so that
+                // `send().await` fails instead of waiting.
+                RemoteSendError::Unavailable(_) => Err(TellError::Terminated(msg)),
+                _ => {
+                    self.refused(&ty, e);
+                    Ok(None)
+                }
+            },
         }
     }
 

@@ -51,10 +51,10 @@ impl RemoteRoute for Recorder {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError> {
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         if self.full.load(Ordering::SeqCst) {
-            return Err(RemoteSendError::QueueFull("test".into()));
+            return Err(Box::new(RemoteSendError::QueueFull("test".into())));
         }
         let text = match msg.downcast_ref::<u32>() {
             Some(n) => format!("send {n} to {}", target.path().name()),

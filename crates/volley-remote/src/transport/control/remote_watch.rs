@@ -282,8 +282,8 @@ impl<C: ControlContext> RemoteRoute for WatcherRoute<C> {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError> {
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         self.inner.send(target, msg, ty)
     }
 
@@ -292,9 +292,9 @@ impl<C: ControlContext> RemoteRoute for WatcherRoute<C> {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
+        ty: &MessageType,
         context: &volley::TraceParent,
-    ) -> Result<(), RemoteSendError> {
+    ) -> Result<(), Box<RemoteSendError>> {
         self.inner.send_traced(target, msg, ty, context)
     }
 
@@ -362,8 +362,8 @@ impl<C: ControlContext> RemoteRoute for NoSuchActor<C> {
         &self,
         target: &RemoteRef,
         _msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError> {
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         if let (Some(reason), Ok(node)) = (
             self.refused,
             crate::transport::node::address_of(target.path()),

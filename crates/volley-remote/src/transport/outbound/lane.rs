@@ -149,8 +149,9 @@ pub(crate) enum LaneRefusal {
     /// The encoded message (this many bytes) does not fit this lane's
     /// frames: the large lane may take it.
     TooBig(usize),
-    /// It cannot be sent on any lane.
-    Failed(RemoteSendError),
+    /// It cannot be sent on any lane (boxed: the refusal is returned by
+    /// every send, and is rarely an error).
+    Failed(Box<RemoteSendError>),
     /// The association is stopped for idleness: start it and send again.
     Retired,
 }
@@ -166,7 +167,7 @@ pub(crate) enum DatagramRefusal {
 
 impl From<RemoteSendError> for LaneRefusal {
     fn from(e: RemoteSendError) -> Self {
-        LaneRefusal::Failed(e)
+        LaneRefusal::Failed(Box::new(e))
     }
 }
 
@@ -286,7 +287,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         core: &(impl OutboundContext + ?Sized),
         target: &RemoteRef,
         recipient_cache: &RecipientCache,
-        ty: OutboundType,
+        ty: &OutboundType,
         msg: &(dyn Any + Send),
         framing: F,
     ) -> Result<(), LaneRefusal> {
@@ -311,12 +312,21 @@ impl<C: LaneConnection> OutboundLane<C> {
         }
         // The recipient's id on this connection, cached in the route: the
         // common case costs one relaxed load instead of a table lookup with
-        // path comparison.
+        // path comparison. Nothing else leaves declarations pending between
+        // two sends (each message's own are written by `end_message`), so
+        // only a new recipient has any to write before the frame.
+        debug_assert!(
+            !exports.get_mut().has_pending(),
+            "declarations left pending by an earlier send"
+        );
         let recipient = match recipient_cache.get(self.lane, *generation) {
             Some(id) => id,
-            None => recipient_id(exports, target, recipient_cache, self.lane, *generation)?,
+            None => {
+                let id = recipient_id(exports, target, recipient_cache, self.lane, *generation)?;
+                write_declarations(core, &self.encoder, self.association_id, exports, buf);
+                id
+            }
         };
-        write_declarations(core, &self.encoder, self.association_id, exports, buf);
         let header = MessageHeader {
             recipient: RefId::new(recipient).expect("export ids start at 1"),
             sender: None,
@@ -327,8 +337,9 @@ impl<C: LaneConnection> OutboundLane<C> {
         // header writes stay in this function instead of a closure that
         // the compiler keeps out of line.
         let msg_start = begin_message(exports, buf, inline_reply_handle);
+        let table = &*exports;
         let encoded = framing.frame(&self.encoder, buf, &header, |b| {
-            (ty.encode)(msg, b, exports)
+            (ty.encode)(msg, b, table).map_err(|e| *e)
         });
         let outcome = end_message(
             core,
@@ -353,7 +364,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         mut st: SpinLockGuard<'_, LaneState<C>>,
         core: &(impl OutboundContext + ?Sized),
         correlation: u64,
-        ty: OutboundType,
+        ty: &OutboundType,
         msg: &(dyn Any + Send),
     ) -> Result<(), LaneRefusal> {
         let was_empty = st.buf.is_empty();
@@ -365,10 +376,10 @@ impl<C: LaneConnection> OutboundLane<C> {
             exports,
             buf,
             false,
-            |buf| {
+            |buf, exports| {
                 self.encoder
                     .reply_with(buf, correlation, ty.serializer, ty.wire_id, |b| {
-                        (ty.encode)(msg, b, exports)
+                        (ty.encode)(msg, b, exports).map_err(|e| *e)
                     })
             },
         );
@@ -485,16 +496,17 @@ impl<C: LaneConnection> OutboundLane<C> {
     #[cold]
     fn refuse(&self) -> LaneRefusal {
         if self.gone.load(std::sync::atomic::Ordering::Relaxed) {
-            return LaneRefusal::Failed(RemoteSendError::Unavailable(format!(
+            return RemoteSendError::Unavailable(format!(
                 "{} is gone (unreachable, quarantined or shut down)",
                 self.remote
-            )));
+            ))
+            .into();
         }
         if self.is_retired() {
             return LaneRefusal::Retired;
         }
         self.full.store(true, Ordering::Relaxed);
-        LaneRefusal::Failed(RemoteSendError::QueueFull(self.remote.to_string()))
+        RemoteSendError::QueueFull(self.remote.to_string()).into()
     }
 
     /// Marks the node gone (user messages are refused at once) or back.

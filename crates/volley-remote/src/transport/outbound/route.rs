@@ -106,7 +106,7 @@ impl<C: OutboundContext> RouteHint<C> {
     /// common case is one load; the lookup by address is kept out of line
     /// so that this inlines into every send.
     #[inline]
-    fn association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
+    fn association(&self, target: &RemoteRef) -> Result<&Association, Box<RemoteSendError>> {
         match self.association.get() {
             Some(a) => Ok(a),
             None => self.learn_association(target),
@@ -115,7 +115,7 @@ impl<C: OutboundContext> RouteHint<C> {
 
     #[cold]
     #[inline(never)]
-    fn learn_association(&self, target: &RemoteRef) -> Result<&Association, RemoteSendError> {
+    fn learn_association(&self, target: &RemoteRef) -> Result<&Association, Box<RemoteSendError>> {
         let address = crate::transport::node::address_of(target.path())
             .map_err(|e| RemoteSendError::Unavailable(e.to_string()))?;
         let association = self.core.associate(&address, self.origin)?;
@@ -136,11 +136,11 @@ impl<C: OutboundContext> RouteHint<C> {
         &self,
         association: &Association,
         target: &RemoteRef,
-        outbound: crate::transport::registry::OutboundType,
+        outbound: &crate::transport::registry::OutboundType,
         msg: &(dyn Any + Send),
         framing: impl Framing,
         refusal: LaneRefusal,
-    ) -> Result<(), RemoteSendError> {
+    ) -> Result<(), Box<RemoteSendError>> {
         let core = &*self.core;
         // One send per turn, in one place: the lane's send is inlined
         // (`OutboundLane::send_user`), so this function holds one copy.
@@ -155,16 +155,16 @@ impl<C: OutboundContext> RouteHint<C> {
                     Lane::Ordinary
                 }
                 LaneRefusal::Retired => {
-                    return Err(RemoteSendError::Unavailable(format!(
+                    return Err(Box::new(RemoteSendError::Unavailable(format!(
                         "the association with {} was stopped again while starting",
                         association.remote
-                    )))
+                    ))))
                 }
                 LaneRefusal::TooBig(size) => {
-                    return Err(RemoteSendError::TooLarge {
+                    return Err(Box::new(RemoteSendError::TooLarge {
                         size,
                         limit: core.settings().max_frame_size as usize,
-                    })
+                    }))
                 }
                 LaneRefusal::Failed(e) => return Err(e),
             };
@@ -185,16 +185,15 @@ impl<C: OutboundContext> RouteHint<C> {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
+        ty: &MessageType,
         framing: impl Framing,
-    ) -> Result<(), RemoteSendError> {
+    ) -> Result<(), Box<RemoteSendError>> {
         let core = &*self.core;
-        let outbound = core
-            .registry()
-            .outbound_for(ty.id, &self.outbound_type)
-            .ok_or(RemoteSendError::Unregistered(ty.name))?;
+        let Some(outbound) = core.registry().outbound_for(ty.id, &self.outbound_type) else {
+            return Err(unregistered(ty));
+        };
         if core.is_shut_down() {
-            return Err(RemoteSendError::Unavailable("remoting is shut down".into()));
+            return Err(shut_down());
         }
         // A node that is gone is refused by the lanes themselves (their
         // limit drops to 0): no check here, on the hot path.
@@ -218,8 +217,8 @@ impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
-    ) -> Result<(), RemoteSendError> {
+        ty: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
         self.send_user(target, msg, ty, Plain)
     }
 
@@ -227,9 +226,9 @@ impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
         &self,
         target: &RemoteRef,
         msg: &(dyn Any + Send),
-        ty: MessageType,
+        ty: &MessageType,
         context: &TraceParent,
-    ) -> Result<(), RemoteSendError> {
+    ) -> Result<(), Box<RemoteSendError>> {
         self.send_user(target, msg, ty, WithContext(context))
     }
 
@@ -327,6 +326,18 @@ impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn unregistered(ty: &MessageType) -> Box<RemoteSendError> {
+    Box::new(RemoteSendError::Unregistered(ty.name))
+}
+
+#[cold]
+#[inline(never)]
+fn shut_down() -> Box<RemoteSendError> {
+    Box::new(RemoteSendError::Unavailable("remoting is shut down".into()))
+}
+
 /// A system message for an actor whose incarnation is gone: a watch ends
 /// at once, the rest has nobody to reach. Nothing is sent, so the lanes do
 /// not declare the ref again (`outbound/lane/gone_refs.rs`).
@@ -368,12 +379,17 @@ impl RecipientCache {
         (u64::from(generation) << 32) | lane as u64
     }
 
-    /// The cached id for `lane` on connection `generation`.
+    /// The bits of a word that say which lane and connection it is for.
+    const TAG_BITS: u64 = 0xffff_ffff_0000_00ff;
+
+    /// The cached id for `lane` on connection `generation`: one mask and
+    /// one comparison. A lane's generation is never 0, so the empty word
+    /// matches no tag.
     #[inline]
     pub(crate) fn get(&self, lane: Lane, generation: u32) -> Option<u32> {
+        debug_assert_ne!(generation, 0, "a lane's generation starts at 1");
         let word = self.0.load(Ordering::Relaxed);
-        let tag = Self::tag(lane, generation);
-        let matches = word != 0 && word >> 32 == tag >> 32 && word & 0xff == tag & 0xff;
+        let matches = word & Self::TAG_BITS == Self::tag(lane, generation);
         matches.then_some(((word >> 8) & 0xff_ffff) as u32)
     }
 

@@ -16,9 +16,10 @@ use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::refs::tables::{ExportTable, TEMPORARY_IDS};
 use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
 
-/// The recipient's export id on this connection, exported now if it is new;
-/// cached in the route unless temporary. Out of line: the cached id in the
-/// route answers nearly every send.
+/// The recipient's export id on this connection, exported now if it is new
+/// (its declaration is then pending); cached in the route unless
+/// temporary. Out of line: the cached id in the route answers nearly every
+/// send.
 #[cold]
 #[inline(never)]
 pub(super) fn recipient_id(
@@ -59,13 +60,13 @@ pub(super) fn encode_with_refs(
     core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
-    exports: &RefCell<ExportTable>,
+    exports: &mut RefCell<ExportTable>,
     buf: &mut BytesMut,
     inline_reply_handle: bool,
-    encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+    encode: impl FnOnce(&mut BytesMut, &RefCell<ExportTable>) -> Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
     let msg_start = begin_message(exports, buf, inline_reply_handle);
-    let encoded = encode(buf);
+    let encoded = encode(buf, exports);
     end_message(
         core,
         encoder,
@@ -79,15 +80,16 @@ pub(super) fn encode_with_refs(
 
 /// Before a message frame is encoded into `buf`: turns the export table's
 /// Request slot off if the frame cannot be a Request. Returns where the
-/// frame starts, for [`end_message`].
+/// frame starts, for [`end_message`]. The table is taken `&mut` (the lane
+/// holds its lock) so that no borrow flag is checked.
 #[inline(always)]
 pub(super) fn begin_message(
-    exports: &RefCell<ExportTable>,
+    exports: &mut RefCell<ExportTable>,
     buf: &BytesMut,
     inline_reply_handle: bool,
 ) -> usize {
     if !inline_reply_handle {
-        exports.borrow_mut().allow_requests(false);
+        exports.get_mut().allow_requests(false);
     }
     buf.len()
 }
@@ -100,16 +102,16 @@ pub(super) fn end_message(
     core: &(impl OutboundContext + ?Sized),
     encoder: &Encoder,
     association: Option<AssociationId>,
-    exports: &RefCell<ExportTable>,
+    exports: &mut RefCell<ExportTable>,
     buf: &mut BytesMut,
     (msg_start, inline_reply_handle): (usize, bool),
     encoded: Result<(), EncodeError>,
 ) -> Result<(), LaneRefusal> {
     if !inline_reply_handle {
-        exports.borrow_mut().allow_requests(true);
+        exports.get_mut().allow_requests(true);
     }
     // The common case: no new ref in the message, one check.
-    if !exports.borrow().has_pending_or_request() {
+    if !exports.get_mut().has_pending_or_request() {
         return encoded.map_err(refusal);
     }
     finish_with_refs(core, encoder, association, exports, buf, msg_start, encoded)

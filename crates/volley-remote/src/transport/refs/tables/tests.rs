@@ -16,9 +16,9 @@ impl RemoteRoute for Nowhere {
         &self,
         _: &RemoteRef,
         _: &(dyn Any + Send),
-        _: MessageType,
-    ) -> Result<(), RemoteSendError> {
-        Err(RemoteSendError::Unavailable("test".into()))
+        _: &MessageType,
+    ) -> Result<(), Box<RemoteSendError>> {
+        Err(Box::new(RemoteSendError::Unavailable("test".into())))
     }
     fn send_system(&self, _: &RemoteRef, _: RemoteSystemMsg) {}
     fn room(&self, _: &RemoteRef) -> Pin<Box<dyn Future<Output = ()> + Send>> {
