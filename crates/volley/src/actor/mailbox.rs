@@ -619,12 +619,19 @@ mod tests {
         let buffer = batch.as_ptr();
         assert!(mb.push_batch(&mut batch));
         assert_eq!(batch.as_ptr(), buffer, "not traded");
-        assert_eq!(std::iter::from_fn(|| mb.pop()).map(msg).collect::<Vec<_>>(), [6]);
+        assert_eq!(
+            std::iter::from_fn(|| mb.pop()).map(msg).collect::<Vec<_>>(),
+            [6]
+        );
 
         let bounded = Mailbox::new_fifo(MailboxConfig::bounded(2, Overflow::DropNewest));
         let mut batch = envelopes(&[1, 2, 3]);
         assert!(!bounded.push_batch(&mut batch));
-        assert_eq!(batch.len(), 3, "a bounded mailbox leaves the batch to the caller");
+        assert_eq!(
+            batch.len(),
+            3,
+            "a bounded mailbox leaves the batch to the caller"
+        );
         assert!(bounded.is_empty());
     }
 

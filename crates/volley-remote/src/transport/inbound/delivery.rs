@@ -201,8 +201,7 @@ impl<'buf> Run<'buf> {
             if frame.kind != PduKind::UserMessage as u8 {
                 break;
             }
-            let Some((head, payload)) = frame.body.split_first_chunk::<MESSAGE_HEADER_LEN>()
-            else {
+            let Some((head, payload)) = frame.body.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
                 break;
             };
             let [r0, r1, r2, r3, _, _, _, _, z0, z1, t0, t1, t2, t3] = *head;
@@ -441,7 +440,13 @@ mod tests {
         let mut frames = decoder.frames(&buf);
         let mut run = Run::new();
         assert_eq!(run.take_following(&mut frames), 0, "push starts a run");
-        run.push(UserMessage { header: h, payload: &[1] }, never);
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[1],
+            },
+            never,
+        );
         assert_eq!(run.take_following(&mut frames), 2, "any sender");
         assert_eq!(payloads(&run), [1, 2, 3]);
         assert_eq!(frames.consumed(), stop, "another serializer is left");
@@ -464,7 +469,13 @@ mod tests {
         let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Ordinary));
         let mut frames = decoder.frames(&buf);
         let mut run = Run::new();
-        run.push(UserMessage { header: h, payload: &[99] }, never);
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[99],
+            },
+            never,
+        );
         assert_eq!(run.take_following(&mut frames), RUN_CAP as u64 - 1);
         assert_eq!(run.len, RUN_CAP);
         assert!(frames.next_raw().is_some(), "the last one is left");
@@ -477,15 +488,30 @@ mod tests {
         message(&mut buf, &h, 2);
         let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Ordinary));
         let mut run = Run::new();
-        run.push(UserMessage { header: h, payload: &[1] }, never);
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[1],
+            },
+            never,
+        );
         assert_eq!(run.take_following(&mut decoder.frames(&buf)), 1);
-        let message = UserMessage { header: h, payload: &[3] };
+        let message = UserMessage {
+            header: h,
+            payload: &[3],
+        };
         let request = Request {
             correlation: 41,
             message,
         };
         run.push_request(request, never);
-        run.push(UserMessage { header: h, payload: &[4] }, never);
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[4],
+            },
+            never,
+        );
         assert_eq!(run.take_following(&mut decoder.frames(&buf)), 1);
         assert!(run.has_requests);
         assert_eq!(payloads(&run), [1, 2, 3, 4, 2]);
