@@ -99,13 +99,6 @@ impl<A: Actor> ActorCell<A> {
                 self.queues.mailbox().take_all(&mut inner.ctx.batch);
                 self.batched.store(inner.ctx.batch.len(), Ordering::Relaxed);
             }
-            if !TRACED && self.handle_front_message::<TIMED>(inner) {
-                handled += 1;
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    break;
-                }
-                continue;
-            }
             let Some(env) = inner.ctx.batch.pop_front() else {
                 break;
             };
@@ -140,37 +133,6 @@ impl<A: Actor> ActorCell<A> {
             }
         }
         handled
-    }
-
-    /// Handles the envelope at the front of the batch if it is a plain
-    /// message, and answers whether it did; anything else is left to
-    /// [`ActorCell::invoke`]. The message is taken from the batch inside
-    /// the handler's guard, so it moves once, from the queue to the
-    /// handler: popped first, it was copied again at each step on the way
-    /// (the match, the guard's closure, the call).
-    #[inline(always)]
-    fn handle_front_message<const TIMED: bool>(&self, inner: &mut Inner<A>) -> bool {
-        let Some(Envelope::Msg(front)) = inner.ctx.batch.front() else {
-            return false;
-        };
-        // Without an instance `call` runs nothing, so nothing would take
-        // the message: `invoke` drops it, as it always has.
-        if inner.actor.is_none() {
-            return false;
-        }
-        if TIMED && A::influences_receive_timeout(front) {
-            if let Some(timeout) = inner.ctx.receive_timeout.as_mut() {
-                timeout.touch();
-            }
-        }
-        self.call(inner, |actor, ctx, kept| {
-            let Some(Envelope::Msg(msg)) = ctx.batch.pop_front() else {
-                unreachable!("the front of the batch is a plain message")
-            };
-            *kept = A::keep_for_restart(&msg);
-            actor.handle(ctx, msg)
-        });
-        true
     }
 
     /// The activation loop of a traced actor, kept out of line: it is the
