@@ -65,6 +65,7 @@ pub use actor::actor_ref::{ActorRef, AnyRef, TargetKey, ToAnyRef};
 pub use actor::context::{Context, StashOverflow};
 pub use actor::definition::{Actor, HandleResult, Props, Terminated, DEFAULT_STASH_CAPACITY};
 pub use actor::mailbox::{MailboxConfig, Overflow};
+pub use actor::mailbox_batch::MessageBatch;
 pub use actor::path::{ActorPath, PathError};
 pub use ask::{AskError, AskStatusError, ReplyTo, StatusError, StatusReply};
 pub use circuit_breaker::{

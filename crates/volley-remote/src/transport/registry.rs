@@ -18,7 +18,7 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use volley::{Actor, ActorSystem, AnyRef, Props};
+use volley::{Actor, ActorSystem, AnyRef, MessageBatch, Props};
 
 use crate::transport::refs::tables::{with_request_handle, ExportTable, ImportTable};
 use crate::transport::support::FastMap;
@@ -314,7 +314,7 @@ fn decode_unguarded<M, C: Codec<M>>(
 fn decode_run<M>(
     len: usize,
     serializer: SerializerId,
-    batch: &mut Vec<M>,
+    mut keep: impl FnMut(M),
     failed: &mut dyn FnMut(DeliverError),
     mut decode: impl FnMut(usize) -> Result<M, SerializeError>,
 ) {
@@ -326,7 +326,7 @@ fn decode_run<M>(
                 // Counted before decoding: a panic skips this payload.
                 next += 1;
                 match decode(i) {
-                    Ok(msg) => batch.push(msg),
+                    Ok(msg) => keep(msg),
                     Err(e) => failed(e.into()),
                 }
             }
@@ -412,19 +412,20 @@ fn deliver_run<M: Send + 'static, C: Codec<M>>(
         return Err(Stale);
     }
     let batch = stage::<M>(slot);
+    let keep = |msg| batch.push(msg);
     C::scope(imports, || {
         let id = C::id();
         match payloads.replies {
             // Plain messages only, as if Requests did not exist.
-            None => decode_run(payloads.bytes.len(), id, batch, failed, |i| {
+            None => decode_run(payloads.bytes.len(), id, keep, failed, |i| {
                 C::decode(payloads.bytes[i], imports, None)
             }),
-            Some(replies) => decode_run(payloads.bytes.len(), id, batch, failed, |i| {
+            Some(replies) => decode_run(payloads.bytes.len(), id, keep, failed, |i| {
                 decode_unguarded::<M, C>(payloads.bytes[i], imports, replies[i], handle_of)
             }),
         }
     });
-    target.tell_all(batch);
+    target.tell_batch(batch);
     Ok(())
 }
 
@@ -603,15 +604,18 @@ pub(crate) struct Payloads<'r> {
 /// (`inbound/delivery.rs`, `RUN_CAP`, which checks that they agree).
 pub(crate) const STAGE_CAPACITY: usize = 64;
 
-/// The staging `Vec<M>` kept in `slot`, made (or remade, if the slot held
-/// another type's) on first use.
-pub(crate) fn stage<M: Send + 'static>(slot: &mut Option<Box<dyn Any + Send>>) -> &mut Vec<M> {
-    if !slot.as_ref().is_some_and(|b| b.is::<Vec<M>>()) {
-        *slot = Some(Box::new(Vec::<M>::with_capacity(STAGE_CAPACITY)));
+/// The staging batch of `M` kept in `slot`, made (or remade, if the slot
+/// held another type's) on first use. Messages are decoded straight into
+/// it, as the envelopes the mailbox keeps (`MessageBatch`).
+pub(crate) fn stage<M: Send + 'static>(
+    slot: &mut Option<Box<dyn Any + Send>>,
+) -> &mut MessageBatch<M> {
+    if !slot.as_ref().is_some_and(|b| b.is::<MessageBatch<M>>()) {
+        *slot = Some(Box::new(MessageBatch::<M>::with_capacity(STAGE_CAPACITY)));
     }
     slot.as_mut()
-        .and_then(|b| b.downcast_mut::<Vec<M>>())
-        .expect("the slot was just filled with a Vec<M>")
+        .and_then(|b| b.downcast_mut::<MessageBatch<M>>())
+        .expect("the slot was just filled with a MessageBatch<M>")
 }
 
 #[cfg(test)]
@@ -649,7 +653,7 @@ mod tests {
         decode_run(
             payloads.len(),
             serializer,
-            &mut batch,
+            |msg| batch.push(msg),
             &mut |e| failures.push(e.to_string()),
             |i| match payloads[i] {
                 0 => panic!("payload {i} panicked"),

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::actor::mailbox::Envelope;
+use crate::actor::mailbox_batch::MessageBatch;
 use crate::actor::path::ActorPath;
 use crate::actor::system_msg::SystemMsg;
 use crate::ask::{self, AskError, ReplyTo};
@@ -124,6 +125,19 @@ pub(crate) trait RefTarget<M>: SystemTarget {
         }
         None
     }
+    /// Queues every envelope of `batch` in order, leaving it empty. The
+    /// default queues them one by one, as [`RefTarget::enqueue_all`]'s
+    /// does; an actor cell overrides it (its mailbox takes the batch whole).
+    fn enqueue_batch(&self, batch: &mut Vec<Envelope<M>>) -> Option<&Dispatcher> {
+        for env in batch.drain(..) {
+            let scheduled = self.enqueue(env);
+            debug_assert!(
+                scheduled.is_none(),
+                "a schedulable target must override enqueue_batch"
+            );
+        }
+        None
+    }
     /// A future that resolves when `try_enqueue` may succeed again after
     /// `Full`; `None` means "retry after yielding".
     fn wait_for_room(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
@@ -179,6 +193,19 @@ impl<M: Send + 'static> ActorRef<M> {
     #[inline]
     pub fn tell_all(&self, msgs: &mut Vec<M>) {
         if let Some(dispatcher) = self.target.enqueue_all(msgs) {
+            dispatcher.submit(self.target.clone());
+        }
+    }
+
+    /// Sends every message of `batch`, in order, and leaves it empty, with
+    /// its room kept for the next batch: the same as telling each (a
+    /// bounded mailbox still applies its overflow rule to each, and what it
+    /// drops goes to dead letters), but a local actor's default mailbox
+    /// takes the batch whole, with no message moved again, and the actor
+    /// is scheduled at most once. The remote reader delivers its runs so.
+    #[inline]
+    pub fn tell_batch(&self, batch: &mut MessageBatch<M>) {
+        if let Some(dispatcher) = self.target.enqueue_batch(&mut batch.staged) {
             dispatcher.submit(self.target.clone());
         }
     }

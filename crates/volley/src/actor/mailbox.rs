@@ -107,6 +107,11 @@ type QueueLock<M> = SpinMutex<VecDeque<Envelope<M>>>;
 /// a word bigger, which spawning copies a few times.
 pub(crate) type Priority<M> = Arc<Box<dyn Fn(&M) -> i32 + Send + Sync>>;
 
+/// The largest empty queue a [`Mailbox::push_batch`] trades for its batch:
+/// a mailbox that a burst grew keeps its buffer, rather than handing it to
+/// whoever stages batches (a remote connection, for as long as it lives).
+const MAX_TRADED_CAPACITY: usize = 1024;
+
 pub(crate) struct Mailbox<M> {
     queue: QueueLock<M>,
     /// `None` for the default, unbounded FIFO mailbox, so that its tell
@@ -275,6 +280,32 @@ impl<M> Mailbox<M> {
         }
         let mut q = self.lock();
         q.extend(msgs.drain(..).map(Envelope::Msg));
+        true
+    }
+
+    /// Enqueues the whole of `batch` under one lock if the mailbox is the
+    /// default one (then `batch` is left empty and the answer is `true`):
+    /// an empty queue trades places with the batch's buffer, so no message
+    /// moves (the batch goes home with the queue's empty buffer, unless a
+    /// burst grew that past [`MAX_TRADED_CAPACITY`]); a queue that holds
+    /// messages takes the batch's behind them in one copy. A vector becomes
+    /// a deque and an empty deque a vector in place, so neither way moves a
+    /// message more than that. Any other mailbox answers `false` and leaves
+    /// `batch` alone, as [`Mailbox::push_all`] does.
+    #[inline]
+    pub(crate) fn push_batch(&self, batch: &mut Vec<Envelope<M>>) -> bool {
+        if self.policy.is_some() {
+            return false;
+        }
+        let mut staged = VecDeque::from(std::mem::take(batch));
+        let mut q = self.lock();
+        if q.is_empty() && q.capacity() <= MAX_TRADED_CAPACITY {
+            std::mem::swap(&mut *q, &mut staged);
+        } else {
+            q.append(&mut staged);
+        }
+        drop(q);
+        *batch = Vec::from(staged);
         true
     }
 
@@ -550,6 +581,55 @@ mod tests {
         assert_eq!(
             run,
             [1, 2, 3],
+            "a bounded mailbox leaves the batch to the caller"
+        );
+        assert!(bounded.is_empty());
+    }
+
+    #[test]
+    fn push_batch_trades_with_an_empty_queue_and_appends_to_a_busy_one() {
+        let envelopes = |ns: &[u32]| ns.iter().map(|&n| Envelope::Msg(n)).collect::<Vec<_>>();
+        let mb = Mailbox::new_fifo(MailboxConfig::Unbounded);
+        let mut taken = VecDeque::with_capacity(32);
+        // Empty: the mailbox takes the batch's buffer, the batch goes home
+        // with the mailbox's (empty) one.
+        mb.take_all(&mut taken);
+        let mut batch = envelopes(&[1, 2]);
+        let buffer = batch.as_ptr();
+        assert!(mb.push_batch(&mut batch));
+        assert!(batch.is_empty());
+        assert_ne!(batch.as_ptr(), buffer, "traded, not copied");
+        // Busy: behind what is queued, in order, and the batch keeps its
+        // buffer.
+        let mut batch = Vec::with_capacity(8);
+        batch.extend(envelopes(&[3, 4, 5]));
+        let buffer = batch.as_ptr();
+        assert!(mb.push_batch(&mut batch));
+        assert!(batch.is_empty());
+        assert_eq!((batch.as_ptr(), batch.capacity()), (buffer, 8));
+        let got: Vec<u32> = std::iter::from_fn(|| mb.pop()).map(msg).collect();
+        assert_eq!(got, [1, 2, 3, 4, 5]);
+
+        // An empty queue that a burst grew keeps its buffer.
+        for n in 0..(MAX_TRADED_CAPACITY as u32 + 1) {
+            mb.push(Envelope::Msg(n)).ok();
+        }
+        while mb.pop().is_some() {}
+        let mut batch = envelopes(&[6]);
+        let buffer = batch.as_ptr();
+        assert!(mb.push_batch(&mut batch));
+        assert_eq!(batch.as_ptr(), buffer, "not traded");
+        assert_eq!(
+            std::iter::from_fn(|| mb.pop()).map(msg).collect::<Vec<_>>(),
+            [6]
+        );
+
+        let bounded = Mailbox::new_fifo(MailboxConfig::bounded(2, Overflow::DropNewest));
+        let mut batch = envelopes(&[1, 2, 3]);
+        assert!(!bounded.push_batch(&mut batch));
+        assert_eq!(
+            batch.len(),
+            3,
             "a bounded mailbox leaves the batch to the caller"
         );
         assert!(bounded.is_empty());

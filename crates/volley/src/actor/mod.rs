@@ -19,5 +19,6 @@ pub(crate) mod children;
 pub(crate) mod context;
 pub(crate) mod definition;
 pub(crate) mod mailbox;
+pub(crate) mod mailbox_batch;
 pub(crate) mod path;
 pub(crate) mod system_msg;

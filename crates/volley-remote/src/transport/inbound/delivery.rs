@@ -30,7 +30,10 @@ use crate::transport::inbound::reader::Reader;
 use crate::transport::inbound::InboundContext;
 use crate::transport::node::{not_delivered, Undeliverable};
 use crate::transport::registry::{DeliverError, InboundType, Payloads};
-use crate::wire::{Address, Request, TracedUserMessage, UserMessage};
+use crate::wire::{
+    Address, Frames, MessageHeader, PduKind, Request, TracedUserMessage, UserMessage,
+    MESSAGE_HEADER_LEN,
+};
 
 /// Longest run delivered at once. Long enough that the per-run costs (the
 /// mailbox lock, the scheduling check, the handle lookup) vanish per
@@ -132,7 +135,7 @@ impl<'buf> Run<'buf> {
         m: UserMessage<'buf>,
         to: impl FnOnce() -> Deliver<'d, C>,
     ) {
-        self.push_with(m, 0, to)
+        self.push_with(m.header, m.payload, 0, to)
     }
 
     /// Adds a request to the run: a message that carries its reply
@@ -144,18 +147,20 @@ impl<'buf> Run<'buf> {
         r: Request<'buf>,
         to: impl FnOnce() -> Deliver<'d, C>,
     ) {
-        self.push_with(r.message, r.correlation, to);
-        self.has_requests = true;
+        let m = r.message;
+        self.push_with(m.header, m.payload, r.correlation, to);
     }
 
+    /// Adds a payload with the reply handle's correlation id of the
+    /// Request it came in (never 0), or 0 for a plain message.
     #[inline]
     fn push_with<'d, C: InboundContext>(
         &mut self,
-        m: UserMessage<'buf>,
+        h: MessageHeader,
+        payload: &'buf [u8],
         reply: u64,
         to: impl FnOnce() -> Deliver<'d, C>,
     ) {
-        let h = &m.header;
         let continues = self.len > 0
             && self.recipient == h.recipient.get()
             && self.type_id == h.type_id
@@ -164,31 +169,88 @@ impl<'buf> Run<'buf> {
             if self.len > 0 {
                 self.flush(&mut to());
             }
-            self.start(&m);
+            self.start(&h);
         }
-        self.append(m, reply);
+        if reply != 0 && !self.has_requests {
+            self.replies[..self.len].fill(0);
+            self.has_requests = true;
+        }
+        self.append(payload, reply);
     }
 
-    /// Starts a new run with `m`'s recipient and type; the run is empty.
+    /// Takes the frames at the front of `frames` that continue the run:
+    /// user messages with its recipient, serializer and type (the sender
+    /// does not matter, as in [`Run::push`]), while it has room; answers
+    /// how many. The first other frame (a bad one included) is left where
+    /// it is, for the pass. Each header's bytes are compared with the
+    /// run's rather than decoded: a recipient equal to the run's is not 0,
+    /// so each header taken is one `push` would have accepted.
     #[inline]
-    fn start(&mut self, m: &UserMessage<'buf>) {
-        self.recipient = m.header.recipient.get();
-        self.type_id = m.header.type_id;
-        self.serializer = m.header.serializer;
+    pub(crate) fn take_following(&mut self, frames: &mut Frames<'buf>) -> u64 {
+        let start = self.len;
+        if start == 0 {
+            return 0;
+        }
+        let key = (self.recipient, self.serializer.0, self.type_id);
+        let mut len = start;
+        while len < RUN_CAP {
+            let mut ahead = frames.clone();
+            let Some(Ok(frame)) = ahead.next_raw() else {
+                break;
+            };
+            if frame.kind != PduKind::UserMessage as u8 {
+                break;
+            }
+            let Some((head, payload)) = frame.body.split_first_chunk::<MESSAGE_HEADER_LEN>() else {
+                break;
+            };
+            let [r0, r1, r2, r3, _, _, _, _, z0, z1, t0, t1, t2, t3] = *head;
+            let of_head = (
+                u32::from_le_bytes([r0, r1, r2, r3]),
+                u16::from_le_bytes([z0, z1]),
+                u32::from_le_bytes([t0, t1, t2, t3]),
+            );
+            if of_head != key {
+                break;
+            }
+            self.payloads[len] = payload;
+            len += 1;
+            *frames = ahead;
+        }
+        if self.has_requests {
+            self.replies[start..len].fill(0);
+        }
+        self.len = len;
+        (len - start) as u64
     }
 
+    /// Starts a new run with `h`'s recipient and type; the run is empty.
     #[inline]
-    fn append(&mut self, m: UserMessage<'buf>, reply: u64) {
-        self.payloads[self.len] = m.payload;
-        self.replies[self.len] = reply;
-        self.len += 1;
+    fn start(&mut self, h: &MessageHeader) {
+        self.recipient = h.recipient.get();
+        self.type_id = h.type_id;
+        self.serializer = h.serializer;
+    }
+
+    /// Adds a payload; the run has room. `reply` is stored only once the
+    /// run holds a Request ([`Run::push_with`] zeroes the slots of the
+    /// plain messages before it), so a run of plain messages stores none.
+    #[inline]
+    fn append(&mut self, payload: &'buf [u8], reply: u64) {
+        let at = self.len;
+        self.payloads[at] = payload;
+        if self.has_requests {
+            self.replies[at] = reply;
+        }
+        self.len = at + 1;
     }
 
     /// A run of one message, for one that is delivered alone.
     fn alone(m: UserMessage<'buf>, reply: u64) -> Self {
         let mut run = Run::new();
-        run.start(&m);
-        run.append(m, reply);
+        run.start(&m.header);
+        run.has_requests = reply != 0;
+        run.append(m.payload, reply);
         run
     }
 
@@ -280,9 +342,7 @@ impl<'buf, C: InboundContext> Deliver<'_, C> {
 
     /// Delivers one request alone.
     pub(crate) fn request(&mut self, r: Request<'buf>) {
-        let mut run = Run::alone(r.message, r.correlation);
-        run.has_requests = true;
-        run.flush(self);
+        Run::alone(r.message, r.correlation).flush(self);
     }
 
     /// Delivers a message that came with its sender's trace context. Never
@@ -317,5 +377,144 @@ impl<'buf, C: InboundContext> Deliver<'_, C> {
         if let Err(e) = outcome {
             core.undeliverable(peer, not_delivered(ty.name, type_id, e));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::{BufMut, BytesMut};
+
+    use super::*;
+    use crate::transport::core::RemotingCore;
+    use crate::wire::{Decoder, DecoderConfig, Encoder, Lane, RefId};
+
+    fn header(recipient: u32, serializer: u16, type_id: u32) -> MessageHeader {
+        MessageHeader {
+            recipient: RefId::new(recipient).unwrap(),
+            sender: None,
+            serializer: SerializerId(serializer),
+            type_id,
+        }
+    }
+
+    fn message(buf: &mut BytesMut, h: &MessageHeader, payload: u8) {
+        Encoder::for_lane(Lane::Ordinary)
+            .user_message_with(buf, h, |b| {
+                b.put_u8(payload);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    fn never<'d>() -> Deliver<'d, RemotingCore> {
+        unreachable!("the run is not delivered in these tests")
+    }
+
+    fn payloads(run: &Run<'_>) -> Vec<u8> {
+        run.payloads[..run.len].iter().map(|p| p[0]).collect()
+    }
+
+    #[test]
+    fn a_run_takes_the_following_frames_with_its_recipient_serializer_and_type() {
+        let h = header(7, 2, 9);
+        let mut buf = BytesMut::new();
+        message(&mut buf, &h, 2);
+        let other_sender = MessageHeader {
+            sender: RefId::new(5),
+            ..h
+        };
+        message(&mut buf, &other_sender, 3);
+        let stop = buf.len();
+        message(&mut buf, &header(7, 3, 9), 4);
+        message(&mut buf, &h, 5);
+        let others = [header(8, 2, 9), header(7, 2, 10)].map(|other| {
+            let mut buf = BytesMut::new();
+            message(&mut buf, &other, 6);
+            buf
+        });
+        // A bad frame is left for the pass, which reports it.
+        let mut bad = BytesMut::new();
+        bad.put_u32_le(3);
+        bad.put_slice(&[PduKind::UserMessage as u8, 7, 0]);
+        let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Ordinary));
+        let mut frames = decoder.frames(&buf);
+        let mut run = Run::new();
+        assert_eq!(run.take_following(&mut frames), 0, "push starts a run");
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[1],
+            },
+            never,
+        );
+        assert_eq!(run.take_following(&mut frames), 2, "any sender");
+        assert_eq!(payloads(&run), [1, 2, 3]);
+        assert_eq!(frames.consumed(), stop, "another serializer is left");
+        for other in &others {
+            assert_eq!(run.take_following(&mut decoder.frames(other)), 0);
+        }
+        let mut frames = decoder.frames(&bad);
+        assert_eq!(run.take_following(&mut frames), 0);
+        assert_eq!(frames.consumed(), 0);
+        assert!(!run.has_requests);
+    }
+
+    #[test]
+    fn a_run_takes_no_more_than_its_cap() {
+        let h = header(7, 2, 9);
+        let mut buf = BytesMut::new();
+        for n in 0..RUN_CAP as u8 + 1 {
+            message(&mut buf, &h, n);
+        }
+        let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Ordinary));
+        let mut frames = decoder.frames(&buf);
+        let mut run = Run::new();
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[99],
+            },
+            never,
+        );
+        assert_eq!(run.take_following(&mut frames), RUN_CAP as u64 - 1);
+        assert_eq!(run.len, RUN_CAP);
+        assert!(frames.next_raw().is_some(), "the last one is left");
+    }
+
+    #[test]
+    fn a_request_gives_the_plain_messages_around_it_in_its_run_no_reply_handle() {
+        let h = header(7, 2, 9);
+        let mut buf = BytesMut::new();
+        message(&mut buf, &h, 2);
+        let decoder = Decoder::new(DecoderConfig::for_lane(Lane::Ordinary));
+        let mut run = Run::new();
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[1],
+            },
+            never,
+        );
+        assert_eq!(run.take_following(&mut decoder.frames(&buf)), 1);
+        let message = UserMessage {
+            header: h,
+            payload: &[3],
+        };
+        let request = Request {
+            correlation: 41,
+            message,
+        };
+        run.push_request(request, never);
+        run.push(
+            UserMessage {
+                header: h,
+                payload: &[4],
+            },
+            never,
+        );
+        assert_eq!(run.take_following(&mut decoder.frames(&buf)), 1);
+        assert!(run.has_requests);
+        assert_eq!(payloads(&run), [1, 2, 3, 4, 2]);
+        assert_eq!(run.replies[..run.len], [0, 0, 41, 0, 0]);
     }
 }

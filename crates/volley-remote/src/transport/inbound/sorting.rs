@@ -15,7 +15,7 @@ use crate::transport::inbound::reader::Reader;
 use crate::transport::inbound::replies::ReplyRun;
 use crate::transport::inbound::InboundContext;
 use crate::transport::node::Undeliverable;
-use crate::wire::{Pdu, Reply, Request, TracedUserMessage, UserMessage};
+use crate::wire::{Frames, Pdu, Reply, Request, TracedUserMessage, UserMessage};
 
 /// One pass's sink: the reader, and the run being gathered from the
 /// buffer.
@@ -57,6 +57,11 @@ impl<'buf, C: InboundContext> FrameSink<'buf> for Sorting<'_, '_, 'buf, C> {
         self.end_replies();
         let reader = &mut *self.reader;
         self.run.push(m, || reader.deliver());
+    }
+
+    #[inline]
+    fn continue_run(&mut self, frames: &mut Frames<'buf>) -> u64 {
+        self.run.take_following(frames)
     }
 
     #[inline]

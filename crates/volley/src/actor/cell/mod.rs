@@ -356,6 +356,22 @@ impl<A: Actor> RefTarget<A::Msg> for ActorCell<A> {
         self.after_push()
     }
 
+    fn enqueue_batch(&self, batch: &mut Vec<Envelope<A::Msg>>) -> Option<&Dispatcher> {
+        if batch.is_empty() {
+            return None;
+        }
+        if !self.queues.mailbox().push_batch(batch) {
+            // Bounded, ordered or traced: each message meets the mailbox's
+            // rule on its own.
+            for env in batch.drain(..) {
+                if let Err(dropped) = self.queues.mailbox().push(env) {
+                    self.dead_letter(dropped, DeadLetterReason::MailboxOverflow);
+                }
+            }
+        }
+        self.after_push()
+    }
+
     fn enqueue_from_remote(
         &self,
         msg: A::Msg,

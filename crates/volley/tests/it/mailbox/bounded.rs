@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::eventually;
 use volley::{
     Actor, ActorRef, ActorSystem, Context, DispatcherSettings, HandleResult, MailboxConfig,
-    Overflow, Props, Settings, TellError,
+    MessageBatch, Overflow, Props, Settings, TellError,
 };
 use volley_testkit::{actor_fn, FnActor, TestProbe};
 
@@ -261,6 +261,70 @@ async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
     r.tell_all(&mut batch);
     assert_eq!(system.dead_letter_count(), before + 3);
     system.terminate().await;
+}
+
+#[volley_testkit::each_dispatcher]
+#[tokio::test]
+async fn tell_batch_delivers_a_batch_in_order_and_applies_bounds() {
+    let system = common::system_with("tell-batch", one_thread(10)).unwrap();
+    let events = TestProbe::<String>::new(&system);
+    let tx = events.actor_ref();
+    // Held by a gate, so that a batch meets a busy mailbox too.
+    let gate = spawn_gate(&system, None);
+    let r = spawn_recorder(&system, "r", &tx, MailboxConfig::Unbounded);
+    let mut batch = MessageBatch::with_capacity(4);
+    batch.extend_for_test([1, 2, 3]);
+    r.tell_batch(&mut batch);
+    assert!(batch.is_empty(), "tell_batch empties the batch");
+    assert_eq!(events.receive_n(3), ["r1", "r2", "r3"]);
+    gate.close();
+    for run in [[4, 5], [6, 7]] {
+        batch.extend_for_test(run);
+        r.tell_batch(&mut batch);
+    }
+    // An empty batch is a no-op.
+    r.tell_batch(&mut batch);
+    gate.open();
+    assert_eq!(events.receive_n(4), ["r4", "r5", "r6", "r7"]);
+
+    // A bounded mailbox applies its overflow rule to each message of the
+    // batch and dead-letters what it drops.
+    let b = spawn_recorder(
+        &system,
+        "b",
+        &tx,
+        MailboxConfig::bounded(2, Overflow::DropNewest),
+    );
+    gate.close();
+    let before = system.dead_letter_count();
+    batch.extend_for_test([1, 2, 3, 4]);
+    b.tell_batch(&mut batch);
+    assert!(batch.is_empty());
+    assert_eq!(system.dead_letter_count(), before + 2);
+    gate.open();
+    assert_eq!(events.receive_n(2), ["b1", "b2"]);
+
+    // To a terminated actor, every message of the batch is a dead letter.
+    r.graceful_stop();
+    eventually("stopped", || r.is_terminated());
+    let before = system.dead_letter_count();
+    batch.extend_for_test([8, 9, 10]);
+    r.tell_batch(&mut batch);
+    assert_eq!(system.dead_letter_count(), before + 3);
+    system.terminate().await;
+}
+
+/// Fills a batch (a test's shorthand for pushing each).
+trait ExtendForTest {
+    fn extend_for_test<const N: usize>(&mut self, ns: [u32; N]);
+}
+
+impl ExtendForTest for MessageBatch<u32> {
+    fn extend_for_test<const N: usize>(&mut self, ns: [u32; N]) {
+        for n in ns {
+            self.push(n);
+        }
+    }
 }
 
 #[volley_testkit::each_dispatcher]

@@ -15,24 +15,53 @@ struct Recorder {
     gathering: Vec<u64>,
     seen: Vec<String>,
     stop_on_disassociate: bool,
+    /// The recipient of the last message gathered, if the last frame was
+    /// one: a message for it takes the per-run path (`continue_run`).
+    recipient: Option<u32>,
+    /// Messages taken by `continue_run`.
+    continued: usize,
 }
 
 impl<'buf> FrameSink<'buf> for Recorder {
     type Error = ();
 
     fn message(&mut self, m: UserMessage<'buf>) {
+        self.recipient = Some(m.header.recipient.get());
         self.gathering.push(u64::from(m.payload[0]));
     }
 
+    fn continue_run(&mut self, frames: &mut Frames<'buf>) -> u64 {
+        let mut taken = 0;
+        loop {
+            let mut ahead = frames.clone();
+            let Some(Ok(frame)) = ahead.next_raw() else {
+                return taken;
+            };
+            let Some(Ok(m)) = frame.user_message() else {
+                return taken;
+            };
+            if Some(m.header.recipient.get()) != self.recipient {
+                return taken;
+            }
+            self.gathering.push(u64::from(m.payload[0]));
+            self.continued += 1;
+            taken += 1;
+            *frames = ahead;
+        }
+    }
+
     fn request(&mut self, r: Request<'buf>) {
+        self.recipient = None;
         self.gathering.push(r.correlation + 100);
     }
 
     fn reply(&mut self, r: Reply<'buf>) {
+        self.recipient = None;
         self.gathering.push(r.correlation + 1000);
     }
 
     fn end_run(&mut self) {
+        self.recipient = None;
         if !self.gathering.is_empty() {
             let run = std::mem::take(&mut self.gathering);
             self.seen.push(format!("run {run:?}"));
@@ -111,6 +140,7 @@ fn a_run_is_delivered_before_any_other_frame_and_at_the_end_of_the_buffer() {
     message(&mut buf, 1, 1);
     request(&mut buf, 5);
     message(&mut buf, 1, 2);
+    message(&mut buf, 1, 6);
     control(&mut buf, &declaration(9));
     message(&mut buf, 9, 3);
     buf.extend_from_slice(&crate::wire::HEARTBEAT_FRAME);
@@ -120,14 +150,15 @@ fn a_run_is_delivered_before_any_other_frame_and_at_the_end_of_the_buffer() {
     assert_eq!(
         sink.seen,
         [
-            "run [1, 105, 2]",
+            "run [1, 105, 2, 6]",
             "declare 9",
             "run [3]",
             "Heartbeat",
             "run [4]"
         ]
     );
-    assert_eq!(done.frames, 7);
+    assert_eq!(sink.continued, 1, "the 6 continued the run of the 2");
+    assert_eq!(done.frames, 8);
     assert_eq!(done.consumed, buf.len());
     assert!(!done.stopped);
 }
