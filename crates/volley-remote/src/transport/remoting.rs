@@ -285,9 +285,11 @@ impl Remoting {
     /// every connection. Queued messages are dropped and the peers are not
     /// told (they find out from their failure detectors). `ActorSystem::
     /// terminate` leaves gracefully instead: it flushes the queues and tells
-    /// the peers.
+    /// the peers. The tasks are aborted, not yet gone, when this returns:
+    /// the listening port is free once the system's `terminate` has
+    /// returned, which waits for them.
     pub fn shutdown(&self) {
-        let _aborted = self.core.shut_down();
+        self.core.shut_down();
     }
 
     /// Whether [`Remoting::shutdown`] (or `terminate`) has stopped this

@@ -363,9 +363,17 @@ impl RemotingCore {
     /// this node shuts down (a Disassociate on every lane, behind the
     /// queued frames, so no frame is cut), then stops.
     pub(crate) async fn leave(&self) {
-        if self.is_shut_down() {
-            return;
+        // After `Remoting::shutdown` nobody is told goodbye, but the
+        // aborted tasks are still waited for.
+        if !self.is_shut_down() {
+            self.say_goodbye().await;
         }
+        self.stop_and_wait().await;
+    }
+
+    /// Flushes what the live associations hold, tells each peer goodbye,
+    /// and counts what could not be written as dead letters.
+    async fn say_goodbye(&self) {
         let deadline = tokio::time::Instant::now() + self.settings.shutdown_flush_timeout;
         let all = self.associations.all();
         let live: Vec<&Association> = all
@@ -392,7 +400,12 @@ impl RemotingCore {
                 self.settings.shutdown_flush_timeout
             );
         }
-        let tasks = self.shut_down();
+    }
+
+    /// Stops every task and waits until they are gone.
+    async fn stop_and_wait(&self) {
+        self.shut_down();
+        let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();
         // Gone once `terminate` returns: the listener's port is free and no
         // connection of this node is left open. An aborted task ends at its
         // next poll, which on a loaded machine can come more than a second
@@ -442,12 +455,14 @@ impl RemotingCore {
             .sum()
     }
 
-    /// Stops every task and closes every connection; returns the tasks,
-    /// aborted, for a caller that wants to wait until they are gone.
-    pub(crate) fn shut_down(&self) -> Vec<JoinHandle<()>> {
+    /// Stops every task and closes every connection. The aborted tasks'
+    /// handles stay tracked, so that `leave` (the system's termination)
+    /// waits for them even after an earlier `Remoting::shutdown`, which
+    /// returns at once: an aborted task (the listener's among them) ends
+    /// at its next poll, and only then is its port free.
+    pub(crate) fn shut_down(&self) {
         self.shut_down.store(true, Ordering::SeqCst);
-        let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();
-        for task in &tasks {
+        for task in lock(&self.tasks).iter() {
             task.abort();
         }
         // A connection parked in its lane is owned by no task: close it here.
@@ -456,7 +471,6 @@ impl RemotingCore {
                 lane.close();
             }
         }
-        tasks
     }
 }
 

@@ -345,6 +345,26 @@ async fn a_leaving_node_waits_for_a_lane_redialing_a_node_that_answers() {
     assert_eq!(a.system.dead_letter_count(), dead_before);
 }
 
+/// `Remoting::shutdown` returns at once, with its tasks aborted but not
+/// gone; the system's `terminate` then waits for them, so the port is
+/// free as it returns (a restart on the same port found it bound when
+/// `terminate` skipped the wait after a `shutdown`).
+#[volley_testkit::each_dispatcher]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_port_is_free_once_terminate_returns_even_after_a_shutdown() {
+    for stop_first in [true, false] {
+        let port = free_port();
+        let b = node("port-b", on_port(port)).await;
+        if stop_first {
+            b.remoting.shutdown();
+        }
+        b.system.terminate().await;
+        std::net::TcpListener::bind(("127.0.0.1", port)).unwrap_or_else(|e| {
+            panic!("port {port} still bound (shutdown first: {stop_first}): {e}")
+        });
+    }
+}
+
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_asker_is_answered_after_a_clean_leave() {
