@@ -130,8 +130,9 @@ async fn await_regions(sharding: &Sharding<Hit>, count: usize) {
         if stats.is_ok_and(|s| s.regions.len() == count) {
             return;
         }
+        // Each query waits for the regions' answers; one refused at once
+        // (no coordinator yet) lets the runtime's other tasks run first.
         assert!(started.elapsed() < deadline(), "{count} regions registered");
-        // Pacing between queries; the condition is what is waited for.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::task::yield_now().await;
     }
 }
