@@ -235,31 +235,12 @@ async fn tell_all_delivers_a_batch_in_order_and_applies_bounds() {
     r.tell_all(&mut batch);
     assert_eq!(events.receive_n(2), ["r6", "r7"]);
 
-    // A bounded mailbox applies its overflow rule to each message of the
-    // batch and dead-letters what it drops.
     let gate = spawn_gate(&system, None);
-    let b = spawn_recorder(
-        &system,
-        "b",
-        &tx,
-        MailboxConfig::bounded(2, Overflow::DropNewest),
-    );
-    gate.close();
-    let before = system.dead_letter_count();
-    let mut batch = vec![1, 2, 3, 4];
-    b.tell_all(&mut batch);
-    assert!(batch.is_empty());
-    assert_eq!(system.dead_letter_count(), before + 2);
-    gate.open();
-    assert_eq!(events.receive_n(2), ["b1", "b2"]);
-
-    // To a terminated actor, every message of the batch is a dead letter.
-    r.graceful_stop();
-    eventually("stopped", || r.is_terminated());
-    let before = system.dead_letter_count();
-    let mut batch = vec![8, 9, 10];
-    r.tell_all(&mut batch);
-    assert_eq!(system.dead_letter_count(), before + 3);
+    bounded_and_terminated_batches(&system, &events, &gate, &r, |to, ns| {
+        let mut batch = ns.to_vec();
+        to.tell_all(&mut batch);
+        assert!(batch.is_empty());
+    });
     system.terminate().await;
 }
 
@@ -287,31 +268,45 @@ async fn tell_batch_delivers_a_batch_in_order_and_applies_bounds() {
     gate.open();
     assert_eq!(events.receive_n(4), ["r4", "r5", "r6", "r7"]);
 
-    // A bounded mailbox applies its overflow rule to each message of the
-    // batch and dead-letters what it drops.
+    bounded_and_terminated_batches(&system, &events, &gate, &r, |to, ns| {
+        let mut batch = MessageBatch::with_capacity(ns.len());
+        ns.iter().for_each(|n| batch.push(*n));
+        to.tell_batch(&mut batch);
+        assert!(batch.is_empty());
+    });
+    system.terminate().await;
+}
+
+/// The second half of both batch tests, with `send` the way a batch is
+/// told: a bounded mailbox applies its overflow rule to each message of
+/// the batch and dead-letters what it drops; to a terminated actor (`r`,
+/// stopped here), every message of the batch is a dead letter.
+fn bounded_and_terminated_batches(
+    system: &ActorSystem,
+    events: &TestProbe<String>,
+    gate: &GateControl,
+    r: &ActorRef<u32>,
+    send: impl Fn(&ActorRef<u32>, &[u32]),
+) {
+    let tx = events.actor_ref();
     let b = spawn_recorder(
-        &system,
+        system,
         "b",
         &tx,
         MailboxConfig::bounded(2, Overflow::DropNewest),
     );
     gate.close();
     let before = system.dead_letter_count();
-    batch.extend_for_test([1, 2, 3, 4]);
-    b.tell_batch(&mut batch);
-    assert!(batch.is_empty());
+    send(&b, &[1, 2, 3, 4]);
     assert_eq!(system.dead_letter_count(), before + 2);
     gate.open();
     assert_eq!(events.receive_n(2), ["b1", "b2"]);
 
-    // To a terminated actor, every message of the batch is a dead letter.
     r.graceful_stop();
     eventually("stopped", || r.is_terminated());
     let before = system.dead_letter_count();
-    batch.extend_for_test([8, 9, 10]);
-    r.tell_batch(&mut batch);
+    send(r, &[8, 9, 10]);
     assert_eq!(system.dead_letter_count(), before + 3);
-    system.terminate().await;
 }
 
 /// Fills a batch (a test's shorthand for pushing each).
