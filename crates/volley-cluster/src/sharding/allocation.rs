@@ -57,7 +57,10 @@ impl<R> RegionEntry<'_, R> {
     fn is_leaving(&self) -> bool {
         matches!(
             self.status,
-            MemberStatus::Leaving | MemberStatus::Exiting | MemberStatus::Down
+            MemberStatus::Leaving
+                | MemberStatus::Exiting
+                | MemberStatus::Down
+                | MemberStatus::Removed
         )
     }
 
@@ -145,6 +148,16 @@ impl LeastShardAllocation {
             absolute_limit,
             relative_limit,
         })
+    }
+
+    /// Most shards moved in one round.
+    pub fn absolute_limit(&self) -> usize {
+        self.absolute_limit
+    }
+
+    /// Most shards moved in one round, as a share of all shards.
+    pub fn relative_limit(&self) -> f64 {
+        self.relative_limit
     }
 
     /// The region a new shard goes to, or `None` when there is no region

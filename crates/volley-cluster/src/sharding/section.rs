@@ -88,11 +88,6 @@ pub struct ShardingSection {
     pub shard_region_query_timeout: Duration,
 }
 
-/// The rebalance limits of [`LeastShardAllocation::default`], which does
-/// not show them: the section's defaults must be the same.
-const DEFAULT_ABSOLUTE_LIMIT: usize = 20;
-const DEFAULT_RELATIVE_LIMIT: f64 = 0.1;
-
 impl Default for ShardingSection {
     fn default() -> Self {
         let defaults = ShardingSettings::default();
@@ -113,8 +108,8 @@ impl Default for ShardingSection {
             passivation_active_entity_limit: shard.passivation.max_active,
             passivation_check_interval: shard.passivation_check_interval,
             shard_buffer_limit: shard.buffer_limit,
-            rebalance_absolute_limit: DEFAULT_ABSOLUTE_LIMIT,
-            rebalance_relative_limit: DEFAULT_RELATIVE_LIMIT,
+            rebalance_absolute_limit: defaults.allocation.absolute_limit(),
+            rebalance_relative_limit: defaults.allocation.relative_limit(),
             remote_batch_messages: defaults.remote_batch_messages,
             remote_batch_bytes: defaults.remote_batch_bytes,
             shard_region_query_timeout: defaults.shard_region_query_timeout,
