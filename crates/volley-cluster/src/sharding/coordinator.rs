@@ -200,7 +200,7 @@ impl ShardCoordinator {
             remembered,
             proxy,
         } = registration;
-        if self.is_terminating(&region) || !self.may_register(&region) {
+        if self.is_terminating(&region) {
             return;
         }
         let first_time = self.state.register(region.clone(), proxy);

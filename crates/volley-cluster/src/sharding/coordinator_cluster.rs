@@ -8,7 +8,7 @@ use volley::{ActorRef, Context};
 use volley_remote::Remoting;
 
 use super::ShardCoordinator;
-use crate::member::ClusterEvent;
+use crate::member::{ClusterEvent, MemberStatus};
 use crate::runtime::Cluster;
 use crate::sharding::allocation::{RebalanceGate, ShardId};
 use crate::sharding::protocol::{CoordinatorMsg, RegionControl};
@@ -92,7 +92,13 @@ impl ShardCoordinator {
     pub(super) fn rebalance_gate(&self) -> RebalanceGate {
         let cluster = self.on_cluster.as_ref().and_then(|c| c.cluster.as_ref());
         cluster.map_or_else(RebalanceGate::default, |cluster| {
-            RebalanceGate::of_cluster(&cluster.state())
+            let mut gate = RebalanceGate::of_cluster(&cluster.state());
+            // A region of a member downed or removed cannot acknowledge a
+            // hand-off: no round until its shards are freed and it is gone
+            // from the map (its member's removal comes before its
+            // `Terminated`).
+            gate.unreachable |= self.state.has_region_of_a_gone_member();
+            gate
         })
     }
 
@@ -213,28 +219,6 @@ impl ShardCoordinator {
         self.run_pending_round(ctx);
     }
 
-    /// Whether `region` may register: on a cluster, only a region whose
-    /// member is Up, Leaving or Exiting as this coordinator knows it (as
-    /// Akka's coordinator takes registrations from Up members only; a
-    /// leaving member's region must still reach a new coordinator to hand
-    /// its shards off). A region refused registers again after its
-    /// `retry_interval`, so a joining member's region comes in once its
-    /// member is Up, and a WeaklyUp member hosts nothing.
-    pub(super) fn may_register(&self, region: &ActorRef<RegionControl>) -> bool {
-        let Some(on_cluster) = self.on_cluster.as_ref() else {
-            return true;
-        };
-        if on_cluster.cluster.is_none() {
-            return true;
-        }
-        let at = self.authority(region);
-        let admitted = at == on_cluster.self_authority || on_cluster.members.may_register(&at);
-        if !admitted {
-            tracing::debug!(%region, "a region of a member that is not Up yet asked to register: refused for now");
-        }
-        admitted
-    }
-
     /// Gives the map each region's member status and application version,
     /// for the strategy (a rolling update's newest version first).
     pub(super) fn refresh_region_members(&mut self) {
@@ -246,11 +230,15 @@ impl ShardCoordinator {
         }
         let members = &on_cluster.members;
         let own = &on_cluster.self_authority;
+        // A region whose member the coordinator does not know is taken as
+        // removed: it gets no new shard, and no round starts, until a
+        // member event names it (a joiner's region that registered before
+        // its member's event came is named at that event).
         self.state.set_members(|region| {
             let at = region.path().authority().unwrap_or(own);
-            members
-                .member(at)
-                .map(|(status, version)| (status, version.to_owned()))
+            let member = members.member(at);
+            let (status, version) = member.unwrap_or((MemberStatus::Removed, ""));
+            Some((status, version.to_owned()))
         });
     }
 

@@ -56,6 +56,16 @@ impl CoordinatorState {
         }
     }
 
+    /// Whether a hosting region's member is known to be Down or removed.
+    pub(crate) fn has_region_of_a_gone_member(&self) -> bool {
+        self.regions.iter().any(|r| {
+            !r.proxy
+                && r.member
+                    .as_ref()
+                    .is_some_and(|(s, _)| *s >= MemberStatus::Down)
+        })
+    }
+
     /// Whether any registered region may host shards (not a proxy).
     pub(crate) fn has_hosts(&self) -> bool {
         self.regions.iter().any(|r| !r.proxy)

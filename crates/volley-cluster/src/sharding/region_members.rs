@@ -129,19 +129,6 @@ impl RegionMembers {
         Some((held.status, held.app_version.as_str()))
     }
 
-    /// Whether a region on `at` may register with the coordinator: its
-    /// member is Up, Leaving or Exiting (not Joining or WeaklyUp, and
-    /// known).
-    pub(crate) fn may_register(&self, at: &str) -> bool {
-        matches!(
-            self.member(at),
-            Some((
-                MemberStatus::Up | MemberStatus::Leaving | MemberStatus::Exiting,
-                _
-            ))
-        )
-    }
-
     /// When the shards of a region on `at` that stopped are free.
     pub(crate) fn when_free(&self, at: &str) -> WhenFree {
         match self.member(at).map(|(status, _)| status) {

@@ -80,24 +80,6 @@ fn regions_of_up_leaving_and_exiting_members_are_asked_to_register() {
 }
 
 #[test]
-fn only_a_region_of_an_up_leaving_or_exiting_member_may_register() {
-    for (status, admitted) in [
-        (MemberStatus::Joining, false),
-        (MemberStatus::WeaklyUp, false),
-        (MemberStatus::Up, true),
-        (MemberStatus::Leaving, true),
-        (MemberStatus::Exiting, true),
-        (MemberStatus::Down, false),
-    ] {
-        assert_eq!(with_status(status).may_register(AT), admitted, "{status:?}");
-    }
-    assert!(
-        !RegionMembers::default().may_register(AT),
-        "an unknown member"
-    );
-}
-
-#[test]
 fn the_members_version_is_kept_and_forgotten_at_removal() {
     let mut members = RegionMembers::default();
     let mut record = member(7, MemberStatus::Up);
@@ -146,7 +128,6 @@ fn a_restarted_member_is_not_forgotten_at_its_old_incarnations_removal() {
     });
     assert_eq!(removed.as_deref(), Some(AT));
     assert_eq!(members.member(AT), Some((MemberStatus::Up, "")));
-    assert!(members.may_register(AT));
     // The new one's own removal forgets it.
     members.apply(&ClusterEvent::MemberRemoved {
         member: incarnation(2, MemberStatus::Removed),
