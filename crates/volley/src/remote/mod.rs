@@ -29,7 +29,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, LazyLock, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::actor::actor_ref::{ActorRef, AnyRef, RefTarget, SystemTarget};
 use crate::actor::mailbox::Envelope;
@@ -45,9 +45,9 @@ pub use crate::actor::actor_ref::watch_key;
 pub use crate::util::log_limiter::LogLimiter;
 pub use crate::util::uid::random_uid;
 
-/// At most this many warnings a second, in the whole process, about
-/// messages a transport refused; the dead-letter count stays exact.
-const UNDELIVERABLE_WARNINGS_PER_SECOND: u32 = 10;
+/// At most this many warnings a second, per actor system, about messages a
+/// transport refused; the dead-letter count stays exact.
+pub(crate) const UNDELIVERABLE_WARNINGS_PER_SECOND: u32 = 10;
 
 /// Why a transport could not take a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -292,12 +292,10 @@ impl RemoteRef {
         ActorRef::from_target(self.clone())
     }
 
-    /// A message the route refused: always counted, logged within a
-    /// process-wide rate limit, since a full queue refuses every tell.
+    /// A message the route refused: always counted, logged within the
+    /// system's rate limit, since a full queue refuses every tell.
     fn undeliverable(&self, type_name: &'static str, err: &RemoteSendError) {
-        static WARNINGS: LazyLock<LogLimiter> =
-            LazyLock::new(|| LogLimiter::new(UNDELIVERABLE_WARNINGS_PER_SECOND));
-        if WARNINGS.allow() {
+        if self.system.allow_undeliverable_warning() {
             tracing::warn!(recipient = %self.path(), message_type = type_name, "remote send failed: {err}");
         }
         self.system

@@ -54,6 +54,9 @@ pub(crate) struct SystemCore {
     handle: tokio::runtime::Handle,
     dead_letters: AtomicU64,
     dead_letter_log: LogLimiter,
+    /// Warnings about messages a transport refused: per system, so one
+    /// system's full queue does not silence another's in the same process.
+    undeliverable_log: LogLimiter,
     event_stream: EventStream,
     pub(crate) root: Mutex<Option<Arc<ActorCell<Guardian>>>>,
     /// The root guardian's uid, for `stop` to tell it apart cheaply.
@@ -161,6 +164,9 @@ impl ActorSystem {
                 handle,
                 runtime: Mutex::new(runtime),
                 dead_letter_log: LogLimiter::new(settings.dead_letters.log_per_second),
+                undeliverable_log: LogLimiter::new(
+                    crate::remote::UNDELIVERABLE_WARNINGS_PER_SECOND,
+                ),
                 settings,
                 default_dispatcher,
                 dispatchers,
@@ -483,6 +489,12 @@ impl ActorSystem {
     /// The deadlines of the system's waiting asks (`ask/deadlines.rs`).
     pub(crate) fn ask_deadlines(&self) -> &Arc<AskDeadlines> {
         &self.shared.ask_deadlines
+    }
+
+    /// Whether a warning about a message a transport refused may be logged
+    /// now (within this system's rate limit).
+    pub(crate) fn allow_undeliverable_warning(&self) -> bool {
+        self.shared.undeliverable_log.allow()
     }
 
     /// Counts, logs (rate-limited, debug level) and publishes a dead letter.
