@@ -184,6 +184,17 @@ impl Cluster {
         self.request(Command::LeaveMember(member))
     }
 
+    /// Makes the member at `address` leave (Akka's `Cluster.leave(address)`):
+    /// as [`leave_member`](Self::leave_member) for each incarnation this
+    /// node knows there (the old one's leave is a no-op once it is Down);
+    /// this node's own address is [`leave`](Self::leave). An address with
+    /// no member is ignored, with a warning. `Err(OtherSystem)` for an
+    /// address of another actor system.
+    pub fn leave_address(&self, address: &Address) -> Result<(), ClusterError> {
+        self.check_system(address)?;
+        self.request(Command::LeaveAddress(address.clone()))
+    }
+
     /// Runs `callback` once when this node is Up (Akka's
     /// `registerOnMemberUp`): at once, on tokio's blocking pool, if it is
     /// Up already; never if the node is removed, or the cluster stops,
@@ -246,6 +257,16 @@ impl Cluster {
     /// the leader then removes it.
     pub fn down(&self, member: UniqueAddress) -> Result<(), ClusterError> {
         self.request(Command::Down(member))
+    }
+
+    /// Downs the member at `address` (Akka's `Cluster.down(address)`),
+    /// whatever its incarnation: every incarnation this node knows there
+    /// goes Down, as [`down`](Self::down) does one. An address with no
+    /// member is ignored, with a warning. `Err(OtherSystem)` for an
+    /// address of another actor system.
+    pub fn down_address(&self, address: &Address) -> Result<(), ClusterError> {
+        self.check_system(address)?;
+        self.request(Command::DownAddress(address.clone()))
     }
 
     /// The membership as this node sees it (Akka's `CurrentClusterState`),

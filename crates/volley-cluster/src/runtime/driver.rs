@@ -23,6 +23,7 @@ use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::receptionist::mirror::ServiceMirror;
 use crate::receptionist::ServiceEntry;
+use crate::runtime::by_address;
 use crate::runtime::inbound::Received;
 use crate::runtime::member_callbacks::{MemberCallback, MemberCallbacks};
 use crate::runtime::metrics::ClusterMetrics;
@@ -43,6 +44,10 @@ pub(crate) enum Command {
     Down(UniqueAddress),
     /// Make this member (another) leave.
     LeaveMember(UniqueAddress),
+    /// Down the member(s) at this address, whatever their incarnation.
+    DownAddress(Address),
+    /// Make the member at this address leave (this node's: leave).
+    LeaveAddress(Address),
     /// This node finished its exiting tasks: confirm its exit.
     ConfirmExiting,
     /// The transport's verdict on a member (the membership authority).
@@ -255,6 +260,17 @@ impl Driver {
             Command::Down(member) => self.handle(Input::Down(member)),
             Command::LeaveMember(member) if member == *self.core.unique_address() => self.leave(),
             Command::LeaveMember(member) => self.handle(Input::LeaveMember(member)),
+            Command::DownAddress(address) => {
+                for member in self.members_at(&address, "down") {
+                    self.handle(Input::Down(member));
+                }
+            }
+            Command::LeaveAddress(address) if self.is_this_node(&address) => self.leave(),
+            Command::LeaveAddress(address) => {
+                for member in self.members_at(&address, "leave") {
+                    self.handle(Input::LeaveMember(member));
+                }
+            }
             Command::ConfirmExiting => self.handle(Input::ConfirmExiting),
             Command::Report {
                 address,
@@ -286,6 +302,16 @@ impl Driver {
         for event in state_as_events(&self.core.state()) {
             listener.tell(event);
         }
+    }
+
+    /// The members this node knows at `address`; none is logged, as the
+    /// core logs a `down` or `leave_member` of an unknown member.
+    fn members_at(&self, address: &Address, what: &str) -> Vec<UniqueAddress> {
+        let found = by_address::members_at(&self.core.state(), address);
+        if found.is_empty() {
+            tracing::warn!(%address, "cluster {what} of an address with no member: ignored");
+        }
+        found
     }
 
     /// Whether `address` names this node (host and port as it advertises

@@ -16,6 +16,7 @@
 //!   `[cluster.split_brain_resolver]`; `error`: [`ClusterError`].
 
 mod authority;
+mod by_address;
 mod cluster;
 mod driver;
 mod error;

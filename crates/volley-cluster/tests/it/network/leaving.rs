@@ -51,17 +51,23 @@ async fn a_member_that_leaves_is_removed_and_its_watches_end_once() {
 }
 
 /// Akka's `Cluster.leave` of another member's address (the
-/// `MembershipChangeListenerLeavingSpec` and `LeaderLeavingSpec` way):
-/// the first of three makes the third leave; the third, seeing itself
-/// Leaving, runs coordinated shutdown with reason `ClusterLeaving` and
-/// its system terminates; the others see it Removed from Exiting.
+/// `MembershipChangeListenerLeavingSpec` and `LeaderLeavingSpec` way),
+/// by address alone: the first of three makes the third leave; the
+/// third, seeing itself Leaving, runs coordinated shutdown with reason
+/// `ClusterLeaving` and its system terminates; the others see it Removed
+/// from Exiting. An address of another actor system is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_made_to_leave_by_another_leaves_as_if_it_had_asked() {
     let mut nodes = nodes();
     let (members, clusters, probes) = formed(&mut nodes, 3).await;
     let gone = clusters[2].self_member().clone();
+    let elsewhere: volley_remote::wire::Address = "volley://other@127.0.0.1:1".parse().unwrap();
+    assert!(matches!(
+        clusters[0].leave_address(&elsewhere),
+        Err(volley_cluster::ClusterError::OtherSystem { .. })
+    ));
     clusters[0]
-        .leave_member(gone.clone())
+        .leave_address(members[2].remoting.address())
         .expect("the cluster runs");
     for probe in &probes[..2] {
         expect_removed(probe, &gone, MemberStatus::Exiting);

@@ -378,8 +378,9 @@ async fn an_unreachable_members_shards_move_only_after_its_removal_and_the_margi
     };
     assert_eq!(restarted(started), None, "moved while only unreachable");
 
+    // Akka's `Cluster.down(address)`: by address alone.
     clusters[sender]
-        .down(gone.clone())
+        .down_address(members[victim].remoting.address())
         .expect("the cluster runs");
     expect_removed(&probes[sender], &gone, MemberStatus::Down);
     let removed_at = Instant::now();
