@@ -52,8 +52,8 @@ pub use crate::core::{
 pub use crate::event::MembershipEvent;
 pub use crate::formation::{EnvelopeError, Formation, ENVELOPE_LEN, ENVELOPE_VERSION};
 pub use crate::member::{
-    state_as_events, ClusterEvent, ClusterState, MemberRecord, MemberStatus, MemberTable,
-    MembershipConfig, UniqueAddress,
+    state_as_events, ClusterEvent, ClusterState, InitialState, MemberRecord, MemberStatus,
+    MemberTable, MembershipConfig, UniqueAddress,
 };
 pub use crate::node_id::{Addr, NodeId};
 pub use crate::outbox::{Channel, ClusterTimer, Packet, TimerAt};

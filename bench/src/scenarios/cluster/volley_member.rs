@@ -193,6 +193,13 @@ fn describe(event: &ClusterEvent) -> (&'static str, Map<String, Value>) {
             fields.insert("member".into(), member);
             ("role-leader", fields)
         }
+        // Told only to a snapshot subscriber; this printer listens on the
+        // event stream and never gets one.
+        ClusterEvent::CurrentClusterState { state } => {
+            let mut fields = Map::new();
+            fields.insert("members".into(), json!(state.members.len()));
+            ("state", fields)
+        }
     }
 }
 

@@ -67,7 +67,9 @@ fn sbr_input(event: &ClusterEvent, me: &UniqueAddress) -> Option<SbrInput> {
         ClusterEvent::UnreachableMember { member } => SbrInput::Unreachable(node(member)),
         ClusterEvent::ReachableMember { member } => SbrInput::Reachable(node(member)),
         ClusterEvent::LeaderChanged { leader } => SbrInput::Leader(leader.as_ref() == Some(me)),
-        ClusterEvent::RoleLeaderChanged { .. } => return None,
+        ClusterEvent::RoleLeaderChanged { .. } | ClusterEvent::CurrentClusterState { .. } => {
+            return None
+        }
     })
 }
 

@@ -73,6 +73,27 @@ pub enum ClusterEvent {
         /// Its new leader, if any.
         leader: Option<UniqueAddress>,
     },
+    /// The membership as this node saw it when the listener subscribed
+    /// with [`InitialState::AsSnapshot`] (Akka's `CurrentClusterState`):
+    /// the first event such a listener gets, and only it; the changes
+    /// after it follow as the other events. Never published on the event
+    /// stream.
+    CurrentClusterState {
+        /// The state (boxed: it is much larger than the other events).
+        state: Box<ClusterState>,
+    },
+}
+
+/// What a new subscriber gets first (Akka's `InitialStateAsEvents` and
+/// `InitialStateAsSnapshot`), before every change after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InitialState {
+    /// The current state as the events a listener from the start would
+    /// have seen last ([`state_as_events`]).
+    #[default]
+    AsEvents,
+    /// The current state as one [`ClusterEvent::CurrentClusterState`].
+    AsSnapshot,
 }
 
 impl ClusterEvent {

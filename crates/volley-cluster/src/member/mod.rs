@@ -16,7 +16,7 @@ pub(crate) mod wire;
 
 pub use self::config::MembershipConfig;
 pub(crate) use self::config::DEFAULT_WEAKLY_UP_AFTER;
-pub use self::event::{state_as_events, ClusterEvent};
+pub use self::event::{state_as_events, ClusterEvent, InitialState};
 pub use self::record::{MemberRecord, UniqueAddress};
 pub use self::state::ClusterState;
 pub use self::status::MemberStatus;

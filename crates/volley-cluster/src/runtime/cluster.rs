@@ -10,7 +10,7 @@ use volley_remote::Remoting;
 
 use crate::core::ClusterCore;
 use crate::formation::Formation;
-use crate::member::{ClusterEvent, ClusterState, UniqueAddress};
+use crate::member::{ClusterEvent, ClusterState, InitialState, UniqueAddress};
 use crate::node_id::NodeId;
 use crate::receptionist::mirror::LocalServices;
 use crate::runtime::authority::Authority;
@@ -231,7 +231,20 @@ impl Cluster {
     /// Unsubscribe through the event stream (`unsubscribe`), or stop the
     /// listener. `Err(Stopped)` if the cluster has stopped.
     pub fn subscribe(&self, listener: ActorRef<ClusterEvent>) -> Result<(), ClusterError> {
-        self.request(Command::Subscribe(listener))
+        self.subscribe_with(listener, InitialState::AsEvents)
+    }
+
+    /// [`subscribe`](Self::subscribe), with the current state told as
+    /// `initial` says: as events, or as one
+    /// [`ClusterEvent::CurrentClusterState`] (Akka's
+    /// `InitialStateAsSnapshot`, the default of Akka's `subscribe`), then
+    /// every change, with none missed or told twice.
+    pub fn subscribe_with(
+        &self,
+        listener: ActorRef<ClusterEvent>,
+        initial: InitialState,
+    ) -> Result<(), ClusterError> {
+        self.request(Command::Subscribe(listener, initial))
     }
 
     /// This node's roles (Akka's `selfRoles`), as its settings name them.

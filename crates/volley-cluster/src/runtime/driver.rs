@@ -18,7 +18,9 @@ use volley_remote::Remoting;
 use crate::codec::ClusterCodec;
 use crate::core::{ClusterCore, Input, Outputs, RefusedBy};
 use crate::formation;
-use crate::member::{state_as_events, wire, ClusterEvent, MemberStatus, UniqueAddress};
+use crate::member::{
+    state_as_events, wire, ClusterEvent, InitialState, MemberStatus, UniqueAddress,
+};
 use crate::node_id::{Addr, NodeId};
 use crate::outbox::Channel;
 use crate::receptionist::mirror::ServiceMirror;
@@ -69,9 +71,9 @@ pub(crate) enum Command {
     OnMemberUp(MemberCallback),
     /// Run this when this node is removed, or the driver stops.
     OnMemberRemoved(MemberCallback),
-    /// Tell this listener the current state as events, then every event
-    /// after (`Cluster::subscribe`).
-    Subscribe(ActorRef<ClusterEvent>),
+    /// Tell this listener the current state (as events or as a snapshot),
+    /// then every event after (`Cluster::subscribe`).
+    Subscribe(ActorRef<ClusterEvent>, InitialState),
     /// The system terminates: stop.
     Stop,
 }
@@ -285,22 +287,30 @@ impl Driver {
                 self.callbacks.on_up(callback, status);
             }
             Command::OnMemberRemoved(callback) => self.callbacks.on_removed(callback),
-            Command::Subscribe(listener) => self.subscribe(listener),
+            Command::Subscribe(listener, initial) => self.subscribe(listener, initial),
             Command::Shutdown | Command::Stop => {}
         }
     }
 
     /// Subscribes `listener` to the event stream and tells it the current
-    /// state as events first. Only the driver publishes cluster events,
-    /// and it does both here between two of its inputs: the listener
-    /// misses no event and gets none twice. Already subscribed, it gets
-    /// nothing more.
-    fn subscribe(&self, listener: ActorRef<ClusterEvent>) {
+    /// state first, as `initial` says. Only the driver publishes cluster
+    /// events, and it does both here between two of its inputs: the
+    /// listener misses no event and gets none twice. Already subscribed,
+    /// it gets nothing more.
+    fn subscribe(&self, listener: ActorRef<ClusterEvent>, initial: InitialState) {
         if !self.system.event_stream().subscribe(listener.clone()) {
             return;
         }
-        for event in state_as_events(&self.core.state()) {
-            listener.tell(event);
+        let state = self.core.state();
+        match initial {
+            InitialState::AsEvents => {
+                for event in state_as_events(&state) {
+                    listener.tell(event);
+                }
+            }
+            InitialState::AsSnapshot => listener.tell(ClusterEvent::CurrentClusterState {
+                state: Box::new(state),
+            }),
         }
     }
 

@@ -3,7 +3,7 @@
 //! twice (Pekko's `ClusterDomainEventPublisherSpec`, "send events
 //! corresponding to current state when subscribe").
 
-use volley_cluster::{ClusterEvent, MemberStatus, UniqueAddress};
+use volley_cluster::{ClusterEvent, InitialState, MemberStatus, UniqueAddress};
 use volley_testkit::{FishingOutcome, TestProbe};
 
 use super::{all_up, deadline, formed, nodes, quick, start_nodes};
@@ -15,8 +15,10 @@ fn member_of(event: &ClusterEvent) -> Option<(UniqueAddress, MemberStatus)> {
 }
 
 /// Two members Up: a listener subscribed on the first gets a `MemberUp`
-/// for each and the leader at once; a third node joins, and the listener
-/// gets its `MemberJoined` and then its `MemberUp`, each once.
+/// for each and the leader at once, and one subscribed with
+/// `InitialState::AsSnapshot` gets the state as one event; a third node
+/// joins, and both listeners get its `MemberJoined` and then its
+/// `MemberUp`, each once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_gets_the_state_as_events_then_every_change_once() {
     let mut nodes = nodes();
@@ -25,7 +27,23 @@ async fn a_subscriber_gets_the_state_as_events_then_every_change_once() {
     clusters[0]
         .subscribe(listener.actor_ref())
         .expect("the cluster runs");
+    let snapshots = TestProbe::<ClusterEvent>::new(&members[0].system);
+    clusters[0]
+        .subscribe_with(snapshots.actor_ref(), InitialState::AsSnapshot)
+        .expect("the cluster runs");
     let state = clusters[0].state();
+    // The cluster is stable: the members and the leader are the same in
+    // the snapshot and in `state()` read after it (`seen_by` may not be).
+    match snapshots.receive_msg() {
+        ClusterEvent::CurrentClusterState { state: told } => {
+            assert_eq!(
+                (&told.members, &told.leader),
+                (&state.members, &state.leader)
+            );
+            assert!(told.unreachable.is_empty(), "{told:?}");
+        }
+        other => panic!("the snapshot comes first: {other:?}"),
+    }
     let first = listener.receive_n(3);
     let mut up: Vec<_> = first.iter().filter_map(member_of).collect();
     up.sort();
@@ -69,6 +87,25 @@ async fn a_subscriber_gets_the_state_as_events_then_every_change_once() {
         seen == [MemberStatus::Up] || seen == [MemberStatus::Joining, MemberStatus::Up],
         "{seen:?}"
     );
+    // The snapshot's listener gets the same changes, as events.
+    let mut seen_after_snapshot = Vec::new();
+    snapshots.fish_for_within(deadline(), |event| {
+        assert!(
+            !matches!(event, ClusterEvent::CurrentClusterState { .. }),
+            "one snapshot only"
+        );
+        match member_of(event) {
+            Some((member, status)) if member == newcomer => {
+                seen_after_snapshot.push(status);
+                if status == MemberStatus::Up {
+                    return FishingOutcome::Complete;
+                }
+            }
+            _ => {}
+        }
+        FishingOutcome::Continue
+    });
+    assert_eq!(seen_after_snapshot, seen);
     // Subscribing again tells the state no second time: up to a marker
     // told after it, no MemberUp of the first two comes again.
     clusters[0]

@@ -150,6 +150,9 @@ pub fn describe(event: &ClusterEvent) -> String {
             let leader = leader.as_ref().map_or("none".to_owned(), |l| l.to_string());
             return format!("RoleLeader {role} {leader}");
         }
+        ClusterEvent::CurrentClusterState { state } => {
+            return format!("State {} members", state.members.len());
+        }
     };
     format!("{kind} {}", member.unique_address())
 }
