@@ -245,24 +245,29 @@ async fn a_stream_of_large_messages_does_not_hold_heartbeats_back() {
                 }
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
-            calc.send(Calc::Blob(vec![7; BLOB], count.clone()))
-                .await
-                .unwrap();
+            // Refused once the node is given up: reported below.
+            let blob = Calc::Blob(vec![7; BLOB], count.clone());
+            if let Err(refused) = calc.send(blob).await {
+                streaming.store(false, Ordering::Relaxed);
+                return Some(refused.to_string());
+            }
             sent.fetch_add(1, Ordering::Relaxed);
         }
         streaming.store(false, Ordering::Relaxed);
+        None
     };
     let watch = async {
         let mut bad = 0;
         while (streaming.load(Ordering::Relaxed)
             || replies.load(Ordering::Relaxed) < sent.load(Ordering::Relaxed))
             && Instant::now() < deadline
+            && bad == 0
         {
             bad += unreachable_verdicts_during(&a, &b, Duration::from_millis(50)).await;
         }
         bad
     };
-    let ((), bad) = tokio::join!(stream, watch);
+    let (refused, bad) = tokio::join!(stream, watch);
     let (sent, replies) = (
         sent.load(Ordering::Relaxed),
         replies.load(Ordering::Relaxed),
@@ -272,6 +277,12 @@ async fn a_stream_of_large_messages_does_not_hold_heartbeats_back() {
         bad,
         0,
         "heartbeats were held back by the payload; events on both: {:?}",
+        remoting_events()
+    );
+    assert_eq!(
+        refused,
+        None,
+        "a blob was refused; events on both: {:?}",
         remoting_events()
     );
     assert_eq!(
