@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use foca::Codec;
 use tokio::sync::mpsc;
+use volley::remote::LogLimiter;
 use volley::{ActorRef, ActorSystem};
 use volley_remote::transport::MemberReport;
 use volley_remote::wire::Address;
@@ -109,6 +110,10 @@ pub(crate) struct Driver {
     metrics: Option<ClusterMetrics>,
     services: ServiceMirror,
     callbacks: MemberCallbacks,
+    /// Refused inputs logged: a peer can send bad input by the million,
+    /// so at most a few lines a second are (each is counted). The node's
+    /// own limit: one node's flood does not hide another's refusals.
+    refusal_log: LogLimiter,
 }
 
 impl Driver {
@@ -135,6 +140,7 @@ impl Driver {
             join_deadline: None,
             downed: false,
             callbacks: MemberCallbacks::default(),
+            refusal_log: LogLimiter::new(REFUSALS_LOGGED_PER_SECOND),
         }
     }
 
@@ -232,7 +238,7 @@ impl Driver {
         if !claims_its_connection(&frame) {
             // A member claiming another's address (design §2.2).
             Shared::count(&self.shared.refused_inputs);
-            if refusal_logged() {
+            if self.refusal_log.allow() {
                 tracing::warn!(from = %frame.from, channel = ?frame.channel, "cluster input refused: a cluster frame whose sender is not its connection's node");
             }
             return;
@@ -387,7 +393,7 @@ impl Driver {
             Shared::count(&self.shared.refused_inputs);
             // The core logs a formation refusal once per peer itself.
             let formation = matches!(refused.source, RefusedBy::Formation(_));
-            if !formation && refusal_logged() {
+            if !formation && self.refusal_log.allow() {
                 tracing::warn!(%refused, "cluster input refused");
             }
         }
@@ -417,7 +423,7 @@ impl Driver {
     fn note_table_full(&self) {
         let refused = self.core.refused_table_full();
         let before = self.shared.refused_table_full.swap(refused, Relaxed);
-        if refused > before && refusal_logged() {
+        if refused > before && self.refusal_log.allow() {
             tracing::warn!(
                 refused = refused - before,
                 "cluster gossip refused: the member table holds max_members already"
@@ -520,13 +526,8 @@ fn addr_of(address: &Address) -> Addr {
     (Arc::from(address.host()), address.port())
 }
 
-/// Whether a refused input may be logged now: a peer can send bad input
-/// by the million, so at most a few lines a second are (each is counted).
-fn refusal_logged() -> bool {
-    static LIMIT: std::sync::LazyLock<volley::remote::LogLimiter> =
-        std::sync::LazyLock::new(|| volley::remote::LogLimiter::new(5));
-    LIMIT.allow()
-}
+/// Refused inputs logged by a node, at most this many a second.
+const REFUSALS_LOGGED_PER_SECOND: u32 = 5;
 
 /// Whether a cluster frame's sender (a SWIM packet's header, an
 /// anti-entropy message's leading node id) is the node and incarnation

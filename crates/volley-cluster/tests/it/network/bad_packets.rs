@@ -66,7 +66,13 @@ impl Scene {
     /// cluster has refused one more input than before (the first sends
     /// may go before the association is up).
     fn refused_once_more(&self, channel: ClusterChannel, payload: &[u8]) {
-        let (to, cluster) = (&self.members[0], &self.clusters[0]);
+        self.refused_once_more_by(0, channel, payload);
+    }
+
+    /// [`Self::refused_once_more`], by member `at` (which must have dialed
+    /// the stranger).
+    fn refused_once_more_by(&self, at: usize, channel: ClusterChannel, payload: &[u8]) {
+        let (to, cluster) = (&self.members[at], &self.clusters[at]);
         let before = cluster.refused_inputs();
         let uid = to.remoting.uid();
         await_cond_within(deadline(), &format!("a refused {channel:?} packet"), || {
@@ -162,8 +168,38 @@ async fn a_packet_claiming_another_members_address_is_refused() {
     let scene = scene().await;
     let claimed = swim_packet(identity_of(&scene.members[1]), &scene.members[0]);
     scene.refused_once_more(ClusterChannel::Swim, &claimed);
-    assert_logged("is not its connection's node");
+    assert_logged(&claim_refused(&scene.stranger));
     scene.whole().await;
+}
+
+/// A node's refusals are logged within a limit of its own: a flood of bad
+/// input refused by one member does not hide the next refusal of another
+/// member of the same process (when the limit was the process's, the
+/// flood spent the second's lines and the claim below went unlogged).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_members_flood_of_refusals_leaves_anothers_refusal_logged() {
+    let scene = scene().await;
+    // The second member dials the stranger back too: its frames reach it.
+    scene.members[1]
+        .remote_ref::<u32>(&scene.stranger, "target")
+        .tell(1);
+    // Four times the lines a node logs a second (5), each refused.
+    for _ in 0..20 {
+        scene.refused_once_more_by(1, ClusterChannel::Swim, &enveloped_garbage());
+    }
+    let claimed = swim_packet(identity_of(&scene.members[1]), &scene.members[0]);
+    scene.refused_once_more(ClusterChannel::Swim, &claimed);
+    assert_logged(&claim_refused(&scene.stranger));
+    scene.whole().await;
+}
+
+/// The start of the warning about a packet from `stranger` that claims
+/// another member as its sender.
+fn claim_refused(stranger: &Node) -> String {
+    format!(
+        "cluster input refused: a cluster frame whose sender is not its connection's node from={} ",
+        stranger.remoting.address()
+    )
 }
 
 /// Panics unless some log line at INFO or above contains `needle`.

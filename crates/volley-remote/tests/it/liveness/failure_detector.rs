@@ -7,7 +7,7 @@
 use crate::common;
 use crate::raw_peer;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -206,14 +206,20 @@ impl Actor for Count {
 /// ones starved the control lane's reader of CPU, not of its lane. The
 /// acceptable pause is 1.5 s here, not 300 ms: at 300 ms the debug build's
 /// decoding on a loaded machine gave the node up now and then (1 run in 6)
-/// by starving the threads, while a control lane stuck behind the stream
-/// would stay silent for the whole 2 s and still be caught.
+/// by starving the threads. A silent node is given up after the mean
+/// interval (50 ms), the pause and 5.8 standard deviations (phi 10; the
+/// floor of 100 ms on an even history): about 2.1 s, so the stream and
+/// the watch last 3 s, and a control lane stuck behind the stream would be
+/// caught. The watch goes on until the last blob is answered: a node
+/// given up meanwhile is quarantined, and its answers are lost.
 #[volley_testkit::each_dispatcher]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_of_large_messages_does_not_hold_heartbeats_back() {
     const BLOB: usize = 512 * 1024;
     const IN_FLIGHT: u64 = 8;
+    const STREAM: Duration = Duration::from_secs(3);
     let (a, b) = pair_with(settings_with_pause(Duration::from_millis(1500))).await;
+    let events = [common::record_events(&a), common::record_events(&b)];
     let calc = remote_ref(&a, &b, "calc");
     let replies = Arc::new(AtomicU64::new(0));
     let counted = replies.clone();
@@ -221,33 +227,70 @@ async fn a_stream_of_large_messages_does_not_hold_heartbeats_back() {
         .system
         .spawn_anonymous(Props::new(move || Count(counted.clone())))
         .unwrap();
-    let watch = async { unreachable_verdicts_during(&a, &b, Duration::from_secs(2)).await };
+    let sent = AtomicU64::new(0);
+    let streaming = AtomicBool::new(true);
+    let start = Instant::now();
+    // Both end by `STREAM + T`: a lost answer fails the checks below.
+    let deadline = start + STREAM + T;
     let stream = async {
-        let start = Instant::now();
-        let mut sent = 0u64;
-        while start.elapsed() < Duration::from_secs(2) {
+        'stream: while start.elapsed() < STREAM {
             // At most `IN_FLIGHT` unanswered: enough to keep the receiver's
             // large-lane reader busy back to back, few enough that the
-            // wait for the last replies below does not grow with how
-            // many the lane's queue could hold (on a loaded machine a
-            // full queue took longer than the deadline to decode).
-            while sent - replies.load(Ordering::Relaxed) >= IN_FLIGHT {
+            // wait for the last replies does not grow with how many the
+            // lane's queue could hold (on a loaded machine a full queue
+            // took longer than the deadline to decode).
+            while sent.load(Ordering::Relaxed) - replies.load(Ordering::Relaxed) >= IN_FLIGHT {
+                if Instant::now() > deadline {
+                    break 'stream;
+                }
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
-            calc.send(Calc::Blob(vec![7; BLOB], count.clone()))
-                .await
-                .unwrap();
-            sent += 1;
+            // Refused once the node is given up: reported below.
+            let blob = Calc::Blob(vec![7; BLOB], count.clone());
+            if let Err(refused) = calc.send(blob).await {
+                streaming.store(false, Ordering::Relaxed);
+                return Some(refused.to_string());
+            }
+            sent.fetch_add(1, Ordering::Relaxed);
         }
-        sent
+        streaming.store(false, Ordering::Relaxed);
+        None
     };
-    let (bad, sent) = tokio::join!(watch, stream);
-    assert_eq!(bad, 0, "heartbeats were held back by the payload");
-    let deadline = Instant::now() + T;
-    while replies.load(Ordering::Relaxed) < sent {
-        assert!(Instant::now() < deadline, "not every blob was delivered");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let watch = async {
+        let mut bad = 0;
+        while (streaming.load(Ordering::Relaxed)
+            || replies.load(Ordering::Relaxed) < sent.load(Ordering::Relaxed))
+            && Instant::now() < deadline
+            && bad == 0
+        {
+            bad += unreachable_verdicts_during(&a, &b, Duration::from_millis(50)).await;
+        }
+        bad
+    };
+    let (refused, bad) = tokio::join!(stream, watch);
+    let (sent, replies) = (
+        sent.load(Ordering::Relaxed),
+        replies.load(Ordering::Relaxed),
+    );
+    let remoting_events = || events.each_ref().map(common::events_so_far);
+    assert_eq!(
+        bad,
+        0,
+        "heartbeats were held back by the payload; events on both: {:?}",
+        remoting_events()
+    );
+    assert_eq!(
+        refused,
+        None,
+        "a blob was refused; events on both: {:?}",
+        remoting_events()
+    );
+    assert_eq!(
+        replies,
+        sent,
+        "not every blob was answered; events on both: {:?}",
+        remoting_events()
+    );
     assert!(sent >= 2, "only {sent} blob went: no stream to speak of");
     // The detectors were live throughout: silence is noticed.
     b.remoting.shutdown();
