@@ -24,7 +24,7 @@ use volley::{AnyRef, DeadLetterReason};
 use crate::sync::{self, AtomicBool, Ordering, SpinLock, SpinLockGuard};
 use crate::transport::outbound::association::system_buffers::{Pending, SYSTEM_SERIALIZER};
 use crate::transport::outbound::association::{Association, AssociationId};
-use crate::transport::outbound::route::RecipientCache;
+use crate::transport::outbound::route::{CacheTag, RecipientCache};
 use crate::transport::outbound::writer::Connection;
 use crate::transport::outbound::OutboundContext;
 use crate::transport::refs::tables::ExportTable;
@@ -118,9 +118,10 @@ struct LaneState<C> {
     /// Kept across reconnects: the queued frames use its ids, and a new
     /// connection starts by declaring them again (`redeclare`).
     exports: RefCell<ExportTable>,
-    /// Bumped whenever the export table is cleared, so ids cached in routes
+    /// The lane and the generation of the export table's numbering, bumped
+    /// whenever the table is cleared, so ids cached in routes
     /// (`RouteHint::recipient`) under the old numbering are not trusted.
-    generation: u32,
+    generation: CacheTag,
     /// The peer advertised, in the last handshake, that it decodes Request
     /// frames: only then does an ask's reply handle travel inline
     /// (`peer_features.rs`). False until a handshake says so.
@@ -187,7 +188,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             state: SpinLock::new(LaneState {
                 buf: BytesMut::with_capacity(64 * 1024),
                 exports: RefCell::new(ExportTable::new()),
-                generation: 1,
+                generation: CacheTag::first(lane),
                 peer_takes_requests: false,
                 activity: 0,
                 bytes_out: 0,
@@ -319,10 +320,10 @@ impl<C: LaneConnection> OutboundLane<C> {
             !exports.get_mut().has_pending(),
             "declarations left pending by an earlier send"
         );
-        let recipient = match recipient_cache.get(self.lane, *generation) {
+        let recipient = match recipient_cache.get(*generation) {
             Some(id) => id,
             None => {
-                let id = recipient_id(exports, target, recipient_cache, self.lane, *generation)?;
+                let id = recipient_id(exports, target, recipient_cache, *generation)?;
                 write_declarations(core, &self.encoder, self.association_id, exports, buf);
                 id
             }
@@ -674,7 +675,7 @@ impl<C: LaneConnection> OutboundLane<C> {
             let dropped = crate::transport::outbound::writer::messages_from(&st.buf, 0);
             st.buf.clear();
             st.exports.borrow_mut().clear();
-            st.generation = st.generation.wrapping_add(1).max(1);
+            st.generation = st.generation.next();
             drop(st);
             if self.full.swap(false, Ordering::Relaxed) {
                 self.room.notify_waiters();

@@ -126,10 +126,11 @@ impl<C: OutboundContext> RouteHint<C> {
 }
 
 impl<C: OutboundContext> RouteHint<C> {
-    /// The ordinary lane did not take a message: it goes on the large
-    /// lane if it is too big, the association is started if it was
-    /// stopped for idleness (`idle/`), or the refusal becomes the
-    /// send's error. Out of line, so the common send stays small.
+    /// The ordinary lane did not take a message (or, with no `refusal`, was
+    /// not tried yet): it goes on the large lane if it is too big, the
+    /// association is started if it was stopped for idleness (`idle/`), or
+    /// the refusal becomes the send's error. Out of line, so the common
+    /// send stays small.
     #[cold]
     #[inline(never)]
     fn refused(
@@ -139,7 +140,7 @@ impl<C: OutboundContext> RouteHint<C> {
         outbound: &crate::transport::registry::OutboundType,
         msg: &(dyn Any + Send),
         framing: impl Framing,
-        refusal: LaneRefusal,
+        refusal: Option<LaneRefusal>,
     ) -> Result<(), Box<RemoteSendError>> {
         let core = &*self.core;
         // One send per turn, in one place: the lane's send is inlined
@@ -147,33 +148,34 @@ impl<C: OutboundContext> RouteHint<C> {
         let (mut lane, mut revived) = (Lane::Ordinary, false);
         let mut refusal = refusal;
         loop {
-            lane = match refusal {
-                LaneRefusal::TooBig(_) if lane == Lane::Ordinary => Lane::Large,
-                LaneRefusal::Retired if !revived => {
-                    core.revive(association);
-                    revived = true;
-                    Lane::Ordinary
-                }
-                LaneRefusal::Retired => {
-                    return Err(Box::new(RemoteSendError::Unavailable(format!(
-                        "the association with {} was stopped again while starting",
-                        association.remote
-                    ))))
-                }
-                LaneRefusal::TooBig(size) => {
-                    return Err(Box::new(RemoteSendError::TooLarge {
-                        size,
-                        limit: core.settings().max_frame_size as usize,
-                    }))
-                }
-                LaneRefusal::Failed(e) => return Err(e),
-            };
+            if let Some(refused) = refusal {
+                lane = next_lane(core, association, lane, &mut revived, refused)?;
+            }
             let on = association.lane(lane);
-            refusal = match on.send_user(core, target, &self.recipient, outbound, msg, framing) {
-                Ok(()) => return Ok(()),
-                Err(refusal) => refusal,
-            };
+            refusal = on
+                .send_user(core, target, &self.recipient, outbound, msg, framing)
+                .err();
+            if refusal.is_none() {
+                return Ok(());
+            }
         }
+    }
+
+    /// The first send of a route whose association is not known yet:
+    /// learns it, then sends as [`RouteHint::refused`] does. Out of line,
+    /// so that the common send reads the association with one load and no
+    /// merge of two outcomes.
+    #[cold]
+    #[inline(never)]
+    fn send_learning(
+        &self,
+        target: &RemoteRef,
+        outbound: &crate::transport::registry::OutboundType,
+        msg: &(dyn Any + Send),
+        framing: impl Framing,
+    ) -> Result<(), Box<RemoteSendError>> {
+        let association = self.learn_association(target)?;
+        self.refused(association, target, outbound, msg, framing, None)
     }
 }
 
@@ -197,7 +199,9 @@ impl<C: OutboundContext> RouteHint<C> {
         }
         // A node that is gone is refused by the lanes themselves (their
         // limit drops to 0): no check here, on the hot path.
-        let association = self.association(target)?;
+        let Some(association) = self.association.get() else {
+            return self.send_learning(target, outbound, msg, framing);
+        };
         match association.lane(Lane::Ordinary).send_user(
             core,
             target,
@@ -207,7 +211,9 @@ impl<C: OutboundContext> RouteHint<C> {
             framing,
         ) {
             Ok(()) => Ok(()),
-            Err(refusal) => self.refused(association, target, outbound, msg, framing, refusal),
+            Err(refusal) => {
+                self.refused(association, target, outbound, msg, framing, Some(refusal))
+            }
         }
     }
 }
@@ -326,6 +332,35 @@ impl<C: OutboundContext> RemoteRoute for RouteHint<C> {
     }
 }
 
+/// Where a refused user message goes next: the large lane if it was too
+/// big for the ordinary one, the ordinary lane again once a stopped
+/// association is started; anything else is the send's error.
+fn next_lane(
+    core: &(impl OutboundContext + ?Sized),
+    association: &Association,
+    lane: Lane,
+    revived: &mut bool,
+    refusal: LaneRefusal,
+) -> Result<Lane, Box<RemoteSendError>> {
+    match refusal {
+        LaneRefusal::TooBig(_) if lane == Lane::Ordinary => Ok(Lane::Large),
+        LaneRefusal::Retired if !*revived => {
+            core.revive(association);
+            *revived = true;
+            Ok(Lane::Ordinary)
+        }
+        LaneRefusal::Retired => Err(Box::new(RemoteSendError::Unavailable(format!(
+            "the association with {} was stopped again while starting",
+            association.remote
+        )))),
+        LaneRefusal::TooBig(size) => Err(Box::new(RemoteSendError::TooLarge {
+            size,
+            limit: core.settings().max_frame_size as usize,
+        })),
+        LaneRefusal::Failed(e) => Err(e),
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn unregistered(ty: &MessageType) -> Box<RemoteSendError> {
@@ -371,33 +406,55 @@ fn watched_is_gone(target: &RemoteRef, watcher: &AnyRef) {
 #[derive(Default)]
 pub(crate) struct RecipientCache(AtomicU64);
 
+/// A lane and the generation of its export table's numbering, as the bits
+/// of a [`RecipientCache`] word that name them. The lane keeps it whole, so
+/// a send compares it as it is instead of building it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CacheTag(u64);
+
+impl CacheTag {
+    /// `lane`'s first numbering (generation 1: a lane's generation is
+    /// never 0, so the empty word matches no tag).
+    pub(crate) fn first(lane: Lane) -> Self {
+        CacheTag((1 << 32) | lane as u64)
+    }
+
+    /// The same lane's next numbering: ids cached under this one are not
+    /// trusted any more.
+    #[must_use]
+    pub(crate) fn next(self) -> Self {
+        let generation = ((self.0 >> 32) as u32).wrapping_add(1).max(1);
+        CacheTag((u64::from(generation) << 32) | (self.0 & 0xff))
+    }
+
+    /// The generation, for tests.
+    #[cfg(test)]
+    pub(crate) fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
 impl RecipientCache {
     /// Ids at or above this do not fit the word and are never cached.
     const ID_LIMIT: u32 = 1 << 24;
 
-    fn tag(lane: Lane, generation: u32) -> u64 {
-        (u64::from(generation) << 32) | lane as u64
-    }
-
     /// The bits of a word that say which lane and connection it is for.
     const TAG_BITS: u64 = 0xffff_ffff_0000_00ff;
 
-    /// The cached id for `lane` on connection `generation`: one mask and
-    /// one comparison. A lane's generation is never 0, so the empty word
-    /// matches no tag.
+    /// The cached id for the lane and numbering `tag` names: one mask and
+    /// one comparison.
     #[inline]
-    pub(crate) fn get(&self, lane: Lane, generation: u32) -> Option<u32> {
-        debug_assert_ne!(generation, 0, "a lane's generation starts at 1");
+    pub(crate) fn get(&self, tag: CacheTag) -> Option<u32> {
         let word = self.0.load(Ordering::Relaxed);
-        let matches = word & Self::TAG_BITS == Self::tag(lane, generation);
+        let matches = word & Self::TAG_BITS == tag.0;
         matches.then_some(((word >> 8) & 0xff_ffff) as u32)
     }
 
-    /// Remembers `id` for `lane` on connection `generation`, if it fits.
-    pub(crate) fn set(&self, lane: Lane, generation: u32, id: u32) {
+    /// Remembers `id` under `tag`, if it fits.
+    pub(crate) fn set(&self, tag: CacheTag, id: u32) {
         if id != 0 && id < Self::ID_LIMIT {
-            let word = Self::tag(lane, generation) | (u64::from(id) << 8);
-            self.0.store(word, Ordering::Relaxed);
+            self.0
+                .store(tag.0 | (u64::from(id) << 8), Ordering::Relaxed);
         }
     }
 }
@@ -409,16 +466,28 @@ mod tests {
     #[test]
     fn a_cached_recipient_id_is_used_only_on_its_lane_and_connection() {
         let cache = RecipientCache::default();
-        assert_eq!(cache.get(Lane::Ordinary, 1), None);
-        cache.set(Lane::Ordinary, 1, 4097);
-        assert_eq!(cache.get(Lane::Ordinary, 1), Some(4097));
-        assert_eq!(cache.get(Lane::Large, 1), None, "another lane");
-        assert_eq!(cache.get(Lane::Ordinary, 2), None, "a newer connection");
-        cache.set(Lane::Ordinary, 1, RecipientCache::ID_LIMIT);
+        let ordinary = CacheTag::first(Lane::Ordinary);
+        assert_eq!(cache.get(ordinary), None);
+        cache.set(ordinary, 4097);
+        assert_eq!(cache.get(ordinary), Some(4097));
         assert_eq!(
-            cache.get(Lane::Ordinary, 1),
+            cache.get(CacheTag::first(Lane::Large)),
+            None,
+            "another lane"
+        );
+        assert_eq!(cache.get(ordinary.next()), None, "a newer connection");
+        cache.set(ordinary, RecipientCache::ID_LIMIT);
+        assert_eq!(
+            cache.get(ordinary),
             Some(4097),
             "an id too wide for the word is not cached"
         );
+    }
+
+    #[test]
+    fn a_tags_generation_wraps_past_zero_to_one() {
+        let tag = CacheTag((u64::from(u32::MAX) << 32) | Lane::Large as u64);
+        assert_eq!(tag.next(), CacheTag((1 << 32) | Lane::Large as u64));
+        assert_eq!(tag.next().generation(), 1);
     }
 }

@@ -10,11 +10,11 @@ use volley::AnyRef;
 
 use super::LaneRefusal;
 use crate::transport::outbound::association::AssociationId;
-use crate::transport::outbound::route::RecipientCache;
+use crate::transport::outbound::route::{CacheTag, RecipientCache};
 use crate::transport::outbound::OutboundContext;
 use crate::transport::refs::tables::is_local_reply_handle;
 use crate::transport::refs::tables::{ExportTable, TEMPORARY_IDS};
-use crate::wire::{EncodeError, Encoder, Lane, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
+use crate::wire::{EncodeError, Encoder, Pdu, RefDeclaration, RefId, ReplyHandleDeclaration};
 
 /// The recipient's export id on this connection, exported now if it is new
 /// (its declaration is then pending); cached in the route unless
@@ -26,8 +26,7 @@ pub(super) fn recipient_id(
     exports: &RefCell<ExportTable>,
     target: &RemoteRef,
     recipient_cache: &RecipientCache,
-    lane: Lane,
-    generation: u32,
+    generation: CacheTag,
 ) -> Result<u32, RemoteSendError> {
     let mut table = exports.borrow_mut();
     let id = match table.find(target.uid(), target.path()) {
@@ -41,7 +40,7 @@ pub(super) fn recipient_id(
     };
     // A temporary id is recycled: never cache it.
     if id > TEMPORARY_IDS {
-        recipient_cache.set(lane, generation, id);
+        recipient_cache.set(generation, id);
     }
     Ok(id)
 }

@@ -108,7 +108,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         if !may_name_ref_ids(&st.buf) {
             st.exports.get_mut().note_load();
         }
-        st.generation = st.generation.wrapping_add(1).max(1);
+        st.generation = st.generation.next();
         dropped
     }
 }

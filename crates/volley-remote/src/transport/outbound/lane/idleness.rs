@@ -36,7 +36,7 @@ impl<C: LaneConnection> OutboundLane<C> {
         // stopped association holds no ref (which could be one to the
         // same node, keeping the association alive for ever).
         st.exports.borrow_mut().clear();
-        st.generation = st.generation.wrapping_add(1).max(1);
+        st.generation = st.generation.next();
         if let Some(goodbye) = goodbye {
             if let Err(e) = self.encoder.encode(goodbye, &mut st.buf) {
                 tracing::error!(remote = %self.remote, "cannot encode a goodbye: {e}");

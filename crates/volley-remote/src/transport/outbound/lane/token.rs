@@ -207,6 +207,6 @@ impl<C: LaneConnection> OutboundLane<C> {
         st.idle = None;
         st.handoff = None;
         st.exports.get_mut().clear();
-        st.generation = st.generation.wrapping_add(1).max(1);
+        st.generation = st.generation.next();
     }
 }
