@@ -246,7 +246,9 @@ impl<M> Mailbox<M> {
     }
 
     /// Enqueues, applying the overflow strategy. `Err` holds what was dropped
-    /// (the new envelope, or the evicted oldest one) for dead letters.
+    /// (the new envelope, or the evicted oldest one) for dead letters. The
+    /// default mailbox's push is inlined into the sender; a policy's stays
+    /// out of line, so that its size does not keep the common case a call.
     #[inline]
     pub(crate) fn push(&self, env: Envelope<M>) -> Result<(), Envelope<M>> {
         match &self.policy {
@@ -254,11 +256,15 @@ impl<M> Mailbox<M> {
                 self.lock().push_back(env);
                 Ok(())
             }
-            Some(policy) => {
-                let env = policy.prepare(env);
-                policy.push(&mut self.lock(), env)
-            }
+            Some(policy) => self.push_with_policy(policy, env),
         }
+    }
+
+    /// [`Mailbox::push`] for a bounded, ordered or traced mailbox.
+    #[inline(never)]
+    fn push_with_policy(&self, policy: &Policy<M>, env: Envelope<M>) -> Result<(), Envelope<M>> {
+        let env = policy.prepare(env);
+        policy.push(&mut self.lock(), env)
     }
 
     /// Where a traced mailbox keeps its messages' span contexts; `None`
@@ -342,13 +348,22 @@ impl<M> Mailbox<M> {
     #[inline]
     pub(crate) fn take_all(&self, batch: &mut VecDeque<Envelope<M>>) {
         debug_assert!(batch.is_empty());
-        let mut q = self.lock();
         match &self.policy {
-            None => std::mem::swap(&mut *q, batch),
-            Some(policy) if policy.order.is_some() => batch.extend(q.pop_front()),
+            None => std::mem::swap(&mut *self.lock(), batch),
+            Some(policy) => self.take_with_policy(policy, batch),
+        }
+    }
+
+    /// [`Mailbox::take_all`] for a bounded, ordered or traced mailbox, out
+    /// of line for the same reason as [`Mailbox::push_with_policy`].
+    #[inline(never)]
+    fn take_with_policy(&self, policy: &Policy<M>, batch: &mut VecDeque<Envelope<M>>) {
+        let mut q = self.lock();
+        match policy.order {
+            Some(_) => batch.extend(q.pop_front()),
             // Keep the preallocated deque in place so a bounded tell never
             // allocates.
-            Some(_) => batch.extend(q.drain(..)),
+            None => batch.extend(q.drain(..)),
         }
     }
 

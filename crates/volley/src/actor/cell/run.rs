@@ -267,8 +267,11 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// Looked at after every message: a read, and a write only when the
+    /// flag is set (a `mem::take` stored `false` every time).
     pub(super) fn honour_stop_request(&self, inner: &mut Inner<A>) {
-        if std::mem::take(&mut inner.ctx.stop_requested) {
+        if inner.ctx.stop_requested {
+            inner.ctx.stop_requested = false;
             self.begin_stop(inner);
         }
     }
