@@ -230,18 +230,21 @@ impl ReplyHandles {
     /// The correlation id `handle` is named by on the wire; never 0.
     /// Registers it (for a reply from any association) if it has none.
     ///
-    /// A handle whose ask has ended keeps the id it was known by, even
-    /// once its reply took it out of the table: a watch of it that comes
-    /// after the reply is answered with a death notice naming that id, the
-    /// one the watcher's node knows (a new registration would name an ask
-    /// nobody knows, and the watcher would never hear of the end).
+    /// A handle that was registered keeps the id it was known by once its
+    /// reply took it out of the table, whether its ask has ended yet or
+    /// not (the reply takes it out, then ends the ask: a watch can come in
+    /// between): a watch of it is answered with a death notice naming that
+    /// id, the one the watcher's node knows (a new registration would name
+    /// an ask nobody knows, and the watcher would never hear of the end).
+    /// Only a reply or a sweep of an ended handle takes one out, so a
+    /// handle with an id outside the table waits for no other answer.
     pub(crate) fn correlation_of(&self, handle: &AnyRef) -> u64 {
         if let Some(cell) = handle.correlation_cell() {
             if let Some((id, _)) = lock(&self.waiting).registered(handle, cell) {
                 return id;
             }
             let known = cell.load(Ordering::Relaxed);
-            if known != 0 && handle.is_terminated() {
+            if known != 0 {
                 return known;
             }
         }
@@ -454,6 +457,25 @@ mod tests {
         assert!(handle.is_terminated());
         assert_eq!(table.correlation_of(&handle), id);
         assert_eq!(table.len(), 0, "nothing registered anew");
+        system.terminate().await;
+    }
+
+    /// A handle its reply has taken out of the table, its ask not ended
+    /// yet (the reply is on its way to it), is still named by its id: a
+    /// watch that comes in that moment must get a death notice the
+    /// watcher's node knows.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_handle_taken_by_its_reply_keeps_its_id_before_its_ask_ends() {
+        let system = ActorSystem::new("reply-handles-taken").unwrap();
+        let table = ReplyHandles::default();
+        let (ask, handle) = KeptAsks::new(&system).start().await;
+        let id = table.register(&handle, None);
+        let taken = table.take(id, None).unwrap();
+        assert!(!handle.is_terminated(), "the reply is not delivered yet");
+        assert_eq!(table.correlation_of(&handle), id);
+        assert_eq!(table.len(), 0, "nothing registered anew");
+        taken.downcast::<u32>().unwrap().tell(5);
+        assert_eq!(ask.await.unwrap(), Ok(5));
         system.terminate().await;
     }
 
