@@ -443,8 +443,10 @@ mod tests {
         system.terminate().await;
     }
 
-    /// A handle answered (taken out of the table, its ask ended) is still
-    /// named by the id it was registered under, not registered anew.
+    /// A handle answered is still named by the id it was registered under,
+    /// not registered anew: once its reply has taken it out of the table
+    /// but before its ask ends (a watch that comes in that moment must get
+    /// a death notice the watcher's node knows), and after.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_answered_handle_keeps_its_id() {
         let system = ActorSystem::new("reply-handles-answered").unwrap();
@@ -452,30 +454,13 @@ mod tests {
         let (ask, handle) = KeptAsks::new(&system).start().await;
         let id = table.register(&handle, None);
         let taken = table.take(id, None).unwrap();
+        assert!(!handle.is_terminated(), "the reply is not delivered yet");
+        assert_eq!(table.correlation_of(&handle), id);
         taken.downcast::<u32>().unwrap().tell(5);
         assert_eq!(ask.await.unwrap(), Ok(5));
         assert!(handle.is_terminated());
         assert_eq!(table.correlation_of(&handle), id);
         assert_eq!(table.len(), 0, "nothing registered anew");
-        system.terminate().await;
-    }
-
-    /// A handle its reply has taken out of the table, its ask not ended
-    /// yet (the reply is on its way to it), is still named by its id: a
-    /// watch that comes in that moment must get a death notice the
-    /// watcher's node knows.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_handle_taken_by_its_reply_keeps_its_id_before_its_ask_ends() {
-        let system = ActorSystem::new("reply-handles-taken").unwrap();
-        let table = ReplyHandles::default();
-        let (ask, handle) = KeptAsks::new(&system).start().await;
-        let id = table.register(&handle, None);
-        let taken = table.take(id, None).unwrap();
-        assert!(!handle.is_terminated(), "the reply is not delivered yet");
-        assert_eq!(table.correlation_of(&handle), id);
-        assert_eq!(table.len(), 0, "nothing registered anew");
-        taken.downcast::<u32>().unwrap().tell(5);
-        assert_eq!(ask.await.unwrap(), Ok(5));
         system.terminate().await;
     }
 
